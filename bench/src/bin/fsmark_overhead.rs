@@ -1,0 +1,92 @@
+//! fslab fsmark's create rate against a bare open+close loop on tmpfs.
+//!
+//! Both sides create FILES zero-length files in each of two directories with
+//! two threads, and are measured as total files over wall-clock time. The
+//! fslab side is the real binary (process start, header, results store
+//! included) with `-s 0 -S 0 -k`; the bare side opens pre-formatted
+//! 40-character names with O_CREAT (openat on an open directory, the
+//! cheapest form) and closes them, nothing else. Runs
+//! alternate; the medians of 7 each are compared.
+
+use std::ffi::CString;
+use std::time::Instant;
+
+use fslab_bench::{fslab_bin, median, Scratch};
+use rustix::fs::{Mode, OFlags};
+
+const THREADS: usize = 2;
+const RUNS: usize = 7;
+
+fn bare(dirs: &[std::path::PathBuf], files: usize) -> f64 {
+    // Names are made before the clock starts: the bare loop does only the calls.
+    let names: Vec<Vec<CString>> = (0..THREADS)
+        .map(|t| {
+            (0..files)
+                .map(|i| CString::new(format!("{t:016x}{i:024}")).unwrap())
+                .collect()
+        })
+        .collect();
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for (list, dir) in names.iter().zip(dirs) {
+            s.spawn(move || {
+                let dfd = rustix::fs::open(dir, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).expect("open dir");
+                for n in list {
+                    let fd = rustix::fs::openat(&dfd, n.as_c_str(), OFlags::CREATE | OFlags::WRONLY, Mode::from_bits_truncate(0o644))
+                        .expect("bare create");
+                    drop(fd);
+                }
+            });
+        }
+    });
+    (THREADS * files) as f64 / start.elapsed().as_secs_f64()
+}
+
+fn fslab(scratch: &Scratch, dirs: &[std::path::PathBuf], files: usize) -> f64 {
+    let db = scratch.0.join("bench.sqlite");
+    let log = scratch.0.join("fs_log.txt");
+    let n = files.to_string();
+    let mut cmd = std::process::Command::new(fslab_bin());
+    cmd.args(["fsmark", "-s", "0", "-S", "0", "-k", "-n", &n])
+        .arg("--db")
+        .arg(&db)
+        .arg("-l")
+        .arg(&log);
+    for d in dirs {
+        cmd.arg("-d").arg(d);
+    }
+    cmd.stdout(std::process::Stdio::null());
+    let start = Instant::now();
+    let st = cmd.status().expect("spawn fslab");
+    let rate = (THREADS * files) as f64 / start.elapsed().as_secs_f64();
+    assert!(st.success(), "fslab fsmark failed");
+    rate
+}
+
+fn main() {
+    let files: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(200_000);
+    let scratch = Scratch::new("overhead");
+    let work = Scratch::new("overhead-files");
+    let dirs: Vec<_> = (0..THREADS).map(|t| work.0.join(format!("d{t}"))).collect();
+    let prep = || {
+        work.clear();
+        for d in &dirs {
+            std::fs::create_dir_all(d).unwrap();
+        }
+    };
+    println!("fsmark overhead: {THREADS} threads x {files} zero-length files on tmpfs, {RUNS} alternating runs");
+    let (mut b, mut f) = (Vec::new(), Vec::new());
+    for i in 0..RUNS {
+        prep();
+        let rb = bare(&dirs, files);
+        prep();
+        let rf = fslab(&scratch, &dirs, files);
+        println!("  run {i}: bare {rb:>10.0} files/s   fslab {rf:>10.0} files/s   ratio {:.3}", rf / rb);
+        b.push(rb);
+        f.push(rf);
+    }
+    let (mb, mf) = (median(&b), median(&f));
+    let ratio = mf / mb;
+    println!("median: bare {mb:.0} files/s, fslab {mf:.0} files/s");
+    println!("ratio fslab/bare = {ratio:.3} (target >= 0.95): {}", if ratio >= 0.95 { "PASS" } else { "FAIL" });
+}

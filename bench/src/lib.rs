@@ -1,0 +1,58 @@
+//! Helpers shared by the benchmark binaries.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The release `fslab` binary next to this benchmark (or `$FSLAB_BIN`).
+pub fn fslab_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("FSLAB_BIN") {
+        return PathBuf::from(p);
+    }
+    let me = std::env::current_exe().expect("current exe");
+    let p = me.parent().expect("exe dir").join("fslab");
+    assert!(p.exists(), "{} not found: run `cargo build --release --workspace` first", p.display());
+    p
+}
+
+/// A fresh scratch directory on tmpfs, removed on drop.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(tag: &str) -> Scratch {
+        let p = PathBuf::from(format!("/dev/shm/fslab-bench-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("create scratch dir");
+        Scratch(p)
+    }
+
+    /// Empties the directory (outside any timing).
+    pub fn clear(&self) {
+        for e in std::fs::read_dir(&self.0).expect("read scratch").flatten() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Median of a sample (sorted copy).
+pub fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+/// Runs `fslab` with `args`, stdout discarded; panics with its stderr on failure.
+pub fn run_fslab(args: &[&str], cwd: &Path) {
+    let out = Command::new(fslab_bin()).args(args).current_dir(cwd).output().expect("spawn fslab");
+    assert!(out.status.success(), "fslab {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+}

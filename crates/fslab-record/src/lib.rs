@@ -1,0 +1,47 @@
+//! What an fslab run records, and the [`Recorder`] trait through which
+//! workloads report it while they run.
+//!
+//! Workloads never talk to the database: they call a `Recorder`, so the
+//! scheduler and workloads are testable with [`MemRecorder`].
+
+mod latency;
+mod mem;
+mod types;
+
+pub use latency::{LatencyHistogram, LatencySummary};
+pub use mem::MemRecorder;
+pub use types::*;
+
+/// Failure of a recorder (the store could not write).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct RecordError(pub String);
+
+/// Result of a recorder call.
+pub type RecordResult<T> = Result<T, RecordError>;
+
+/// Receives a run's measurements as they are made.
+///
+/// Implementations must make each call durable before returning (the store
+/// commits every call), so a run that dies keeps everything reported so far.
+pub trait Recorder {
+    /// Starts a run; returns its id.
+    fn begin_run(&mut self, info: &RunInfo) -> RecordResult<i64>;
+    /// One fs_mark-style loop row.
+    fn record_loop(&mut self, run: i64, row: &LoopRow) -> RecordResult<()>;
+    /// One second of a phase's operation rate.
+    fn record_series(&mut self, run: i64, point: &SeriesPoint) -> RecordResult<()>;
+    /// A finished (or interrupted) phase.
+    fn record_phase(&mut self, run: i64, phase: &PhaseResult) -> RecordResult<()>;
+    /// The latency distribution of one operation in one phase.
+    fn record_latency(
+        &mut self,
+        run: i64,
+        phase: &str,
+        op: &str,
+        hist: &LatencyHistogram,
+    ) -> RecordResult<()>;
+    /// Ends the run with its final status and, if it failed, why.
+    fn finish_run(&mut self, run: i64, status: RunStatus, error: Option<&str>)
+        -> RecordResult<()>;
+}

@@ -1,0 +1,48 @@
+//! An in-memory [`Recorder`], the fake used by tests.
+
+use crate::*;
+
+/// Keeps everything it is given in vectors.
+#[derive(Debug, Default)]
+pub struct MemRecorder {
+    pub runs: Vec<RunInfo>,
+    pub loops: Vec<LoopRow>,
+    pub series: Vec<SeriesPoint>,
+    pub phases: Vec<PhaseResult>,
+    /// (phase, op, summary)
+    pub latencies: Vec<(String, String, LatencySummary)>,
+    pub finished: Option<(RunStatus, Option<String>)>,
+}
+
+impl Recorder for MemRecorder {
+    fn begin_run(&mut self, info: &RunInfo) -> RecordResult<i64> {
+        self.runs.push(info.clone());
+        Ok(self.runs.len() as i64)
+    }
+    fn record_loop(&mut self, _run: i64, row: &LoopRow) -> RecordResult<()> {
+        self.loops.push(row.clone());
+        Ok(())
+    }
+    fn record_series(&mut self, _run: i64, point: &SeriesPoint) -> RecordResult<()> {
+        self.series.push(*point);
+        Ok(())
+    }
+    fn record_phase(&mut self, _run: i64, phase: &PhaseResult) -> RecordResult<()> {
+        self.phases.push(phase.clone());
+        Ok(())
+    }
+    fn record_latency(
+        &mut self,
+        _run: i64,
+        phase: &str,
+        op: &str,
+        hist: &LatencyHistogram,
+    ) -> RecordResult<()> {
+        self.latencies.push((phase.into(), op.into(), hist.summary()));
+        Ok(())
+    }
+    fn finish_run(&mut self, _run: i64, status: RunStatus, error: Option<&str>) -> RecordResult<()> {
+        self.finished = Some((status, error.map(String::from)));
+        Ok(())
+    }
+}

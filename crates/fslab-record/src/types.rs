@@ -1,0 +1,139 @@
+//! Plain result types. Units are in the field names.
+
+use serde::{Deserialize, Serialize};
+
+/// Everything needed to know what ran where.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunInfo {
+    /// Workload name, e.g. `fsmark`.
+    pub workload: String,
+    /// The full command line, argv[0] included.
+    pub command_line: Vec<String>,
+    pub fslab_version: String,
+    /// `uname -r`.
+    pub kernel: String,
+    pub hostname: String,
+    /// Start time, RFC 3339 in UTC.
+    pub started_at: String,
+    /// The filesystem under the workload's first directory.
+    pub target: TargetInfo,
+    /// The workload's parsed parameters.
+    pub params: serde_json::Value,
+}
+
+/// The filesystem a workload ran on, as `/proc/self/mountinfo` describes it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TargetInfo {
+    /// The directory the workload was given.
+    pub path: String,
+    /// Filesystem type, e.g. `ext4`, `tmpfs`.
+    pub fs_type: String,
+    /// Mount source, e.g. `/dev/loop3`.
+    pub source: String,
+    /// Where that filesystem is mounted.
+    pub mount_point: String,
+    /// Mount options: per-mount and superblock options, as the kernel reports them.
+    pub mount_options: String,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Running,
+    Complete,
+    /// Stopped by SIGINT or SIGTERM; what was measured is kept.
+    Interrupted,
+    /// Stopped by an error; what was measured is kept.
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        Some(match s {
+            "running" => RunStatus::Running,
+            "complete" => RunStatus::Complete,
+            "interrupted" => RunStatus::Interrupted,
+            "failed" => RunStatus::Failed,
+            _ => return None,
+        })
+    }
+}
+
+/// Minimum, mean and maximum of one system call within a loop, in
+/// microseconds (fs_mark's `-v` columns).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct CallStats {
+    pub min_us: u64,
+    pub avg_us: u64,
+    pub max_us: u64,
+}
+
+/// One row of fs_mark's table: one loop over all threads.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LoopRow {
+    /// 0-based loop number.
+    pub index: u32,
+    /// `100 * (f_blocks - f_bavail) / f_blocks` of the first directory.
+    pub fs_use_pct: u32,
+    /// Files written since the run started (fs_mark's cumulative Count).
+    pub count: u64,
+    /// Files written in this loop.
+    pub files: u64,
+    /// Size of each file in bytes.
+    pub file_size: u64,
+    /// Sum over threads of files / that thread's own loop time (fs_mark's Files/sec).
+    pub files_per_sec: f64,
+    /// Files of this loop / wall-clock time of the whole loop.
+    pub wall_files_per_sec: f64,
+    /// Wall-clock time of the loop in seconds.
+    pub wall_s: f64,
+    /// Sum over threads of loop time not spent in file system calls.
+    pub app_overhead_us: u64,
+    /// Per-call statistics: creat, write, fsync, sync, close, unlink.
+    pub calls: Vec<(String, CallStats)>,
+    /// False when the loop was cut short (Ctrl-C, error, full filesystem).
+    pub complete: bool,
+}
+
+/// A phase of a workload (fsmark: create, stat, unlink).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PhaseResult {
+    pub phase: String,
+    /// Operations (files) completed.
+    pub ops: u64,
+    /// Wall-clock time in seconds.
+    pub elapsed_s: f64,
+    /// ops / elapsed_s.
+    pub ops_per_s: f64,
+    /// User CPU time of the whole fslab process during the phase.
+    pub usr_cpu_s: f64,
+    /// System CPU time of the whole fslab process during the phase.
+    pub sys_cpu_s: f64,
+    /// Bytes written by the phase.
+    pub bytes: u64,
+    /// False when the phase was cut short.
+    pub complete: bool,
+}
+
+/// Operations completed in one second of a phase.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct SeriesPoint {
+    /// Index of the phase within the run (0 = first phase).
+    pub phase_index: u32,
+    /// Seconds since the phase started at the end of this interval.
+    pub t_s: f64,
+    /// Operations completed in this interval.
+    pub ops: u64,
+    /// Operations completed since the phase started.
+    pub total_ops: u64,
+}

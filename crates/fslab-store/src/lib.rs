@@ -1,0 +1,240 @@
+//! fslab's results store: SQLite, one row per measurement, committed as it
+//! is made. See `schema.rs` for the tables.
+
+mod read;
+mod schema;
+
+use std::path::{Path, PathBuf};
+
+use fslab_record::{
+    LatencyHistogram, LoopRow, PhaseResult, RecordError, RecordResult, Recorder, RunInfo, RunStatus,
+    SeriesPoint,
+};
+use rusqlite::{params, Connection, OptionalExtension};
+
+pub use read::{RunRecord, RunRow, StoredLatency, StoredPhase};
+
+/// A store error, with the database path in its message.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: {source}")]
+    Sqlite { path: PathBuf, source: rusqlite::Error },
+    #[error("{path}: cannot create its directory: {source}")]
+    Dir { path: PathBuf, source: std::io::Error },
+    #[error("{path}: written by a newer fslab (schema version {found}, this fslab knows {known})")]
+    TooNew { path: PathBuf, found: i64, known: i64 },
+    #[error("no run with id {0} in the results store")]
+    NoSuchRun(i64),
+}
+
+/// The results database.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// Where the store lives when `--db` is not given: `$FSLAB_DB`, else
+/// `$XDG_DATA_HOME/fslab/results.sqlite`, else `~/.local/share/fslab/results.sqlite`.
+pub fn default_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("FSLAB_DB").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("/var/lib"));
+    base.join("fslab").join("results.sqlite")
+}
+
+impl Store {
+    /// Opens (creating if needed) the store at `path` and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir { path: path.into(), source })?;
+        }
+        let conn = Connection::open(path).map_err(|source| StoreError::Sqlite { path: path.into(), source })?;
+        let mut store = Store { conn, path: path.into() };
+        store.init().map_err(|source| StoreError::Sqlite { path: path.into(), source })?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn init(&mut self) -> rusqlite::Result<()> {
+        self.conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        self.conn.pragma_update(None, "journal_mode", "WAL")?;
+        self.conn.pragma_update(None, "synchronous", "NORMAL")?;
+        self.conn.pragma_update(None, "foreign_keys", "ON")?;
+        Ok(())
+    }
+
+    /// Current schema version (number of migrations applied).
+    pub fn schema_version(&self) -> i64 {
+        self.conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap_or(0)
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let known = schema::MIGRATIONS.len() as i64;
+        let found = self.schema_version();
+        if found > known {
+            return Err(StoreError::TooNew { path: self.path.clone(), found, known });
+        }
+        for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(found as usize) {
+            let path = self.path.clone();
+            let apply = |conn: &mut Connection| -> rusqlite::Result<()> {
+                let tx = conn.transaction()?;
+                tx.execute_batch(sql)?;
+                tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+                tx.commit()
+            };
+            apply(&mut self.conn).map_err(|source| StoreError::Sqlite { path, source })?;
+        }
+        Ok(())
+    }
+
+    fn err(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sqlite { path: self.path.clone(), source }
+    }
+
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+fn rec_err(e: rusqlite::Error) -> RecordError {
+    RecordError(e.to_string())
+}
+
+fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
+}
+
+impl Recorder for Store {
+    fn begin_run(&mut self, info: &RunInfo) -> RecordResult<i64> {
+        self.conn
+            .execute(
+                "INSERT INTO runs (workload, command_line, fslab_version, kernel, hostname, started_at,
+                    status, target_path, fs_type, mount_source, mount_point, mount_options, params)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![
+                    info.workload,
+                    json(&info.command_line),
+                    info.fslab_version,
+                    info.kernel,
+                    info.hostname,
+                    info.started_at,
+                    info.target.path,
+                    info.target.fs_type,
+                    info.target.source,
+                    info.target.mount_point,
+                    info.target.mount_options,
+                    json(&info.params),
+                ],
+            )
+            .map_err(rec_err)?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    fn record_loop(&mut self, run: i64, r: &LoopRow) -> RecordResult<()> {
+        self.conn
+            .execute(
+                "INSERT INTO loops VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![
+                    run,
+                    r.index,
+                    r.fs_use_pct,
+                    r.count as i64,
+                    r.files as i64,
+                    r.file_size as i64,
+                    r.files_per_sec,
+                    r.wall_files_per_sec,
+                    r.wall_s,
+                    r.app_overhead_us as i64,
+                    json(&r.calls),
+                    r.complete,
+                ],
+            )
+            .map_err(rec_err)?;
+        Ok(())
+    }
+
+    fn record_series(&mut self, run: i64, p: &SeriesPoint) -> RecordResult<()> {
+        self.conn
+            .prepare_cached("INSERT INTO series VALUES (?1, ?2, ?3, ?4, ?5)")
+            .and_then(|mut st| st.execute(params![run, p.phase_index, p.t_s, p.ops as i64, p.total_ops as i64]))
+            .map_err(rec_err)?;
+        Ok(())
+    }
+
+    fn record_phase(&mut self, run: i64, p: &PhaseResult) -> RecordResult<()> {
+        self.conn
+            .execute(
+                "INSERT INTO phases VALUES (?1, (SELECT COUNT(*) FROM phases WHERE run_id = ?1),
+                    ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    run,
+                    p.phase,
+                    p.ops as i64,
+                    p.elapsed_s,
+                    p.ops_per_s,
+                    p.usr_cpu_s,
+                    p.sys_cpu_s,
+                    p.bytes as i64,
+                    p.complete
+                ],
+            )
+            .map_err(rec_err)?;
+        Ok(())
+    }
+
+    fn record_latency(&mut self, run: i64, phase: &str, op: &str, h: &LatencyHistogram) -> RecordResult<()> {
+        let s = h.summary();
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO latency VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                params![
+                    run,
+                    phase,
+                    op,
+                    s.count as i64,
+                    s.min_ns as i64,
+                    s.mean_ns,
+                    s.p50_ns as i64,
+                    s.p90_ns as i64,
+                    s.p99_ns as i64,
+                    s.p999_ns as i64,
+                    s.max_ns as i64,
+                    h.sum_ns().min(i64::MAX as u128) as i64,
+                    h.to_v2_bytes(),
+                ],
+            )
+            .map_err(rec_err)?;
+        Ok(())
+    }
+
+    fn finish_run(&mut self, run: i64, status: RunStatus, error: Option<&str>) -> RecordResult<()> {
+        self.conn
+            .execute(
+                "UPDATE runs SET status = ?2, error = ?3,
+                    finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
+                params![run, status.as_str(), error],
+            )
+            .map_err(rec_err)?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Whether a run with this id exists.
+    pub fn has_run(&self, id: i64) -> Result<bool, StoreError> {
+        self.conn
+            .query_row("SELECT 1 FROM runs WHERE id = ?1", [id], |_| Ok(()))
+            .optional()
+            .map(|o| o.is_some())
+            .map_err(|e| self.err(e))
+    }
+}

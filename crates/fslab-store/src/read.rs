@@ -1,0 +1,270 @@
+//! Reading runs back: the list, one run in full, and its export as JSON or
+//! long-format CSV.
+
+use fslab_record::{CallStats, LoopRow, RunStatus, SeriesPoint};
+use rusqlite::{params, Row};
+use serde::Serialize;
+
+use crate::{Store, StoreError};
+
+/// One line of `fslab results list`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RunRow {
+    pub id: i64,
+    pub workload: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub status: RunStatus,
+    pub error: Option<String>,
+    pub command_line: Vec<String>,
+    pub fslab_version: String,
+    pub kernel: String,
+    pub hostname: String,
+    pub target_path: String,
+    pub fs_type: String,
+    pub mount_source: String,
+    pub mount_point: String,
+    pub mount_options: String,
+    pub params: serde_json::Value,
+}
+
+/// A phase as stored.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct StoredPhase {
+    pub seq: u32,
+    pub phase: String,
+    pub ops: u64,
+    pub elapsed_s: f64,
+    pub ops_per_s: f64,
+    pub usr_cpu_s: f64,
+    pub sys_cpu_s: f64,
+    pub bytes: u64,
+    pub complete: bool,
+}
+
+/// A latency distribution as stored (percentiles; the HDR blob stays in the database).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct StoredLatency {
+    pub phase: String,
+    pub op: String,
+    pub count: u64,
+    pub min_ns: u64,
+    pub mean_ns: f64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
+/// Everything recorded for one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRecord {
+    pub run: RunRow,
+    pub loops: Vec<LoopRow>,
+    pub phases: Vec<StoredPhase>,
+    pub latency: Vec<StoredLatency>,
+    pub series: Vec<SeriesPoint>,
+}
+
+const RUN_COLUMNS: &str = "id, workload, started_at, finished_at, status, error, command_line, fslab_version,
+    kernel, hostname, target_path, fs_type, mount_source, mount_point, mount_options, params";
+
+fn run_row(r: &Row) -> rusqlite::Result<RunRow> {
+    let status: String = r.get(4)?;
+    let argv: String = r.get(6)?;
+    let params: String = r.get(15)?;
+    Ok(RunRow {
+        id: r.get(0)?,
+        workload: r.get(1)?,
+        started_at: r.get(2)?,
+        finished_at: r.get(3)?,
+        status: RunStatus::parse(&status).unwrap_or(RunStatus::Failed),
+        error: r.get(5)?,
+        command_line: serde_json::from_str(&argv).unwrap_or_default(),
+        fslab_version: r.get(7)?,
+        kernel: r.get(8)?,
+        hostname: r.get(9)?,
+        target_path: r.get(10)?,
+        fs_type: r.get(11)?,
+        mount_source: r.get(12)?,
+        mount_point: r.get(13)?,
+        mount_options: r.get(14)?,
+        params: serde_json::from_str(&params).unwrap_or_default(),
+    })
+}
+
+impl Store {
+    /// All runs, oldest first.
+    pub fn list_runs(&self) -> Result<Vec<RunRow>, StoreError> {
+        let q = || -> rusqlite::Result<Vec<RunRow>> {
+            let mut st = self.conn().prepare(&format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY id"))?;
+            let rows = st.query_map([], run_row)?;
+            rows.collect()
+        };
+        q().map_err(|e| self.err(e))
+    }
+
+    /// The phases of a run, in order.
+    pub fn phases(&self, id: i64) -> Result<Vec<StoredPhase>, StoreError> {
+        let q = || -> rusqlite::Result<Vec<StoredPhase>> {
+            let mut st = self.conn().prepare(
+                "SELECT seq, phase, ops, elapsed_s, ops_per_s, usr_cpu_s, sys_cpu_s, bytes, complete
+                 FROM phases WHERE run_id = ?1 ORDER BY seq",
+            )?;
+            let rows = st.query_map([id], |r| {
+                Ok(StoredPhase {
+                    seq: r.get(0)?,
+                    phase: r.get(1)?,
+                    ops: r.get::<_, i64>(2)? as u64,
+                    elapsed_s: r.get(3)?,
+                    ops_per_s: r.get(4)?,
+                    usr_cpu_s: r.get(5)?,
+                    sys_cpu_s: r.get(6)?,
+                    bytes: r.get::<_, i64>(7)? as u64,
+                    complete: r.get(8)?,
+                })
+            })?;
+            rows.collect()
+        };
+        q().map_err(|e| self.err(e))
+    }
+
+    /// Everything recorded for run `id`.
+    pub fn run(&self, id: i64) -> Result<RunRecord, StoreError> {
+        let q = || -> rusqlite::Result<Option<RunRecord>> {
+            let c = self.conn();
+            let mut st = c.prepare(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"))?;
+            let Some(run) = st.query_map([id], run_row)?.next().transpose()? else {
+                return Ok(None);
+            };
+            let mut st = c.prepare(
+                "SELECT idx, fs_use_pct, count, files, file_size, files_per_sec, wall_files_per_sec,
+                        wall_s, app_overhead_us, calls, complete
+                 FROM loops WHERE run_id = ?1 ORDER BY idx",
+            )?;
+            let loops = st
+                .query_map([id], |r| {
+                    let calls: String = r.get(9)?;
+                    Ok(LoopRow {
+                        index: r.get(0)?,
+                        fs_use_pct: r.get(1)?,
+                        count: r.get::<_, i64>(2)? as u64,
+                        files: r.get::<_, i64>(3)? as u64,
+                        file_size: r.get::<_, i64>(4)? as u64,
+                        files_per_sec: r.get(5)?,
+                        wall_files_per_sec: r.get(6)?,
+                        wall_s: r.get(7)?,
+                        app_overhead_us: r.get::<_, i64>(8)? as u64,
+                        calls: serde_json::from_str::<Vec<(String, CallStats)>>(&calls).unwrap_or_default(),
+                        complete: r.get(10)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut st = c.prepare(
+                "SELECT phase, op, count, min_ns, mean_ns, p50_ns, p90_ns, p99_ns, p999_ns, max_ns
+                 FROM latency WHERE run_id = ?1 ORDER BY rowid",
+            )?;
+            let latency = st
+                .query_map([id], |r| {
+                    Ok(StoredLatency {
+                        phase: r.get(0)?,
+                        op: r.get(1)?,
+                        count: r.get::<_, i64>(2)? as u64,
+                        min_ns: r.get::<_, i64>(3)? as u64,
+                        mean_ns: r.get(4)?,
+                        p50_ns: r.get::<_, i64>(5)? as u64,
+                        p90_ns: r.get::<_, i64>(6)? as u64,
+                        p99_ns: r.get::<_, i64>(7)? as u64,
+                        p999_ns: r.get::<_, i64>(8)? as u64,
+                        max_ns: r.get::<_, i64>(9)? as u64,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut st = c.prepare(
+                "SELECT phase_index, t_s, ops, total_ops FROM series WHERE run_id = ?1 ORDER BY phase_index, t_s",
+            )?;
+            let series = st
+                .query_map(params![id], |r| {
+                    Ok(SeriesPoint {
+                        phase_index: r.get(0)?,
+                        t_s: r.get(1)?,
+                        ops: r.get::<_, i64>(2)? as u64,
+                        total_ops: r.get::<_, i64>(3)? as u64,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(Some(RunRecord { run, loops, phases: Vec::new(), latency, series }))
+        };
+        let mut rec = q().map_err(|e| self.err(e))?.ok_or(StoreError::NoSuchRun(id))?;
+        rec.phases = self.phases(id)?;
+        Ok(rec)
+    }
+}
+
+impl RunRecord {
+    /// The run as long-format CSV: `run_id,table,phase,op,index,metric,value`,
+    /// one measured value per line (tidy data for R, pandas or a spreadsheet).
+    pub fn to_csv(&self) -> String {
+        let id = self.run.id;
+        let mut out = String::from("run_id,table,phase,op,index,metric,value\n");
+        let mut line = |table: &str, phase: &str, op: &str, index: String, metric: &str, value: String| {
+            out.push_str(&format!("{id},{table},{},{},{index},{metric},{value}\n", csv_field(phase), csv_field(op)));
+        };
+        let phase_name = |i: u32| self.phases.iter().find(|p| p.seq == i).map(|p| p.phase.clone()).unwrap_or_default();
+        for l in &self.loops {
+            let i = l.index.to_string();
+            line("loop", "create", "", i.clone(), "fs_use_pct", l.fs_use_pct.to_string());
+            line("loop", "create", "", i.clone(), "count", l.count.to_string());
+            line("loop", "create", "", i.clone(), "files", l.files.to_string());
+            line("loop", "create", "", i.clone(), "file_size", l.file_size.to_string());
+            line("loop", "create", "", i.clone(), "files_per_sec", l.files_per_sec.to_string());
+            line("loop", "create", "", i.clone(), "wall_files_per_sec", l.wall_files_per_sec.to_string());
+            line("loop", "create", "", i.clone(), "wall_s", l.wall_s.to_string());
+            line("loop", "create", "", i.clone(), "app_overhead_us", l.app_overhead_us.to_string());
+            for (name, c) in &l.calls {
+                line("loop", "create", name, i.clone(), "min_us", c.min_us.to_string());
+                line("loop", "create", name, i.clone(), "avg_us", c.avg_us.to_string());
+                line("loop", "create", name, i.clone(), "max_us", c.max_us.to_string());
+            }
+        }
+        for p in &self.phases {
+            let i = p.seq.to_string();
+            line("phase", &p.phase, "", i.clone(), "ops", p.ops.to_string());
+            line("phase", &p.phase, "", i.clone(), "elapsed_s", p.elapsed_s.to_string());
+            line("phase", &p.phase, "", i.clone(), "ops_per_s", p.ops_per_s.to_string());
+            line("phase", &p.phase, "", i.clone(), "usr_cpu_s", p.usr_cpu_s.to_string());
+            line("phase", &p.phase, "", i.clone(), "sys_cpu_s", p.sys_cpu_s.to_string());
+            line("phase", &p.phase, "", i.clone(), "bytes", p.bytes.to_string());
+            line("phase", &p.phase, "", i, "complete", (p.complete as u8).to_string());
+        }
+        for l in &self.latency {
+            for (m, v) in [
+                ("count", l.count as f64),
+                ("min_ns", l.min_ns as f64),
+                ("mean_ns", l.mean_ns),
+                ("p50_ns", l.p50_ns as f64),
+                ("p90_ns", l.p90_ns as f64),
+                ("p99_ns", l.p99_ns as f64),
+                ("p999_ns", l.p999_ns as f64),
+                ("max_ns", l.max_ns as f64),
+            ] {
+                line("latency", &l.phase, &l.op, String::new(), m, v.to_string());
+            }
+        }
+        for (i, s) in self.series.iter().enumerate() {
+            let phase = phase_name(s.phase_index);
+            line("series", &phase, "", i.to_string(), "t_s", s.t_s.to_string());
+            line("series", &phase, "", i.to_string(), "ops", s.ops.to_string());
+        }
+        out
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}

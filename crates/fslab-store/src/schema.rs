@@ -1,0 +1,78 @@
+//! Numbered schema migrations. Append new ones; never edit a shipped one.
+
+/// Migration `i` brings the database from `user_version` i to i + 1.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: runs of workloads, with fs_mark loops, phases, latency and per-second series.
+    r#"
+    CREATE TABLE runs (
+        id            INTEGER PRIMARY KEY,
+        workload      TEXT NOT NULL,
+        command_line  TEXT NOT NULL,          -- JSON array of argv
+        fslab_version TEXT NOT NULL,
+        kernel        TEXT NOT NULL,
+        hostname      TEXT NOT NULL,
+        started_at    TEXT NOT NULL,          -- RFC 3339, UTC
+        finished_at   TEXT,
+        status        TEXT NOT NULL,          -- running | complete | interrupted | failed
+        error         TEXT,
+        target_path   TEXT NOT NULL,
+        fs_type       TEXT NOT NULL,
+        mount_source  TEXT NOT NULL,
+        mount_point   TEXT NOT NULL,
+        mount_options TEXT NOT NULL,
+        params        TEXT NOT NULL           -- JSON of the workload's options
+    );
+    CREATE TABLE loops (
+        run_id             INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        idx                INTEGER NOT NULL,
+        fs_use_pct         INTEGER NOT NULL,
+        count              INTEGER NOT NULL,
+        files              INTEGER NOT NULL,
+        file_size          INTEGER NOT NULL,
+        files_per_sec      REAL NOT NULL,
+        wall_files_per_sec REAL NOT NULL,
+        wall_s             REAL NOT NULL,
+        app_overhead_us    INTEGER NOT NULL,
+        calls              TEXT NOT NULL,     -- JSON [[name, {min_us, avg_us, max_us}], ...]
+        complete           INTEGER NOT NULL,
+        PRIMARY KEY (run_id, idx)
+    );
+    CREATE TABLE phases (
+        run_id     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq        INTEGER NOT NULL,          -- order within the run; series.phase_index
+        phase      TEXT NOT NULL,
+        ops        INTEGER NOT NULL,
+        elapsed_s  REAL NOT NULL,
+        ops_per_s  REAL NOT NULL,
+        usr_cpu_s  REAL NOT NULL,
+        sys_cpu_s  REAL NOT NULL,
+        bytes      INTEGER NOT NULL,
+        complete   INTEGER NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );
+    CREATE TABLE latency (
+        run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        phase   TEXT NOT NULL,
+        op      TEXT NOT NULL,
+        count   INTEGER NOT NULL,
+        min_ns  INTEGER NOT NULL,
+        mean_ns REAL NOT NULL,
+        p50_ns  INTEGER NOT NULL,
+        p90_ns  INTEGER NOT NULL,
+        p99_ns  INTEGER NOT NULL,
+        p999_ns INTEGER NOT NULL,
+        max_ns  INTEGER NOT NULL,
+        sum_ns  INTEGER NOT NULL,
+        hdr     BLOB NOT NULL,                -- HdrHistogram V2 serialisation
+        PRIMARY KEY (run_id, phase, op)
+    );
+    CREATE TABLE series (
+        run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        phase_index INTEGER NOT NULL,
+        t_s         REAL NOT NULL,            -- seconds since the phase started
+        ops         INTEGER NOT NULL,
+        total_ops   INTEGER NOT NULL
+    );
+    CREATE INDEX series_run ON series(run_id, phase_index, t_s);
+    "#,
+];

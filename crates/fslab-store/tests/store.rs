@@ -1,0 +1,77 @@
+//! The store against a real SQLite file, through the Recorder trait.
+
+use fslab_record::*;
+use fslab_store::Store;
+
+fn info() -> RunInfo {
+    RunInfo {
+        workload: "fsmark".into(),
+        command_line: vec!["fslab".into(), "fsmark".into(), "-d".into(), "/x".into()],
+        fslab_version: "0.1.0".into(),
+        kernel: "6.18".into(),
+        hostname: "h".into(),
+        started_at: "2026-11-21T00:00:00Z".into(),
+        target: TargetInfo { path: "/x".into(), fs_type: "tmpfs".into(), ..Default::default() },
+        params: serde_json::json!({"files": 10}),
+    }
+}
+
+#[test]
+fn a_run_round_trips_and_survives_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sub/results.sqlite");
+    let id;
+    {
+        let mut s = Store::open(&path).unwrap();
+        id = s.begin_run(&info()).unwrap();
+        let row = LoopRow { index: 0, count: 10, files: 10, files_per_sec: 123.5, complete: true, ..Default::default() };
+        s.record_loop(id, &row).unwrap();
+        s.record_series(id, &SeriesPoint { phase_index: 0, t_s: 1.0, ops: 7, total_ops: 7 }).unwrap();
+        let mut h = LatencyHistogram::new();
+        h.record(1500);
+        h.record(2500);
+        s.record_latency(id, "create", "creat", &h).unwrap();
+        s.record_phase(id, &PhaseResult { phase: "create".into(), ops: 10, ..Default::default() }).unwrap();
+        // No finish_run: the process "died" here; everything so far must be kept.
+    }
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.schema_version(), 1);
+    let runs = s.list_runs().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].status, RunStatus::Running);
+    assert_eq!(runs[0].command_line[1], "fsmark");
+    let r = s.run(id).unwrap();
+    assert_eq!(r.loops[0].files_per_sec, 123.5);
+    assert_eq!(r.series[0].ops, 7);
+    assert_eq!(r.latency[0].count, 2);
+    assert_eq!(r.latency[0].max_ns, 2500);
+    assert_eq!(r.phases[0].phase, "create");
+    let csv = r.to_csv();
+    assert!(csv.starts_with("run_id,table,phase,op,index,metric,value\n"));
+    assert!(csv.contains(&format!("{id},loop,create,,0,files_per_sec,123.5\n")));
+    assert!(csv.contains(&format!("{id},latency,create,creat,,max_ns,2500\n")));
+}
+
+#[test]
+fn finish_sets_status_and_missing_runs_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("r.sqlite")).unwrap();
+    let id = s.begin_run(&info()).unwrap();
+    s.finish_run(id, RunStatus::Interrupted, None).unwrap();
+    let r = s.run(id).unwrap();
+    assert_eq!(r.run.status, RunStatus::Interrupted);
+    assert!(r.run.finished_at.is_some());
+    assert_eq!(s.run(999).unwrap_err().to_string(), "no run with id 999 in the results store");
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.sqlite");
+    drop(Store::open(&path).unwrap());
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.pragma_update(None, "user_version", 99).unwrap();
+    drop(c);
+    let e = Store::open(&path).err().unwrap().to_string();
+    assert!(e.contains("newer fslab"), "{e}");
+}

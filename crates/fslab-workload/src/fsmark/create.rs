@@ -1,0 +1,426 @@
+//! One worker thread's part of one fs_mark loop.
+//!
+//! Per file: pick the subdirectory, make the name, then
+//! `openat(O_CREAT|O_EXCL)`, the writes, the optional fsync and the close,
+//! each timed by chaining clock reads (one read per call plus one per file).
+//! Then the post-loop sync methods, and the unlink when files are not kept.
+//!
+//! What fs_mark does and fslab does not, to keep the loop lean: a `mkdir`
+//! before every file (fslab makes a subdirectory once, when it switches to
+//! it), full paths for every call (fslab uses `*at` calls on an open
+//! directory), and a `write()` of zero bytes for every empty file.
+
+use std::ffi::CStr;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use fslab_record::{CallStats, LatencyHistogram};
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+
+use super::names::{NameGen, NameLog, REDRAW_BASE};
+use super::options::{DirPolicy, FsMarkOptions};
+use super::WorkError;
+use crate::measure::Progress;
+
+/// The system calls fs_mark times, in its `-v` column order.
+pub const CALLS: [&str; 6] = ["creat", "write", "fsync", "sync", "close", "unlink"];
+const CREAT: usize = 0;
+const WRITE: usize = 1;
+const FSYNC: usize = 2;
+const SYNC: usize = 3;
+const CLOSE: usize = 4;
+const UNLINK: usize = 5;
+
+/// Latencies of one call: the whole phase (histogram) and this loop (exact).
+#[derive(Clone, Default)]
+pub struct CallTimes {
+    pub phase: LatencyHistogram,
+    loop_count: u64,
+    loop_sum_ns: u64,
+    loop_min_ns: u64,
+    loop_max_ns: u64,
+}
+
+impl CallTimes {
+    #[inline]
+    fn add(&mut self, d: Duration) {
+        let ns = d.as_nanos() as u64;
+        self.phase.record(ns);
+        self.loop_count += 1;
+        self.loop_sum_ns += ns;
+        self.loop_max_ns = self.loop_max_ns.max(ns);
+        self.loop_min_ns = if self.loop_count == 1 { ns } else { self.loop_min_ns.min(ns) };
+    }
+
+    fn reset_loop(&mut self) {
+        self.loop_count = 0;
+        self.loop_sum_ns = 0;
+        self.loop_min_ns = 0;
+        self.loop_max_ns = 0;
+    }
+
+    /// This loop's min/avg/max in microseconds, as fs_mark's `-v` reports them.
+    pub fn loop_stats(&self) -> CallStats {
+        CallStats {
+            min_us: self.loop_min_ns / 1000,
+            avg_us: if self.loop_count == 0 { 0 } else { self.loop_sum_ns / self.loop_count / 1000 },
+            max_us: self.loop_max_ns / 1000,
+        }
+    }
+
+    pub fn loop_count(&self) -> u64 {
+        self.loop_count
+    }
+
+    pub fn loop_sum_ns(&self) -> u64 {
+        self.loop_sum_ns
+    }
+}
+
+/// A worker's state, kept across loops.
+pub struct Worker {
+    pub index: usize,
+    pub dir: PathBuf,
+    dir_fd: Option<OwnedFd>,
+    names: NameGen,
+    next_seq: u64,
+    next_redraw: u64,
+    buf: Vec<u8>,
+    pub calls: [CallTimes; 6],
+    /// Files this worker completed in the create phase (all loops).
+    pub phase_files: u64,
+    /// Subdirectories this worker created or used.
+    pub subdirs_used: std::collections::BTreeSet<u32>,
+}
+
+/// What a worker did in one loop.
+#[derive(Default)]
+pub struct LoopOutcome {
+    /// Files created, written, synced and closed.
+    pub files: u64,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Loop time including the post-loop sync methods (fs_mark's loop_usecs).
+    pub loop_time: Duration,
+    /// Time spent in creat/write/fsync/sync/close.
+    pub call_time: Duration,
+    /// Set when a call failed.
+    pub error: Option<WorkError>,
+}
+
+/// Shared, read-only context of a loop.
+pub struct LoopCtx<'a> {
+    pub opts: &'a FsMarkOptions,
+    pub stop: &'a AtomicBool,
+    /// Set by a worker that failed, so the others stop too.
+    pub abort: &'a AtomicBool,
+    pub progress: &'a Progress,
+}
+
+fn wall_secs_at(base_wall: Duration, base: Instant, at: Instant) -> u64 {
+    (base_wall + at.saturating_duration_since(base)).as_secs()
+}
+
+impl Worker {
+    pub fn new(index: usize, dir: PathBuf, opts: &FsMarkOptions, run_seed: u64) -> Self {
+        Worker {
+            index,
+            dir,
+            dir_fd: None,
+            names: NameGen::new(opts.name_len, opts.rand_len, run_seed, index as u32),
+            next_seq: 0,
+            next_redraw: REDRAW_BASE,
+            buf: vec![0u8; opts.io_size.min(opts.file_size.max(1)) as usize],
+            calls: Default::default(),
+            phase_files: 0,
+            subdirs_used: Default::default(),
+        }
+    }
+
+    fn top_fd(&mut self) -> Result<&OwnedFd, WorkError> {
+        if self.dir_fd.is_none() {
+            let fd = open_dir(rustix::fs::CWD, &self.dir)
+                .map_err(|e| WorkError::new("open", self.dir.clone(), e))?;
+            self.dir_fd = Some(fd);
+        }
+        Ok(self.dir_fd.as_ref().expect("just set"))
+    }
+
+    /// Opens (making it first when `create`) subdirectory `n` ("%02x").
+    fn subdir_fd(&mut self, n: u32, create: bool) -> Result<OwnedFd, WorkError> {
+        let name = format!("{n:02x}");
+        let path = self.dir.join(&name);
+        let top = self.top_fd()?;
+        if create {
+            match rustix::fs::mkdirat(top, name.as_str(), Mode::from_bits_truncate(0o777)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(e) => return Err(WorkError::new("mkdir", path, e)),
+            }
+            self.subdirs_used.insert(n);
+        }
+        let top = self.top_fd()?;
+        open_dir(top, Path::new(&name)).map_err(|e| WorkError::new("open", path, e))
+    }
+
+    /// Runs this worker's share of one loop.
+    pub fn run_loop(&mut self, ctx: &LoopCtx) -> LoopOutcome {
+        for c in &mut self.calls {
+            c.reset_loop();
+        }
+        let mut out = LoopOutcome::default();
+        let mut log = NameLog::new(self.next_seq);
+        let start = Instant::now();
+        let base_wall = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        if let Err(e) = self.create_files(ctx, &mut log, start, base_wall, &mut out) {
+            out.error = Some(e);
+        }
+        if out.error.is_none() && !stopping(ctx) {
+            if let Err(e) = self.post_loop_syncs(ctx, &log) {
+                out.error = Some(e);
+            }
+        }
+        out.loop_time = start.elapsed();
+        out.call_time = Duration::from_nanos(
+            [CREAT, WRITE, FSYNC, SYNC, CLOSE].iter().map(|&c| self.calls[c].loop_sum_ns).sum(),
+        );
+        if !ctx.opts.keep {
+            if let Err(e) = self.unlink_all(&log) {
+                out.error.get_or_insert(e);
+            }
+        }
+        if out.error.is_some() {
+            ctx.abort.store(true, Ordering::Relaxed);
+        }
+        out
+    }
+
+    fn create_files(
+        &mut self,
+        ctx: &LoopCtx,
+        log: &mut NameLog,
+        start: Instant,
+        base_wall: Duration,
+        out: &mut LoopOutcome,
+    ) -> Result<(), WorkError> {
+        let opts = ctx.opts;
+        // Where the subdirectory policy starts, as fs_mark does for each loop:
+        // the current second modulo the number of subdirectories.
+        let start_secs = wall_secs_at(base_wall, start, start);
+        let mut subdir: Option<u32> = None;
+        let mut files_in_subdir = 0u64;
+        let mut subdir_since = start_secs;
+        let mut cur_fd: Option<OwnedFd> = None;
+        let top = self.top_fd()?.try_clone().map_err(|e| WorkError::io("open", self.dir.clone(), e))?;
+        let mut prev_end = start;
+        for i in 0..opts.files {
+            if stopping(ctx) {
+                break;
+            }
+            let secs = wall_secs_at(base_wall, start, prev_end);
+            let want = match opts.dir_policy {
+                DirPolicy::NoSubdirs => None,
+                DirPolicy::RoundRobin { subdirs, per_subdir } => {
+                    let mut cur = subdir.unwrap_or((start_secs % subdirs as u64) as u32);
+                    if files_in_subdir >= per_subdir {
+                        cur = (cur + 1) % subdirs;
+                        files_in_subdir = 0;
+                    }
+                    files_in_subdir += 1;
+                    Some(cur)
+                }
+                DirPolicy::TimeHash { subdirs, secs: per } => {
+                    let mut cur = subdir.unwrap_or((start_secs % subdirs as u64) as u32);
+                    if secs.saturating_sub(subdir_since) > per {
+                        cur = (cur + 1) % subdirs;
+                        subdir_since = secs;
+                    }
+                    Some(cur)
+                }
+            };
+            if want != subdir || (cur_fd.is_none() && want.is_some()) {
+                cur_fd = match want {
+                    Some(n) => Some(self.subdir_fd(n, true)?),
+                    None => None,
+                };
+                subdir = want;
+            }
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            log.push(i, subdir, secs);
+
+            let dir_fd = match &cur_fd {
+                Some(fd) => fd.as_fd(),
+                None => top.as_fd(),
+            };
+            let mut t0 = Instant::now();
+            let mut name_seq = seq;
+            let mut redraws = 0;
+            let fd = loop {
+                let name = self.names.name(secs, name_seq);
+                match rustix::fs::openat(
+                    dir_fd,
+                    name,
+                    OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::CLOEXEC,
+                    Mode::from_bits_truncate(0o666),
+                ) {
+                    Ok(fd) => break fd,
+                    // A name already taken: fs_mark would truncate that file.
+                    // Draw another name (possible only with random characters).
+                    Err(Errno::EXIST) if opts.rand_len > 0 && redraws < 100 => {
+                        redraws += 1;
+                        name_seq = self.next_redraw;
+                        self.next_redraw += 1;
+                        log.redraw(i, name_seq);
+                        t0 = Instant::now();
+                    }
+                    Err(e) => {
+                        let path = Self::path_of(&self.dir, subdir, name);
+                        log.pop();
+                        let mut err = WorkError::new("create", path, e);
+                        if e == Errno::EXIST {
+                            err.hint = Some(
+                                "the file name is taken; with -r 0 every file made in the same second \
+                                 gets the same name (fs_mark would silently truncate it): use -r 1 or more",
+                            );
+                        }
+                        return Err(err);
+                    }
+                }
+            };
+            let t1 = Instant::now();
+            self.calls[CREAT].add(t1 - t0);
+            let mut prev = t1;
+            let mut left = opts.file_size;
+            while left > 0 {
+                let n = left.min(self.buf.len() as u64) as usize;
+                match rustix::io::write(&fd, &self.buf[..n]) {
+                    Ok(w) => {
+                        left -= w as u64;
+                        out.bytes += w as u64;
+                    }
+                    Err(Errno::INTR) => continue,
+                    Err(e) => {
+                        let name = self.names.name(secs, name_seq);
+                        return Err(WorkError::new("write", Self::path_of(&self.dir, subdir, name), e));
+                    }
+                }
+                let t = Instant::now();
+                self.calls[WRITE].add(t - prev);
+                prev = t;
+            }
+            if opts.sync.fsync_before_close() {
+                if let Err(e) = rustix::fs::fsync(&fd) {
+                    let name = self.names.name(secs, name_seq);
+                    return Err(WorkError::new("fsync", Self::path_of(&self.dir, subdir, name), e));
+                }
+                let t = Instant::now();
+                self.calls[FSYNC].add(t - prev);
+                prev = t;
+            }
+            drop(fd);
+            let t_end = Instant::now();
+            self.calls[CLOSE].add(t_end - prev);
+            prev_end = t_end;
+            out.files += 1;
+            self.phase_files += 1;
+            ctx.progress.set(self.index, self.phase_files);
+        }
+        Ok(())
+    }
+
+    fn path_of(dir: &Path, subdir: Option<u32>, name: &CStr) -> PathBuf {
+        let mut p = dir.to_path_buf();
+        if let Some(n) = subdir {
+            p.push(format!("{n:02x}"));
+        }
+        p.push(name.to_string_lossy().as_ref());
+        p
+    }
+
+    /// Calls `f(calls, dir_fd, name)` for every file of the loop, in the
+    /// given order, reopening subdirectories as needed.
+    fn for_each_file(
+        &mut self,
+        log: &NameLog,
+        reverse: bool,
+        mut f: impl FnMut(&mut [CallTimes; 6], BorrowedFd, &CStr) -> Result<(), (&'static str, Errno)>,
+    ) -> Result<(), WorkError> {
+        let top = self.top_fd()?.try_clone().map_err(|e| WorkError::io("open", self.dir.clone(), e))?;
+        let mut cur: Option<(Option<u32>, Option<OwnedFd>)> = None;
+        let n = log.len();
+        for k in 0..n {
+            let i = if reverse { n - 1 - k } else { k };
+            let (subdir, secs, seq) = log.at(i);
+            if cur.as_ref().map(|c| c.0) != Some(subdir) {
+                let fd = match subdir {
+                    Some(s) => Some(self.subdir_fd(s, false)?),
+                    None => None,
+                };
+                cur = Some((subdir, fd));
+            }
+            let dir_fd = match &cur {
+                Some((_, Some(fd))) => fd.as_fd(),
+                _ => top.as_fd(),
+            };
+            let name = self.names.name(secs, seq);
+            if let Err((op, e)) = f(&mut self.calls, dir_fd, name) {
+                let name = self.names.name(secs, seq).to_owned();
+                return Err(WorkError::new(op, Self::path_of(&self.dir, subdir, &name), e));
+            }
+        }
+        Ok(())
+    }
+
+    fn post_loop_syncs(&mut self, ctx: &LoopCtx, log: &NameLog) -> Result<(), WorkError> {
+        let sync = ctx.opts.sync;
+        if sync.sync_after_loop() {
+            let t = Instant::now();
+            rustix::fs::sync();
+            self.calls[SYNC].add(t.elapsed());
+        }
+        // As in fs_mark, a post-loop fsync is timed together with the reopen
+        // and the close around it.
+        let reopen_fsync = |calls: &mut [CallTimes; 6], dir: BorrowedFd, name: &CStr| {
+            let t = Instant::now();
+            let fd = rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+                .map_err(|e| ("open", e))?;
+            rustix::fs::fsync(&fd).map_err(|e| ("fsync", e))?;
+            drop(fd);
+            calls[FSYNC].add(t.elapsed());
+            Ok(())
+        };
+        if sync.post_in_order() {
+            self.for_each_file(log, false, reopen_fsync)?;
+        }
+        if sync.post_reverse() {
+            self.for_each_file(log, true, reopen_fsync)?;
+        }
+        if sync.fsync_first_file() && !log.is_empty() {
+            let (d, s, q) = log.at(0);
+            let mut first = NameLog::new(q);
+            first.push(0, d, s);
+            self.for_each_file(&first, false, reopen_fsync)?;
+        }
+        Ok(())
+    }
+
+    fn unlink_all(&mut self, log: &NameLog) -> Result<(), WorkError> {
+        self.for_each_file(log, false, |calls, dir, name| {
+            let t = Instant::now();
+            rustix::fs::unlinkat(dir, name, rustix::fs::AtFlags::empty()).map_err(|e| ("unlink", e))?;
+            calls[UNLINK].add(t.elapsed());
+            Ok(())
+        })
+    }
+}
+
+fn stopping(ctx: &LoopCtx) -> bool {
+    ctx.stop.load(Ordering::Relaxed) || ctx.abort.load(Ordering::Relaxed)
+}
+
+pub(crate) fn open_dir<Fd: AsFd>(at: Fd, path: &Path) -> Result<OwnedFd, Errno> {
+    rustix::fs::openat(at, path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+}

@@ -1,0 +1,529 @@
+//! `fslab fsmark`: fs_mark 3.3 re-implemented, with seed 001's stat and
+//! unlink phases, per-call latency histograms and a per-second series.
+//!
+//! The flow of a run ([`run`]): validate options (see [`options`]), print
+//! fs_mark's header, run each phase with one worker thread per fs_mark
+//! thread while the calling thread samples progress once a second and
+//! reports to the [`Recorder`], then print and record the results. A worker
+//! error, a full filesystem or the stop flag ends the run early; everything
+//! measured until then is printed and recorded.
+
+pub mod create;
+pub mod names;
+pub mod options;
+pub mod output;
+pub mod tree;
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use fslab_record::{
+    CallStats, LatencyHistogram, LatencySummary, LoopRow, PhaseResult, RecordError, Recorder, RunInfo,
+    RunStatus, SeriesPoint,
+};
+use rustix::io::Errno;
+use serde::Serialize;
+
+pub use options::{DirPolicy, FsMarkOptions, OptionError, Phase, RawOptions, SyncMethod};
+
+use crate::measure::{CpuMeter, PhaseClock, Progress};
+use create::{LoopCtx, LoopOutcome, Worker, CALLS};
+use tree::{TreeCtx, TreeOp, TreeOutcome};
+
+/// A system call that failed during the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkError {
+    pub op: &'static str,
+    pub path: PathBuf,
+    pub errno: Errno,
+    /// What the user can do about it, when fslab knows.
+    pub hint: Option<&'static str>,
+}
+
+impl WorkError {
+    pub fn new(op: &'static str, path: PathBuf, errno: Errno) -> Self {
+        WorkError { op, path, errno, hint: None }
+    }
+
+    pub fn io(op: &'static str, path: PathBuf, e: std::io::Error) -> Self {
+        WorkError::new(op, path, Errno::from_io_error(&e).unwrap_or(Errno::IO))
+    }
+
+    /// ENOSPC or EDQUOT: the filesystem (or the quota) is full.
+    pub fn is_no_space(&self) -> bool {
+        self.errno == Errno::NOSPC || self.errno == Errno::DQUOT
+    }
+}
+
+impl std::fmt::Display for WorkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let e = std::io::Error::from_raw_os_error(self.errno.raw_os_error());
+        write!(f, "{} {}: {e}", self.op, self.path.display())?;
+        if let Some(h) = self.hint {
+            write!(f, " ({h})")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a run could not start or could not record.
+#[derive(Debug, thiserror::Error)]
+pub enum FsMarkError {
+    #[error("{0}")]
+    Setup(String),
+    #[error("results store: {0}")]
+    Store(#[from] RecordError),
+}
+
+/// The latency summary of one call in one phase.
+#[derive(Debug, Clone, Serialize)]
+pub struct LatencyEntry {
+    pub phase: String,
+    pub op: String,
+    #[serde(flatten)]
+    pub summary: LatencySummary,
+}
+
+/// Everything a run measured (what `--json` prints).
+#[derive(Debug, Clone, Serialize)]
+pub struct FsMarkReport {
+    pub run_id: i64,
+    pub status: RunStatus,
+    /// Why the run stopped early, if it did.
+    pub error: Option<String>,
+    /// Remarks that are not errors (e.g. the filesystem filled up under -F).
+    pub notes: Vec<String>,
+    pub target: fslab_record::TargetInfo,
+    pub options: FsMarkOptions,
+    pub loops: Vec<LoopRow>,
+    pub phases: Vec<PhaseResult>,
+    pub latency: Vec<LatencyEntry>,
+    pub series: Vec<SeriesPoint>,
+}
+
+/// Where the run's text goes: stdout (or nothing with --json) and the log file.
+struct Sinks<'a> {
+    out: &'a mut dyn Write,
+    log: std::fs::File,
+}
+
+impl Sinks<'_> {
+    fn both(&mut self, stdout_text: &str, log_text: &str) {
+        // Output errors (a closed pipe) must not stop the measurement.
+        let _ = self.out.write_all(stdout_text.as_bytes());
+        let _ = self.out.flush();
+        let _ = self.log.write_all(log_text.as_bytes());
+        let _ = self.log.flush();
+    }
+}
+
+/// Runs fs_mark with `opts`. `argv` is echoed in the header and recorded.
+pub fn run(
+    opts: &FsMarkOptions,
+    argv: &[String],
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+    rec: &mut dyn Recorder,
+) -> Result<FsMarkReport, FsMarkError> {
+    for d in &opts.dirs {
+        match std::fs::create_dir(d) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(FsMarkError::Setup(format!("-d {}: cannot create directory: {e}", d.display()))),
+        }
+    }
+    let log = OpenOptions::new().create(true).append(true).open(&opts.log_file).map_err(|e| {
+        FsMarkError::Setup(format!("-l {}: cannot open the log file: {e}", opts.log_file.display()))
+    })?;
+    let mut sinks = Sinks { out, log };
+
+    let target = crate::target::describe(&opts.dirs[0]);
+    let (kernel, hostname) = crate::host_facts();
+    let info = RunInfo {
+        workload: "fsmark".into(),
+        command_line: argv.to_vec(),
+        fslab_version: env!("CARGO_PKG_VERSION").into(),
+        kernel,
+        hostname,
+        started_at: chrono::Utc::now().to_rfc3339(),
+        target: target.clone(),
+        params: serde_json::to_value(opts).unwrap_or_default(),
+    };
+    let run_id = rec.begin_run(&info)?;
+    let mut report = FsMarkReport {
+        run_id,
+        status: RunStatus::Running,
+        error: None,
+        notes: Vec::new(),
+        target,
+        options: opts.clone(),
+        loops: Vec::new(),
+        phases: Vec::new(),
+        latency: Vec::new(),
+        series: Vec::new(),
+    };
+
+    let ctime = chrono::Local::now().format("%a %b %e %H:%M:%S %Y").to_string();
+    sinks.both(&output::header(argv, opts, &ctime, false), &output::header(argv, opts, &ctime, true));
+
+    let mut failed = false;
+    for (pi, phase) in opts.phases.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) || failed {
+            break;
+        }
+        let pi = pi as u32;
+        let ok = match phase {
+            Phase::Create => create_phase(opts, pi, stop, &mut sinks, rec, &mut report)?,
+            Phase::Stat => tree_phase(opts, pi, TreeOp::Stat, stop, rec, &mut report)?,
+            Phase::Unlink => tree_phase(opts, pi, TreeOp::Unlink, stop, rec, &mut report)?,
+        };
+        failed = !ok;
+    }
+    report.status = if failed {
+        RunStatus::Failed
+    } else if stop.load(Ordering::Relaxed) {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Complete
+    };
+    rec.finish_run(run_id, report.status, report.error.as_deref())?;
+    Ok(report)
+}
+
+/// Runs `jobs` on scoped threads while the calling thread records one
+/// series point a second. Returns each job's result, in order.
+fn supervise<'env, T: Send + 'env>(
+    jobs: Vec<Box<dyn FnOnce() -> T + Send + 'env>>,
+    clock: &mut PhaseClock,
+    progress: &Progress,
+    on_point: &mut dyn FnMut(SeriesPoint),
+) -> Vec<Option<T>> {
+    std::thread::scope(|s| {
+        let (tx, rx) = mpsc::channel::<()>();
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .map(|job| {
+                let tx = tx.clone();
+                s.spawn(move || {
+                    let r = job();
+                    let _ = tx.send(());
+                    r
+                })
+            })
+            .collect();
+        drop(tx);
+        let mut left = handles.len();
+        while left > 0 {
+            match rx.recv_timeout(clock.until_tick()) {
+                Ok(()) => left -= 1,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            if let Some(p) = clock.tick(progress.total()) {
+                on_point(p);
+            }
+        }
+        handles.into_iter().map(|h| h.join().ok()).collect()
+    })
+}
+
+/// Free bytes for unprivileged users, and the FSUse% fs_mark prints.
+fn space(dir: &Path) -> Option<(u64, u32)> {
+    let v = rustix::fs::statvfs(dir).ok()?;
+    let free = v.f_bavail.saturating_mul(v.f_frsize);
+    let pct = if v.f_blocks == 0 {
+        0
+    } else {
+        (100.0 * (v.f_blocks.saturating_sub(v.f_bavail)) as f64 / v.f_blocks as f64) as u32
+    };
+    Some((free, pct))
+}
+
+fn record_series(rec: &mut dyn Recorder, run: i64, p: SeriesPoint, report: &mut FsMarkReport, store_err: &mut Option<RecordError>) {
+    if store_err.is_none() {
+        if let Err(e) = rec.record_series(run, &p) {
+            *store_err = Some(e);
+        }
+    }
+    report.series.push(p);
+}
+
+/// fs_mark's loops. Returns false when the run failed.
+fn create_phase(
+    opts: &FsMarkOptions,
+    phase_index: u32,
+    stop: &AtomicBool,
+    sinks: &mut Sinks,
+    rec: &mut dyn Recorder,
+    report: &mut FsMarkReport,
+) -> Result<bool, FsMarkError> {
+    let run = report.run_id;
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0x5eed);
+    let ndirs = opts.dirs.len();
+    let mut workers: Vec<Worker> = (0..opts.threads as usize)
+        .map(|i| Worker::new(i, opts.dirs[i % ndirs].clone(), opts, seed))
+        .collect();
+    let threads_per_dir = opts.threads as u64 / ndirs as u64;
+    let progress = Progress::new(workers.len());
+    let mut clock = PhaseClock::start(phase_index);
+    let cpu = CpuMeter::start();
+    let mut count = 0u64;
+    let mut bytes = 0u64;
+    let mut failed = false;
+    let mut cut_short = false;
+    let mut store_err = None;
+
+    let mut l = 0u64;
+    while (opts.fill || l < opts.loops) && !stop.load(Ordering::Relaxed) {
+        // fs_mark checks before every loop that this loop's data fits.
+        let need = opts.file_size.saturating_mul(opts.files).saturating_mul(threads_per_dir);
+        if let Some(dir) = opts.dirs.iter().find(|d| space(d).is_some_and(|(free, _)| free < need)) {
+            let msg = format!("Insufficient free space in {} to create {} new files, exiting", dir.display(), opts.files);
+            sinks.both(&format!("{msg}\n"), &format!("{msg}\n"));
+            if opts.fill {
+                report.notes.push(format!("filesystem full: {msg}"));
+            } else {
+                report.error = Some(msg);
+                failed = true;
+            }
+            break;
+        }
+        let abort = AtomicBool::new(false);
+        let ctx = LoopCtx { opts, stop, abort: &abort, progress: &progress };
+        let loop_start = Instant::now();
+        let jobs: Vec<Box<dyn FnOnce() -> LoopOutcome + Send + '_>> = workers
+            .iter_mut()
+            .map(|w| {
+                let ctx = &ctx;
+                Box::new(move || w.run_loop(ctx)) as Box<dyn FnOnce() -> LoopOutcome + Send + '_>
+            })
+            .collect();
+        let outcomes = supervise(jobs, &mut clock, &progress, &mut |p| {
+            record_series(rec, run, p, report, &mut store_err)
+        });
+        let wall = loop_start.elapsed();
+        if let Some(e) = store_err.take() {
+            return Err(e.into());
+        }
+
+        let mut error: Option<WorkError> = None;
+        let mut files = 0u64;
+        let mut files_per_sec = 0.0;
+        let mut overhead_us = 0u64;
+        for (o, w) in outcomes.iter().zip(&workers) {
+            let Some(o) = o else {
+                error.get_or_insert(WorkError {
+                    op: "worker",
+                    path: w.dir.clone(),
+                    errno: Errno::CANCELED,
+                    hint: Some("a worker thread panicked: this is a bug in fslab"),
+                });
+                continue;
+            };
+            files += o.files;
+            bytes += o.bytes;
+            let secs = o.loop_time.as_secs_f64();
+            if secs > 0.0 {
+                files_per_sec += o.files as f64 / secs;
+            }
+            overhead_us += o.loop_time.saturating_sub(o.call_time).as_micros() as u64;
+            if let Some(e) = &o.error {
+                // Prefer the first real failure over a secondary one.
+                if error.as_ref().is_none_or(|cur| cur.is_no_space() && !e.is_no_space()) {
+                    error = Some(e.clone());
+                }
+            }
+        }
+        count += files;
+        let calls = CALLS
+            .iter()
+            .enumerate()
+            .map(|(c, name)| {
+                let per: Vec<CallStats> =
+                    workers.iter().filter(|w| w.calls[c].loop_count() > 0).map(|w| w.calls[c].loop_stats()).collect();
+                let stats = CallStats {
+                    min_us: per.iter().map(|s| s.min_us).min().unwrap_or(0),
+                    avg_us: per.iter().map(|s| s.avg_us).sum::<u64>() / workers.len() as u64,
+                    max_us: per.iter().map(|s| s.max_us).max().unwrap_or(0),
+                };
+                (name.to_string(), stats)
+            })
+            .collect();
+        let complete = error.is_none() && files == opts.files * opts.threads as u64;
+        let row = LoopRow {
+            index: l as u32,
+            fs_use_pct: space(&opts.dirs[0]).map(|s| s.1).unwrap_or(0),
+            count,
+            files,
+            file_size: opts.file_size,
+            files_per_sec,
+            wall_files_per_sec: if wall.as_secs_f64() > 0.0 { files as f64 / wall.as_secs_f64() } else { 0.0 },
+            wall_s: wall.as_secs_f64(),
+            app_overhead_us: overhead_us,
+            calls,
+            complete,
+        };
+        let line = output::row(&row, opts.verbose);
+        sinks.both(&line, &line);
+        rec.record_loop(run, &row)?;
+        report.loops.push(row);
+        l += 1;
+
+        if let Some(e) = error {
+            cut_short = true;
+            if e.is_no_space() && opts.fill {
+                report.notes.push(format!("filesystem full: {e}"));
+            } else {
+                report.error = Some(e.to_string());
+                failed = true;
+            }
+            break;
+        }
+        if !complete {
+            cut_short = true;
+        }
+    }
+    if let Some(p) = clock.finish(progress.total()) {
+        record_series(rec, run, p, report, &mut store_err);
+    }
+    if let Some(e) = store_err {
+        return Err(e.into());
+    }
+    let (usr, sys) = cpu.read();
+    let elapsed = clock.elapsed().as_secs_f64();
+    let ops: u64 = workers.iter().map(|w| w.phase_files).sum();
+    let phase = PhaseResult {
+        phase: "create".into(),
+        ops,
+        elapsed_s: elapsed,
+        ops_per_s: if elapsed > 0.0 { ops as f64 / elapsed } else { 0.0 },
+        usr_cpu_s: usr,
+        sys_cpu_s: sys,
+        bytes,
+        complete: !cut_short && !failed && !stop.load(Ordering::Relaxed),
+    };
+    rec.record_phase(run, &phase)?;
+    report.phases.push(phase);
+    for (c, name) in CALLS.iter().enumerate() {
+        let mut h = LatencyHistogram::new();
+        for w in &workers {
+            h.merge(&w.calls[c].phase);
+        }
+        if h.count() > 0 {
+            rec.record_latency(run, "create", name, &h)?;
+            report.latency.push(LatencyEntry { phase: "create".into(), op: name.to_string(), summary: h.summary() });
+        }
+    }
+    Ok(!failed)
+}
+
+/// The stat or unlink phase. Returns false when the run failed.
+fn tree_phase(
+    opts: &FsMarkOptions,
+    phase_index: u32,
+    op: TreeOp,
+    stop: &AtomicBool,
+    rec: &mut dyn Recorder,
+    report: &mut FsMarkReport,
+) -> Result<bool, FsMarkError> {
+    let run = report.run_id;
+    let phase_name = match op {
+        TreeOp::Stat => "stat",
+        TreeOp::Unlink => "unlink",
+    };
+    let units = match tree::plan(&opts.dirs) {
+        Ok(u) => u,
+        Err(e) => {
+            report.error = Some(e.to_string());
+            return Ok(false);
+        }
+    };
+    let threads = opts.threads as usize;
+    let progress = Progress::new(threads);
+    let mut clock = PhaseClock::start(phase_index);
+    let cpu = CpuMeter::start();
+    let next = AtomicUsize::new(0);
+    let abort = AtomicBool::new(false);
+    let ctx = TreeCtx {
+        op,
+        units: &units,
+        next: &next,
+        name_len: opts.name_len,
+        rand_len: opts.rand_len,
+        stop,
+        abort: &abort,
+        progress: &progress,
+    };
+    let jobs: Vec<Box<dyn FnOnce() -> TreeOutcome + Send + '_>> = (0..threads)
+        .map(|t| {
+            let ctx = &ctx;
+            Box::new(move || tree::work(ctx, t)) as Box<dyn FnOnce() -> TreeOutcome + Send + '_>
+        })
+        .collect();
+    let mut store_err = None;
+    let outcomes = supervise(jobs, &mut clock, &progress, &mut |p| record_series(rec, run, p, report, &mut store_err));
+    if let Some(p) = clock.finish(progress.total()) {
+        record_series(rec, run, p, report, &mut store_err);
+    }
+    if let Some(e) = store_err {
+        return Err(e.into());
+    }
+    let mut hist = LatencyHistogram::new();
+    let mut ops = 0;
+    let mut error = None;
+    for o in &outcomes {
+        match o {
+            Some(o) => {
+                ops += o.files;
+                hist.merge(&o.hist);
+                if error.is_none() {
+                    error = o.error.clone();
+                }
+            }
+            None => {
+                error.get_or_insert(WorkError {
+                    op: "worker",
+                    path: PathBuf::new(),
+                    errno: Errno::CANCELED,
+                    hint: Some("a worker thread panicked: this is a bug in fslab"),
+                });
+            }
+        }
+    }
+    let interrupted = stop.load(Ordering::Relaxed);
+    if op == TreeOp::Unlink && error.is_none() && !interrupted {
+        if let Err(e) = tree::remove_empty_subdirs(&units) {
+            error = Some(e);
+        }
+    }
+    let (usr, sys) = cpu.read();
+    let elapsed = clock.elapsed().as_secs_f64();
+    let phase = PhaseResult {
+        phase: phase_name.into(),
+        ops,
+        elapsed_s: elapsed,
+        ops_per_s: if elapsed > 0.0 { ops as f64 / elapsed } else { 0.0 },
+        usr_cpu_s: usr,
+        sys_cpu_s: sys,
+        bytes: 0,
+        complete: error.is_none() && !interrupted,
+    };
+    rec.record_phase(run, &phase)?;
+    report.phases.push(phase);
+    if hist.count() > 0 {
+        rec.record_latency(run, phase_name, op.call(), &hist)?;
+        report.latency.push(LatencyEntry { phase: phase_name.into(), op: op.call().into(), summary: hist.summary() });
+    }
+    if let Some(e) = error {
+        report.error = Some(e.to_string());
+        return Ok(false);
+    }
+    Ok(true)
+}

@@ -1,0 +1,28 @@
+//! fslab's workloads and the measuring they share.
+//!
+//! - [`measure`]: per-thread progress counters, the per-second sampler and
+//!   CPU accounting, used by every workload;
+//! - [`target`]: which filesystem a directory is on (from mountinfo);
+//! - [`fsmark`]: fs_mark 3.3 re-implemented, plus stat and unlink phases.
+//!
+//! Workloads report through [`fslab_record::Recorder`] and never touch the
+//! database themselves.
+
+pub mod fsmark;
+pub mod measure;
+pub mod target;
+
+use std::sync::atomic::AtomicBool;
+
+/// Set by the signal handler (SIGINT, SIGTERM): workloads stop at the next
+/// operation and keep what they measured.
+pub type StopFlag = AtomicBool;
+
+/// Host facts recorded with every run.
+pub fn host_facts() -> (String, String) {
+    let u = rustix::system::uname();
+    (
+        u.release().to_string_lossy().into_owned(),
+        u.nodename().to_string_lossy().into_owned(),
+    )
+}

@@ -1,0 +1,59 @@
+//! The `fslab` binary: parses the command line, then hands over to `cmd`.
+
+mod cli;
+mod cmd;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// How a command ended, as an exit status.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad input: status 2.
+    Usage(String),
+    /// The work failed: status 1.
+    Failed(String),
+    /// Stopped by SIGINT or SIGTERM: status 130.
+    Interrupted,
+}
+
+fn main() -> ExitCode {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("fslab: internal error: {}{at} (please report this)", msg.replace('\n', " "));
+    }));
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind::*;
+            if matches!(e.kind(), DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand) {
+                let _ = e.print();
+                return ExitCode::from(if e.kind() == DisplayHelpOnMissingArgumentOrSubcommand { 2 } else { 0 });
+            }
+            // clap's message spans several lines; its first line names the bad value.
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+            eprintln!("fslab: {first}");
+            return ExitCode::from(2);
+        }
+    };
+    match cmd::dispatch(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(m)) => {
+            eprintln!("fslab: {m}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Failed(m)) => {
+            eprintln!("fslab: {m}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Interrupted) => ExitCode::from(130),
+    }
+}
