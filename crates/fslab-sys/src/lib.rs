@@ -6,6 +6,8 @@
 use std::io;
 use std::time::Duration;
 
+pub mod loopdev;
+
 /// Whose resource usage [`rusage`] reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Who {

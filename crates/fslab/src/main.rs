@@ -37,10 +37,11 @@ fn main() -> ExitCode {
                 let _ = e.print();
                 return ExitCode::from(if e.kind() == DisplayHelpOnMissingArgumentOrSubcommand { 2 } else { 0 });
             }
-            // clap's message spans several lines; its first line names the bad value.
+            // clap's message spans several lines: keep its first paragraph,
+            // which names the bad value, on one line.
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
-            eprintln!("fslab: {first}");
+            let first: Vec<&str> = text.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
+            eprintln!("fslab: {}", first.join(" ").trim_start_matches("error: "));
             return ExitCode::from(2);
         }
     };

@@ -183,6 +183,10 @@ pub fn run(
         };
         failed = !ok;
     }
+    if opts.phases.iter().any(|p| *p != Phase::Create) && !report.phases.is_empty() {
+        let text = output::phase_summary(&report.phases);
+        sinks.both(&text, &text);
+    }
     report.status = if failed {
         RunStatus::Failed
     } else if stop.load(Ordering::Relaxed) {

@@ -327,6 +327,12 @@ impl RawOptions {
             Some(list) => parse_phases(list)?,
         };
         let walks = phases.iter().any(|p| *p != Phase::Create);
+        let log_file = self.log_file.clone().unwrap_or_else(|| PathBuf::from("fs_log.txt"));
+        if let Some(parent) = log_file.parent().filter(|p| !p.as_os_str().is_empty()) {
+            if !parent.is_dir() {
+                return err(format!("-l {}: no such directory {}", log_file.display(), parent.display()));
+            }
+        }
         Ok(FsMarkOptions {
             dirs: self.dirs.clone(),
             threads: threads as u32,
@@ -340,7 +346,7 @@ impl RawOptions {
             loops,
             keep: self.keep || self.loops.is_some() || self.fill || walks,
             fill: self.fill,
-            log_file: self.log_file.clone().unwrap_or_else(|| PathBuf::from("fs_log.txt")),
+            log_file,
             verbose: self.verbose,
             phases,
         })
@@ -450,6 +456,7 @@ mod tests {
             (Box::new(|r| r.phases = Some("stat,create".into())), "--phases stat,create"),
             (Box::new(|r| r.phases = Some("walk,bogus".into())), "\"bogus\""),
             (Box::new(|r| r.dirs = vec!["/nonexistent/a/b".into()]), "-d /nonexistent/a/b"),
+            (Box::new(|r| r.log_file = Some("/nonexistent/log".into())), "-l /nonexistent/log"),
         ];
         for (set, want) in cases {
             let mut r = raw("/tmp");

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use fslab_record::LoopRow;
+use fslab_record::{LoopRow, PhaseResult};
 
 use super::create::CALLS;
 use super::options::{DirPolicy, FsMarkOptions};
@@ -94,6 +94,31 @@ pub fn row(r: &LoopRow, verbose: bool) -> String {
     s
 }
 
+/// The phase summary fslab adds after the table when phases other than
+/// create ran; `#` lines, so readers of fs_mark rows skip them.
+pub fn phase_summary(phases: &[PhaseResult]) -> String {
+    let mut s = String::from("#\n");
+    let _ = writeln!(
+        s,
+        "#\t{:<8} {:>12} {:>12} {:>12} {:>12} {:>12}",
+        "Phase", "Files", "Time (s)", "Files/sec", "Usr CPU (s)", "Sys CPU (s)"
+    );
+    for p in phases {
+        let _ = writeln!(
+            s,
+            "#\t{:<8} {:>12} {:>12.3} {:>12.1} {:>12.3} {:>12.3}{}",
+            p.phase,
+            p.ops,
+            p.elapsed_s,
+            p.ops_per_s,
+            p.usr_cpu_s,
+            p.sys_cpu_s,
+            if p.complete { "" } else { "  (cut short)" }
+        );
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,6 +135,14 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(row(&r, false), "     0       800000            0      53498.9          7898900\n");
+    }
+
+    #[test]
+    fn phase_summary_is_comment_lines() {
+        let p = PhaseResult { phase: "stat".into(), ops: 10, elapsed_s: 0.5, ops_per_s: 20.0, complete: true, ..Default::default() };
+        let s = phase_summary(&[p]);
+        assert!(s.lines().all(|l| l.starts_with('#')));
+        assert!(s.contains("#\tstat               10        0.500         20.0"), "{s}");
     }
 
     #[test]

@@ -72,13 +72,11 @@ pub fn show(rec: &RunRecord) -> String {
     let _ = writeln!(s, "target:    {} on {} ({}, mounted at {})", r.target_path, r.mount_source, r.fs_type, r.mount_point);
     let _ = writeln!(s, "options:   {}", r.mount_options);
     if !rec.loops.is_empty() {
-        let verbose = r.params.get("verbose").and_then(|v| v.as_bool()).unwrap_or(false);
         s.push_str("\nloops (fs_mark table):\n");
         let _ = writeln!(s, "{:>6} {:>12} {:>12} {:>12} {:>16}", "FSUse%", "Count", "Size", "Files/sec", "App Overhead");
         for l in &rec.loops {
             s.push_str(&output::row(l, false));
         }
-        let _ = verbose;
     }
     if !rec.phases.is_empty() {
         s.push_str("\nphases:\n");
@@ -127,7 +125,7 @@ pub fn show(rec: &RunRecord) -> String {
             let pts: Vec<f64> = rec
                 .series
                 .iter()
-                .filter(|x| x.phase_index == p.seq && x.ops > 0)
+                .filter(|x| x.phase_index == p.seq)
                 .scan(0.0, |prev, x| {
                     let dt = x.t_s - *prev;
                     *prev = x.t_s;

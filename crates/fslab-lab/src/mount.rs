@@ -1,0 +1,238 @@
+//! Mounting and unmounting, with the kernel's own words when a mount fails
+//! and a check that the mount really is the new filesystem.
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+use rustix::mount::{MountFlags, UnmountFlags};
+
+use crate::{LabError, LabResult};
+
+/// Splits `-o` style options into mount(2) flags and the filesystem's data string.
+pub fn split_options(options: &str) -> (MountFlags, String) {
+    let mut flags = MountFlags::empty();
+    let mut data = Vec::new();
+    for o in options.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+        let f = match o {
+            "ro" => MountFlags::RDONLY,
+            "rw" | "defaults" => MountFlags::empty(),
+            "noatime" => MountFlags::NOATIME,
+            "nodiratime" => MountFlags::NODIRATIME,
+            "relatime" => MountFlags::RELATIME,
+            "strictatime" => MountFlags::STRICTATIME,
+            "lazytime" => MountFlags::LAZYTIME,
+            "sync" => MountFlags::SYNCHRONOUS,
+            "dirsync" => MountFlags::DIRSYNC,
+            "nosuid" => MountFlags::NOSUID,
+            "nodev" => MountFlags::NODEV,
+            "noexec" => MountFlags::NOEXEC,
+            other => {
+                data.push(other.to_string());
+                continue;
+            }
+        };
+        flags |= f;
+    }
+    (flags, data.join(","))
+}
+
+/// Reads kernel log records written after it was started (`/dev/kmsg`), to
+/// give the kernel's reason when a mount fails.
+pub struct KernelLog {
+    fd: Option<std::os::fd::OwnedFd>,
+}
+
+impl KernelLog {
+    pub fn start() -> KernelLog {
+        let fd = rustix::fs::open("/dev/kmsg", OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty()).ok();
+        if let Some(fd) = &fd {
+            let _ = rustix::fs::seek(fd, rustix::fs::SeekFrom::End(0));
+        }
+        KernelLog { fd }
+    }
+
+    /// Messages since `start` (text after the record header).
+    pub fn read(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let Some(fd) = &self.fd else { return out };
+        let mut buf = vec![0u8; 8192];
+        loop {
+            match rustix::io::read(fd, &mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let rec = String::from_utf8_lossy(&buf[..n]);
+                    if let Some((_, msg)) = rec.split_once(';') {
+                        out.push(msg.lines().next().unwrap_or("").trim().to_string());
+                    }
+                }
+                Err(Errno::PIPE) => continue, // overwritten records: skip
+                Err(_) => break,
+            }
+        }
+        out
+    }
+}
+
+/// A filesystem this run mounted; unmounted on drop.
+#[derive(Debug)]
+pub struct Mount {
+    target: PathBuf,
+    source: PathBuf,
+    fstype: String,
+    kernel_options: String,
+    mounted: bool,
+}
+
+/// `mount -t FSTYPE -o OPTIONS SOURCE TARGET` as a command line, for the record.
+pub fn mount_argv(source: &Path, target: &Path, fstype: &str, options: &str) -> Vec<String> {
+    let mut v = vec!["mount".to_string(), "-t".into(), fstype.into()];
+    if !options.is_empty() {
+        v.push("-o".into());
+        v.push(options.into());
+    }
+    v.push(source.display().to_string());
+    v.push(target.display().to_string());
+    v
+}
+
+impl Mount {
+    /// Mounts `source` on `target`, then checks that `target` now is a
+    /// filesystem on device `expect_dev` (the loop device's rdev), so a
+    /// mount that silently did not happen is caught before any workload
+    /// writes to the host.
+    pub fn mount(source: &Path, target: &Path, fstype: &str, options: &str, expect_dev: u64) -> LabResult<Mount> {
+        let (flags, data) = split_options(options);
+        let data_c = CString::new(data).map_err(|_| LabError("mount options contain a NUL byte".into()))?;
+        let klog = KernelLog::start();
+        if let Err(e) = rustix::mount::mount(source, target, fstype, flags, Some(data_c.as_c_str())) {
+            let dev = source.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let said: Vec<String> = klog.read().into_iter().filter(|m| !dev.is_empty() && m.contains(&dev)).collect();
+            let reason = if said.is_empty() { String::new() } else { format!("; kernel: {}", said.join(" / ")) };
+            return Err(LabError(format!(
+                "`{}` failed: {}{reason}",
+                mount_argv(source, target, fstype, options).join(" "),
+                std::io::Error::from(e)
+            )));
+        }
+        let mut m = Mount {
+            target: target.to_path_buf(),
+            source: source.to_path_buf(),
+            fstype: fstype.to_string(),
+            kernel_options: String::new(),
+            mounted: true,
+        };
+        ensure_on(target, expect_dev)?;
+        m.kernel_options = kernel_mount_options(target).unwrap_or_default();
+        Ok(m)
+    }
+
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    pub fn source(&self) -> &Path {
+        &self.source
+    }
+
+    pub fn fstype(&self) -> &str {
+        &self.fstype
+    }
+
+    /// The options as the kernel reports them in mountinfo.
+    pub fn kernel_options(&self) -> &str {
+        &self.kernel_options
+    }
+
+    /// Unmounts, retrying while busy for a few seconds; returns the time
+    /// the successful umount(2) took (the cost of writing back what the
+    /// workload left).
+    pub fn unmount(mut self) -> LabResult<Duration> {
+        self.unmount_now()
+    }
+
+    fn unmount_now(&mut self) -> LabResult<Duration> {
+        if !self.mounted {
+            return Ok(Duration::ZERO);
+        }
+        let mut tries = 0;
+        loop {
+            let t = Instant::now();
+            match rustix::mount::unmount(&self.target, UnmountFlags::empty()) {
+                Ok(()) => {
+                    self.mounted = false;
+                    return Ok(t.elapsed());
+                }
+                Err(Errno::BUSY) if tries < 50 => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                Err(Errno::INVAL) | Err(Errno::NOENT) => {
+                    self.mounted = false;
+                    return Ok(Duration::ZERO);
+                }
+                Err(e) => {
+                    return Err(LabError(format!("cannot unmount {}: {}", self.target.display(), std::io::Error::from(e))))
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        if self.unmount_now().is_err() {
+            // Last resort so the loop device can go: detach lazily.
+            let _ = rustix::mount::unmount(&self.target, UnmountFlags::DETACH);
+        }
+    }
+}
+
+/// Fails unless `dir` is on the filesystem of device `dev`.
+pub fn ensure_on(dir: &Path, dev: u64) -> LabResult<()> {
+    let st = rustix::fs::stat(dir)
+        .map_err(|e| LabError(format!("cannot stat {}: {}", dir.display(), std::io::Error::from(e))))?;
+    if st.st_dev != dev {
+        return Err(LabError(format!(
+            "{} is on device {}:{}, not on the new filesystem ({}:{}): refusing to run the workload on the host",
+            dir.display(),
+            rustix::fs::major(st.st_dev),
+            rustix::fs::minor(st.st_dev),
+            rustix::fs::major(dev),
+            rustix::fs::minor(dev)
+        )));
+    }
+    Ok(())
+}
+
+/// The options mountinfo reports for the mount at exactly `target`.
+pub fn kernel_mount_options(target: &Path) -> Option<String> {
+    let canon = std::fs::canonicalize(target).ok()?;
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    text.lines().rev().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        let f: Vec<&str> = left.split(' ').collect();
+        let r: Vec<&str> = right.split(' ').collect();
+        (f.len() > 5 && r.len() > 2 && Path::new(f[4]) == canon).then(|| format!("{},{}", f[5], r[2]))
+    })
+}
+
+/// Whether something is mounted exactly at `target`.
+pub fn is_mount_point(target: &Path) -> bool {
+    kernel_mount_options(target).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_split_into_flags_and_data() {
+        let (f, d) = split_options("noatime,nodatacow,ssd,ro");
+        assert!(f.contains(MountFlags::NOATIME) && f.contains(MountFlags::RDONLY));
+        assert_eq!(d, "nodatacow,ssd");
+        assert_eq!(mount_argv(Path::new("/dev/loop1"), Path::new("/m"), "ext4", ""), ["mount", "-t", "ext4", "/dev/loop1", "/m"]);
+    }
+}

@@ -1,0 +1,8 @@
+//! fslab's integration tests: one binary that drives the real `fslab`
+//! executable. Tests that need root or kernel features skip with a reason
+//! outside CI and fail under `CI=true`.
+
+mod fsmark;
+mod fsmark_fs;
+mod results;
+mod support;
