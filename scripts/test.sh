@@ -7,4 +7,11 @@ cd "$(dirname "$0")/.."
 source scripts/install-deps.sh
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo build --workspace --all-targets
-cargo test --workspace -- --test-threads 2
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+cargo test --workspace -- --test-threads 2 2>&1 | tee "$log" || status=$?
+# One closing line for the whole suite (cargo prints one per test binary).
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /^passed;?$/) p += $(i-1); if ($(i) ~ /^failed;?$/) f += $(i-1); if ($(i) ~ /^ignored;?$/) s += $(i-1) } }
+     END { printf "fslab test suite: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
+exit $status

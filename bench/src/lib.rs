@@ -10,7 +10,11 @@ pub fn fslab_bin() -> PathBuf {
     }
     let me = std::env::current_exe().expect("current exe");
     let p = me.parent().expect("exe dir").join("fslab");
-    assert!(p.exists(), "{} not found: run `cargo build --release --workspace` first", p.display());
+    assert!(
+        p.exists(),
+        "{} not found: run `cargo build --release --workspace` first",
+        p.display()
+    );
     p
 }
 
@@ -53,6 +57,14 @@ pub fn median(v: &[f64]) -> f64 {
 
 /// Runs `fslab` with `args`, stdout discarded; panics with its stderr on failure.
 pub fn run_fslab(args: &[&str], cwd: &Path) {
-    let out = Command::new(fslab_bin()).args(args).current_dir(cwd).output().expect("spawn fslab");
-    assert!(out.status.success(), "fslab {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(fslab_bin())
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("spawn fslab");
+    assert!(
+        out.status.success(),
+        "fslab {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

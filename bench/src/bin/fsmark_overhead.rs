@@ -30,10 +30,16 @@ fn bare(dirs: &[std::path::PathBuf], files: usize) -> f64 {
     std::thread::scope(|s| {
         for (list, dir) in names.iter().zip(dirs) {
             s.spawn(move || {
-                let dfd = rustix::fs::open(dir, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).expect("open dir");
+                let dfd = rustix::fs::open(dir, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())
+                    .expect("open dir");
                 for n in list {
-                    let fd = rustix::fs::openat(&dfd, n.as_c_str(), OFlags::CREATE | OFlags::WRONLY, Mode::from_bits_truncate(0o644))
-                        .expect("bare create");
+                    let fd = rustix::fs::openat(
+                        &dfd,
+                        n.as_c_str(),
+                        OFlags::CREATE | OFlags::WRONLY,
+                        Mode::from_bits_truncate(0o644),
+                    )
+                    .expect("bare create");
                     drop(fd);
                 }
             });
@@ -64,7 +70,10 @@ fn fslab(scratch: &Scratch, dirs: &[std::path::PathBuf], files: usize) -> f64 {
 }
 
 fn main() {
-    let files: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(200_000);
+    let files: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(200_000);
     let scratch = Scratch::new("overhead");
     let work = Scratch::new("overhead-files");
     let dirs: Vec<_> = (0..THREADS).map(|t| work.0.join(format!("d{t}"))).collect();
@@ -81,12 +90,18 @@ fn main() {
         let rb = bare(&dirs, files);
         prep();
         let rf = fslab(&scratch, &dirs, files);
-        println!("  run {i}: bare {rb:>10.0} files/s   fslab {rf:>10.0} files/s   ratio {:.3}", rf / rb);
+        println!(
+            "  run {i}: bare {rb:>10.0} files/s   fslab {rf:>10.0} files/s   ratio {:.3}",
+            rf / rb
+        );
         b.push(rb);
         f.push(rf);
     }
     let (mb, mf) = (median(&b), median(&f));
     let ratio = mf / mb;
     println!("median: bare {mb:.0} files/s, fslab {mf:.0} files/s");
-    println!("ratio fslab/bare = {ratio:.3} (target >= 0.95): {}", if ratio >= 0.95 { "PASS" } else { "FAIL" });
+    println!(
+        "ratio fslab/bare = {ratio:.3} (target >= 0.95): {}",
+        if ratio >= 0.95 { "PASS" } else { "FAIL" }
+    );
 }

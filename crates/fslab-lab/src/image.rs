@@ -23,7 +23,9 @@ pub fn fs_name_of_magic(magic: i64) -> &'static str {
 
 /// The host filesystem's type (by name) for the directory holding `path`.
 pub fn host_fs(dir: &Path) -> String {
-    rustix::fs::statfs(dir).map(|s| fs_name_of_magic(s.f_type as i64).to_string()).unwrap_or_else(|_| "unknown".into())
+    rustix::fs::statfs(dir)
+        .map(|s| fs_name_of_magic(s.f_type as i64).to_string())
+        .unwrap_or_else(|_| "unknown".into())
 }
 
 /// A sparse image file made by this run; removed on drop unless kept.
@@ -40,7 +42,10 @@ impl Image {
     pub fn create(path: &Path, size: u64) -> LabResult<Image> {
         let dir = path.parent().unwrap_or(Path::new("."));
         if !dir.is_dir() {
-            return Err(LabError(format!("image directory {} does not exist", dir.display())));
+            return Err(LabError(format!(
+                "image directory {} does not exist",
+                dir.display()
+            )));
         }
         let fd: OwnedFd = rustix::fs::open(
             path,
@@ -54,7 +59,12 @@ impl Image {
             )),
             e => LabError(format!("cannot create image {}: {}", path.display(), std::io::Error::from(e))),
         })?;
-        let image = Image { path: path.to_path_buf(), size, keep: false, removed: false };
+        let image = Image {
+            path: path.to_path_buf(),
+            size,
+            keep: false,
+            removed: false,
+        };
         if let Err(e) = rustix::fs::ftruncate(&fd, size) {
             let host = host_fs(dir);
             let msg = if e == Errno::FBIG || e == Errno::INVAL {
@@ -65,7 +75,12 @@ impl Image {
                     if host == "ext4" { ", whose largest file is 16 TiB - 4 KiB" } else { "" },
                 )
             } else {
-                format!("cannot size image {} to {}: {}", path.display(), human_bytes(size), std::io::Error::from(e))
+                format!(
+                    "cannot size image {} to {}: {}",
+                    path.display(),
+                    human_bytes(size),
+                    std::io::Error::from(e)
+                )
             };
             return Err(LabError(msg));
         }
@@ -87,7 +102,9 @@ impl Image {
 
     /// Bytes the image really occupies on the host.
     pub fn allocated(&self) -> u64 {
-        rustix::fs::stat(&self.path).map(|s| s.st_blocks as u64 * 512).unwrap_or(0)
+        rustix::fs::stat(&self.path)
+            .map(|s| s.st_blocks as u64 * 512)
+            .unwrap_or(0)
     }
 
     /// Removes the file now (unless kept).
@@ -103,7 +120,10 @@ impl Image {
         match std::fs::remove_file(&self.path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(LabError(format!("cannot remove image {}: {e}", self.path.display()))),
+            Err(e) => Err(LabError(format!(
+                "cannot remove image {}: {e}",
+                self.path.display()
+            ))),
         }
     }
 }

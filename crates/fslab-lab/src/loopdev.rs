@@ -31,9 +31,24 @@ impl LoopDevice {
     /// filesystems: see [`LoopDevice::direct_io`]).
     pub fn attach(image: &Path, direct_io: bool) -> LabResult<LoopDevice> {
         let backing = rustix::fs::open(image, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty())
-            .map_err(|e| LabError(format!("cannot open image {}: {}", image.display(), std::io::Error::from(e))))?;
-        let ctl = rustix::fs::open("/dev/loop-control", OFlags::RDWR | OFlags::CLOEXEC, Mode::empty())
-            .map_err(|e| LabError(format!("cannot open /dev/loop-control (is the loop module loaded?): {}", std::io::Error::from(e))))?;
+            .map_err(|e| {
+                LabError(format!(
+                    "cannot open image {}: {}",
+                    image.display(),
+                    std::io::Error::from(e)
+                ))
+            })?;
+        let ctl = rustix::fs::open(
+            "/dev/loop-control",
+            OFlags::RDWR | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| {
+            LabError(format!(
+                "cannot open /dev/loop-control (is the loop module loaded?): {}",
+                std::io::Error::from(e)
+            ))
+        })?;
         let mut flags = loopdev::FLAG_AUTOCLEAR;
         if direct_io {
             flags |= loopdev::FLAG_DIRECT_IO;
@@ -41,7 +56,8 @@ impl LoopDevice {
         let name = image.to_string_lossy();
         let mut last = String::new();
         for _ in 0..50 {
-            let n = loopdev::get_free(ctl.as_fd()).map_err(|e| LabError(format!("no free loop device: {e}")))?;
+            let n = loopdev::get_free(ctl.as_fd())
+                .map_err(|e| LabError(format!("no free loop device: {e}")))?;
             let path = PathBuf::from(format!("/dev/loop{n}"));
             let fd = match rustix::fs::open(&path, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty()) {
                 Ok(fd) => fd,
@@ -56,17 +72,31 @@ impl LoopDevice {
                     let rdev = rustix::fs::fstat(&fd).map(|s| s.st_rdev).unwrap_or(0);
                     let st = loopdev::status(fd.as_fd()).ok();
                     let dio = st.is_some_and(|s| s.flags & loopdev::FLAG_DIRECT_IO != 0);
-                    return Ok(LoopDevice { path, number: n, fd: Some(fd), rdev, direct_io: dio });
+                    return Ok(LoopDevice {
+                        path,
+                        number: n,
+                        fd: Some(fd),
+                        rdev,
+                        direct_io: dio,
+                    });
                 }
                 // Another process bound this device between GET_FREE and CONFIGURE.
                 Err(e) if e.raw_os_error() == Some(libc_ebusy()) => {
                     last = format!("{}: busy", path.display());
                     continue;
                 }
-                Err(e) => return Err(LabError(format!("cannot bind {} to {}: {e}", image.display(), path.display()))),
+                Err(e) => {
+                    return Err(LabError(format!(
+                        "cannot bind {} to {}: {e}",
+                        image.display(),
+                        path.display()
+                    )))
+                }
             }
         }
-        Err(LabError(format!("could not get a loop device after 50 tries (last: {last})")))
+        Err(LabError(format!(
+            "could not get a loop device after 50 tries (last: {last})"
+        )))
     }
 
     /// `/dev/loopN`.
@@ -100,7 +130,9 @@ impl LoopDevice {
     }
 
     fn detach_now(&mut self, wait: Duration) -> LabResult<()> {
-        let Some(fd) = self.fd.take() else { return Ok(()) };
+        let Some(fd) = self.fd.take() else {
+            return Ok(());
+        };
         // ENXIO: already unbound (autoclear after the last close).
         let _ = loopdev::clear(fd.as_fd());
         drop(fd);
@@ -108,7 +140,11 @@ impl LoopDevice {
         let start = Instant::now();
         while backing.exists() {
             if start.elapsed() > wait {
-                return Err(LabError(format!("{} is still bound after {:?}: something still uses it", self.path.display(), wait)));
+                return Err(LabError(format!(
+                    "{} is still bound after {:?}: something still uses it",
+                    self.path.display(),
+                    wait
+                )));
             }
             std::thread::sleep(Duration::from_millis(10));
         }

@@ -100,7 +100,7 @@ impl FsType {
     /// background during the benchmark (ext4's lazy inode table init).
     pub fn quiet_mount_options(&self) -> &'static [&'static str] {
         match self {
-            FsType::Ext4 | FsType::Ext3 | FsType::Ext2 => &["noinit_itable"],
+            FsType::Ext4 => &["noinit_itable"],
             _ => &[],
         }
     }
@@ -135,8 +135,17 @@ pub fn tool_version(fs: &FsType) -> LabResult<String> {
         .stdin(Stdio::null())
         .output()
         .map_err(|e| LabError(format!("cannot run {}: {e}", tool.display())))?;
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    Ok(text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("unknown").to_string())
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("unknown")
+        .to_string())
 }
 
 /// The command line that makes `fs` on `device` with the user's `options`.
@@ -160,12 +169,22 @@ pub fn run_mkfs(argv: &[String]) -> LabResult<Duration> {
         .map_err(|e| LabError(format!("cannot run {}: {e}", argv[0])))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        let msg: Vec<&str> = err.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        let msg: Vec<&str> = err
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
         return Err(LabError(format!(
             "`{}` failed ({}): {}",
             argv.join(" "),
             out.status,
-            msg.iter().rev().take(3).rev().cloned().collect::<Vec<_>>().join(" / ")
+            msg.iter()
+                .rev()
+                .take(3)
+                .rev()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" / ")
         )));
     }
     Ok(start.elapsed())
@@ -177,14 +196,20 @@ mod tests {
 
     #[test]
     fn argv_has_force_flags_before_user_options() {
-        let a = mkfs_argv(&FsType::Xfs, &["-m".into(), "crc=1".into()], Path::new("/dev/loop9"));
+        let a = mkfs_argv(
+            &FsType::Xfs,
+            &["-m".into(), "crc=1".into()],
+            Path::new("/dev/loop9"),
+        );
         assert_eq!(a, ["mkfs.xfs", "-f", "-q", "-m", "crc=1", "/dev/loop9"]);
         assert_eq!(FsType::parse("nilfs2"), FsType::Other("nilfs2".into()));
     }
 
     #[test]
     fn a_missing_tool_names_its_package() {
-        let e = require_tool(&FsType::Other("nosuchfs".into())).unwrap_err().0;
+        let e = require_tool(&FsType::Other("nosuchfs".into()))
+            .unwrap_err()
+            .0;
         assert!(e.starts_with("mkfs.nosuchfs not found: install"), "{e}");
     }
 }

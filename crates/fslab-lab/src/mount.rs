@@ -47,7 +47,12 @@ pub struct KernelLog {
 
 impl KernelLog {
     pub fn start() -> KernelLog {
-        let fd = rustix::fs::open("/dev/kmsg", OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty()).ok();
+        let fd = rustix::fs::open(
+            "/dev/kmsg",
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .ok();
         if let Some(fd) = &fd {
             let _ = rustix::fs::seek(fd, rustix::fs::SeekFrom::End(0));
         }
@@ -83,6 +88,8 @@ pub struct Mount {
     source: PathBuf,
     fstype: String,
     kernel_options: String,
+    /// st_dev of the mounted root (btrfs gives an anonymous device, not the block device's number).
+    root_dev: u64,
     mounted: bool,
 }
 
@@ -99,18 +106,30 @@ pub fn mount_argv(source: &Path, target: &Path, fstype: &str, options: &str) -> 
 }
 
 impl Mount {
-    /// Mounts `source` on `target`, then checks that `target` now is a
-    /// filesystem on device `expect_dev` (the loop device's rdev), so a
-    /// mount that silently did not happen is caught before any workload
-    /// writes to the host.
-    pub fn mount(source: &Path, target: &Path, fstype: &str, options: &str, expect_dev: u64) -> LabResult<Mount> {
+    /// Mounts `source` on `target`, then checks that mountinfo shows
+    /// `source` mounted at `target`, so a mount that silently did not happen
+    /// is caught before any workload writes to the host.
+    pub fn mount(source: &Path, target: &Path, fstype: &str, options: &str) -> LabResult<Mount> {
         let (flags, data) = split_options(options);
-        let data_c = CString::new(data).map_err(|_| LabError("mount options contain a NUL byte".into()))?;
+        let data_c =
+            CString::new(data).map_err(|_| LabError("mount options contain a NUL byte".into()))?;
         let klog = KernelLog::start();
-        if let Err(e) = rustix::mount::mount(source, target, fstype, flags, Some(data_c.as_c_str())) {
-            let dev = source.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            let said: Vec<String> = klog.read().into_iter().filter(|m| !dev.is_empty() && m.contains(&dev)).collect();
-            let reason = if said.is_empty() { String::new() } else { format!("; kernel: {}", said.join(" / ")) };
+        if let Err(e) = rustix::mount::mount(source, target, fstype, flags, Some(data_c.as_c_str()))
+        {
+            let dev = source
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let said: Vec<String> = klog
+                .read()
+                .into_iter()
+                .filter(|m| !dev.is_empty() && m.contains(&dev))
+                .collect();
+            let reason = if said.is_empty() {
+                String::new()
+            } else {
+                format!("; kernel: {}", said.join(" / "))
+            };
             return Err(LabError(format!(
                 "`{}` failed: {}{reason}",
                 mount_argv(source, target, fstype, options).join(" "),
@@ -122,10 +141,43 @@ impl Mount {
             source: source.to_path_buf(),
             fstype: fstype.to_string(),
             kernel_options: String::new(),
+            root_dev: 0,
             mounted: true,
         };
-        ensure_on(target, expect_dev)?;
-        m.kernel_options = kernel_mount_options(target).unwrap_or_default();
+        let want = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
+        match mount_entry(target) {
+            Some(e)
+                if std::fs::canonicalize(&e.source)
+                    .unwrap_or_else(|_| PathBuf::from(&e.source))
+                    == want =>
+            {
+                m.kernel_options = e.options;
+            }
+            Some(e) => {
+                return Err(LabError(format!(
+                    "{} shows {} mounted, not {}: refusing to go on",
+                    target.display(),
+                    e.source,
+                    source.display()
+                )))
+            }
+            None => {
+                return Err(LabError(format!(
+                    "{} is not a mount point after mounting {}",
+                    target.display(),
+                    source.display()
+                )))
+            }
+        }
+        m.root_dev = rustix::fs::stat(target)
+            .map_err(|e| {
+                LabError(format!(
+                    "cannot stat {}: {}",
+                    target.display(),
+                    std::io::Error::from(e)
+                ))
+            })?
+            .st_dev;
         Ok(m)
     }
 
@@ -139,6 +191,11 @@ impl Mount {
 
     pub fn fstype(&self) -> &str {
         &self.fstype
+    }
+
+    /// st_dev of everything on this filesystem.
+    pub fn root_dev(&self) -> u64 {
+        self.root_dev
     }
 
     /// The options as the kernel reports them in mountinfo.
@@ -174,7 +231,11 @@ impl Mount {
                     return Ok(Duration::ZERO);
                 }
                 Err(e) => {
-                    return Err(LabError(format!("cannot unmount {}: {}", self.target.display(), std::io::Error::from(e))))
+                    return Err(LabError(format!(
+                        "cannot unmount {}: {}",
+                        self.target.display(),
+                        std::io::Error::from(e)
+                    )))
                 }
             }
         }
@@ -192,8 +253,13 @@ impl Drop for Mount {
 
 /// Fails unless `dir` is on the filesystem of device `dev`.
 pub fn ensure_on(dir: &Path, dev: u64) -> LabResult<()> {
-    let st = rustix::fs::stat(dir)
-        .map_err(|e| LabError(format!("cannot stat {}: {}", dir.display(), std::io::Error::from(e))))?;
+    let st = rustix::fs::stat(dir).map_err(|e| {
+        LabError(format!(
+            "cannot stat {}: {}",
+            dir.display(),
+            std::io::Error::from(e)
+        ))
+    })?;
     if st.st_dev != dev {
         return Err(LabError(format!(
             "{} is on device {}:{}, not on the new filesystem ({}:{}): refusing to run the workload on the host",
@@ -207,21 +273,34 @@ pub fn ensure_on(dir: &Path, dev: u64) -> LabResult<()> {
     Ok(())
 }
 
-/// The options mountinfo reports for the mount at exactly `target`.
-pub fn kernel_mount_options(target: &Path) -> Option<String> {
+/// What mountinfo says of the mount at exactly `target`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountEntry {
+    pub source: String,
+    pub fstype: String,
+    /// Per-mount options, then superblock options.
+    pub options: String,
+}
+
+/// The topmost mount at exactly `target`, from /proc/self/mountinfo.
+pub fn mount_entry(target: &Path) -> Option<MountEntry> {
     let canon = std::fs::canonicalize(target).ok()?;
     let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     text.lines().rev().find_map(|l| {
         let (left, right) = l.split_once(" - ")?;
         let f: Vec<&str> = left.split(' ').collect();
         let r: Vec<&str> = right.split(' ').collect();
-        (f.len() > 5 && r.len() > 2 && Path::new(f[4]) == canon).then(|| format!("{},{}", f[5], r[2]))
+        (f.len() > 5 && r.len() > 2 && Path::new(f[4]) == canon).then(|| MountEntry {
+            source: r[1].to_string(),
+            fstype: r[0].to_string(),
+            options: format!("{},{}", f[5], r[2]),
+        })
     })
 }
 
 /// Whether something is mounted exactly at `target`.
 pub fn is_mount_point(target: &Path) -> bool {
-    kernel_mount_options(target).is_some()
+    mount_entry(target).is_some()
 }
 
 #[cfg(test)]
@@ -233,6 +312,9 @@ mod tests {
         let (f, d) = split_options("noatime,nodatacow,ssd,ro");
         assert!(f.contains(MountFlags::NOATIME) && f.contains(MountFlags::RDONLY));
         assert_eq!(d, "nodatacow,ssd");
-        assert_eq!(mount_argv(Path::new("/dev/loop1"), Path::new("/m"), "ext4", ""), ["mount", "-t", "ext4", "/dev/loop1", "/m"]);
+        assert_eq!(
+            mount_argv(Path::new("/dev/loop1"), Path::new("/m"), "ext4", ""),
+            ["mount", "-t", "ext4", "/dev/loop1", "/m"]
+        );
     }
 }

@@ -97,7 +97,9 @@ impl LatencyHistogram {
         if self.count() == 0 {
             return 0;
         }
-        self.hist.value_at_quantile(q).clamp(self.min_ns, self.max_ns)
+        self.hist
+            .value_at_quantile(q)
+            .clamp(self.min_ns, self.max_ns)
     }
 
     /// Adds another histogram's values to this one.
@@ -117,7 +119,11 @@ impl LatencyHistogram {
         LatencySummary {
             count,
             min_ns: self.min_ns(),
-            mean_ns: if count == 0 { 0.0 } else { self.sum_ns as f64 / count as f64 },
+            mean_ns: if count == 0 {
+                0.0
+            } else {
+                self.sum_ns as f64 / count as f64
+            },
             p50_ns: self.quantile_ns(0.50),
             p90_ns: self.quantile_ns(0.90),
             p99_ns: self.quantile_ns(0.99),
@@ -147,7 +153,9 @@ impl LatencyHistogram {
             .deserialize(&mut &bytes[..])
             .map_err(|e| format!("bad latency histogram: {e:?}"))?;
         let mut h = LatencyHistogram::new();
-        h.hist.add(&stored).map_err(|e| format!("bad latency histogram: {e:?}"))?;
+        h.hist
+            .add(&stored)
+            .map_err(|e| format!("bad latency histogram: {e:?}"))?;
         h.min_ns = if h.count() == 0 { u64::MAX } else { min_ns };
         h.max_ns = max_ns;
         h.sum_ns = sum_ns;

@@ -4,10 +4,12 @@
 //! Workloads never talk to the database: they call a `Recorder`, so the
 //! scheduler and workloads are testable with [`MemRecorder`].
 
+mod experiment;
 mod latency;
 mod mem;
 mod types;
 
+pub use experiment::{CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder};
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use mem::MemRecorder;
 pub use types::*;
@@ -42,6 +44,5 @@ pub trait Recorder {
         hist: &LatencyHistogram,
     ) -> RecordResult<()>;
     /// Ends the run with its final status and, if it failed, why.
-    fn finish_run(&mut self, run: i64, status: RunStatus, error: Option<&str>)
-        -> RecordResult<()>;
+    fn finish_run(&mut self, run: i64, status: RunStatus, error: Option<&str>) -> RecordResult<()>;
 }

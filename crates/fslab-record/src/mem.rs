@@ -12,6 +12,29 @@ pub struct MemRecorder {
     /// (phase, op, summary)
     pub latencies: Vec<(String, String, LatencySummary)>,
     pub finished: Option<(RunStatus, Option<String>)>,
+    pub experiments: Vec<ExperimentInfo>,
+    pub cells: Vec<CellInfo>,
+    pub cell_runs: Vec<CellRunInfo>,
+    pub experiment_status: Option<RunStatus>,
+}
+
+impl ExperimentRecorder for MemRecorder {
+    fn begin_experiment(&mut self, info: &ExperimentInfo) -> RecordResult<i64> {
+        self.experiments.push(info.clone());
+        Ok(self.experiments.len() as i64)
+    }
+    fn record_cell(&mut self, _experiment: i64, cell: &CellInfo) -> RecordResult<()> {
+        self.cells.push(cell.clone());
+        Ok(())
+    }
+    fn record_cell_run(&mut self, _experiment: i64, run: &CellRunInfo) -> RecordResult<()> {
+        self.cell_runs.push(run.clone());
+        Ok(())
+    }
+    fn finish_experiment(&mut self, _experiment: i64, status: RunStatus) -> RecordResult<()> {
+        self.experiment_status = Some(status);
+        Ok(())
+    }
 }
 
 impl Recorder for MemRecorder {
@@ -38,10 +61,16 @@ impl Recorder for MemRecorder {
         op: &str,
         hist: &LatencyHistogram,
     ) -> RecordResult<()> {
-        self.latencies.push((phase.into(), op.into(), hist.summary()));
+        self.latencies
+            .push((phase.into(), op.into(), hist.summary()));
         Ok(())
     }
-    fn finish_run(&mut self, _run: i64, status: RunStatus, error: Option<&str>) -> RecordResult<()> {
+    fn finish_run(
+        &mut self,
+        _run: i64,
+        status: RunStatus,
+        error: Option<&str>,
+    ) -> RecordResult<()> {
         self.finished = Some((status, error.map(String::from)));
         Ok(())
     }

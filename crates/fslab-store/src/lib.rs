@@ -1,30 +1,44 @@
 //! fslab's results store: SQLite, one row per measurement, committed as it
 //! is made. See `schema.rs` for the tables.
 
+mod experiment;
 mod read;
 mod schema;
 
 use std::path::{Path, PathBuf};
 
 use fslab_record::{
-    LatencyHistogram, LoopRow, PhaseResult, RecordError, RecordResult, Recorder, RunInfo, RunStatus,
-    SeriesPoint,
+    LatencyHistogram, LoopRow, PhaseResult, RecordError, RecordResult, Recorder, RunInfo,
+    RunStatus, SeriesPoint,
 };
 use rusqlite::{params, Connection, OptionalExtension};
 
+pub use experiment::ExperimentRecord;
 pub use read::{RunRecord, RunRow, StoredLatency, StoredPhase};
 
 /// A store error, with the database path in its message.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("{path}: {source}")]
-    Sqlite { path: PathBuf, source: rusqlite::Error },
+    Sqlite {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
     #[error("{path}: cannot create its directory: {source}")]
-    Dir { path: PathBuf, source: std::io::Error },
+    Dir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: written by a newer fslab (schema version {found}, this fslab knows {known})")]
-    TooNew { path: PathBuf, found: i64, known: i64 },
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
     #[error("no run with id {0} in the results store")]
     NoSuchRun(i64),
+    #[error("no experiment with id {0} in the results store")]
+    NoSuchExperiment(i64),
 }
 
 /// The results database.
@@ -51,11 +65,23 @@ impl Store {
     /// Opens (creating if needed) the store at `path` and brings its schema up to date.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir { path: path.into(), source })?;
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir {
+                path: path.into(),
+                source,
+            })?;
         }
-        let conn = Connection::open(path).map_err(|source| StoreError::Sqlite { path: path.into(), source })?;
-        let mut store = Store { conn, path: path.into() };
-        store.init().map_err(|source| StoreError::Sqlite { path: path.into(), source })?;
+        let conn = Connection::open(path).map_err(|source| StoreError::Sqlite {
+            path: path.into(),
+            source,
+        })?;
+        let mut store = Store {
+            conn,
+            path: path.into(),
+        };
+        store.init().map_err(|source| StoreError::Sqlite {
+            path: path.into(),
+            source,
+        })?;
         store.migrate()?;
         Ok(store)
     }
@@ -74,14 +100,20 @@ impl Store {
 
     /// Current schema version (number of migrations applied).
     pub fn schema_version(&self) -> i64 {
-        self.conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap_or(0)
+        self.conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap_or(0)
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
         let known = schema::MIGRATIONS.len() as i64;
         let found = self.schema_version();
         if found > known {
-            return Err(StoreError::TooNew { path: self.path.clone(), found, known });
+            return Err(StoreError::TooNew {
+                path: self.path.clone(),
+                found,
+                known,
+            });
         }
         for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(found as usize) {
             let path = self.path.clone();
@@ -96,8 +128,11 @@ impl Store {
         Ok(())
     }
 
-    fn err(&self, source: rusqlite::Error) -> StoreError {
-        StoreError::Sqlite { path: self.path.clone(), source }
+    pub(crate) fn err(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sqlite {
+            path: self.path.clone(),
+            source,
+        }
     }
 
     pub(crate) fn conn(&self) -> &Connection {
@@ -165,7 +200,15 @@ impl Recorder for Store {
     fn record_series(&mut self, run: i64, p: &SeriesPoint) -> RecordResult<()> {
         self.conn
             .prepare_cached("INSERT INTO series VALUES (?1, ?2, ?3, ?4, ?5)")
-            .and_then(|mut st| st.execute(params![run, p.phase_index, p.t_s, p.ops as i64, p.total_ops as i64]))
+            .and_then(|mut st| {
+                st.execute(params![
+                    run,
+                    p.phase_index,
+                    p.t_s,
+                    p.ops as i64,
+                    p.total_ops as i64
+                ])
+            })
             .map_err(rec_err)?;
         Ok(())
     }
@@ -191,7 +234,13 @@ impl Recorder for Store {
         Ok(())
     }
 
-    fn record_latency(&mut self, run: i64, phase: &str, op: &str, h: &LatencyHistogram) -> RecordResult<()> {
+    fn record_latency(
+        &mut self,
+        run: i64,
+        phase: &str,
+        op: &str,
+        h: &LatencyHistogram,
+    ) -> RecordResult<()> {
         let s = h.summary();
         self.conn
             .execute(

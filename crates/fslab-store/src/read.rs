@@ -67,7 +67,8 @@ pub struct RunRecord {
     pub series: Vec<SeriesPoint>,
 }
 
-const RUN_COLUMNS: &str = "id, workload, started_at, finished_at, status, error, command_line, fslab_version,
+const RUN_COLUMNS: &str =
+    "id, workload, started_at, finished_at, status, error, command_line, fslab_version,
     kernel, hostname, target_path, fs_type, mount_source, mount_point, mount_options, params";
 
 fn run_row(r: &Row) -> rusqlite::Result<RunRow> {
@@ -98,7 +99,9 @@ impl Store {
     /// All runs, oldest first.
     pub fn list_runs(&self) -> Result<Vec<RunRow>, StoreError> {
         let q = || -> rusqlite::Result<Vec<RunRow>> {
-            let mut st = self.conn().prepare(&format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY id"))?;
+            let mut st = self
+                .conn()
+                .prepare(&format!("SELECT {RUN_COLUMNS} FROM runs ORDER BY id"))?;
             let rows = st.query_map([], run_row)?;
             rows.collect()
         };
@@ -156,7 +159,8 @@ impl Store {
                         wall_files_per_sec: r.get(6)?,
                         wall_s: r.get(7)?,
                         app_overhead_us: r.get::<_, i64>(8)? as u64,
-                        calls: serde_json::from_str::<Vec<(String, CallStats)>>(&calls).unwrap_or_default(),
+                        calls: serde_json::from_str::<Vec<(String, CallStats)>>(&calls)
+                            .unwrap_or_default(),
                         complete: r.get(10)?,
                     })
                 })?
@@ -194,9 +198,17 @@ impl Store {
                     })
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(Some(RunRecord { run, loops, phases: Vec::new(), latency, series }))
+            Ok(Some(RunRecord {
+                run,
+                loops,
+                phases: Vec::new(),
+                latency,
+                series,
+            }))
         };
-        let mut rec = q().map_err(|e| self.err(e))?.ok_or(StoreError::NoSuchRun(id))?;
+        let mut rec = q()
+            .map_err(|e| self.err(e))?
+            .ok_or(StoreError::NoSuchRun(id))?;
         rec.phases = self.phases(id)?;
         Ok(rec)
     }
@@ -208,35 +220,165 @@ impl RunRecord {
     pub fn to_csv(&self) -> String {
         let id = self.run.id;
         let mut out = String::from("run_id,table,phase,op,index,metric,value\n");
-        let mut line = |table: &str, phase: &str, op: &str, index: String, metric: &str, value: String| {
-            out.push_str(&format!("{id},{table},{},{},{index},{metric},{value}\n", csv_field(phase), csv_field(op)));
+        let mut line =
+            |table: &str, phase: &str, op: &str, index: String, metric: &str, value: String| {
+                out.push_str(&format!(
+                    "{id},{table},{},{},{index},{metric},{value}\n",
+                    csv_field(phase),
+                    csv_field(op)
+                ));
+            };
+        let phase_name = |i: u32| {
+            self.phases
+                .iter()
+                .find(|p| p.seq == i)
+                .map(|p| p.phase.clone())
+                .unwrap_or_default()
         };
-        let phase_name = |i: u32| self.phases.iter().find(|p| p.seq == i).map(|p| p.phase.clone()).unwrap_or_default();
         for l in &self.loops {
             let i = l.index.to_string();
-            line("loop", "create", "", i.clone(), "fs_use_pct", l.fs_use_pct.to_string());
-            line("loop", "create", "", i.clone(), "count", l.count.to_string());
-            line("loop", "create", "", i.clone(), "files", l.files.to_string());
-            line("loop", "create", "", i.clone(), "file_size", l.file_size.to_string());
-            line("loop", "create", "", i.clone(), "files_per_sec", l.files_per_sec.to_string());
-            line("loop", "create", "", i.clone(), "wall_files_per_sec", l.wall_files_per_sec.to_string());
-            line("loop", "create", "", i.clone(), "wall_s", l.wall_s.to_string());
-            line("loop", "create", "", i.clone(), "app_overhead_us", l.app_overhead_us.to_string());
+            line(
+                "loop",
+                "create",
+                "",
+                i.clone(),
+                "fs_use_pct",
+                l.fs_use_pct.to_string(),
+            );
+            line(
+                "loop",
+                "create",
+                "",
+                i.clone(),
+                "count",
+                l.count.to_string(),
+            );
+            line(
+                "loop",
+                "create",
+                "",
+                i.clone(),
+                "files",
+                l.files.to_string(),
+            );
+            line(
+                "loop",
+                "create",
+                "",
+                i.clone(),
+                "file_size",
+                l.file_size.to_string(),
+            );
+            line(
+                "loop",
+                "create",
+                "",
+                i.clone(),
+                "files_per_sec",
+                l.files_per_sec.to_string(),
+            );
+            line(
+                "loop",
+                "create",
+                "",
+                i.clone(),
+                "wall_files_per_sec",
+                l.wall_files_per_sec.to_string(),
+            );
+            line(
+                "loop",
+                "create",
+                "",
+                i.clone(),
+                "wall_s",
+                l.wall_s.to_string(),
+            );
+            line(
+                "loop",
+                "create",
+                "",
+                i.clone(),
+                "app_overhead_us",
+                l.app_overhead_us.to_string(),
+            );
             for (name, c) in &l.calls {
-                line("loop", "create", name, i.clone(), "min_us", c.min_us.to_string());
-                line("loop", "create", name, i.clone(), "avg_us", c.avg_us.to_string());
-                line("loop", "create", name, i.clone(), "max_us", c.max_us.to_string());
+                line(
+                    "loop",
+                    "create",
+                    name,
+                    i.clone(),
+                    "min_us",
+                    c.min_us.to_string(),
+                );
+                line(
+                    "loop",
+                    "create",
+                    name,
+                    i.clone(),
+                    "avg_us",
+                    c.avg_us.to_string(),
+                );
+                line(
+                    "loop",
+                    "create",
+                    name,
+                    i.clone(),
+                    "max_us",
+                    c.max_us.to_string(),
+                );
             }
         }
         for p in &self.phases {
             let i = p.seq.to_string();
             line("phase", &p.phase, "", i.clone(), "ops", p.ops.to_string());
-            line("phase", &p.phase, "", i.clone(), "elapsed_s", p.elapsed_s.to_string());
-            line("phase", &p.phase, "", i.clone(), "ops_per_s", p.ops_per_s.to_string());
-            line("phase", &p.phase, "", i.clone(), "usr_cpu_s", p.usr_cpu_s.to_string());
-            line("phase", &p.phase, "", i.clone(), "sys_cpu_s", p.sys_cpu_s.to_string());
-            line("phase", &p.phase, "", i.clone(), "bytes", p.bytes.to_string());
-            line("phase", &p.phase, "", i, "complete", (p.complete as u8).to_string());
+            line(
+                "phase",
+                &p.phase,
+                "",
+                i.clone(),
+                "elapsed_s",
+                p.elapsed_s.to_string(),
+            );
+            line(
+                "phase",
+                &p.phase,
+                "",
+                i.clone(),
+                "ops_per_s",
+                p.ops_per_s.to_string(),
+            );
+            line(
+                "phase",
+                &p.phase,
+                "",
+                i.clone(),
+                "usr_cpu_s",
+                p.usr_cpu_s.to_string(),
+            );
+            line(
+                "phase",
+                &p.phase,
+                "",
+                i.clone(),
+                "sys_cpu_s",
+                p.sys_cpu_s.to_string(),
+            );
+            line(
+                "phase",
+                &p.phase,
+                "",
+                i.clone(),
+                "bytes",
+                p.bytes.to_string(),
+            );
+            line(
+                "phase",
+                &p.phase,
+                "",
+                i,
+                "complete",
+                (p.complete as u8).to_string(),
+            );
         }
         for l in &self.latency {
             for (m, v) in [
@@ -254,8 +396,22 @@ impl RunRecord {
         }
         for (i, s) in self.series.iter().enumerate() {
             let phase = phase_name(s.phase_index);
-            line("series", &phase, "", i.to_string(), "t_s", s.t_s.to_string());
-            line("series", &phase, "", i.to_string(), "ops", s.ops.to_string());
+            line(
+                "series",
+                &phase,
+                "",
+                i.to_string(),
+                "t_s",
+                s.t_s.to_string(),
+            );
+            line(
+                "series",
+                &phase,
+                "",
+                i.to_string(),
+                "ops",
+                s.ops.to_string(),
+            );
         }
         out
     }

@@ -75,4 +75,42 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX series_run ON series(run_id, phase_index, t_s);
     "#,
+    // 2: experiments (fslab run): their cells and each repetition of a cell.
+    r#"
+    CREATE TABLE experiments (
+        id            INTEGER PRIMARY KEY,
+        name          TEXT NOT NULL,
+        file          TEXT NOT NULL,
+        text          TEXT NOT NULL,          -- the experiment file as run
+        scale         REAL NOT NULL,
+        repetitions   INTEGER NOT NULL,
+        command_line  TEXT NOT NULL,
+        fslab_version TEXT NOT NULL,
+        kernel        TEXT NOT NULL,
+        hostname      TEXT NOT NULL,
+        started_at    TEXT NOT NULL,
+        finished_at   TEXT,
+        status        TEXT NOT NULL
+    );
+    CREATE TABLE cells (
+        experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        idx           INTEGER NOT NULL,
+        label         TEXT NOT NULL,
+        fs_type       TEXT NOT NULL,
+        info          TEXT NOT NULL,          -- JSON CellInfo: mkfs argv and version, mount options, sysctls, ...
+        PRIMARY KEY (experiment_id, idx)
+    );
+    CREATE TABLE cell_runs (
+        experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        cell          INTEGER NOT NULL,
+        repetition    INTEGER NOT NULL,
+        run_id        INTEGER REFERENCES runs(id),
+        status        TEXT NOT NULL,
+        error         TEXT,
+        unmount_s     REAL,
+        remount_s     REAL,
+        info          TEXT NOT NULL,          -- JSON CellRunInfo: devices, commands, kernel mount options, ...
+        PRIMARY KEY (experiment_id, cell, repetition)
+    );
+    "#,
 ];

@@ -11,7 +11,11 @@ fn info() -> RunInfo {
         kernel: "6.18".into(),
         hostname: "h".into(),
         started_at: "2026-11-21T00:00:00Z".into(),
-        target: TargetInfo { path: "/x".into(), fs_type: "tmpfs".into(), ..Default::default() },
+        target: TargetInfo {
+            path: "/x".into(),
+            fs_type: "tmpfs".into(),
+            ..Default::default()
+        },
         params: serde_json::json!({"files": 10}),
     }
 }
@@ -24,18 +28,42 @@ fn a_run_round_trips_and_survives_reopening() {
     {
         let mut s = Store::open(&path).unwrap();
         id = s.begin_run(&info()).unwrap();
-        let row = LoopRow { index: 0, count: 10, files: 10, files_per_sec: 123.5, complete: true, ..Default::default() };
+        let row = LoopRow {
+            index: 0,
+            count: 10,
+            files: 10,
+            files_per_sec: 123.5,
+            complete: true,
+            ..Default::default()
+        };
         s.record_loop(id, &row).unwrap();
-        s.record_series(id, &SeriesPoint { phase_index: 0, t_s: 1.0, ops: 7, total_ops: 7 }).unwrap();
+        s.record_series(
+            id,
+            &SeriesPoint {
+                phase_index: 0,
+                t_s: 1.0,
+                ops: 7,
+                total_ops: 7,
+            },
+        )
+        .unwrap();
         let mut h = LatencyHistogram::new();
         h.record(1500);
         h.record(2500);
         s.record_latency(id, "create", "creat", &h).unwrap();
-        s.record_phase(id, &PhaseResult { phase: "create".into(), ops: 10, ..Default::default() }).unwrap();
+        s.record_phase(
+            id,
+            &PhaseResult {
+                phase: "create".into(),
+                ops: 10,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         // No finish_run: the process "died" here; everything so far must be kept.
     }
     let s = Store::open(&path).unwrap();
-    assert_eq!(s.schema_version(), 1);
+    assert_eq!(s.schema_version(), 2);
     let runs = s.list_runs().unwrap();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].status, RunStatus::Running);
@@ -61,7 +89,10 @@ fn finish_sets_status_and_missing_runs_are_reported() {
     let r = s.run(id).unwrap();
     assert_eq!(r.run.status, RunStatus::Interrupted);
     assert!(r.run.finished_at.is_some());
-    assert_eq!(s.run(999).unwrap_err().to_string(), "no run with id 999 in the results store");
+    assert_eq!(
+        s.run(999).unwrap_err().to_string(),
+        "no run with id 999 in the results store"
+    );
 }
 
 #[test]
@@ -74,4 +105,57 @@ fn a_newer_schema_is_refused() {
     drop(c);
     let e = Store::open(&path).err().unwrap().to_string();
     assert!(e.contains("newer fslab"), "{e}");
+}
+
+#[test]
+fn experiments_keep_cells_and_repetitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("r.sqlite")).unwrap();
+    assert_eq!(s.latest_experiment().unwrap(), None);
+    let e = s
+        .begin_experiment(&ExperimentInfo {
+            name: "seed001".into(),
+            file: "builtin:seed001".into(),
+            text: "name = \"seed001\"".into(),
+            scale: 0.01,
+            repetitions: 2,
+            command_line: vec![],
+            fslab_version: "0".into(),
+            kernel: "k".into(),
+            hostname: "h".into(),
+            started_at: "t".into(),
+        })
+        .unwrap();
+    s.record_cell(
+        e,
+        &CellInfo {
+            index: 0,
+            label: "ext4".into(),
+            fs_type: "ext4".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let run = s.begin_run(&info()).unwrap();
+    s.record_cell_run(
+        e,
+        &CellRunInfo {
+            cell: 0,
+            repetition: 1,
+            run_id: Some(run),
+            status: Some(RunStatus::Complete),
+            unmount_s: Some(0.5),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    s.finish_experiment(e, RunStatus::Complete).unwrap();
+    assert_eq!(s.latest_experiment().unwrap(), Some(e));
+    let x = s.experiment(e).unwrap();
+    assert_eq!(
+        (x.name.as_str(), x.status.as_str(), x.cells.len()),
+        ("seed001", "complete", 1)
+    );
+    assert_eq!(x.cell_runs[0].run_id, Some(run));
+    assert_eq!(x.cell_runs[0].unmount_s, Some(0.5));
 }

@@ -83,7 +83,10 @@ mod tests {
         }
         std::hint::black_box(x);
         let spent = rusage(Who::Thread).unwrap().since(&before);
-        assert!(spent.user + spent.system >= Duration::from_millis(20), "{spent:?}");
+        assert!(
+            spent.user + spent.system >= Duration::from_millis(20),
+            "{spent:?}"
+        );
     }
 
     #[test]

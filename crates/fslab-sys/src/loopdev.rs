@@ -84,10 +84,21 @@ pub fn configure(dev: BorrowedFd, backing: BorrowedFd, flags: u32, name: &str) -
     info.lo_flags = flags;
     let n = name.len().min(63);
     info.lo_file_name[..n].copy_from_slice(&name.as_bytes()[..n]);
-    let cfg = LoopConfig { fd: backing.as_raw_fd() as u32, block_size: 0, info, reserved: [0; 8] };
+    let cfg = LoopConfig {
+        fd: backing.as_raw_fd() as u32,
+        block_size: 0,
+        info,
+        reserved: [0; 8],
+    };
     // SAFETY: `cfg` is a fully initialised `struct loop_config` that lives
     // across the call; the kernel only reads it.
-    let rc = unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_CONFIGURE as _, &cfg as *const LoopConfig) };
+    let rc = unsafe {
+        libc::ioctl(
+            dev.as_raw_fd(),
+            LOOP_CONFIGURE as _,
+            &cfg as *const LoopConfig,
+        )
+    };
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -120,9 +131,19 @@ pub struct Status {
 pub fn status(dev: BorrowedFd) -> io::Result<Status> {
     let mut info = zeroed_info();
     // SAFETY: `info` is a writable `struct loop_info64`.
-    let rc = unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_GET_STATUS64 as _, &mut info as *mut LoopInfo64) };
+    let rc = unsafe {
+        libc::ioctl(
+            dev.as_raw_fd(),
+            LOOP_GET_STATUS64 as _,
+            &mut info as *mut LoopInfo64,
+        )
+    };
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(Status { backing_dev: info.lo_device, backing_inode: info.lo_inode, flags: info.lo_flags })
+    Ok(Status {
+        backing_dev: info.lo_device,
+        backing_inode: info.lo_inode,
+        flags: info.lo_flags,
+    })
 }

@@ -8,13 +8,18 @@ use fslab_record::TargetInfo;
 /// prefix of its canonical form). Missing information is left empty.
 pub fn describe(path: &Path) -> TargetInfo {
     let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut info = TargetInfo { path: path.display().to_string(), ..Default::default() };
+    let mut info = TargetInfo {
+        path: path.display().to_string(),
+        ..Default::default()
+    };
     let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
         return info;
     };
     let mut best_len = 0usize;
     for line in text.lines() {
-        let Some(m) = parse_mountinfo_line(line) else { continue };
+        let Some(m) = parse_mountinfo_line(line) else {
+            continue;
+        };
         let mp = Path::new(&m.mount_point);
         if canon.starts_with(mp) && m.mount_point.len() >= best_len {
             best_len = m.mount_point.len();
@@ -68,7 +73,10 @@ fn unescape(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
             out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
             i += 4;
         } else {
@@ -85,7 +93,8 @@ mod tests {
 
     #[test]
     fn parses_a_loop_mount_line() {
-        let line = "36 25 7:2 / /mnt/my\\040lab rw,relatime shared:1 - ext4 /dev/loop2 rw,noinit_itable";
+        let line =
+            "36 25 7:2 / /mnt/my\\040lab rw,relatime shared:1 - ext4 /dev/loop2 rw,noinit_itable";
         let m = parse_mountinfo_line(line).unwrap();
         assert_eq!(m.dev, "7:2");
         assert_eq!(m.mount_point, "/mnt/my lab");

@@ -20,87 +20,43 @@ pub struct Cli {
 pub enum Command {
     /// fs_mark 3.3: create files in loops, then optionally stat and unlink them all
     #[command(name = "fsmark", disable_help_flag = true)]
-    FsMark(FsMarkArgs),
+    FsMark(fslab_workload::fsmark::cli::FsMarkArgs),
+    /// Run an experiment: make filesystems, run the workload on each, compare
+    Run(RunArgs),
+    /// Undo what a killed `fslab run` left behind (mounts, loop devices, images, sysctls, cgroups)
+    Cleanup,
     /// Read back recorded runs
     #[command(subcommand)]
     Results(ResultsCommand),
 }
 
-/// fs_mark's options, with fs_mark's letters and meanings.
 #[derive(Debug, Args)]
-#[command(after_help = SYNC_HELP)]
-pub struct FsMarkArgs {
-    /// Directory to create files in; repeat for more (one thread group each). Created if only its parent exists
-    #[arg(short = 'd', value_name = "DIR", required = true)]
-    pub dirs: Vec<PathBuf>,
-    /// Total threads, a multiple of the number of -d directories [default: one per directory]
-    #[arg(short = 't', value_name = "THREADS", allow_negative_numbers = true)]
-    pub threads: Option<i64>,
-    /// Files per thread per loop [default: 1000]
-    #[arg(short = 'n', value_name = "FILES", allow_negative_numbers = true)]
-    pub files: Option<i64>,
-    /// Size of each file in bytes (K, M, G suffixes allowed) [default: 51200]
-    #[arg(short = 's', value_name = "SIZE", allow_hyphen_values = true)]
-    pub size: Option<String>,
-    /// Bytes per write() call, at most 1M [default: 16384]
-    #[arg(short = 'w', value_name = "IO_SIZE", allow_hyphen_values = true)]
-    pub io_size: Option<String>,
-    /// Sync method, 0 to 6 (see below) [default: 1]
-    #[arg(short = 'S', value_name = "METHOD", allow_negative_numbers = true)]
-    pub sync: Option<i64>,
-    /// Spread files over this many subdirectories of each -d directory
-    #[arg(short = 'D', value_name = "SUBDIRS", allow_negative_numbers = true)]
-    pub subdirs: Option<i64>,
-    /// With -D: put this many files in a subdirectory before moving to the next (round robin); without -N, move every 180 seconds
-    #[arg(short = 'N', value_name = "PER_SUBDIR", allow_negative_numbers = true)]
-    pub per_subdir: Option<i64>,
-    /// With -D and no -N: seconds per subdirectory (fs_mark fixes this at 180)
-    #[arg(long = "subdir-secs", value_name = "SECS", allow_negative_numbers = true)]
-    pub subdir_secs: Option<i64>,
-    /// Length of each file name [default: 40]
-    #[arg(short = 'p', value_name = "NAME_LEN", allow_negative_numbers = true)]
-    pub name_len: Option<i64>,
-    /// Random characters at the end of each name [default: 24]
-    #[arg(short = 'r', value_name = "RAND_LEN", allow_negative_numbers = true)]
-    pub rand_len: Option<i64>,
-    /// Number of loops; keeps the files (implies -k)
-    #[arg(short = 'L', value_name = "LOOPS", allow_negative_numbers = true)]
-    pub loops: Option<i64>,
-    /// Loop until the filesystem is full (implies -k)
-    #[arg(short = 'F')]
-    pub fill: bool,
-    /// Keep the files after each loop
-    #[arg(short = 'k')]
-    pub keep: bool,
-    /// Log file, appended to as fs_mark does [default: fs_log.txt]
-    #[arg(short = 'l', value_name = "LOGFILE")]
-    pub log_file: Option<PathBuf>,
-    /// Print min/avg/max microseconds of each system call per loop
-    #[arg(short = 'v')]
-    pub verbose: bool,
-    /// Phases to run, in order: create (fs_mark's loops), stat (N-way find+stat of all files), unlink (N-way unlink); stat and unlink imply -k
-    #[arg(long, value_name = "LIST", default_value = "create")]
-    pub phases: String,
-    /// Print a JSON report on stdout instead of fs_mark's text
+pub struct RunArgs {
+    /// Experiment file, or the name of a built-in experiment (see --list)
+    #[arg(value_name = "EXPERIMENT", required_unless_present = "list")]
+    pub experiment: Option<String>,
+    /// Shrink (or grow) counts and sizes by this factor: workload -n and -D, image size (at least 512 MiB)
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub scale: f64,
+    /// Print the expanded cells and their commands; touch nothing
     #[arg(long)]
-    pub json: bool,
-    /// Print help
-    #[arg(short = 'h', long = "help", action = clap::ArgAction::Help)]
-    pub help: Option<bool>,
+    pub dry_run: bool,
+    /// Override the number of repetitions
+    #[arg(long, value_name = "N")]
+    pub repetitions: Option<u32>,
+    /// Leave the image files in place after each run
+    #[arg(long)]
+    pub keep_images: bool,
+    /// The block device a `kind = "block"` experiment may format (it must be named here too)
+    #[arg(long, value_name = "DEVICE")]
+    pub format_device: Option<PathBuf>,
+    /// Format the named block device even if it holds a filesystem or data
+    #[arg(long)]
+    pub force: bool,
+    /// List the built-in experiments
+    #[arg(long)]
+    pub list: bool,
 }
-
-const SYNC_HELP: &str = "\
-Sync methods (-S):
-  0  no sync() or fsync()
-  1  fsync() each file before close
-  2  sync() after the loop, then fsync() of each thread's first file
-  3  after the loop, reopen and fsync() every file in reverse order
-  4  sync(), then as 3
-  5  after the loop, reopen and fsync() every file in creation order
-  6  sync(), then as 5
-
-Output: fs_mark's header and table (FSUse% Count Size Files/sec App Overhead), one row per loop;
-every run is also recorded in the results store (see `fslab results`).";
 
 #[derive(Debug, Subcommand)]
 pub enum ResultsCommand {

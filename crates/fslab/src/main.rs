@@ -26,21 +26,38 @@ fn main() -> ExitCode {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-        eprintln!("fslab: internal error: {}{at} (please report this)", msg.replace('\n', " "));
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "fslab: internal error: {}{at} (please report this)",
+            msg.replace('\n', " ")
+        );
     }));
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind::*;
-            if matches!(e.kind(), DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand) {
+            if matches!(
+                e.kind(),
+                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
                 let _ = e.print();
-                return ExitCode::from(if e.kind() == DisplayHelpOnMissingArgumentOrSubcommand { 2 } else { 0 });
+                return ExitCode::from(if e.kind() == DisplayHelpOnMissingArgumentOrSubcommand {
+                    2
+                } else {
+                    0
+                });
             }
             // clap's message spans several lines: keep its first paragraph,
             // which names the bad value, on one line.
             let text = e.render().to_string();
-            let first: Vec<&str> = text.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
+            let first: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.is_empty())
+                .collect();
             eprintln!("fslab: {}", first.join(" ").trim_start_matches("error: "));
             return ExitCode::from(2);
         }

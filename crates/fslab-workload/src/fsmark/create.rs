@@ -52,7 +52,11 @@ impl CallTimes {
         self.loop_count += 1;
         self.loop_sum_ns += ns;
         self.loop_max_ns = self.loop_max_ns.max(ns);
-        self.loop_min_ns = if self.loop_count == 1 { ns } else { self.loop_min_ns.min(ns) };
+        self.loop_min_ns = if self.loop_count == 1 {
+            ns
+        } else {
+            self.loop_min_ns.min(ns)
+        };
     }
 
     fn reset_loop(&mut self) {
@@ -66,7 +70,11 @@ impl CallTimes {
     pub fn loop_stats(&self) -> CallStats {
         CallStats {
             min_us: self.loop_min_ns / 1000,
-            avg_us: if self.loop_count == 0 { 0 } else { self.loop_sum_ns / self.loop_count / 1000 },
+            avg_us: if self.loop_count == 0 {
+                0
+            } else {
+                self.loop_sum_ns / self.loop_count / 1000
+            },
             max_us: self.loop_max_ns / 1000,
         }
     }
@@ -173,7 +181,9 @@ impl Worker {
         let mut out = LoopOutcome::default();
         let mut log = NameLog::new(self.next_seq);
         let start = Instant::now();
-        let base_wall = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let base_wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
         if let Err(e) = self.create_files(ctx, &mut log, start, base_wall, &mut out) {
             out.error = Some(e);
         }
@@ -184,7 +194,10 @@ impl Worker {
         }
         out.loop_time = start.elapsed();
         out.call_time = Duration::from_nanos(
-            [CREAT, WRITE, FSYNC, SYNC, CLOSE].iter().map(|&c| self.calls[c].loop_sum_ns).sum(),
+            [CREAT, WRITE, FSYNC, SYNC, CLOSE]
+                .iter()
+                .map(|&c| self.calls[c].loop_sum_ns)
+                .sum(),
         );
         if !ctx.opts.keep {
             if let Err(e) = self.unlink_all(&log) {
@@ -213,7 +226,10 @@ impl Worker {
         let mut files_in_subdir = 0u64;
         let mut subdir_since = start_secs;
         let mut cur_fd: Option<OwnedFd> = None;
-        let top = self.top_fd()?.try_clone().map_err(|e| WorkError::io("open", self.dir.clone(), e))?;
+        let top = self
+            .top_fd()?
+            .try_clone()
+            .map_err(|e| WorkError::io("open", self.dir.clone(), e))?;
         let mut prev_end = start;
         for i in 0..opts.files {
             if stopping(ctx) {
@@ -222,7 +238,10 @@ impl Worker {
             let secs = wall_secs_at(base_wall, start, prev_end);
             let want = match opts.dir_policy {
                 DirPolicy::NoSubdirs => None,
-                DirPolicy::RoundRobin { subdirs, per_subdir } => {
+                DirPolicy::RoundRobin {
+                    subdirs,
+                    per_subdir,
+                } => {
                     let mut cur = subdir.unwrap_or((start_secs % subdirs as u64) as u32);
                     if files_in_subdir >= per_subdir {
                         cur = (cur + 1) % subdirs;
@@ -304,7 +323,11 @@ impl Worker {
                     Err(Errno::INTR) => continue,
                     Err(e) => {
                         let name = self.names.name(secs, name_seq);
-                        return Err(WorkError::new("write", Self::path_of(&self.dir, subdir, name), e));
+                        return Err(WorkError::new(
+                            "write",
+                            Self::path_of(&self.dir, subdir, name),
+                            e,
+                        ));
                     }
                 }
                 let t = Instant::now();
@@ -314,7 +337,11 @@ impl Worker {
             if opts.sync.fsync_before_close() {
                 if let Err(e) = rustix::fs::fsync(&fd) {
                     let name = self.names.name(secs, name_seq);
-                    return Err(WorkError::new("fsync", Self::path_of(&self.dir, subdir, name), e));
+                    return Err(WorkError::new(
+                        "fsync",
+                        Self::path_of(&self.dir, subdir, name),
+                        e,
+                    ));
                 }
                 let t = Instant::now();
                 self.calls[FSYNC].add(t - prev);
@@ -348,7 +375,10 @@ impl Worker {
         reverse: bool,
         mut f: impl FnMut(&mut [CallTimes; 6], BorrowedFd, &CStr) -> Result<(), (&'static str, Errno)>,
     ) -> Result<(), WorkError> {
-        let top = self.top_fd()?.try_clone().map_err(|e| WorkError::io("open", self.dir.clone(), e))?;
+        let top = self
+            .top_fd()?
+            .try_clone()
+            .map_err(|e| WorkError::io("open", self.dir.clone(), e))?;
         let mut cur: Option<(Option<u32>, Option<OwnedFd>)> = None;
         let n = log.len();
         for k in 0..n {
@@ -368,7 +398,11 @@ impl Worker {
             let name = self.names.name(secs, seq);
             if let Err((op, e)) = f(&mut self.calls, dir_fd, name) {
                 let name = self.names.name(secs, seq).to_owned();
-                return Err(WorkError::new(op, Self::path_of(&self.dir, subdir, &name), e));
+                return Err(WorkError::new(
+                    op,
+                    Self::path_of(&self.dir, subdir, &name),
+                    e,
+                ));
             }
         }
         Ok(())
@@ -410,7 +444,8 @@ impl Worker {
     fn unlink_all(&mut self, log: &NameLog) -> Result<(), WorkError> {
         self.for_each_file(log, false, |calls, dir, name| {
             let t = Instant::now();
-            rustix::fs::unlinkat(dir, name, rustix::fs::AtFlags::empty()).map_err(|e| ("unlink", e))?;
+            rustix::fs::unlinkat(dir, name, rustix::fs::AtFlags::empty())
+                .map_err(|e| ("unlink", e))?;
             calls[UNLINK].add(t.elapsed());
             Ok(())
         })
@@ -422,5 +457,10 @@ fn stopping(ctx: &LoopCtx) -> bool {
 }
 
 pub(crate) fn open_dir<Fd: AsFd>(at: Fd, path: &Path) -> Result<OwnedFd, Errno> {
-    rustix::fs::openat(at, path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+    rustix::fs::openat(
+        at,
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
 }

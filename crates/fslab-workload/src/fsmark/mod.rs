@@ -8,6 +8,7 @@
 //! error, a full filesystem or the stop flag ends the run early; everything
 //! measured until then is printed and recorded.
 
+pub mod cli;
 pub mod create;
 pub mod names;
 pub mod options;
@@ -22,8 +23,8 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use fslab_record::{
-    CallStats, LatencyHistogram, LatencySummary, LoopRow, PhaseResult, RecordError, Recorder, RunInfo,
-    RunStatus, SeriesPoint,
+    CallStats, LatencyHistogram, LatencySummary, LoopRow, PhaseResult, RecordError, Recorder,
+    RunInfo, RunStatus, SeriesPoint,
 };
 use rustix::io::Errno;
 use serde::Serialize;
@@ -46,7 +47,12 @@ pub struct WorkError {
 
 impl WorkError {
     pub fn new(op: &'static str, path: PathBuf, errno: Errno) -> Self {
-        WorkError { op, path, errno, hint: None }
+        WorkError {
+            op,
+            path,
+            errno,
+            hint: None,
+        }
     }
 
     pub fn io(op: &'static str, path: PathBuf, e: std::io::Error) -> Self {
@@ -129,16 +135,50 @@ pub fn run(
     out: &mut dyn Write,
     rec: &mut dyn Recorder,
 ) -> Result<FsMarkReport, FsMarkError> {
+    run_with(opts, argv, stop, out, rec, &mut Hooks::default())
+}
+
+/// Callbacks into a run: before each phase (the lab drops caches there) and
+/// once a second with the phase's progress.
+#[derive(Default)]
+pub struct Hooks<'a> {
+    pub before_phase: Option<Box<dyn FnMut(Phase) + 'a>>,
+    pub each_second: Option<Box<dyn FnMut(Phase, &SeriesPoint) + 'a>>,
+    /// Called with the run's id as soon as the recorder gave it.
+    pub run_started: Option<Box<dyn FnMut(i64) + 'a>>,
+}
+
+/// [`run`] with [`Hooks`].
+pub fn run_with(
+    opts: &FsMarkOptions,
+    argv: &[String],
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+    rec: &mut dyn Recorder,
+    hooks: &mut Hooks,
+) -> Result<FsMarkReport, FsMarkError> {
     for d in &opts.dirs {
         match std::fs::create_dir(d) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(FsMarkError::Setup(format!("-d {}: cannot create directory: {e}", d.display()))),
+            Err(e) => {
+                return Err(FsMarkError::Setup(format!(
+                    "-d {}: cannot create directory: {e}",
+                    d.display()
+                )))
+            }
         }
     }
-    let log = OpenOptions::new().create(true).append(true).open(&opts.log_file).map_err(|e| {
-        FsMarkError::Setup(format!("-l {}: cannot open the log file: {e}", opts.log_file.display()))
-    })?;
+    let log = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&opts.log_file)
+        .map_err(|e| {
+            FsMarkError::Setup(format!(
+                "-l {}: cannot open the log file: {e}",
+                opts.log_file.display()
+            ))
+        })?;
     let mut sinks = Sinks { out, log };
 
     let target = crate::target::describe(&opts.dirs[0]);
@@ -154,6 +194,9 @@ pub fn run(
         params: serde_json::to_value(opts).unwrap_or_default(),
     };
     let run_id = rec.begin_run(&info)?;
+    if let Some(f) = hooks.run_started.as_mut() {
+        f(run_id);
+    }
     let mut report = FsMarkReport {
         run_id,
         status: RunStatus::Running,
@@ -167,8 +210,13 @@ pub fn run(
         series: Vec::new(),
     };
 
-    let ctime = chrono::Local::now().format("%a %b %e %H:%M:%S %Y").to_string();
-    sinks.both(&output::header(argv, opts, &ctime, false), &output::header(argv, opts, &ctime, true));
+    let ctime = chrono::Local::now()
+        .format("%a %b %e %H:%M:%S %Y")
+        .to_string();
+    sinks.both(
+        &output::header(argv, opts, &ctime, false),
+        &output::header(argv, opts, &ctime, true),
+    );
 
     let mut failed = false;
     for (pi, phase) in opts.phases.iter().enumerate() {
@@ -176,10 +224,20 @@ pub fn run(
             break;
         }
         let pi = pi as u32;
+        if let Some(f) = hooks.before_phase.as_mut() {
+            f(*phase);
+        }
+        let mut each = |p: &SeriesPoint| {
+            if let Some(f) = hooks.each_second.as_mut() {
+                f(*phase, p)
+            }
+        };
         let ok = match phase {
-            Phase::Create => create_phase(opts, pi, stop, &mut sinks, rec, &mut report)?,
-            Phase::Stat => tree_phase(opts, pi, TreeOp::Stat, stop, rec, &mut report)?,
-            Phase::Unlink => tree_phase(opts, pi, TreeOp::Unlink, stop, rec, &mut report)?,
+            Phase::Create => create_phase(opts, pi, stop, &mut sinks, rec, &mut report, &mut each)?,
+            Phase::Stat => tree_phase(opts, pi, TreeOp::Stat, stop, rec, &mut report, &mut each)?,
+            Phase::Unlink => {
+                tree_phase(opts, pi, TreeOp::Unlink, stop, rec, &mut report, &mut each)?
+            }
         };
         failed = !ok;
     }
@@ -247,7 +305,15 @@ fn space(dir: &Path) -> Option<(u64, u32)> {
     Some((free, pct))
 }
 
-fn record_series(rec: &mut dyn Recorder, run: i64, p: SeriesPoint, report: &mut FsMarkReport, store_err: &mut Option<RecordError>) {
+fn record_series(
+    rec: &mut dyn Recorder,
+    run: i64,
+    p: SeriesPoint,
+    report: &mut FsMarkReport,
+    store_err: &mut Option<RecordError>,
+    each: &mut dyn FnMut(&SeriesPoint),
+) {
+    each(&p);
     if store_err.is_none() {
         if let Err(e) = rec.record_series(run, &p) {
             *store_err = Some(e);
@@ -264,6 +330,7 @@ fn create_phase(
     sinks: &mut Sinks,
     rec: &mut dyn Recorder,
     report: &mut FsMarkReport,
+    each: &mut dyn FnMut(&SeriesPoint),
 ) -> Result<bool, FsMarkError> {
     let run = report.run_id;
     let seed = std::time::SystemTime::now()
@@ -287,9 +354,20 @@ fn create_phase(
     let mut l = 0u64;
     while (opts.fill || l < opts.loops) && !stop.load(Ordering::Relaxed) {
         // fs_mark checks before every loop that this loop's data fits.
-        let need = opts.file_size.saturating_mul(opts.files).saturating_mul(threads_per_dir);
-        if let Some(dir) = opts.dirs.iter().find(|d| space(d).is_some_and(|(free, _)| free < need)) {
-            let msg = format!("Insufficient free space in {} to create {} new files, exiting", dir.display(), opts.files);
+        let need = opts
+            .file_size
+            .saturating_mul(opts.files)
+            .saturating_mul(threads_per_dir);
+        if let Some(dir) = opts
+            .dirs
+            .iter()
+            .find(|d| space(d).is_some_and(|(free, _)| free < need))
+        {
+            let msg = format!(
+                "Insufficient free space in {} to create {} new files, exiting",
+                dir.display(),
+                opts.files
+            );
             sinks.both(&format!("{msg}\n"), &format!("{msg}\n"));
             if opts.fill {
                 report.notes.push(format!("filesystem full: {msg}"));
@@ -300,7 +378,12 @@ fn create_phase(
             break;
         }
         let abort = AtomicBool::new(false);
-        let ctx = LoopCtx { opts, stop, abort: &abort, progress: &progress };
+        let ctx = LoopCtx {
+            opts,
+            stop,
+            abort: &abort,
+            progress: &progress,
+        };
         let loop_start = Instant::now();
         let jobs: Vec<Box<dyn FnOnce() -> LoopOutcome + Send + '_>> = workers
             .iter_mut()
@@ -310,7 +393,7 @@ fn create_phase(
             })
             .collect();
         let outcomes = supervise(jobs, &mut clock, &progress, &mut |p| {
-            record_series(rec, run, p, report, &mut store_err)
+            record_series(rec, run, p, report, &mut store_err, each)
         });
         let wall = loop_start.elapsed();
         if let Some(e) = store_err.take() {
@@ -340,7 +423,10 @@ fn create_phase(
             overhead_us += o.loop_time.saturating_sub(o.call_time).as_micros() as u64;
             if let Some(e) = &o.error {
                 // Prefer the first real failure over a secondary one.
-                if error.as_ref().is_none_or(|cur| cur.is_no_space() && !e.is_no_space()) {
+                if error
+                    .as_ref()
+                    .is_none_or(|cur| cur.is_no_space() && !e.is_no_space())
+                {
                     error = Some(e.clone());
                 }
             }
@@ -350,8 +436,11 @@ fn create_phase(
             .iter()
             .enumerate()
             .map(|(c, name)| {
-                let per: Vec<CallStats> =
-                    workers.iter().filter(|w| w.calls[c].loop_count() > 0).map(|w| w.calls[c].loop_stats()).collect();
+                let per: Vec<CallStats> = workers
+                    .iter()
+                    .filter(|w| w.calls[c].loop_count() > 0)
+                    .map(|w| w.calls[c].loop_stats())
+                    .collect();
                 let stats = CallStats {
                     min_us: per.iter().map(|s| s.min_us).min().unwrap_or(0),
                     avg_us: per.iter().map(|s| s.avg_us).sum::<u64>() / workers.len() as u64,
@@ -368,7 +457,11 @@ fn create_phase(
             files,
             file_size: opts.file_size,
             files_per_sec,
-            wall_files_per_sec: if wall.as_secs_f64() > 0.0 { files as f64 / wall.as_secs_f64() } else { 0.0 },
+            wall_files_per_sec: if wall.as_secs_f64() > 0.0 {
+                files as f64 / wall.as_secs_f64()
+            } else {
+                0.0
+            },
             wall_s: wall.as_secs_f64(),
             app_overhead_us: overhead_us,
             calls,
@@ -395,7 +488,7 @@ fn create_phase(
         }
     }
     if let Some(p) = clock.finish(progress.total()) {
-        record_series(rec, run, p, report, &mut store_err);
+        record_series(rec, run, p, report, &mut store_err, each);
     }
     if let Some(e) = store_err {
         return Err(e.into());
@@ -407,7 +500,11 @@ fn create_phase(
         phase: "create".into(),
         ops,
         elapsed_s: elapsed,
-        ops_per_s: if elapsed > 0.0 { ops as f64 / elapsed } else { 0.0 },
+        ops_per_s: if elapsed > 0.0 {
+            ops as f64 / elapsed
+        } else {
+            0.0
+        },
         usr_cpu_s: usr,
         sys_cpu_s: sys,
         bytes,
@@ -422,7 +519,11 @@ fn create_phase(
         }
         if h.count() > 0 {
             rec.record_latency(run, "create", name, &h)?;
-            report.latency.push(LatencyEntry { phase: "create".into(), op: name.to_string(), summary: h.summary() });
+            report.latency.push(LatencyEntry {
+                phase: "create".into(),
+                op: name.to_string(),
+                summary: h.summary(),
+            });
         }
     }
     Ok(!failed)
@@ -436,6 +537,7 @@ fn tree_phase(
     stop: &AtomicBool,
     rec: &mut dyn Recorder,
     report: &mut FsMarkReport,
+    each: &mut dyn FnMut(&SeriesPoint),
 ) -> Result<bool, FsMarkError> {
     let run = report.run_id;
     let phase_name = match op {
@@ -472,9 +574,11 @@ fn tree_phase(
         })
         .collect();
     let mut store_err = None;
-    let outcomes = supervise(jobs, &mut clock, &progress, &mut |p| record_series(rec, run, p, report, &mut store_err));
+    let outcomes = supervise(jobs, &mut clock, &progress, &mut |p| {
+        record_series(rec, run, p, report, &mut store_err, each)
+    });
     if let Some(p) = clock.finish(progress.total()) {
-        record_series(rec, run, p, report, &mut store_err);
+        record_series(rec, run, p, report, &mut store_err, each);
     }
     if let Some(e) = store_err {
         return Err(e.into());
@@ -513,7 +617,11 @@ fn tree_phase(
         phase: phase_name.into(),
         ops,
         elapsed_s: elapsed,
-        ops_per_s: if elapsed > 0.0 { ops as f64 / elapsed } else { 0.0 },
+        ops_per_s: if elapsed > 0.0 {
+            ops as f64 / elapsed
+        } else {
+            0.0
+        },
         usr_cpu_s: usr,
         sys_cpu_s: sys,
         bytes: 0,
@@ -523,7 +631,11 @@ fn tree_phase(
     report.phases.push(phase);
     if hist.count() > 0 {
         rec.record_latency(run, phase_name, op.call(), &hist)?;
-        report.latency.push(LatencyEntry { phase: phase_name.into(), op: op.call().into(), summary: hist.summary() });
+        report.latency.push(LatencyEntry {
+            phase: phase_name.into(),
+            op: op.call().into(),
+            summary: hist.summary(),
+        });
     }
     if let Some(e) = error {
         report.error = Some(e.to_string());

@@ -93,8 +93,12 @@ impl NameGen {
     pub fn matches(name_len: u32, rand_len: u32, name: &[u8]) -> bool {
         let seq_len = (name_len - rand_len) as usize;
         name.len() == name_len as usize
-            && name[..seq_len].iter().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase() || *c == b'~')
-            && name[seq_len..].iter().all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+            && name[..seq_len]
+                .iter()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase() || *c == b'~')
+            && name[seq_len..]
+                .iter()
+                .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
     }
 }
 
@@ -113,7 +117,10 @@ pub struct NameLog {
 
 impl NameLog {
     pub fn new(base_seq: u64) -> Self {
-        NameLog { base_seq, ..Default::default() }
+        NameLog {
+            base_seq,
+            ..Default::default()
+        }
     }
 
     /// Notes that file `index` (the next one) is in `subdir` at second `secs`.
@@ -158,7 +165,11 @@ impl NameLog {
             Err(i) => i - 1,
         };
         let (_, subdir, secs) = self.segments[seg];
-        let seq = self.redraws.get(&index).copied().unwrap_or(self.base_seq + index);
+        let seq = self
+            .redraws
+            .get(&index)
+            .copied()
+            .unwrap_or(self.base_seq + index);
         (subdir, secs, seq)
     }
 }
@@ -174,7 +185,9 @@ mod tests {
         let n = g.name(0x5183_a2b1, 0).to_str().unwrap().to_string();
         assert_eq!(n.len(), 40);
         assert_eq!(&n[..16], "5183a2b1~~~~~~~~");
-        assert!(n[16..].bytes().all(|c| c.is_ascii_digit() || c.is_ascii_uppercase()));
+        assert!(n[16..]
+            .bytes()
+            .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase()));
         assert!(NameGen::matches(40, 24, n.as_bytes()));
         assert!(!NameGen::matches(40, 24, b"notes.txt"));
         let mut short = NameGen::new(6, 2, 7, 0);

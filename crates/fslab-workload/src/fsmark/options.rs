@@ -53,7 +53,10 @@ impl SyncMethod {
     }
 
     pub fn sync_after_loop(self) -> bool {
-        matches!(self, SyncMethod::SyncThenFsyncFirst | SyncMethod::SyncPostReverse | SyncMethod::SyncPost)
+        matches!(
+            self,
+            SyncMethod::SyncThenFsyncFirst | SyncMethod::SyncPostReverse | SyncMethod::SyncPost
+        )
     }
 
     pub fn fsync_first_file(self) -> bool {
@@ -198,7 +201,9 @@ fn err<T>(msg: String) -> Result<T, OptionError> {
 
 fn positive(flag: &str, what: &str, v: i64) -> Result<u64, OptionError> {
     if v <= 0 {
-        return err(format!("{flag} {v}: the number of {what} must be at least 1"));
+        return err(format!(
+            "{flag} {v}: the number of {what} must be at least 1"
+        ));
     }
     Ok(v as u64)
 }
@@ -213,14 +218,20 @@ pub fn parse_size(flag: &str, s: &str) -> Result<u64, OptionError> {
                 'M' => 1 << 20,
                 'G' => 1 << 30,
                 'T' => 1 << 40,
-                _ => return err(format!("{flag} {s:?}: not a size (use bytes, or a K, M, G or T suffix)")),
+                _ => {
+                    return err(format!(
+                        "{flag} {s:?}: not a size (use bytes, or a K, M, G or T suffix)"
+                    ))
+                }
             };
             (&t[..i], m)
         }
         _ => (t, 1),
     };
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return err(format!("{flag} {s:?}: not a size (use bytes, or a K, M, G or T suffix)"));
+        return err(format!(
+            "{flag} {s:?}: not a size (use bytes, or a K, M, G or T suffix)"
+        ));
     }
     digits
         .parse::<u64>()
@@ -240,7 +251,9 @@ impl RawOptions {
         }
         let ndirs = self.dirs.len() as u64;
         if ndirs > MAX_THREADS as u64 {
-            return err(format!("-d given {ndirs} times: at most {MAX_THREADS} directories (one thread each)"));
+            return err(format!(
+                "-d given {ndirs} times: at most {MAX_THREADS} directories (one thread each)"
+            ));
         }
         let mut threads = match self.threads {
             Some(t) => positive("-t", "threads", t)?,
@@ -269,22 +282,31 @@ impl RawOptions {
             None => 16384,
         };
         if io_size == 0 || io_size > MAX_IO_SIZE {
-            return err(format!("-w {io_size}: the write size must be from 1 to {MAX_IO_SIZE} bytes"));
+            return err(format!(
+                "-w {io_size}: the write size must be from 1 to {MAX_IO_SIZE} bytes"
+            ));
         }
         let sync = match self.sync {
             Some(n) => SyncMethod::from_number(n).ok_or_else(|| {
-                OptionError(format!("-S {n}: unknown sync method (use 0 to 6; see fslab fsmark --help)"))
+                OptionError(format!(
+                    "-S {n}: unknown sync method (use 0 to 6; see fslab fsmark --help)"
+                ))
             })?,
             None => SyncMethod::FsyncBeforeClose,
         };
         let dir_policy = match (self.subdirs, self.per_subdir) {
             (None, None) => DirPolicy::NoSubdirs,
             (None, Some(_)) => {
-                return err("-N needs -D: round robin spreads files over the subdirectories -D makes".into())
+                return err(
+                    "-N needs -D: round robin spreads files over the subdirectories -D makes"
+                        .into(),
+                )
             }
             (Some(d), per) => {
                 if d < 2 {
-                    return err(format!("-D {d}: the number of subdirectories must be at least 2"));
+                    return err(format!(
+                        "-D {d}: the number of subdirectories must be at least 2"
+                    ));
                 }
                 if d > u32::MAX as i64 {
                     return err(format!("-D {d}: too many subdirectories"));
@@ -306,14 +328,18 @@ impl RawOptions {
         };
         let name_len = match self.name_len {
             Some(p) if p < 1 || p > MAX_NAME_LEN as i64 => {
-                return err(format!("-p {p}: the file name length must be from 1 to {MAX_NAME_LEN}"))
+                return err(format!(
+                    "-p {p}: the file name length must be from 1 to {MAX_NAME_LEN}"
+                ))
             }
             Some(p) => p as u32,
             None => 40,
         };
         let rand_len = match self.rand_len {
             Some(r) if r < 0 || r > name_len as i64 => {
-                return err(format!("-r {r}: random characters must be from 0 to the name length ({name_len})"))
+                return err(format!(
+                    "-r {r}: random characters must be from 0 to the name length ({name_len})"
+                ))
             }
             Some(r) => r as u32,
             None => 24.min(name_len),
@@ -327,10 +353,17 @@ impl RawOptions {
             Some(list) => parse_phases(list)?,
         };
         let walks = phases.iter().any(|p| *p != Phase::Create);
-        let log_file = self.log_file.clone().unwrap_or_else(|| PathBuf::from("fs_log.txt"));
+        let log_file = self
+            .log_file
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("fs_log.txt"));
         if let Some(parent) = log_file.parent().filter(|p| !p.as_os_str().is_empty()) {
             if !parent.is_dir() {
-                return err(format!("-l {}: no such directory {}", log_file.display(), parent.display()));
+                return err(format!(
+                    "-l {}: no such directory {}",
+                    log_file.display(),
+                    parent.display()
+                ));
             }
         }
         Ok(FsMarkOptions {
@@ -357,13 +390,17 @@ fn parse_phases(list: &str) -> Result<Vec<Phase>, OptionError> {
     let mut out: Vec<Phase> = Vec::new();
     for word in list.split(',').map(str::trim) {
         let p = Phase::parse(word).ok_or_else(|| {
-            OptionError(format!("--phases: unknown phase {word:?} (use create, stat, unlink)"))
+            OptionError(format!(
+                "--phases: unknown phase {word:?} (use create, stat, unlink)"
+            ))
         })?;
         if out.contains(&p) {
             return err(format!("--phases: phase {word:?} given twice"));
         }
         if out.last().is_some_and(|last| (*last as u8) > (p as u8)) {
-            return err(format!("--phases {list}: phases run in the order create, stat, unlink"));
+            return err(format!(
+                "--phases {list}: phases run in the order create, stat, unlink"
+            ));
         }
         out.push(p);
     }
@@ -383,7 +420,10 @@ fn check_dir(d: &std::path::Path) -> Result<(), OptionError> {
         }
         Ok(_) => err(format!("-d {}: not a directory", d.display())),
         Err(_) => {
-            let parent = d.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+            let parent = d
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
             if parent.is_dir() {
                 Ok(())
             } else {
@@ -422,7 +462,10 @@ mod tests {
     #[test]
     fn defaults_are_fs_marks() {
         let o = raw("/tmp").validate().unwrap();
-        assert_eq!((o.threads, o.files, o.file_size, o.io_size), (1, 1000, 51200, 16384));
+        assert_eq!(
+            (o.threads, o.files, o.file_size, o.io_size),
+            (1, 1000, 51200, 16384)
+        );
         assert_eq!((o.name_len, o.rand_len, o.loops), (40, 24, 1));
         assert_eq!(o.sync, SyncMethod::FsyncBeforeClose);
         assert!(!o.keep);
@@ -438,7 +481,13 @@ mod tests {
         r.loops = Some(63);
         let o = r.validate().unwrap();
         assert!(o.keep);
-        assert_eq!(o.dir_policy, DirPolicy::TimeHash { subdirs: 10000, secs: 180 });
+        assert_eq!(
+            o.dir_policy,
+            DirPolicy::TimeHash {
+                subdirs: 10000,
+                secs: 180
+            }
+        );
     }
 
     #[test]
@@ -453,10 +502,22 @@ mod tests {
             (Box::new(|r| r.per_subdir = Some(5)), "-N needs -D"),
             (Box::new(|r| r.subdirs = Some(1)), "-D 1"),
             (Box::new(|r| r.rand_len = Some(41)), "-r 41"),
-            (Box::new(|r| r.phases = Some("stat,create".into())), "--phases stat,create"),
-            (Box::new(|r| r.phases = Some("walk,bogus".into())), "\"bogus\""),
-            (Box::new(|r| r.dirs = vec!["/nonexistent/a/b".into()]), "-d /nonexistent/a/b"),
-            (Box::new(|r| r.log_file = Some("/nonexistent/log".into())), "-l /nonexistent/log"),
+            (
+                Box::new(|r| r.phases = Some("stat,create".into())),
+                "--phases stat,create",
+            ),
+            (
+                Box::new(|r| r.phases = Some("walk,bogus".into())),
+                "\"bogus\"",
+            ),
+            (
+                Box::new(|r| r.dirs = vec!["/nonexistent/a/b".into()]),
+                "-d /nonexistent/a/b",
+            ),
+            (
+                Box::new(|r| r.log_file = Some("/nonexistent/log".into())),
+                "-l /nonexistent/log",
+            ),
         ];
         for (set, want) in cases {
             let mut r = raw("/tmp");

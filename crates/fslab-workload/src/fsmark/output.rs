@@ -17,11 +17,18 @@ pub fn header(argv: &[String], opts: &FsMarkOptions, start_ctime: &str, to_log: 
         let _ = write!(s, " {a} ");
     }
     s.push('\n');
-    let _ = writeln!(s, "#\tVersion 3.3, {} thread(s) starting at {start_ctime}", opts.threads);
+    let _ = writeln!(
+        s,
+        "#\tVersion 3.3, {} thread(s) starting at {start_ctime}",
+        opts.threads
+    );
     let _ = writeln!(s, "#\tSync method: {}", opts.sync.description());
     match opts.dir_policy {
         DirPolicy::NoSubdirs => s.push_str("#\tDirectories:  no subdirectories used\n"),
-        DirPolicy::RoundRobin { subdirs, per_subdir } => {
+        DirPolicy::RoundRobin {
+            subdirs,
+            per_subdir,
+        } => {
             let _ = writeln!(
                 s,
                 "#\tDirectories:  Round Robin between directories across {subdirs} subdirectories with {per_subdir} files per subdirectory."
@@ -48,14 +55,22 @@ pub fn header(argv: &[String], opts: &FsMarkOptions, start_ctime: &str, to_log: 
     }
     if opts.verbose {
         s.push_str("#\tAll system call times are reported in microseconds.\n\n");
-        let _ = write!(s, "{:>6} {:>12} {:>12} {:>12} {:>16}", "FSUse%", "Count", "Size", "Files/sec", "App Overhead");
+        let _ = write!(
+            s,
+            "{:>6} {:>12} {:>12} {:>12} {:>16}",
+            "FSUse%", "Count", "Size", "Files/sec", "App Overhead"
+        );
         for c in CALLS {
             let _ = write!(s, " {:>26}", format!("{} (Min/Avg/Max)", c.to_uppercase()));
         }
         s.push('\n');
     } else {
         s.push('\n');
-        let _ = writeln!(s, "{:>6} {:>12} {:>12} {:>12} {:>16}", "FSUse%", "Count", "Size", "Files/sec", "App Overhead");
+        let _ = writeln!(
+            s,
+            "{:>6} {:>12} {:>12} {:>12} {:>16}",
+            "FSUse%", "Count", "Size", "Files/sec", "App Overhead"
+        );
     }
     s
 }
@@ -75,7 +90,10 @@ fn name_sentence(opts: &FsMarkOptions) -> String {
             seq - hex_digits
         )
     };
-    format!("{} bytes long, ({stamp}, then {} random bytes at end of name)", opts.name_len, opts.rand_len)
+    format!(
+        "{} bytes long, ({stamp}, then {} random bytes at end of name)",
+        opts.name_len, opts.rand_len
+    )
 }
 
 /// One loop row: `%6u %12u %12u %12.1f %16llu`, plus 18 `%8llu` with `-v`.
@@ -86,7 +104,12 @@ pub fn row(r: &LoopRow, verbose: bool) -> String {
     );
     if verbose {
         for name in CALLS {
-            let c = r.calls.iter().find(|(n, _)| n == name).map(|(_, c)| *c).unwrap_or_default();
+            let c = r
+                .calls
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, c)| *c)
+                .unwrap_or_default();
             let _ = write!(s, " {:>8} {:>8} {:>8}", c.min_us, c.avg_us, c.max_us);
         }
     }
@@ -134,21 +157,46 @@ mod tests {
             app_overhead_us: 7898900,
             ..Default::default()
         };
-        assert_eq!(row(&r, false), "     0       800000            0      53498.9          7898900\n");
+        assert_eq!(
+            row(&r, false),
+            "     0       800000            0      53498.9          7898900\n"
+        );
     }
 
     #[test]
     fn phase_summary_is_comment_lines() {
-        let p = PhaseResult { phase: "stat".into(), ops: 10, elapsed_s: 0.5, ops_per_s: 20.0, complete: true, ..Default::default() };
+        let p = PhaseResult {
+            phase: "stat".into(),
+            ops: 10,
+            elapsed_s: 0.5,
+            ops_per_s: 20.0,
+            complete: true,
+            ..Default::default()
+        };
         let s = phase_summary(&[p]);
         assert!(s.lines().all(|l| l.starts_with('#')));
-        assert!(s.contains("#\tstat               10        0.500         20.0"), "{s}");
+        assert!(
+            s.contains("#\tstat               10        0.500         20.0"),
+            "{s}"
+        );
     }
 
     #[test]
     fn verbose_row_has_eighteen_call_columns() {
         let r = LoopRow {
-            calls: CALLS.iter().map(|c| (c.to_string(), CallStats { min_us: 1, avg_us: 2, max_us: 3 })).collect(),
+            calls: CALLS
+                .iter()
+                .map(|c| {
+                    (
+                        c.to_string(),
+                        CallStats {
+                            min_us: 1,
+                            avg_us: 2,
+                            max_us: 3,
+                        },
+                    )
+                })
+                .collect(),
             ..Default::default()
         };
         let line = row(&r, true);

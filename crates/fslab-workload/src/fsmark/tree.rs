@@ -55,7 +55,10 @@ pub fn plan(dirs: &[PathBuf]) -> Result<Vec<Unit>, WorkError> {
         if !seen.insert(d.clone()) {
             continue;
         }
-        units.push(Unit { path: d.clone(), is_subdir: false });
+        units.push(Unit {
+            path: d.clone(),
+            is_subdir: false,
+        });
         let rd = match std::fs::read_dir(d) {
             Ok(rd) => rd,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -68,13 +71,18 @@ pub fn plan(dirs: &[PathBuf]) -> Result<Vec<Unit>, WorkError> {
             .map(|e| e.path())
             .collect();
         subs.sort();
-        units.extend(subs.into_iter().map(|path| Unit { path, is_subdir: true }));
+        units.extend(subs.into_iter().map(|path| Unit {
+            path,
+            is_subdir: true,
+        }));
     }
     Ok(units)
 }
 
 fn is_subdir_name(n: &[u8]) -> bool {
-    n.len() >= 2 && n.iter().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+    n.len() >= 2
+        && n.iter()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
 }
 
 /// One worker's results.
@@ -119,13 +127,19 @@ pub fn work(ctx: &TreeCtx, thread: usize) -> TreeOutcome {
     out
 }
 
-fn process(ctx: &TreeCtx, thread: usize, unit: &Unit, out: &mut TreeOutcome) -> Result<(), WorkError> {
+fn process(
+    ctx: &TreeCtx,
+    thread: usize,
+    unit: &Unit,
+    out: &mut TreeOutcome,
+) -> Result<(), WorkError> {
     let fd: OwnedFd = match open_dir(rustix::fs::CWD, &unit.path) {
         Ok(fd) => fd,
         Err(Errno::NOENT) => return Ok(()),
         Err(e) => return Err(WorkError::new("open", unit.path.clone(), e)),
     };
-    let mut dir = Dir::read_from(&fd).map_err(|e| WorkError::new("readdir", unit.path.clone(), e))?;
+    let mut dir =
+        Dir::read_from(&fd).map_err(|e| WorkError::new("readdir", unit.path.clone(), e))?;
     let mut batch: Vec<std::ffi::CString> = Vec::new();
     loop {
         let mut exhausted = true;
@@ -143,7 +157,13 @@ fn process(ctx: &TreeCtx, thread: usize, unit: &Unit, out: &mut TreeOutcome) -> 
                     match rustix::fs::statat(fd.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
                         Ok(_) => {}
                         Err(Errno::NOENT) => continue,
-                        Err(e) => return Err(WorkError::new("stat", unit.path.join(name.to_string_lossy().as_ref()), e)),
+                        Err(e) => {
+                            return Err(WorkError::new(
+                                "stat",
+                                unit.path.join(name.to_string_lossy().as_ref()),
+                                e,
+                            ))
+                        }
                     }
                     out.hist.record(t.elapsed().as_nanos() as u64);
                     out.files += 1;
@@ -169,7 +189,13 @@ fn process(ctx: &TreeCtx, thread: usize, unit: &Unit, out: &mut TreeOutcome) -> 
             match rustix::fs::unlinkat(fd.as_fd(), name.as_c_str(), AtFlags::empty()) {
                 Ok(()) => {}
                 Err(Errno::NOENT) => continue,
-                Err(e) => return Err(WorkError::new("unlink", unit.path.join(name.to_string_lossy().as_ref()), e)),
+                Err(e) => {
+                    return Err(WorkError::new(
+                        "unlink",
+                        unit.path.join(name.to_string_lossy().as_ref()),
+                        e,
+                    ))
+                }
             }
             out.hist.record(t.elapsed().as_nanos() as u64);
             out.files += 1;

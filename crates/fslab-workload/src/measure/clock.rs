@@ -14,7 +14,9 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(threads: usize) -> Self {
-        Progress { slots: (0..threads).map(|_| Slot::default()).collect() }
+        Progress {
+            slots: (0..threads).map(|_| Slot::default()).collect(),
+        }
     }
 
     /// Called by worker `thread` after each operation with its running total
@@ -41,7 +43,12 @@ pub struct PhaseClock {
 impl PhaseClock {
     pub fn start(phase_index: u32) -> Self {
         let start = Instant::now();
-        PhaseClock { phase_index, start, next_tick: start + Duration::from_secs(1), last_total: 0 }
+        PhaseClock {
+            phase_index,
+            start,
+            next_tick: start + Duration::from_secs(1),
+            last_total: 0,
+        }
     }
 
     /// Time left until the next one-second boundary.

@@ -7,7 +7,9 @@ pub struct CpuMeter {
 
 impl CpuMeter {
     pub fn start() -> Self {
-        CpuMeter { start: rusage(Who::Process).unwrap_or_default() }
+        CpuMeter {
+            start: rusage(Who::Process).unwrap_or_default(),
+        }
     }
 
     /// (user seconds, system seconds) since `start`.

@@ -1,57 +1,85 @@
 //! `fslab fsmark`.
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 use fslab_record::RunStatus;
-use fslab_workload::fsmark::{self, FsMarkError, RawOptions};
+use fslab_record::SeriesPoint;
+use fslab_workload::fsmark::cli::FsMarkArgs;
+use fslab_workload::fsmark::{self, FsMarkError, Hooks, Phase};
 
-use crate::cli::FsMarkArgs;
 use crate::Failure;
 
 pub fn run(args: FsMarkArgs, db: &PathBuf) -> Result<(), Failure> {
-    let raw = RawOptions {
-        dirs: args.dirs,
-        threads: args.threads,
-        files: args.files,
-        file_size: args.size,
-        io_size: args.io_size,
-        sync: args.sync,
-        subdirs: args.subdirs,
-        per_subdir: args.per_subdir,
-        subdir_secs: args.subdir_secs,
-        name_len: args.name_len,
-        rand_len: args.rand_len,
-        loops: args.loops,
-        keep: args.keep,
-        fill: args.fill,
-        log_file: args.log_file,
-        verbose: args.verbose,
-        phases: Some(args.phases),
-    };
-    let opts = raw.validate().map_err(|e| Failure::Usage(format!("fsmark: {e}")))?;
+    let raw = args.raw();
+    if args.die_with_parent {
+        let parent = rustix::process::getppid();
+        let _ =
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+        // The parent may have died before the request took effect.
+        if rustix::process::getppid() != parent || parent.is_none() {
+            return Err(Failure::Failed(
+                "fsmark: the parent fslab run is gone".into(),
+            ));
+        }
+    }
+    let opts = raw
+        .validate()
+        .map_err(|e| Failure::Usage(format!("fsmark: {e}")))?;
+    if let Some(cg) = &args.cgroup {
+        fslab_experiment::machine::MemCgroup::add_process(cg, std::process::id())
+            .map_err(|e| Failure::Failed(format!("fsmark: --cgroup: {e}")))?;
+    }
+    if args.drop_caches {
+        fslab_experiment::machine::drop_caches()
+            .map_err(|e| Failure::Failed(format!("fsmark: --drop-caches: {e}")))?;
+    }
     let mut store = super::open_store(db)?;
 
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // A second signal while stopping ends the process at once.
-        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop))
-            .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop)))
-            .map_err(|e| Failure::Failed(format!("cannot install signal handlers: {e}")))?;
-    }
+    let stop = super::stop_on_signals()?;
 
     let argv: Vec<String> = std::env::args().collect();
     let stdout = std::io::stdout();
-    let mut text_out: Box<dyn std::io::Write> =
-        if args.json { Box::new(std::io::sink()) } else { Box::new(stdout.lock()) };
-    let report = fsmark::run(&opts, &argv, &stop, &mut *text_out, &mut store).map_err(|e| match e {
-        FsMarkError::Setup(m) => Failure::Failed(format!("fsmark: {m}")),
-        e @ FsMarkError::Store(_) => Failure::Failed(format!("fsmark: {e}")),
-    })?;
+    let mut text_out: Box<dyn std::io::Write> = if args.json {
+        Box::new(std::io::sink())
+    } else {
+        Box::new(stdout.lock())
+    };
+    let mut hooks = Hooks::default();
+    let mut first_phase = true;
+    if args.drop_caches {
+        hooks.before_phase = Some(Box::new(move |_| {
+            // The first phase's caches were dropped before the run started.
+            if !std::mem::take(&mut first_phase) {
+                if let Err(e) = fslab_experiment::machine::drop_caches() {
+                    eprintln!("fslab: fsmark: --drop-caches: {e}");
+                }
+            }
+        }));
+    }
+    if args.progress {
+        hooks.run_started = Some(Box::new(|id| eprintln!("fslab-run-id {id}")));
+        let mut last_t = 0.0;
+        hooks.each_second = Some(Box::new(move |phase: Phase, p: &SeriesPoint| {
+            if p.t_s < last_t {
+                last_t = 0.0;
+            }
+            let dt = p.t_s - last_t;
+            last_t = p.t_s;
+            let rate = if dt > 0.0 { p.ops as f64 / dt } else { 0.0 };
+            eprintln!("fslab-progress {} {rate:.1} {}", phase.name(), p.total_ops);
+        }));
+    }
+    let report = fsmark::run_with(&opts, &argv, &stop, &mut *text_out, &mut store, &mut hooks)
+        .map_err(|e| match e {
+            FsMarkError::Setup(m) => Failure::Failed(format!("fsmark: {m}")),
+            e @ FsMarkError::Store(_) => Failure::Failed(format!("fsmark: {e}")),
+        })?;
     drop(text_out);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
     }
     for n in &report.notes {
         eprintln!("fslab: fsmark: {n}");
@@ -60,7 +88,9 @@ pub fn run(args: FsMarkArgs, db: &PathBuf) -> Result<(), Failure> {
     match report.status {
         RunStatus::Complete | RunStatus::Running => Ok(()),
         RunStatus::Interrupted => {
-            eprintln!("fslab: fsmark: interrupted; what was measured is printed above and kept as {kept}");
+            eprintln!(
+                "fslab: fsmark: interrupted; what was measured is printed above and kept as {kept}"
+            );
             Err(Failure::Interrupted)
         }
         RunStatus::Failed => Err(Failure::Failed(format!(

@@ -1,7 +1,10 @@
 //! One module per subcommand.
 
+mod builtin;
+mod cleanup;
 mod fsmark;
 mod results;
+mod run;
 
 use std::path::PathBuf;
 
@@ -14,7 +17,21 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::FsMark(args) => fsmark::run(args, &db),
         Command::Results(r) => results::run(r, &db),
+        Command::Run(r) => run::run(r, &db),
+        Command::Cleanup => cleanup::run(),
     }
+}
+
+/// A flag set by SIGINT or SIGTERM; a second signal exits at once (130).
+fn stop_on_signals() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, Failure> {
+    use std::sync::{atomic::AtomicBool, Arc};
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop))
+            .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop)))
+            .map_err(|e| Failure::Failed(format!("cannot install signal handlers: {e}")))?;
+    }
+    Ok(stop)
 }
 
 /// Opens the results store, or explains why not.

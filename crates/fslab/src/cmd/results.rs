@@ -11,7 +11,10 @@ use crate::Failure;
 
 pub fn run(cmd: ResultsCommand, db: &PathBuf) -> Result<(), Failure> {
     if !db.exists() {
-        return Err(Failure::Usage(format!("no results store at {} (run a workload first, or give --db)", db.display())));
+        return Err(Failure::Usage(format!(
+            "no results store at {} (run a workload first, or give --db)",
+            db.display()
+        )));
     }
     let store = super::open_store(db)?;
     let fetch = |id: i64| {
@@ -22,7 +25,9 @@ pub fn run(cmd: ResultsCommand, db: &PathBuf) -> Result<(), Failure> {
     };
     match cmd {
         ResultsCommand::List => {
-            let runs = store.list_runs().map_err(|e| Failure::Failed(format!("results store {e}")))?;
+            let runs = store
+                .list_runs()
+                .map_err(|e| Failure::Failed(format!("results store {e}")))?;
             for r in runs {
                 let headline = store
                     .phases(r.id)
@@ -36,7 +41,11 @@ pub fn run(cmd: ResultsCommand, db: &PathBuf) -> Result<(), Failure> {
                     r.started_at.get(..19).unwrap_or(&r.started_at),
                     r.workload,
                     r.status.as_str(),
-                    if r.fs_type.is_empty() { "?" } else { &r.fs_type },
+                    if r.fs_type.is_empty() {
+                        "?"
+                    } else {
+                        &r.fs_type
+                    },
                     r.target_path,
                 );
             }
@@ -45,7 +54,9 @@ pub fn run(cmd: ResultsCommand, db: &PathBuf) -> Result<(), Failure> {
         ResultsCommand::Export { id, format } => {
             let rec = fetch(id)?;
             match format {
-                ExportFormat::Json => println!("{}", serde_json::to_string_pretty(&rec).unwrap_or_default()),
+                ExportFormat::Json => {
+                    println!("{}", serde_json::to_string_pretty(&rec).unwrap_or_default())
+                }
                 ExportFormat::Csv => print!("{}", rec.to_csv()),
             }
         }
@@ -68,19 +79,35 @@ pub fn show(rec: &RunRecord) -> String {
     let _ = writeln!(s, "command:   {}", r.command_line.join(" "));
     let _ = writeln!(s, "started:   {}", r.started_at);
     let _ = writeln!(s, "finished:  {}", r.finished_at.as_deref().unwrap_or("-"));
-    let _ = writeln!(s, "fslab:     {}   kernel: {}   host: {}", r.fslab_version, r.kernel, r.hostname);
-    let _ = writeln!(s, "target:    {} on {} ({}, mounted at {})", r.target_path, r.mount_source, r.fs_type, r.mount_point);
+    let _ = writeln!(
+        s,
+        "fslab:     {}   kernel: {}   host: {}",
+        r.fslab_version, r.kernel, r.hostname
+    );
+    let _ = writeln!(
+        s,
+        "target:    {} on {} ({}, mounted at {})",
+        r.target_path, r.mount_source, r.fs_type, r.mount_point
+    );
     let _ = writeln!(s, "options:   {}", r.mount_options);
     if !rec.loops.is_empty() {
         s.push_str("\nloops (fs_mark table):\n");
-        let _ = writeln!(s, "{:>6} {:>12} {:>12} {:>12} {:>16}", "FSUse%", "Count", "Size", "Files/sec", "App Overhead");
+        let _ = writeln!(
+            s,
+            "{:>6} {:>12} {:>12} {:>12} {:>16}",
+            "FSUse%", "Count", "Size", "Files/sec", "App Overhead"
+        );
         for l in &rec.loops {
             s.push_str(&output::row(l, false));
         }
     }
     if !rec.phases.is_empty() {
         s.push_str("\nphases:\n");
-        let _ = writeln!(s, "{:<8} {:>12} {:>10} {:>12} {:>9} {:>9}  done", "phase", "ops", "time s", "ops/s", "usr s", "sys s");
+        let _ = writeln!(
+            s,
+            "{:<8} {:>12} {:>10} {:>12} {:>9} {:>9}  done",
+            "phase", "ops", "time s", "ops/s", "usr s", "sys s"
+        );
         for p in &rec.phases {
             let _ = writeln!(
                 s,
@@ -120,7 +147,11 @@ pub fn show(rec: &RunRecord) -> String {
     }
     if !rec.series.is_empty() {
         s.push_str("\nper-second rate (ops/s):\n");
-        let _ = writeln!(s, "{:<8} {:>8} {:>12} {:>12} {:>12}", "phase", "seconds", "min", "mean", "max");
+        let _ = writeln!(
+            s,
+            "{:<8} {:>8} {:>12} {:>12} {:>12}",
+            "phase", "seconds", "min", "mean", "max"
+        );
         for p in &rec.phases {
             let pts: Vec<f64> = rec
                 .series
@@ -138,7 +169,15 @@ pub fn show(rec: &RunRecord) -> String {
             let mean = pts.iter().sum::<f64>() / pts.len() as f64;
             let min = pts.iter().cloned().fold(f64::INFINITY, f64::min);
             let max = pts.iter().cloned().fold(0.0, f64::max);
-            let _ = writeln!(s, "{:<8} {:>8} {:>12.1} {:>12.1} {:>12.1}", p.phase, pts.len(), min, mean, max);
+            let _ = writeln!(
+                s,
+                "{:<8} {:>8} {:>12.1} {:>12.1} {:>12.1}",
+                p.phase,
+                pts.len(),
+                min,
+                mean,
+                max
+            );
         }
     }
     s

@@ -17,7 +17,10 @@ pub fn privileged(what: &str) -> bool {
     if rustix::process::geteuid().is_root() {
         return true;
     }
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{what} needs root, and CI=true: failing instead of skipping");
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{what} needs root, and CI=true: failing instead of skipping"
+    );
     eprintln!("skipping {what}: needs root");
     false
 }
@@ -29,7 +32,9 @@ pub struct Lab {
 
 impl Lab {
     pub fn new() -> Lab {
-        Lab { tmp: tempfile::tempdir().unwrap() }
+        Lab {
+            tmp: tempfile::tempdir().unwrap(),
+        }
     }
 
     pub fn db(&self) -> PathBuf {
@@ -43,7 +48,10 @@ impl Lab {
     /// `fslab --db DB ARGS...` run in the scratch directory.
     pub fn fslab(&self) -> Command {
         let mut c = Command::cargo_bin("fslab").unwrap();
-        c.current_dir(self.tmp.path()).arg("--db").arg(self.db()).env_remove("FSLAB_DB");
+        c.current_dir(self.tmp.path())
+            .arg("--db")
+            .arg(self.db())
+            .env_remove("FSLAB_DB");
         c
     }
 
@@ -85,8 +93,14 @@ impl Tmpfs {
         let dir = tempfile::tempdir().unwrap();
         let (flags, data) = fslab_lab::mount::split_options(options);
         let data = std::ffi::CString::new(data).unwrap();
-        rustix::mount::mount("fslab-test", dir.path(), "tmpfs", flags | MountFlags::empty(), Some(data.as_c_str()))
-            .expect("mount tmpfs");
+        rustix::mount::mount(
+            "fslab-test",
+            dir.path(),
+            "tmpfs",
+            flags | MountFlags::empty(),
+            Some(data.as_c_str()),
+        )
+        .expect("mount tmpfs");
         Tmpfs { dir }
     }
 
@@ -118,8 +132,20 @@ impl LoopFs {
         let dev = LoopDevice::attach(image.path(), false).unwrap();
         let opts: Vec<String> = mkfs_opts.iter().map(|s| s.to_string()).collect();
         run_mkfs(&mkfs_argv(&fs, &opts, dev.path())).unwrap();
-        let mount = Mount::mount(dev.path(), mnt.path(), fs.name(), fs.quiet_mount_options().join(",").as_str(), dev.rdev()).unwrap();
-        LoopFs { mount: Some(mount), dev: Some(dev), image: Some(image), mnt, _img_dir: img_dir }
+        let mount = Mount::mount(
+            dev.path(),
+            mnt.path(),
+            fs.name(),
+            fs.quiet_mount_options().join(",").as_str(),
+        )
+        .unwrap();
+        LoopFs {
+            mount: Some(mount),
+            dev: Some(dev),
+            image: Some(image),
+            mnt,
+            _img_dir: img_dir,
+        }
     }
 
     pub fn path(&self) -> &Path {

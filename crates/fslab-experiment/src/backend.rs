@@ -1,0 +1,347 @@
+//! Making a cell's filesystem and tearing it down.
+//!
+//! [`setup`] makes a fresh filesystem for one repetition of a cell on the
+//! experiment's device and mounts it; [`Prepared::teardown`] times the
+//! unmount and a remount, then undoes everything. Every resource is noted in
+//! the [`Journal`] before it is used and struck out once undone, and each is
+//! a value that undoes itself when dropped, so errors and panics clean up.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use fslab_lab::image::{host_fs, Image};
+use fslab_lab::loopdev::LoopDevice;
+use fslab_lab::mkfs::{mkfs_argv, run_mkfs, tool_version, FsType};
+use fslab_lab::mount::{ensure_on, is_mount_point, mount_argv, Mount};
+use fslab_lab::{signature, LabError, LabResult};
+use fslab_record::CellRunInfo;
+
+use crate::plan::mount_options;
+use crate::spec::{Cell, Device, Experiment};
+use crate::state::{Journal, Resource};
+
+/// How the user allowed fslab to use an existing block device.
+#[derive(Debug, Clone, Default)]
+pub struct DeviceConsent {
+    /// `--format-device PATH`: the one block device fslab may format.
+    pub format_device: Option<PathBuf>,
+    /// `--force`: format it even if it holds a filesystem or data.
+    pub force: bool,
+    /// `--keep-images`: leave image files in place.
+    pub keep_images: bool,
+}
+
+/// A cell's filesystem, ready for the workload.
+pub struct Prepared {
+    workdir: PathBuf,
+    dev: Option<u64>,
+    fs: Option<(FsType, PathBuf, String)>,
+    mount: Option<(Mount, u64)>,
+    mount_dir: Option<(PathBuf, u64)>,
+    loopdev: Option<(LoopDevice, u64)>,
+    image: Option<(Image, u64)>,
+    scratch: Option<PathBuf>,
+}
+
+/// mkfs tool versions, looked up once per type.
+#[derive(Default)]
+pub struct Versions(HashMap<FsType, String>);
+
+impl Versions {
+    pub fn of(&mut self, fs: &FsType) -> String {
+        self.0
+            .entry(fs.clone())
+            .or_insert_with(|| tool_version(fs).unwrap_or_else(|e| e.0))
+            .clone()
+    }
+}
+
+/// Makes and mounts the filesystem for repetition `rep` of `cell`. If a
+/// step fails, what the earlier steps made is undone before returning.
+pub fn setup(
+    exp: &Experiment,
+    cell: &Cell,
+    rep: u32,
+    consent: &DeviceConsent,
+    journal: &mut Journal,
+    info: &mut CellRunInfo,
+) -> LabResult<Prepared> {
+    let mut p = Prepared {
+        workdir: PathBuf::new(),
+        dev: None,
+        fs: None,
+        mount: None,
+        mount_dir: None,
+        loopdev: None,
+        image: None,
+        scratch: None,
+    };
+    match build(&mut p, exp, cell, rep, consent, journal, info) {
+        Ok(()) => Ok(p),
+        Err(e) => {
+            // Undo, but keep the timings of a run that never happened out of the record.
+            let mut scratch = CellRunInfo::default();
+            let _ = p.teardown_quietly(journal, &mut scratch);
+            info.image_allocated = scratch.image_allocated;
+            Err(e)
+        }
+    }
+}
+
+fn build(
+    p: &mut Prepared,
+    exp: &Experiment,
+    cell: &Cell,
+    rep: u32,
+    consent: &DeviceConsent,
+    journal: &mut Journal,
+    info: &mut CellRunInfo,
+) -> LabResult<()> {
+    let tag = format!("fslab-{}-c{}-r{}", std::process::id(), cell.index, rep);
+    let dev_path = match &exp.device {
+        Device::Directory { path } => {
+            if !path.is_dir() {
+                return Err(LabError(format!(
+                    "device.path {} is not a directory",
+                    path.display()
+                )));
+            }
+            let d = path.join(&tag);
+            std::fs::create_dir(&d)
+                .map_err(|e| LabError(format!("cannot create {}: {e}", d.display())))?;
+            info.host_fs = fslab_workload::target::describe(path).fs_type;
+            p.workdir = d.clone();
+            p.scratch = Some(d);
+            return Ok(());
+        }
+        Device::Image {
+            size,
+            dir,
+            direct_io,
+        } => {
+            let path = dir.join(format!("{tag}.img"));
+            info.host_fs = host_fs(dir);
+            info.image_path = path.display().to_string();
+            info.image_size = *size;
+            let id = journal.add(Resource::Image { path: path.clone() });
+            let mut image = match Image::create(&path, *size) {
+                Ok(i) => i,
+                Err(e) => {
+                    journal.done(id);
+                    return Err(e);
+                }
+            };
+            if consent.keep_images {
+                image.keep();
+            }
+            p.image = Some((image, id));
+            if let Some(what) = signature::probe(&path)
+                .map_err(|e| LabError(format!("cannot read {}: {e}", path.display())))?
+            {
+                return Err(LabError(format!(
+                    "new image {} already holds {what}",
+                    path.display()
+                )));
+            }
+            let lo = LoopDevice::attach(&path, *direct_io)?;
+            let id = journal.add(Resource::Loop {
+                number: lo.number(),
+                backing: path.clone(),
+            });
+            info.loop_device = lo.path().display().to_string();
+            info.direct_io = lo.direct_io();
+            let path = lo.path().to_path_buf();
+            p.loopdev = Some((lo, id));
+            path
+        }
+        Device::Block { path } => {
+            check_block_device(path, consent)?;
+            info.loop_device = path.display().to_string();
+            path.clone()
+        }
+    };
+    let fs = cell
+        .fs
+        .clone()
+        .ok_or_else(|| LabError("cell has no filesystem type".into()))?;
+    let argv = mkfs_argv(&fs, &cell.mkfs_options, &dev_path);
+    info.mkfs_argv = argv.clone();
+    info.mkfs_s = run_mkfs(&argv)?.as_secs_f64();
+
+    let mnt = journal
+        .mount_base()
+        .join(format!("c{}-r{}", cell.index, rep));
+    let id = journal.add(Resource::MountDir { path: mnt.clone() });
+    std::fs::create_dir_all(&mnt)
+        .map_err(|e| LabError(format!("cannot create mount point {}: {e}", mnt.display())))?;
+    p.mount_dir = Some((mnt.clone(), id));
+    let opts = mount_options(cell);
+    info.mount_argv = mount_argv(&dev_path, &mnt, fs.name(), &opts);
+    let id = journal.add(Resource::Mount {
+        target: mnt.clone(),
+    });
+    let m = match Mount::mount(&dev_path, &mnt, fs.name(), &opts) {
+        Ok(m) => m,
+        Err(e) => {
+            if !is_mount_point(&mnt) {
+                journal.done(id);
+            }
+            return Err(e);
+        }
+    };
+    info.kernel_mount_options = m.kernel_options().to_string();
+    p.dev = Some(m.root_dev());
+    p.mount = Some((m, id));
+    p.workdir = mnt.clone();
+    p.fs = Some((fs, dev_path, opts));
+    Ok(())
+}
+
+/// Refuses a block device unless the user named it with --format-device,
+/// and unless --force, one that holds a filesystem, a partition table or
+/// data. A device that is mounted or held open exclusively is always refused.
+fn check_block_device(path: &Path, consent: &DeviceConsent) -> LabResult<()> {
+    let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let named = consent
+        .format_device
+        .as_ref()
+        .map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.clone()))
+        .is_some_and(|f| f == canon);
+    if !named {
+        return Err(LabError(format!(
+            "{} would be formatted: fslab formats an existing device only when told so with --format-device {}",
+            path.display(),
+            path.display()
+        )));
+    }
+    let st = rustix::fs::stat(&canon)
+        .map_err(|e| LabError(format!("{}: {}", path.display(), std::io::Error::from(e))))?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::BlockDevice {
+        return Err(LabError(format!(
+            "{} is not a block device",
+            path.display()
+        )));
+    }
+    // O_EXCL on a block device fails with EBUSY while it is mounted or held.
+    match rustix::fs::open(
+        &canon,
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::EXCL | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    ) {
+        Ok(fd) => drop(fd),
+        Err(rustix::io::Errno::BUSY) => {
+            return Err(LabError(format!(
+                "{} is in use (mounted, or held by another program): refusing to format it",
+                path.display()
+            )))
+        }
+        Err(e) => {
+            return Err(LabError(format!(
+                "{}: {}",
+                path.display(),
+                std::io::Error::from(e)
+            )))
+        }
+    }
+    if !consent.force {
+        if let Some(what) = signature::probe(&canon)
+            .map_err(|e| LabError(format!("cannot read {}: {e}", path.display())))?
+        {
+            return Err(LabError(format!(
+                "{} holds {what}: refusing to format it (add --force to destroy it)",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl Prepared {
+    /// The directory the workload works in.
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    /// Checks, just before the workload starts, that its directory is on the
+    /// new filesystem (a mount that silently failed would send the workload
+    /// to the host).
+    pub fn verify(&self, dir: &Path) -> LabResult<()> {
+        match self.dev {
+            Some(dev) => ensure_on(dir, dev),
+            None => Ok(()),
+        }
+    }
+
+    /// Times the unmount and a remount, then unmounts, detaches and removes
+    /// everything, striking each resource out of the journal.
+    pub fn teardown(mut self, journal: &mut Journal, info: &mut CellRunInfo) -> LabResult<()> {
+        self.undo(journal, info, true)
+    }
+
+    /// Undoes everything without timing a remount (after a failed setup).
+    fn teardown_quietly(&mut self, journal: &mut Journal, info: &mut CellRunInfo) -> LabResult<()> {
+        self.undo(journal, info, false)
+    }
+
+    fn undo(
+        &mut self,
+        journal: &mut Journal,
+        info: &mut CellRunInfo,
+        remount: bool,
+    ) -> LabResult<()> {
+        let mut first_err: Option<LabError> = None;
+        let mut note = |r: LabResult<()>| {
+            if let Err(e) = r {
+                first_err.get_or_insert(e);
+            }
+        };
+        if let Some((m, id)) = self.mount.take() {
+            match m.unmount() {
+                Ok(d) => {
+                    info.unmount_s = Some(d.as_secs_f64());
+                    if let (true, Some((fs, dev, opts))) = (remount, &self.fs) {
+                        let t = Instant::now();
+                        match Mount::mount(dev, &self.workdir, fs.name(), opts) {
+                            Ok(m2) => {
+                                info.remount_s = Some(t.elapsed().as_secs_f64());
+                                note(m2.unmount().map(|_| ()));
+                            }
+                            Err(e) => note(Err(LabError(format!(
+                                "remount after the workload failed: {e}"
+                            )))),
+                        }
+                    }
+                    journal.done(id);
+                }
+                Err(e) => note(Err(e)),
+            }
+        }
+        if let Some((dir, id)) = self.mount_dir.take() {
+            let _ = std::fs::remove_dir(&dir);
+            journal.done(id);
+        }
+        if let Some((lo, id)) = self.loopdev.take() {
+            match lo.detach() {
+                Ok(()) => journal.done(id),
+                Err(e) => note(Err(e)),
+            }
+        }
+        if let Some((img, id)) = self.image.take() {
+            info.image_allocated = img.allocated();
+            match img.remove() {
+                Ok(()) => journal.done(id),
+                Err(e) => note(Err(e)),
+            }
+        }
+        if let Some(d) = self.scratch.take() {
+            if let Err(e) = std::fs::remove_dir_all(&d) {
+                note(Err(LabError(format!("cannot remove {}: {e}", d.display()))));
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! `fslab run`: experiment files, the matrix of cells they expand into,
+//! the scheduler that runs every cell and repetition on a fresh filesystem,
+//! the machine settings around it, and the journal that lets `fslab
+//! cleanup` undo a killed run.
+//!
+//! - [`spec`]: the file format and its validation;
+//! - [`plan`]: order, `--scale`, commands, dry-run text;
+//! - [`machine`]: sysctls, drop_caches, memory cgroups;
+//! - [`state`]: the journal and `cleanup`;
+//! - [`backend`]: making and tearing down a cell's filesystem (real, or a
+//!   plain directory);
+//! - [`runner`]: the scheduler;
+//! - [`summary`]: mean, standard deviation and difference per cell.
+
+pub mod backend;
+pub mod machine;
+pub mod plan;
+pub mod runner;
+pub mod spec;
+pub mod state;
+pub mod summary;

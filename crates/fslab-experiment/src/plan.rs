@@ -1,0 +1,260 @@
+//! From a validated experiment to what will run: scaling, the order of
+//! (cell, repetition) pairs, each cell's commands, and the dry-run text.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use fslab_lab::human_bytes;
+use fslab_lab::mkfs::{mkfs_argv, FsType};
+use fslab_lab::mount::mount_argv;
+
+use crate::spec::{Cell, Device, Experiment, Order};
+
+/// A bijection on u64 used as a small seeded random source (splitmix64).
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The (cell index, repetition) pairs in the order they run; repetitions count from 1.
+pub fn schedule(exp: &Experiment) -> Vec<(u32, u32)> {
+    let n = exp.cells.len() as u32;
+    let r = exp.repetitions;
+    let mut pairs: Vec<(u32, u32)> = match exp.order {
+        Order::Sequential => (0..n).flat_map(|c| (1..=r).map(move |k| (c, k))).collect(),
+        Order::Interleaved | Order::Shuffled => {
+            (1..=r).flat_map(|k| (0..n).map(move |c| (c, k))).collect()
+        }
+    };
+    if exp.order == Order::Shuffled {
+        let mut s = exp.seed;
+        for i in (1..pairs.len()).rev() {
+            let j = (splitmix(&mut s) % (i as u64 + 1)) as usize;
+            pairs.swap(i, j);
+        }
+    }
+    pairs
+}
+
+fn scale_count(v: &str, f: f64, min: u64) -> Option<String> {
+    let n: u64 = v.parse().ok()?;
+    Some(((n as f64 * f).round() as u64).max(min).to_string())
+}
+
+/// Scales fsmark's counts: files per loop (`-n`) and subdirectories (`-D`).
+/// Loops, threads, file sizes and sync methods stay as written.
+pub fn scale_fsmark_args(args: &[String], f: f64) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        let min = if a.starts_with("-D") { 2 } else { 1 };
+        if (a == "-n" || a == "-D") && i + 1 < args.len() {
+            out.push(a.clone());
+            out.push(scale_count(&args[i + 1], f, min).unwrap_or_else(|| args[i + 1].clone()));
+            i += 2;
+            continue;
+        }
+        if (a.starts_with("-n") || a.starts_with("-D")) && a.len() > 2 {
+            if let Some(v) = scale_count(&a[2..], f, min) {
+                out.push(format!("{}{v}", &a[..2]));
+                i += 1;
+                continue;
+            }
+        }
+        out.push(a.clone());
+        i += 1;
+    }
+    out
+}
+
+/// The experiment shrunk (or grown) by `f`: image sizes (at least 512 MiB,
+/// the smallest all filesystems accept) and the workload's counts.
+/// Memory limits are not scaled.
+pub fn scaled(exp: &Experiment, f: f64) -> Experiment {
+    let mut e = exp.clone();
+    if (f - 1.0).abs() < f64::EPSILON {
+        return e;
+    }
+    if let Device::Image { size, .. } = &mut e.device {
+        let mib = 1u64 << 20;
+        let s = ((*size as f64 * f) as u64).div_ceil(mib) * mib;
+        *size = s.max(512 * mib);
+    }
+    e.workload.args = scale_fsmark_args(&e.workload.args, f);
+    for c in &mut e.cells {
+        c.workload_args = scale_fsmark_args(&c.workload_args, f);
+    }
+    e
+}
+
+/// Mount options for a cell: the user's, plus fslab's own that keep a fresh
+/// filesystem quiet (ext4: `noinit_itable`) unless the user chose otherwise.
+pub fn mount_options(cell: &Cell) -> String {
+    let mut opts: Vec<String> = cell
+        .mount_options
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    if let Some(fs) = &cell.fs {
+        for q in fs.quiet_mount_options() {
+            let key = q.trim_start_matches("no");
+            if !opts
+                .iter()
+                .any(|o| o.trim_start_matches("no").starts_with(key))
+            {
+                opts.push(q.to_string());
+            }
+        }
+    }
+    opts.join(",")
+}
+
+/// The workload's argv (after `fslab`) for a cell whose filesystem is at `mnt`.
+pub fn workload_argv(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
+    let mut v = vec![exp.workload.kind.clone()];
+    v.extend(exp.workload.args.iter().cloned());
+    v.extend(cell.workload_args.iter().cloned());
+    if !v.iter().any(|a| a.starts_with("-l")) {
+        // fs_mark's log file would go to the current directory; the output is stored instead.
+        v.push("-l".into());
+        v.push("/dev/null".into());
+    }
+    for i in 0..exp.workload.dirs {
+        v.push("-d".into());
+        v.push(mnt.join(i.to_string()).display().to_string());
+    }
+    v
+}
+
+/// Human-readable expansion of the experiment: what `--dry-run` prints.
+pub fn describe(exp: &Experiment, scale: f64) -> String {
+    let mut s = String::new();
+    let pairs = schedule(exp);
+    let _ = writeln!(
+        s,
+        "experiment {}: {} cell(s) x {} repetition(s) = {} runs, order {}, scale {scale}",
+        exp.name,
+        exp.cells.len(),
+        exp.repetitions,
+        pairs.len(),
+        format!("{:?}", exp.order).to_lowercase()
+    );
+    if !exp.description.is_empty() {
+        let _ = writeln!(s, "  {}", exp.description.trim());
+    }
+    match &exp.device {
+        Device::Image {
+            size,
+            dir,
+            direct_io,
+        } => {
+            let _ = writeln!(
+                s,
+                "device: a fresh sparse image of {} in {} per run, on a loop device ({} IO)",
+                human_bytes(*size),
+                dir.display(),
+                if *direct_io { "direct" } else { "buffered" }
+            );
+        }
+        Device::Block { path } => {
+            let _ = writeln!(
+                s,
+                "device: block device {} (formatted for every run; needs --format-device)",
+                path.display()
+            );
+        }
+        Device::Directory { path } => {
+            let _ = writeln!(
+                s,
+                "device: existing directory {} (no mkfs, no mount)",
+                path.display()
+            );
+        }
+    }
+    let m = &exp.machine;
+    let _ = writeln!(
+        s,
+        "machine: drop caches before each phase: {}; memory limit: {}",
+        if m.drop_caches { "yes" } else { "no" },
+        m.memory_limit
+            .map(human_bytes)
+            .unwrap_or_else(|| "none".into())
+    );
+    let dev = Path::new("/dev/loopN");
+    let mnt = Path::new("MNT");
+    for c in &exp.cells {
+        let _ = writeln!(s, "cell {}: {}", c.index, c.label);
+        if let Some(fs) = &c.fs {
+            let device = match &exp.device {
+                Device::Block { path } => path.as_path(),
+                _ => dev,
+            };
+            let _ = writeln!(
+                s,
+                "    mkfs:     {}",
+                mkfs_argv(fs, &c.mkfs_options, device).join(" ")
+            );
+            let _ = writeln!(
+                s,
+                "    mount:    {}",
+                mount_argv(device, mnt, fs.name(), &mount_options(c)).join(" ")
+            );
+        }
+        let _ = writeln!(
+            s,
+            "    workload: fslab {}",
+            workload_argv(exp, c, mnt).join(" ")
+        );
+        if !c.sysctl.is_empty() {
+            let list: Vec<String> = c.sysctl.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let _ = writeln!(s, "    sysctl:   {}", list.join(" "));
+        }
+    }
+    let order: Vec<String> = pairs.iter().map(|(c, r)| format!("{c}.{r}")).collect();
+    let _ = writeln!(s, "order (cell.repetition): {}", order.join(" "));
+    s
+}
+
+/// Filesystem types whose mkfs tool is missing, each with what to install.
+pub fn missing_tools(exp: &Experiment) -> Vec<String> {
+    let mut seen: Vec<FsType> = Vec::new();
+    let mut out = Vec::new();
+    for c in &exp.cells {
+        if let Some(fs) = &c.fs {
+            if seen.contains(fs) {
+                continue;
+            }
+            seen.push(fs.clone());
+            if let Err(e) = fslab_lab::mkfs::require_tool(fs) {
+                let known = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
+                let in_kernel = known.split_whitespace().any(|w| w == fs.name());
+                out.push(
+                    if in_kernel
+                        || matches!(
+                            fs,
+                            FsType::Ext2
+                                | FsType::Ext3
+                                | FsType::Ext4
+                                | FsType::Xfs
+                                | FsType::Btrfs
+                        )
+                    {
+                        e.0
+                    } else {
+                        format!(
+                            "unknown filesystem type {:?}: the kernel does not know it and {}",
+                            fs.name(),
+                            e.0
+                        )
+                    },
+                );
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,585 @@
+//! The scheduler: runs every (cell, repetition) of an experiment on a fresh
+//! filesystem, records everything, and always tears down what it set up.
+//!
+//! The workload runs as a child process (`fslab fsmark --json ...`, see
+//! [`ProcessExecutor`]): a memory cgroup can then limit exactly the
+//! workload, and if the kernel kills it at the limit, this process survives
+//! to record why and to clean up. Tests replace the executor and the
+//! progress display with fakes.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use fslab_lab::human_bytes;
+use fslab_record::{
+    CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, PhaseResult, RunStatus,
+};
+
+use crate::backend::{setup, DeviceConsent, Versions};
+use crate::machine::{read_sysctl, write_sysctl, MemCgroup};
+use crate::plan::{missing_tools, mount_options, schedule, workload_argv};
+use crate::spec::{Cell, Device, Experiment};
+use crate::state::{Journal, Resource};
+use crate::summary::{Direction, Sample};
+
+/// Shows the run's progress (a terminal display, or nothing in tests).
+pub trait Progress {
+    /// Run `k` of `total` starts: repetition `rep` of `cell`.
+    fn cell_start(&mut self, k: usize, total: usize, cell: &Cell, rep: u32, reps: u32);
+    /// A setup or teardown step.
+    fn step(&mut self, what: &str);
+    /// The workload's current phase and rate.
+    fn rate(&mut self, phase: &str, ops_per_s: f64, total: u64);
+    /// The run ended; `message` says how.
+    fn cell_end(&mut self, ok: bool, message: &str);
+}
+
+/// A [`Progress`] that shows nothing.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn cell_start(&mut self, _: usize, _: usize, _: &Cell, _: u32, _: u32) {}
+    fn step(&mut self, _: &str) {}
+    fn rate(&mut self, _: &str, _: f64, _: u64) {}
+    fn cell_end(&mut self, _: bool, _: &str) {}
+}
+
+/// What one workload run produced.
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadOutcome {
+    pub run_id: Option<i64>,
+    pub status: Option<RunStatus>,
+    pub error: Option<String>,
+    pub phases: Vec<PhaseResult>,
+    /// The signal that killed the workload, if one did.
+    pub signal: Option<i32>,
+    /// What the workload said on stderr (not progress lines).
+    pub stderr: String,
+}
+
+/// Runs a workload command line in a cell.
+pub trait Executor {
+    fn run(
+        &mut self,
+        argv: &[String],
+        cgroup: Option<&Path>,
+        stop: &AtomicBool,
+        progress: &mut dyn Progress,
+    ) -> WorkloadOutcome;
+}
+
+/// Runs `EXE --db DB ARGV... --json --progress [--cgroup PATH]` as a child.
+pub struct ProcessExecutor {
+    pub exe: PathBuf,
+    pub db: PathBuf,
+}
+
+impl Executor for ProcessExecutor {
+    fn run(
+        &mut self,
+        argv: &[String],
+        cgroup: Option<&Path>,
+        stop: &AtomicBool,
+        progress: &mut dyn Progress,
+    ) -> WorkloadOutcome {
+        let mut out = WorkloadOutcome::default();
+        let mut cmd = Command::new(&self.exe);
+        cmd.arg("--db")
+            .arg(&self.db)
+            .args(argv)
+            .arg("--json")
+            .arg("--progress")
+            .arg("--die-with-parent");
+        if let Some(cg) = cgroup {
+            cmd.arg("--cgroup").arg(cg);
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                out.error = Some(format!("cannot start {}: {e}", self.exe.display()));
+                return out;
+            }
+        };
+        let mut stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        let reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stdout.read_to_string(&mut s);
+            s
+        });
+        let (tx, rx) = mpsc::channel::<String>();
+        let err_reader = std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut said = Vec::new();
+        let mut handle = |line: String, out: &mut WorkloadOutcome, progress: &mut dyn Progress| {
+            if let Some(rest) = line.strip_prefix("fslab-progress ") {
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                if f.len() == 3 {
+                    progress.rate(f[0], f[1].parse().unwrap_or(0.0), f[2].parse().unwrap_or(0));
+                }
+            } else if let Some(id) = line.strip_prefix("fslab-run-id ") {
+                out.run_id = id.trim().parse().ok();
+            } else {
+                said.push(line);
+            }
+        };
+        let mut interrupted = false;
+        let status = loop {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(line) => handle(line, &mut out, progress),
+                Err(mpsc::RecvTimeoutError::Timeout)
+                | Err(mpsc::RecvTimeoutError::Disconnected) => {}
+            }
+            if stop.load(Ordering::Relaxed) && !interrupted {
+                interrupted = true;
+                if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+                }
+            }
+            match child.try_wait() {
+                Ok(Some(st)) => break Some(st),
+                Ok(None) => {}
+                Err(_) => break None,
+            }
+        };
+        let _ = err_reader.join();
+        while let Ok(line) = rx.try_recv() {
+            handle(line, &mut out, progress);
+        }
+        out.stderr = said.join("\n");
+        let json = reader.join().unwrap_or_default();
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&json) {
+            out.run_id = v["run_id"].as_i64().or(out.run_id);
+            out.status = v["status"].as_str().and_then(RunStatus::parse);
+            out.error = v["error"].as_str().map(String::from);
+            out.phases = serde_json::from_value(v["phases"].clone()).unwrap_or_default();
+        }
+        use std::os::unix::process::ExitStatusExt;
+        out.signal = status.and_then(|s| s.signal());
+        if out.status.is_none() {
+            let why = match (out.signal, status.and_then(|s| s.code())) {
+                (Some(sig), _) => format!("the workload was killed by signal {sig}"),
+                (None, Some(code)) => format!("the workload exited with status {code}"),
+                _ => "the workload ended without a report".into(),
+            };
+            let last = said
+                .iter()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .cloned()
+                .unwrap_or_default();
+            out.error = Some(if last.is_empty() {
+                why
+            } else {
+                format!("{why}: {last}")
+            });
+        }
+        out
+    }
+}
+
+/// How `fslab run` was asked to run.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub scale: f64,
+    pub consent: DeviceConsent,
+    /// Where the experiment came from, and its text.
+    pub file: String,
+    pub text: String,
+    pub command_line: Vec<String>,
+}
+
+/// One repetition of one cell, as it went.
+#[derive(Debug, Clone)]
+pub struct RepOutcome {
+    pub cell: u32,
+    pub repetition: u32,
+    pub ok: bool,
+    pub error: Option<String>,
+    pub run_id: Option<i64>,
+    pub phases: Vec<PhaseResult>,
+    pub unmount_s: Option<f64>,
+    pub remount_s: Option<f64>,
+}
+
+/// The whole run.
+#[derive(Debug, Clone)]
+pub struct ExperimentOutcome {
+    pub experiment_id: i64,
+    pub runs: Vec<RepOutcome>,
+    pub interrupted: bool,
+    /// Problems met while undoing (normally empty).
+    pub teardown_problems: Vec<String>,
+}
+
+impl ExperimentOutcome {
+    /// The headline samples for the summary table.
+    pub fn samples(&self) -> Vec<Sample> {
+        let mut v = Vec::new();
+        for r in self.runs.iter().filter(|r| r.ok) {
+            let mut push = |metric: String, direction, value: f64| {
+                v.push(Sample {
+                    cell: r.cell,
+                    metric,
+                    direction,
+                    value,
+                })
+            };
+            for p in &r.phases {
+                push(
+                    format!("{} time (s)", p.phase),
+                    Direction::Time,
+                    p.elapsed_s,
+                );
+                push(
+                    format!("{} rate (ops/s)", p.phase),
+                    Direction::Rate,
+                    p.ops_per_s,
+                );
+                push(
+                    format!("{} sys cpu (s)", p.phase),
+                    Direction::Cost,
+                    p.sys_cpu_s,
+                );
+            }
+            if let Some(u) = r.unmount_s {
+                push("unmount (s)".into(), Direction::Time, u);
+            }
+            if let Some(u) = r.remount_s {
+                push("remount (s)".into(), Direction::Time, u);
+            }
+        }
+        v
+    }
+}
+
+/// Checks what can be checked before anything is touched.
+pub fn preflight(exp: &Experiment) -> Result<(), String> {
+    let missing = missing_tools(exp);
+    if !missing.is_empty() {
+        return Err(missing.join("; "));
+    }
+    if !matches!(exp.device, Device::Directory { .. }) && !rustix::process::geteuid().is_root() {
+        return Err(
+            "fslab run makes filesystems (loop devices, mkfs, mount): run it as root".into(),
+        );
+    }
+    if let Device::Image { size, dir, .. } = &exp.device {
+        if !dir.is_dir() {
+            return Err(format!("device.image_dir {} does not exist", dir.display()));
+        }
+        // Can the host hold a sparse file this large at all?
+        let probe = dir.join(format!(".fslab-size-probe-{}", std::process::id()));
+        // The probe image is removed when dropped.
+        fslab_lab::image::Image::create(&probe, *size).map_err(|e| e.0)?;
+    }
+    if exp.machine.memory_limit.is_some()
+        || !exp.cells.iter().all(|c| c.sysctl.is_empty())
+        || exp.machine.drop_caches
+    {
+        if !rustix::process::geteuid().is_root() {
+            return Err("sysctls, drop_caches and memory limits need root".into());
+        }
+    }
+    for c in &exp.cells {
+        for name in c.sysctl.keys() {
+            read_sysctl(name).map_err(|e| format!("cell {:?}: {e}", c.label))?;
+        }
+    }
+    Ok(())
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339()
+}
+
+/// Runs the experiment. Cells that fail are recorded and the others go on;
+/// the stop flag ends the run after tearing down the current cell.
+pub fn run(
+    exp: &Experiment,
+    cfg: &RunConfig,
+    exec: &mut dyn Executor,
+    rec: &mut dyn ExperimentRecorder,
+    progress: &mut dyn Progress,
+    stop: &AtomicBool,
+    journal: &mut Journal,
+) -> Result<ExperimentOutcome, String> {
+    let (kernel, hostname) = fslab_workload::host_facts();
+    let exp_id = rec
+        .begin_experiment(&ExperimentInfo {
+            name: exp.name.clone(),
+            file: cfg.file.clone(),
+            text: cfg.text.clone(),
+            scale: cfg.scale,
+            repetitions: exp.repetitions,
+            command_line: cfg.command_line.clone(),
+            fslab_version: env!("CARGO_PKG_VERSION").into(),
+            kernel,
+            hostname,
+            started_at: now(),
+        })
+        .map_err(|e| format!("results store: {e}"))?;
+    let mut versions = Versions::default();
+    let placeholder = Path::new("MNT");
+    for c in &exp.cells {
+        let info = CellInfo {
+            index: c.index,
+            label: c.label.clone(),
+            fs_type: c
+                .fs
+                .as_ref()
+                .map(|f| f.name().to_string())
+                .unwrap_or_else(|| "directory".into()),
+            mkfs_argv: c
+                .fs
+                .as_ref()
+                .map(|f| fslab_lab::mkfs::mkfs_argv(f, &c.mkfs_options, Path::new("DEVICE")))
+                .unwrap_or_default(),
+            mkfs_version: c.fs.as_ref().map(|f| versions.of(f)).unwrap_or_default(),
+            mount_options: mount_options(c),
+            sysctl: c.sysctl.clone(),
+            drop_caches: exp.machine.drop_caches,
+            memory_limit_bytes: exp.machine.memory_limit,
+            workload: exp.workload.kind.clone(),
+            workload_argv: workload_argv(exp, c, placeholder),
+            device: serde_json::to_value(&exp.device).unwrap_or_default(),
+        };
+        rec.record_cell(exp_id, &info)
+            .map_err(|e| format!("results store: {e}"))?;
+    }
+
+    let pairs = schedule(exp);
+    let mut outcome = ExperimentOutcome {
+        experiment_id: exp_id,
+        runs: Vec::new(),
+        interrupted: false,
+        teardown_problems: Vec::new(),
+    };
+    for (k, (ci, rep)) in pairs.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            outcome.interrupted = true;
+            break;
+        }
+        let cell = &exp.cells[*ci as usize];
+        progress.cell_start(k, pairs.len(), cell, *rep, exp.repetitions);
+        let mut info = CellRunInfo {
+            cell: cell.index,
+            repetition: *rep,
+            started_at: now(),
+            ..Default::default()
+        };
+        let r = run_cell(
+            exp,
+            cell,
+            *rep,
+            cfg,
+            exec,
+            rec,
+            progress,
+            stop,
+            journal,
+            &mut info,
+            &mut outcome.teardown_problems,
+        );
+        let ok = r.error.is_none() && info.status == Some(RunStatus::Complete);
+        if info.error.is_none() {
+            info.error = r.error.clone();
+        }
+        if info.status.is_none() {
+            info.status = Some(RunStatus::Failed);
+        }
+        rec.record_cell_run(exp_id, &info)
+            .map_err(|e| format!("results store: {e}"))?;
+        let msg = match (&info.error, info.status) {
+            (Some(e), _) => e.clone(),
+            (None, Some(s)) => s.as_str().to_string(),
+            (None, None) => String::new(),
+        };
+        progress.cell_end(ok, &msg);
+        outcome.runs.push(RepOutcome {
+            cell: cell.index,
+            repetition: *rep,
+            ok,
+            error: info.error.clone(),
+            run_id: info.run_id,
+            phases: r.phases,
+            unmount_s: info.unmount_s,
+            remount_s: info.remount_s,
+        });
+        if info.status == Some(RunStatus::Interrupted) || stop.load(Ordering::Relaxed) {
+            outcome.interrupted = true;
+            break;
+        }
+    }
+    let status = if outcome.interrupted {
+        RunStatus::Interrupted
+    } else if outcome.runs.iter().all(|r| r.ok) {
+        RunStatus::Complete
+    } else {
+        RunStatus::Failed
+    };
+    rec.finish_experiment(exp_id, status)
+        .map_err(|e| format!("results store: {e}"))?;
+    Ok(outcome)
+}
+
+struct CellResult {
+    error: Option<String>,
+    phases: Vec<PhaseResult>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_cell(
+    exp: &Experiment,
+    cell: &Cell,
+    rep: u32,
+    cfg: &RunConfig,
+    exec: &mut dyn Executor,
+    rec: &mut dyn ExperimentRecorder,
+    progress: &mut dyn Progress,
+    stop: &AtomicBool,
+    journal: &mut Journal,
+    info: &mut CellRunInfo,
+    problems: &mut Vec<String>,
+) -> CellResult {
+    let mut res = CellResult {
+        error: None,
+        phases: Vec::new(),
+    };
+    // Machine settings first, each journalled before it is changed.
+    let mut sysctl_ids: Vec<(u64, String, String)> = Vec::new();
+    let mut before = BTreeMap::new();
+    for (name, value) in &cell.sysctl {
+        match read_sysctl(name) {
+            Ok(orig) => {
+                before.insert(name.clone(), orig.clone());
+                let id = journal.add(Resource::Sysctl {
+                    name: name.clone(),
+                    original: orig.clone(),
+                });
+                sysctl_ids.push((id, name.clone(), orig));
+                if let Err(e) = write_sysctl(name, value) {
+                    res.error = Some(e.0);
+                    break;
+                }
+            }
+            Err(e) => {
+                res.error = Some(e.0);
+                break;
+            }
+        }
+    }
+    info.sysctl_before = before;
+    let mut cgroup: Option<(MemCgroup, u64)> = None;
+    if res.error.is_none() {
+        if let Some(limit) = exp.machine.memory_limit {
+            let name = format!("fslab-{}-c{}-r{}", std::process::id(), cell.index, rep);
+            match MemCgroup::create(&name, limit) {
+                Ok(cg) => {
+                    let id = journal.add(Resource::Cgroup {
+                        path: cg.path().to_path_buf(),
+                    });
+                    info.cgroup = Some(cg.path().display().to_string());
+                    cgroup = Some((cg, id));
+                }
+                Err(e) => res.error = Some(e.0),
+            }
+        }
+    }
+
+    if res.error.is_none() {
+        progress.step(match &exp.device {
+            Device::Directory { .. } => "making a fresh directory",
+            _ => "mkfs and mount",
+        });
+        match setup(exp, cell, rep, &cfg.consent, journal, info) {
+            Err(e) => res.error = Some(e.0),
+            Ok(prepared) => {
+                let mut argv = workload_argv(exp, cell, prepared.workdir());
+                let log = journal.mount_base().with_file_name(format!(
+                    "log-{}-c{}-r{}.txt",
+                    std::process::id(),
+                    cell.index,
+                    rep
+                ));
+                if let Some(i) = argv.iter().position(|a| a == "/dev/null") {
+                    argv[i] = log.display().to_string();
+                }
+                if exp.machine.drop_caches {
+                    argv.push("--drop-caches".into());
+                }
+                // The workload directories must be on the new filesystem.
+                let check = std::fs::create_dir_all(prepared.workdir())
+                    .map_err(|e| e.to_string())
+                    .and_then(|_| prepared.verify(prepared.workdir()).map_err(|e| e.0));
+                match check {
+                    Err(e) => res.error = Some(e),
+                    Ok(()) => {
+                        progress.step("workload");
+                        let w =
+                            exec.run(&argv, cgroup.as_ref().map(|c| c.0.path()), stop, progress);
+                        info.run_id = w.run_id;
+                        info.status = w.status;
+                        info.output = std::fs::read_to_string(&log).unwrap_or_default();
+                        let _ = std::fs::remove_file(&log);
+                        if let Some((cg, _)) = &cgroup {
+                            info.memory_max_usage_bytes = cg.max_usage();
+                            info.memory_failcnt = cg.failcnt();
+                        }
+                        res.phases = w.phases;
+                        if let Some(e) = w.error {
+                            let mut e = e;
+                            if w.signal == Some(9) {
+                                if let (Some(limit), Some(fails)) =
+                                    (exp.machine.memory_limit, info.memory_failcnt)
+                                {
+                                    e = format!(
+                                        "{e} (memory limit {} was hit {fails} times)",
+                                        human_bytes(limit)
+                                    );
+                                }
+                                // The killed workload could not close its run.
+                                if let Some(id) = w.run_id {
+                                    let _ = rec.finish_run(id, RunStatus::Failed, Some(&e));
+                                }
+                            }
+                            res.error = Some(e);
+                        }
+                    }
+                }
+                progress.step("unmount, remount, teardown");
+                if let Err(e) = prepared.teardown(journal, info) {
+                    problems.push(e.0.clone());
+                    res.error.get_or_insert(e.0);
+                }
+            }
+        }
+    }
+
+    if let Some((cg, id)) = cgroup {
+        match cg.remove() {
+            Ok(()) => journal.done(id),
+            Err(e) => problems.push(e.0),
+        }
+    }
+    for (id, name, orig) in sysctl_ids.into_iter().rev() {
+        match write_sysctl(&name, &orig) {
+            Ok(()) => journal.done(id),
+            Err(e) => problems.push(e.0),
+        }
+    }
+    res
+}

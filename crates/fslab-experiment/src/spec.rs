@@ -1,0 +1,620 @@
+//! The experiment file (TOML), as written, and its validation into an
+//! [`Experiment`]. Errors name the file, the line and the field.
+//!
+//! ```toml
+//! name = "seed001"
+//! repetitions = 3
+//! order = "interleaved"          # interleaved (default) | sequential | shuffled
+//!
+//! [device]
+//! kind = "image"                 # image (default) | block | directory
+//! size = "100G"
+//! image_dir = "/var/tmp"         # where the sparse image goes
+//! direct_io = false              # loop device O_DIRECT to the image
+//!
+//! [machine]
+//! sysctl = { "vm.dirty_ratio" = 20 }
+//! drop_caches = true             # sync + drop caches before each phase
+//! memory_limit = "4G"            # memory cgroup around the workload
+//!
+//! [workload]
+//! kind = "fsmark"
+//! args = ["-S0", "-s", "0", "-n", "100000", "-t", "8"]
+//! dirs = 8                       # -d MOUNT/0 ... -d MOUNT/7
+//!
+//! [[target]]
+//! fs = "ext4"
+//! mkfs_options = ["", "-O ^metadata_csum"]   # an axis: one cell each
+//! mount_options = [""]                        # an axis
+//!
+//! [[variant]]                    # crossed with every target cell
+//! name = "dirty5"
+//! sysctl = { "vm.dirty_ratio" = 5 }
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use fslab_lab::mkfs::FsType;
+use fslab_lab::parse_bytes;
+use serde::Deserialize;
+use toml::Spanned;
+
+/// An error in an experiment file: `FILE:LINE: FIELD: MESSAGE`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}: {field}{sep}{message}", sep = if field.is_empty() { "" } else { ": " })]
+pub struct SpecError {
+    pub file: String,
+    pub line: usize,
+    pub field: String,
+    pub message: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSpec {
+    name: Spanned<String>,
+    #[serde(default)]
+    description: String,
+    repetitions: Option<Spanned<i64>>,
+    order: Option<Spanned<String>>,
+    seed: Option<u64>,
+    #[serde(default)]
+    device: DeviceSpec,
+    #[serde(default)]
+    machine: MachineSpec,
+    workload: WorkloadSpec,
+    #[serde(default, rename = "target")]
+    targets: Vec<TargetSpec>,
+    #[serde(default, rename = "variant")]
+    variants: Vec<VariantSpec>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceSpec {
+    kind: Option<Spanned<String>>,
+    size: Option<Spanned<String>>,
+    image_dir: Option<String>,
+    direct_io: Option<bool>,
+    path: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MachineSpec {
+    #[serde(default)]
+    sysctl: BTreeMap<String, Spanned<toml::Value>>,
+    #[serde(default)]
+    drop_caches: bool,
+    memory_limit: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkloadSpec {
+    kind: Spanned<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    dirs: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TargetSpec {
+    fs: Spanned<String>,
+    label: Option<String>,
+    #[serde(default)]
+    mkfs_options: Vec<String>,
+    #[serde(default)]
+    mount_options: Vec<String>,
+    #[serde(default)]
+    sysctl: BTreeMap<String, Spanned<toml::Value>>,
+    #[serde(default)]
+    workload_args: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VariantSpec {
+    name: Spanned<String>,
+    #[serde(default)]
+    sysctl: BTreeMap<String, Spanned<toml::Value>>,
+    #[serde(default)]
+    workload_args: Vec<String>,
+    mkfs_options: Option<String>,
+    mount_options: Option<String>,
+}
+
+/// In what order the (cell, repetition) pairs run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Repetition 1 of every cell, then repetition 2 of every cell, ...
+    /// (spreads slow drift of the machine over all cells).
+    Interleaved,
+    /// All repetitions of cell 1, then of cell 2, ...
+    Sequential,
+    /// A random permutation of all pairs (fixed by `seed`).
+    Shuffled,
+}
+
+/// What the filesystems are made on.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Device {
+    /// A sparse image file created by fslab for each repetition.
+    Image {
+        size: u64,
+        dir: PathBuf,
+        direct_io: bool,
+    },
+    /// An existing block device, formatted only with `--format-device`.
+    Block { path: PathBuf },
+    /// An existing directory: no mkfs, no mount.
+    Directory { path: PathBuf },
+}
+
+/// Machine settings for every cell (cells may add sysctls).
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Machine {
+    pub sysctl: BTreeMap<String, String>,
+    pub drop_caches: bool,
+    pub memory_limit: Option<u64>,
+}
+
+/// The workload every cell runs.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Workload {
+    pub kind: String,
+    pub args: Vec<String>,
+    /// Number of top-level directories (`-d MOUNT/0`, ...).
+    pub dirs: u32,
+}
+
+/// One cell of the matrix.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Cell {
+    pub index: u32,
+    pub label: String,
+    /// None on a directory device.
+    pub fs: Option<FsType>,
+    pub mkfs_options: Vec<String>,
+    /// The user's mount options for this cell.
+    pub mount_options: String,
+    pub sysctl: BTreeMap<String, String>,
+    pub workload_args: Vec<String>,
+}
+
+/// A validated experiment.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Experiment {
+    pub name: String,
+    pub description: String,
+    pub repetitions: u32,
+    pub order: Order,
+    pub seed: u64,
+    pub device: Device,
+    pub machine: Machine,
+    pub workload: Workload,
+    pub cells: Vec<Cell>,
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line_of(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())]
+            .bytes()
+            .filter(|&b| b == b'\n')
+            .count()
+            + 1
+    }
+
+    fn err<T>(
+        &self,
+        span: std::ops::Range<usize>,
+        field: &str,
+        message: impl Into<String>,
+    ) -> Result<T, SpecError> {
+        Err(SpecError {
+            file: self.file.to_string(),
+            line: self.line_of(span.start),
+            field: field.to_string(),
+            message: message.into(),
+        })
+    }
+}
+
+fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn sysctls(
+    ctx: &Ctx,
+    field: &str,
+    m: &BTreeMap<String, Spanned<toml::Value>>,
+) -> Result<BTreeMap<String, String>, SpecError> {
+    let mut out = BTreeMap::new();
+    for (k, v) in m {
+        if k.is_empty()
+            || !k
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
+            || k.contains("..")
+        {
+            return ctx.err(
+                v.span(),
+                &format!("{field}.\"{k}\""),
+                format!("{k:?} is not a sysctl name (like vm.dirty_ratio)"),
+            );
+        }
+        if !matches!(
+            v.get_ref(),
+            toml::Value::String(_) | toml::Value::Integer(_)
+        ) {
+            return ctx.err(
+                v.span(),
+                &format!("{field}.\"{k}\""),
+                "a sysctl value must be a number or a string",
+            );
+        }
+        out.insert(k.clone(), value_text(v.get_ref()));
+    }
+    Ok(out)
+}
+
+/// Splits an option string into arguments at white space.
+pub fn split_args(s: &str) -> Vec<String> {
+    s.split_whitespace().map(String::from).collect()
+}
+
+/// Parses and validates an experiment file's text.
+pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
+    let ctx = Ctx { file, text };
+    let spec: FileSpec = toml::from_str(text).map_err(|e| SpecError {
+        file: file.to_string(),
+        line: e.span().map(|s| ctx.line_of(s.start)).unwrap_or(1),
+        field: String::new(),
+        message: e.message().trim().replace('\n', " "),
+    })?;
+
+    let name = spec.name.get_ref().trim().to_string();
+    if name.is_empty() {
+        return ctx.err(spec.name.span(), "name", "must not be empty");
+    }
+    let repetitions = match &spec.repetitions {
+        None => 1,
+        Some(r) if *r.get_ref() < 1 || *r.get_ref() > 10_000 => {
+            return ctx.err(
+                r.span(),
+                "repetitions",
+                format!("{} is not from 1 to 10000", r.get_ref()),
+            )
+        }
+        Some(r) => *r.get_ref() as u32,
+    };
+    let order = match spec
+        .order
+        .as_ref()
+        .map(|o| (o.get_ref().as_str(), o.span()))
+    {
+        None | Some(("interleaved", _)) => Order::Interleaved,
+        Some(("sequential", _)) => Order::Sequential,
+        Some(("shuffled", _)) => Order::Shuffled,
+        Some((o, span)) => {
+            return ctx.err(
+                span,
+                "order",
+                format!("unknown order {o:?} (use interleaved, sequential or shuffled)"),
+            )
+        }
+    };
+
+    let kind = spec
+        .device
+        .kind
+        .as_ref()
+        .map(|k| (k.get_ref().as_str(), k.span()));
+    let device = match kind {
+        None | Some(("image", _)) => {
+            let size = match &spec.device.size {
+                None => 1 << 30,
+                Some(s) => match parse_bytes(s.get_ref()) {
+                    Some(b) if b >= 16 << 20 => b,
+                    Some(_) => {
+                        return ctx.err(
+                            s.span(),
+                            "device.size",
+                            format!("{:?} is too small (at least 16M)", s.get_ref()),
+                        )
+                    }
+                    None => {
+                        return ctx.err(
+                            s.span(),
+                            "device.size",
+                            format!("{:?} is not a size (like 100G or 100T)", s.get_ref()),
+                        )
+                    }
+                },
+            };
+            let dir = spec
+                .device
+                .image_dir
+                .clone()
+                .or_else(|| std::env::var("FSLAB_IMAGE_DIR").ok())
+                .unwrap_or_else(|| "/var/tmp".into());
+            Device::Image {
+                size,
+                dir: PathBuf::from(dir),
+                direct_io: spec.device.direct_io.unwrap_or(false),
+            }
+        }
+        Some(("block", span)) => match &spec.device.path {
+            Some(p) if p.get_ref().starts_with("/dev/") => Device::Block {
+                path: PathBuf::from(p.get_ref()),
+            },
+            Some(p) => {
+                return ctx.err(
+                    p.span(),
+                    "device.path",
+                    format!("{:?} is not a device under /dev", p.get_ref()),
+                )
+            }
+            None => {
+                return ctx.err(
+                    span,
+                    "device.path",
+                    "a block device needs path = \"/dev/...\"",
+                )
+            }
+        },
+        Some(("directory", span)) => match &spec.device.path {
+            Some(p) if Path::new(p.get_ref()).is_absolute() => Device::Directory {
+                path: PathBuf::from(p.get_ref()),
+            },
+            Some(p) => {
+                return ctx.err(
+                    p.span(),
+                    "device.path",
+                    format!("{:?} is not an absolute path", p.get_ref()),
+                )
+            }
+            None => {
+                return ctx.err(
+                    span,
+                    "device.path",
+                    "a directory device needs path = \"/...\"",
+                )
+            }
+        },
+        Some((k, span)) => {
+            return ctx.err(
+                span,
+                "device.kind",
+                format!("unknown device kind {k:?} (use image, block or directory)"),
+            )
+        }
+    };
+
+    let memory_limit = match &spec.machine.memory_limit {
+        None => None,
+        Some(m) => match parse_bytes(m.get_ref()) {
+            Some(b) if b >= 16 << 20 => Some(b),
+            _ => {
+                return ctx.err(
+                    m.span(),
+                    "machine.memory_limit",
+                    format!("{:?} is not a size of at least 16M", m.get_ref()),
+                )
+            }
+        },
+    };
+    let machine = Machine {
+        sysctl: sysctls(&ctx, "machine.sysctl", &spec.machine.sysctl)?,
+        drop_caches: spec.machine.drop_caches,
+        memory_limit,
+    };
+
+    let wk = spec.workload.kind.get_ref().as_str();
+    if wk != "fsmark" {
+        return ctx.err(
+            spec.workload.kind.span(),
+            "workload.kind",
+            format!("unknown workload {wk:?} (available: fsmark)"),
+        );
+    }
+    let dirs = match &spec.workload.dirs {
+        None => 1,
+        Some(d) if *d.get_ref() < 1 || *d.get_ref() > 256 => {
+            return ctx.err(
+                d.span(),
+                "workload.dirs",
+                format!("{} is not from 1 to 256", d.get_ref()),
+            )
+        }
+        Some(d) => *d.get_ref() as u32,
+    };
+    let workload = Workload {
+        kind: wk.to_string(),
+        args: spec.workload.args.clone(),
+        dirs,
+    };
+    if let Some(bad) = workload.args.iter().find(|a| *a == "-d") {
+        return ctx.err(
+            spec.workload.kind.span(),
+            "workload.args",
+            format!("{bad} is set by fslab (one per workload.dirs under the mount point)"),
+        );
+    }
+
+    let variants: Vec<(
+        String,
+        BTreeMap<String, String>,
+        Vec<String>,
+        Option<String>,
+        Option<String>,
+    )> = if spec.variants.is_empty() {
+        vec![(String::new(), BTreeMap::new(), vec![], None, None)]
+    } else {
+        let mut v = Vec::new();
+        for (i, var) in spec.variants.iter().enumerate() {
+            let n = var.name.get_ref().trim();
+            if n.is_empty() {
+                return ctx.err(
+                    var.name.span(),
+                    &format!("variant[{i}].name"),
+                    "must not be empty",
+                );
+            }
+            v.push((
+                n.to_string(),
+                sysctls(&ctx, &format!("variant[{i}].sysctl"), &var.sysctl)?,
+                var.workload_args.clone(),
+                var.mkfs_options.clone(),
+                var.mount_options.clone(),
+            ));
+        }
+        v
+    };
+
+    let mut cells = Vec::new();
+    if let Device::Directory { .. } = device {
+        if let Some(t) = spec.targets.first() {
+            return ctx.err(
+                t.fs.span(),
+                "target",
+                "a directory device makes no filesystem: remove the [[target]] tables",
+            );
+        }
+        for (vname, vsys, vargs, _, _) in &variants {
+            cells.push(Cell {
+                index: cells.len() as u32,
+                label: if vname.is_empty() {
+                    "directory".into()
+                } else {
+                    vname.clone()
+                },
+                fs: None,
+                mkfs_options: vec![],
+                mount_options: String::new(),
+                sysctl: machine
+                    .sysctl
+                    .iter()
+                    .chain(vsys)
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                workload_args: vargs.clone(),
+            });
+        }
+    } else {
+        if spec.targets.is_empty() {
+            return ctx.err(
+                0..0,
+                "target",
+                "no [[target]]: name at least one filesystem (fs = \"ext4\")",
+            );
+        }
+        for (ti, t) in spec.targets.iter().enumerate() {
+            let fsname = t.fs.get_ref().trim();
+            if fsname.is_empty()
+                || !fsname
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            {
+                return ctx.err(
+                    t.fs.span(),
+                    &format!("target[{ti}].fs"),
+                    format!("{fsname:?} is not a filesystem type"),
+                );
+            }
+            let fs = FsType::parse(fsname);
+            let tsys = sysctls(&ctx, &format!("target[{ti}].sysctl"), &t.sysctl)?;
+            let mkfs_axis = if t.mkfs_options.is_empty() {
+                vec![String::new()]
+            } else {
+                t.mkfs_options.clone()
+            };
+            let mount_axis = if t.mount_options.is_empty() {
+                vec![String::new()]
+            } else {
+                t.mount_options.clone()
+            };
+            for mk in &mkfs_axis {
+                for mo in &mount_axis {
+                    for (vname, vsys, vargs, vmk, vmo) in &variants {
+                        let mut mkfs_options = split_args(mk);
+                        if let Some(x) = vmk {
+                            mkfs_options.extend(split_args(x));
+                        }
+                        let mount_options: Vec<&str> = [mo.as_str(), vmo.as_deref().unwrap_or("")]
+                            .into_iter()
+                            .filter(|s| !s.trim().is_empty())
+                            .collect();
+                        let mount_options = mount_options.join(",");
+                        let mut label = t.label.clone().unwrap_or_else(|| fs.name().to_string());
+                        if t.label.is_none() || mkfs_axis.len() > 1 {
+                            if !mk.trim().is_empty() {
+                                label.push(' ');
+                                label.push_str(mk.trim());
+                            }
+                        }
+                        if (t.label.is_none() || mount_axis.len() > 1) && !mo.trim().is_empty() {
+                            label.push_str(" -o ");
+                            label.push_str(mo.trim());
+                        }
+                        if !vname.is_empty() {
+                            label.push_str(" [");
+                            label.push_str(vname);
+                            label.push(']');
+                        }
+                        let mut sysctl = machine.sysctl.clone();
+                        sysctl.extend(tsys.clone());
+                        sysctl.extend(vsys.clone());
+                        let mut workload_args = t.workload_args.clone();
+                        workload_args.extend(vargs.iter().cloned());
+                        cells.push(Cell {
+                            index: cells.len() as u32,
+                            label,
+                            fs: Some(fs.clone()),
+                            mkfs_options,
+                            mount_options,
+                            sysctl,
+                            workload_args,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for c in &cells {
+        if !seen.insert(c.label.clone()) {
+            return ctx.err(
+                0..0,
+                "target",
+                format!(
+                    "two cells are both labelled {:?}: give the targets distinct labels",
+                    c.label
+                ),
+            );
+        }
+    }
+    Ok(Experiment {
+        name,
+        description: spec.description,
+        repetitions,
+        order,
+        seed: spec.seed.unwrap_or(1),
+        device,
+        machine,
+        workload,
+        cells,
+    })
+}

@@ -1,0 +1,173 @@
+//! The end-of-run table: for each cell, the mean, sample standard deviation
+//! and count of each headline metric over its successful repetitions, and
+//! the difference of each cell's mean from the first cell's, in the style
+//! of seed 001 ("+5.2% (slower)"). `fslab compare` gives the full
+//! statistics (confidence intervals, tests); this is the quick look.
+
+use std::fmt::Write as _;
+
+/// Which way is better for a metric, and the words for its differences.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// A time: more is slower.
+    Time,
+    /// A rate: more is faster.
+    Rate,
+    /// A cost (CPU seconds): more is more.
+    Cost,
+}
+
+impl Direction {
+    pub fn word(self, pct: f64) -> &'static str {
+        match (self, pct > 0.0) {
+            (Direction::Time, true) | (Direction::Rate, false) => "slower",
+            (Direction::Time, false) | (Direction::Rate, true) => "faster",
+            (Direction::Cost, true) => "more",
+            (Direction::Cost, false) => "less",
+        }
+    }
+}
+
+/// One measured value of one repetition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub cell: u32,
+    pub metric: String,
+    pub direction: Direction,
+    pub value: f64,
+}
+
+/// n, mean and sample standard deviation (n - 1 in the denominator; 0 for n = 1).
+pub fn mean_sd(v: &[f64]) -> (usize, f64, f64) {
+    let n = v.len();
+    if n == 0 {
+        return (0, f64::NAN, f64::NAN);
+    }
+    let mean = v.iter().sum::<f64>() / n as f64;
+    let sd = if n > 1 {
+        (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    (n, mean, sd)
+}
+
+fn fmt_num(x: f64) -> String {
+    let a = x.abs();
+    if a >= 1e5 {
+        format!("{x:.0}")
+    } else if a >= 100.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// The table: one row per metric (in first-seen order), one column per cell.
+pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
+    let mut metrics: Vec<(String, Direction)> = Vec::new();
+    for s in samples {
+        if !metrics.iter().any(|(m, _)| m == &s.metric) {
+            metrics.push((s.metric.clone(), s.direction));
+        }
+    }
+    let name_w = metrics
+        .iter()
+        .map(|(m, _)| m.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for (m, dir) in &metrics {
+        let mut row = vec![m.clone()];
+        let mut base: Option<f64> = None;
+        for (ci, _) in cells {
+            let v: Vec<f64> = samples
+                .iter()
+                .filter(|s| s.cell == *ci && &s.metric == m)
+                .map(|s| s.value)
+                .collect();
+            let (n, mean, sd) = mean_sd(&v);
+            if n == 0 {
+                row.push("-".into());
+                continue;
+            }
+            let mut cell = if n > 1 {
+                format!("{} ±{} (n={n})", fmt_num(mean), fmt_num(sd))
+            } else {
+                format!("{} (n=1)", fmt_num(mean))
+            };
+            match base {
+                None => base = Some(mean),
+                Some(b) if b != 0.0 => {
+                    let pct = (mean - b) / b * 100.0;
+                    let _ = write!(cell, " {pct:+.1}% ({})", dir.word(pct));
+                }
+                Some(_) => {}
+            }
+            row.push(cell);
+        }
+        rows.push(row);
+    }
+    let mut widths: Vec<usize> = vec![name_w];
+    for (i, (_, label)) in cells.iter().enumerate() {
+        let w = rows
+            .iter()
+            .map(|r| r[i + 1].len())
+            .max()
+            .unwrap_or(0)
+            .max(label.len());
+        widths.push(w);
+    }
+    let mut s = String::new();
+    let _ = write!(s, "{:<w$}", "", w = widths[0]);
+    for (i, (_, label)) in cells.iter().enumerate() {
+        let _ = write!(s, "  {:<w$}", label, w = widths[i + 1]);
+    }
+    s.push('\n');
+    for r in rows {
+        let _ = write!(s, "{:<w$}", r[0], w = widths[0]);
+        for (i, c) in r[1..].iter().enumerate() {
+            let _ = write!(s, "  {:<w$}", c, w = widths[i + 1]);
+        }
+        s.truncate(s.trim_end().len());
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_and_sample_sd() {
+        let (n, m, sd) = mean_sd(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]);
+        assert_eq!(n, 8);
+        assert_eq!(m, 5.0);
+        assert!((sd - 2.138_089_935).abs() < 1e-6);
+        assert_eq!(mean_sd(&[3.0]), (1, 3.0, 0.0));
+    }
+
+    #[test]
+    fn differences_use_the_metrics_direction() {
+        let s = |cell, metric: &str, direction, value| Sample {
+            cell,
+            metric: metric.into(),
+            direction,
+            value,
+        };
+        let samples = vec![
+            s(0, "create time (s)", Direction::Time, 483.0),
+            s(1, "create time (s)", Direction::Time, 510.0),
+            s(0, "create rate (ops/s)", Direction::Rate, 109.0),
+            s(1, "create rate (ops/s)", Direction::Rate, 105.0),
+        ];
+        let t = table(&[(0, "no CRCs".into()), (1, "CRCs".into())], &samples);
+        assert!(t.contains("+5.6% (slower)"), "{t}");
+        assert!(t.contains("-3.7% (slower)"), "{t}");
+        assert!(t.lines().next().unwrap().contains("no CRCs"));
+    }
+}

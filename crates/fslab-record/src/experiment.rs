@@ -1,0 +1,88 @@
+//! What an experiment (`fslab run`) records beside its workload runs.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{RecordResult, Recorder, RunStatus};
+
+/// One `fslab run` of an experiment file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ExperimentInfo {
+    pub name: String,
+    /// Where the experiment file was read from (or `builtin:NAME`).
+    pub file: String,
+    /// The file's full text, so the run can be repeated exactly.
+    pub text: String,
+    pub scale: f64,
+    pub repetitions: u32,
+    pub command_line: Vec<String>,
+    pub fslab_version: String,
+    pub kernel: String,
+    pub hostname: String,
+    pub started_at: String,
+}
+
+/// One cell of the expanded matrix.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct CellInfo {
+    pub index: u32,
+    /// Stable, human-readable id, e.g. `ext4 -O ^metadata_csum`.
+    pub label: String,
+    pub fs_type: String,
+    /// The mkfs command line, device path as a placeholder.
+    pub mkfs_argv: Vec<String>,
+    /// The mkfs tool's version line.
+    pub mkfs_version: String,
+    /// Mount options fslab passes (the user's, plus fslab's own, recorded).
+    pub mount_options: String,
+    pub sysctl: BTreeMap<String, String>,
+    pub drop_caches: bool,
+    pub memory_limit_bytes: Option<u64>,
+    pub workload: String,
+    pub workload_argv: Vec<String>,
+    /// The device section as given (kind, size, ...).
+    pub device: serde_json::Value,
+}
+
+/// One repetition of one cell: what was set up, how it went.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct CellRunInfo {
+    pub cell: u32,
+    pub repetition: u32,
+    /// The workload's run, when it started.
+    pub run_id: Option<i64>,
+    pub status: Option<RunStatus>,
+    pub error: Option<String>,
+    pub started_at: String,
+    pub host_fs: String,
+    pub image_path: String,
+    pub image_size: u64,
+    /// Bytes the image occupied on the host after the workload.
+    pub image_allocated: u64,
+    pub loop_device: String,
+    pub direct_io: bool,
+    pub mkfs_argv: Vec<String>,
+    pub mkfs_s: f64,
+    pub mount_argv: Vec<String>,
+    pub kernel_mount_options: String,
+    /// Sysctl values before fslab changed them.
+    pub sysctl_before: BTreeMap<String, String>,
+    pub cgroup: Option<String>,
+    /// Peak memory of the workload's cgroup.
+    pub memory_max_usage_bytes: Option<u64>,
+    /// Times the cgroup hit its limit.
+    pub memory_failcnt: Option<u64>,
+    pub unmount_s: Option<f64>,
+    pub remount_s: Option<f64>,
+    /// The workload's text output (fs_mark's table).
+    pub output: String,
+}
+
+/// A [`Recorder`] that also knows experiments.
+pub trait ExperimentRecorder: Recorder {
+    fn begin_experiment(&mut self, info: &ExperimentInfo) -> RecordResult<i64>;
+    fn record_cell(&mut self, experiment: i64, cell: &CellInfo) -> RecordResult<()>;
+    fn record_cell_run(&mut self, experiment: i64, run: &CellRunInfo) -> RecordResult<()>;
+    fn finish_experiment(&mut self, experiment: i64, status: RunStatus) -> RecordResult<()>;
+}

@@ -1,0 +1,142 @@
+//! Experiments in the store: writing them (ExperimentRecorder) and reading them back.
+
+use fslab_record::{
+    CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, RecordResult, RunStatus,
+};
+use rusqlite::params;
+use serde::Serialize;
+
+use crate::{json, rec_err, Store, StoreError};
+
+impl ExperimentRecorder for Store {
+    fn begin_experiment(&mut self, e: &ExperimentInfo) -> RecordResult<i64> {
+        self.conn()
+            .execute(
+                "INSERT INTO experiments (name, file, text, scale, repetitions, command_line, fslab_version,
+                    kernel, hostname, started_at, status)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'running')",
+                params![
+                    e.name,
+                    e.file,
+                    e.text,
+                    e.scale,
+                    e.repetitions,
+                    json(&e.command_line),
+                    e.fslab_version,
+                    e.kernel,
+                    e.hostname,
+                    e.started_at
+                ],
+            )
+            .map_err(rec_err)?;
+        Ok(self.conn().last_insert_rowid())
+    }
+
+    fn record_cell(&mut self, experiment: i64, c: &CellInfo) -> RecordResult<()> {
+        self.conn()
+            .execute(
+                "INSERT OR REPLACE INTO cells VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![experiment, c.index, c.label, c.fs_type, json(c)],
+            )
+            .map_err(rec_err)?;
+        Ok(())
+    }
+
+    fn record_cell_run(&mut self, experiment: i64, r: &CellRunInfo) -> RecordResult<()> {
+        self.conn()
+            .execute(
+                "INSERT OR REPLACE INTO cell_runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    experiment,
+                    r.cell,
+                    r.repetition,
+                    r.run_id,
+                    r.status.map(|s| s.as_str()).unwrap_or("failed"),
+                    r.error,
+                    r.unmount_s,
+                    r.remount_s,
+                    json(r)
+                ],
+            )
+            .map_err(rec_err)?;
+        Ok(())
+    }
+
+    fn finish_experiment(&mut self, experiment: i64, status: RunStatus) -> RecordResult<()> {
+        self.conn()
+            .execute(
+                "UPDATE experiments SET status = ?2, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
+                params![experiment, status.as_str()],
+            )
+            .map_err(rec_err)?;
+        Ok(())
+    }
+}
+
+/// An experiment read back, with its cells and their repetitions.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExperimentRecord {
+    pub id: i64,
+    pub name: String,
+    pub file: String,
+    pub scale: f64,
+    pub repetitions: u32,
+    pub started_at: String,
+    pub status: String,
+    pub cells: Vec<CellInfo>,
+    pub cell_runs: Vec<CellRunInfo>,
+}
+
+impl Store {
+    /// The id of the most recent experiment, if any.
+    pub fn latest_experiment(&self) -> Result<Option<i64>, StoreError> {
+        self.conn()
+            .query_row("SELECT MAX(id) FROM experiments", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
+    /// Experiment `id` with its cells and cell runs.
+    pub fn experiment(&self, id: i64) -> Result<ExperimentRecord, StoreError> {
+        let q = || -> rusqlite::Result<Option<ExperimentRecord>> {
+            let c = self.conn();
+            let mut st = c.prepare(
+                "SELECT id, name, file, scale, repetitions, started_at, status FROM experiments WHERE id = ?1",
+            )?;
+            let Some(mut e) = st
+                .query_map([id], |r| {
+                    Ok(ExperimentRecord {
+                        id: r.get(0)?,
+                        name: r.get(1)?,
+                        file: r.get(2)?,
+                        scale: r.get(3)?,
+                        repetitions: r.get(4)?,
+                        started_at: r.get(5)?,
+                        status: r.get(6)?,
+                        cells: Vec::new(),
+                        cell_runs: Vec::new(),
+                    })
+                })?
+                .next()
+                .transpose()?
+            else {
+                return Ok(None);
+            };
+            let mut st =
+                c.prepare("SELECT info FROM cells WHERE experiment_id = ?1 ORDER BY idx")?;
+            e.cells = st
+                .query_map([id], |r| r.get::<_, String>(0))?
+                .filter_map(|t| t.ok().and_then(|t| serde_json::from_str(&t).ok()))
+                .collect();
+            let mut st = c.prepare(
+                "SELECT info FROM cell_runs WHERE experiment_id = ?1 ORDER BY cell, repetition",
+            )?;
+            e.cell_runs = st
+                .query_map([id], |r| r.get::<_, String>(0))?
+                .filter_map(|t| t.ok().and_then(|t| serde_json::from_str(&t).ok()))
+                .collect();
+            Ok(Some(e))
+        };
+        q().map_err(|e| self.err(e))?
+            .ok_or(StoreError::NoSuchExperiment(id))
+    }
+}

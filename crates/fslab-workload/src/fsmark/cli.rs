@@ -1,0 +1,167 @@
+//! fs_mark's command line, shared by `fslab fsmark` and experiment files
+//! (whose `args` use the same syntax).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser};
+
+use super::options::RawOptions;
+
+/// fs_mark's options, with fs_mark's letters and meanings.
+#[derive(Debug, Args)]
+#[command(after_help = SYNC_HELP)]
+pub struct FsMarkArgs {
+    /// Directory to create files in; repeat for more (one thread group each). Created if only its parent exists
+    #[arg(short = 'd', value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Total threads, a multiple of the number of -d directories [default: one per directory]
+    #[arg(short = 't', value_name = "THREADS", allow_negative_numbers = true)]
+    pub threads: Option<i64>,
+    /// Files per thread per loop [default: 1000]
+    #[arg(short = 'n', value_name = "FILES", allow_negative_numbers = true)]
+    pub files: Option<i64>,
+    /// Size of each file in bytes (K, M, G suffixes allowed) [default: 51200]
+    #[arg(short = 's', value_name = "SIZE", allow_hyphen_values = true)]
+    pub size: Option<String>,
+    /// Bytes per write() call, at most 1M [default: 16384]
+    #[arg(short = 'w', value_name = "IO_SIZE", allow_hyphen_values = true)]
+    pub io_size: Option<String>,
+    /// Sync method, 0 to 6 (see below) [default: 1]
+    #[arg(short = 'S', value_name = "METHOD", allow_negative_numbers = true)]
+    pub sync: Option<i64>,
+    /// Spread files over this many subdirectories of each -d directory
+    #[arg(short = 'D', value_name = "SUBDIRS", allow_negative_numbers = true)]
+    pub subdirs: Option<i64>,
+    /// With -D: put this many files in a subdirectory before moving to the next (round robin); without -N, move every 180 seconds
+    #[arg(short = 'N', value_name = "PER_SUBDIR", allow_negative_numbers = true)]
+    pub per_subdir: Option<i64>,
+    /// With -D and no -N: seconds per subdirectory (fs_mark fixes this at 180)
+    #[arg(
+        long = "subdir-secs",
+        value_name = "SECS",
+        allow_negative_numbers = true
+    )]
+    pub subdir_secs: Option<i64>,
+    /// Length of each file name [default: 40]
+    #[arg(short = 'p', value_name = "NAME_LEN", allow_negative_numbers = true)]
+    pub name_len: Option<i64>,
+    /// Random characters at the end of each name [default: 24]
+    #[arg(short = 'r', value_name = "RAND_LEN", allow_negative_numbers = true)]
+    pub rand_len: Option<i64>,
+    /// Number of loops; keeps the files (implies -k)
+    #[arg(short = 'L', value_name = "LOOPS", allow_negative_numbers = true)]
+    pub loops: Option<i64>,
+    /// Loop until the filesystem is full (implies -k)
+    #[arg(short = 'F')]
+    pub fill: bool,
+    /// Keep the files after each loop
+    #[arg(short = 'k')]
+    pub keep: bool,
+    /// Log file, appended to as fs_mark does [default: fs_log.txt]
+    #[arg(short = 'l', value_name = "LOGFILE")]
+    pub log_file: Option<PathBuf>,
+    /// Print min/avg/max microseconds of each system call per loop
+    #[arg(short = 'v')]
+    pub verbose: bool,
+    /// Phases to run, in order: create (fs_mark's loops), stat (N-way find+stat of all files), unlink (N-way unlink); stat and unlink imply -k
+    #[arg(long, value_name = "LIST", default_value = "create")]
+    pub phases: String,
+    /// Print a JSON report on stdout instead of fs_mark's text
+    #[arg(long)]
+    pub json: bool,
+    /// Sync and drop the page cache, dentries and inodes before each phase (needs root)
+    #[arg(long = "drop-caches")]
+    pub drop_caches: bool,
+    /// Move this process into the cgroup at PATH before starting (used by `fslab run`)
+    #[arg(long, value_name = "PATH", hide = true)]
+    pub cgroup: Option<PathBuf>,
+    /// Die when the parent process dies (used by `fslab run`, so a killed run leaves no workload behind)
+    #[arg(long, hide = true)]
+    pub die_with_parent: bool,
+    /// Print `fslab-progress PHASE OPS_PER_SEC TOTAL` to stderr every second (used by `fslab run`)
+    #[arg(long, hide = true)]
+    pub progress: bool,
+    /// Print help
+    #[arg(short = 'h', long = "help", action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+}
+
+const SYNC_HELP: &str = "\
+Sync methods (-S):
+  0  no sync() or fsync()
+  1  fsync() each file before close
+  2  sync() after the loop, then fsync() of each thread's first file
+  3  after the loop, reopen and fsync() every file in reverse order
+  4  sync(), then as 3
+  5  after the loop, reopen and fsync() every file in creation order
+  6  sync(), then as 5
+
+Output: fs_mark's header and table (FSUse% Count Size Files/sec App Overhead), one row per loop;
+every run is also recorded in the results store (see `fslab results`).";
+
+impl FsMarkArgs {
+    /// The options to validate.
+    pub fn raw(&self) -> RawOptions {
+        RawOptions {
+            dirs: self.dirs.clone(),
+            threads: self.threads,
+            files: self.files,
+            file_size: self.size.clone(),
+            io_size: self.io_size.clone(),
+            sync: self.sync,
+            subdirs: self.subdirs,
+            per_subdir: self.per_subdir,
+            subdir_secs: self.subdir_secs,
+            name_len: self.name_len,
+            rand_len: self.rand_len,
+            loops: self.loops,
+            keep: self.keep,
+            fill: self.fill,
+            log_file: self.log_file.clone(),
+            verbose: self.verbose,
+            phases: Some(self.phases.clone()),
+        }
+    }
+}
+
+#[derive(Debug, Parser)]
+#[command(name = "fsmark", no_binary_name = true, disable_help_flag = true)]
+struct Standalone {
+    #[command(flatten)]
+    args: FsMarkArgs,
+}
+
+/// Parses fsmark arguments (without the program name), as an experiment
+/// file gives them; the error is clap's first paragraph on one line.
+pub fn parse(args: &[String]) -> Result<FsMarkArgs, String> {
+    Standalone::try_parse_from(args)
+        .map(|s| s.args)
+        .map_err(|e| {
+            let text = e.render().to_string();
+            let first: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.is_empty())
+                .collect();
+            first.join(" ").trim_start_matches("error: ").to_string()
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn experiment_args_parse_like_the_command_line() {
+        let a = parse(&[
+            "-S0".into(),
+            "-n".into(),
+            "5".into(),
+            "-d".into(),
+            "/tmp".into(),
+        ])
+        .unwrap();
+        assert_eq!((a.sync, a.files), (Some(0), Some(5)));
+        assert!(parse(&["-Q".into()]).unwrap_err().contains("-Q"));
+    }
+}

@@ -1,0 +1,26 @@
+//! The experiment files shipped in `experiments/`, built into the binary so
+//! `fslab run NAME` works from anywhere.
+
+/// (name, file text)
+pub const BUILTIN: &[(&str, &str)] = &[
+    (
+        "seed000-fsmark-sparse",
+        include_str!("../../../../experiments/seed000-fsmark-sparse.toml"),
+    ),
+    (
+        "seed001-crc-overhead",
+        include_str!("../../../../experiments/seed001-crc-overhead.toml"),
+    ),
+];
+
+/// A built-in by full name or by unique prefix (`seed001`).
+pub fn find(name: &str) -> Option<(&'static str, &'static str)> {
+    if let Some(b) = BUILTIN.iter().find(|(n, _)| *n == name) {
+        return Some(*b);
+    }
+    let mut m = BUILTIN.iter().filter(|(n, _)| n.starts_with(name));
+    match (m.next(), m.next()) {
+        (Some(b), None) => Some(*b),
+        _ => None,
+    }
+}

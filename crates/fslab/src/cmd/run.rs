@@ -1,0 +1,273 @@
+//! `fslab run EXPERIMENT`.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use fslab_experiment::backend::DeviceConsent;
+use fslab_experiment::runner::{self, ProcessExecutor, Progress, RunConfig};
+use fslab_experiment::spec::Cell;
+use fslab_experiment::state::{state_dir, Journal};
+use fslab_experiment::{plan, spec, summary};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::builtin;
+use crate::cli::RunArgs;
+use crate::Failure;
+
+/// Progress on stderr: a live line on a terminal, plain lines otherwise.
+struct Display {
+    bar: ProgressBar,
+    tty: bool,
+    start: Instant,
+    done: usize,
+    total: usize,
+    label: String,
+}
+
+impl Display {
+    fn new() -> Display {
+        let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let bar = if tty {
+            ProgressBar::new_spinner()
+        } else {
+            ProgressBar::hidden()
+        };
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        Display {
+            bar,
+            tty,
+            start: Instant::now(),
+            done: 0,
+            total: 0,
+            label: String::new(),
+        }
+    }
+
+    fn eta(&self) -> String {
+        if self.done == 0 {
+            return "?".into();
+        }
+        let per = self.start.elapsed().as_secs_f64() / self.done as f64;
+        let left = per * (self.total - self.done) as f64;
+        format!("{}m{:02}s", (left / 60.0) as u64, left as u64 % 60)
+    }
+
+    fn say(&self, msg: String) {
+        if self.tty {
+            self.bar.set_message(msg);
+        }
+    }
+}
+
+impl Progress for Display {
+    fn cell_start(&mut self, k: usize, total: usize, cell: &Cell, rep: u32, reps: u32) {
+        self.done = k;
+        self.total = total;
+        self.label = format!(
+            "[{}/{}] cell {} {:?} repetition {rep}/{reps}",
+            k + 1,
+            total,
+            cell.index,
+            cell.label
+        );
+        if self.tty {
+            self.say(format!(
+                "{}: starting (time left ~{})",
+                self.label,
+                self.eta()
+            ));
+        } else {
+            eprintln!("fslab: {}", self.label);
+        }
+    }
+    fn step(&mut self, what: &str) {
+        self.say(format!(
+            "{}: {what} (time left ~{})",
+            self.label,
+            self.eta()
+        ));
+    }
+    fn rate(&mut self, phase: &str, ops_per_s: f64, total: u64) {
+        self.say(format!(
+            "{}: {phase} {ops_per_s:.0} ops/s, {total} done (time left ~{})",
+            self.label,
+            self.eta()
+        ));
+    }
+    fn cell_end(&mut self, ok: bool, message: &str) {
+        let line = format!(
+            "fslab: {} {}: {message}",
+            self.label,
+            if ok { "done" } else { "FAILED" }
+        );
+        if self.tty {
+            self.bar.println(line);
+        } else {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// Reads an experiment file, or a built-in by name.
+fn load(name: &str) -> Result<(String, String), Failure> {
+    let p = Path::new(name);
+    if p.exists() {
+        let text =
+            std::fs::read_to_string(p).map_err(|e| Failure::Usage(format!("{name}: {e}")))?;
+        return Ok((name.to_string(), text));
+    }
+    if let Some((n, text)) = builtin::find(name) {
+        return Ok((format!("builtin:{n}"), text.to_string()));
+    }
+    let names: Vec<&str> = builtin::BUILTIN.iter().map(|(n, _)| *n).collect();
+    Err(Failure::Usage(format!(
+        "{name}: no such file, and no built-in experiment of that name (built-in: {})",
+        names.join(", ")
+    )))
+}
+
+pub fn run(args: RunArgs, db: &PathBuf) -> Result<(), Failure> {
+    if args.list {
+        for (n, text) in builtin::BUILTIN {
+            let desc = spec::parse(n, text)
+                .map(|e| e.description)
+                .unwrap_or_default();
+            println!("{n:<24} {desc}");
+        }
+        return Ok(());
+    }
+    let name = args.experiment.clone().unwrap_or_default();
+    let (file, text) = load(&name)?;
+    if !(args.scale > 0.0 && args.scale.is_finite()) {
+        return Err(Failure::Usage(format!(
+            "--scale {}: must be a number above 0",
+            args.scale
+        )));
+    }
+    let mut exp = spec::parse(&file, &text).map_err(|e| Failure::Usage(e.to_string()))?;
+    if let Some(r) = args.repetitions {
+        if r == 0 {
+            return Err(Failure::Usage("--repetitions 0: must be at least 1".into()));
+        }
+        exp.repetitions = r;
+    }
+    let exp = plan::scaled(&exp, args.scale);
+    if args.dry_run {
+        print!("{}", plan::describe(&exp, args.scale));
+        for m in plan::missing_tools(&exp) {
+            println!("warning: {m}");
+        }
+        return Ok(());
+    }
+    runner::preflight(&exp).map_err(|e| Failure::Failed(format!("run: {e}")))?;
+    let mut store = super::open_store(db)?;
+    let stop = super::stop_on_signals()?;
+    let argv: Vec<String> = std::env::args().collect();
+    let mut journal = Journal::create(&state_dir(), argv.clone()).map_err(|e| {
+        Failure::Failed(format!(
+            "run: cannot write the state journal in {}: {e}",
+            state_dir().display()
+        ))
+    })?;
+    let exe = std::env::current_exe()
+        .map_err(|e| Failure::Failed(format!("run: cannot find fslab itself: {e}")))?;
+    let cfg = RunConfig {
+        scale: args.scale,
+        consent: DeviceConsent {
+            format_device: args.format_device.clone(),
+            force: args.force,
+            keep_images: args.keep_images,
+        },
+        file,
+        text,
+        command_line: argv,
+    };
+    let mut exec = ProcessExecutor {
+        exe,
+        db: db.clone(),
+    };
+    let mut display = Display::new();
+    // Whatever happens in the scheduler, even a panic, the journal is undone.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        runner::run(
+            &exp,
+            &cfg,
+            &mut exec,
+            &mut store,
+            &mut display,
+            &stop,
+            &mut journal,
+        )
+    }));
+    display.bar.finish_and_clear();
+    let leftovers = journal.close();
+    for l in &leftovers {
+        eprintln!("fslab: run: cleaned up: {l}");
+    }
+    let outcome = match result {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => return Err(Failure::Failed(format!("run: {e}"))),
+        Err(_) => {
+            return Err(Failure::Failed(
+                "run: internal error (see above); everything set up was undone".into(),
+            ))
+        }
+    };
+
+    let cells: Vec<(u32, String)> = exp
+        .cells
+        .iter()
+        .map(|c| (c.index, c.label.clone()))
+        .collect();
+    let ok = outcome.runs.iter().filter(|r| r.ok).count();
+    println!(
+        "experiment {} (id {}): {} of {} runs completed{}, scale {}",
+        exp.name,
+        outcome.experiment_id,
+        ok,
+        outcome.runs.len(),
+        if outcome.interrupted {
+            ", interrupted"
+        } else {
+            ""
+        },
+        args.scale
+    );
+    println!();
+    print!("{}", summary::table(&cells, &outcome.samples()));
+    let failed: Vec<_> = outcome.runs.iter().filter(|r| !r.ok).collect();
+    if !failed.is_empty() {
+        println!();
+        for r in &failed {
+            println!(
+                "failed: cell {} {:?} repetition {}: {}",
+                r.cell,
+                exp.cells[r.cell as usize].label,
+                r.repetition,
+                r.error.as_deref().unwrap_or("did not complete")
+            );
+        }
+    }
+    for p in &outcome.teardown_problems {
+        eprintln!("fslab: run: teardown: {p}");
+    }
+    if outcome.interrupted || stop.load(Ordering::Relaxed) {
+        eprintln!(
+            "fslab: run: interrupted; what was measured is kept as experiment {}",
+            outcome.experiment_id
+        );
+        return Err(Failure::Interrupted);
+    }
+    if ok == 0 && !outcome.runs.is_empty() {
+        return Err(Failure::Failed(format!(
+            "run: every run of experiment {} failed",
+            outcome.experiment_id
+        )));
+    }
+    Ok(())
+}
