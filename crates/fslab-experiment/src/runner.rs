@@ -529,12 +529,14 @@ fn run_cell(
                     Err(e) => res.error = Some(e),
                     Ok(()) => {
                         progress.step("workload");
+                        let log_id = journal.add(Resource::File { path: log.clone() });
                         let w =
                             exec.run(&argv, cgroup.as_ref().map(|c| c.0.path()), stop, progress);
                         info.run_id = w.run_id;
                         info.status = w.status;
                         info.output = std::fs::read_to_string(&log).unwrap_or_default();
                         let _ = std::fs::remove_file(&log);
+                        journal.done(log_id);
                         if let Some((cg, _)) = &cgroup {
                             info.memory_max_usage_bytes = cg.max_usage();
                             info.memory_failcnt = cg.failcnt();

@@ -15,12 +15,30 @@ use crate::machine::{remove_cgroup, write_sysctl};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Resource {
-    Image { path: PathBuf },
-    Loop { number: u32, backing: PathBuf },
-    MountDir { path: PathBuf },
-    Mount { target: PathBuf },
-    Sysctl { name: String, original: String },
-    Cgroup { path: PathBuf },
+    Image {
+        path: PathBuf,
+    },
+    Loop {
+        number: u32,
+        backing: PathBuf,
+    },
+    MountDir {
+        path: PathBuf,
+    },
+    Mount {
+        target: PathBuf,
+    },
+    Sysctl {
+        name: String,
+        original: String,
+    },
+    Cgroup {
+        path: PathBuf,
+    },
+    /// A scratch file (the workload's log).
+    File {
+        path: PathBuf,
+    },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -170,6 +188,11 @@ pub fn undo(r: &Resource) -> Result<Option<String>, String> {
                 backing.display()
             ))
         }
+        Resource::File { path } => match std::fs::remove_file(path) {
+            Ok(()) => Ok(Some(format!("removed {}", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
+        },
         Resource::Image { path } => match std::fs::remove_file(path) {
             Ok(()) => Ok(Some(format!("removed image {}", path.display()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),

@@ -19,7 +19,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// fs_mark 3.3: create files in loops, then optionally stat and unlink them all
-    #[command(name = "fsmark", disable_help_flag = true)]
+    #[command(name = "fsmark", disable_help_flag = true, args_override_self = true)]
     FsMark(fslab_workload::fsmark::cli::FsMarkArgs),
     /// Run an experiment: make filesystems, run the workload on each, compare
     Run(RunArgs),

@@ -125,7 +125,12 @@ impl FsMarkArgs {
 }
 
 #[derive(Debug, Parser)]
-#[command(name = "fsmark", no_binary_name = true, disable_help_flag = true)]
+#[command(
+    name = "fsmark",
+    no_binary_name = true,
+    disable_help_flag = true,
+    args_override_self = true
+)]
 struct Standalone {
     #[command(flatten)]
     args: FsMarkArgs,
@@ -163,5 +168,16 @@ mod tests {
         .unwrap();
         assert_eq!((a.sync, a.files), (Some(0), Some(5)));
         assert!(parse(&["-Q".into()]).unwrap_err().contains("-Q"));
+    }
+
+    #[test]
+    fn a_later_option_overrides_an_earlier_one_and_dirs_accumulate() {
+        let v: Vec<String> = ["-d", "/a", "-s", "1", "-d", "/b", "-s", "2"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let a = parse(&v).unwrap();
+        assert_eq!(a.size.as_deref(), Some("2"));
+        assert_eq!(a.dirs.len(), 2);
     }
 }

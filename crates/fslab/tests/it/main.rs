@@ -4,5 +4,7 @@
 
 mod fsmark;
 mod fsmark_fs;
+mod lab;
+mod lab_safety;
 mod results;
 mod support;

@@ -164,3 +164,120 @@ impl Drop for LoopFs {
         drop(self.image.take());
     }
 }
+
+/// Tests that change machine-wide settings (sysctls) take this lock, so one
+/// test's save and restore cannot interleave with another's.
+pub static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+pub fn machine_lock() -> std::sync::MutexGuard<'static, ()> {
+    MACHINE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Lab {
+    /// The state directory of this lab's `fslab run`s.
+    pub fn state(&self) -> PathBuf {
+        self.path("state")
+    }
+
+    /// Where this lab's images go.
+    pub fn images(&self) -> PathBuf {
+        let p = self.path("images");
+        std::fs::create_dir_all(&p).unwrap();
+        p
+    }
+
+    /// Writes an experiment file; `IMAGES` in the text becomes the image directory.
+    pub fn experiment(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.path(name);
+        std::fs::write(&p, text.replace("IMAGES", self.images().to_str().unwrap())).unwrap();
+        p
+    }
+
+    /// `fslab run` with this lab's state directory.
+    pub fn run_cmd(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("fslab"));
+        c.current_dir(self.tmp.path())
+            .env("FSLAB_STATE_DIR", self.state())
+            .env_remove("FSLAB_DB")
+            .arg("--db")
+            .arg(self.db());
+        c
+    }
+
+    /// Everything a run of this lab could have left behind.
+    pub fn leftovers(&self) -> Vec<String> {
+        let mut left = Vec::new();
+        let images = self.images();
+        for e in std::fs::read_dir(&images).unwrap().flatten() {
+            left.push(format!("image {}", e.path().display()));
+        }
+        if let Ok(rd) = std::fs::read_dir(self.state()) {
+            for e in rd.flatten() {
+                left.push(format!("state {}", e.path().display()));
+            }
+        }
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        for l in mounts.lines() {
+            if l.contains(self.state().to_str().unwrap()) {
+                left.push(format!("mount {l}"));
+            }
+        }
+        for e in std::fs::read_dir("/sys/block").unwrap().flatten() {
+            if let Ok(b) = std::fs::read_to_string(e.path().join("loop/backing_file")) {
+                if b.starts_with(images.to_str().unwrap()) {
+                    left.push(format!(
+                        "loop {} -> {}",
+                        e.file_name().to_string_lossy(),
+                        b.trim()
+                    ));
+                }
+            }
+        }
+        left
+    }
+}
+
+/// Processes whose parent is `ppid` and whose command line contains `word`.
+pub fn children_with(ppid: u32, word: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let parent: Option<u32> = stat
+            .rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().nth(1))
+            .and_then(|p| p.parse().ok());
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        if parent == Some(ppid) && String::from_utf8_lossy(&cmd).contains(word) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Waits up to `secs` for `cond`.
+pub fn wait_for(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < end {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    false
+}
+
+pub fn need_tool(tool: &str) -> bool {
+    if fslab_lab::mkfs::find_tool(tool).is_some() {
+        return true;
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{tool} is missing, and CI=true: failing instead of skipping"
+    );
+    eprintln!("skipping: {tool} is not installed");
+    false
+}

@@ -1,0 +1,141 @@
+//! Experiment files into cells, orders and scaled commands (no root needed).
+
+use std::path::Path;
+
+use fslab_experiment::plan::{
+    describe, mount_options, scale_fsmark_args, scaled, schedule, workload_argv,
+};
+use fslab_experiment::spec::{parse, Device, Order};
+
+const FILE: &str = r#"
+name = "m"
+repetitions = 2
+[device]
+size = "100T"
+image_dir = "/srv"
+[machine]
+sysctl = { "vm.dirty_ratio" = 20 }
+[workload]
+kind = "fsmark"
+args = ["-n", "100000", "-D", "10000", "-S0", "-L", "63"]
+dirs = 8
+[[target]]
+fs = "ext4"
+mkfs_options = ["-O metadata_csum", "-O ^metadata_csum"]
+[[target]]
+fs = "btrfs"
+mount_options = ["", "nodatacow", "ssd"]
+sysctl = { "vm.dirty_ratio" = 10 }
+[[variant]]
+name = "plain"
+[[variant]]
+name = "dirty5"
+sysctl = { "vm.dirty_ratio" = "5" }
+workload_args = ["-s", "4096"]
+"#;
+
+#[test]
+fn axes_expand_into_cells_with_overrides() {
+    let e = parse("m.toml", FILE).unwrap();
+    let labels: Vec<&str> = e.cells.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "ext4 -O metadata_csum [plain]",
+            "ext4 -O metadata_csum [dirty5]",
+            "ext4 -O ^metadata_csum [plain]",
+            "ext4 -O ^metadata_csum [dirty5]",
+            "btrfs [plain]",
+            "btrfs [dirty5]",
+            "btrfs -o nodatacow [plain]",
+            "btrfs -o nodatacow [dirty5]",
+            "btrfs -o ssd [plain]",
+            "btrfs -o ssd [dirty5]",
+        ]
+    );
+    assert_eq!(e.cells[2].mkfs_options, ["-O", "^metadata_csum"]);
+    // Machine < target < variant for sysctls.
+    assert_eq!(e.cells[0].sysctl["vm.dirty_ratio"], "20");
+    assert_eq!(e.cells[4].sysctl["vm.dirty_ratio"], "10");
+    assert_eq!(e.cells[5].sysctl["vm.dirty_ratio"], "5");
+    assert_eq!(e.cells[6].mount_options, "nodatacow");
+    assert_eq!(
+        e.device,
+        Device::Image {
+            size: 100 << 40,
+            dir: "/srv".into(),
+            direct_io: false
+        }
+    );
+    let argv = workload_argv(&e, &e.cells[1], Path::new("/m"));
+    assert_eq!(argv[0], "fsmark");
+    assert!(argv.windows(2).any(|w| w == ["-s", "4096"]));
+    assert_eq!(argv.iter().filter(|a| *a == "-d").count(), 8);
+    assert_eq!(argv.last().unwrap(), "/m/7");
+}
+
+#[test]
+fn orders_cover_every_pair_once() {
+    let mut e = parse("m.toml", FILE).unwrap();
+    let n = e.cells.len() as u32;
+    let inter = schedule(&e);
+    assert_eq!(inter.len(), (n * 2) as usize);
+    assert_eq!(inter[0], (0, 1));
+    assert_eq!(
+        inter[n as usize],
+        (0, 2),
+        "interleaved: all cells once before any repeats"
+    );
+    e.order = Order::Sequential;
+    assert_eq!(schedule(&e)[1], (0, 2));
+    e.order = Order::Shuffled;
+    let a = schedule(&e);
+    assert_eq!(a, schedule(&e), "the same seed gives the same order");
+    let mut sorted = a.clone();
+    sorted.sort();
+    let mut want = inter.clone();
+    want.sort();
+    assert_eq!(sorted, want);
+    assert_ne!(a, inter);
+}
+
+#[test]
+fn scale_shrinks_counts_and_sizes() {
+    let e = scaled(&parse("m.toml", FILE).unwrap(), 0.01);
+    assert_eq!(
+        e.device,
+        Device::Image {
+            size: 1 << 40,
+            dir: "/srv".into(),
+            direct_io: false
+        }
+    );
+    assert_eq!(
+        e.workload.args,
+        ["-n", "1000", "-D", "100", "-S0", "-L", "63"]
+    );
+    let tiny = scaled(&parse("m.toml", FILE).unwrap(), 1e-9);
+    assert_eq!(tiny.workload.args[..4], ["-n", "1", "-D", "2"]);
+    if let Device::Image { size, .. } = tiny.device {
+        assert_eq!(size, 512 << 20, "images stay mountable");
+    }
+    assert_eq!(
+        scale_fsmark_args(&["-n500".into(), "-D8".into()], 0.5),
+        ["-n250", "-D4"]
+    );
+    assert!(describe(&e, 0.01).contains("1 TiB"));
+}
+
+#[test]
+fn ext4_gets_noinit_itable_unless_the_user_chose() {
+    let e = parse("m.toml", FILE).unwrap();
+    assert_eq!(mount_options(&e.cells[0]), "noinit_itable");
+    let mut c = e.cells[0].clone();
+    c.mount_options = "init_itable=10".into();
+    assert_eq!(mount_options(&c), "init_itable=10");
+    assert_eq!(
+        mount_options(&e.cells[6]),
+        "nodatacow",
+        "btrfs gets nothing added"
+    );
+}

@@ -1,0 +1,433 @@
+//! `fslab run`: matrices of real filesystems on loop devices (root needed),
+//! and the parts that need no root (dry runs, bad files, directory devices).
+
+use fslab_store::Store;
+
+use crate::support::*;
+
+const TWO_FS: &str = r#"
+name = "two-fs"
+repetitions = 2
+[device]
+size = "600M"
+image_dir = "IMAGES"
+[workload]
+kind = "fsmark"
+args = ["-n", "300", "-s", "4096", "-S0", "-t", "2", "--phases", "create,stat,unlink"]
+dirs = 2
+[[target]]
+fs = "ext4"
+[[target]]
+fs = "xfs"
+"#;
+
+#[test]
+fn a_two_filesystem_matrix_with_repetitions_is_run_and_recorded() {
+    if !privileged("fslab run on loop devices") || !need_tool("mkfs.xfs") {
+        return;
+    }
+    let lab = Lab::new();
+    let f = lab.experiment("two.toml", TWO_FS);
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("4 of 4 runs completed"), "{out}");
+    let header = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("ext4"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(header.contains("xfs"), "{header}");
+    assert!(
+        out.contains("create rate (ops/s)") && out.contains("(n=2)") && out.contains("unmount (s)"),
+        "{out}"
+    );
+
+    let store = Store::open(&lab.db()).unwrap();
+    let id = store.latest_experiment().unwrap().unwrap();
+    let e = store.experiment(id).unwrap();
+    assert_eq!(e.cells.len(), 2);
+    assert_eq!(
+        e.cells[0].mkfs_version.split_whitespace().next(),
+        Some("mke2fs")
+    );
+    assert_eq!(e.cell_runs.len(), 4);
+    for r in &e.cell_runs {
+        assert_eq!(r.status.map(|s| s.as_str()), Some("complete"), "{r:?}");
+        assert!(r.loop_device.starts_with("/dev/loop"), "{r:?}");
+        assert!(r.unmount_s.is_some() && r.remount_s.is_some());
+        assert!(r.output.contains("FSUse%"), "the workload's table is kept");
+        let run = store.run(r.run_id.unwrap()).unwrap();
+        let fs = &e.cells[r.cell as usize].fs_type;
+        assert_eq!(&run.run.fs_type, fs);
+        assert_eq!(run.run.mount_source, r.loop_device);
+        assert_eq!(run.phases.len(), 3);
+        assert_eq!(run.phases[0].ops, 600);
+        if fs == "ext4" {
+            assert!(
+                r.kernel_mount_options.contains("noinit_itable"),
+                "{}",
+                r.kernel_mount_options
+            );
+            assert_eq!(r.mkfs_argv[..3], ["mkfs.ext4", "-F", "-q"]);
+        }
+    }
+    // Interleaved order: repetition 1 of both cells before repetition 2.
+    assert_eq!(lab.leftovers(), Vec::<String>::new());
+}
+
+#[test]
+fn a_failing_cell_does_not_stop_the_others() {
+    if !privileged("fslab run on loop devices") || !need_tool("mkfs.xfs") {
+        return;
+    }
+    let lab = Lab::new();
+    let f = lab.experiment(
+        "v4.toml",
+        r#"
+name = "v4"
+[device]
+size = "512M"
+image_dir = "IMAGES"
+[workload]
+kind = "fsmark"
+args = ["-n", "100", "-s", "0", "-S0"]
+[[target]]
+fs = "xfs"
+mkfs_options = ["-m crc=0"]
+[[target]]
+fs = "ext4"
+"#,
+    );
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    assert!(
+        o.status.success(),
+        "a failed cell is a result, not a failed run: {}",
+        stderr(&o)
+    );
+    let out = stdout(&o);
+    assert!(out.contains("1 of 2 runs completed"), "{out}");
+    let failed = out
+        .lines()
+        .find(|l| l.starts_with("failed: cell 0"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        failed.contains("Deprecated V4"),
+        "the kernel's reason is given: {failed}"
+    );
+    let store = Store::open(&lab.db()).unwrap();
+    let e = store.experiment(1).unwrap();
+    assert_eq!(e.status, "failed");
+    assert!(e.cell_runs[0]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("Deprecated V4"));
+    assert_eq!(e.cell_runs[1].status.map(|s| s.as_str()), Some("complete"));
+    assert_eq!(lab.leftovers(), Vec::<String>::new());
+}
+
+#[test]
+fn sysctls_hold_during_the_cell_and_are_restored() {
+    if !privileged("sysctls") {
+        return;
+    }
+    let _lock = machine_lock();
+    let lab = Lab::new();
+    let before = std::fs::read_to_string("/proc/sys/vm/dirty_ratio")
+        .unwrap()
+        .trim()
+        .to_string();
+    let want = (before.parse::<u32>().unwrap() + 3).to_string();
+    let f = lab.experiment(
+        "sysctl.toml",
+        &format!(
+            r#"
+name = "sysctl"
+[device]
+size = "1G"
+image_dir = "IMAGES"
+[machine]
+sysctl = {{ "vm.dirty_ratio" = {want} }}
+[workload]
+kind = "fsmark"
+args = ["-n", "300", "-s", "4096", "-S1"]
+[[target]]
+fs = "ext4"
+"#
+        ),
+    );
+    let mut child = lab
+        .run_cmd()
+        .arg("run")
+        .arg(&f)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = wait_for(60, || {
+        std::fs::read_to_string("/proc/sys/vm/dirty_ratio")
+            .unwrap()
+            .trim()
+            == want
+    });
+    let st = child.wait().unwrap();
+    assert!(seen, "vm.dirty_ratio was never {want} during the run");
+    assert!(st.success());
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/vm/dirty_ratio")
+            .unwrap()
+            .trim(),
+        before,
+        "restored"
+    );
+    let e = Store::open(&lab.db()).unwrap().experiment(1).unwrap();
+    assert_eq!(e.cells[0].sysctl.get("vm.dirty_ratio"), Some(&want));
+    assert_eq!(
+        e.cell_runs[0].sysctl_before.get("vm.dirty_ratio"),
+        Some(&before)
+    );
+    assert_eq!(lab.leftovers(), Vec::<String>::new());
+}
+
+#[test]
+fn the_workload_runs_in_its_memory_cgroup() {
+    if !privileged("memory cgroups") {
+        return;
+    }
+    let lab = Lab::new();
+    let f = lab.experiment(
+        "mem.toml",
+        r#"
+name = "mem"
+[device]
+size = "1G"
+image_dir = "IMAGES"
+[machine]
+memory_limit = "300M"
+[workload]
+kind = "fsmark"
+args = ["-n", "400", "-s", "4096", "-S1"]
+[[target]]
+fs = "ext4"
+"#,
+    );
+    let mut child = lab
+        .run_cmd()
+        .arg("run")
+        .arg(&f)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let parent = child.id();
+    let mut cgroup_seen = None;
+    let found = wait_for(60, || {
+        for pid in children_with(parent, "--cgroup") {
+            let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+            if let Some(line) = text.lines().find(|l| {
+                l.split(':')
+                    .nth(1)
+                    .is_some_and(|c| c.split(',').any(|x| x == "memory"))
+            }) {
+                let path = line.splitn(3, ':').nth(2).unwrap().to_string();
+                if path.ends_with(&format!("fslab-{parent}-c0-r1")) {
+                    let limit = std::fs::read_to_string(format!(
+                        "/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"
+                    ))
+                    .unwrap_or_default();
+                    cgroup_seen = Some((path, limit.trim().to_string()));
+                    return true;
+                }
+            }
+        }
+        false
+    });
+    let st = child.wait().unwrap();
+    assert!(found, "the workload process was never seen in its cgroup");
+    assert!(st.success());
+    let (path, limit) = cgroup_seen.unwrap();
+    assert_eq!(limit, (300u64 << 20).to_string());
+    assert!(
+        !std::path::Path::new(&format!("/sys/fs/cgroup/memory{path}")).exists(),
+        "cgroup removed"
+    );
+    let e = Store::open(&lab.db()).unwrap().experiment(1).unwrap();
+    let r = &e.cell_runs[0];
+    assert!(r.cgroup.as_deref().unwrap().ends_with(&path), "{r:?}");
+    assert!(r.memory_max_usage_bytes.unwrap() > 0);
+    assert_eq!(e.cells[0].memory_limit_bytes, Some(300 << 20));
+}
+
+#[test]
+fn dry_run_prints_the_matrix_and_touches_nothing() {
+    let lab = Lab::new();
+    let f = lab.experiment("two.toml", TWO_FS);
+    let o = lab
+        .run_cmd()
+        .arg("run")
+        .arg(&f)
+        .arg("--dry-run")
+        .arg("--scale")
+        .arg("0.5")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with(
+            "experiment two-fs: 2 cell(s) x 2 repetition(s) = 4 runs, order interleaved, scale 0.5"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("mkfs.ext4 -F -q /dev/loopN"), "{out}");
+    assert!(
+        out.contains("mount -t ext4 -o noinit_itable /dev/loopN MNT"),
+        "{out}"
+    );
+    assert!(
+        out.contains("fslab fsmark -n 150 -s 4096"),
+        "-n scaled by 0.5: {out}"
+    );
+    assert!(out.contains("-d MNT/0 -d MNT/1"), "{out}");
+    assert!(
+        out.contains("order (cell.repetition): 0.1 1.1 0.2 1.2"),
+        "{out}"
+    );
+    assert!(
+        !lab.db().exists() && !lab.state().exists(),
+        "a dry run creates nothing"
+    );
+}
+
+#[test]
+fn bad_experiment_files_name_the_file_line_and_field() {
+    let lab = Lab::new();
+    let cases: &[(&str, &str)] = &[
+        ("name = \"x\"\n[workload]\nkind = \"fsmark\"\nbogus = 1\n", ":4: unknown field `bogus`"),
+        ("name = \"x\"\n[device]\nsize = \"100X\"\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n", ":3: device.size: \"100X\" is not a size"),
+        ("name = \"x\"\norder = \"random\"\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n", ":2: order: unknown order \"random\""),
+        ("name = \"x\"\n[workload]\nkind = \"iozone\"\n[[target]]\nfs = \"ext4\"\n", ":3: workload.kind: unknown workload \"iozone\""),
+        ("name = \"x\"\n[workload]\nkind = \"fsmark\"\n", "target: no [[target]]"),
+        ("name = \"x\"\n[machine]\nsysctl = { \"../etc/passwd\" = 1 }\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n", ":3: machine.sysctl.\"../etc/passwd\""),
+        ("name = \"x\"\nrepetitions = 0\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n", ":2: repetitions: 0 is not from 1"),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let f = lab.experiment(&format!("bad{i}.toml"), text);
+        let o = lab
+            .run_cmd()
+            .arg("run")
+            .arg(&f)
+            .arg("--dry-run")
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{text}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!("bad{i}.toml")) && err.contains(want),
+            "{err:?} should contain {want:?}"
+        );
+    }
+    // A filesystem nobody knows is named with what to install.
+    let f = lab.experiment(
+        "ext5.toml",
+        "name = \"x\"\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext5\"\n",
+    );
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("unknown filesystem type \"ext5\"") && stderr(&o).contains("install"),
+        "{}",
+        stderr(&o)
+    );
+    let o = lab
+        .run_cmd()
+        .args(["run", "no-such-experiment"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("seed001-crc-overhead"),
+        "lists the built-ins: {}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_directory_device_runs_without_mkfs() {
+    let lab = Lab::new();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let f = lab.experiment(
+        "dir.toml",
+        &format!(
+            r#"
+name = "dir"
+repetitions = 2
+[device]
+kind = "directory"
+path = "{}"
+[workload]
+kind = "fsmark"
+args = ["-n", "200", "-s", "0", "-S0"]
+dirs = 2
+[[variant]]
+name = "small"
+[[variant]]
+name = "big"
+workload_args = ["-s", "8192"]
+"#,
+            dir.path().display()
+        ),
+    );
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("4 of 4 runs completed"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.contains("small") && l.contains("big")),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "the fresh directories are removed"
+    );
+    let e = Store::open(&lab.db()).unwrap().experiment(1).unwrap();
+    assert_eq!(e.cell_runs.len(), 4);
+    let big = Store::open(&lab.db())
+        .unwrap()
+        .run(
+            e.cell_runs
+                .iter()
+                .find(|r| r.cell == 1)
+                .unwrap()
+                .run_id
+                .unwrap(),
+        )
+        .unwrap();
+    assert_eq!(big.run.params["file_size"], 8192);
+}
+
+#[test]
+fn the_built_in_experiments_complete_at_scale_0_01() {
+    if !privileged("built-in experiments") || !need_tool("mkfs.xfs") || !need_tool("mkfs.btrfs") {
+        return;
+    }
+    let lab = Lab::new();
+    let images = lab.images();
+    for (name, want) in [
+        ("seed000", "3 of 3 runs completed"),
+        ("seed001", "3 of 4 runs completed"),
+    ] {
+        let o = lab
+            .run_cmd()
+            .env("FSLAB_IMAGE_DIR", &images)
+            .args(["run", name, "--scale", "0.01", "--repetitions", "1"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        assert!(stdout(&o).contains(want), "{name}: {}", stdout(&o));
+    }
+    assert_eq!(lab.leftovers(), Vec::<String>::new());
+}

@@ -1,0 +1,244 @@
+//! fslab run as root must never leave anything behind, nor touch what it
+//! did not make: Ctrl-C, SIGKILL + `fslab cleanup`, existing devices, and
+//! mounts that are not what they seem.
+
+use fslab_lab::image::Image;
+use fslab_lab::loopdev::LoopDevice;
+use fslab_lab::mkfs::{mkfs_argv, run_mkfs, FsType};
+use fslab_lab::mount::{ensure_on, Mount};
+use rustix::process::{kill_process, Pid, Signal};
+
+use crate::support::*;
+
+/// An ext4 cell whose workload (fsync after every 4 KiB file) lasts minutes,
+/// with a sysctl and a memory cgroup, so there is something of each kind to undo.
+fn long_cell(lab: &Lab) -> std::path::PathBuf {
+    let ratio = std::fs::read_to_string("/proc/sys/vm/dirty_background_ratio")
+        .unwrap()
+        .trim()
+        .parse::<u32>()
+        .unwrap();
+    lab.experiment(
+        "long.toml",
+        &format!(
+            r#"
+name = "long"
+[device]
+size = "1G"
+image_dir = "IMAGES"
+[machine]
+sysctl = {{ "vm.dirty_background_ratio" = {} }}
+memory_limit = "512M"
+[workload]
+kind = "fsmark"
+args = ["-n", "200000", "-s", "4096", "-S1"]
+[[target]]
+fs = "ext4"
+"#,
+            ratio + 1
+        ),
+    )
+}
+
+fn started(lab: &Lab, parent: u32) -> bool {
+    wait_for(60, || {
+        !children_with(parent, "fsmark").is_empty() && !lab.leftovers().is_empty()
+    })
+}
+
+#[test]
+fn ctrl_c_in_the_middle_of_a_cell_leaves_nothing_behind() {
+    if !privileged("fslab run on loop devices") {
+        return;
+    }
+    let _lock = machine_lock();
+    let lab = Lab::new();
+    let before = std::fs::read_to_string("/proc/sys/vm/dirty_background_ratio").unwrap();
+    let f = long_cell(&lab);
+    let child = lab
+        .run_cmd()
+        .arg("run")
+        .arg(&f)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(started(&lab, pid), "the workload never started");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    kill_process(Pid::from_raw(pid as i32).unwrap(), Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
+    assert_eq!(lab.leftovers(), Vec::<String>::new());
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/vm/dirty_background_ratio").unwrap(),
+        before
+    );
+    let e = fslab_store::Store::open(&lab.db())
+        .unwrap()
+        .experiment(1)
+        .unwrap();
+    assert_eq!(e.status, "interrupted");
+    let cg = e.cell_runs[0].cgroup.clone().unwrap();
+    assert!(!std::path::Path::new(&cg).exists(), "cgroup {cg} removed");
+    let run = fslab_store::Store::open(&lab.db())
+        .unwrap()
+        .run(e.cell_runs[0].run_id.unwrap())
+        .unwrap();
+    assert_eq!(run.run.status.as_str(), "interrupted");
+    assert!(!run.loops.is_empty(), "what was measured is kept");
+}
+
+#[test]
+fn cleanup_undoes_what_a_killed_run_left() {
+    if !privileged("fslab run on loop devices") {
+        return;
+    }
+    let _lock = machine_lock();
+    let lab = Lab::new();
+    let before = std::fs::read_to_string("/proc/sys/vm/dirty_background_ratio").unwrap();
+    let f = long_cell(&lab);
+    let mut child = lab
+        .run_cmd()
+        .arg("run")
+        .arg(&f)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(started(&lab, pid), "the workload never started");
+    let workers = children_with(pid, "fsmark");
+    kill_process(Pid::from_raw(pid as i32).unwrap(), Signal::KILL).unwrap();
+    child.wait().unwrap();
+    // The workload dies with its parent, so nothing keeps the filesystem busy.
+    assert!(
+        wait_for(10, || workers
+            .iter()
+            .all(|w| !std::path::Path::new(&format!("/proc/{w}")).exists())),
+        "workload survived its parent"
+    );
+    let left = lab.leftovers();
+    assert!(left.iter().any(|l| l.starts_with("mount ")), "{left:?}");
+    assert!(left.iter().any(|l| l.starts_with("image ")), "{left:?}");
+
+    let journal: String = std::fs::read_dir(lab.state())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    let o = lab.run_cmd().arg("cleanup").output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = stdout(&o) + &journal;
+    // The loop device is bound with autoclear: the unmount releases it.
+    for want in [
+        "unmounted",
+        "removed image",
+        "restored vm.dirty_background_ratio",
+        "removed cgroup",
+    ] {
+        assert!(
+            report.contains(want),
+            "cleanup should have {want:?}: {report}"
+        );
+    }
+    assert_eq!(
+        lab.leftovers(),
+        Vec::<String>::new(),
+        "after cleanup: {report}"
+    );
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/vm/dirty_background_ratio").unwrap(),
+        before
+    );
+    // A second cleanup finds nothing.
+    let o = lab.run_cmd().arg("cleanup").output().unwrap();
+    assert!(
+        stdout(&o).starts_with("nothing to clean up"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn an_existing_device_is_formatted_only_when_named_and_empty() {
+    if !privileged("loop devices") {
+        return;
+    }
+    let lab = Lab::new();
+    let img_dir = tempfile::tempdir().unwrap();
+    let img = Image::create(&img_dir.path().join("dev.img"), 600 << 20).unwrap();
+    let dev = LoopDevice::attach(img.path(), false).unwrap();
+    run_mkfs(&mkfs_argv(&FsType::Ext4, &[], dev.path())).unwrap();
+    let f = lab.experiment(
+        "block.toml",
+        &format!(
+            "name = \"b\"\n[device]\nkind = \"block\"\npath = \"{}\"\n[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"50\", \"-s\", \"0\", \"-S0\"]\n[[target]]\nfs = \"ext4\"\n",
+            dev.path().display()
+        ),
+    );
+    let run = |extra: &[&str]| {
+        lab.run_cmd()
+            .arg("run")
+            .arg(&f)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = run(&[]);
+    assert!(
+        stdout(&o).contains("only when told so with --format-device"),
+        "{}",
+        stdout(&o)
+    );
+    let d = dev.path().to_str().unwrap();
+    let o = run(&["--format-device", d]);
+    assert!(
+        stdout(&o).contains("holds an ext2/ext3/ext4 filesystem: refusing"),
+        "{}",
+        stdout(&o)
+    );
+    // Mounted: refused even with --force.
+    let mnt = tempfile::tempdir().unwrap();
+    let m = Mount::mount(dev.path(), mnt.path(), "ext4", "").unwrap();
+    let o = run(&["--format-device", d, "--force"]);
+    assert!(stdout(&o).contains("is in use"), "{}", stdout(&o));
+    drop(m);
+    // Named and forced: formatted, used, and left unmounted.
+    let o = run(&["--format-device", d, "--force"]);
+    assert!(
+        o.status.success() && stdout(&o).contains("1 of 1 runs completed"),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    assert!(!fslab_lab::mount::is_mount_point(mnt.path()));
+}
+
+#[test]
+fn a_workload_directory_off_the_new_filesystem_is_refused() {
+    if !privileged("loop devices") {
+        return;
+    }
+    let img_dir = tempfile::tempdir().unwrap();
+    let img = Image::create(&img_dir.path().join("v.img"), 256 << 20).unwrap();
+    let dev = LoopDevice::attach(img.path(), false).unwrap();
+    run_mkfs(&mkfs_argv(&FsType::Ext4, &[], dev.path())).unwrap();
+    let mnt = tempfile::tempdir().unwrap();
+    let m = Mount::mount(dev.path(), mnt.path(), "ext4", "").unwrap();
+    assert!(ensure_on(mnt.path(), m.root_dev()).is_ok());
+    // A directory that is not on the filesystem fslab mounted (as when a
+    // mount silently failed) is refused before any workload writes to it.
+    let host = tempfile::tempdir().unwrap();
+    let e = ensure_on(host.path(), m.root_dev()).unwrap_err().0;
+    assert!(
+        e.contains("not on the new filesystem") && e.contains("refusing"),
+        "{e}"
+    );
+    drop(m);
+    // Mounting a device onto a target where something else then shows up is caught too.
+    let e = ensure_on(mnt.path(), dev.rdev()).unwrap_err().0;
+    assert!(e.contains("refusing"), "{e}");
+}
