@@ -7,11 +7,13 @@
 mod experiment;
 mod latency;
 mod mem;
+mod probe;
 mod types;
 
 pub use experiment::{CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder};
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use mem::MemRecorder;
+pub use probe::{Monitor, NoMonitor, ProbeNote, ProbePoint};
 pub use types::*;
 
 /// Failure of a recorder (the store could not write).
@@ -43,6 +45,10 @@ pub trait Recorder {
         op: &str,
         hist: &LatencyHistogram,
     ) -> RecordResult<()>;
+    /// Probe points, all in one transaction.
+    fn record_probe_points(&mut self, run: i64, points: &[ProbePoint]) -> RecordResult<()>;
+    /// A probe's summary (and its binary data, if any).
+    fn record_probe_note(&mut self, run: i64, note: &ProbeNote) -> RecordResult<()>;
     /// Ends the run with its final status and, if it failed, why.
     fn finish_run(&mut self, run: i64, status: RunStatus, error: Option<&str>) -> RecordResult<()>;
 }

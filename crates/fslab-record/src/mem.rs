@@ -12,6 +12,8 @@ pub struct MemRecorder {
     /// (phase, op, summary)
     pub latencies: Vec<(String, String, LatencySummary)>,
     pub finished: Option<(RunStatus, Option<String>)>,
+    pub probe_points: Vec<ProbePoint>,
+    pub probe_notes: Vec<ProbeNote>,
     pub experiments: Vec<ExperimentInfo>,
     pub cells: Vec<CellInfo>,
     pub cell_runs: Vec<CellRunInfo>,
@@ -63,6 +65,14 @@ impl Recorder for MemRecorder {
     ) -> RecordResult<()> {
         self.latencies
             .push((phase.into(), op.into(), hist.summary()));
+        Ok(())
+    }
+    fn record_probe_points(&mut self, _run: i64, points: &[ProbePoint]) -> RecordResult<()> {
+        self.probe_points.extend_from_slice(points);
+        Ok(())
+    }
+    fn record_probe_note(&mut self, _run: i64, note: &ProbeNote) -> RecordResult<()> {
+        self.probe_notes.push(note.clone());
         Ok(())
     }
     fn finish_run(

@@ -8,13 +8,13 @@ mod schema;
 use std::path::{Path, PathBuf};
 
 use fslab_record::{
-    LatencyHistogram, LoopRow, PhaseResult, RecordError, RecordResult, Recorder, RunInfo,
-    RunStatus, SeriesPoint,
+    LatencyHistogram, LoopRow, PhaseResult, ProbeNote, ProbePoint, RecordError, RecordResult,
+    Recorder, RunInfo, RunStatus, SeriesPoint,
 };
 use rusqlite::{params, Connection, OptionalExtension};
 
 pub use experiment::ExperimentRecord;
-pub use read::{RunRecord, RunRow, StoredLatency, StoredPhase};
+pub use read::{RunRecord, RunRow, StoredLatency, StoredNote, StoredPhase};
 
 /// A store error, with the database path in its message.
 #[derive(Debug, thiserror::Error)]
@@ -260,6 +260,40 @@ impl Recorder for Store {
                     h.sum_ns().min(i64::MAX as u128) as i64,
                     h.to_v2_bytes(),
                 ],
+            )
+            .map_err(rec_err)?;
+        Ok(())
+    }
+
+    fn record_probe_points(&mut self, run: i64, points: &[ProbePoint]) -> RecordResult<()> {
+        if points.is_empty() {
+            return Ok(());
+        }
+        let tx = self.conn.transaction().map_err(rec_err)?;
+        {
+            let mut st = tx
+                .prepare_cached("INSERT INTO probe_points VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+                .map_err(rec_err)?;
+            for p in points {
+                st.execute(params![
+                    run,
+                    p.phase_index,
+                    p.t_s,
+                    p.probe,
+                    p.metric,
+                    p.value
+                ])
+                .map_err(rec_err)?;
+            }
+        }
+        tx.commit().map_err(rec_err)
+    }
+
+    fn record_probe_note(&mut self, run: i64, n: &ProbeNote) -> RecordResult<()> {
+        self.conn
+            .execute(
+                "INSERT INTO probe_notes VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![run, n.phase_index, n.probe, n.key, json(&n.value), n.blob],
             )
             .map_err(rec_err)?;
         Ok(())

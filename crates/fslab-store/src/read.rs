@@ -424,3 +424,61 @@ fn csv_field(s: &str) -> String {
         s.to_string()
     }
 }
+
+/// A probe note as stored, with its binary data.
+#[derive(Debug, Clone, Serialize)]
+pub struct StoredNote {
+    pub phase_index: Option<u32>,
+    pub probe: String,
+    pub key: String,
+    pub value: serde_json::Value,
+    #[serde(skip)]
+    pub blob: Option<Vec<u8>>,
+}
+
+impl Store {
+    /// The probe notes of run `id`, in the order recorded.
+    pub fn probe_notes(&self, id: i64) -> Result<Vec<StoredNote>, StoreError> {
+        let q = || -> rusqlite::Result<Vec<StoredNote>> {
+            let mut st = self.conn().prepare("SELECT phase_index, probe, key, value, blob FROM probe_notes WHERE run_id = ?1 ORDER BY rowid")?;
+            let rows = st.query_map([id], |r| {
+                let v: String = r.get(3)?;
+                Ok(StoredNote {
+                    phase_index: r.get(0)?,
+                    probe: r.get(1)?,
+                    key: r.get(2)?,
+                    value: serde_json::from_str(&v).unwrap_or_default(),
+                    blob: r.get(4)?,
+                })
+            })?;
+            rows.collect()
+        };
+        q().map_err(|e| self.err(e))
+    }
+
+    /// Per-probe, per-metric summaries of a run's probe points:
+    /// (phase_index, probe, metric, samples, mean, max).
+    pub fn probe_point_summary(
+        &self,
+        id: i64,
+    ) -> Result<Vec<(u32, String, String, u64, f64, f64)>, StoreError> {
+        let q = || -> rusqlite::Result<Vec<(u32, String, String, u64, f64, f64)>> {
+            let mut st = self.conn().prepare(
+                "SELECT phase_index, probe, metric, COUNT(*), AVG(value), MAX(value) FROM probe_points
+                 WHERE run_id = ?1 GROUP BY phase_index, probe, metric ORDER BY phase_index, probe, metric",
+            )?;
+            let rows = st.query_map([id], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get::<_, i64>(3)? as u64,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })?;
+            rows.collect()
+        };
+        q().map_err(|e| self.err(e))
+    }
+}

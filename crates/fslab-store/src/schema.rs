@@ -113,4 +113,25 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (experiment_id, cell, repetition)
     );
     "#,
+    // 3: probes: per-second points (long format) and per-phase / per-run notes.
+    r#"
+    CREATE TABLE probe_points (
+        run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        phase_index INTEGER NOT NULL,
+        t_s         REAL NOT NULL,
+        probe       TEXT NOT NULL,
+        metric      TEXT NOT NULL,
+        value       REAL NOT NULL
+    );
+    CREATE INDEX probe_points_run ON probe_points(run_id, probe, metric, phase_index, t_s);
+    CREATE TABLE probe_notes (
+        run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        phase_index INTEGER,                  -- NULL: about the whole run
+        probe       TEXT NOT NULL,
+        key         TEXT NOT NULL,
+        value       TEXT NOT NULL,            -- JSON
+        blob        BLOB                      -- e.g. deflate-compressed raw block IO events
+    );
+    CREATE INDEX probe_notes_run ON probe_notes(run_id, probe, key);
+    "#,
 ];

@@ -6,6 +6,7 @@
 use std::io;
 use std::time::Duration;
 
+pub mod fiemap;
 pub mod loopdev;
 
 /// Whose resource usage [`rusage`] reports.

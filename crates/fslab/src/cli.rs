@@ -28,6 +28,30 @@ pub enum Command {
     /// Read back recorded runs
     #[command(subcommand)]
     Results(ResultsCommand),
+    /// Extents of files (FIEMAP records, exactly as the kernel reports them), like filefrag
+    Frag {
+        /// List every extent
+        #[arg(short = 'v')]
+        verbose: bool,
+        /// Files to examine
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
+    /// Recorded block IO traces
+    #[command(subcommand)]
+    Trace(TraceCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TraceCommand {
+    /// Print a run's block IO completions in blkparse's format
+    Show {
+        /// Run id (from `fslab results list`)
+        id: i64,
+        /// Print at most this many lines
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -69,6 +69,9 @@ pub struct FsMarkArgs {
     /// Print a JSON report on stdout instead of fs_mark's text
     #[arg(long)]
     pub json: bool,
+    /// Instruments to record: default (all but perf), all, none, or a list such as cpu,disk,mem,blockio,frag,journal,writeback,stacks,perf (-NAME removes one)
+    #[arg(long, value_name = "LIST", default_value = "default")]
+    pub probes: String,
     /// Sync and drop the page cache, dentries and inodes before each phase (needs root)
     #[arg(long = "drop-caches")]
     pub drop_caches: bool,

@@ -23,8 +23,8 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use fslab_record::{
-    CallStats, LatencyHistogram, LatencySummary, LoopRow, PhaseResult, RecordError, Recorder,
-    RunInfo, RunStatus, SeriesPoint,
+    CallStats, LatencyHistogram, LatencySummary, LoopRow, Monitor, PhaseResult, ProbeNote,
+    ProbePoint, RecordError, Recorder, RunInfo, RunStatus, SeriesPoint,
 };
 use rustix::io::Errno;
 use serde::Serialize;
@@ -109,6 +109,8 @@ pub struct FsMarkReport {
     pub phases: Vec<PhaseResult>,
     pub latency: Vec<LatencyEntry>,
     pub series: Vec<SeriesPoint>,
+    /// Probe summaries (their binary data stays in the store).
+    pub probes: Vec<ProbeNote>,
 }
 
 /// Where the run's text goes: stdout (or nothing with --json) and the log file.
@@ -146,6 +148,8 @@ pub struct Hooks<'a> {
     pub each_second: Option<Box<dyn FnMut(Phase, &SeriesPoint) + 'a>>,
     /// Called with the run's id as soon as the recorder gave it.
     pub run_started: Option<Box<dyn FnMut(i64) + 'a>>,
+    /// The probes watching the run.
+    pub monitor: Option<&'a mut dyn Monitor>,
 }
 
 /// [`run`] with [`Hooks`].
@@ -208,6 +212,7 @@ pub fn run_with(
         phases: Vec::new(),
         latency: Vec::new(),
         series: Vec::new(),
+        probes: Vec::new(),
     };
 
     let ctime = chrono::Local::now()
@@ -227,10 +232,19 @@ pub fn run_with(
         if let Some(f) = hooks.before_phase.as_mut() {
             f(*phase);
         }
+        if let Some(m) = hooks.monitor.as_mut() {
+            m.phase_start(pi, phase.name(), std::time::Instant::now());
+        }
+        let Hooks {
+            each_second,
+            monitor,
+            ..
+        } = &mut *hooks;
         let mut each = |p: &SeriesPoint| {
-            if let Some(f) = hooks.each_second.as_mut() {
+            if let Some(f) = each_second.as_mut() {
                 f(*phase, p)
             }
+            monitor.as_mut().map(|m| m.drain()).unwrap_or_default()
         };
         let ok = match phase {
             Phase::Create => create_phase(opts, pi, stop, &mut sinks, rec, &mut report, &mut each)?,
@@ -240,6 +254,20 @@ pub fn run_with(
             }
         };
         failed = !ok;
+        if let Some(m) = hooks.monitor.as_mut() {
+            let notes = m.phase_end(pi, phase.name());
+            rec.record_probe_points(run_id, &m.drain())?;
+            for n in notes {
+                rec.record_probe_note(run_id, &n)?;
+                report.probes.push(n);
+            }
+        }
+    }
+    if let Some(m) = hooks.monitor.as_mut() {
+        for n in m.finish() {
+            rec.record_probe_note(run_id, &n)?;
+            report.probes.push(n);
+        }
     }
     if opts.phases.iter().any(|p| *p != Phase::Create) && !report.phases.is_empty() {
         let text = output::phase_summary(&report.phases);
@@ -311,11 +339,14 @@ fn record_series(
     p: SeriesPoint,
     report: &mut FsMarkReport,
     store_err: &mut Option<RecordError>,
-    each: &mut dyn FnMut(&SeriesPoint),
+    each: &mut dyn FnMut(&SeriesPoint) -> Vec<ProbePoint>,
 ) {
-    each(&p);
+    let probes = each(&p);
     if store_err.is_none() {
-        if let Err(e) = rec.record_series(run, &p) {
+        if let Err(e) = rec
+            .record_series(run, &p)
+            .and_then(|_| rec.record_probe_points(run, &probes))
+        {
             *store_err = Some(e);
         }
     }
@@ -330,7 +361,7 @@ fn create_phase(
     sinks: &mut Sinks,
     rec: &mut dyn Recorder,
     report: &mut FsMarkReport,
-    each: &mut dyn FnMut(&SeriesPoint),
+    each: &mut dyn FnMut(&SeriesPoint) -> Vec<ProbePoint>,
 ) -> Result<bool, FsMarkError> {
     let run = report.run_id;
     let seed = std::time::SystemTime::now()
@@ -537,7 +568,7 @@ fn tree_phase(
     stop: &AtomicBool,
     rec: &mut dyn Recorder,
     report: &mut FsMarkReport,
-    each: &mut dyn FnMut(&SeriesPoint),
+    each: &mut dyn FnMut(&SeriesPoint) -> Vec<ProbePoint>,
 ) -> Result<bool, FsMarkError> {
     let run = report.run_id;
     let phase_name = match op {

@@ -33,6 +33,8 @@ pub fn run(args: FsMarkArgs, db: &PathBuf) -> Result<(), Failure> {
         fslab_experiment::machine::drop_caches()
             .map_err(|e| Failure::Failed(format!("fsmark: --drop-caches: {e}")))?;
     }
+    let kinds = fslab_probe::parse_list(&args.probes)
+        .map_err(|e| Failure::Usage(format!("fsmark: {e}")))?;
     let mut store = super::open_store(db)?;
 
     let stop = super::stop_on_signals()?;
@@ -44,6 +46,17 @@ pub fn run(args: FsMarkArgs, db: &PathBuf) -> Result<(), Failure> {
     } else {
         Box::new(stdout.lock())
     };
+    // The -d directories must exist for the probes to find their filesystem.
+    for d in &opts.dirs {
+        let _ = std::fs::create_dir(d);
+    }
+    let mut probes = (!kinds.is_empty())
+        .then(|| fslab_probe::ProbeSet::start(&kinds, &opts.dirs[0], &fslab_probe::scratch_dir()));
+    if let Some(p) = &probes {
+        for problem in &p.problems {
+            eprintln!("fslab: fsmark: {problem}");
+        }
+    }
     let mut hooks = Hooks::default();
     let mut first_phase = true;
     if args.drop_caches {
@@ -69,6 +82,7 @@ pub fn run(args: FsMarkArgs, db: &PathBuf) -> Result<(), Failure> {
             eprintln!("fslab-progress {} {rate:.1} {}", phase.name(), p.total_ops);
         }));
     }
+    hooks.monitor = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
     let report = fsmark::run_with(&opts, &argv, &stop, &mut *text_out, &mut store, &mut hooks)
         .map_err(|e| match e {
             FsMarkError::Setup(m) => Failure::Failed(format!("fsmark: {m}")),

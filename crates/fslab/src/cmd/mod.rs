@@ -2,9 +2,11 @@
 
 mod builtin;
 mod cleanup;
+mod frag;
 mod fsmark;
 mod results;
 mod run;
+mod trace;
 
 use std::path::PathBuf;
 
@@ -19,6 +21,8 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Results(r) => results::run(r, &db),
         Command::Run(r) => run::run(r, &db),
         Command::Cleanup => cleanup::run(),
+        Command::Frag { verbose, files } => frag::run(&files, verbose),
+        Command::Trace(t) => trace::run(t, &db),
     }
 }
 

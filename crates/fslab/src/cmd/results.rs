@@ -50,7 +50,16 @@ pub fn run(cmd: ResultsCommand, db: &PathBuf) -> Result<(), Failure> {
                 );
             }
         }
-        ResultsCommand::Show { id } => print!("{}", show(&fetch(id)?)),
+        ResultsCommand::Show { id } => {
+            let rec = fetch(id)?;
+            let notes = store
+                .probe_notes(id)
+                .map_err(|e| Failure::Failed(format!("results store {e}")))?;
+            let points = store
+                .probe_point_summary(id)
+                .map_err(|e| Failure::Failed(format!("results store {e}")))?;
+            print!("{}{}", show(&rec), probes(&rec, &notes, &points));
+        }
         ResultsCommand::Export { id, format } => {
             let rec = fetch(id)?;
             match format {
@@ -178,6 +187,195 @@ pub fn show(rec: &RunRecord) -> String {
                 mean,
                 max
             );
+        }
+    }
+    s
+}
+
+fn f(v: &serde_json::Value, k: &str) -> f64 {
+    v.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0)
+}
+
+/// The probes' summaries, phase by phase.
+pub fn probes(
+    rec: &RunRecord,
+    notes: &[fslab_store::StoredNote],
+    points: &[(u32, String, String, u64, f64, f64)],
+) -> String {
+    let mut s = String::new();
+    if notes.is_empty() {
+        return s;
+    }
+    s.push_str("\nprobes:\n");
+    for n in notes.iter().filter(|n| n.phase_index.is_none()) {
+        match (n.probe.as_str(), n.key.as_str()) {
+            ("probes", "targets") => {
+                let _ = writeln!(
+                    s,
+                    "  watching: device {}, image {}, host device {} ({})",
+                    n.value["device"].as_str().unwrap_or("-"),
+                    n.value["image"].as_str().unwrap_or("-"),
+                    n.value["host"].as_str().unwrap_or("-"),
+                    n.value["probes"]
+                        .as_array()
+                        .map(|a| a
+                            .iter()
+                            .filter_map(|x| x.as_str())
+                            .collect::<Vec<_>>()
+                            .join(","))
+                        .unwrap_or_default()
+                );
+            }
+            (p, "unavailable") => {
+                let _ = writeln!(s, "  {p}: unavailable: {}", n.value.as_str().unwrap_or(""));
+            }
+            ("blockio", "events") => {
+                let _ = writeln!(
+                    s,
+                    "  blockio: {} completions kept (see `fslab trace show {}`), {} not kept, {} dropped by the kernel",
+                    n.value["kept"], rec.run.id, n.value["not_kept"], n.value["dropped"]
+                );
+            }
+            ("frag", "final_map") => {
+                let _ = writeln!(
+                    s,
+                    "  frag: image {} ends with {} extents",
+                    n.value["image"].as_str().unwrap_or("?"),
+                    n.value["extents"]
+                );
+            }
+            _ => {}
+        }
+    }
+    for p in &rec.phases {
+        let _ = writeln!(s, "  phase {}:", p.phase);
+        let here = |probe: &str, key: &str| {
+            notes
+                .iter()
+                .find(|n| n.phase_index == Some(p.seq) && n.probe == probe && n.key == key)
+                .map(|n| &n.value)
+        };
+        let pt = |probe: &str, metric: &str| {
+            points
+                .iter()
+                .find(|x| x.0 == p.seq && x.1 == probe && x.2 == metric)
+                .map(|x| (x.4, x.5))
+        };
+        if let Some(v) = here("cpu", "summary") {
+            let m = &v["mean"];
+            let busy = f(m, "usr_pct") + f(m, "sys_pct") + f(m, "irq_pct") + f(m, "softirq_pct");
+            let _ = write!(s, "    cpu: {busy:.0}% busy (usr {:.0}%, sys {:.0}%, iowait {:.0}%, steal {:.0}%) of one CPU", f(m, "usr_pct"), f(m, "sys_pct"), f(m, "iowait_pct"), f(m, "steal_pct"));
+            let top: Vec<String> = v["fs_kthreads"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .take(3)
+                        .map(|t| {
+                            format!(
+                                "{} {:.2}s",
+                                t["thread"].as_str().unwrap_or("?"),
+                                f(t, "cpu_s")
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            if !top.is_empty() {
+                let _ = write!(s, "; fs threads: {}", top.join(", "));
+            }
+            s.push('\n');
+        }
+        if let Some(v) = here("disk", "summary").and_then(|v| v.as_object()) {
+            for (dev, d) in v {
+                let _ = writeln!(
+                    s,
+                    "    disk {dev}: {:.1} MB written in {} writes, {:.1} MB read, {:.0}% utilised",
+                    f(d, "write_bytes") / 1e6,
+                    d["writes"],
+                    f(d, "read_bytes") / 1e6,
+                    f(d, "util_pct")
+                );
+            }
+        }
+        if let Some(v) = here("blockio", "summary").and_then(|v| v.as_object()) {
+            for (dev, d) in v.iter().filter(|(_, d)| d.is_object()) {
+                let _ = writeln!(
+                    s,
+                    "    blockio {dev}: {:.0} IOPS, {:.1} MB/s written, {:.1} KiB average, {:.0}% sequential, latency {:.0} us average / {:.0} us max, queue depth {:.2}",
+                    f(d, "iops"), f(d, "write_mb_s"), f(d, "avg_io_kb"), f(d, "sequential_pct"), f(d, "latency_avg_us"), f(d, "latency_max_us"), f(d, "queue_depth")
+                );
+            }
+        }
+        if let Some((mean, max)) = pt("mem", "dirty_bytes") {
+            let wb = pt("mem", "writeback_bytes").unwrap_or((0.0, 0.0));
+            let _ = write!(
+                s,
+                "    mem: dirty {:.0} MB average / {:.0} MB max, writeback {:.0} MB max",
+                mean / 1e6,
+                max / 1e6,
+                wb.1 / 1e6
+            );
+            if let Some((_, fails)) = pt("mem", "cgroup_failcnt") {
+                let _ = write!(s, "; cgroup limit hit {fails:.0} times");
+            }
+            s.push('\n');
+        }
+        if let Some(lines) = here("journal", "jbd2_run_stats").and_then(|v| v.as_array()) {
+            let run = pt("journal", "commit.running").unwrap_or((0.0, 0.0));
+            let log = pt("journal", "commit.logging").unwrap_or((0.0, 0.0));
+            let _ = writeln!(s, "    journal: {} jbd2 commits, running {:.0} ms average / {:.0} max, logging {:.0} ms average / {:.0} max", lines.len(), run.0, run.1, log.0, log.1);
+            for l in lines.iter().take(3).filter_map(|l| l.as_str()) {
+                let _ = writeln!(s, "      {l}");
+            }
+        } else if let Some((mean, _)) = pt("journal", "xfs.log_writes_per_s") {
+            let _ = writeln!(s, "    journal: xfs log writes {mean:.0}/s average");
+        } else if let Some((_, commits)) = pt("journal", "btrfs_commits") {
+            let _ = writeln!(
+                s,
+                "    journal: btrfs transaction commits {commits:.0} (mount total)"
+            );
+        }
+        if let Some(v) = here("writeback", "reasons")
+            .and_then(|v| v.as_object())
+            .filter(|o| !o.is_empty())
+        {
+            let r: Vec<String> = v.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            let _ = writeln!(s, "    writeback starts: {}", r.join(", "));
+        }
+        if let Some(v) = here("stacks", "top") {
+            for st in v["stacks"].as_array().into_iter().flatten().take(3) {
+                let frames: Vec<&str> = st["frames"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|x| x.as_str())
+                    .take(5)
+                    .collect();
+                let _ = writeln!(
+                    s,
+                    "    blocked {:>5.1}% {}: {}",
+                    f(st, "share_pct"),
+                    st["thread"].as_str().unwrap_or("?"),
+                    frames.join(" <- ")
+                );
+            }
+        }
+        if let Some(v) = here("perf", "top") {
+            let top: Vec<String> = v
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|x| x["kernel"] == true)
+                .take(5)
+                .map(|x| {
+                    format!(
+                        "{:.1}% {}",
+                        f(x, "percent"),
+                        x["symbol"].as_str().unwrap_or("?")
+                    )
+                })
+                .collect();
+            let _ = writeln!(s, "    perf: {}", top.join(", "));
         }
     }
     s

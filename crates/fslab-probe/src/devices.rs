@@ -1,0 +1,90 @@
+//! Which devices a workload directory's IO goes to: the block device under
+//! its filesystem, and for a loop device, the image file behind it and the
+//! host device that holds the image.
+
+use std::path::{Path, PathBuf};
+
+/// A block device: its dev_t as the tracer writes it, and its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Device {
+    pub major: u32,
+    pub minor: u32,
+    /// e.g. `loop3`, `vda`.
+    pub name: String,
+}
+
+impl Device {
+    /// `major << 20 | minor`, the `dev` of block trace events.
+    pub fn trace_dev(&self) -> u32 {
+        (self.major << 20) | self.minor
+    }
+
+    pub fn from_numbers(major: u32, minor: u32) -> Option<Device> {
+        let uevent =
+            std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/uevent")).ok()?;
+        let name = uevent
+            .lines()
+            .find_map(|l| l.strip_prefix("DEVNAME="))?
+            .to_string();
+        Some(Device { major, minor, name })
+    }
+}
+
+/// What the probes watch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Targets {
+    /// The filesystem's block device (e.g. the loop device).
+    pub device: Option<Device>,
+    /// The file behind a loop device.
+    pub image: Option<PathBuf>,
+    /// The device holding that file.
+    pub host: Option<Device>,
+    /// The filesystem type.
+    pub fs_type: String,
+}
+
+/// Works out the targets of `dir` from mountinfo and sysfs.
+pub fn resolve(dir: &Path) -> Targets {
+    let canon = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut t = Targets::default();
+    let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return t;
+    };
+    let mut best: Option<(usize, String, String)> = None;
+    for l in text.lines() {
+        let Some((left, right)) = l.split_once(" - ") else {
+            continue;
+        };
+        let f: Vec<&str> = left.split(' ').collect();
+        let r: Vec<&str> = right.split(' ').collect();
+        if f.len() < 5 || r.len() < 2 {
+            continue;
+        }
+        if canon.starts_with(f[4]) && best.as_ref().is_none_or(|b| f[4].len() >= b.0) {
+            best = Some((f[4].len(), r[1].to_string(), r[0].to_string()));
+        }
+    }
+    let Some((_, source, fstype)) = best else {
+        return t;
+    };
+    t.fs_type = fstype;
+    if let Ok(st) = rustix::fs::stat(source.as_str()) {
+        if rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::BlockDevice {
+            t.device =
+                Device::from_numbers(rustix::fs::major(st.st_rdev), rustix::fs::minor(st.st_rdev));
+        }
+    }
+    if let Some(d) = &t.device {
+        if let Ok(b) = std::fs::read_to_string(format!("/sys/block/{}/loop/backing_file", d.name)) {
+            let img = PathBuf::from(b.trim_end());
+            if let Ok(st) = rustix::fs::stat(&img) {
+                t.host = Device::from_numbers(
+                    rustix::fs::major(st.st_dev),
+                    rustix::fs::minor(st.st_dev),
+                );
+            }
+            t.image = Some(img);
+        }
+    }
+    t
+}

@@ -1,0 +1,245 @@
+//! fslab's instruments, recorded on the workload's clock.
+//!
+//! A [`ProbeSet`] implements [`fslab_record::Monitor`]: the workload tells
+//! it when phases start and end, and drains its points once a second. The
+//! probes sample on their own thread (every second; wait stacks ten times a
+//! second), and a second thread reads a private tracefs instance for block
+//! IO, jbd2 commits and writeback starts. Each probe that cannot start says
+//! why in a note and on stderr, and the run goes on without it.
+//!
+//! | probe | source |
+//! |---|---|
+//! | `cpu` | /proc/stat (usr/sys/iowait/irq/softirq/steal as % of one CPU), CPU of the filesystem's kernel threads |
+//! | `disk` | /proc/diskstats of the filesystem's device and of the host device under its image |
+//! | `mem` | /proc/meminfo (dirty, writeback, cache, slab), the memory cgroup's usage and limit hits |
+//! | `blockio` | `block:block_rq_issue`/`complete`: IOPS, MB/s, sizes, sequential share, latency, queue depth; every completion kept |
+//! | `frag` | FIEMAP extent count of the image behind a loop device, and its final extent map |
+//! | `journal` | `jbd2:jbd2_run_stats` (ext3/ext4), XFS log counters, btrfs commit_stats |
+//! | `writeback` | `writeback:writeback_start` reasons |
+//! | `stacks` | kernel stacks of blocked (D) workload and filesystem threads |
+//! | `perf` | `perf record -a -g` per phase: top symbols and call chains (not on by default) |
+
+pub mod blockio;
+pub mod devices;
+pub mod frag;
+pub mod journal;
+pub mod perf;
+pub mod procfs;
+pub mod stacks;
+pub mod tracefs;
+
+mod sampler;
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use fslab_record::{Monitor, ProbeNote, ProbePoint};
+
+pub use devices::{resolve, Targets};
+
+/// A probe that can be switched on or off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Cpu,
+    Disk,
+    Mem,
+    Blockio,
+    Frag,
+    Journal,
+    Writeback,
+    Stacks,
+    Perf,
+}
+
+pub const ALL: [Kind; 9] = [
+    Kind::Cpu,
+    Kind::Disk,
+    Kind::Mem,
+    Kind::Blockio,
+    Kind::Frag,
+    Kind::Journal,
+    Kind::Writeback,
+    Kind::Stacks,
+    Kind::Perf,
+];
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Cpu => "cpu",
+            Kind::Disk => "disk",
+            Kind::Mem => "mem",
+            Kind::Blockio => "blockio",
+            Kind::Frag => "frag",
+            Kind::Journal => "journal",
+            Kind::Writeback => "writeback",
+            Kind::Stacks => "stacks",
+            Kind::Perf => "perf",
+        }
+    }
+
+    /// On unless asked otherwise (all but perf).
+    pub fn default_on(self) -> bool {
+        self != Kind::Perf
+    }
+}
+
+/// Parses `--probes`: `default`, `all`, `none`, or a comma list in which
+/// `default` and `all` may appear and `-NAME` removes one.
+pub fn parse_list(s: &str) -> Result<Vec<Kind>, String> {
+    let mut on: Vec<Kind> = Vec::new();
+    for w in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        match w {
+            "none" => on.clear(),
+            "default" => on.extend(ALL.iter().filter(|k| k.default_on())),
+            "all" => on.extend(ALL),
+            _ => {
+                let (remove, name) = match w.strip_prefix('-') {
+                    Some(n) => (true, n),
+                    None => (false, w),
+                };
+                let k = ALL
+                    .iter()
+                    .find(|k| k.name() == name)
+                    .copied()
+                    .ok_or_else(|| {
+                        format!(
+                            "--probes: unknown probe {name:?} (use {}, default, all, none)",
+                            ALL.map(|k| k.name()).join(", ")
+                        )
+                    })?;
+                if remove {
+                    on.retain(|x| *x != k);
+                } else {
+                    on.push(k);
+                }
+            }
+        }
+    }
+    let mut seen = Vec::new();
+    on.retain(|k| {
+        if seen.contains(k) {
+            false
+        } else {
+            seen.push(*k);
+            true
+        }
+    });
+    Ok(on)
+}
+
+enum Cmd {
+    PhaseStart(u32, Instant),
+    PhaseEnd(u32, mpsc::Sender<Vec<ProbeNote>>),
+    Finish(mpsc::Sender<Vec<ProbeNote>>),
+}
+
+/// The probes of one run.
+pub struct ProbeSet {
+    points: Arc<Mutex<Vec<ProbePoint>>>,
+    tx: Option<mpsc::Sender<Cmd>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// What could not start, said once.
+    pub problems: Vec<String>,
+}
+
+impl ProbeSet {
+    /// Starts `kinds` for a workload working in `dir`. `scratch` holds
+    /// private mounts and temporary files.
+    pub fn start(kinds: &[Kind], dir: &Path, scratch: &Path) -> ProbeSet {
+        let targets = resolve(dir);
+        let points = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel();
+        let (sampler, problems) =
+            sampler::Sampler::new(kinds, targets, scratch.to_path_buf(), Arc::clone(&points));
+        let thread = std::thread::Builder::new()
+            .name("fslab-probes".into())
+            .spawn(move || sampler.run(rx))
+            .ok();
+        ProbeSet {
+            points,
+            tx: Some(tx),
+            thread,
+            problems,
+        }
+    }
+
+    fn ask(&mut self, make: impl FnOnce(mpsc::Sender<Vec<ProbeNote>>) -> Cmd) -> Vec<ProbeNote> {
+        let (rtx, rrx) = mpsc::channel();
+        match &self.tx {
+            Some(tx) if tx.send(make(rtx)).is_ok() => rrx.recv().unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl Monitor for ProbeSet {
+    fn phase_start(&mut self, index: u32, _phase: &str, start: Instant) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(Cmd::PhaseStart(index, start));
+        }
+    }
+
+    fn drain(&mut self) -> Vec<ProbePoint> {
+        std::mem::take(&mut *self.points.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn phase_end(&mut self, index: u32, _phase: &str) -> Vec<ProbeNote> {
+        self.ask(|r| Cmd::PhaseEnd(index, r))
+    }
+
+    fn finish(&mut self) -> Vec<ProbeNote> {
+        let notes = self.ask(Cmd::Finish);
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        notes
+    }
+}
+
+impl Drop for ProbeSet {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            let _ = self.finish();
+        }
+    }
+}
+
+/// Where probes keep private mounts and scratch files: `$FSLAB_STATE_DIR`
+/// (default `/run/fslab`), else the temp directory.
+pub fn scratch_dir() -> PathBuf {
+    let d = std::env::var_os("FSLAB_STATE_DIR")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/run/fslab"));
+    if std::fs::create_dir_all(&d).is_ok() {
+        d
+    } else {
+        std::env::temp_dir()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_lists_parse() {
+        assert_eq!(parse_list("default").unwrap().len(), 8);
+        assert_eq!(parse_list("all").unwrap().len(), 9);
+        assert!(parse_list("none").unwrap().is_empty());
+        assert_eq!(
+            parse_list("default,-blockio,perf")
+                .unwrap()
+                .iter()
+                .filter(|k| **k == Kind::Blockio)
+                .count(),
+            0
+        );
+        assert_eq!(parse_list("cpu,cpu").unwrap(), vec![Kind::Cpu]);
+        assert!(parse_list("cpu,bogus").unwrap_err().contains("\"bogus\""));
+    }
+}

@@ -1,0 +1,109 @@
+//! A CPU profile of a phase with `perf record -e cpu-clock -a -g`, reduced
+//! to the top symbols (`perf report --no-children`) and the call chains of
+//! the hottest kernel symbols, as seed 001 reads them. Without perf, the
+//! probe says so and the run goes on.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+pub struct Profile {
+    child: Child,
+    data: PathBuf,
+}
+
+pub fn available() -> bool {
+    Command::new("perf")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+impl Profile {
+    pub fn start(dir: &Path, tag: &str) -> Result<Profile, String> {
+        let data = dir.join(format!("perf-{}-{tag}.data", std::process::id()));
+        let child = Command::new("perf")
+            .args(["record", "-q", "-e", "cpu-clock", "-a", "-g", "-o"])
+            .arg(&data)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start perf: {e}"))?;
+        Ok(Profile { child, data })
+    }
+
+    /// Stops recording and returns (top symbols, call-graph text).
+    pub fn finish(mut self) -> Result<(serde_json::Value, String), String> {
+        if let Some(pid) = rustix::process::Pid::from_raw(self.child.id() as i32) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+        }
+        let _ = self.child.wait();
+        let report = |args: &[&str]| -> Result<String, String> {
+            let out = Command::new("perf")
+                .arg("report")
+                .args(args)
+                .arg("-i")
+                .arg(&self.data)
+                .stdin(Stdio::null())
+                .stderr(Stdio::null())
+                .output()
+                .map_err(|e| format!("perf report: {e}"))?;
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        };
+        let flat = report(&[
+            "--stdio",
+            "--no-children",
+            "--sort",
+            "dso,symbol",
+            "-g",
+            "none",
+            "--percent-limit",
+            "0.5",
+        ]);
+        let graph = report(&[
+            "--stdio",
+            "--no-children",
+            "--sort",
+            "symbol",
+            "-g",
+            "caller,0.5,callee",
+            "--percent-limit",
+            "3",
+        ]);
+        let _ = std::fs::remove_file(&self.data);
+        let _ = std::fs::remove_file(self.data.with_extension("data.old"));
+        let flat = flat?;
+        let top: Vec<serde_json::Value> = flat
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#') && l.contains('%'))
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let pct: f64 = f.first()?.trim_end_matches('%').parse().ok()?;
+                // "  5.59%  [kernel.kallsyms]  [k] _xfs_buf_find   -   -"
+                let at = f.iter().position(|x| *x == "[k]" || *x == "[.]")?;
+                let sym = f.get(at + 1)?;
+                let dso = f.get(1).copied().unwrap_or("");
+                Some(serde_json::json!({"percent": pct, "dso": dso, "kernel": f[at] == "[k]", "symbol": sym}))
+            })
+            .take(40)
+            .collect();
+        let graph: String = graph
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .take(300)
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok((serde_json::Value::Array(top), graph))
+    }
+}
+
+impl Drop for Profile {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.data);
+    }
+}

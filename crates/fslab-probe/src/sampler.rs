@@ -1,0 +1,910 @@
+//! The probes' own thread: samples once a second (wait stacks ten times a
+//! second) while a phase runs, and a reader thread for the trace events.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fslab_record::{ProbeNote, ProbePoint};
+
+use crate::blockio::{self, DevTracker};
+use crate::devices::Targets;
+use crate::procfs::{self, CpuTicks, DiskStats};
+use crate::stacks::StackCounts;
+use crate::{frag, journal, perf, tracefs, Cmd, Kind};
+
+/// Completions kept for `fslab trace show`, at most (44 bytes each before compression).
+const KEEP_EVENTS: u64 = 20_000_000;
+
+fn mono_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// What the trace reader gathered.
+#[derive(Default)]
+struct TraceState {
+    devs: HashMap<u32, DevTracker>,
+    raw: Vec<u8>,
+    kept: u64,
+    not_kept: u64,
+    /// (time, fields) of jbd2 commits since the last second.
+    commits: Vec<(u64, Vec<(&'static str, f64)>)>,
+    /// Raw jbd2 lines of the phase, as seed 004 quotes them.
+    commit_lines: Vec<String>,
+    wb_second: BTreeMap<String, u64>,
+    wb_phase: BTreeMap<String, u64>,
+    events: u64,
+}
+
+struct Tracer {
+    instance: tracefs::Instance,
+    state: Arc<Mutex<TraceState>>,
+    stop: Arc<AtomicBool>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+fn start_tracer(kinds: &[Kind], t: &Targets, scratch: &std::path::Path) -> Result<Tracer, String> {
+    let dev = t
+        .device
+        .as_ref()
+        .ok_or("the workload's filesystem has no block device")?;
+    let name = format!("fslab-{}-{}", std::process::id(), dev.name);
+    let inst = tracefs::Instance::create(&name, scratch, 16384)?;
+    let mut devs = vec![dev.trace_dev()];
+    if let Some(h) = &t.host {
+        devs.push(h.trace_dev());
+    }
+    let filter = devs
+        .iter()
+        .map(|d| format!("dev == {d}"))
+        .collect::<Vec<_>>()
+        .join(" || ");
+    if kinds.contains(&Kind::Blockio) {
+        inst.enable("block/block_rq_issue", Some(&filter))?;
+        inst.enable("block/block_rq_complete", Some(&filter))?;
+    }
+    if kinds.contains(&Kind::Journal) && inst.has_event("jbd2/jbd2_run_stats") {
+        inst.enable(
+            "jbd2/jbd2_run_stats",
+            Some(&format!("dev == {}", dev.trace_dev())),
+        )?;
+    }
+    if kinds.contains(&Kind::Writeback) && inst.has_event("writeback/writeback_start") {
+        inst.enable(
+            "writeback/writeback_start",
+            Some(&format!("name == \"{}:{}\"", dev.major, dev.minor)),
+        )?;
+    }
+    let state = Arc::new(Mutex::new(TraceState::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let pipe = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(inst.pipe_path())
+        .map_err(|e| format!("cannot open {}: {e}", inst.pipe_path().display()))?;
+    inst.set_on(true)?;
+    let (st, sp) = (Arc::clone(&state), Arc::clone(&stop));
+    let keep_dev = dev.trace_dev();
+    let reader = std::thread::Builder::new()
+        .name("fslab-trace".into())
+        .spawn(move || read_pipe(pipe, st, sp, keep_dev))
+        .map_err(|e| format!("cannot start the trace reader: {e}"))?;
+    Ok(Tracer {
+        instance: inst,
+        state,
+        stop,
+        reader: Some(reader),
+    })
+}
+
+use std::os::unix::fs::OpenOptionsExt;
+
+fn read_pipe(
+    mut pipe: std::fs::File,
+    state: Arc<Mutex<TraceState>>,
+    stop: Arc<AtomicBool>,
+    _dev: u32,
+) {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut carry = String::new();
+    let mut idle_after_stop = 0;
+    loop {
+        let mut fds = [rustix::event::PollFd::new(
+            &pipe,
+            rustix::event::PollFlags::IN,
+        )];
+        let _ = rustix::event::poll(
+            &mut fds,
+            Some(&rustix::time::Timespec {
+                tv_sec: 0,
+                tv_nsec: 100_000_000,
+            }),
+        );
+        match pipe.read(&mut buf) {
+            Ok(n) if n > 0 => {
+                idle_after_stop = 0;
+                carry.push_str(&String::from_utf8_lossy(&buf[..n]));
+                let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
+                let last_nl = carry.rfind('\n').map(|i| i + 1).unwrap_or(0);
+                for line in carry[..last_nl].lines() {
+                    handle_line(line, &mut st);
+                }
+                carry.drain(..last_nl);
+            }
+            _ => {
+                if stop.load(Ordering::Relaxed) {
+                    idle_after_stop += 1;
+                    if idle_after_stop >= 2 {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn handle_line(line: &str, st: &mut TraceState) {
+    let Some((ev, cpu, pid, t, body)) = blockio::split_line(line) else {
+        return;
+    };
+    st.events += 1;
+    match ev {
+        "block_rq_issue" => {
+            if let Some((dev, sector)) = blockio::parse_issue(body) {
+                st.devs.entry(dev).or_default().issue(sector, t);
+            }
+        }
+        "block_rq_complete" => {
+            if let Some(mut c) = blockio::parse_complete(body, t, cpu, pid) {
+                st.devs.entry(c.dev).or_default().complete(&mut c);
+                if st.kept < KEEP_EVENTS {
+                    blockio::encode(&c, &mut st.raw);
+                    st.kept += 1;
+                } else {
+                    st.not_kept += 1;
+                }
+            }
+        }
+        "jbd2_run_stats" => {
+            if let Some(f) = journal::parse_jbd2(body) {
+                st.commits.push((t, f));
+                if st.commit_lines.len() < 10_000 {
+                    st.commit_lines
+                        .push(format!("{:.6}: jbd2_run_stats: {body}", t as f64 / 1e9));
+                }
+            }
+        }
+        "writeback_start" => {
+            if let Some(r) = body
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("reason="))
+            {
+                *st.wb_second.entry(r.to_string()).or_insert(0) += 1;
+                *st.wb_phase.entry(r.to_string()).or_insert(0) += 1;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Kernel threads that work for the filesystem: named after its device, or
+/// the filesystem's own daemons.
+fn fs_kthreads(t: &Targets) -> Vec<u32> {
+    let dev = t
+        .device
+        .as_ref()
+        .map(|d| d.name.clone())
+        .unwrap_or_else(|| "\u{0}".into());
+    let fs_prefixes: &[&str] = match t.fs_type.as_str() {
+        "xfs" => &["xfs"],
+        "btrfs" => &["btrfs"],
+        "ext4" | "ext3" | "ext2" => &["ext4", "jbd2"],
+        _ => &[],
+    };
+    let mut v = Vec::new();
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return v;
+    };
+    for e in rd.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().nth(1))
+            .unwrap_or("");
+        if ppid != "2" {
+            continue;
+        }
+        if let Some((comm, _, _)) = procfs::parse_pid_stat(&stat) {
+            if comm.contains(&dev) || fs_prefixes.iter().any(|p| comm.starts_with(p)) {
+                v.push(pid);
+            }
+        }
+    }
+    v
+}
+
+struct Phase {
+    index: u32,
+    start: Instant,
+    start_mono: u64,
+    last: Instant,
+}
+
+pub(crate) struct Sampler {
+    kinds: Vec<Kind>,
+    targets: Targets,
+    scratch: PathBuf,
+    points: Arc<Mutex<Vec<ProbePoint>>>,
+    phase: Option<Phase>,
+    cpu_prev: Option<CpuTicks>,
+    disk_prev: HashMap<String, DiskStats>,
+    disk_first: HashMap<String, DiskStats>,
+    kthreads: Vec<u32>,
+    kthread_prev: HashMap<u32, (String, u64)>,
+    kthread_phase: BTreeMap<String, u64>,
+    cpu_phase: Vec<(String, f64)>,
+    frag_next: Instant,
+    frag_every: Duration,
+    stacks: StackCounts,
+    next_stack: Instant,
+    tracer: Option<Tracer>,
+    xfs_prev: Option<Vec<(&'static str, f64)>>,
+    btrfs_dir: Option<PathBuf>,
+    btrfs_prev: Option<Vec<(String, f64)>>,
+    perf: Option<perf::Profile>,
+    run_notes: Vec<ProbeNote>,
+    first_mono: Option<u64>,
+}
+
+fn note(phase: Option<u32>, probe: &str, key: &str, value: serde_json::Value) -> ProbeNote {
+    ProbeNote {
+        phase_index: phase,
+        probe: probe.into(),
+        key: key.into(),
+        value,
+        blob: None,
+    }
+}
+
+impl Sampler {
+    pub(crate) fn new(
+        kinds: &[Kind],
+        targets: Targets,
+        scratch: PathBuf,
+        points: Arc<Mutex<Vec<ProbePoint>>>,
+    ) -> (Sampler, Vec<String>) {
+        let mut problems = Vec::new();
+        let mut run_notes = Vec::new();
+        let mut unavailable = |k: Kind, why: String, notes: &mut Vec<ProbeNote>| {
+            problems.push(format!("probe {}: {why}", k.name()));
+            notes.push(note(
+                None,
+                k.name(),
+                "unavailable",
+                serde_json::Value::String(why),
+            ));
+        };
+        let mut kinds = kinds.to_vec();
+        let traced: Vec<Kind> = kinds
+            .iter()
+            .copied()
+            .filter(|k| matches!(k, Kind::Blockio | Kind::Journal | Kind::Writeback))
+            .collect();
+        let mut tracer = None;
+        if !traced.is_empty() {
+            match start_tracer(&kinds, &targets, &scratch) {
+                Ok(t) => tracer = Some(t),
+                Err(e) => {
+                    for k in &traced {
+                        if *k != Kind::Journal || targets.fs_type.starts_with("ext") {
+                            unavailable(*k, e.clone(), &mut run_notes);
+                        }
+                    }
+                    kinds.retain(|k| {
+                        !matches!(k, Kind::Blockio | Kind::Writeback)
+                            && (*k != Kind::Journal || !targets.fs_type.starts_with("ext"))
+                    });
+                }
+            }
+        }
+        if kinds.contains(&Kind::Frag) && targets.image.is_none() {
+            unavailable(
+                Kind::Frag,
+                "the filesystem is not on a loop device, so there is no image to watch".into(),
+                &mut run_notes,
+            );
+            kinds.retain(|k| *k != Kind::Frag);
+        }
+        if kinds.contains(&Kind::Perf) && !perf::available() {
+            unavailable(
+                Kind::Perf,
+                "perf is not installed (apt-get install linux-perf): no kernel profile".into(),
+                &mut run_notes,
+            );
+            kinds.retain(|k| *k != Kind::Perf);
+        }
+        let btrfs_dir = targets
+            .device
+            .as_ref()
+            .and_then(|d| journal::btrfs_dir(&d.name));
+        let kthreads = if kinds.contains(&Kind::Cpu) || kinds.contains(&Kind::Stacks) {
+            fs_kthreads(&targets)
+        } else {
+            Vec::new()
+        };
+        let now = Instant::now();
+        run_notes.push(note(
+            None,
+            "probes",
+            "targets",
+            serde_json::json!({
+                "device": targets.device.as_ref().map(|d| d.name.clone()),
+                "image": targets.image.as_ref().map(|p| p.display().to_string()),
+                "host": targets.host.as_ref().map(|d| d.name.clone()),
+                "fs_type": targets.fs_type,
+                "probes": kinds.iter().map(|k| k.name()).collect::<Vec<_>>(),
+            }),
+        ));
+        (
+            Sampler {
+                kinds,
+                targets,
+                scratch,
+                points,
+                phase: None,
+                cpu_prev: None,
+                disk_prev: HashMap::new(),
+                disk_first: HashMap::new(),
+                kthreads,
+                kthread_prev: HashMap::new(),
+                kthread_phase: BTreeMap::new(),
+                cpu_phase: Vec::new(),
+                frag_next: now,
+                frag_every: Duration::from_secs(1),
+                stacks: StackCounts::default(),
+                next_stack: now,
+                tracer,
+                xfs_prev: None,
+                btrfs_dir,
+                btrfs_prev: None,
+                perf: None,
+                run_notes,
+                first_mono: None,
+            },
+            problems,
+        )
+    }
+
+    fn on(&self, k: Kind) -> bool {
+        self.kinds.contains(&k)
+    }
+
+    pub(crate) fn run(mut self, rx: mpsc::Receiver<Cmd>) {
+        loop {
+            let wait = match &self.phase {
+                None => Duration::from_secs(3600),
+                Some(p) => {
+                    let next_sec = p.last + Duration::from_secs(1);
+                    let next = if self.on(Kind::Stacks) {
+                        next_sec.min(self.next_stack)
+                    } else {
+                        next_sec
+                    };
+                    next.saturating_duration_since(Instant::now())
+                }
+            };
+            match rx.recv_timeout(wait) {
+                Ok(Cmd::PhaseStart(index, start)) => self.phase_start(index, start),
+                Ok(Cmd::PhaseEnd(index, reply)) => {
+                    let notes = self.phase_end(index);
+                    let _ = reply.send(notes);
+                }
+                Ok(Cmd::Finish(reply)) => {
+                    let _ = reply.send(self.finish());
+                    return;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    self.finish();
+                    return;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let now = Instant::now();
+                    if self.on(Kind::Stacks) && now >= self.next_stack {
+                        self.sample_stacks();
+                        self.next_stack = now + Duration::from_millis(100);
+                    }
+                    if self
+                        .phase
+                        .as_ref()
+                        .is_some_and(|p| now >= p.last + Duration::from_secs(1))
+                    {
+                        self.sample(now);
+                    }
+                }
+            }
+        }
+    }
+
+    fn phase_start(&mut self, index: u32, start: Instant) {
+        let start_mono = mono_ns().saturating_sub(start.elapsed().as_nanos() as u64);
+        self.first_mono.get_or_insert(start_mono);
+        self.phase = Some(Phase {
+            index,
+            start,
+            start_mono,
+            last: start,
+        });
+        self.cpu_prev = std::fs::read_to_string("/proc/stat")
+            .ok()
+            .and_then(|s| procfs::parse_cpu(&s));
+        self.disk_prev.clear();
+        self.read_disks(None, 0.0, 0.0);
+        self.disk_first = self.disk_prev.clone();
+        self.kthread_prev.clear();
+        self.kthread_phase.clear();
+        self.read_kthreads(None, 0.0);
+        self.cpu_phase.clear();
+        self.stacks.clear();
+        self.xfs_prev = self
+            .targets
+            .device
+            .as_ref()
+            .and_then(|d| journal::xfs_log_counters(&d.name));
+        self.btrfs_prev = self
+            .btrfs_dir
+            .as_ref()
+            .and_then(|d| journal::btrfs_commit_stats(d));
+        if let Some(t) = &self.tracer {
+            let mut st = t.state.lock().unwrap_or_else(|e| e.into_inner());
+            for d in st.devs.values_mut() {
+                d.phase = Default::default();
+                d.second = Default::default();
+            }
+            st.commits.clear();
+            st.commit_lines.clear();
+            st.wb_phase.clear();
+            st.wb_second.clear();
+        }
+        if self.on(Kind::Perf) {
+            match perf::Profile::start(&self.scratch, &index.to_string()) {
+                Ok(p) => self.perf = Some(p),
+                Err(e) => self.run_notes.push(note(
+                    Some(index),
+                    "perf",
+                    "error",
+                    serde_json::Value::String(e),
+                )),
+            }
+        }
+    }
+
+    fn push(&self, out: &mut Vec<ProbePoint>, probe: &str, metric: impl Into<String>, value: f64) {
+        if let Some(p) = &self.phase {
+            out.push(ProbePoint {
+                phase_index: p.index,
+                t_s: p.last.duration_since(p.start).as_secs_f64(),
+                probe: probe.into(),
+                metric: metric.into(),
+                value,
+            });
+        }
+    }
+
+    fn read_disks(&mut self, out: Option<&mut Vec<ProbePoint>>, dt: f64, _t: f64) {
+        let Ok(text) = std::fs::read_to_string("/proc/diskstats") else {
+            return;
+        };
+        let mut pts = Vec::new();
+        for (label, dev) in [
+            ("", self.targets.device.clone()),
+            ("host.", self.targets.host.clone()),
+        ] {
+            let Some(dev) = dev else { continue };
+            let Some(now) = procfs::parse_diskstats(&text, &dev.name) else {
+                continue;
+            };
+            if let (Some(prev), true) = (self.disk_prev.get(&dev.name), dt > 0.0) {
+                for (m, v) in now.rates_since(prev, dt) {
+                    pts.push((format!("{label}{m}"), v));
+                }
+            }
+            self.disk_prev.insert(dev.name.clone(), now);
+        }
+        if let Some(out) = out {
+            for (m, v) in pts {
+                self.push(out, "disk", m, v);
+            }
+        }
+    }
+
+    fn read_kthreads(&mut self, out: Option<&mut Vec<ProbePoint>>, dt: f64) {
+        let mut total = 0u64;
+        for pid in &self.kthreads {
+            let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            let Some((comm, _, ticks)) = procfs::parse_pid_stat(&s) else {
+                continue;
+            };
+            if let Some((_, before)) = self.kthread_prev.get(pid) {
+                let d = ticks.saturating_sub(*before);
+                total += d;
+                *self.kthread_phase.entry(comm.clone()).or_insert(0) += d;
+            }
+            self.kthread_prev.insert(*pid, (comm, ticks));
+        }
+        if let (Some(out), true) = (out, dt > 0.0) {
+            self.push(
+                out,
+                "cpu",
+                "fs_kthreads_pct",
+                total as f64 / procfs::USER_HZ / dt * 100.0,
+            );
+        }
+    }
+
+    fn sample_stacks(&mut self) {
+        if self.phase.is_none() {
+            return;
+        }
+        self.stacks.sample_process(std::process::id(), "workload");
+        for pid in &self.kthreads {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            self.stacks.sample_task(
+                std::path::Path::new(&format!("/proc/{pid}")),
+                &format!("kthread {}", comm.trim()),
+            );
+        }
+        self.stacks.round();
+    }
+
+    fn sample(&mut self, now: Instant) {
+        let Some(p) = &mut self.phase else { return };
+        let dt = now.duration_since(p.last).as_secs_f64();
+        if dt <= 0.0 {
+            return;
+        }
+        p.last = now;
+        let mut out = Vec::new();
+        if self.on(Kind::Cpu) {
+            if let Some(cur) = std::fs::read_to_string("/proc/stat")
+                .ok()
+                .and_then(|s| procfs::parse_cpu(&s))
+            {
+                if let Some(prev) = self.cpu_prev {
+                    for (m, v) in cur.percent_since(&prev, dt) {
+                        self.cpu_phase.push((m.to_string(), v * dt));
+                        self.push(&mut out, "cpu", m, v);
+                    }
+                }
+                self.cpu_prev = Some(cur);
+            }
+            self.read_kthreads(Some(&mut out), dt);
+        }
+        if self.on(Kind::Disk) {
+            self.read_disks(Some(&mut out), dt, 0.0);
+        }
+        if self.on(Kind::Mem) {
+            if let Ok(m) = std::fs::read_to_string("/proc/meminfo") {
+                for (k, v) in procfs::parse_meminfo(&m) {
+                    self.push(&mut out, "mem", k, v);
+                }
+            }
+            if let Some(cg) = own_memory_cgroup() {
+                for (file, metric) in [
+                    ("memory.usage_in_bytes", "cgroup_usage_bytes"),
+                    ("memory.failcnt", "cgroup_failcnt"),
+                    ("memory.current", "cgroup_usage_bytes"),
+                ] {
+                    if let Some(v) = std::fs::read_to_string(cg.join(file))
+                        .ok()
+                        .and_then(|s| s.trim().parse::<f64>().ok())
+                    {
+                        self.push(&mut out, "mem", metric, v);
+                    }
+                }
+            }
+        }
+        if let Some(t) = &self.tracer {
+            let mut st = t.state.lock().unwrap_or_else(|e| e.into_inner());
+            let mono = mono_ns();
+            let mut pts = Vec::new();
+            if self.kinds.contains(&Kind::Blockio) {
+                for (label, dev) in [
+                    ("", self.targets.device.clone()),
+                    ("host.", self.targets.host.clone()),
+                ] {
+                    let Some(dev) = dev else { continue };
+                    let tr = st.devs.entry(dev.trace_dev()).or_default();
+                    for (m, v) in tr.take_second(mono, dt) {
+                        pts.push(("blockio", format!("{label}{m}"), v, None));
+                    }
+                }
+                pts.push((
+                    "blockio",
+                    "dropped_events".into(),
+                    t.instance.dropped() as f64,
+                    None,
+                ));
+            }
+            let start_mono = self.phase.as_ref().map(|p| p.start_mono).unwrap_or(0);
+            for (at, fields) in st.commits.drain(..) {
+                let ts = at.saturating_sub(start_mono) as f64 / 1e9;
+                for (k, v) in fields {
+                    if k != "tid" {
+                        pts.push(("journal", format!("commit.{k}"), v, Some(ts)));
+                    }
+                }
+            }
+            for (reason, n) in std::mem::take(&mut st.wb_second) {
+                pts.push(("writeback", format!("start.{reason}"), n as f64, None));
+            }
+            drop(st);
+            for (probe, m, v, at) in pts {
+                match at {
+                    Some(ts) => {
+                        let idx = self.phase.as_ref().map(|p| p.index).unwrap_or(0);
+                        out.push(ProbePoint {
+                            phase_index: idx,
+                            t_s: ts,
+                            probe: probe.into(),
+                            metric: m,
+                            value: v,
+                        });
+                    }
+                    None => self.push(&mut out, probe, m, v),
+                }
+            }
+        }
+        if self.on(Kind::Journal) {
+            if let Some(d) = &self.targets.device {
+                if let (Some(prev), Some(cur)) =
+                    (&self.xfs_prev, journal::xfs_log_counters(&d.name))
+                {
+                    let deltas: Vec<_> = cur
+                        .iter()
+                        .zip(prev)
+                        .map(|((k, a), (_, b))| (*k, (a - b) / dt))
+                        .collect();
+                    for (k, v) in deltas {
+                        self.push(&mut out, "journal", format!("xfs.{k}_per_s"), v);
+                    }
+                    self.xfs_prev = Some(cur);
+                }
+            }
+            if let Some(dir) = &self.btrfs_dir {
+                if let Some(cur) = journal::btrfs_commit_stats(dir) {
+                    for (k, v) in &cur {
+                        self.push(&mut out, "journal", k.clone(), *v);
+                    }
+                    self.btrfs_prev = Some(cur);
+                }
+            }
+        }
+        if self.on(Kind::Frag) && now >= self.frag_next {
+            if let Some(img) = &self.targets.image {
+                let t0 = Instant::now();
+                if let Ok(n) = frag::count(img) {
+                    self.push(&mut out, "frag", "image_extents", n as f64);
+                }
+                // Counting costs about 0.5 us an extent: keep it under 5% of the time.
+                self.frag_every = Duration::from_secs(1).max(t0.elapsed() * 20);
+                self.frag_next = now + self.frag_every;
+            }
+        }
+        self.points
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(out);
+    }
+
+    fn phase_end(&mut self, index: u32) -> Vec<ProbeNote> {
+        self.sample(Instant::now());
+        let mut notes = Vec::new();
+        let secs = self
+            .phase
+            .as_ref()
+            .map(|p| p.start.elapsed().as_secs_f64())
+            .unwrap_or(0.0)
+            .max(1e-9);
+        if self.on(Kind::Cpu) {
+            let mut sums: BTreeMap<String, f64> = BTreeMap::new();
+            for (m, v) in &self.cpu_phase {
+                *sums.entry(m.clone()).or_insert(0.0) += v;
+            }
+            let mean: BTreeMap<String, f64> =
+                sums.into_iter().map(|(k, v)| (k, v / secs)).collect();
+            let mut threads: Vec<(&String, &u64)> =
+                self.kthread_phase.iter().filter(|(_, t)| **t > 0).collect();
+            threads.sort_by(|a, b| b.1.cmp(a.1));
+            let top: Vec<serde_json::Value> = threads
+                .iter()
+                .take(8)
+                .map(|(c, t)| serde_json::json!({"thread": c, "cpu_s": **t as f64 / procfs::USER_HZ}))
+                .collect();
+            notes.push(note(
+                Some(index),
+                "cpu",
+                "summary",
+                serde_json::json!({"mean": mean, "fs_kthreads": top}),
+            ));
+        }
+        if self.on(Kind::Disk) {
+            let text = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
+            let mut v = serde_json::Map::new();
+            for dev in [self.targets.device.clone(), self.targets.host.clone()]
+                .into_iter()
+                .flatten()
+            {
+                if let (Some(a), Some(b)) = (
+                    self.disk_first.get(&dev.name),
+                    procfs::parse_diskstats(&text, &dev.name),
+                ) {
+                    v.insert(
+                        dev.name.clone(),
+                        serde_json::json!({
+                            "read_bytes": (b.sectors_read.saturating_sub(a.sectors_read)) * 512,
+                            "write_bytes": (b.sectors_written.saturating_sub(a.sectors_written)) * 512,
+                            "reads": b.reads.saturating_sub(a.reads),
+                            "writes": b.writes.saturating_sub(a.writes),
+                            "util_pct": (b.ms_io.saturating_sub(a.ms_io)) as f64 / 10.0 / secs,
+                        }),
+                    );
+                }
+            }
+            notes.push(note(
+                Some(index),
+                "disk",
+                "summary",
+                serde_json::Value::Object(v),
+            ));
+        }
+        if let Some(t) = &self.tracer {
+            let st = t.state.lock().unwrap_or_else(|e| e.into_inner());
+            if self.kinds.contains(&Kind::Blockio) {
+                let mut v = serde_json::Map::new();
+                for dev in [self.targets.device.clone(), self.targets.host.clone()]
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(tr) = st.devs.get(&dev.trace_dev()) {
+                        let m: serde_json::Map<String, serde_json::Value> =
+                            blockio::metrics(&tr.phase, secs)
+                                .into_iter()
+                                .map(|(k, x)| (k, serde_json::json!(x)))
+                                .collect();
+                        let mut m = m;
+                        m.insert("read_bytes".into(), serde_json::json!(tr.phase.read_bytes));
+                        m.insert(
+                            "write_bytes".into(),
+                            serde_json::json!(tr.phase.write_bytes),
+                        );
+                        v.insert(dev.name.clone(), serde_json::Value::Object(m));
+                    }
+                }
+                v.insert(
+                    "dropped_events".into(),
+                    serde_json::json!(t.instance.dropped()),
+                );
+                notes.push(note(
+                    Some(index),
+                    "blockio",
+                    "summary",
+                    serde_json::Value::Object(v),
+                ));
+            }
+            if self.kinds.contains(&Kind::Journal) && !st.commit_lines.is_empty() {
+                notes.push(note(
+                    Some(index),
+                    "journal",
+                    "jbd2_run_stats",
+                    serde_json::json!(st.commit_lines),
+                ));
+            }
+            if self.kinds.contains(&Kind::Writeback) {
+                notes.push(note(
+                    Some(index),
+                    "writeback",
+                    "reasons",
+                    serde_json::json!(st.wb_phase),
+                ));
+            }
+        }
+        if self.on(Kind::Stacks) {
+            notes.push(note(
+                Some(index),
+                "stacks",
+                "top",
+                serde_json::json!({"rounds": self.stacks.samples, "stacks": self.stacks.top(10)}),
+            ));
+        }
+        if let Some(p) = self.perf.take() {
+            match p.finish() {
+                Ok((top, graph)) => {
+                    notes.push(note(Some(index), "perf", "top", top));
+                    notes.push(note(
+                        Some(index),
+                        "perf",
+                        "callgraph",
+                        serde_json::Value::String(graph),
+                    ));
+                }
+                Err(e) => notes.push(note(
+                    Some(index),
+                    "perf",
+                    "error",
+                    serde_json::Value::String(e),
+                )),
+            }
+        }
+        self.phase = None;
+        notes
+    }
+
+    fn finish(&mut self) -> Vec<ProbeNote> {
+        let mut notes = std::mem::take(&mut self.run_notes);
+        if let Some(mut t) = self.tracer.take() {
+            let _ = t.instance.set_on(false);
+            t.stop.store(true, Ordering::Relaxed);
+            if let Some(r) = t.reader.take() {
+                let _ = r.join();
+            }
+            let st = t.state.lock().unwrap_or_else(|e| e.into_inner());
+            if self.kinds.contains(&Kind::Blockio) {
+                let mut n = note(
+                    None,
+                    "blockio",
+                    "events",
+                    serde_json::json!({
+                        "kept": st.kept,
+                        "not_kept": st.not_kept,
+                        "dropped": t.instance.dropped(),
+                        "t0_mono_ns": self.first_mono.unwrap_or(0),
+                        "record_bytes": blockio::RECORD,
+                    }),
+                );
+                n.blob = Some(blockio::compress(&st.raw));
+                notes.push(n);
+            }
+            drop(st);
+            // Dropping the instance switches tracing off and removes it.
+        }
+        if self.on(Kind::Frag) {
+            if let Some(img) = &self.targets.image {
+                if let Ok(ext) = frag::extents(img, false) {
+                    let mut n = note(
+                        None,
+                        "frag",
+                        "final_map",
+                        serde_json::json!({"image": img.display().to_string(), "extents": ext.len()}),
+                    );
+                    n.blob = Some(blockio::compress(&frag::encode_map(&ext)));
+                    notes.push(n);
+                }
+            }
+        }
+        notes
+    }
+}
+
+fn own_memory_cgroup() -> Option<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    for l in text.lines() {
+        let mut f = l.splitn(3, ':');
+        let (_, ctrl, path) = (f.next()?, f.next()?, f.next()?);
+        if ctrl.split(',').any(|c| c == "memory") {
+            return Some(PathBuf::from("/sys/fs/cgroup/memory").join(path.trim_start_matches('/')));
+        }
+    }
+    None
+}

@@ -1,0 +1,175 @@
+//! A private tracefs instance: its own ring buffer and event switches, so
+//! fslab never touches the global trace settings. When tracefs is not
+//! mounted, fslab mounts its own view of it on a private directory and
+//! unmounts it afterwards.
+
+use std::path::{Path, PathBuf};
+
+/// A tracefs instance made by this process; removed on drop.
+pub struct Instance {
+    dir: PathBuf,
+    own_mount: Option<PathBuf>,
+}
+
+fn find_or_mount(private_base: &Path) -> Result<(PathBuf, Option<PathBuf>), String> {
+    for p in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+        if Path::new(p).join("instances").is_dir() {
+            return Ok((PathBuf::from(p), None));
+        }
+    }
+    let mnt = private_base.join(format!("tracefs-{}", std::process::id()));
+    std::fs::create_dir_all(&mnt).map_err(|e| format!("cannot create {}: {e}", mnt.display()))?;
+    rustix::mount::mount(
+        "nodev",
+        &mnt,
+        "tracefs",
+        rustix::mount::MountFlags::empty(),
+        None,
+    )
+    .map_err(|e| {
+        format!(
+            "tracefs is not mounted and cannot be mounted: {}",
+            std::io::Error::from(e)
+        )
+    })?;
+    Ok((mnt.clone(), Some(mnt)))
+}
+
+impl Instance {
+    /// Makes instance `name` (a private tracefs mount under `private_base`
+    /// if the system has none), with the CLOCK_MONOTONIC trace clock.
+    pub fn create(name: &str, private_base: &Path, buffer_kb: u32) -> Result<Instance, String> {
+        let (root, own_mount) = find_or_mount(private_base)?;
+        let dir = root.join("instances").join(name);
+        let inst = Instance {
+            dir: dir.clone(),
+            own_mount,
+        };
+        std::fs::create_dir(&dir)
+            .map_err(|e| format!("cannot create tracefs instance {}: {e}", dir.display()))?;
+        inst.write("trace_clock", "mono")?;
+        inst.write("buffer_size_kb", &buffer_kb.to_string())?;
+        Ok(inst)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn write(&self, file: &str, value: &str) -> Result<(), String> {
+        std::fs::write(self.dir.join(file), value).map_err(|e| {
+            format!(
+                "tracefs {}: cannot write {value:?}: {e}",
+                self.dir.join(file).display()
+            )
+        })
+    }
+
+    /// Whether the kernel has `group/event` (e.g. `jbd2/jbd2_run_stats`).
+    pub fn has_event(&self, event: &str) -> bool {
+        self.dir.join("events").join(event).join("enable").exists()
+    }
+
+    /// Enables an event with an optional filter (`dev == 7340034`).
+    pub fn enable(&self, event: &str, filter: Option<&str>) -> Result<(), String> {
+        if !self.has_event(event) {
+            return Err(format!("the kernel has no trace event {event}"));
+        }
+        if let Some(f) = filter {
+            self.write(&format!("events/{event}/filter"), f)?;
+        }
+        self.write(&format!("events/{event}/enable"), "1")
+    }
+
+    pub fn set_on(&self, on: bool) -> Result<(), String> {
+        self.write("tracing_on", if on { "1" } else { "0" })
+    }
+
+    pub fn pipe_path(&self) -> PathBuf {
+        self.dir.join("trace_pipe")
+    }
+
+    /// Events the ring buffer lost (overruns), summed over CPUs.
+    pub fn dropped(&self) -> u64 {
+        let Ok(rd) = std::fs::read_dir(self.dir.join("per_cpu")) else {
+            return 0;
+        };
+        rd.flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path().join("stats")).ok())
+            .map(|s| {
+                s.lines()
+                    .filter(|l| l.starts_with("overrun:") || l.starts_with("dropped events:"))
+                    .filter_map(|l| l.split(':').nth(1)?.trim().parse::<u64>().ok())
+                    .sum::<u64>()
+            })
+            .sum()
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let _ = self.set_on(false);
+        let _ = self.write("events/enable", "0");
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if let Some(m) = &self.own_mount {
+            let _ = rustix::mount::unmount(m, rustix::mount::UnmountFlags::DETACH);
+            let _ = std::fs::remove_dir(m);
+        }
+    }
+}
+
+/// Removes instances named `fslab-PID-*` of processes that are gone (after
+/// a kill -9), and fslab's private tracefs mounts under `private_base`.
+pub fn cleanup(private_base: &Path) -> Vec<String> {
+    let mut done = Vec::new();
+    let alive = |pid: u32| {
+        rustix::process::Pid::from_raw(pid as i32)
+            .is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
+    };
+    let Ok((root, own)) = find_or_mount(private_base) else {
+        return done;
+    };
+    if let Ok(rd) = std::fs::read_dir(root.join("instances")) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let pid = name
+                .strip_prefix("fslab-")
+                .and_then(|r| r.split('-').next())
+                .and_then(|p| p.parse::<u32>().ok());
+            if let Some(pid) = pid {
+                if !alive(pid) && std::fs::remove_dir(e.path()).is_ok() {
+                    done.push(format!("removed tracefs instance {name}"));
+                }
+            }
+        }
+    }
+    if let Some(m) = own {
+        let _ = rustix::mount::unmount(&m, rustix::mount::UnmountFlags::DETACH);
+        let _ = std::fs::remove_dir(&m);
+    }
+    if let Ok(rd) = std::fs::read_dir(private_base) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = name
+                .strip_prefix("tracefs-")
+                .and_then(|p| p.parse::<u32>().ok())
+            {
+                if !alive(pid) {
+                    let _ = rustix::mount::unmount(&e.path(), rustix::mount::UnmountFlags::DETACH);
+                    if std::fs::remove_dir(e.path()).is_ok() {
+                        done.push(format!(
+                            "removed private tracefs mount {}",
+                            e.path().display()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    done
+}

@@ -1,0 +1,47 @@
+//! `fslab trace show RUN`: the block IO completions a run recorded, as
+//! blkparse prints them (seed 000's completion lines).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use fslab_probe::blockio;
+
+use crate::cli::TraceCommand;
+use crate::Failure;
+
+pub fn run(cmd: TraceCommand, db: &PathBuf) -> Result<(), Failure> {
+    let TraceCommand::Show { id, limit } = cmd;
+    let store = super::open_store(db)?;
+    let notes = store
+        .probe_notes(id)
+        .map_err(|e| Failure::Failed(format!("results store {e}")))?;
+    let Some((value, blob)) = notes
+        .into_iter()
+        .find(|n| n.probe == "blockio" && n.key == "events")
+        .map(|n| (n.value, n.blob))
+    else {
+        return Err(Failure::Usage(format!(
+            "run {id} has no block IO trace (was the blockio probe on, on a block device?)"
+        )));
+    };
+    let raw = blockio::decompress(&blob.unwrap_or_default())
+        .map_err(|e| Failure::Failed(format!("trace of run {id} is damaged: {e}")))?;
+    let events = blockio::decode(&raw);
+    // Times count from the first phase's start, or from an earlier first event.
+    let first = events.iter().map(|c| c.t_ns).min().unwrap_or(0);
+    let t0 = value["t0_mono_ns"].as_u64().unwrap_or(first).min(first);
+    let out = std::io::stdout();
+    let mut out = out.lock();
+    let mut seq: std::collections::HashMap<u16, u64> = Default::default();
+    for (i, c) in events.iter().enumerate() {
+        if limit.is_some_and(|l| i >= l) {
+            break;
+        }
+        let s = seq.entry(c.cpu).or_insert(0);
+        *s += 1;
+        if writeln!(out, "{}", blockio::blkparse_line(c, *s, t0)).is_err() {
+            break; // closed pipe (| head)
+        }
+    }
+    Ok(())
+}
