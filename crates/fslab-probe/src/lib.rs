@@ -141,19 +141,27 @@ pub struct ProbeSet {
     points: Arc<Mutex<Vec<ProbePoint>>>,
     tx: Option<mpsc::Sender<Cmd>>,
     thread: Option<std::thread::JoinHandle<()>>,
-    /// What could not start, said once.
+    /// Probes that could not start and should be said on stderr: every
+    /// failure, and with `explicit` also probes that do not apply here. All
+    /// of them are in the run's notes either way.
     pub problems: Vec<String>,
 }
 
 impl ProbeSet {
     /// Starts `kinds` for a workload working in `dir`. `scratch` holds
-    /// private mounts and temporary files.
-    pub fn start(kinds: &[Kind], dir: &Path, scratch: &Path) -> ProbeSet {
+    /// private mounts and temporary files. `explicit`: the user named the
+    /// probes (see [`ProbeSet::problems`]).
+    pub fn start(kinds: &[Kind], dir: &Path, scratch: &Path, explicit: bool) -> ProbeSet {
         let targets = resolve(dir);
         let points = Arc::new(Mutex::new(Vec::new()));
         let (tx, rx) = mpsc::channel();
-        let (sampler, problems) =
-            sampler::Sampler::new(kinds, targets, scratch.to_path_buf(), Arc::clone(&points));
+        let (sampler, problems) = sampler::Sampler::new(
+            kinds,
+            targets,
+            scratch.to_path_buf(),
+            Arc::clone(&points),
+            explicit,
+        );
         let thread = std::thread::Builder::new()
             .name("fslab-probes".into())
             .spawn(move || sampler.run(rx))

@@ -53,7 +53,7 @@ fn start_tracer(kinds: &[Kind], t: &Targets, scratch: &std::path::Path) -> Resul
         .as_ref()
         .ok_or("the workload's filesystem has no block device")?;
     let name = format!("fslab-{}-{}", std::process::id(), dev.name);
-    let inst = tracefs::Instance::create(&name, scratch, 16384)?;
+    let inst = tracefs::Instance::create(&name, scratch, 4096)?;
     let mut devs = vec![dev.trace_dev()];
     if let Some(h) = &t.host {
         devs.push(h.trace_dev());
@@ -111,22 +111,24 @@ fn read_pipe(
 ) {
     let mut buf = vec![0u8; 1 << 20];
     let mut carry = String::new();
-    let mut idle_after_stop = 0;
     loop {
-        let mut fds = [rustix::event::PollFd::new(
-            &pipe,
-            rustix::event::PollFlags::IN,
-        )];
-        let _ = rustix::event::poll(
-            &mut fds,
-            Some(&rustix::time::Timespec {
-                tv_sec: 0,
-                tv_nsec: 100_000_000,
-            }),
-        );
+        // Once told to stop (tracing is already off), drain what is left without waiting.
+        let stopping = stop.load(Ordering::Relaxed);
+        if !stopping {
+            let mut fds = [rustix::event::PollFd::new(
+                &pipe,
+                rustix::event::PollFlags::IN,
+            )];
+            let _ = rustix::event::poll(
+                &mut fds,
+                Some(&rustix::time::Timespec {
+                    tv_sec: 0,
+                    tv_nsec: 50_000_000,
+                }),
+            );
+        }
         match pipe.read(&mut buf) {
             Ok(n) if n > 0 => {
-                idle_after_stop = 0;
                 carry.push_str(&String::from_utf8_lossy(&buf[..n]));
                 let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
                 let last_nl = carry.rfind('\n').map(|i| i + 1).unwrap_or(0);
@@ -135,14 +137,8 @@ fn read_pipe(
                 }
                 carry.drain(..last_nl);
             }
-            _ => {
-                if stop.load(Ordering::Relaxed) {
-                    idle_after_stop += 1;
-                    if idle_after_stop >= 2 {
-                        return;
-                    }
-                }
-            }
+            _ if stopping => return,
+            _ => {}
         }
     }
 }
@@ -277,16 +273,23 @@ fn note(phase: Option<u32>, probe: &str, key: &str, value: serde_json::Value) ->
 }
 
 impl Sampler {
+    /// `explicit`: the user named the probes, so a probe that does not
+    /// apply here (no block device, no image) is worth a word on stderr
+    /// too; real failures (tracefs, perf) always are.
     pub(crate) fn new(
         kinds: &[Kind],
         targets: Targets,
         scratch: PathBuf,
         points: Arc<Mutex<Vec<ProbePoint>>>,
+        explicit: bool,
     ) -> (Sampler, Vec<String>) {
         let mut problems = Vec::new();
         let mut run_notes = Vec::new();
-        let mut unavailable = |k: Kind, why: String, notes: &mut Vec<ProbeNote>| {
-            problems.push(format!("probe {}: {why}", k.name()));
+        let no_device = targets.device.is_none();
+        let mut unavailable = |k: Kind, why: String, applies: bool, notes: &mut Vec<ProbeNote>| {
+            if applies || explicit {
+                problems.push(format!("probe {}: {why}", k.name()));
+            }
             notes.push(note(
                 None,
                 k.name(),
@@ -307,7 +310,7 @@ impl Sampler {
                 Err(e) => {
                     for k in &traced {
                         if *k != Kind::Journal || targets.fs_type.starts_with("ext") {
-                            unavailable(*k, e.clone(), &mut run_notes);
+                            unavailable(*k, e.clone(), !no_device, &mut run_notes);
                         }
                     }
                     kinds.retain(|k| {
@@ -321,6 +324,7 @@ impl Sampler {
             unavailable(
                 Kind::Frag,
                 "the filesystem is not on a loop device, so there is no image to watch".into(),
+                false,
                 &mut run_notes,
             );
             kinds.retain(|k| *k != Kind::Frag);
@@ -329,6 +333,7 @@ impl Sampler {
             unavailable(
                 Kind::Perf,
                 "perf is not installed (apt-get install linux-perf): no kernel profile".into(),
+                true,
                 &mut run_notes,
             );
             kinds.retain(|k| *k != Kind::Perf);

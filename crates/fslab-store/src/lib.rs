@@ -41,6 +41,14 @@ pub enum StoreError {
     NoSuchExperiment(i64),
 }
 
+/// The schema version this fslab writes (the number of migrations).
+pub const SCHEMA_VERSION: i64 = schema::MIGRATIONS.len() as i64;
+
+/// The SQL of migration `n` (1-based), for tests that build old databases.
+pub fn migration_sql(n: usize) -> Option<&'static str> {
+    schema::MIGRATIONS.get(n.checked_sub(1)?).copied()
+}
+
 /// The results database.
 pub struct Store {
     conn: Connection,

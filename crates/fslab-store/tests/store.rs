@@ -63,7 +63,7 @@ fn a_run_round_trips_and_survives_reopening() {
         // No finish_run: the process "died" here; everything so far must be kept.
     }
     let s = Store::open(&path).unwrap();
-    assert_eq!(s.schema_version(), 2);
+    assert_eq!(s.schema_version(), fslab_store::SCHEMA_VERSION);
     let runs = s.list_runs().unwrap();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].status, RunStatus::Running);
@@ -158,4 +158,44 @@ fn experiments_keep_cells_and_repetitions() {
     );
     assert_eq!(x.cell_runs[0].run_id, Some(run));
     assert_eq!(x.cell_runs[0].unmount_s, Some(0.5));
+}
+
+#[test]
+fn an_old_database_is_migrated_without_losing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.sqlite");
+    {
+        // A database as the first fslab wrote it: schema 1 and one run.
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(fslab_store::migration_sql(1).unwrap())
+            .unwrap();
+        c.pragma_update(None, "user_version", 1).unwrap();
+        c.execute(
+            "INSERT INTO runs (workload, command_line, fslab_version, kernel, hostname, started_at, status,
+                target_path, fs_type, mount_source, mount_point, mount_options, params)
+             VALUES ('fsmark', '[\"fslab\"]', '0.0.1', 'k', 'h', 't', 'complete', '/x', 'ext4', '/dev/loop0', '/x', 'rw', '{}')",
+            [],
+        )
+        .unwrap();
+    }
+    let mut s = Store::open(&path).unwrap();
+    assert_eq!(s.schema_version(), fslab_store::SCHEMA_VERSION);
+    let runs = s.list_runs().unwrap();
+    assert_eq!(
+        (runs.len(), runs[0].fs_type.as_str(), runs[0].status),
+        (1, "ext4", RunStatus::Complete)
+    );
+    // The new tables work on the old database.
+    s.record_probe_points(
+        runs[0].id,
+        &[ProbePoint {
+            phase_index: 0,
+            t_s: 1.0,
+            probe: "cpu".into(),
+            metric: "sys_pct".into(),
+            value: 50.0,
+        }],
+    )
+    .unwrap();
+    assert_eq!(s.probe_point_summary(runs[0].id).unwrap()[0].4, 50.0);
 }

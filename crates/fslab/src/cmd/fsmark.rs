@@ -50,8 +50,14 @@ pub fn run(args: FsMarkArgs, db: &PathBuf) -> Result<(), Failure> {
     for d in &opts.dirs {
         let _ = std::fs::create_dir(d);
     }
-    let mut probes = (!kinds.is_empty())
-        .then(|| fslab_probe::ProbeSet::start(&kinds, &opts.dirs[0], &fslab_probe::scratch_dir()));
+    let mut probes = (!kinds.is_empty()).then(|| {
+        fslab_probe::ProbeSet::start(
+            &kinds,
+            &opts.dirs[0],
+            &fslab_probe::scratch_dir(),
+            args.probes != "default",
+        )
+    });
     if let Some(p) = &probes {
         for problem in &p.problems {
             eprintln!("fslab: fsmark: {problem}");

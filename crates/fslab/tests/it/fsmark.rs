@@ -424,7 +424,7 @@ fn json_report_has_loops_phases_and_latency() {
 fn ctrl_c_stops_cleanly_and_keeps_what_was_measured() {
     let lab = Lab::new();
     let dir = shm();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("fslab"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("fslab"))
         .current_dir(lab.tmp.path())
         .args([
             "--db",

@@ -6,5 +6,6 @@ mod fsmark;
 mod fsmark_fs;
 mod lab;
 mod lab_safety;
+mod probes;
 mod results;
 mod support;

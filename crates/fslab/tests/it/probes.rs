@@ -1,0 +1,331 @@
+//! Probes on real filesystems (root needed): block IO against diskstats,
+//! image extents, jbd2 on ext4 only, fsync stacks, cgroup limit hits,
+//! probes that cannot start, and a clean tracefs afterwards.
+
+use fslab_lab::mkfs::FsType;
+use fslab_store::{Store, StoredNote};
+
+use crate::support::*;
+
+fn notes(lab: &Lab, run: i64) -> Vec<StoredNote> {
+    Store::open(&lab.db()).unwrap().probe_notes(run).unwrap()
+}
+
+fn note<'a>(n: &'a [StoredNote], probe: &str, key: &str) -> Option<&'a StoredNote> {
+    n.iter().find(|x| x.probe == probe && x.key == key)
+}
+
+/// (t_s, value) of one probe metric in phase 0.
+fn series(lab: &Lab, run: i64, probe: &str, metric: &str) -> Vec<(f64, f64)> {
+    let c = rusqlite::Connection::open(lab.db()).unwrap();
+    let mut st = c.prepare("SELECT t_s, value FROM probe_points WHERE run_id = ?1 AND probe = ?2 AND metric = ?3 ORDER BY t_s").unwrap();
+    st.query_map(rusqlite::params![run, probe, metric], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+fn fsmark(lab: &Lab, dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let a = dir.join("a");
+    let b = dir.join("b");
+    let mut v = vec![
+        "fsmark",
+        "-d",
+        a.to_str().unwrap(),
+        "-d",
+        b.to_str().unwrap(),
+    ];
+    v.extend_from_slice(args);
+    lab.fslab()
+        .env("FSLAB_STATE_DIR", lab.state())
+        .args(&v)
+        .output()
+        .unwrap()
+}
+
+fn tracefs_clean(lab: &Lab) {
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(
+        !mounts
+            .lines()
+            .any(|l| l.contains(lab.state().to_str().unwrap())),
+        "a private tracefs mount is left"
+    );
+    for base in [
+        "/sys/kernel/tracing/instances",
+        "/sys/kernel/debug/tracing/instances",
+    ] {
+        if let Ok(rd) = std::fs::read_dir(base) {
+            let mine = format!("fslab-{}", std::process::id());
+            for e in rd.flatten() {
+                assert!(
+                    !e.file_name().to_string_lossy().starts_with(&mine),
+                    "instance {:?} left",
+                    e.file_name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn block_io_bytes_match_diskstats_and_extents_grow() {
+    if !privileged("tracefs and loop devices") {
+        return;
+    }
+    let fs = LoopFs::new(FsType::Ext4, 1 << 30, &[]);
+    let lab = Lab::new();
+    let o = fsmark(
+        &lab,
+        fs.path(),
+        &["-n", "1500", "-s", "16384", "-S", "1", "-t", "2"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let n = notes(&lab, 1);
+    let dev = fs
+        .dev_path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let traced = note(&n, "blockio", "summary").unwrap().value[&dev]["write_bytes"]
+        .as_f64()
+        .unwrap();
+    let counted = note(&n, "disk", "summary").unwrap().value[&dev]["write_bytes"]
+        .as_f64()
+        .unwrap();
+    assert!(traced > 40e6, "fsync'd 48 MB of data: traced only {traced}");
+    assert!(
+        (traced - counted).abs() <= 0.05 * counted + 2e6,
+        "traced {traced} bytes, diskstats {counted}"
+    );
+    let ev = note(&n, "blockio", "events").unwrap();
+    assert_eq!(ev.value["dropped"], 0, "no events dropped");
+    assert!(ev.value["kept"].as_u64().unwrap() > 1000);
+    // Every completion is kept and shown as blkparse shows it.
+    let o = lab
+        .fslab()
+        .args(["trace", "show", "1", "--limit", "20"])
+        .output()
+        .unwrap();
+    let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 20, "{}", stderr(&o));
+    let (maj, min) = fs.dev.as_ref().unwrap().major_minor();
+    let f: Vec<&str> = lines
+        .iter()
+        .find(|l| l.trim_start().starts_with(&format!("{maj},{min}")))
+        .expect("a loop device line")
+        .split_whitespace()
+        .collect();
+    assert_eq!(f[5], "C");
+    assert_eq!(f[8], "+");
+    // The image behind the loop device gains extents as the filesystem fills it.
+    let ext = series(&lab, 1, "frag", "image_extents");
+    assert!(ext.len() >= 2, "{ext:?}");
+    assert!(ext.last().unwrap().1 > ext[0].1, "{ext:?}");
+    let fin = note(&n, "frag", "final_map").unwrap();
+    assert!(fin.value["extents"].as_u64().unwrap() as f64 >= ext.last().unwrap().1);
+    tracefs_clean(&lab);
+}
+
+#[test]
+fn jbd2_commits_for_ext4_and_not_for_xfs_and_fsync_stacks() {
+    if !privileged("tracefs and loop devices") || !need_tool("mkfs.xfs") {
+        return;
+    }
+    let ext4 = LoopFs::new(FsType::Ext4, 512 << 20, &[]);
+    let lab = Lab::new();
+    let o = fsmark(&lab, ext4.path(), &["-n", "1500", "-s", "4096", "-S", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let n = notes(&lab, 1);
+    let lines = note(&n, "journal", "jbd2_run_stats")
+        .expect("jbd2 commits on ext4")
+        .value
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(lines.len() > 10, "{lines:?}");
+    assert!(
+        lines[0]
+            .as_str()
+            .unwrap()
+            .contains("jbd2_run_stats: dev 7,"),
+        "{:?}",
+        lines[0]
+    );
+    assert!(!series(&lab, 1, "journal", "commit.logging").is_empty());
+    // The fsync'ing workload threads wait for the journal commit.
+    let stacks = &note(&n, "stacks", "top").unwrap().value["stacks"];
+    let fsync = stacks.as_array().unwrap().iter().find(|s| {
+        s["thread"] == "workload"
+            && s["frames"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f.as_str().unwrap().contains("fsync"))
+    });
+    assert!(fsync.is_some(), "no fsync stack among {stacks}");
+    let show = stdout(&lab.fslab().args(["results", "show", "1"]).output().unwrap());
+    assert!(
+        show.contains("jbd2 commits") && show.contains("blocked") && show.contains("fsync"),
+        "{show}"
+    );
+
+    let xfs = LoopFs::new(FsType::Xfs, 512 << 20, &[]);
+    let o = fsmark(&lab, xfs.path(), &["-n", "500", "-s", "4096", "-S", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let n = notes(&lab, 2);
+    assert!(
+        note(&n, "journal", "jbd2_run_stats").is_none(),
+        "no jbd2 on xfs"
+    );
+    assert!(
+        !series(&lab, 2, "journal", "xfs.log_writes_per_s").is_empty(),
+        "xfs log counters instead"
+    );
+    tracefs_clean(&lab);
+}
+
+#[test]
+fn a_memory_limited_run_shows_the_limit_being_hit() {
+    if !privileged("memory cgroups") {
+        return;
+    }
+    let lab = Lab::new();
+    let f = lab.experiment(
+        "limited.toml",
+        r#"
+name = "limited"
+[device]
+size = "1G"
+image_dir = "IMAGES"
+[machine]
+memory_limit = "48M"
+[workload]
+kind = "fsmark"
+args = ["-n", "120", "-s", "1M", "-S0", "-k", "-t", "1"]
+[[target]]
+fs = "ext4"
+"#,
+    );
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let e = Store::open(&lab.db()).unwrap().experiment(1).unwrap();
+    let run = e.cell_runs[0].run_id.unwrap();
+    let fails = series(&lab, run, "mem", "cgroup_failcnt");
+    assert!(
+        fails.last().is_some_and(|x| x.1 > 0.0),
+        "120 MB of page cache under a 48 MB limit: {fails:?}"
+    );
+    assert!(e.cell_runs[0].memory_failcnt.unwrap() > 0);
+    let show = stdout(
+        &lab.fslab()
+            .args(["results", "show", &run.to_string()])
+            .output()
+            .unwrap(),
+    );
+    assert!(show.contains("cgroup limit hit"), "{show}");
+    assert_eq!(lab.leftovers(), Vec::<String>::new());
+}
+
+#[test]
+fn probes_that_cannot_start_are_reported_and_the_workload_goes_on() {
+    if !privileged("probes") {
+        return;
+    }
+    let lab = Lab::new();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    // tmpfs has no block device (no trace, no image); PATH without perf.
+    let o = lab
+        .fslab()
+        .env("FSLAB_STATE_DIR", lab.state())
+        .env("PATH", "/nonexistent")
+        .args([
+            "fsmark",
+            "-d",
+            dir.path().to_str().unwrap(),
+            "-n",
+            "500",
+            "-s",
+            "0",
+            "-S0",
+            "--probes",
+            "all",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("probe blockio:") && err.contains("no block device"),
+        "{err}"
+    );
+    assert!(err.contains("probe perf: perf is not installed"), "{err}");
+    assert!(stdout(&o).contains("FSUse%"));
+    let n = notes(&lab, 1);
+    for p in ["blockio", "perf", "frag"] {
+        assert!(
+            note(&n, p, "unavailable").is_some(),
+            "{p} says why it is unavailable"
+        );
+    }
+    assert!(note(&n, "cpu", "summary").is_some(), "the other probes ran");
+    let show = stdout(&lab.fslab().args(["results", "show", "1"]).output().unwrap());
+    assert!(
+        show.contains("perf: unavailable: perf is not installed"),
+        "{show}"
+    );
+    tracefs_clean(&lab);
+    let o = lab
+        .fslab()
+        .args(["fsmark", "-d", "/tmp", "--probes", "cpu,gpu"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("\"gpu\""));
+}
+
+#[test]
+fn frag_counts_the_kernels_extent_records() {
+    if !privileged("a loop device") {
+        return;
+    }
+    let fs = LoopFs::new(FsType::Ext4, 256 << 20, &[]);
+    let p = fs.path().join("holes");
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::File::create(&p).unwrap();
+        for i in 0..7u64 {
+            f.seek(SeekFrom::Start(i * (1 << 20))).unwrap();
+            f.write_all(&[7u8; 8192]).unwrap();
+        }
+        f.sync_all().unwrap();
+    }
+    let lab = Lab::new();
+    let o = lab.fslab().args(["frag", "-v"]).arg(&p).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            " ext:     logical_offset:        physical_offset: length:   expected: flags:"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.trim_end().ends_with(&format!(
+            "{}: 7 extents found, perfection would be 1 extent",
+            p.display()
+        )),
+        "{out}"
+    );
+    assert_eq!(out.lines().filter(|l| l.contains("..")).count(), 7);
+    let o = lab
+        .fslab()
+        .args(["frag", "/nonexistent/file"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("/nonexistent/file"));
+}
