@@ -8,9 +8,12 @@
 //! Workloads report through [`fslab_record::Recorder`] and never touch the
 //! database themselves.
 
+pub mod common;
 pub mod fsmark;
 pub mod measure;
 pub mod target;
+
+pub use common::{CommonArgs, Hooks, Report, RunCtx};
 
 use std::sync::atomic::AtomicBool;
 

@@ -66,24 +66,8 @@ pub struct FsMarkArgs {
     /// Phases to run, in order: create (fs_mark's loops), stat (N-way find+stat of all files), unlink (N-way unlink); stat and unlink imply -k
     #[arg(long, value_name = "LIST", default_value = "create")]
     pub phases: String,
-    /// Print a JSON report on stdout instead of fs_mark's text
-    #[arg(long)]
-    pub json: bool,
-    /// Instruments to record: default (all but perf), all, none, or a list such as cpu,disk,mem,blockio,frag,journal,writeback,stacks,perf (-NAME removes one)
-    #[arg(long, value_name = "LIST", default_value = "default")]
-    pub probes: String,
-    /// Sync and drop the page cache, dentries and inodes before each phase (needs root)
-    #[arg(long = "drop-caches")]
-    pub drop_caches: bool,
-    /// Move this process into the cgroup at PATH before starting (used by `fslab run`)
-    #[arg(long, value_name = "PATH", hide = true)]
-    pub cgroup: Option<PathBuf>,
-    /// Die when the parent process dies (used by `fslab run`, so a killed run leaves no workload behind)
-    #[arg(long, hide = true)]
-    pub die_with_parent: bool,
-    /// Print `fslab-progress PHASE OPS_PER_SEC TOTAL` to stderr every second (used by `fslab run`)
-    #[arg(long, hide = true)]
-    pub progress: bool,
+    #[command(flatten)]
+    pub common: crate::common::CommonArgs,
     /// Print help
     #[arg(short = 'h', long = "help", action = clap::ArgAction::Help)]
     pub help: Option<bool>,

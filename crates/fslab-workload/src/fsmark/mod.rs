@@ -19,19 +19,19 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::time::Instant;
 
 use fslab_record::{
-    CallStats, LatencyHistogram, LatencySummary, LoopRow, Monitor, PhaseResult, ProbeNote,
-    ProbePoint, RecordError, Recorder, RunInfo, RunStatus, SeriesPoint,
+    CallStats, LatencyHistogram, LoopRow, PhaseResult, ProbeNote, ProbePoint, RecordError,
+    Recorder, RunInfo, RunStatus, SeriesPoint,
 };
 use rustix::io::Errno;
 use serde::Serialize;
 
 pub use options::{DirPolicy, FsMarkOptions, OptionError, Phase, RawOptions, SyncMethod};
 
-use crate::measure::{CpuMeter, PhaseClock, Progress};
+use crate::common::{Hooks, LatencyEntry, Report};
+use crate::measure::{supervise, CpuMeter, PhaseClock, Progress};
 use create::{LoopCtx, LoopOutcome, Worker, CALLS};
 use tree::{TreeCtx, TreeOp, TreeOutcome};
 
@@ -85,15 +85,6 @@ pub enum FsMarkError {
     Store(#[from] RecordError),
 }
 
-/// The latency summary of one call in one phase.
-#[derive(Debug, Clone, Serialize)]
-pub struct LatencyEntry {
-    pub phase: String,
-    pub op: String,
-    #[serde(flatten)]
-    pub summary: LatencySummary,
-}
-
 /// Everything a run measured (what `--json` prints).
 #[derive(Debug, Clone, Serialize)]
 pub struct FsMarkReport {
@@ -138,18 +129,6 @@ pub fn run(
     rec: &mut dyn Recorder,
 ) -> Result<FsMarkReport, FsMarkError> {
     run_with(opts, argv, stop, out, rec, &mut Hooks::default())
-}
-
-/// Callbacks into a run: before each phase (the lab drops caches there) and
-/// once a second with the phase's progress.
-#[derive(Default)]
-pub struct Hooks<'a> {
-    pub before_phase: Option<Box<dyn FnMut(Phase) + 'a>>,
-    pub each_second: Option<Box<dyn FnMut(Phase, &SeriesPoint) + 'a>>,
-    /// Called with the run's id as soon as the recorder gave it.
-    pub run_started: Option<Box<dyn FnMut(i64) + 'a>>,
-    /// The probes watching the run.
-    pub monitor: Option<&'a mut dyn Monitor>,
 }
 
 /// [`run`] with [`Hooks`].
@@ -230,7 +209,7 @@ pub fn run_with(
         }
         let pi = pi as u32;
         if let Some(f) = hooks.before_phase.as_mut() {
-            f(*phase);
+            f(phase.name());
         }
         if let Some(m) = hooks.monitor.as_mut() {
             m.phase_start(pi, phase.name(), std::time::Instant::now());
@@ -242,7 +221,7 @@ pub fn run_with(
         } = &mut *hooks;
         let mut each = |p: &SeriesPoint| {
             if let Some(f) = each_second.as_mut() {
-                f(*phase, p)
+                f(phase.name(), p)
             }
             monitor.as_mut().map(|m| m.drain()).unwrap_or_default()
         };
@@ -282,43 +261,6 @@ pub fn run_with(
     };
     rec.finish_run(run_id, report.status, report.error.as_deref())?;
     Ok(report)
-}
-
-/// Runs `jobs` on scoped threads while the calling thread records one
-/// series point a second. Returns each job's result, in order.
-fn supervise<'env, T: Send + 'env>(
-    jobs: Vec<Box<dyn FnOnce() -> T + Send + 'env>>,
-    clock: &mut PhaseClock,
-    progress: &Progress,
-    on_point: &mut dyn FnMut(SeriesPoint),
-) -> Vec<Option<T>> {
-    std::thread::scope(|s| {
-        let (tx, rx) = mpsc::channel::<()>();
-        let handles: Vec<_> = jobs
-            .into_iter()
-            .map(|job| {
-                let tx = tx.clone();
-                s.spawn(move || {
-                    let r = job();
-                    let _ = tx.send(());
-                    r
-                })
-            })
-            .collect();
-        drop(tx);
-        let mut left = handles.len();
-        while left > 0 {
-            match rx.recv_timeout(clock.until_tick()) {
-                Ok(()) => left -= 1,
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            }
-            if let Some(p) = clock.tick(progress.total()) {
-                on_point(p);
-            }
-        }
-        handles.into_iter().map(|h| h.join().ok()).collect()
-    })
 }
 
 /// Free bytes for unprivileged users, and the FSUse% fs_mark prints.
@@ -673,4 +615,19 @@ fn tree_phase(
         return Ok(false);
     }
     Ok(true)
+}
+
+impl Report for FsMarkReport {
+    fn run_id(&self) -> i64 {
+        self.run_id
+    }
+    fn status(&self) -> RunStatus {
+        self.status
+    }
+    fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+    fn notes(&self) -> &[String] {
+        &self.notes
+    }
 }

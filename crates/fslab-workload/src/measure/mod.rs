@@ -9,3 +9,44 @@ mod cpu;
 
 pub use clock::{PhaseClock, Progress};
 pub use cpu::CpuMeter;
+
+use std::sync::mpsc;
+
+use fslab_record::SeriesPoint;
+
+/// Runs `jobs` on scoped threads while the calling thread records one
+/// series point a second. Returns each job's result, in order.
+pub fn supervise<'env, T: Send + 'env>(
+    jobs: Vec<Box<dyn FnOnce() -> T + Send + 'env>>,
+    clock: &mut PhaseClock,
+    progress: &Progress,
+    on_point: &mut dyn FnMut(SeriesPoint),
+) -> Vec<Option<T>> {
+    std::thread::scope(|s| {
+        let (tx, rx) = mpsc::channel::<()>();
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .map(|job| {
+                let tx = tx.clone();
+                s.spawn(move || {
+                    let r = job();
+                    let _ = tx.send(());
+                    r
+                })
+            })
+            .collect();
+        drop(tx);
+        let mut left = handles.len();
+        while left > 0 {
+            match rx.recv_timeout(clock.until_tick()) {
+                Ok(()) => left -= 1,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            if let Some(p) = clock.tick(progress.total()) {
+                on_point(p);
+            }
+        }
+        handles.into_iter().map(|h| h.join().ok()).collect()
+    })
+}

@@ -7,6 +7,7 @@ mod fsmark;
 mod results;
 mod run;
 mod trace;
+mod workload;
 
 use std::path::PathBuf;
 

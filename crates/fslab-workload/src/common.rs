@@ -1,0 +1,311 @@
+//! What every workload shares: the options `fslab run` passes to a
+//! workload it runs in a cell, the callbacks into a run, and [`RunCtx`],
+//! which runs a phase's threads while sampling progress once a second and
+//! recording everything.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use clap::Args;
+use fslab_record::{
+    LatencyHistogram, LatencySummary, Monitor, PhaseResult, ProbeNote, RecordError, Recorder,
+    RunInfo, RunStatus, SeriesPoint, TargetInfo,
+};
+use serde::Serialize;
+
+use crate::measure::{supervise, CpuMeter, PhaseClock, Progress};
+
+/// Options every workload command takes.
+#[derive(Debug, Clone, Args)]
+pub struct CommonArgs {
+    /// Print a JSON report on stdout instead of the tool's text
+    #[arg(long)]
+    pub json: bool,
+    /// Instruments to record: default (all but perf), all, none, or a list such as cpu,disk,mem,blockio,frag,journal,writeback,stacks,perf (-NAME removes one)
+    #[arg(long, value_name = "LIST", default_value = "default")]
+    pub probes: String,
+    /// Sync and drop the page cache, dentries and inodes before each phase (needs root)
+    #[arg(long = "drop-caches")]
+    pub drop_caches: bool,
+    /// Move this process into the cgroup at PATH before starting (used by `fslab run`)
+    #[arg(long, value_name = "PATH", hide = true)]
+    pub cgroup: Option<PathBuf>,
+    /// Die when the parent process dies (used by `fslab run`, so a killed run leaves no workload behind)
+    #[arg(long, hide = true)]
+    pub die_with_parent: bool,
+    /// Print `fslab-progress PHASE OPS_PER_SEC TOTAL` to stderr every second (used by `fslab run`)
+    #[arg(long, hide = true)]
+    pub progress: bool,
+}
+
+/// Callbacks into a run: before each phase (the lab drops caches there),
+/// once a second with the phase's progress, when the run has its id, and
+/// the probes watching it.
+#[derive(Default)]
+pub struct Hooks<'a> {
+    pub before_phase: Option<Box<dyn FnMut(&str) + 'a>>,
+    pub each_second: Option<Box<dyn FnMut(&str, &SeriesPoint) + 'a>>,
+    pub run_started: Option<Box<dyn FnMut(i64) + 'a>>,
+    pub monitor: Option<&'a mut dyn Monitor>,
+}
+
+/// The latency summary of one call in one phase.
+#[derive(Debug, Clone, Serialize)]
+pub struct LatencyEntry {
+    pub phase: String,
+    pub op: String,
+    #[serde(flatten)]
+    pub summary: LatencySummary,
+}
+
+/// What any workload's `--json` report has, and how the command ends.
+pub trait Report: Serialize {
+    fn run_id(&self) -> i64;
+    fn status(&self) -> RunStatus;
+    fn error(&self) -> Option<&str>;
+    /// Remarks that are not errors.
+    fn notes(&self) -> &[String];
+}
+
+/// The generic parts of a run's report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub run_id: i64,
+    pub status: RunStatus,
+    pub error: Option<String>,
+    pub notes: Vec<String>,
+    pub target: TargetInfo,
+    pub phases: Vec<PhaseResult>,
+    pub latency: Vec<LatencyEntry>,
+    pub series: Vec<SeriesPoint>,
+    pub probes: Vec<ProbeNote>,
+}
+
+/// A run in progress: records as it goes.
+pub struct RunCtx<'r, 'h> {
+    pub rec: &'r mut dyn Recorder,
+    pub hooks: &'r mut Hooks<'h>,
+    pub stop: &'r AtomicBool,
+    pub out: Outcome,
+    next_phase: u32,
+}
+
+/// How a phase went, beside what its threads returned.
+pub struct PhaseRun<T> {
+    /// One result per thread (None if the thread panicked).
+    pub results: Vec<Option<T>>,
+    pub index: u32,
+    pub elapsed_s: f64,
+    pub usr_cpu_s: f64,
+    pub sys_cpu_s: f64,
+}
+
+impl<'r, 'h> RunCtx<'r, 'h> {
+    /// Records the start of a run.
+    pub fn begin(
+        workload: &str,
+        argv: &[String],
+        dir: &std::path::Path,
+        params: serde_json::Value,
+        rec: &'r mut dyn Recorder,
+        hooks: &'r mut Hooks<'h>,
+        stop: &'r AtomicBool,
+    ) -> Result<Self, RecordError> {
+        let target = crate::target::describe(dir);
+        let (kernel, hostname) = crate::host_facts();
+        let info = RunInfo {
+            workload: workload.into(),
+            command_line: argv.to_vec(),
+            fslab_version: env!("CARGO_PKG_VERSION").into(),
+            kernel,
+            hostname,
+            started_at: chrono::Utc::now().to_rfc3339(),
+            target: target.clone(),
+            params,
+        };
+        let run_id = rec.begin_run(&info)?;
+        if let Some(f) = hooks.run_started.as_mut() {
+            f(run_id);
+        }
+        Ok(RunCtx {
+            rec,
+            hooks,
+            stop,
+            out: Outcome {
+                run_id,
+                status: RunStatus::Running,
+                error: None,
+                notes: Vec::new(),
+                target,
+                phases: Vec::new(),
+                latency: Vec::new(),
+                series: Vec::new(),
+                probes: Vec::new(),
+            },
+            next_phase: 0,
+        })
+    }
+
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Runs phase `name`: `threads` threads each call `work(thread, &progress)`
+    /// (which sets its own progress counter after each operation) while this
+    /// thread records one series point and the probes' points each second.
+    pub fn phase<T: Send>(
+        &mut self,
+        name: &str,
+        threads: usize,
+        work: impl Fn(usize, &Progress) -> T + Sync,
+    ) -> Result<PhaseRun<T>, RecordError> {
+        let index = self.next_phase;
+        self.next_phase += 1;
+        if let Some(f) = self.hooks.before_phase.as_mut() {
+            f(name);
+        }
+        if let Some(m) = self.hooks.monitor.as_mut() {
+            m.phase_start(index, name, Instant::now());
+        }
+        let progress = Progress::new(threads);
+        let mut clock = PhaseClock::start(index);
+        let cpu = CpuMeter::start();
+        let mut store_err = None;
+        let run = self.out.run_id;
+        let work = &work;
+        let progress_ref = &progress;
+        let jobs: Vec<Box<dyn FnOnce() -> T + Send + '_>> = (0..threads)
+            .map(|t| Box::new(move || work(t, progress_ref)) as Box<dyn FnOnce() -> T + Send + '_>)
+            .collect();
+        let (rec, hooks, series) = (&mut *self.rec, &mut *self.hooks, &mut self.out.series);
+        let mut on_point = |p: SeriesPoint| {
+            if let Some(f) = hooks.each_second.as_mut() {
+                f(name, &p);
+            }
+            let probes = hooks
+                .monitor
+                .as_mut()
+                .map(|m| m.drain())
+                .unwrap_or_default();
+            if store_err.is_none() {
+                if let Err(e) = rec
+                    .record_series(run, &p)
+                    .and_then(|_| rec.record_probe_points(run, &probes))
+                {
+                    store_err = Some(e);
+                }
+            }
+            series.push(p);
+        };
+        let results = supervise(jobs, &mut clock, &progress, &mut on_point);
+        if let Some(p) = clock.finish(progress.total()) {
+            on_point(p);
+        }
+        if let Some(e) = store_err {
+            return Err(e);
+        }
+        let (usr, sys) = cpu.read();
+        if let Some(m) = self.hooks.monitor.as_mut() {
+            let notes = m.phase_end(index, name);
+            self.rec.record_probe_points(run, &m.drain())?;
+            for n in notes {
+                self.rec.record_probe_note(run, &n)?;
+                self.out.probes.push(n);
+            }
+        }
+        Ok(PhaseRun {
+            results,
+            index,
+            elapsed_s: clock.elapsed().as_secs_f64(),
+            usr_cpu_s: usr,
+            sys_cpu_s: sys,
+        })
+    }
+
+    /// Records a phase's result.
+    pub fn record_phase(&mut self, p: PhaseResult) -> Result<(), RecordError> {
+        self.rec.record_phase(self.out.run_id, &p)?;
+        self.out.phases.push(p);
+        Ok(())
+    }
+
+    /// Records a latency distribution (if it has values).
+    pub fn record_latency(
+        &mut self,
+        phase: &str,
+        op: &str,
+        h: &LatencyHistogram,
+    ) -> Result<(), RecordError> {
+        if h.count() == 0 {
+            return Ok(());
+        }
+        self.rec.record_latency(self.out.run_id, phase, op, h)?;
+        self.out.latency.push(LatencyEntry {
+            phase: phase.into(),
+            op: op.into(),
+            summary: h.summary(),
+        });
+        Ok(())
+    }
+
+    /// Ends the run: failed if `error`, interrupted if stopped, else complete.
+    pub fn finish(mut self, error: Option<String>) -> Result<Outcome, RecordError> {
+        if let Some(m) = self.hooks.monitor.as_mut() {
+            for n in m.finish() {
+                self.rec.record_probe_note(self.out.run_id, &n)?;
+                self.out.probes.push(n);
+            }
+        }
+        self.out.status = if error.is_some() {
+            RunStatus::Failed
+        } else if self.stopping() {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Complete
+        };
+        self.out.error = error;
+        self.rec
+            .finish_run(self.out.run_id, self.out.status, self.out.error.as_deref())?;
+        Ok(self.out)
+    }
+}
+
+impl Report for Outcome {
+    fn run_id(&self) -> i64 {
+        self.run_id
+    }
+    fn status(&self) -> RunStatus {
+        self.status
+    }
+    fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+    fn notes(&self) -> &[String] {
+        &self.notes
+    }
+}
+
+/// A phase result from its measurements.
+pub fn phase_result(
+    name: &str,
+    ops: u64,
+    bytes: u64,
+    p: &PhaseRun<impl Sized>,
+    complete: bool,
+) -> PhaseResult {
+    PhaseResult {
+        phase: name.into(),
+        ops,
+        elapsed_s: p.elapsed_s,
+        ops_per_s: if p.elapsed_s > 0.0 {
+            ops as f64 / p.elapsed_s
+        } else {
+            0.0
+        },
+        usr_cpu_s: p.usr_cpu_s,
+        sys_cpu_s: p.sys_cpu_s,
+        bytes,
+        complete,
+    }
+}

@@ -1,0 +1,124 @@
+//! What every workload command does around its workload: the options
+//! `fslab run` passes (die with the parent, join a cgroup, drop caches),
+//! signals, the store, the probes, progress lines, the JSON report and the
+//! exit status.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use fslab_record::{RunStatus, SeriesPoint};
+use fslab_store::Store;
+use fslab_workload::{CommonArgs, Hooks, Report};
+
+use crate::Failure;
+
+/// Checks made before the workload's own options: the hidden `fslab run`
+/// options that must act first, and the probe list.
+pub fn prepare(name: &str, common: &CommonArgs) -> Result<Vec<fslab_probe::Kind>, Failure> {
+    if common.die_with_parent {
+        let parent = rustix::process::getppid();
+        let _ =
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+        // The parent may have died before the request took effect.
+        if rustix::process::getppid() != parent || parent.is_none() {
+            return Err(Failure::Failed(format!(
+                "{name}: the parent fslab run is gone"
+            )));
+        }
+    }
+    fslab_probe::parse_list(&common.probes).map_err(|e| Failure::Usage(format!("{name}: {e}")))
+}
+
+/// Runs `body` as workload `name` working in `dir`, with everything around it.
+pub fn run<R: Report>(
+    name: &str,
+    common: &CommonArgs,
+    kinds: &[fslab_probe::Kind],
+    db: &Path,
+    dir: &Path,
+    body: impl FnOnce(&AtomicBool, &mut dyn Write, &mut Store, &mut Hooks) -> Result<R, String>,
+) -> Result<(), Failure> {
+    if let Some(cg) = &common.cgroup {
+        fslab_experiment::machine::MemCgroup::add_process(cg, std::process::id())
+            .map_err(|e| Failure::Failed(format!("{name}: --cgroup: {e}")))?;
+    }
+    if common.drop_caches {
+        fslab_experiment::machine::drop_caches()
+            .map_err(|e| Failure::Failed(format!("{name}: --drop-caches: {e}")))?;
+    }
+    let mut store = super::open_store(&db.to_path_buf())?;
+    let stop = super::stop_on_signals()?;
+    let stdout = std::io::stdout();
+    let mut text_out: Box<dyn Write> = if common.json {
+        Box::new(std::io::sink())
+    } else {
+        Box::new(stdout.lock())
+    };
+    let mut probes = (!kinds.is_empty()).then(|| {
+        fslab_probe::ProbeSet::start(
+            kinds,
+            dir,
+            &fslab_probe::scratch_dir(),
+            common.probes != "default",
+        )
+    });
+    if let Some(p) = &probes {
+        for problem in &p.problems {
+            eprintln!("fslab: {name}: {problem}");
+        }
+    }
+    let mut hooks = Hooks::default();
+    let mut first_phase = true;
+    if common.drop_caches {
+        let name = name.to_string();
+        hooks.before_phase = Some(Box::new(move |_| {
+            // The first phase's caches were dropped before the run started.
+            if !std::mem::take(&mut first_phase) {
+                if let Err(e) = fslab_experiment::machine::drop_caches() {
+                    eprintln!("fslab: {name}: --drop-caches: {e}");
+                }
+            }
+        }));
+    }
+    if common.progress {
+        hooks.run_started = Some(Box::new(|id| eprintln!("fslab-run-id {id}")));
+        let mut last_t = 0.0;
+        hooks.each_second = Some(Box::new(move |phase: &str, p: &SeriesPoint| {
+            if p.t_s < last_t {
+                last_t = 0.0;
+            }
+            let dt = p.t_s - last_t;
+            last_t = p.t_s;
+            let rate = if dt > 0.0 { p.ops as f64 / dt } else { 0.0 };
+            eprintln!("fslab-progress {phase} {rate:.1} {}", p.total_ops);
+        }));
+    }
+    hooks.monitor = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
+    let report = body(&stop, &mut *text_out, &mut store, &mut hooks)
+        .map_err(|e| Failure::Failed(format!("{name}: {e}")))?;
+    drop(text_out);
+    if common.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
+    }
+    for n in report.notes() {
+        eprintln!("fslab: {name}: {n}");
+    }
+    let kept = format!("run {} in {}", report.run_id(), store.path().display());
+    match report.status() {
+        RunStatus::Complete | RunStatus::Running => Ok(()),
+        RunStatus::Interrupted => {
+            eprintln!(
+                "fslab: {name}: interrupted; what was measured is printed above and kept as {kept}"
+            );
+            Err(Failure::Interrupted)
+        }
+        RunStatus::Failed => Err(Failure::Failed(format!(
+            "{name}: stopped: {}; what was measured is printed above and kept as {kept}",
+            report.error().unwrap_or("unknown error")
+        ))),
+    }
+}
