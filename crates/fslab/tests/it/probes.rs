@@ -122,11 +122,11 @@ fn block_io_bytes_match_diskstats_and_extents_grow() {
     assert_eq!(f[5], "C");
     assert_eq!(f[8], "+");
     // The image behind the loop device gains extents as the filesystem fills it.
+    // (Counts may dip mid-run as the host merges delayed-allocation extents.)
     let ext = series(&lab, 1, "frag", "image_extents");
     assert!(ext.len() >= 2, "{ext:?}");
-    assert!(ext.last().unwrap().1 > ext[0].1, "{ext:?}");
-    let fin = note(&n, "frag", "final_map").unwrap();
-    assert!(fin.value["extents"].as_u64().unwrap() as f64 >= ext.last().unwrap().1);
+    let fin = note(&n, "frag", "final_map").unwrap().value["extents"].as_u64().unwrap() as f64;
+    assert!(fin > ext[0].1, "first sample {:?}, final map {fin}", ext[0]);
     tracefs_clean(&lab);
 }
 
