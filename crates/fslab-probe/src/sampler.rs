@@ -480,6 +480,17 @@ impl Sampler {
             st.wb_phase.clear();
             st.wb_second.clear();
         }
+        // A baseline extent count at t = 0, so growth during the phase shows.
+        if let (true, Some(img)) = (self.on(Kind::Frag), self.targets.image.clone()) {
+            if let Ok(n) = frag::count(&img) {
+                let mut out = Vec::new();
+                self.push(&mut out, "frag", "image_extents", n as f64);
+                self.points
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend(out);
+            }
+        }
         if self.on(Kind::Perf) {
             match perf::Profile::start(&self.scratch, &index.to_string()) {
                 Ok(p) => self.perf = Some(p),

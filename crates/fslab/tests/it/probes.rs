@@ -125,8 +125,11 @@ fn block_io_bytes_match_diskstats_and_extents_grow() {
     // (Counts may dip mid-run as the host merges delayed-allocation extents.)
     let ext = series(&lab, 1, "frag", "image_extents");
     assert!(ext.len() >= 2, "{ext:?}");
-    let fin = note(&n, "frag", "final_map").unwrap().value["extents"].as_u64().unwrap() as f64;
-    assert!(fin > ext[0].1, "first sample {:?}, final map {fin}", ext[0]);
+    let fin = note(&n, "frag", "final_map").unwrap().value["extents"]
+        .as_u64()
+        .unwrap() as f64;
+    assert_eq!(ext[0].0, 0.0, "a baseline at the phase's start");
+    assert!(fin > ext[0].1, "at the start {:?}, final map {fin}", ext[0]);
     tracefs_clean(&lab);
 }
 
