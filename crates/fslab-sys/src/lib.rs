@@ -8,6 +8,7 @@ use std::time::Duration;
 
 pub mod fiemap;
 pub mod loopdev;
+pub mod mmap;
 
 /// Whose resource usage [`rusage`] reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -160,6 +160,18 @@ impl<'r, 'h> RunCtx<'r, 'h> {
         threads: usize,
         work: impl Fn(usize, &Progress) -> T + Sync,
     ) -> Result<PhaseRun<T>, RecordError> {
+        self.phase_ticking(name, threads, work, |_| {})
+    }
+
+    /// [`RunCtx::phase`], calling `on_tick` with each second's point (a
+    /// workload's own progress lines).
+    pub fn phase_ticking<T: Send>(
+        &mut self,
+        name: &str,
+        threads: usize,
+        work: impl Fn(usize, &Progress) -> T + Sync,
+        mut on_tick: impl FnMut(&SeriesPoint),
+    ) -> Result<PhaseRun<T>, RecordError> {
         let index = self.next_phase;
         self.next_phase += 1;
         if let Some(f) = self.hooks.before_phase.as_mut() {
@@ -180,6 +192,7 @@ impl<'r, 'h> RunCtx<'r, 'h> {
             .collect();
         let (rec, hooks, series) = (&mut *self.rec, &mut *self.hooks, &mut self.out.series);
         let mut on_point = |p: SeriesPoint| {
+            on_tick(&p);
             if let Some(f) = hooks.each_second.as_mut() {
                 f(name, &p);
             }

@@ -8,10 +8,13 @@
 //! Workloads report through [`fslab_record::Recorder`] and never touch the
 //! database themselves.
 
+pub mod alloctest;
 pub mod common;
+pub mod createmany;
 pub mod fsmark;
 pub mod measure;
 pub mod target;
+pub mod tiotest;
 
 pub use common::{CommonArgs, Hooks, Report, RunCtx};
 

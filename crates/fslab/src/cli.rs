@@ -21,6 +21,15 @@ pub enum Command {
     /// fs_mark 3.3: create files in loops, then optionally stat and unlink them all
     #[command(name = "fsmark", disable_help_flag = true, args_override_self = true)]
     FsMark(fslab_workload::fsmark::cli::FsMarkArgs),
+    /// Seed 002's mmap test: random page writes through MAP_SHARED, then extents and a cold read-back
+    #[command(name = "alloctest", disable_help_flag = false)]
+    AllocTest(fslab_workload::alloctest::AllocArgs),
+    /// Lustre's createmany: create (open, mknod, mkdir, link) or unlink many names (seed 004)
+    #[command(name = "createmany")]
+    CreateMany(fslab_workload::createmany::CreateManyArgs),
+    /// tiobench's tiotest: threaded sequential and random writes and reads (seed 003)
+    #[command(name = "tiotest")]
+    TioTest(fslab_workload::tiotest::TioArgs),
     /// Run an experiment: make filesystems, run the workload on each, compare
     Run(RunArgs),
     /// Undo what a killed `fslab run` left behind (mounts, loop devices, images, sysctls, cgroups)

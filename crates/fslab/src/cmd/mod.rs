@@ -1,11 +1,14 @@
 //! One module per subcommand.
 
+mod alloctest;
 mod builtin;
 mod cleanup;
+mod createmany;
 mod frag;
 mod fsmark;
 mod results;
 mod run;
+mod tiotest;
 mod trace;
 mod workload;
 
@@ -21,6 +24,9 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::FsMark(args) => fsmark::run(args, &db),
         Command::Results(r) => results::run(r, &db),
         Command::Run(r) => run::run(r, &db),
+        Command::AllocTest(a) => alloctest::run(a, &db),
+        Command::CreateMany(a) => createmany::run(a, &db),
+        Command::TioTest(a) => tiotest::run(a, &db),
         Command::Cleanup => cleanup::run(),
         Command::Frag { verbose, files } => frag::run(&files, verbose),
         Command::Trace(t) => trace::run(t, &db),

@@ -1,0 +1,403 @@
+//! `fslab alloctest`: seed 002's program. Creates a file of LEN bytes with
+//! ftruncate, maps it MAP_SHARED, writes one word into every page in the
+//! seed's pseudo-random order (page `(i + 23) * 1000000007 % pages`),
+//! msyncs, unmaps and closes, printing the seed's lines; then does what the
+//! seed's author did by hand: counts the file's extents (FIEMAP, with
+//! filefrag's "perfection would be") and reads it back cold and sequentially
+//! (the seed's dd), with the page cache of that file dropped first.
+
+use std::io::{Read, Write};
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use fslab_record::{LatencyHistogram, Recorder};
+use fslab_sys::mmap::SharedMap;
+use serde::Serialize;
+
+use crate::common::{phase_result, Hooks, Outcome, Report, RunCtx};
+
+/// `fslab alloctest [-t] [-w] [-d] FILE LEN`, plus fslab's variants.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AllocArgs {
+    /// Touch (read) every page sequentially before the random writes
+    #[arg(short = 't')]
+    pub touch: bool,
+    /// Dirty every page sequentially before the random writes
+    #[arg(short = 'w')]
+    pub dirty: bool,
+    /// Go downwards in that sequential pass
+    #[arg(short = 'd')]
+    pub down: bool,
+    /// posix_fallocate the whole file first (the seed's workaround 1)
+    #[arg(long)]
+    pub fallocate: bool,
+    /// Write the pages in order instead of the seed's random order
+    #[arg(long)]
+    pub sequential: bool,
+    /// Skip the cold sequential read-back
+    #[arg(long)]
+    pub no_readback: bool,
+    /// The file to create (it must not exist)
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Its length in bytes (K, M, G suffixes allowed)
+    #[arg(value_name = "LEN")]
+    pub len: String,
+    #[command(flatten)]
+    pub common: crate::common::CommonArgs,
+}
+
+/// Validated options.
+#[derive(Debug, Clone, Serialize)]
+pub struct AllocOptions {
+    pub file: PathBuf,
+    pub len: u64,
+    pub touch: bool,
+    pub dirty: bool,
+    pub down: bool,
+    pub fallocate: bool,
+    pub sequential: bool,
+    pub readback: bool,
+}
+
+impl AllocArgs {
+    pub fn validate(&self) -> Result<AllocOptions, String> {
+        let len = crate::fsmark::options::parse_size("LEN", &self.len).map_err(|e| e.0)?;
+        let page = rustix::param::page_size() as u64;
+        if len < page {
+            return Err(format!(
+                "LEN {}: must be at least one page ({page} bytes)",
+                self.len
+            ));
+        }
+        if self.file.exists() {
+            return Err(format!("{}: already exists; alloctest creates its file (remove it first, as the seed's rm -f does)", self.file.display()));
+        }
+        let parent = self
+            .file
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if !parent.is_dir() {
+            return Err(format!(
+                "{}: no such directory {}",
+                self.file.display(),
+                parent.display()
+            ));
+        }
+        Ok(AllocOptions {
+            file: self.file.clone(),
+            len,
+            touch: self.touch,
+            dirty: self.dirty,
+            down: self.down,
+            fallocate: self.fallocate,
+            sequential: self.sequential,
+            readback: !self.no_readback,
+        })
+    }
+}
+
+/// What `--json` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct AllocReport {
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    pub options: AllocOptions,
+    pub pages: u64,
+    pub touch_s: f64,
+    pub msync_s: f64,
+    pub munmap_s: f64,
+    pub close_s: f64,
+    pub total_mb_s: f64,
+    pub extents: Option<u64>,
+    pub perfect_extents: Option<u64>,
+    pub readback_mb_s: Option<f64>,
+}
+
+impl Report for AllocReport {
+    fn run_id(&self) -> i64 {
+        self.outcome.run_id
+    }
+    fn status(&self) -> fslab_record::RunStatus {
+        self.outcome.status
+    }
+    fn error(&self) -> Option<&str> {
+        self.outcome.error.as_deref()
+    }
+    fn notes(&self) -> &[String] {
+        &self.outcome.notes
+    }
+}
+
+/// posix_fallocate(3): fallocate(2), or where the filesystem has none (ext3),
+/// what glibc does instead: write a zero into every block (the "block IO
+/// over the entire region" the seed mentions).
+fn posix_fallocate(file: &std::fs::File, len: u64) -> std::io::Result<()> {
+    match rustix::fs::fallocate(file, rustix::fs::FallocateFlags::empty(), 0, len) {
+        Ok(()) => Ok(()),
+        Err(rustix::io::Errno::OPNOTSUPP) => {
+            use std::os::unix::fs::FileExt;
+            let block = rustix::fs::fstatvfs(file)
+                .map(|v| v.f_bsize)
+                .unwrap_or(4096)
+                .max(512);
+            let mut off = 0;
+            while off < len {
+                file.write_all_at(&[0], off)?;
+                off += block;
+            }
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The seed's page order.
+pub fn seed_page(i: u64, pages: u64) -> u64 {
+    ((i as u128 + 23) * 1_000_000_007 % pages as u128) as u64
+}
+
+fn mib(b: u64) -> f64 {
+    b as f64 / (1024.0 * 1024.0)
+}
+
+/// Runs alloctest.
+pub fn run(
+    opts: &AllocOptions,
+    argv: &[String],
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+    rec: &mut dyn Recorder,
+    hooks: &mut Hooks,
+) -> Result<AllocReport, String> {
+    let page = rustix::param::page_size() as u64;
+    let pages = opts.len / page;
+    let dir = opts
+        .file
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_else(|| ".".into());
+    let io = |what: &str, e: std::io::Error| format!("{what} {}: {e}", opts.file.display());
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&opts.file)
+        .map_err(|e| io("open", e))?;
+    file.set_len(opts.len).map_err(|e| io("ftruncate", e))?;
+    if opts.fallocate {
+        posix_fallocate(&file, opts.len).map_err(|e| io("posix_fallocate", e))?;
+    }
+    let map = SharedMap::new(file.as_fd(), opts.len as usize).map_err(|e| io("mmap", e))?;
+    let map = Mutex::new(map);
+    let params = serde_json::to_value(opts).unwrap_or_default();
+    let mut ctx = RunCtx::begin("alloctest", argv, &dir, params, rec, hooks, stop)
+        .map_err(|e| e.to_string())?;
+    let mut say = |s: String| {
+        let _ = writeln!(out, "{s}");
+        let _ = out.flush();
+    };
+    let t01 = Instant::now();
+    let store = |e: fslab_record::RecordError| format!("results store: {e}");
+
+    if opts.touch || opts.dirty || opts.down {
+        let p = ctx
+            .phase("stream", 1, |_, progress| {
+                let mut m = map.lock().unwrap_or_else(|e| e.into_inner());
+                let mut t = 0u8;
+                for i in 0..pages {
+                    let idx = if opts.down { pages - i - 1 } else { i };
+                    let off = (page * idx) as usize;
+                    if opts.dirty {
+                        let v = m.read_u8(off) ^ t;
+                        m.write_u8(off, v);
+                    } else {
+                        t ^= m.read_u8(off);
+                    }
+                    progress.set(0, i + 1);
+                }
+                m.write_u8(0, t);
+            })
+            .map_err(store)?;
+        if opts.touch {
+            say(format!(
+                "streaming {} {pages} pages in {:.6} seconds ({:.2} usec/page, {:.2} MB/s)",
+                if opts.dirty { "dirtied" } else { "touched" },
+                p.elapsed_s,
+                1e6 * p.elapsed_s / pages as f64,
+                mib(opts.len) / p.elapsed_s
+            ));
+        }
+        ctx.record_phase(phase_result("stream", pages, opts.len, &p, true))
+            .map_err(store)?;
+    }
+
+    let hist = Mutex::new(LatencyHistogram::new());
+    let hits = Mutex::new(Vec::new());
+    let p = ctx
+        .phase("touch", 1, |_, progress| {
+            let mut m = map.lock().unwrap_or_else(|e| e.into_inner());
+            let mut h = LatencyHistogram::new();
+            let mut done = 0;
+            for i in 0..pages {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let pg = if opts.sequential {
+                    i
+                } else {
+                    seed_page(i, pages)
+                };
+                let off = (page * pg) as usize;
+                let t = Instant::now();
+                let old = m.read_u32(off);
+                m.write_u32(off, i as u32);
+                h.record(t.elapsed().as_nanos() as u64);
+                if old != 0 {
+                    hits.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(format!("i={i} pgno={pg} npg={pages} hit {old}"));
+                }
+                done = i + 1;
+                progress.set(0, done);
+            }
+            *hist.lock().unwrap_or_else(|e| e.into_inner()) = h;
+            done
+        })
+        .map_err(store)?;
+    for h in hits.into_inner().unwrap_or_default() {
+        say(h);
+    }
+    let touched = p.results.first().copied().flatten().unwrap_or(0);
+    let touch_s = p.elapsed_s;
+    say(format!(
+        "touched {pages} pages in {touch_s:.6} seconds ({:.2} usec/page, {:.2} MB/s)",
+        1e6 * touch_s / pages as f64,
+        mib(opts.len) / touch_s
+    ));
+    ctx.record_phase(phase_result(
+        "touch",
+        touched,
+        touched * page,
+        &p,
+        touched == pages,
+    ))
+    .map_err(store)?;
+    ctx.record_latency(
+        "touch",
+        "page_write",
+        &hist.into_inner().unwrap_or_default(),
+    )
+    .map_err(store)?;
+
+    let map = map.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut error = None;
+    let p = ctx.phase("msync", 1, |_, _| map.msync()).map_err(store)?;
+    if let Some(Some(Err(e))) = p.results.first() {
+        error = Some(format!("msync {}: {e}", opts.file.display()));
+    }
+    let msync_s = p.elapsed_s;
+    ctx.record_phase(phase_result("msync", pages, opts.len, &p, error.is_none()))
+        .map_err(store)?;
+    let t = Instant::now();
+    if let Err(e) = map.unmap() {
+        error.get_or_insert(format!("munmap: {e}"));
+    }
+    let munmap_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    drop(file);
+    let close_s = t.elapsed().as_secs_f64();
+    let total = t01.elapsed().as_secs_f64();
+    say(format!("msync took {msync_s:.6} seconds"));
+    say(format!("munmap took {munmap_s:.6} seconds"));
+    say(format!("close took {close_s:.6} seconds"));
+    say(format!(
+        "total throughput {:.6} MB/sec",
+        mib(opts.len) / total
+    ));
+
+    // What the seed's author did next by hand: filefrag, then dd.
+    let (mut extents, mut perfect) = (None, None);
+    match fslab_probe::frag::report(&opts.file, false) {
+        Ok(line) => {
+            let n: Vec<u64> = line
+                .split_whitespace()
+                .filter_map(|w| w.parse().ok())
+                .collect();
+            extents = n.first().copied();
+            perfect = n.get(1).copied();
+            say(line.trim_end().to_string());
+        }
+        Err(e) => ctx.out.notes.push(format!("extent count unavailable: {e}")),
+    }
+    let mut readback = None;
+    if opts.readback && error.is_none() && !ctx.stopping() {
+        let f = std::fs::File::open(&opts.file).map_err(|e| io("open", e))?;
+        // Cold: write back, then drop this file's pages from the cache.
+        let _ = rustix::fs::fdatasync(&f);
+        let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed);
+        let f = Mutex::new(f);
+        let p = ctx
+            .phase("readback", 1, |_, progress| {
+                let mut f = f.lock().unwrap_or_else(|e| e.into_inner());
+                let mut buf = vec![0u8; 1 << 20];
+                let mut n = 0u64;
+                while let Ok(k) = f.read(&mut buf) {
+                    if k == 0 || stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    n += k as u64;
+                    progress.set(0, n / page);
+                }
+                n
+            })
+            .map_err(store)?;
+        let n = p.results.first().copied().flatten().unwrap_or(0);
+        let rate = n as f64 / p.elapsed_s / 1e6;
+        say(format!(
+            "{n} bytes ({:.1} GB, {:.1} GiB) copied, {:.4} s, {:.1} MB/s",
+            n as f64 / 1e9,
+            n as f64 / (1u64 << 30) as f64,
+            p.elapsed_s,
+            rate
+        ));
+        readback = Some(rate);
+        ctx.record_phase(phase_result("readback", n / page, n, &p, n == opts.len))
+            .map_err(store)?;
+    }
+    let outcome = ctx.finish(error).map_err(store)?;
+    Ok(AllocReport {
+        outcome,
+        options: opts.clone(),
+        pages,
+        touch_s,
+        msync_s,
+        munmap_s,
+        close_s,
+        total_mb_s: mib(opts.len) / total,
+        extents,
+        perfect_extents: perfect,
+        readback_mb_s: readback,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_seed_order_visits_every_page_once() {
+        let pages = 262_144;
+        let mut seen = vec![false; pages as usize];
+        for i in 0..pages {
+            let p = seed_page(i, pages) as usize;
+            assert!(!seen[p]);
+            seen[p] = true;
+        }
+        assert_eq!(seed_page(0, pages), 23 * 1_000_000_007 % pages);
+    }
+}

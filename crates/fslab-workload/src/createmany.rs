@@ -1,0 +1,809 @@
+//! `fslab createmany`: Lustre's createmany (lustre/tests/createmany.c), the
+//! tool of seed 004, with threads and the series seed 004 needed (the
+//! create rate against the number of entries already in the directory).
+//!
+//! Differences from createmany, on purpose: the ` - created N (time T total
+//! T last R)` progress lines are printed by the coordinating thread once a
+//! second when the count has passed a multiple of 10000 (after the first two
+//! seconds) or ten seconds have gone by, so the count is the count at that
+//! second rather than an exact multiple; `last` is the rate since the
+//! previous line (ops/second).
+
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use fslab_record::{LatencyHistogram, Recorder};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
+use rustix::io::Errno;
+use serde::Serialize;
+
+use crate::common::{phase_result, CommonArgs, Hooks, Outcome, Report, RunCtx};
+
+/// `fslab createmany {-o|-m|-d|-l TARGET|-u} [options] FMT [[START] COUNT]`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CreateManyArgs {
+    /// open(O_CREAT) and close each file
+    #[arg(short = 'o')]
+    pub open: bool,
+    /// mknod each file (a regular file with no data)
+    #[arg(short = 'm')]
+    pub mknod: bool,
+    /// mkdir each name
+    #[arg(short = 'd')]
+    pub mkdir: bool,
+    /// Hard-link each name to TARGET
+    #[arg(short = 'l', value_name = "TARGET")]
+    pub link: Option<PathBuf>,
+    /// Unlink each name right after creating it; alone, unlink existing names
+    #[arg(short = 'u')]
+    pub unlink: bool,
+    /// Like -u, with names from another pattern
+    #[arg(short = 'r', value_name = "FMT")]
+    pub unlink_fmt: Option<String>,
+    /// With -o: keep every file open and close them all at the end
+    #[arg(short = 'k')]
+    pub keep_open: bool,
+    /// With -o: set a user.fslab extended attribute of SIZE bytes
+    #[arg(short = 'x', value_name = "SIZE")]
+    pub xattr: Option<String>,
+    /// With -o: seek to SIZE and write a few bytes
+    #[arg(short = 'S', value_name = "SIZE")]
+    pub seek: Option<String>,
+    /// With -o: write SIZE bytes
+    #[arg(short = 'W', value_name = "SIZE")]
+    pub write: Option<String>,
+    /// chown each file to UID
+    #[arg(short = 'U', value_name = "UID")]
+    pub uid: Option<u32>,
+    /// chown each file to GID
+    #[arg(short = 'G', value_name = "GID")]
+    pub gid: Option<u32>,
+    /// Stop after SECONDS
+    #[arg(short = 't', value_name = "SECONDS")]
+    pub seconds: Option<u64>,
+    /// Worker threads, all in FMT's directory (numbers interleaved)
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub threads: u32,
+    /// Give each thread its own directory (FMT's directory/tN/)
+    #[arg(long)]
+    pub dir_per_thread: bool,
+    /// Name pattern: printf with one integer conversion (%d, %08x, ...), or a prefix the number is appended to
+    #[arg(value_name = "FMT")]
+    pub fmt: String,
+    /// [START] COUNT
+    #[arg(value_name = "NUMBERS", num_args = 0..=2, allow_negative_numbers = true)]
+    pub numbers: Vec<String>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// The operation on each name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Open,
+    Mknod,
+    Mkdir,
+    Link,
+    /// Unlink only (no create).
+    Unlink,
+}
+
+/// A name pattern with at most one integer conversion.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NameFmt {
+    prefix: String,
+    suffix: String,
+    width: usize,
+    zero: bool,
+    left: bool,
+    /// 10, 16 (x), 8 (o)
+    base: u32,
+    upper: bool,
+}
+
+impl NameFmt {
+    /// Parses FMT: one `%[flags][width][length](d|i|u|x|X|o)`, `%%` for a
+    /// percent sign, or no conversion at all (the number is appended).
+    pub fn parse(fmt: &str) -> Result<NameFmt, String> {
+        let b = fmt.as_bytes();
+        let mut prefix = String::new();
+        let mut i = 0;
+        let mut spec: Option<(usize, bool, bool, u32, bool, usize)> = None;
+        let mut suffix = String::new();
+        while i < b.len() {
+            if b[i] == b'%' {
+                if b.get(i + 1) == Some(&b'%') {
+                    if spec.is_some() {
+                        suffix.push('%')
+                    } else {
+                        prefix.push('%')
+                    }
+                    i += 2;
+                    continue;
+                }
+                if spec.is_some() {
+                    return Err(format!(
+                        "FMT {fmt:?}: more than one conversion (use one integer, like %d)"
+                    ));
+                }
+                let mut j = i + 1;
+                let (mut zero, mut left) = (false, false);
+                while j < b.len() && b"-0+ #".contains(&b[j]) {
+                    zero |= b[j] == b'0';
+                    left |= b[j] == b'-';
+                    j += 1;
+                }
+                let ws = j;
+                while j < b.len() && b[j].is_ascii_digit() {
+                    j += 1;
+                }
+                let width: usize = fmt[ws..j].parse().unwrap_or(0);
+                while j < b.len() && b"lhzjqt".contains(&b[j]) {
+                    j += 1;
+                }
+                let (base, upper) = match b.get(j) {
+                    Some(b'd' | b'i' | b'u') => (10, false),
+                    Some(b'x') => (16, false),
+                    Some(b'X') => (16, true),
+                    Some(b'o') => (8, false),
+                    Some(c) => {
+                        return Err(format!(
+                            "FMT {fmt:?}: %{} is not an integer conversion (use %d, %u, %x or %o)",
+                            *c as char
+                        ))
+                    }
+                    None => return Err(format!("FMT {fmt:?}: incomplete conversion at the end")),
+                };
+                spec = Some((width, zero, left, base, upper, j + 1));
+                i = j + 1;
+                continue;
+            }
+            let ch_len = fmt[i..].chars().next().map(|c| c.len_utf8()).unwrap_or(1);
+            if spec.is_some() {
+                suffix.push_str(&fmt[i..i + ch_len])
+            } else {
+                prefix.push_str(&fmt[i..i + ch_len])
+            }
+            i += ch_len;
+        }
+        if fmt.is_empty() {
+            return Err("FMT is empty".into());
+        }
+        let (width, zero, left, base, upper, _) = spec.unwrap_or((0, false, false, 10, false, 0));
+        Ok(NameFmt {
+            prefix,
+            suffix,
+            width,
+            zero,
+            left,
+            base,
+            upper,
+        })
+    }
+
+    /// Writes name `n` into `buf` (NUL-terminated for the system call).
+    pub fn render(&self, n: i64, buf: &mut Vec<u8>) {
+        buf.clear();
+        buf.extend_from_slice(self.prefix.as_bytes());
+        let mut digits = [0u8; 24];
+        let mut k = digits.len();
+        let neg = n < 0 && self.base == 10;
+        let mut v = if neg { n.unsigned_abs() } else { n as u64 };
+        loop {
+            let d = (v % self.base as u64) as u8;
+            k -= 1;
+            digits[k] = if d < 10 {
+                b'0' + d
+            } else if self.upper {
+                b'A' + d - 10
+            } else {
+                b'a' + d - 10
+            };
+            v /= self.base as u64;
+            if v == 0 {
+                break;
+            }
+        }
+        let body = &digits[k..];
+        let len = body.len() + neg as usize;
+        let pad = self.width.saturating_sub(len);
+        if !self.left && !self.zero {
+            buf.extend(std::iter::repeat_n(b' ', pad));
+        }
+        if neg {
+            buf.push(b'-');
+        }
+        if !self.left && self.zero {
+            buf.extend(std::iter::repeat_n(b'0', pad));
+        }
+        buf.extend_from_slice(body);
+        if self.left {
+            buf.extend(std::iter::repeat_n(b' ', pad));
+        }
+        buf.extend_from_slice(self.suffix.as_bytes());
+        buf.push(0);
+    }
+
+    pub fn name(&self, n: i64) -> String {
+        let mut b = Vec::new();
+        self.render(n, &mut b);
+        b.pop();
+        String::from_utf8_lossy(&b).into_owned()
+    }
+}
+
+/// Validated options.
+#[derive(Debug, Clone, Serialize)]
+pub struct CreateManyOptions {
+    pub op: Op,
+    pub fmt: NameFmt,
+    pub fmt_text: String,
+    pub unlink_fmt: Option<NameFmt>,
+    pub link_target: Option<PathBuf>,
+    pub keep_open: bool,
+    pub xattr: Option<u64>,
+    pub seek: Option<u64>,
+    pub write: Option<u64>,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub seconds: Option<u64>,
+    pub start: i64,
+    pub count: u64,
+    pub threads: u32,
+    pub dir_per_thread: bool,
+}
+
+fn size(flag: &str, s: &Option<String>) -> Result<Option<u64>, String> {
+    s.as_ref()
+        .map(|v| crate::fsmark::options::parse_size(flag, v).map_err(|e| e.0))
+        .transpose()
+}
+
+impl CreateManyArgs {
+    pub fn validate(&self) -> Result<CreateManyOptions, String> {
+        let ops = [self.open, self.mknod, self.mkdir, self.link.is_some()]
+            .iter()
+            .filter(|x| **x)
+            .count();
+        let unlinking = self.unlink || self.unlink_fmt.is_some();
+        let op = match (ops, self.open, self.mknod, self.mkdir) {
+            (0, ..) if unlinking => Op::Unlink,
+            (0, ..) => return Err("give one of -o, -m, -d, -l TARGET (or -u to unlink)".into()),
+            (1, true, _, _) => Op::Open,
+            (1, _, true, _) => Op::Mknod,
+            (1, _, _, true) => Op::Mkdir,
+            (1, ..) => Op::Link,
+            _ => return Err("-o, -m, -d and -l exclude each other: give one".into()),
+        };
+        if op != Op::Open
+            && (self.keep_open
+                || self.xattr.is_some()
+                || self.seek.is_some()
+                || self.write.is_some())
+        {
+            return Err("-k, -x, -S and -W need -o (they work on the open file)".into());
+        }
+        if let Some(t) = &self.link {
+            if std::fs::symlink_metadata(t).is_err() {
+                return Err(format!(
+                    "-l {}: the link target does not exist",
+                    t.display()
+                ));
+            }
+        }
+        let fmt = NameFmt::parse(&self.fmt)?;
+        let unlink_fmt = match &self.unlink_fmt {
+            Some(f) => Some(NameFmt::parse(f).map_err(|e| format!("-r: {e}"))?),
+            None => None,
+        };
+        let num = |s: &str| {
+            s.parse::<i64>()
+                .map_err(|_| format!("{s:?} is not a whole number"))
+        };
+        let (start, count) = match self.numbers.as_slice() {
+            [] if self.seconds.is_some() => (0, i64::MAX),
+            [] => return Err("give COUNT (or -t SECONDS)".into()),
+            [c] => (0, num(c)?),
+            [s, c] => (num(s)?, num(c)?),
+            _ => return Err("too many numbers: FMT [[START] COUNT]".into()),
+        };
+        if count < 1 {
+            return Err(format!("COUNT {count}: must be at least 1"));
+        }
+        if self.threads == 0 || self.threads > 1024 {
+            return Err(format!(
+                "--threads {}: must be from 1 to 1024",
+                self.threads
+            ));
+        }
+        if self.seconds == Some(0) {
+            return Err("-t 0: the time limit must be at least 1 second".into());
+        }
+        let parent = Path::new(&self.fmt)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !parent.is_dir() {
+            return Err(format!(
+                "FMT {:?}: no such directory {}",
+                self.fmt,
+                parent.display()
+            ));
+        }
+        Ok(CreateManyOptions {
+            op,
+            fmt,
+            fmt_text: self.fmt.clone(),
+            unlink_fmt: unlink_fmt.or_else(|| {
+                (self.unlink && op != Op::Unlink)
+                    .then(|| NameFmt::parse(&self.fmt).expect("parsed above"))
+            }),
+            link_target: self.link.clone(),
+            keep_open: self.keep_open,
+            xattr: size("-x", &self.xattr)?,
+            seek: size("-S", &self.seek)?,
+            write: size("-W", &self.write)?,
+            uid: self.uid,
+            gid: self.gid,
+            seconds: self.seconds,
+            start,
+            count: count as u64,
+            threads: self.threads,
+            dir_per_thread: self.dir_per_thread,
+        })
+    }
+}
+
+impl CreateManyOptions {
+    /// The directory the names go in (for the probes and the store).
+    pub fn dir(&self) -> PathBuf {
+        Path::new(&self.fmt_text)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| ".".into())
+    }
+
+    fn op_words(&self) -> String {
+        let op = match self.op {
+            Op::Open => "open",
+            Op::Mkdir => "mkdir",
+            Op::Link => "link",
+            Op::Mknod => "create",
+            Op::Unlink => return "unlink".into(),
+        };
+        let close = if self.keep_open { "" } else { "/close" };
+        let unlink = match (&self.unlink_fmt, self.op) {
+            (None, _) => "",
+            (Some(_), Op::Mkdir) => "/rmdir",
+            _ => "/unlink",
+        };
+        format!("{op}{close}{unlink}")
+    }
+}
+
+/// The create rate at a number of entries (from the per-second series).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct RateAt {
+    pub entries: u64,
+    pub ops_per_s: f64,
+}
+
+/// What `--json` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct CreateManyReport {
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    pub options: CreateManyOptions,
+    pub total: u64,
+    pub seconds: f64,
+    pub ops_per_s: f64,
+    /// The rate as the directory grew: about 8 points per doubling of entries.
+    pub rate_by_entries: Vec<RateAt>,
+}
+
+impl Report for CreateManyReport {
+    fn run_id(&self) -> i64 {
+        self.outcome.run_id
+    }
+    fn status(&self) -> fslab_record::RunStatus {
+        self.outcome.status
+    }
+    fn error(&self) -> Option<&str> {
+        self.outcome.error.as_deref()
+    }
+    fn notes(&self) -> &[String] {
+        &self.outcome.notes
+    }
+}
+
+/// A worker's tally.
+#[derive(Default)]
+struct Tally {
+    done: u64,
+    hist: LatencyHistogram,
+    unlink_hist: LatencyHistogram,
+    error: Option<String>,
+    fds: Vec<OwnedFd>,
+}
+
+fn thread_fmt(o: &CreateManyOptions, f: &NameFmt, t: u32) -> NameFmt {
+    if !o.dir_per_thread {
+        return f.clone();
+    }
+    let mut f = f.clone();
+    let p = Path::new(&f.prefix);
+    let (dir, base) = (
+        p.parent()
+            .map(|d| d.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        p.file_name()
+            .map(|b| b.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    );
+    f.prefix = if dir.is_empty() {
+        format!("t{t}/{base}")
+    } else {
+        format!("{dir}/t{t}/{base}")
+    };
+    f
+}
+
+fn one(
+    o: &CreateManyOptions,
+    name: &std::ffi::CStr,
+    fill: &[u8],
+    tally: &mut Tally,
+) -> Result<(), (&'static str, Errno)> {
+    match o.op {
+        Op::Open => {
+            let fd = rustix::fs::openat(
+                CWD,
+                name,
+                OFlags::CREATE | OFlags::RDWR | OFlags::CLOEXEC,
+                Mode::from_bits_truncate(0o644),
+            )
+            .map_err(|e| ("open", e))?;
+            if let Some(n) = o.xattr {
+                rustix::fs::fsetxattr(
+                    &fd,
+                    "user.fslab",
+                    &fill[..n as usize],
+                    rustix::fs::XattrFlags::empty(),
+                )
+                .map_err(|e| ("setxattr", e))?;
+            }
+            if let Some(off) = o.seek {
+                rustix::io::pwrite(&fd, b"fslab", off).map_err(|e| ("write", e))?;
+            }
+            if let Some(n) = o.write {
+                let mut left = n as usize;
+                while left > 0 {
+                    let k = left.min(fill.len());
+                    left -= rustix::io::write(&fd, &fill[..k]).map_err(|e| ("write", e))?;
+                }
+            }
+            if o.uid.is_some() || o.gid.is_some() {
+                rustix::fs::fchown(
+                    &fd,
+                    o.uid.map(rustix::process::Uid::from_raw),
+                    o.gid.map(rustix::process::Gid::from_raw),
+                )
+                .map_err(|e| ("chown", e))?;
+            }
+            if o.keep_open {
+                tally.fds.push(fd);
+            }
+        }
+        Op::Mknod => rustix::fs::mknodat(
+            CWD,
+            name,
+            FileType::RegularFile,
+            Mode::from_bits_truncate(0o444),
+            0,
+        )
+        .map_err(|e| ("mknod", e))?,
+        Op::Mkdir => rustix::fs::mkdirat(CWD, name, Mode::from_bits_truncate(0o755))
+            .map_err(|e| ("mkdir", e))?,
+        Op::Link => {
+            let target = o.link_target.as_ref().expect("validated");
+            rustix::fs::linkat(CWD, target, CWD, name, AtFlags::empty()).map_err(|e| ("link", e))?
+        }
+        Op::Unlink => {
+            rustix::fs::unlinkat(CWD, name, AtFlags::empty()).map_err(|e| ("unlink", e))?
+        }
+    }
+    if o.op != Op::Open && o.op != Op::Unlink && (o.uid.is_some() || o.gid.is_some()) {
+        rustix::fs::chownat(
+            CWD,
+            name,
+            o.uid.map(rustix::process::Uid::from_raw),
+            o.gid.map(rustix::process::Gid::from_raw),
+            AtFlags::SYMLINK_NOFOLLOW,
+        )
+        .map_err(|e| ("chown", e))?;
+    }
+    Ok(())
+}
+
+/// Runs createmany.
+pub fn run(
+    o: &CreateManyOptions,
+    argv: &[String],
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+    rec: &mut dyn Recorder,
+    hooks: &mut Hooks,
+) -> Result<CreateManyReport, String> {
+    let store = |e: fslab_record::RecordError| format!("results store: {e}");
+    if o.dir_per_thread {
+        for t in 0..o.threads {
+            let d = o.dir().join(format!("t{t}"));
+            std::fs::create_dir_all(&d)
+                .map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+        }
+    }
+    let params = serde_json::to_value(o).unwrap_or_default();
+    let mut ctx = RunCtx::begin("createmany", argv, &o.dir(), params, rec, hooks, stop)
+        .map_err(|e| e.to_string())?;
+    let abort = AtomicBool::new(false);
+    let started = Instant::now();
+    let deadline = o
+        .seconds
+        .map(|s| started + std::time::Duration::from_secs(s));
+    let fill = vec![
+        0u8;
+        o.write
+            .unwrap_or(0)
+            .clamp(4096, 1 << 20)
+            .max(o.xattr.unwrap_or(0) as usize as u64) as usize
+    ];
+    let threads = o.threads as u64;
+    let tallies: Vec<Mutex<Tally>> = (0..threads).map(|_| Mutex::new(Tally::default())).collect();
+    let phase_name = if o.op == Op::Unlink {
+        "unlink"
+    } else {
+        "create"
+    };
+    let (mut last_t, mut last_n, mut printed_at) = (0.0f64, 0u64, 0u64);
+    let mut lines = Vec::new();
+    let verb = if o.op == Op::Unlink {
+        "unlinked"
+    } else {
+        "created"
+    };
+    let p = ctx
+        .phase_ticking(
+            phase_name,
+            threads as usize,
+            |t, progress| {
+                let mut tally = tallies[t].lock().unwrap_or_else(|e| e.into_inner());
+                let fmt = thread_fmt(o, &o.fmt, t as u32);
+                let ufmt = o.unlink_fmt.as_ref().map(|f| thread_fmt(o, f, t as u32));
+                let mut buf = Vec::with_capacity(256);
+                let mut ubuf = Vec::with_capacity(256);
+                let mut i = t as u64;
+                let mut n = 0u64;
+                while i < o.count {
+                    if n % 256 == 0
+                        && (stop.load(Ordering::Relaxed)
+                            || abort.load(Ordering::Relaxed)
+                            || deadline.is_some_and(|d| Instant::now() >= d))
+                    {
+                        break;
+                    }
+                    let number = o.start.wrapping_add(i as i64);
+                    fmt.render(number, &mut buf);
+                    let name = std::ffi::CStr::from_bytes_with_nul(&buf)
+                        .map_err(|_| ())
+                        .ok();
+                    let Some(name) = name else {
+                        tally.error = Some(format!("name {} holds a NUL byte", fmt.name(number)));
+                        break;
+                    };
+                    let t0 = Instant::now();
+                    if let Err((op, e)) = one(o, name, &fill, &mut tally) {
+                        tally.error = Some(format!(
+                            "{op}({}) error: {}",
+                            fmt.name(number),
+                            std::io::Error::from(e)
+                        ));
+                        abort.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                    tally.hist.record(t0.elapsed().as_nanos() as u64);
+                    if let Some(uf) = &ufmt {
+                        uf.render(number, &mut ubuf);
+                        let Ok(uname) = std::ffi::CStr::from_bytes_with_nul(&ubuf) else {
+                            tally.error =
+                                Some(format!("name {} holds a NUL byte", uf.name(number)));
+                            break;
+                        };
+                        let t1 = Instant::now();
+                        let flags = if o.op == Op::Mkdir {
+                            AtFlags::REMOVEDIR
+                        } else {
+                            AtFlags::empty()
+                        };
+                        let r = rustix::fs::unlinkat(CWD, uname, flags);
+                        if let Err(e) = r {
+                            tally.error = Some(format!(
+                                "unlink({}) error: {}",
+                                uf.name(number),
+                                std::io::Error::from(e)
+                            ));
+                            abort.store(true, Ordering::Relaxed);
+                            break;
+                        }
+                        tally.unlink_hist.record(t1.elapsed().as_nanos() as u64);
+                    }
+                    n += 1;
+                    progress.set(t, n);
+                    i += threads;
+                }
+                tally.done = n;
+            },
+            |pt| {
+                let crossed = pt.total_ops / 10_000 > printed_at / 10_000;
+                if (crossed && pt.t_s >= 2.0) || pt.t_s - last_t >= 10.0 {
+                    let now = SystemTime::now()
+                        .duration_since(UNIX_EPOCH)
+                        .map(|d| d.as_secs_f64())
+                        .unwrap_or(0.0);
+                    let rate = (pt.total_ops - last_n) as f64 / (pt.t_s - last_t).max(1e-9);
+                    lines.push(format!(
+                        " - {verb} {} (time {now:.2} total {:.2} last {rate:.2})",
+                        pt.total_ops, pt.t_s
+                    ));
+                    last_t = pt.t_s;
+                    last_n = pt.total_ops;
+                    printed_at = pt.total_ops;
+                }
+            },
+        )
+        .map_err(store)?;
+    // Progress lines were gathered on the coordinating thread; print them in order.
+    for l in &lines {
+        let _ = writeln!(out, "{l}");
+    }
+    let secs = p.elapsed_s;
+    let mut total = 0;
+    let mut hist = LatencyHistogram::new();
+    let mut uhist = LatencyHistogram::new();
+    let mut error = None;
+    let mut fds = Vec::new();
+    for t in tallies {
+        let t = t.into_inner().unwrap_or_else(|e| e.into_inner());
+        total += t.done;
+        hist.merge(&t.hist);
+        uhist.merge(&t.unlink_hist);
+        if error.is_none() {
+            error = t.error;
+        }
+        fds.extend(t.fds);
+    }
+    if let Some(e) = &error {
+        let _ = writeln!(out, "{e}");
+    }
+    let rate = total as f64 / secs.max(1e-9);
+    let _ = writeln!(
+        out,
+        "total: {total} {} in {secs:.2} seconds: {rate:.2} ops/second",
+        o.op_words()
+    );
+    let complete = error.is_none() && !ctx.stopping() && (deadline.is_some() || total == o.count);
+    ctx.record_phase(phase_result(phase_name, total, 0, &p, complete))
+        .map_err(store)?;
+    let call = match o.op {
+        Op::Open => "open",
+        Op::Mknod => "mknod",
+        Op::Mkdir => "mkdir",
+        Op::Link => "link",
+        Op::Unlink => "unlink",
+    };
+    ctx.record_latency(phase_name, call, &hist).map_err(store)?;
+    ctx.record_latency(
+        phase_name,
+        if o.op == Op::Mkdir { "rmdir" } else { "unlink" },
+        &uhist,
+    )
+    .map_err(store)?;
+    if o.keep_open && !fds.is_empty() {
+        let n = fds.len() as u64;
+        let t = Instant::now();
+        drop(fds);
+        let s = t.elapsed().as_secs_f64();
+        let _ = writeln!(
+            out,
+            "total: {n} close in {s:.2} seconds: {:.2} close/second",
+            n as f64 / s.max(1e-9)
+        );
+    }
+    let _ = out.flush();
+    let rate_by_entries = by_entries(&ctx.out.series);
+    let outcome = ctx.finish(error).map_err(store)?;
+    Ok(CreateManyReport {
+        outcome,
+        options: o.clone(),
+        total,
+        seconds: secs,
+        ops_per_s: rate,
+        rate_by_entries,
+    })
+}
+
+/// The create rate against entries made, at about eight points per
+/// doubling: each point averages the seconds whose counts fall in its band.
+pub fn by_entries(series: &[fslab_record::SeriesPoint]) -> Vec<RateAt> {
+    let mut out: Vec<RateAt> = Vec::new();
+    let mut band_end = 1000.0f64;
+    let (mut ops, mut secs, mut prev_t) = (0u64, 0.0f64, 0.0f64);
+    for p in series {
+        ops += p.ops;
+        secs += p.t_s - prev_t;
+        prev_t = p.t_s;
+        if p.total_ops as f64 >= band_end {
+            out.push(RateAt {
+                entries: p.total_ops,
+                ops_per_s: ops as f64 / secs.max(1e-9),
+            });
+            while band_end <= p.total_ops as f64 {
+                band_end *= 2f64.powf(1.0 / 8.0);
+            }
+            ops = 0;
+            secs = 0.0;
+        }
+    }
+    if ops > 0 {
+        if let Some(last) = series.last() {
+            out.push(RateAt {
+                entries: last.total_ops,
+                ops_per_s: ops as f64 / secs.max(1e-9),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_render_like_printf() {
+        assert_eq!(NameFmt::parse("/d/f%d").unwrap().name(42), "/d/f42");
+        assert_eq!(
+            NameFmt::parse("/d/f%08lx.x").unwrap().name(255),
+            "/d/f000000ff.x"
+        );
+        assert_eq!(NameFmt::parse("/d/f%5d|").unwrap().name(-42), "/d/f  -42|");
+        assert_eq!(NameFmt::parse("/d/f%-4u|").unwrap().name(7), "/d/f7   |");
+        assert_eq!(NameFmt::parse("/d/pre-").unwrap().name(9), "/d/pre-9");
+        assert_eq!(NameFmt::parse("/d/100%%-%d").unwrap().name(1), "/d/100%-1");
+        assert!(NameFmt::parse("/d/%d-%d")
+            .unwrap_err()
+            .contains("more than one"));
+        assert!(NameFmt::parse("/d/%s").unwrap_err().contains("%s"));
+    }
+
+    #[test]
+    fn rate_by_entries_has_about_eight_points_a_doubling() {
+        let series: Vec<fslab_record::SeriesPoint> = (1..=1000)
+            .map(|s| fslab_record::SeriesPoint {
+                phase_index: 0,
+                t_s: s as f64,
+                ops: 1000,
+                total_ops: s * 1000,
+            })
+            .collect();
+        let v = by_entries(&series);
+        // 1000 to 1M entries is about 10 doublings.
+        assert!((70..=90).contains(&v.len()), "{}", v.len());
+        assert!(v.iter().all(|r| (r.ops_per_s - 1000.0).abs() < 1e-6));
+    }
+}

@@ -1,0 +1,696 @@
+//! `fslab tiotest`: tiobench's tiotest, the tool of seed 003. Each thread
+//! writes its own file sequentially, writes random blocks of it, reads it
+//! sequentially and reads random blocks, and the two tables of seed 003
+//! come out in tiotest's layout, followed by a percentile table.
+//!
+//! The CPU columns: the process's user and system CPU time during the
+//! phase, divided by the phase's wall-clock time, in percent of one CPU
+//! (so 8 busy threads on 8 CPUs read 800%). tiotest instead adds up the
+//! process-wide rusage once per thread, which counts the same time once
+//! for every thread.
+
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use fslab_record::{LatencyHistogram, Recorder};
+use fslab_sys::mmap::SharedMap;
+use rustix::fs::OFlags;
+use serde::Serialize;
+
+use crate::common::{phase_result, CommonArgs, Hooks, Outcome, Report, RunCtx};
+
+/// `fslab tiotest -t THREADS -f MB -r RANDOM_OPS -b BLOCK -d DIR ...`
+#[derive(Debug, Clone, clap::Args)]
+pub struct TioArgs {
+    /// Threads (each with its own file)
+    #[arg(
+        short = 't',
+        default_value_t = 4,
+        value_name = "THREADS",
+        allow_negative_numbers = true
+    )]
+    pub threads: i64,
+    /// Megabytes (MiB) per thread's file
+    #[arg(
+        short = 'f',
+        default_value_t = 10,
+        value_name = "MB",
+        allow_negative_numbers = true
+    )]
+    pub mb: i64,
+    /// Random operations per thread
+    #[arg(
+        short = 'r',
+        default_value_t = 1000,
+        value_name = "OPS",
+        allow_negative_numbers = true
+    )]
+    pub random_ops: i64,
+    /// Block size in bytes per call
+    #[arg(
+        short = 'b',
+        default_value_t = 4096,
+        value_name = "BLOCK",
+        allow_negative_numbers = true
+    )]
+    pub block: i64,
+    /// Directory for the files (repeatable: threads are spread over them)
+    #[arg(short = 'd', value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Skip test N: 0 write, 1 random write, 2 read, 3 random read (repeatable)
+    #[arg(short = 'k', value_name = "N")]
+    pub skip: Vec<u8>,
+    /// No latency tables
+    #[arg(short = 'L')]
+    pub no_latency: bool,
+    /// Terse, machine-readable output (tiotest's write:... lines)
+    #[arg(short = 'T')]
+    pub terse: bool,
+    /// Use mmap for the IO
+    #[arg(short = 'M')]
+    pub mmap: bool,
+    /// Write the files one thread at a time
+    #[arg(short = 'W')]
+    pub sequential_writers: bool,
+    /// Open with O_SYNC
+    #[arg(short = 'S')]
+    pub sync: bool,
+    /// Open with O_DIRECT
+    #[arg(short = 'X')]
+    pub direct: bool,
+    /// Drop caches before each phase (needs root); same as --drop-caches
+    #[arg(short = 'F')]
+    pub drop: bool,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// The four tests, in order.
+pub const TESTS: [&str; 4] = ["Write", "Random Write", "Read", "Random Read"];
+const PHASES: [&str; 4] = ["write", "random_write", "read", "random_read"];
+
+/// Validated options.
+#[derive(Debug, Clone, Serialize)]
+pub struct TioOptions {
+    pub threads: u32,
+    pub file_bytes: u64,
+    pub random_ops: u64,
+    pub block: u64,
+    pub dirs: Vec<PathBuf>,
+    pub run: [bool; 4],
+    pub latency_table: bool,
+    pub terse: bool,
+    pub mmap: bool,
+    pub sequential_writers: bool,
+    pub sync: bool,
+    pub direct: bool,
+}
+
+impl TioArgs {
+    pub fn validate(&self) -> Result<TioOptions, String> {
+        let pos = |flag: &str, v: i64| {
+            if v < 1 {
+                Err(format!("{flag} {v}: must be at least 1"))
+            } else {
+                Ok(v as u64)
+            }
+        };
+        let threads = pos("-t", self.threads)?;
+        if threads > 1024 {
+            return Err(format!("-t {threads}: at most 1024 threads"));
+        }
+        let file_bytes = pos("-f", self.mb)? << 20;
+        let block = pos("-b", self.block)?;
+        if block > file_bytes {
+            return Err(format!(
+                "-b {block}: the block is larger than each file ({} MB)",
+                self.mb
+            ));
+        }
+        if block > 64 << 20 {
+            return Err(format!("-b {block}: at most 64 MiB"));
+        }
+        if self.direct && block % 512 != 0 {
+            return Err(format!(
+                "-b {block}: O_DIRECT (-X) needs a multiple of 512 bytes"
+            ));
+        }
+        let random_ops = pos("-r", self.random_ops)?;
+        let dirs = if self.dirs.is_empty() {
+            vec![PathBuf::from(".")]
+        } else {
+            self.dirs.clone()
+        };
+        for d in &dirs {
+            if !d.is_dir() {
+                return Err(format!("-d {}: no such directory", d.display()));
+            }
+        }
+        let mut run = [true; 4];
+        for &k in &self.skip {
+            if k > 3 {
+                return Err(format!(
+                    "-k {k}: tests are 0 write, 1 random write, 2 read, 3 random read"
+                ));
+            }
+            run[k as usize] = false;
+        }
+        if self.mmap && self.direct {
+            return Err("-M and -X exclude each other (mapped IO cannot be direct)".into());
+        }
+        Ok(TioOptions {
+            threads: threads as u32,
+            file_bytes,
+            random_ops,
+            block,
+            dirs,
+            run,
+            latency_table: !self.no_latency,
+            terse: self.terse,
+            mmap: self.mmap,
+            sequential_writers: self.sequential_writers,
+            sync: self.sync,
+            direct: self.direct,
+        })
+    }
+}
+
+/// One test's measurements.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TestResult {
+    pub item: String,
+    pub bytes: u64,
+    pub seconds: f64,
+    pub mb_per_s: f64,
+    pub usr_cpu_pct: f64,
+    pub sys_cpu_pct: f64,
+    pub avg_latency_ms: f64,
+    pub max_latency_ms: f64,
+    pub pct_over_2s: f64,
+    pub pct_over_10s: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    #[serde(skip)]
+    hist: LatencyHistogram,
+    #[serde(skip)]
+    over2: u64,
+    #[serde(skip)]
+    over10: u64,
+}
+
+/// What `--json` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct TioReport {
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    pub options: TioOptions,
+    pub tests: Vec<TestResult>,
+}
+
+impl Report for TioReport {
+    fn run_id(&self) -> i64 {
+        self.outcome.run_id
+    }
+    fn status(&self) -> fslab_record::RunStatus {
+        self.outcome.status
+    }
+    fn error(&self) -> Option<&str> {
+        self.outcome.error.as_deref()
+    }
+    fn notes(&self) -> &[String] {
+        &self.outcome.notes
+    }
+}
+
+/// A thread's outcome in a test.
+#[derive(Default)]
+struct Part {
+    bytes: u64,
+    hist: LatencyHistogram,
+    over2: u64,
+    over10: u64,
+    error: Option<String>,
+}
+
+impl Part {
+    #[inline]
+    fn lat(&mut self, ns: u64) {
+        self.hist.record(ns);
+        if ns > 2_000_000_000 {
+            self.over2 += 1;
+            if ns > 10_000_000_000 {
+                self.over10 += 1;
+            }
+        }
+    }
+}
+
+fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+impl TioOptions {
+    fn file(&self, t: usize) -> PathBuf {
+        self.dirs[t % self.dirs.len()].join(format!("_fslab_tiotest.{}.{t}", std::process::id()))
+    }
+
+    fn open(&self, t: usize, write: bool) -> std::io::Result<std::fs::File> {
+        let mut o = std::fs::OpenOptions::new();
+        // A shared writable mapping needs a file open for writing, even to read.
+        o.read(true).write(write || self.mmap).create(write);
+        let mut flags = 0;
+        if self.sync {
+            flags |= OFlags::SYNC.bits() as i32;
+        }
+        if self.direct {
+            flags |= OFlags::DIRECT.bits() as i32;
+        }
+        o.custom_flags(flags).open(self.file(t))
+    }
+}
+
+/// A buffer of `len` bytes aligned to 4096 (O_DIRECT needs alignment).
+struct Aligned {
+    v: Vec<u8>,
+    off: usize,
+    len: usize,
+}
+
+impl Aligned {
+    fn new(len: usize, fill: u8) -> Aligned {
+        let v = vec![fill; len + 4096];
+        let off = v.as_ptr().align_offset(4096);
+        Aligned { v, off, len }
+    }
+    fn get(&mut self) -> &mut [u8] {
+        &mut self.v[self.off..self.off + self.len]
+    }
+}
+
+fn work(
+    o: &TioOptions,
+    test: usize,
+    t: usize,
+    progress: &crate::measure::Progress,
+    stop: &AtomicBool,
+    turn: &AtomicU32,
+) -> Part {
+    let mut part = Part::default();
+    let b = o.block;
+    let blocks = o.file_bytes / b;
+    let mut buf = Aligned::new(b as usize, 0x5a);
+    let mut seed =
+        0x9e37_79b9_7f4a_7c15u64 ^ ((t as u64 + 1) * 0x2545_f491_4f6c_dd1d) ^ test as u64;
+    let write = test < 2;
+    if test == 0 && o.sequential_writers {
+        while turn.load(Ordering::Acquire) != t as u32 {
+            if stop.load(Ordering::Relaxed) {
+                return part;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    }
+    let file = match o.open(t, write) {
+        Ok(f) => f,
+        Err(e) => {
+            part.error = Some(format!("open {}: {e}", o.file(t).display()));
+            return part;
+        }
+    };
+    let fd: OwnedFd = file.into();
+    let ops = if test % 2 == 0 { blocks } else { o.random_ops };
+    let mut map = None;
+    if o.mmap {
+        if write {
+            let _ = rustix::fs::ftruncate(&fd, o.file_bytes);
+        }
+        match SharedMap::new(std::os::fd::AsFd::as_fd(&fd), o.file_bytes as usize) {
+            Ok(m) => map = Some(m),
+            Err(e) => {
+                part.error = Some(format!("mmap {}: {e}", o.file(t).display()));
+                return part;
+            }
+        }
+    }
+    for i in 0..ops {
+        if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let off = if test % 2 == 0 {
+            i * b
+        } else {
+            (xorshift(&mut seed) % blocks) * b
+        };
+        let t0 = Instant::now();
+        let r: Result<usize, String> = match (&mut map, write) {
+            (Some(m), true) => {
+                m.write_bytes(off as usize, buf.get());
+                Ok(b as usize)
+            }
+            (Some(m), false) => {
+                m.read_bytes(off as usize, buf.get());
+                Ok(b as usize)
+            }
+            (None, true) => rustix::io::pwrite(&fd, buf.get(), off)
+                .map_err(|e| std::io::Error::from(e).to_string()),
+            (None, false) => rustix::io::pread(&fd, buf.get(), off)
+                .map_err(|e| std::io::Error::from(e).to_string()),
+        };
+        match r {
+            Ok(n) => part.bytes += n as u64,
+            Err(e) => {
+                part.error = Some(format!(
+                    "{} {}: {e}",
+                    if write { "write" } else { "read" },
+                    o.file(t).display()
+                ));
+                break;
+            }
+        }
+        part.lat(t0.elapsed().as_nanos() as u64);
+        progress.set(t, i + 1);
+    }
+    if let Some(m) = map {
+        if write {
+            let _ = m.msync();
+        }
+    }
+    if test == 0 && o.sequential_writers {
+        turn.store(t as u32 + 1, Ordering::Release);
+    }
+    part
+}
+
+/// Runs tiotest.
+pub fn run(
+    o: &TioOptions,
+    argv: &[String],
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+    rec: &mut dyn Recorder,
+    hooks: &mut Hooks,
+) -> Result<TioReport, String> {
+    let store = |e: fslab_record::RecordError| format!("results store: {e}");
+    let params = serde_json::to_value(o).unwrap_or_default();
+    let mut ctx = RunCtx::begin("tiotest", argv, &o.dirs[0], params, rec, hooks, stop)
+        .map_err(|e| e.to_string())?;
+    let threads = o.threads as usize;
+    // Reading needs the files: without the write test they are written first, untimed.
+    if !o.run[0] && (o.run[1] || o.run[2] || o.run[3]) {
+        for t in 0..threads {
+            let f = o
+                .open(t, true)
+                .map_err(|e| format!("open {}: {e}", o.file(t).display()))?;
+            f.set_len(o.file_bytes)
+                .map_err(|e| format!("ftruncate {}: {e}", o.file(t).display()))?;
+        }
+    }
+    let mut tests = Vec::new();
+    let mut error = None;
+    for test in 0..4 {
+        if !o.run[test] || error.is_some() || ctx.stopping() {
+            continue;
+        }
+        let turn = AtomicU32::new(0);
+        let parts: Vec<Mutex<Part>> = (0..threads).map(|_| Mutex::new(Part::default())).collect();
+        let p = ctx
+            .phase(PHASES[test], threads, |t, progress| {
+                *parts[t].lock().unwrap_or_else(|e| e.into_inner()) =
+                    work(o, test, t, progress, stop, &turn);
+            })
+            .map_err(store)?;
+        let mut r = TestResult {
+            item: TESTS[test].into(),
+            ..Default::default()
+        };
+        let mut ops = 0;
+        for part in parts {
+            let part = part.into_inner().unwrap_or_else(|e| e.into_inner());
+            r.bytes += part.bytes;
+            r.hist.merge(&part.hist);
+            r.over2 += part.over2;
+            r.over10 += part.over10;
+            ops += part.hist.count();
+            if error.is_none() {
+                error = part.error;
+            }
+        }
+        r.seconds = p.elapsed_s;
+        r.mb_per_s = r.bytes as f64 / (1u64 << 20) as f64 / r.seconds.max(1e-9);
+        r.usr_cpu_pct = p.usr_cpu_s / r.seconds.max(1e-9) * 100.0;
+        r.sys_cpu_pct = p.sys_cpu_s / r.seconds.max(1e-9) * 100.0;
+        fill_latency(&mut r);
+        let want = if test % 2 == 0 {
+            o.file_bytes * threads as u64
+        } else {
+            o.random_ops * o.block * threads as u64
+        };
+        ctx.record_phase(phase_result(
+            PHASES[test],
+            ops,
+            r.bytes,
+            &p,
+            r.bytes == want,
+        ))
+        .map_err(store)?;
+        ctx.record_latency(
+            PHASES[test],
+            if test < 2 { "write" } else { "read" },
+            &r.hist,
+        )
+        .map_err(store)?;
+        tests.push(r);
+    }
+    for t in 0..threads {
+        let _ = std::fs::remove_file(o.file(t));
+    }
+    let _ = out.write_all(
+        if o.terse {
+            terse(&tests)
+        } else {
+            tables(o, &tests)
+        }
+        .as_bytes(),
+    );
+    let _ = out.flush();
+    if let Some(e) = &error {
+        let _ = writeln!(out, "{e}");
+        let _ = out.flush();
+    }
+    let outcome = ctx.finish(error).map_err(store)?;
+    Ok(TioReport {
+        outcome,
+        options: o.clone(),
+        tests,
+    })
+}
+
+fn fill_latency(r: &mut TestResult) {
+    let n = r.hist.count();
+    let s = r.hist.summary();
+    r.avg_latency_ms = s.mean_ns / 1e6;
+    r.max_latency_ms = s.max_ns as f64 / 1e6;
+    r.pct_over_2s = if n > 0 {
+        r.over2 as f64 * 100.0 / n as f64
+    } else {
+        0.0
+    };
+    r.pct_over_10s = if n > 0 {
+        r.over10 as f64 * 100.0 / n as f64
+    } else {
+        0.0
+    };
+    r.p50_ms = s.p50_ns as f64 / 1e6;
+    r.p99_ms = s.p99_ns as f64 / 1e6;
+    r.p999_ms = s.p999_ns as f64 / 1e6;
+}
+
+fn mbs(b: u64) -> f64 {
+    b as f64 / (1u64 << 20) as f64
+}
+
+/// tiotest's two tables (and fslab's percentile table).
+pub fn tables(o: &TioOptions, tests: &[TestResult]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Tiotest results for {} concurrent io threads:",
+        o.threads
+    );
+    s.push_str(",----------------------------------------------------------------------.\n");
+    s.push_str("| Item                  | Time     | Rate         | Usr CPU  | Sys CPU |\n");
+    s.push_str("+-----------------------+----------+--------------+----------+---------+\n");
+    for r in tests {
+        let label = match r.item.as_str() {
+            "Write" => format!("Write {:11.0} MBs", mbs(r.bytes)),
+            "Random Write" => format!("Random Write {:4.0} MBs", mbs(r.bytes)),
+            "Read" => format!("Read {:12.0} MBs", mbs(r.bytes)),
+            _ => format!("Random Read {:5.0} MBs", mbs(r.bytes)),
+        };
+        let _ = writeln!(
+            s,
+            "| {label} | {:6.1} s | {:7.3} MB/s | {:5.1} %  | {:5.1} % |",
+            r.seconds, r.mb_per_s, r.usr_cpu_pct, r.sys_cpu_pct
+        );
+    }
+    s.push_str("`----------------------------------------------------------------------'\n");
+    if !o.latency_table {
+        return s;
+    }
+    s.push_str("Tiotest latency results:\n");
+    s.push_str(",-------------------------------------------------------------------------.\n");
+    s.push_str("| Item         | Average latency | Maximum latency | % >2 sec | % >10 sec |\n");
+    s.push_str("+--------------+-----------------+-----------------+----------+-----------+\n");
+    let mut total = TestResult::default();
+    for r in tests {
+        let _ = writeln!(
+            s,
+            "| {:<12} | {:12.3} ms | {:12.3} ms | {:8.5} | {:9.5} |",
+            r.item, r.avg_latency_ms, r.max_latency_ms, r.pct_over_2s, r.pct_over_10s
+        );
+        total.hist.merge(&r.hist);
+        total.over2 += r.over2;
+        total.over10 += r.over10;
+    }
+    fill_latency(&mut total);
+    s.push_str("|--------------+-----------------+-----------------+----------+-----------|\n");
+    let _ = writeln!(
+        s,
+        "| {:<12} | {:12.3} ms | {:12.3} ms | {:8.5} | {:9.5} |",
+        "Total", total.avg_latency_ms, total.max_latency_ms, total.pct_over_2s, total.pct_over_10s
+    );
+    s.push_str("`--------------+-----------------+-----------------+----------+-----------'\n");
+    s.push_str("fslab latency percentiles:\n");
+    s.push_str("| Item         |       p50 |       p99 |     p99.9 |\n");
+    for r in tests.iter().chain([&total]) {
+        let name = if r.item.is_empty() { "Total" } else { &r.item };
+        let _ = writeln!(
+            s,
+            "| {:<12} | {:6.3} ms | {:6.3} ms | {:6.3} ms |",
+            name, r.p50_ms, r.p99_ms, r.p999_ms
+        );
+    }
+    s
+}
+
+/// tiotest -T: one line per test, `name:MB,secs,usr,sys,avg_ms,max_ms,%>2s,%>10s`.
+pub fn terse(tests: &[TestResult]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let mut total = TestResult::default();
+    for r in tests {
+        let name = match r.item.as_str() {
+            "Write" => "write",
+            "Random Write" => "rwrite",
+            "Read" => "read",
+            _ => "rread",
+        };
+        let _ = writeln!(
+            s,
+            "{name}:{:.5},{:.5},{:.5},{:.5},{:.5},{:.5},{:.5},{:.5}",
+            mbs(r.bytes),
+            r.seconds,
+            r.usr_cpu_pct * r.seconds / 100.0,
+            r.sys_cpu_pct * r.seconds / 100.0,
+            r.avg_latency_ms,
+            r.max_latency_ms,
+            r.pct_over_2s,
+            r.pct_over_10s
+        );
+        total.hist.merge(&r.hist);
+        total.over2 += r.over2;
+        total.over10 += r.over10;
+    }
+    fill_latency(&mut total);
+    let _ = writeln!(
+        s,
+        "total:{:.5},{:.5},{:.5},{:.5}",
+        total.avg_latency_ms, total.max_latency_ms, total.pct_over_2s, total.pct_over_10s
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_rows_have_tiotests_widths() {
+        let o = TioArgs {
+            threads: 8,
+            mb: 1,
+            random_ops: 1,
+            block: 4096,
+            dirs: vec!["/tmp".into()],
+            skip: vec![],
+            no_latency: false,
+            terse: false,
+            mmap: false,
+            sequential_writers: false,
+            sync: false,
+            direct: false,
+            drop: false,
+            common: CommonArgs {
+                json: false,
+                probes: "none".into(),
+                drop_caches: false,
+                cgroup: None,
+                die_with_parent: false,
+                progress: false,
+            },
+        }
+        .validate()
+        .unwrap();
+        let mut w = TestResult {
+            item: "Write".into(),
+            bytes: 9000 << 20,
+            seconds: 189.1,
+            mb_per_s: 47.599,
+            usr_cpu_pct: 0.8,
+            sys_cpu_pct: 12.3,
+            ..Default::default()
+        };
+        w.avg_latency_ms = 0.077;
+        w.max_latency_ms = 2569.866;
+        w.pct_over_2s = 0.00009;
+        let rw = TestResult {
+            item: "Random Write".into(),
+            bytes: 59 << 20,
+            seconds: 17.6,
+            mb_per_s: 3.327,
+            usr_cpu_pct: 0.2,
+            sys_cpu_pct: 89.1,
+            ..Default::default()
+        };
+        let t = tables(&o, &[w, rw]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "Tiotest results for 8 concurrent io threads:");
+        assert_eq!(
+            lines[4],
+            "| Write        9000 MBs |  189.1 s |  47.599 MB/s |   0.8 %  |  12.3 % |"
+        );
+        assert_eq!(
+            lines[5],
+            "| Random Write   59 MBs |   17.6 s |   3.327 MB/s |   0.2 %  |  89.1 % |"
+        );
+        assert_eq!(
+            lines[11],
+            "| Write        |        0.077 ms |     2569.866 ms |  0.00009 |   0.00000 |"
+        );
+        assert_eq!(
+            lines[13],
+            "|--------------+-----------------+-----------------+----------+-----------|"
+        );
+        assert!(lines[14].starts_with("| Total        |"));
+    }
+}
