@@ -84,11 +84,59 @@ pub fn scaled(exp: &Experiment, f: f64) -> Experiment {
         let s = ((*size as f64 * f) as u64).div_ceil(mib) * mib;
         *size = s.max(512 * mib);
     }
-    e.workload.args = scale_fsmark_args(&e.workload.args, f);
+    let kind = e.workload.kind.clone();
+    e.workload.args = scale_args(&kind, &e.workload.args, f);
     for c in &mut e.cells {
-        c.workload_args = scale_fsmark_args(&c.workload_args, f);
+        c.workload_args = scale_args(&kind, &c.workload_args, f);
     }
     e
+}
+
+/// Scales a workload's counts and sizes: fsmark `-n` and `-D`; tiotest `-f`
+/// and `-r`; createmany's COUNT; alloctest's LEN (at least 1 MiB).
+pub fn scale_args(kind: &str, args: &[String], f: f64) -> Vec<String> {
+    match kind {
+        "fsmark" => scale_fsmark_args(args, f),
+        "tiotest" => scale_flags(args, &["-f", "-r"], f),
+        "createmany" => {
+            let mut v = args.to_vec();
+            let takes_value = ["-l", "-r", "-x", "-S", "-W", "-U", "-G", "-t", "--threads"];
+            if let Some(last) = v.len().checked_sub(1) {
+                let after_flag = last > 0 && takes_value.contains(&v[last - 1].as_str());
+                if !after_flag {
+                    if let Some(n) = scale_count(&v[last], f, 1) {
+                        v[last] = n;
+                    }
+                }
+            }
+            v
+        }
+        "alloctest" => {
+            let mut v = args.to_vec();
+            if let Some(last) = v.last_mut() {
+                if let Some(b) = fslab_lab::parse_bytes(last) {
+                    let mib = 1u64 << 20;
+                    *last = ((((b as f64 * f) as u64).div_ceil(mib)) * mib)
+                        .max(mib)
+                        .to_string();
+                }
+            }
+            v
+        }
+        _ => args.to_vec(),
+    }
+}
+
+fn scale_flags(args: &[String], flags: &[&str], f: f64) -> Vec<String> {
+    let mut out = args.to_vec();
+    for i in 0..out.len().saturating_sub(1) {
+        if flags.contains(&out[i].as_str()) {
+            if let Some(n) = scale_count(&out[i + 1], f, 1) {
+                out[i + 1] = n;
+            }
+        }
+    }
+    out
 }
 
 /// Mount options for a cell: the user's, plus fslab's own that keep a fresh
@@ -114,19 +162,38 @@ pub fn mount_options(cell: &Cell) -> String {
     opts.join(",")
 }
 
-/// The workload's argv (after `fslab`) for a cell whose filesystem is at `mnt`.
+/// The workload directories of a cell whose filesystem is at `mnt`.
+pub fn workload_dirs(exp: &Experiment, mnt: &Path) -> Vec<std::path::PathBuf> {
+    (0..exp.workload.dirs)
+        .map(|i| mnt.join(i.to_string()))
+        .collect()
+}
+
+/// The workload's argv (after `fslab`) for a cell whose filesystem is at
+/// `mnt`: `{dir}` (`{dir1}`, ...) in an argument becomes a workload
+/// directory; fsmark and tiotest get `-d DIR` for each.
 pub fn workload_argv(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
+    let dirs = workload_dirs(exp, mnt);
+    let subst = |a: &String| {
+        let mut a = a.clone();
+        for (i, d) in dirs.iter().enumerate().rev() {
+            a = a.replace(&format!("{{dir{i}}}"), &d.display().to_string());
+        }
+        a.replace("{dir}", &dirs[0].display().to_string())
+    };
     let mut v = vec![exp.workload.kind.clone()];
-    v.extend(exp.workload.args.iter().cloned());
-    v.extend(cell.workload_args.iter().cloned());
-    if !v.iter().any(|a| a.starts_with("-l")) {
-        // fs_mark's log file would go to the current directory; the output is stored instead.
+    v.extend(exp.workload.args.iter().map(subst));
+    v.extend(cell.workload_args.iter().map(subst));
+    if exp.workload.kind == "fsmark" && !v.iter().any(|a| a.starts_with("-l")) {
+        // fs_mark's log file would go to the current directory; the text is stored instead.
         v.push("-l".into());
         v.push("/dev/null".into());
     }
-    for i in 0..exp.workload.dirs {
-        v.push("-d".into());
-        v.push(mnt.join(i.to_string()).display().to_string());
+    if matches!(exp.workload.kind.as_str(), "fsmark" | "tiotest") {
+        for d in &dirs {
+            v.push("-d".into());
+            v.push(d.display().to_string());
+        }
     }
     v
 }

@@ -515,8 +515,11 @@ fn run_cell(
                     cell.index,
                     rep
                 ));
-                if let Some(i) = argv.iter().position(|a| a == "/dev/null") {
-                    argv[i] = log.display().to_string();
+                // The workload's text goes to a file and is stored with the cell.
+                argv.push("--text-to".into());
+                argv.push(log.display().to_string());
+                for d in crate::plan::workload_dirs(exp, prepared.workdir()) {
+                    let _ = std::fs::create_dir_all(d);
                 }
                 if exp.machine.drop_caches {
                     argv.push("--drop-caches".into());

@@ -18,9 +18,10 @@
 //! memory_limit = "4G"            # memory cgroup around the workload
 //!
 //! [workload]
-//! kind = "fsmark"
+//! kind = "fsmark"                # fsmark | createmany | tiotest | alloctest
 //! args = ["-S0", "-s", "0", "-n", "100000", "-t", "8"]
-//! dirs = 8                       # -d MOUNT/0 ... -d MOUNT/7
+//! dirs = 8                       # -d MOUNT/0 ... -d MOUNT/7 (fsmark, tiotest);
+//!                                # createmany and alloctest put {dir} in a path instead
 //!
 //! [[target]]
 //! fs = "ext4"
@@ -125,6 +126,9 @@ struct VariantSpec {
     mkfs_options: Option<String>,
     mount_options: Option<String>,
 }
+
+/// The workloads an experiment can run.
+pub const WORKLOADS: [&str; 4] = ["fsmark", "createmany", "tiotest", "alloctest"];
 
 /// In what order the (cell, repetition) pairs run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -423,11 +427,23 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
     };
 
     let wk = spec.workload.kind.get_ref().as_str();
-    if wk != "fsmark" {
+    if !WORKLOADS.contains(&wk) {
         return ctx.err(
             spec.workload.kind.span(),
             "workload.kind",
-            format!("unknown workload {wk:?} (available: fsmark)"),
+            format!(
+                "unknown workload {wk:?} (available: {})",
+                WORKLOADS.join(", ")
+            ),
+        );
+    }
+    if matches!(wk, "createmany" | "alloctest")
+        && !spec.workload.args.iter().any(|a| a.contains("{dir"))
+    {
+        return ctx.err(
+            spec.workload.kind.span(),
+            "workload.args",
+            format!("{wk} names its files itself: put {{dir}} (the new filesystem's directory) in its path, like \"{{dir}}/f\""),
         );
     }
     let dirs = match &spec.workload.dirs {

@@ -803,7 +803,8 @@ mod tests {
             .collect();
         let v = by_entries(&series);
         // 1000 to 1M entries is about 10 doublings.
-        assert!((70..=90).contains(&v.len()), "{}", v.len());
+        // (bands narrower than a second at the start merge into one point).
+        assert!((55..=90).contains(&v.len()), "{}", v.len());
         assert!(v.iter().all(|r| (r.ops_per_s - 1000.0).abs() < 1e-6));
     }
 }

@@ -647,6 +647,7 @@ mod tests {
                 cgroup: None,
                 die_with_parent: false,
                 progress: false,
+                text_to: None,
             },
         }
         .validate()

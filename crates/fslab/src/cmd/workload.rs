@@ -50,10 +50,13 @@ pub fn run<R: Report>(
     let mut store = super::open_store(&db.to_path_buf())?;
     let stop = super::stop_on_signals()?;
     let stdout = std::io::stdout();
-    let mut text_out: Box<dyn Write> = if common.json {
-        Box::new(std::io::sink())
-    } else {
-        Box::new(stdout.lock())
+    let mut text_out: Box<dyn Write> = match (&common.text_to, common.json) {
+        (Some(p), _) => Box::new(
+            std::fs::File::create(p)
+                .map_err(|e| Failure::Failed(format!("{name}: --text-to {}: {e}", p.display())))?,
+        ),
+        (None, true) => Box::new(std::io::sink()),
+        (None, false) => Box::new(stdout.lock()),
     };
     let mut probes = (!kinds.is_empty()).then(|| {
         fslab_probe::ProbeSet::start(
