@@ -168,6 +168,17 @@ fn build(
     let argv = mkfs_argv(&fs, &cell.mkfs_options, &dev_path);
     info.mkfs_argv = argv.clone();
     info.mkfs_s = run_mkfs(&argv)?.as_secs_f64();
+    for cmd in &cell.after_mkfs {
+        let cmd: Vec<String> = cmd
+            .iter()
+            .map(|a| a.replace("{device}", &dev_path.display().to_string()))
+            .collect();
+        if cmd.is_empty() {
+            continue;
+        }
+        info.after_mkfs.push(cmd.clone());
+        fslab_lab::mkfs::run_tool(&cmd)?;
+    }
 
     let mnt = journal
         .mount_base()

@@ -266,6 +266,13 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
                 "    mkfs:     {}",
                 mkfs_argv(fs, &c.mkfs_options, device).join(" ")
             );
+            for cmd in &c.after_mkfs {
+                let cmd: Vec<String> = cmd
+                    .iter()
+                    .map(|a| a.replace("{device}", &device.display().to_string()))
+                    .collect();
+                let _ = writeln!(s, "    then:     {}", cmd.join(" "));
+            }
             let _ = writeln!(
                 s,
                 "    mount:    {}",

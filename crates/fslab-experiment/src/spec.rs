@@ -113,6 +113,8 @@ struct TargetSpec {
     sysctl: BTreeMap<String, Spanned<toml::Value>>,
     #[serde(default)]
     workload_args: Vec<String>,
+    #[serde(default)]
+    after_mkfs: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -125,6 +127,8 @@ struct VariantSpec {
     workload_args: Vec<String>,
     mkfs_options: Option<String>,
     mount_options: Option<String>,
+    #[serde(default)]
+    after_mkfs: Vec<String>,
 }
 
 /// The workloads an experiment can run.
@@ -188,6 +192,8 @@ pub struct Cell {
     pub mount_options: String,
     pub sysctl: BTreeMap<String, String>,
     pub workload_args: Vec<String>,
+    /// Commands run after mkfs (`{device}` is the device), e.g. `tune2fs -E hash_alg=tea {device}`.
+    pub after_mkfs: Vec<Vec<String>>,
 }
 
 /// A validated experiment.
@@ -470,35 +476,43 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
         );
     }
 
-    let variants: Vec<(
-        String,
-        BTreeMap<String, String>,
-        Vec<String>,
-        Option<String>,
-        Option<String>,
-    )> = if spec.variants.is_empty() {
-        vec![(String::new(), BTreeMap::new(), vec![], None, None)]
-    } else {
-        let mut v = Vec::new();
-        for (i, var) in spec.variants.iter().enumerate() {
-            let n = var.name.get_ref().trim();
-            if n.is_empty() {
-                return ctx.err(
-                    var.name.span(),
-                    &format!("variant[{i}].name"),
-                    "must not be empty",
-                );
-            }
-            v.push((
-                n.to_string(),
-                sysctls(&ctx, &format!("variant[{i}].sysctl"), &var.sysctl)?,
-                var.workload_args.clone(),
-                var.mkfs_options.clone(),
-                var.mount_options.clone(),
-            ));
+    struct Variant {
+        name: String,
+        sysctl: BTreeMap<String, String>,
+        workload_args: Vec<String>,
+        mkfs_options: Option<String>,
+        mount_options: Option<String>,
+        after_mkfs: Vec<String>,
+    }
+    let mut variants = Vec::new();
+    for (i, var) in spec.variants.iter().enumerate() {
+        let n = var.name.get_ref().trim();
+        if n.is_empty() {
+            return ctx.err(
+                var.name.span(),
+                &format!("variant[{i}].name"),
+                "must not be empty",
+            );
         }
-        v
-    };
+        variants.push(Variant {
+            name: n.to_string(),
+            sysctl: sysctls(&ctx, &format!("variant[{i}].sysctl"), &var.sysctl)?,
+            workload_args: var.workload_args.clone(),
+            mkfs_options: var.mkfs_options.clone(),
+            mount_options: var.mount_options.clone(),
+            after_mkfs: var.after_mkfs.clone(),
+        });
+    }
+    if variants.is_empty() {
+        variants.push(Variant {
+            name: String::new(),
+            sysctl: BTreeMap::new(),
+            workload_args: vec![],
+            mkfs_options: None,
+            mount_options: None,
+            after_mkfs: vec![],
+        });
+    }
 
     let mut cells = Vec::new();
     if let Device::Directory { .. } = device {
@@ -509,13 +523,13 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
                 "a directory device makes no filesystem: remove the [[target]] tables",
             );
         }
-        for (vname, vsys, vargs, _, _) in &variants {
+        for v in &variants {
             cells.push(Cell {
                 index: cells.len() as u32,
-                label: if vname.is_empty() {
+                label: if v.name.is_empty() {
                     "directory".into()
                 } else {
-                    vname.clone()
+                    v.name.clone()
                 },
                 fs: None,
                 mkfs_options: vec![],
@@ -523,10 +537,11 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
                 sysctl: machine
                     .sysctl
                     .iter()
-                    .chain(vsys)
+                    .chain(&v.sysctl)
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect(),
-                workload_args: vargs.clone(),
+                workload_args: v.workload_args.clone(),
+                after_mkfs: vec![],
             });
         }
     } else {
@@ -564,15 +579,16 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
             };
             for mk in &mkfs_axis {
                 for mo in &mount_axis {
-                    for (vname, vsys, vargs, vmk, vmo) in &variants {
+                    for v in &variants {
                         let mut mkfs_options = split_args(mk);
-                        if let Some(x) = vmk {
+                        if let Some(x) = &v.mkfs_options {
                             mkfs_options.extend(split_args(x));
                         }
-                        let mount_options: Vec<&str> = [mo.as_str(), vmo.as_deref().unwrap_or("")]
-                            .into_iter()
-                            .filter(|s| !s.trim().is_empty())
-                            .collect();
+                        let mount_options: Vec<&str> =
+                            [mo.as_str(), v.mount_options.as_deref().unwrap_or("")]
+                                .into_iter()
+                                .filter(|s| !s.trim().is_empty())
+                                .collect();
                         let mount_options = mount_options.join(",");
                         let mut label = t.label.clone().unwrap_or_else(|| fs.name().to_string());
                         if t.label.is_none() || mkfs_axis.len() > 1 {
@@ -585,16 +601,16 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
                             label.push_str(" -o ");
                             label.push_str(mo.trim());
                         }
-                        if !vname.is_empty() {
+                        if !v.name.is_empty() {
                             label.push_str(" [");
-                            label.push_str(vname);
+                            label.push_str(&v.name);
                             label.push(']');
                         }
                         let mut sysctl = machine.sysctl.clone();
                         sysctl.extend(tsys.clone());
-                        sysctl.extend(vsys.clone());
+                        sysctl.extend(v.sysctl.clone());
                         let mut workload_args = t.workload_args.clone();
-                        workload_args.extend(vargs.iter().cloned());
+                        workload_args.extend(v.workload_args.iter().cloned());
                         cells.push(Cell {
                             index: cells.len() as u32,
                             label,
@@ -603,6 +619,12 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
                             mount_options,
                             sysctl,
                             workload_args,
+                            after_mkfs: t
+                                .after_mkfs
+                                .iter()
+                                .chain(&v.after_mkfs)
+                                .map(|c| split_args(c))
+                                .collect(),
                         });
                     }
                 }

@@ -160,7 +160,14 @@ pub fn mkfs_argv(fs: &FsType, options: &[String], device: &Path) -> Vec<String> 
 /// Runs a mkfs command line (stdin closed, so it can never wait on a prompt).
 pub fn run_mkfs(argv: &[String]) -> LabResult<Duration> {
     let fs = FsType::parse(argv[0].trim_start_matches("mkfs."));
-    let tool = require_tool(&fs)?;
+    require_tool(&fs)?;
+    run_tool(argv)
+}
+
+/// Runs a tool's command line (found in $PATH, /usr/sbin or /sbin) with
+/// stdin closed; the error gives the command and the last lines it printed.
+pub fn run_tool(argv: &[String]) -> LabResult<Duration> {
+    let tool = find_tool(&argv[0]).ok_or_else(|| LabError(format!("{} not found", argv[0])))?;
     let start = Instant::now();
     let out = Command::new(tool)
         .args(&argv[1..])

@@ -64,6 +64,9 @@ pub struct CellRunInfo {
     pub direct_io: bool,
     pub mkfs_argv: Vec<String>,
     pub mkfs_s: f64,
+    /// Commands run after mkfs (tune2fs ...).
+    #[serde(default)]
+    pub after_mkfs: Vec<Vec<String>>,
     pub mount_argv: Vec<String>,
     pub kernel_mount_options: String,
     /// Sysctl values before fslab changed them.

@@ -11,6 +11,18 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "seed001-crc-overhead",
         include_str!("../../../../experiments/seed001-crc-overhead.toml"),
     ),
+    (
+        "seed002-mmap-fragmentation",
+        include_str!("../../../../experiments/seed002-mmap-fragmentation.toml"),
+    ),
+    (
+        "seed003-btrfs-random-write",
+        include_str!("../../../../experiments/seed003-btrfs-random-write.toml"),
+    ),
+    (
+        "seed004-large-dir",
+        include_str!("../../../../experiments/seed004-large-dir.toml"),
+    ),
 ];
 
 /// A built-in by full name or by unique prefix (`seed001`).
