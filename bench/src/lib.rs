@@ -29,11 +29,14 @@ impl Scratch {
         Scratch(p)
     }
 
-    /// Empties the directory (outside any timing).
+    /// Empties the directory (outside any timing), then lets the kernel
+    /// finish freeing what was removed, so it does not bleed into the next run.
     pub fn clear(&self) {
         for e in std::fs::read_dir(&self.0).expect("read scratch").flatten() {
             let _ = std::fs::remove_dir_all(e.path());
         }
+        rustix::fs::sync();
+        std::thread::sleep(std::time::Duration::from_millis(300));
     }
 }
 
@@ -67,4 +70,17 @@ pub fn run_fslab(args: &[&str], cwd: &Path) {
         "fslab {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Runs `cmd` (stdout discarded) and returns its own peak RSS in KiB.
+pub fn peak_rss_kib(cmd: &mut Command) -> u64 {
+    let child = cmd
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let (status, usage) = fslab_sys::wait4(child.id()).expect("wait4");
+    assert_eq!(status, 0, "{cmd:?} failed");
+    // The child is reaped: forget it so std does not wait for it again.
+    std::mem::forget(child);
+    usage.max_rss_kib
 }

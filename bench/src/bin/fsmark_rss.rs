@@ -7,32 +7,26 @@ use fslab_bench::{fslab_bin, Scratch};
 
 fn peak_kib(files: u64) -> u64 {
     let scratch = Scratch::new(&format!("rss-{files}"));
-    let before = fslab_sys::rusage(fslab_sys::Who::Children).expect("getrusage");
-    let st = std::process::Command::new(fslab_bin())
-        .args([
-            "fsmark",
-            "-t",
-            "1",
-            "-s",
-            "0",
-            "-S",
-            "0",
-            "-n",
-            &files.to_string(),
-        ])
-        .arg("-d")
-        .arg(scratch.0.join("d"))
-        .arg("--db")
-        .arg(scratch.0.join("r.sqlite"))
-        .arg("-l")
-        .arg(scratch.0.join("fs_log.txt"))
-        .stdout(std::process::Stdio::null())
-        .status()
-        .expect("spawn fslab");
-    assert!(st.success());
-    // RUSAGE_CHILDREN reports the largest peak among waited-for children.
-    let after = fslab_sys::rusage(fslab_sys::Who::Children).expect("getrusage");
-    after.max_rss_kib.max(before.max_rss_kib)
+    fslab_bench::peak_rss_kib(
+        std::process::Command::new(fslab_bin())
+            .args([
+                "fsmark",
+                "-t",
+                "1",
+                "-s",
+                "0",
+                "-S",
+                "0",
+                "-n",
+                &files.to_string(),
+            ])
+            .arg("-d")
+            .arg(scratch.0.join("d"))
+            .arg("--db")
+            .arg(scratch.0.join("r.sqlite"))
+            .arg("-l")
+            .arg(scratch.0.join("fs_log.txt")),
+    )
 }
 
 fn main() {

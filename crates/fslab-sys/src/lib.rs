@@ -71,6 +71,34 @@ pub fn rusage(who: Who) -> io::Result<Usage> {
     })
 }
 
+/// `wait4(2)`: waits for child `pid` and returns its exit status (as
+/// `waitpid` gives it) and its own resource usage (peak RSS included).
+pub fn wait4(pid: u32) -> io::Result<(i32, Usage)> {
+    let mut status = 0i32;
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    loop {
+        // SAFETY: `status` and `ru` are valid, writable and live across the call.
+        let rc = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, ru.as_mut_ptr()) };
+        if rc >= 0 {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+    // SAFETY: wait4 succeeded and filled the structure (zeroed before in any case).
+    let ru = unsafe { ru.assume_init() };
+    Ok((
+        status,
+        Usage {
+            user: timeval(ru.ru_utime),
+            system: timeval(ru.ru_stime),
+            max_rss_kib: ru.ru_maxrss.max(0) as u64,
+        },
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,6 +117,14 @@ mod tests {
             spent.user + spent.system >= Duration::from_millis(20),
             "{spent:?}"
         );
+    }
+
+    #[test]
+    fn wait4_reports_the_childs_own_peak() {
+        let child = std::process::Command::new("true").spawn().unwrap();
+        let (status, usage) = wait4(child.id()).unwrap();
+        assert_eq!(status, 0);
+        assert!(usage.max_rss_kib > 0 && usage.max_rss_kib < 100_000);
     }
 
     #[test]

@@ -419,6 +419,9 @@ fn the_built_in_experiments_complete_at_scale_0_01() {
     for (name, want) in [
         ("seed000", "3 of 3 runs completed"),
         ("seed001", "3 of 4 runs completed"),
+        ("seed002", "9 of 9 runs completed"),
+        ("seed003", "4 of 4 runs completed"),
+        ("seed004", "3 of 3 runs completed"),
     ] {
         let o = lab
             .run_cmd()

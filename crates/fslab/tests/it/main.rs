@@ -9,3 +9,4 @@ mod lab_safety;
 mod probes;
 mod results;
 mod support;
+mod workloads;
