@@ -85,7 +85,10 @@ pub fn compare(groups: &[String], metrics: &[Metric], baseline: usize) -> Vec<Ro
                 row.diff_pct = Some(pct);
                 row.direction = Some(m.direction.word(pct));
                 if summary.n < 3 || bs.n < 3 {
-                    row.note = Some(format!("too few repetitions (n={} vs {}) for confidence: use 3 or more", summary.n, bs.n));
+                    row.note = Some(format!(
+                        "too few repetitions (n={} vs {}) for confidence: use 3 or more",
+                        summary.n, bs.n
+                    ));
                 } else {
                     if let Some((lo, hi)) = bootstrap_ratio(base, vals, 2000, 0.95, 1) {
                         row.ci_low_pct = Some((lo - 1.0) * 100.0);
@@ -138,7 +141,12 @@ fn diff(r: &Row) -> String {
 
 /// A text table, one block per metric.
 pub fn text(rows: &[Row]) -> String {
-    let gw = rows.iter().map(|r| r.group.len().max(r.metric.len())).max().unwrap_or(5).max(5);
+    let gw = rows
+        .iter()
+        .map(|r| r.group.len().max(r.metric.len()))
+        .max()
+        .unwrap_or(5)
+        .max(5);
     let mut s = String::new();
     let mut last = "";
     for r in rows {
@@ -153,7 +161,11 @@ pub fn text(rows: &[Row]) -> String {
             );
             last = &r.metric;
         }
-        let cv = if r.summary.cv.is_nan() { "-".into() } else { format!("{:.1}%", r.summary.cv * 100.0) };
+        let cv = if r.summary.cv.is_nan() {
+            "-".into()
+        } else {
+            format!("{:.1}%", r.summary.cv * 100.0)
+        };
         let line = format!(
             "{:<gw$}  {:>3} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7}  {}",
             r.group,
@@ -180,7 +192,11 @@ pub fn text(rows: &[Row]) -> String {
 pub fn markdown(rows: &[Row]) -> String {
     let mut s = String::from("| metric | group | n | mean | sd | median | min | max | hmean | cv | difference |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for r in rows {
-        let cv = if r.summary.cv.is_nan() { "-".into() } else { format!("{:.1}%", r.summary.cv * 100.0) };
+        let cv = if r.summary.cv.is_nan() {
+            "-".into()
+        } else {
+            format!("{:.1}%", r.summary.cv * 100.0)
+        };
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -212,7 +228,13 @@ fn csv_field(s: &str) -> String {
 pub fn csv(rows: &[Row]) -> String {
     let mut s = String::from("metric,group,n,mean,sd,median,min,max,hmean,cv,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note\n");
     let o = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
-    let f = |x: f64| if x.is_nan() { String::new() } else { x.to_string() };
+    let f = |x: f64| {
+        if x.is_nan() {
+            String::new()
+        } else {
+            x.to_string()
+        }
+    };
     for r in rows {
         let _ = writeln!(
             s,
@@ -245,9 +267,24 @@ mod tests {
     pub(crate) fn fixture() -> (Vec<String>, Vec<Metric>) {
         let groups = vec!["no CRCs".to_string(), "CRCs".to_string()];
         let metrics = vec![
-            Metric { name: "create time (s)".into(), direction: Direction::Time, values: vec![vec![483.0, 480.0, 486.0], vec![510.0, 508.0, 512.0]] },
-            Metric { name: "create rate (ops/s)".into(), direction: Direction::Rate, values: vec![vec![109000.0, 110000.0, 108000.0], vec![105000.0, 104000.0, 106000.0]] },
-            Metric { name: "unmount (s)".into(), direction: Direction::Time, values: vec![vec![1.0], vec![1.2]] },
+            Metric {
+                name: "create time (s)".into(),
+                direction: Direction::Time,
+                values: vec![vec![483.0, 480.0, 486.0], vec![510.0, 508.0, 512.0]],
+            },
+            Metric {
+                name: "create rate (ops/s)".into(),
+                direction: Direction::Rate,
+                values: vec![
+                    vec![109000.0, 110000.0, 108000.0],
+                    vec![105000.0, 104000.0, 106000.0],
+                ],
+            },
+            Metric {
+                name: "unmount (s)".into(),
+                direction: Direction::Time,
+                values: vec![vec![1.0], vec![1.2]],
+            },
         ];
         (groups, metrics)
     }
@@ -264,7 +301,11 @@ mod tests {
         assert!(crc_time.ci_low_pct.unwrap() > 4.0 && crc_time.ci_high_pct.unwrap() < 7.0);
         assert_eq!(rows[3].direction, Some("slower"), "a lower rate is slower");
         assert!(rows[2].summary.hmean > 0.0 && rows[0].summary.hmean.is_nan());
-        assert!(rows[5].note.as_deref().unwrap().contains("too few repetitions"));
+        assert!(rows[5]
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("too few repetitions"));
         assert!(rows[5].p_value.is_none());
     }
 

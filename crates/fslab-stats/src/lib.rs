@@ -46,14 +46,40 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
 pub fn summarize(v: &[f64]) -> Summary {
     let n = v.len();
     if n == 0 {
-        return Summary { n, mean: f64::NAN, sd: f64::NAN, median: f64::NAN, min: f64::NAN, max: f64::NAN, hmean: f64::NAN, cv: f64::NAN };
+        return Summary {
+            n,
+            mean: f64::NAN,
+            sd: f64::NAN,
+            median: f64::NAN,
+            min: f64::NAN,
+            max: f64::NAN,
+            hmean: f64::NAN,
+            cv: f64::NAN,
+        };
     }
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     let mean = v.iter().sum::<f64>() / n as f64;
-    let sd = if n > 1 { (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt() } else { 0.0 };
-    let hmean = if v.iter().all(|x| *x > 0.0) { n as f64 / v.iter().map(|x| 1.0 / x).sum::<f64>() } else { f64::NAN };
-    Summary { n, mean, sd, median: quantile(&s, 0.5), min: s[0], max: s[n - 1], hmean, cv: if mean != 0.0 { sd / mean } else { f64::NAN } }
+    let sd = if n > 1 {
+        (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    let hmean = if v.iter().all(|x| *x > 0.0) {
+        n as f64 / v.iter().map(|x| 1.0 / x).sum::<f64>()
+    } else {
+        f64::NAN
+    };
+    Summary {
+        n,
+        mean,
+        sd,
+        median: quantile(&s, 0.5),
+        min: s[0],
+        max: s[n - 1],
+        hmean,
+        cv: if mean != 0.0 { sd / mean } else { f64::NAN },
+    }
 }
 
 /// Welch's t-test of the means of `a` and `b`: (t, degrees of freedom,
@@ -91,7 +117,13 @@ impl Rng {
 }
 
 /// Percentile bootstrap interval of mean(b) / mean(a) at `level` (e.g. 0.95).
-pub fn bootstrap_ratio(a: &[f64], b: &[f64], iterations: usize, level: f64, seed: u64) -> Option<(f64, f64)> {
+pub fn bootstrap_ratio(
+    a: &[f64],
+    b: &[f64],
+    iterations: usize,
+    level: f64,
+    seed: u64,
+) -> Option<(f64, f64)> {
     if a.is_empty() || b.is_empty() {
         return None;
     }
@@ -121,23 +153,47 @@ pub fn trim_outliers(v: &[f64]) -> Vec<f64> {
     s.sort_by(f64::total_cmp);
     let (q1, q3) = (quantile(&s, 0.25), quantile(&s, 0.75));
     let iqr = q3 - q1;
-    v.iter().copied().filter(|x| *x >= q1 - 1.5 * iqr && *x <= q3 + 1.5 * iqr).collect()
+    v.iter()
+        .copied()
+        .filter(|x| *x >= q1 - 1.5 * iqr && *x <= q3 + 1.5 * iqr)
+        .collect()
 }
 
 /// C's `%g` (6 significant digits) and `%.Pg`.
 pub fn fmt_g(x: f64, precision: usize) -> String {
     if x == 0.0 || !x.is_finite() {
-        return if x.is_nan() { "nan".into() } else if x.is_infinite() { if x > 0.0 { "inf".into() } else { "-inf".into() } } else { "0".into() };
+        return if x.is_nan() {
+            "nan".into()
+        } else if x.is_infinite() {
+            if x > 0.0 {
+                "inf".into()
+            } else {
+                "-inf".into()
+            }
+        } else {
+            "0".into()
+        };
     }
     let p = precision.max(1);
     let exp = x.abs().log10().floor() as i32;
-    let strip = |s: String| if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    let strip = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
     // Round first: the exponent may change (9.99e5 -> 1e+06).
     let e = format!("{:.*e}", p - 1, x);
     let (mant, ex) = e.split_once('e').expect("exponent form");
     let exp_r: i32 = ex.parse().unwrap_or(exp);
     if exp_r < -4 || exp_r >= p as i32 {
-        format!("{}e{}{:02}", strip(mant.to_string()), if exp_r < 0 { '-' } else { '+' }, exp_r.abs())
+        format!(
+            "{}e{}{:02}",
+            strip(mant.to_string()),
+            if exp_r < 0 { '-' } else { '+' },
+            exp_r.abs()
+        )
     } else {
         strip(format!("{:.*}", (p as i32 - 1 - exp_r).max(0) as usize, x))
     }
@@ -150,7 +206,10 @@ mod tests {
     #[test]
     fn textbook_summary() {
         let s = summarize(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]);
-        assert_eq!((s.n, s.mean, s.median, s.min, s.max), (8, 5.0, 4.5, 2.0, 9.0));
+        assert_eq!(
+            (s.n, s.mean, s.median, s.min, s.max),
+            (8, 5.0, 4.5, 2.0, 9.0)
+        );
         assert!((s.sd - 2.138_089_935_299_395).abs() < 1e-12);
         // Harmonic mean of 40 and 60 km/h over equal distances is 48.
         assert!((summarize(&[40.0, 60.0]).hmean - 48.0).abs() < 1e-12);
@@ -160,8 +219,14 @@ mod tests {
     #[test]
     fn welch_matches_a_known_result() {
         // Example 1 of Wikipedia's "Welch's t-test": t = 2.46, df = 25.0, p = 0.021.
-        let a = [27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4];
-        let b = [27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4];
+        let a = [
+            27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7,
+            21.4,
+        ];
+        let b = [
+            27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5,
+            24.4,
+        ];
         let (t, df, p) = welch(&a, &b).unwrap();
         assert!((t - 2.46).abs() < 0.01, "{t}");
         assert!((df - 25.0).abs() < 0.1, "{df}");
@@ -175,12 +240,18 @@ mod tests {
         let b = [110.0, 111.0, 109.0, 112.0, 108.0];
         let one = bootstrap_ratio(&a, &b, 2000, 0.95, 7).unwrap();
         assert_eq!(one, bootstrap_ratio(&a, &b, 2000, 0.95, 7).unwrap());
-        assert!(one.0 < 1.1 && one.1 > 1.1 && one.0 > 1.05 && one.1 < 1.15, "{one:?}");
+        assert!(
+            one.0 < 1.1 && one.1 > 1.1 && one.0 > 1.05 && one.1 < 1.15,
+            "{one:?}"
+        );
     }
 
     #[test]
     fn tukey_fences_drop_the_far_ones() {
-        assert_eq!(trim_outliers(&[10.0, 11.0, 12.0, 11.5, 10.5, 100.0]), vec![10.0, 11.0, 12.0, 11.5, 10.5]);
+        assert_eq!(
+            trim_outliers(&[10.0, 11.0, 12.0, 11.5, 10.5, 100.0]),
+            vec![10.0, 11.0, 12.0, 11.5, 10.5]
+        );
         assert_eq!(trim_outliers(&[1.0, 100.0]), vec![1.0, 100.0]);
     }
 

@@ -37,6 +37,14 @@ pub enum Command {
     /// Read back recorded runs
     #[command(subcommand)]
     Results(ResultsCommand),
+    /// Compare the cells of an experiment (default: the latest) or groups of runs, with statistics
+    Compare(CompareArgs),
+    /// Per column of numbers on stdin (or fs_mark output): min-max(mean+/-sd)
+    Stats {
+        /// Leave out values beyond Tukey's fences (1.5 IQR beyond the quartiles) first
+        #[arg(long)]
+        trim_outliers: bool,
+    },
     /// Extents of files (FIEMAP records, exactly as the kernel reports them), like filefrag
     Frag {
         /// List every extent
@@ -49,6 +57,30 @@ pub enum Command {
     /// Recorded block IO traces
     #[command(subcommand)]
     Trace(TraceCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Experiment id (from the store); default: the most recent experiment
+    #[arg(long, value_name = "ID")]
+    pub experiment: Option<i64>,
+    /// A group of run ids, comma-separated; repeat for more groups (instead of an experiment)
+    #[arg(long = "runs", value_name = "ID,ID,...")]
+    pub runs: Vec<String>,
+    /// The group others are compared with: its position (from 0) or its label [default: the first]
+    #[arg(long, value_name = "N|LABEL")]
+    pub baseline: Option<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+    pub format: CompareFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Text,
+    Markdown,
+    Csv,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]

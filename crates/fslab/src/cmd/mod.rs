@@ -3,11 +3,13 @@
 mod alloctest;
 mod builtin;
 mod cleanup;
+mod compare;
 mod createmany;
 mod frag;
 mod fsmark;
 mod results;
 mod run;
+mod stats;
 mod tiotest;
 mod trace;
 mod workload;
@@ -28,6 +30,8 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::CreateMany(a) => createmany::run(a, &db),
         Command::TioTest(a) => tiotest::run(a, &db),
         Command::Cleanup => cleanup::run(),
+        Command::Compare(c) => compare::run(c, &db),
+        Command::Stats { trim_outliers } => stats::run(trim_outliers),
         Command::Frag { verbose, files } => frag::run(&files, verbose),
         Command::Trace(t) => trace::run(t, &db),
     }

@@ -94,3 +94,113 @@ fn results_without_a_store_say_so() {
 }
 
 use assert_cmd::Command;
+
+#[test]
+fn stats_summarises_fs_mark_columns_like_seed_000() {
+    use std::io::Write;
+    let input = "\
+#  ./fs_mark  -D  10000  -S0
+FSUse%        Count         Size    Files/sec     App Overhead
+     0       800000            0      53498.9          7898900
+     0      1600000            0      11186.5          9409278
+     0      2400000            0      17026.1          7907599
+     0      3200000            0      25815.6          9749980
+     0      4000000            0      11503.0          8556349
+     0      4800000            0      43561.9          8295238
+     0      5600000            0      17175.3          8304668
+";
+    let run = |args: &[&str], stdin: &str| {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("fslab"))
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        c.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        c.wait_with_output().unwrap()
+    };
+    let o = run(&["stats"], input);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "     0 800000-5600000(3.2e+06+/-1.7e+06)            0 11186.500000-53498.900000(25681+/-1.7e+04) 7898900-9749980(8.58886e+06+/-7.2e+05)\n"
+    );
+    // One far value in a column goes with --trim-outliers.
+    let o = run(&["stats", "--trim-outliers"], "10\n11\n12\n11\n10\n1000\n");
+    assert_eq!(stdout(&o), "10-12(10.8+/-0.84)\n");
+    let o = run(&["stats"], "no numbers here\n");
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn compare_reads_the_latest_experiment_in_every_format() {
+    let lab = Lab::new();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let f = lab.experiment(
+        "cmp.toml",
+        &format!(
+            "name = \"cmp\"\nrepetitions = 3\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"300\", \"-s\", \"0\", \"-S0\"]\n[[variant]]\nname = \"empty\"\n[[variant]]\nname = \"4k\"\nworkload_args = [\"-s\", \"4096\"]\n",
+            dir.path().display()
+        ),
+    );
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&lab.run(&["compare"]));
+    let rate_block: Vec<&str> = text
+        .split("\n\n")
+        .find(|b| b.starts_with("create rate (ops/s)"))
+        .unwrap()
+        .lines()
+        .collect();
+    assert_eq!(rate_block.len(), 3, "{text}");
+    assert!(
+        rate_block[1].starts_with("empty") && rate_block[1].ends_with("baseline"),
+        "{text}"
+    );
+    let f4k: Vec<&str> = rate_block[2].split_whitespace().collect();
+    assert_eq!((f4k[0], f4k[1]), ("4k", "3"));
+    assert!(
+        rate_block[2].contains("95% CI [") && rate_block[2].contains(" p="),
+        "{}",
+        rate_block[2]
+    );
+
+    let md = stdout(&lab.run(&["compare", "--format", "markdown", "--baseline", "4k"]));
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("| create time (s) | 4k | 3 |") && l.ends_with("| baseline |")),
+        "{md}"
+    );
+    let csv = stdout(&lab.run(&["compare", "--format", "csv"]));
+    assert!(csv.starts_with("metric,group,n,mean,sd,median,min,max,hmean,cv,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note\n"));
+    let json: serde_json::Value =
+        serde_json::from_slice(&lab.run(&["compare", "--format", "json"]).stdout).unwrap();
+    let row = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "create rate (ops/s)" && r["group"] == "4k")
+        .unwrap();
+    assert_eq!(row["n"], 3);
+    assert!(row["hmean"].as_f64().unwrap() > 0.0 && row["p_value"].as_f64().is_some());
+
+    // Groups of runs chosen by id.
+    let by_runs = stdout(&lab.run(&["compare", "--runs", "1,3,5", "--runs", "2,4,6"]));
+    assert!(
+        by_runs.contains("runs 1,3,5") && by_runs.contains("runs 2,4,6"),
+        "{by_runs}"
+    );
+    for (args, want) in [
+        (vec!["compare", "--baseline", "nope"], "nope"),
+        (vec!["compare", "--runs", "1,x"], "\"x\""),
+        (
+            vec!["compare", "--experiment", "9"],
+            "no experiment with id 9",
+        ),
+    ] {
+        let o = lab.run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(want), "{}", stderr(&o));
+    }
+}
