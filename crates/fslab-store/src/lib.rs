@@ -14,7 +14,7 @@ use fslab_record::{
 use rusqlite::{params, Connection, OptionalExtension};
 
 pub use experiment::ExperimentRecord;
-pub use read::{RunRecord, RunRow, StoredLatency, StoredNote, StoredPhase};
+pub use read::{PointRow, RunRecord, RunRow, StoredLatency, StoredNote, StoredPhase};
 
 /// A store error, with the database path in its message.
 #[derive(Debug, thiserror::Error)]

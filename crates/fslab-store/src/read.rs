@@ -482,3 +482,57 @@ impl Store {
         q().map_err(|e| self.err(e))
     }
 }
+
+/// One stored probe point: (phase_index, t_s, probe, metric, value).
+pub type PointRow = (u32, f64, String, String, f64);
+
+impl Store {
+    /// All probe points of run `id`, in time order within each phase.
+    pub fn probe_points(&self, id: i64) -> Result<Vec<PointRow>, StoreError> {
+        let q = || -> rusqlite::Result<Vec<PointRow>> {
+            let mut st = self.conn().prepare(
+                "SELECT phase_index, t_s, probe, metric, value FROM probe_points WHERE run_id = ?1 ORDER BY phase_index, t_s",
+            )?;
+            let rows = st.query_map([id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })?;
+            rows.collect()
+        };
+        q().map_err(|e| self.err(e))
+    }
+
+    /// The latency histograms of run `id`: (phase, op, histogram).
+    pub fn latency_histograms(
+        &self,
+        id: i64,
+    ) -> Result<Vec<(String, String, fslab_record::LatencyHistogram)>, StoreError> {
+        let q = || -> rusqlite::Result<Vec<(String, String, Vec<u8>, i64, i64, i64)>> {
+            let mut st = self.conn().prepare("SELECT phase, op, hdr, min_ns, sum_ns, max_ns FROM latency WHERE run_id = ?1 ORDER BY rowid")?;
+            let rows = st.query_map([id], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })?;
+            rows.collect()
+        };
+        Ok(q()
+            .map_err(|e| self.err(e))?
+            .into_iter()
+            .filter_map(|(p, o, b, min, sum, max)| {
+                fslab_record::LatencyHistogram::from_v2_bytes(
+                    &b,
+                    min as u64,
+                    sum as u128,
+                    max as u64,
+                )
+                .ok()
+                .map(|h| (p, o, h))
+            })
+            .collect())
+    }
+}

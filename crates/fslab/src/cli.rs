@@ -39,6 +39,14 @@ pub enum Command {
     Results(ResultsCommand),
     /// Compare the cells of an experiment (default: the latest) or groups of runs, with statistics
     Compare(CompareArgs),
+    /// One self-contained HTML page: the comparison, and charts and tables of every cell
+    Report {
+        #[command(flatten)]
+        select: ReportSelect,
+        /// Where to write the page
+        #[arg(short = 'o', value_name = "FILE.html", required = true)]
+        output: PathBuf,
+    },
     /// Per column of numbers on stdin (or fs_mark output): min-max(mean+/-sd)
     Stats {
         /// Leave out values beyond Tukey's fences (1.5 IQR beyond the quartiles) first
@@ -73,6 +81,20 @@ pub struct CompareArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
+}
+
+/// Which runs a report covers.
+#[derive(Debug, Args)]
+pub struct ReportSelect {
+    /// Experiment id; default: the most recent experiment
+    #[arg(long, value_name = "ID")]
+    pub experiment: Option<i64>,
+    /// A group of run ids, comma-separated; repeat for more groups (instead of an experiment)
+    #[arg(long = "runs", value_name = "ID,ID,...")]
+    pub runs: Vec<String>,
+    /// The group others are compared with: its position (from 0) or its label
+    #[arg(long, value_name = "N|LABEL")]
+    pub baseline: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

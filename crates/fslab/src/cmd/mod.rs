@@ -7,6 +7,7 @@ mod compare;
 mod createmany;
 mod frag;
 mod fsmark;
+mod report;
 mod results;
 mod run;
 mod stats;
@@ -32,6 +33,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Cleanup => cleanup::run(),
         Command::Compare(c) => compare::run(c, &db),
         Command::Stats { trim_outliers } => stats::run(trim_outliers),
+        Command::Report { select, output } => report::run(select, &output, &db),
         Command::Frag { verbose, files } => frag::run(&files, verbose),
         Command::Trace(t) => trace::run(t, &db),
     }

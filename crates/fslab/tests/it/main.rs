@@ -7,6 +7,7 @@ mod fsmark_fs;
 mod lab;
 mod lab_safety;
 mod probes;
+mod report;
 mod results;
 mod support;
 mod workloads;

@@ -1,0 +1,321 @@
+//! Charts as inline SVG: lines, points and bars, with axes, ticks, units
+//! and a legend. No script and no external resource: the page works offline.
+
+use std::fmt::Write as _;
+
+const W: f64 = 680.0;
+const H: f64 = 300.0;
+const L: f64 = 70.0;
+const R: f64 = 150.0;
+const T: f64 = 20.0;
+const B: f64 = 45.0;
+const PALETTE: [&str; 8] = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+];
+
+/// How a series is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Line,
+    Points,
+}
+
+/// One named series of (x, y) values.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    pub style: Style,
+}
+
+/// An x-y chart.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub series: Vec<Series>,
+    /// Logarithmic x axis (latency CDFs).
+    pub log_x: bool,
+}
+
+/// A bar chart of labelled values.
+#[derive(Debug, Clone)]
+pub struct Bars {
+    pub title: String,
+    pub y_label: String,
+    pub bars: Vec<(String, f64)>,
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// About five round tick values covering [lo, hi].
+pub fn ticks(lo: f64, hi: f64) -> Vec<f64> {
+    if !(hi > lo) {
+        return vec![lo];
+    }
+    let raw = (hi - lo) / 5.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    let mut v = Vec::new();
+    let mut t = (lo / step).ceil() * step;
+    while t <= hi + step * 1e-9 {
+        v.push(if t.abs() < step * 1e-9 { 0.0 } else { t });
+        t += step;
+    }
+    v
+}
+
+fn label(x: f64) -> String {
+    let a = x.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a >= 1e9 {
+        format!("{:.3}G", x / 1e9)
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+            .replace(".G", "G")
+    } else if a >= 1e6 {
+        format!("{}M", trim(x / 1e6))
+    } else if a >= 1e4 {
+        format!("{}k", trim(x / 1e3))
+    } else {
+        trim(x)
+    }
+}
+
+fn trim(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+impl Chart {
+    /// The chart as an `<svg class="chart">`; data marks have class `mark`.
+    pub fn svg(&self) -> String {
+        let tx = |x: f64| if self.log_x { x.max(1e-12).log10() } else { x };
+        let pts: Vec<(f64, f64)> = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|&(x, y)| (tx(x), y)))
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .collect();
+        let (mut x0, mut x1) = pts
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+                (a.min(p.0), b.max(p.0))
+            });
+        let (mut y0, mut y1) = pts
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+                (a.min(p.1), b.max(p.1))
+            });
+        if pts.is_empty() {
+            (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+        }
+        y0 = y0.min(0.0);
+        if x1 <= x0 {
+            x1 = x0 + 1.0;
+        }
+        if y1 <= y0 {
+            y1 = y0 + 1.0;
+        }
+        y1 *= 1.05;
+        let (pw, ph) = (W - L - R, H - T - B);
+        let sx = |x: f64| L + (x - x0) / (x1 - x0) * pw;
+        let sy = |y: f64| T + ph - (y - y0) / (y1 - y0) * ph;
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{}">"#,
+            esc(&self.title)
+        );
+        let _ = write!(
+            s,
+            r##"<rect x="{L}" y="{T}" width="{pw}" height="{ph}" fill="#fff" stroke="#999"/>"##
+        );
+        for t in ticks(y0, y1) {
+            let y = sy(t);
+            let _ = write!(
+                s,
+                r##"<line x1="{L}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#eee"/><text x="{}" y="{:.1}" text-anchor="end" font-size="11">{}</text>"##,
+                L + pw,
+                L - 4.0,
+                y + 4.0,
+                label(t)
+            );
+        }
+        for t in ticks(x0, x1) {
+            let x = sx(t);
+            let v = if self.log_x { 10f64.powf(t) } else { t };
+            let _ = write!(
+                s,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle" font-size="11">{}</text>"##,
+                T + ph,
+                T + ph + 15.0,
+                label(v)
+            );
+        }
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle" font-size="12">{}</text>"#,
+            L + pw / 2.0,
+            H - 8.0,
+            esc(&self.x_label)
+        );
+        let _ = write!(
+            s,
+            r#"<text transform="translate(14,{}) rotate(-90)" text-anchor="middle" font-size="12">{}</text>"#,
+            T + ph / 2.0,
+            esc(&self.y_label)
+        );
+        for (i, ser) in self.series.iter().enumerate() {
+            let c = PALETTE[i % PALETTE.len()];
+            let p: Vec<(f64, f64)> = ser
+                .points
+                .iter()
+                .map(|&(x, y)| (sx(tx(x)), sy(y)))
+                .filter(|(x, y)| x.is_finite() && y.is_finite())
+                .collect();
+            match ser.style {
+                Style::Line if p.len() > 1 => {
+                    let d: Vec<String> = p
+                        .iter()
+                        .enumerate()
+                        .map(|(k, (x, y))| {
+                            format!("{}{x:.1},{y:.1}", if k == 0 { "M" } else { "L" })
+                        })
+                        .collect();
+                    let _ = write!(
+                        s,
+                        r#"<path class="mark" d="{}" fill="none" stroke="{c}" stroke-width="1.5"/>"#,
+                        d.join("")
+                    );
+                }
+                _ => {
+                    let _ = write!(s, r#"<g class="mark" fill="{c}">"#);
+                    for (x, y) in &p {
+                        let _ = write!(
+                            s,
+                            r#"<rect x="{:.1}" y="{:.1}" width="2" height="2"/>"#,
+                            x - 1.0,
+                            y - 1.0
+                        );
+                    }
+                    s.push_str("</g>");
+                }
+            }
+            let ly = T + 12.0 + i as f64 * 16.0;
+            let _ = write!(
+                s,
+                r#"<rect x="{}" y="{}" width="10" height="10" fill="{c}"/><text x="{}" y="{}" font-size="11">{}</text>"#,
+                W - R + 10.0,
+                ly - 9.0,
+                W - R + 24.0,
+                ly,
+                esc(&ser.name)
+            );
+        }
+        s.push_str("</svg>");
+        s
+    }
+}
+
+impl Bars {
+    pub fn svg(&self) -> String {
+        let max = self
+            .bars
+            .iter()
+            .map(|b| b.1)
+            .fold(0.0f64, f64::max)
+            .max(1e-12)
+            * 1.05;
+        let (pw, ph) = (W - L - R, H - T - B);
+        let bw = pw / self.bars.len().max(1) as f64;
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{}">"#,
+            esc(&self.title)
+        );
+        let _ = write!(
+            s,
+            r##"<rect x="{L}" y="{T}" width="{pw}" height="{ph}" fill="#fff" stroke="#999"/>"##
+        );
+        for t in ticks(0.0, max) {
+            let y = T + ph - t / max * ph;
+            let _ = write!(
+                s,
+                r##"<line x1="{L}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#eee"/><text x="{}" y="{:.1}" text-anchor="end" font-size="11">{}</text>"##,
+                L + pw,
+                L - 4.0,
+                y + 4.0,
+                label(t)
+            );
+        }
+        s.push_str(r#"<g class="mark">"#);
+        for (i, (name, v)) in self.bars.iter().enumerate() {
+            let h = v / max * ph;
+            let x = L + i as f64 * bw;
+            let _ = write!(
+                s,
+                r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{h:.1}" fill="#1f77b4"/><text x="{:.1}" y="{}" text-anchor="middle" font-size="10">{}</text>"##,
+                x + bw * 0.1,
+                T + ph - h,
+                bw * 0.8,
+                x + bw / 2.0,
+                T + ph + 15.0,
+                esc(name)
+            );
+        }
+        s.push_str("</g>");
+        let _ = write!(
+            s,
+            r#"<text transform="translate(14,{}) rotate(-90)" text-anchor="middle" font-size="12">{}</text>"#,
+            T + ph / 2.0,
+            esc(&self.y_label)
+        );
+        s.push_str("</svg>");
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!(ticks(0.0, 100.0), vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
+        assert_eq!(
+            ticks(0.0, 1.0),
+            vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]
+        );
+        assert_eq!(ticks(5.0, 5.0), vec![5.0]);
+    }
+
+    #[test]
+    fn a_line_chart_has_axes_labels_and_marks() {
+        let c = Chart {
+            title: "rate".into(),
+            x_label: "time (s)".into(),
+            y_label: "ops/s".into(),
+            series: vec![Series {
+                name: "run 1".into(),
+                points: vec![(1.0, 10.0), (2.0, 20.0), (3.0, 15.0)],
+                style: Style::Line,
+            }],
+            log_x: false,
+        };
+        insta::assert_snapshot!("line_chart", c.svg());
+    }
+}

@@ -1,0 +1,487 @@
+//! `fslab report -o FILE.html`: the comparison of an experiment's cells (or
+//! groups of runs) and, for every cell, charts and tables drawn from the
+//! store: rates over time, the IO pattern, IOPS and MB/s, IO sizes, image
+//! extents, CPU, memory, journal commits, latency CDFs and percentiles, wait
+//! stacks and profile symbols.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use fslab_report::{page, Bars, Block, Chart, Series, Style};
+use fslab_store::{PointRow, Store};
+
+use super::compare::{baseline, metrics, select};
+use crate::cli::ReportSelect;
+use crate::Failure;
+
+fn failed(e: fslab_store::StoreError) -> Failure {
+    Failure::Failed(format!("results store {e}"))
+}
+
+fn line(name: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+    Series {
+        name: name.into(),
+        points,
+        style: Style::Line,
+    }
+}
+
+fn chart(title: &str, x: &str, y: &str, series: Vec<Series>) -> Option<Block> {
+    let series: Vec<Series> = series
+        .into_iter()
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    (!series.is_empty()).then(|| {
+        Block::Chart(Chart {
+            title: title.into(),
+            x_label: x.into(),
+            y_label: y.into(),
+            series,
+            log_x: false,
+        })
+    })
+}
+
+/// Run-relative time: each phase's points are offset by the phases before it.
+fn offsets(store: &Store, run: i64) -> BTreeMap<u32, f64> {
+    let mut m = BTreeMap::new();
+    let mut t = 0.0;
+    for p in store.phases(run).unwrap_or_default() {
+        m.insert(p.seq, t);
+        t += p.elapsed_s;
+    }
+    m
+}
+
+fn points(
+    all: &[PointRow],
+    off: &BTreeMap<u32, f64>,
+    probe: &str,
+    metric: &str,
+    scale: f64,
+) -> Vec<(f64, f64)> {
+    all.iter()
+        .filter(|p| p.2 == probe && p.3 == metric)
+        .map(|p| (off.get(&p.0).copied().unwrap_or(0.0) + p.1, p.4 * scale))
+        .collect()
+}
+
+fn cell_blocks(
+    store: &Store,
+    label: &str,
+    runs: &[i64],
+    out: &mut Vec<Block>,
+) -> Result<(), Failure> {
+    out.push(Block::Heading(format!("cell: {label}")));
+    let ids: Vec<String> = runs.iter().map(|r| r.to_string()).collect();
+    out.push(Block::Text(format!(
+        "runs {} (rate over time for every run; the other charts and tables from run {})",
+        ids.join(", "),
+        ids.first().cloned().unwrap_or_default()
+    )));
+    let Some(&first) = runs.first() else {
+        return Ok(());
+    };
+    let rec = store.run(first).map_err(failed)?;
+    // Rate over time, per phase, one line per run.
+    for p in &rec.phases {
+        let mut series = Vec::new();
+        for &r in runs {
+            let run = store.run(r).map_err(failed)?;
+            let mut prev = 0.0;
+            let pts: Vec<(f64, f64)> = run
+                .series
+                .iter()
+                .filter(|s| s.phase_index == p.seq)
+                .map(|s| {
+                    let dt = (s.t_s - prev).max(1e-9);
+                    prev = s.t_s;
+                    (s.t_s, s.ops as f64 / dt)
+                })
+                .collect();
+            series.push(line(format!("run {r}"), pts));
+        }
+        out.extend(chart(
+            &format!("{}: operations per second", p.phase),
+            "time in phase (s)",
+            "ops/s",
+            series,
+        ));
+    }
+    if !rec.loops.is_empty() {
+        let mut series = Vec::new();
+        for &r in runs {
+            let run = store.run(r).map_err(failed)?;
+            series.push(line(
+                format!("run {r}"),
+                run.loops
+                    .iter()
+                    .map(|l| (l.index as f64 + 1.0, l.files_per_sec))
+                    .collect(),
+            ));
+        }
+        out.extend(chart(
+            "fs_mark Files/sec per loop",
+            "loop",
+            "files/s",
+            series,
+        ));
+    }
+    if rec.run.workload == "createmany" {
+        let mut series = Vec::new();
+        for &r in runs {
+            let run = store.run(r).map_err(failed)?;
+            let mut prev = 0.0;
+            let pts = run
+                .series
+                .iter()
+                .map(|s| {
+                    let dt = (s.t_s - prev).max(1e-9);
+                    prev = s.t_s;
+                    (s.total_ops as f64, s.ops as f64 / dt)
+                })
+                .collect();
+            series.push(line(format!("run {r}"), pts));
+        }
+        out.extend(chart(
+            "create rate against entries in the directory",
+            "entries",
+            "creates/s",
+            series,
+        ));
+    }
+
+    let off = offsets(store, first);
+    let pts = store.probe_points(first).map_err(failed)?;
+    let notes = store.probe_notes(first).map_err(failed)?;
+    // The IO pattern: sector against time for every completed request.
+    if let Some(ev) = notes
+        .iter()
+        .find(|n| n.probe == "blockio" && n.key == "events")
+    {
+        let raw = fslab_probe::blockio::decompress(ev.blob.as_deref().unwrap_or_default())
+            .unwrap_or_default();
+        let events = fslab_probe::blockio::decode(&raw);
+        let mut by_dev: BTreeMap<u32, usize> = BTreeMap::new();
+        for e in &events {
+            *by_dev.entry(e.dev).or_default() += 1;
+        }
+        let target = notes
+            .iter()
+            .find(|n| n.probe == "probes" && n.key == "targets")
+            .and_then(|n| n.value["device"].as_str().map(String::from));
+        let dev = by_dev
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map(|(d, _)| *d)
+            .unwrap_or(0);
+        let t0 = ev.value["t0_mono_ns"]
+            .as_u64()
+            .unwrap_or(0)
+            .min(events.iter().map(|e| e.t_ns).min().unwrap_or(0));
+        let mine: Vec<_> = events
+            .iter()
+            .filter(|e| e.dev == dev && e.nr_sector > 0)
+            .collect();
+        let step = (mine.len() / 30_000).max(1);
+        let (mut w, mut r) = (Vec::new(), Vec::new());
+        for e in mine.iter().step_by(step) {
+            let p = ((e.t_ns - t0) as f64 / 1e9, e.sector as f64);
+            if e.is_write() {
+                w.push(p)
+            } else {
+                r.push(p)
+            }
+        }
+        let title = format!(
+            "IO pattern on {} ({} requests{})",
+            target.unwrap_or_else(|| format!("{},{}", dev >> 20, dev & 0xfffff)),
+            mine.len(),
+            if step > 1 {
+                format!(", every {step}th drawn")
+            } else {
+                String::new()
+            }
+        );
+        let series = vec![
+            Series {
+                name: "writes".into(),
+                points: w,
+                style: Style::Points,
+            },
+            Series {
+                name: "reads".into(),
+                points: r,
+                style: Style::Points,
+            },
+        ];
+        out.extend(chart(&title, "time (s)", "sector", series));
+    }
+    out.extend(chart(
+        "IOPS",
+        "time (s)",
+        "requests/s",
+        vec![
+            line("IOPS", points(&pts, &off, "blockio", "iops", 1.0)),
+            line("host IOPS", points(&pts, &off, "blockio", "host.iops", 1.0)),
+        ],
+    ));
+    out.extend(chart(
+        "MB/s",
+        "time (s)",
+        "MB/s",
+        vec![
+            line("written", points(&pts, &off, "blockio", "write_mb_s", 1.0)),
+            line("read", points(&pts, &off, "blockio", "read_mb_s", 1.0)),
+        ],
+    ));
+    let sizes: Vec<(String, f64)> = fslab_probe::blockio::SIZE_BUCKETS
+        .iter()
+        .map(|(_, m)| {
+            (
+                m.trim_start_matches("size_")
+                    .replace("le_", "<=")
+                    .replace("gt_", ">"),
+                points(&pts, &off, "blockio", m, 1.0)
+                    .iter()
+                    .map(|p| p.1)
+                    .sum::<f64>(),
+            )
+        })
+        .collect();
+    if sizes.iter().any(|s| s.1 > 0.0) {
+        out.push(Block::Bars(Bars {
+            title: "IO sizes".into(),
+            y_label: "requests".into(),
+            bars: sizes,
+        }));
+    }
+    out.extend(chart(
+        "backing image extents",
+        "time (s)",
+        "extents",
+        vec![line(
+            "extents",
+            points(&pts, &off, "frag", "image_extents", 1.0),
+        )],
+    ));
+    out.extend(chart(
+        "CPU",
+        "time (s)",
+        "% of one CPU",
+        vec![
+            line("usr", points(&pts, &off, "cpu", "usr_pct", 1.0)),
+            line("sys", points(&pts, &off, "cpu", "sys_pct", 1.0)),
+            line("iowait", points(&pts, &off, "cpu", "iowait_pct", 1.0)),
+            line(
+                "fs threads",
+                points(&pts, &off, "cpu", "fs_kthreads_pct", 1.0),
+            ),
+        ],
+    ));
+    out.extend(chart(
+        "memory",
+        "time (s)",
+        "MB",
+        vec![
+            line("dirty", points(&pts, &off, "mem", "dirty_bytes", 1e-6)),
+            line(
+                "writeback",
+                points(&pts, &off, "mem", "writeback_bytes", 1e-6),
+            ),
+        ],
+    ));
+    let commit = |m: &str| Series {
+        name: m.trim_start_matches("commit.").into(),
+        points: points(&pts, &off, "journal", m, 1.0),
+        style: Style::Points,
+    };
+    out.extend(chart(
+        "journal commits (jbd2)",
+        "time (s)",
+        "ms",
+        vec![
+            commit("commit.running"),
+            commit("commit.locked"),
+            commit("commit.logging"),
+        ],
+    ));
+
+    let hists = store.latency_histograms(first).map_err(failed)?;
+    if !hists.is_empty() {
+        let series: Vec<Series> = hists
+            .iter()
+            .map(|(p, o, h)| {
+                line(
+                    format!("{p} {o}"),
+                    h.cdf()
+                        .into_iter()
+                        .map(|(v, f)| (v as f64 / 1000.0, f))
+                        .collect(),
+                )
+            })
+            .collect();
+        out.push(Block::Chart(Chart {
+            title: "latency CDF".into(),
+            x_label: "latency (us, log)".into(),
+            y_label: "fraction of calls".into(),
+            series,
+            log_x: true,
+        }));
+        let rows = hists
+            .iter()
+            .map(|(p, o, h)| {
+                let s = h.summary();
+                let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
+                vec![
+                    p.clone(),
+                    o.clone(),
+                    s.count.to_string(),
+                    us(s.p50_ns),
+                    us(s.p90_ns),
+                    us(s.p99_ns),
+                    us(s.p999_ns),
+                    us(s.max_ns),
+                ]
+            })
+            .collect();
+        out.push(Block::Table(
+            [
+                "phase", "call", "count", "p50 us", "p90 us", "p99 us", "p99.9 us", "max us",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        ));
+    }
+    let mut stack_rows = Vec::new();
+    for n in notes
+        .iter()
+        .filter(|n| n.probe == "stacks" && n.key == "top")
+    {
+        for s in n.value["stacks"].as_array().into_iter().flatten().take(5) {
+            let frames: Vec<&str> = s["frames"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.as_str())
+                .take(6)
+                .collect();
+            stack_rows.push(vec![
+                rec.phases
+                    .iter()
+                    .find(|p| Some(p.seq) == n.phase_index)
+                    .map(|p| p.phase.clone())
+                    .unwrap_or_default(),
+                s["thread"].as_str().unwrap_or("").into(),
+                format!("{:.1}%", s["share_pct"].as_f64().unwrap_or(0.0)),
+                frames.join(" <- "),
+            ]);
+        }
+    }
+    if !stack_rows.is_empty() {
+        out.push(Block::Table(
+            ["phase", "blocked thread", "share", "kernel stack"]
+                .map(String::from)
+                .to_vec(),
+            stack_rows,
+        ));
+    }
+    let mut perf_rows = Vec::new();
+    for n in notes.iter().filter(|n| n.probe == "perf" && n.key == "top") {
+        for s in n.value.as_array().into_iter().flatten().take(10) {
+            perf_rows.push(vec![
+                format!("{:.2}%", s["percent"].as_f64().unwrap_or(0.0)),
+                s["symbol"].as_str().unwrap_or("").into(),
+                s["dso"].as_str().unwrap_or("").into(),
+            ]);
+        }
+    }
+    if !perf_rows.is_empty() {
+        out.push(Block::Table(
+            ["share", "symbol", "object"].map(String::from).to_vec(),
+            perf_rows,
+        ));
+    }
+    Ok(())
+}
+
+pub fn run(sel: ReportSelect, output: &Path, db: &PathBuf) -> Result<(), Failure> {
+    if !db.exists() {
+        return Err(Failure::Usage(format!(
+            "no results store at {} (run a workload first, or give --db)",
+            db.display()
+        )));
+    }
+    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(Failure::Usage(format!(
+                "-o {}: no such directory {}",
+                output.display(),
+                dir.display()
+            )));
+        }
+    }
+    let store = super::open_store(db)?;
+    let g = select(&store, sel.experiment, &sel.runs)?;
+    let base = baseline(&g.labels, sel.baseline.as_deref())?;
+    let rows = fslab_stats::compare::compare(&g.labels, &metrics(&store, &g)?, base);
+    let title = match (sel.experiment, sel.runs.is_empty()) {
+        (_, false) => "fslab report: groups of runs".to_string(),
+        (id, true) => {
+            let id = id
+                .or(store.latest_experiment().map_err(failed)?)
+                .unwrap_or(0);
+            let e = store.experiment(id).map_err(failed)?;
+            format!(
+                "fslab report: experiment {} ({}), {}",
+                e.id, e.name, e.started_at
+            )
+        }
+    };
+    let mut blocks = vec![Block::Heading("comparison".into())];
+    blocks.push(Block::Table(
+        [
+            "metric",
+            "group",
+            "n",
+            "mean",
+            "sd",
+            "median",
+            "min",
+            "max",
+            "hmean",
+            "cv",
+            "difference",
+        ]
+        .map(String::from)
+        .to_vec(),
+        fslab_stats::compare::markdown(&rows)
+            .lines()
+            .skip(2)
+            .map(|l| {
+                l.trim_matches('|')
+                    .split(" | ")
+                    .map(|c| c.trim().to_string())
+                    .collect()
+            })
+            .collect(),
+    ));
+    for (label, runs) in g.labels.iter().zip(&g.runs) {
+        let ids: Vec<i64> = runs.iter().map(|r| r.0).collect();
+        cell_blocks(&store, label, &ids, &mut blocks)?;
+    }
+    std::fs::write(output, page(&title, &blocks))
+        .map_err(|e| Failure::Failed(format!("report: cannot write {}: {e}", output.display())))?;
+    let charts = blocks
+        .iter()
+        .filter(|b| matches!(b, Block::Chart(_) | Block::Bars(_)))
+        .count();
+    println!(
+        "wrote {} ({} charts, {} cells)",
+        output.display(),
+        charts,
+        g.labels.len()
+    );
+    Ok(())
+}

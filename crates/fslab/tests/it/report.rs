@@ -1,0 +1,170 @@
+//! The HTML report of a real small experiment, rendered by headless
+//! Chromium: every chart present and drawn, nothing loaded from outside,
+//! and a screenshot kept (target/fslab-report-screenshot.png).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::support::*;
+
+fn chromium() -> Option<PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|n| {
+            fslab_lab::mkfs::find_tool(n).or_else(|| {
+                let p = PathBuf::from("/usr/bin").join(n);
+                p.exists().then_some(p)
+            })
+        })
+}
+
+fn headless(browser: &PathBuf, profile: &std::path::Path) -> Command {
+    let mut c = Command::new(browser);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    c
+}
+
+#[test]
+fn the_report_renders_every_chart_and_loads_nothing() {
+    if !privileged("a real experiment on loop devices") {
+        return;
+    }
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "chromium is missing, and CI=true: failing instead of skipping"
+        );
+        eprintln!("skipping: chromium is not installed");
+        return;
+    };
+    let lab = Lab::new();
+    let f = lab.experiment(
+        "rep.toml",
+        r#"
+name = "report"
+repetitions = 2
+[device]
+size = "512M"
+image_dir = "IMAGES"
+[workload]
+kind = "fsmark"
+args = ["-n", "1500", "-s", "4096", "-S1", "-t", "2", "--phases", "create,stat"]
+dirs = 2
+[[target]]
+fs = "ext4"
+[[target]]
+fs = "ext4"
+label = "ext4 nojournal"
+mkfs_options = ["-O ^has_journal"]
+"#,
+    );
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = lab.path("report.html");
+    let o = lab
+        .fslab()
+        .args(["report", "-o"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        text.contains("default-src 'none'"),
+        "the page forbids loading anything"
+    );
+    for bad in [
+        "src=\"http",
+        "href=\"http",
+        "src='http",
+        "@import",
+        "url(http",
+    ] {
+        assert!(
+            !text.contains(bad),
+            "the page refers to something outside: {bad}"
+        );
+    }
+
+    let profile = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", html.display());
+    let dom = headless(&browser, profile.path())
+        .args(["--virtual-time-budget=3000", "--dump-dom", &url])
+        .output()
+        .unwrap();
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout).into_owned();
+    let charts: Vec<&str> = dom
+        .split("<svg class=\"chart\"")
+        .skip(1)
+        .map(|c| c.split("</svg>").next().unwrap())
+        .collect();
+    let captions: Vec<String> = dom
+        .split("<figcaption>")
+        .skip(1)
+        .map(|c| c.split("</figcaption>").next().unwrap().to_string())
+        .collect();
+    assert_eq!(charts.len(), captions.len());
+    for want in [
+        "create: operations per second",
+        "stat: operations per second",
+        "fs_mark Files/sec per loop",
+        "IO pattern on loop",
+        "IOPS",
+        "MB/s",
+        "IO sizes",
+        "backing image extents",
+        "CPU",
+        "memory",
+        "journal commits (jbd2)",
+        "latency CDF",
+    ] {
+        assert!(
+            captions.iter().any(|c| c.starts_with(want)),
+            "no {want:?} chart among {captions:?}"
+        );
+    }
+    for (c, cap) in charts.iter().zip(&captions) {
+        assert!(
+            c.contains("class=\"mark\""),
+            "chart {cap:?} has no data drawn"
+        );
+        assert!(
+            c.contains(" d=\"M") || c.contains("<rect x="),
+            "chart {cap:?} is empty"
+        );
+    }
+    assert!(
+        dom.contains("<td>ext4 nojournal</td>"),
+        "the comparison table is there"
+    );
+
+    let shot =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/fslab-report-screenshot.png");
+    let o = headless(&browser, profile.path())
+        .arg(format!("--screenshot={}", shot.display()))
+        .args(["--window-size=1400,5000", &url])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        std::fs::metadata(&shot).unwrap().len() > 20_000,
+        "a real screenshot"
+    );
+    assert_eq!(lab.leftovers(), Vec::<String>::new());
+}
