@@ -6,6 +6,7 @@
 use std::io;
 use std::time::Duration;
 
+pub mod crc32c;
 pub mod fiemap;
 pub mod loopdev;
 pub mod mmap;

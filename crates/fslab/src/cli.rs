@@ -30,6 +30,12 @@ pub enum Command {
     /// tiobench's tiotest: threaded sequential and random writes and reads (seed 003)
     #[command(name = "tiotest")]
     TioTest(fslab_workload::tiotest::TioArgs),
+    /// crc32c self-test and throughput, software and SSE4.2 (seed 001's baseline)
+    Crc32c {
+        /// Random chunks to checksum
+        #[arg(long, default_value_t = 200, value_name = "N")]
+        chunks: usize,
+    },
     /// Run an experiment: make filesystems, run the workload on each, compare
     Run(RunArgs),
     /// Undo what a killed `fslab run` left behind (mounts, loop devices, images, sysctls, cgroups)

@@ -31,6 +31,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::CreateMany(a) => createmany::run(a, &db),
         Command::TioTest(a) => tiotest::run(a, &db),
         Command::Cleanup => cleanup::run(),
+        Command::Crc32c { chunks } => crc32c(chunks),
         Command::Compare(c) => compare::run(c, &db),
         Command::Stats { trim_outliers } => stats::run(trim_outliers),
         Command::Report { select, output } => report::run(select, &output, &db),
@@ -54,4 +55,22 @@ fn stop_on_signals() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, Fa
 /// Opens the results store, or explains why not.
 fn open_store(db: &PathBuf) -> Result<fslab_store::Store, Failure> {
     fslab_store::Store::open(db).map_err(|e| Failure::Failed(format!("results store {e}")))
+}
+
+/// `fslab crc32c`: the self-test line for each implementation.
+fn crc32c(chunks: usize) -> Result<(), Failure> {
+    if chunks == 0 {
+        return Err(Failure::Usage(
+            "crc32c: --chunks 0: must be at least 1".into(),
+        ));
+    }
+    let results = fslab_workload::crc32c::selftest(chunks)
+        .map_err(|e| Failure::Failed(format!("crc32c: tests FAILED: {e}")))?;
+    for r in &results {
+        println!(
+            "crc32c: tests passed, {} bytes in {:.0} usec ({}: {:.0} MB/s)",
+            r.bytes, r.usec, r.name, r.mb_per_s
+        );
+    }
+    Ok(())
 }

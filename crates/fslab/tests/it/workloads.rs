@@ -487,3 +487,22 @@ fn alloctest_prints_the_seeds_lines_and_counts_extents() {
         assert!(stderr(&o).contains(want), "{}", stderr(&o));
     }
 }
+
+#[test]
+fn crc32c_self_test_passes_with_the_standard_vectors() {
+    let lab = Lab::new();
+    let o = lab.run(&["crc32c", "--chunks", "300"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(!lines.is_empty());
+    for l in &lines {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(&f[..3], ["crc32c:", "tests", "passed,"], "{l}");
+        assert_eq!((f[4], f[5], f[7]), ("bytes", "in", "usec"), "{l}");
+        assert!(f[3].parse::<u64>().unwrap() > 300);
+    }
+    assert!(lines[0].contains("software"));
+    let o = lab.run(&["crc32c", "--chunks", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+}
