@@ -7,8 +7,9 @@ command -v mkfs.xfs >/dev/null 2>&1 || need+=(xfsprogs)
 command -v mkfs.btrfs >/dev/null 2>&1 || need+=(btrfs-progs)
 command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v losetup >/dev/null 2>&1 || need+=(mount)
-# The report's browser test renders pages with headless Chromium.
+# dbench's own loadfile (for the replay test) and the report's headless browser.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+[ -f /usr/share/dbench/client.txt ] || need+=(dbench)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

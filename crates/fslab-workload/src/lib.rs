@@ -12,6 +12,8 @@ pub mod alloctest;
 pub mod common;
 pub mod crc32c;
 pub mod createmany;
+pub mod dbench;
+pub mod dbench_load;
 pub mod fsmark;
 pub mod measure;
 pub mod target;

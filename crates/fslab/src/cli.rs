@@ -30,6 +30,9 @@ pub enum Command {
     /// tiobench's tiotest: threaded sequential and random writes and reads (seed 003)
     #[command(name = "tiotest")]
     TioTest(fslab_workload::tiotest::TioArgs),
+    /// dbench: replay a dbench 4 loadfile with N clients (seed 001)
+    #[command(name = "dbench")]
+    Dbench(fslab_workload::dbench::DbenchArgs),
     /// crc32c self-test and throughput, software and SSE4.2 (seed 001's baseline)
     Crc32c {
         /// Random chunks to checksum

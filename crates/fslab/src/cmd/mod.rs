@@ -5,6 +5,7 @@ mod builtin;
 mod cleanup;
 mod compare;
 mod createmany;
+mod dbench;
 mod frag;
 mod fsmark;
 mod report;
@@ -29,6 +30,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Run(r) => run::run(r, &db),
         Command::AllocTest(a) => alloctest::run(a, &db),
         Command::CreateMany(a) => createmany::run(a, &db),
+        Command::Dbench(a) => dbench::run(a, &db),
         Command::TioTest(a) => tiotest::run(a, &db),
         Command::Cleanup => cleanup::run(),
         Command::Crc32c { chunks } => crc32c(chunks),

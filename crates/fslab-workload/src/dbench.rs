@@ -1,0 +1,762 @@
+//! `fslab dbench`: replays a dbench 4 loadfile with N clients for -t seconds
+//! after a warm-up, on a local filesystem (dbench's fileio backend), and
+//! prints dbench's per-second lines, operation table and throughput line.
+//!
+//! Each client works in `DIR/clients/clientN` (the loadfile's `client1`
+//! renamed), with its own table of open handles, and goes round the loadfile
+//! until time is up. Every operation's result is turned into an NT status and
+//! checked against the loadfile's; differences are counted and the first are
+//! shown. `Mkdir` and `Deltree` of something already there or gone are
+//! successes, as in dbench. `LockX`/`UnlockX` check the handle and take no
+//! lock. `FIND_FIRST` matches names without regard to case (SMB's way) with
+//! the wildcards `*` `?` `<` `>`.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use fslab_record::{LatencyHistogram, Recorder};
+use rustix::fs::{AtFlags, Mode, OFlags, CWD};
+use rustix::io::Errno;
+use serde::Serialize;
+
+use crate::common::{phase_result, CommonArgs, Hooks, Outcome, Report, RunCtx};
+use crate::dbench_load::{self, Line, Op};
+use crate::measure::now_ns;
+
+/// `fslab dbench [options] NPROCS`
+#[derive(Debug, Clone, clap::Args)]
+pub struct DbenchArgs {
+    /// Seconds to run (after the warm-up)
+    #[arg(short = 't', default_value_t = 600, value_name = "SECONDS")]
+    pub time: u64,
+    /// Seconds of warm-up before measuring [default: a fifth of -t]
+    #[arg(long, value_name = "SECONDS")]
+    pub warmup: Option<u64>,
+    /// Directory to work in
+    #[arg(short = 'D', default_value = ".", value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Loadfile [default: fslab's file-server model; Debian's dbench has /usr/share/dbench/client.txt]
+    #[arg(short = 'c', value_name = "LOADFILE")]
+    pub loadfile: Option<PathBuf>,
+    /// Open files with O_SYNC
+    #[arg(short = 's')]
+    pub sync_open: bool,
+    /// Sync directory operations (fsync the directory after each change)
+    #[arg(short = 'S')]
+    pub sync_dirs: bool,
+    /// fsync after every write
+    #[arg(short = 'F')]
+    pub fsync: bool,
+    /// Keep DOS attributes in an extended attribute (user.DosAttrib)
+    #[arg(short = 'x')]
+    pub xattr: bool,
+    /// Replay the loadfile exactly N times per client instead of for -t seconds (no warm-up)
+    #[arg(long, value_name = "N")]
+    pub loops: Option<u64>,
+    /// Leave the clients' trees in place at the end (for inspection)
+    #[arg(long)]
+    pub no_cleanup: bool,
+    /// Print the built-in loadfile and exit
+    #[arg(long)]
+    pub print_loadfile: bool,
+    /// Number of clients
+    #[arg(value_name = "NPROCS", required_unless_present = "print_loadfile")]
+    pub nprocs: Option<i64>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// Validated options.
+#[derive(Debug, Clone, Serialize)]
+pub struct DbenchOptions {
+    pub clients: u32,
+    pub seconds: u64,
+    pub warmup: u64,
+    pub dir: PathBuf,
+    pub loadfile: String,
+    pub sync_open: bool,
+    pub sync_dirs: bool,
+    pub fsync: bool,
+    pub xattr: bool,
+    pub cleanup: bool,
+    /// Exact passes over the loadfile per client, instead of a duration.
+    pub loops: Option<u64>,
+    #[serde(skip)]
+    pub lines: Vec<Line>,
+}
+
+impl DbenchArgs {
+    pub fn validate(&self) -> Result<DbenchOptions, String> {
+        let n = self.nprocs.unwrap_or(0);
+        if !(1..=1024).contains(&n) {
+            return Err(format!("NPROCS {n}: must be from 1 to 1024"));
+        }
+        if self.time == 0 {
+            return Err("-t 0: the run must last at least 1 second".into());
+        }
+        if !self.dir.is_dir() {
+            return Err(format!("-D {}: no such directory", self.dir.display()));
+        }
+        let (name, text) = match &self.loadfile {
+            Some(p) => (
+                p.display().to_string(),
+                std::fs::read_to_string(p).map_err(|e| format!("-c {}: {e}", p.display()))?,
+            ),
+            None => ("fslab-model".to_string(), dbench_load::model()),
+        };
+        let lines = dbench_load::parse(&name, &text)?;
+        Ok(DbenchOptions {
+            clients: n as u32,
+            seconds: self.time,
+            warmup: if self.loops.is_some() {
+                0
+            } else {
+                self.warmup.unwrap_or(self.time / 5)
+            },
+            dir: self.dir.clone(),
+            loadfile: name,
+            sync_open: self.sync_open,
+            sync_dirs: self.sync_dirs,
+            fsync: self.fsync,
+            xattr: self.xattr,
+            cleanup: !self.no_cleanup,
+            loops: self.loops.filter(|n| *n > 0),
+            lines,
+        })
+    }
+}
+
+const OPS: [&str; 17] = [
+    "NTCreateX",
+    "Close",
+    "Rename",
+    "Unlink",
+    "Deltree",
+    "Rmdir",
+    "Mkdir",
+    "Qpathinfo",
+    "Qfileinfo",
+    "Qfsinfo",
+    "Sfileinfo",
+    "Find",
+    "WriteX",
+    "ReadX",
+    "LockX",
+    "UnlockX",
+    "Flush",
+];
+
+fn op_index(name: &str) -> usize {
+    OPS.iter().position(|o| *o == name).unwrap_or(0)
+}
+
+/// One operation's tally.
+#[derive(Default, Clone)]
+struct OpStat {
+    hist: LatencyHistogram,
+}
+
+struct Client {
+    id: u32,
+    fds: HashMap<u32, OwnedFd>,
+    pos: usize,
+    stats: Vec<OpStat>,
+    mismatches: u64,
+    first_mismatches: Vec<String>,
+    error: Option<String>,
+}
+
+/// Shared per-second counters (bytes, max latency this second).
+struct Live {
+    bytes: Vec<AtomicU64>,
+    max_ns: Vec<AtomicU64>,
+}
+
+fn status_of(e: Errno, path: Option<&Path>) -> &'static str {
+    match e {
+        Errno::NOENT => match path.and_then(|p| p.parent()) {
+            Some(parent) if !parent.exists() => "NT_STATUS_OBJECT_PATH_NOT_FOUND",
+            _ => "NT_STATUS_OBJECT_NAME_NOT_FOUND",
+        },
+        Errno::EXIST => "NT_STATUS_OBJECT_NAME_COLLISION",
+        Errno::NOTEMPTY => "NT_STATUS_DIRECTORY_NOT_EMPTY",
+        Errno::ISDIR => "NT_STATUS_FILE_IS_A_DIRECTORY",
+        Errno::NOTDIR => "NT_STATUS_OBJECT_PATH_NOT_FOUND",
+        Errno::ACCESS | Errno::PERM => "NT_STATUS_ACCESS_DENIED",
+        Errno::NOSPC | Errno::DQUOT => "NT_STATUS_DISK_FULL",
+        Errno::BADF => "NT_STATUS_INVALID_HANDLE",
+        _ => "NT_STATUS_UNSUCCESSFUL",
+    }
+}
+
+/// SMB wildcard match, without regard to case.
+fn wild(p: &[u8], n: &[u8]) -> bool {
+    match p.first() {
+        None => n.is_empty(),
+        Some(b'*') | Some(b'<') => (0..=n.len()).any(|k| wild(&p[1..], &n[k..])),
+        Some(b'?') | Some(b'>') => !n.is_empty() && wild(&p[1..], &n[1..]),
+        Some(c) => n.first().is_some_and(|d| c.eq_ignore_ascii_case(d)) && wild(&p[1..], &n[1..]),
+    }
+}
+
+impl DbenchOptions {
+    fn path(&self, client: u32, p: &str) -> PathBuf {
+        let p = p
+            .replace("client1", &format!("client{client}"))
+            .replace('\\', "/");
+        self.dir.join(p.trim_start_matches('/'))
+    }
+}
+
+fn fsync_parent(p: &Path) {
+    if let Some(d) = p.parent() {
+        if let Ok(f) = std::fs::File::open(d) {
+            let _ = f.sync_all();
+        }
+    }
+}
+
+fn fd_of(c: &Client, f: u32) -> Option<std::os::fd::BorrowedFd<'_>> {
+    c.fds.get(&f).map(|fd| fd.as_fd())
+}
+
+/// Runs one operation; returns its NT status and the bytes it moved.
+fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static str, u64) {
+    let r = |res: Result<(), Errno>, p: Option<&Path>| match res {
+        Ok(()) => "NT_STATUS_OK",
+        Err(e) => status_of(e, p),
+    };
+    match op {
+        Op::NtCreateX {
+            path,
+            options,
+            disposition,
+            fnum,
+        } => {
+            let p = o.path(c.id, path);
+            let dir = options & 0x1 != 0;
+            let creates = matches!(disposition, 0 | 2 | 3 | 5);
+            if dir {
+                if creates {
+                    match rustix::fs::mkdirat(CWD, &p, Mode::from_bits_truncate(0o777)) {
+                        Ok(()) => {
+                            if o.sync_dirs {
+                                fsync_parent(&p);
+                            }
+                        }
+                        Err(Errno::EXIST) if *disposition != 2 => {}
+                        Err(e) => return (status_of(e, Some(&p)), 0),
+                    }
+                }
+                return match rustix::fs::openat(
+                    CWD,
+                    &p,
+                    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                ) {
+                    Ok(fd) => {
+                        c.fds.insert(*fnum, fd);
+                        ("NT_STATUS_OK", 0)
+                    }
+                    Err(e) => (status_of(e, Some(&p)), 0),
+                };
+            }
+            let mut flags = OFlags::RDWR | OFlags::CLOEXEC;
+            flags |= match disposition {
+                1 => OFlags::empty(),
+                2 => OFlags::CREATE | OFlags::EXCL,
+                3 => OFlags::CREATE,
+                4 => OFlags::TRUNC,
+                _ => OFlags::CREATE | OFlags::TRUNC,
+            };
+            if o.sync_open {
+                flags |= OFlags::SYNC;
+            }
+            let existed = o.sync_dirs && p.exists();
+            match rustix::fs::openat(CWD, &p, flags, Mode::from_bits_truncate(0o644)) {
+                Ok(fd) => {
+                    if o.xattr {
+                        let _ = rustix::fs::fsetxattr(
+                            &fd,
+                            "user.DosAttrib",
+                            &[0u8; 44],
+                            rustix::fs::XattrFlags::empty(),
+                        );
+                    }
+                    if o.sync_dirs && !existed {
+                        fsync_parent(&p);
+                    }
+                    c.fds.insert(*fnum, fd);
+                    ("NT_STATUS_OK", 0)
+                }
+                // A directory opened without the directory flag.
+                Err(Errno::ISDIR) if options & 0x40 == 0 => {
+                    match rustix::fs::openat(
+                        CWD,
+                        &p,
+                        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                        Mode::empty(),
+                    ) {
+                        Ok(fd) => {
+                            c.fds.insert(*fnum, fd);
+                            ("NT_STATUS_OK", 0)
+                        }
+                        Err(e) => (status_of(e, Some(&p)), 0),
+                    }
+                }
+                Err(e) => (status_of(e, Some(&p)), 0),
+            }
+        }
+        Op::Close { fnum } => (
+            if c.fds.remove(fnum).is_some() {
+                "NT_STATUS_OK"
+            } else {
+                "NT_STATUS_INVALID_HANDLE"
+            },
+            0,
+        ),
+        Op::Rename { from, to } => {
+            let (a, b) = (o.path(c.id, from), o.path(c.id, to));
+            let res = rustix::fs::renameat(CWD, &a, CWD, &b);
+            if res.is_ok() && o.sync_dirs {
+                fsync_parent(&a);
+                fsync_parent(&b);
+            }
+            (r(res, Some(&a)), 0)
+        }
+        Op::Unlink { path } => {
+            let p = o.path(c.id, path);
+            let res = rustix::fs::unlinkat(CWD, &p, AtFlags::empty());
+            if res.is_ok() && o.sync_dirs {
+                fsync_parent(&p);
+            }
+            (r(res, Some(&p)), 0)
+        }
+        Op::Deltree { path } => {
+            let p = o.path(c.id, path);
+            // Handles into the tree go with it.
+            match std::fs::remove_dir_all(&p) {
+                Ok(()) => ("NT_STATUS_OK", 0),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => ("NT_STATUS_OK", 0),
+                Err(_) => ("NT_STATUS_UNSUCCESSFUL", 0),
+            }
+        }
+        Op::Rmdir { path } => {
+            let p = o.path(c.id, path);
+            (
+                r(rustix::fs::unlinkat(CWD, &p, AtFlags::REMOVEDIR), Some(&p)),
+                0,
+            )
+        }
+        Op::Mkdir { path } => {
+            let p = o.path(c.id, path);
+            match rustix::fs::mkdirat(CWD, &p, Mode::from_bits_truncate(0o777)) {
+                Ok(()) | Err(Errno::EXIST) => ("NT_STATUS_OK", 0),
+                Err(e) => (status_of(e, Some(&p)), 0),
+            }
+        }
+        Op::QueryPath { path } => {
+            let p = o.path(c.id, path);
+            let res = rustix::fs::statat(CWD, &p, AtFlags::empty()).map(|_| ());
+            if res.is_ok() && o.xattr {
+                let mut b = [0u8; 64];
+                let _ = rustix::fs::getxattr(&p, "user.DosAttrib", &mut b);
+            }
+            (r(res, Some(&p)), 0)
+        }
+        Op::QueryFile { fnum } => match fd_of(c, *fnum) {
+            Some(fd) => (r(rustix::fs::fstat(fd).map(|_| ()), None), 0),
+            None => ("NT_STATUS_INVALID_HANDLE", 0),
+        },
+        Op::QueryFs => (r(rustix::fs::statvfs(&o.dir).map(|_| ()), None), 0),
+        Op::SetFileInfo { fnum } => match fd_of(c, *fnum) {
+            Some(fd) => {
+                let now = rustix::fs::Timestamps {
+                    last_access: rustix::fs::Timespec {
+                        tv_sec: 0,
+                        tv_nsec: rustix::fs::UTIME_NOW,
+                    },
+                    last_modification: rustix::fs::Timespec {
+                        tv_sec: 0,
+                        tv_nsec: rustix::fs::UTIME_NOW,
+                    },
+                };
+                (r(rustix::fs::futimens(fd, &now), None), 0)
+            }
+            None => ("NT_STATUS_INVALID_HANDLE", 0),
+        },
+        Op::FindFirst { pattern } => {
+            let p = o.path(c.id, pattern);
+            let (dir, mask) = (
+                p.parent().map(Path::to_path_buf).unwrap_or_default(),
+                p.file_name()
+                    .map(|m| m.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            );
+            match std::fs::read_dir(&dir) {
+                Ok(rd) => {
+                    let found = rd
+                        .flatten()
+                        .any(|e| wild(mask.as_bytes(), e.file_name().as_encoded_bytes()));
+                    (
+                        if found {
+                            "NT_STATUS_OK"
+                        } else {
+                            "NT_STATUS_NO_SUCH_FILE"
+                        },
+                        0,
+                    )
+                }
+                Err(_) => ("NT_STATUS_OBJECT_PATH_NOT_FOUND", 0),
+            }
+        }
+        Op::WriteX { fnum, offset, size } => match fd_of(c, *fnum) {
+            Some(fd) => {
+                let n = (*size as usize).min(buf.len());
+                match rustix::io::pwrite(fd, &buf[..n], *offset) {
+                    Ok(w) => {
+                        if o.fsync {
+                            let _ = rustix::fs::fsync(fd);
+                        }
+                        ("NT_STATUS_OK", w as u64)
+                    }
+                    Err(e) => (status_of(e, None), 0),
+                }
+            }
+            None => ("NT_STATUS_INVALID_HANDLE", 0),
+        },
+        Op::ReadX { fnum, offset, size } => match fd_of(c, *fnum) {
+            Some(fd) => {
+                let n = (*size as usize).min(buf.len());
+                match rustix::io::pread(fd, &mut buf[..n], *offset) {
+                    Ok(k) => ("NT_STATUS_OK", k as u64),
+                    Err(e) => (status_of(e, None), 0),
+                }
+            }
+            None => ("NT_STATUS_INVALID_HANDLE", 0),
+        },
+        Op::LockX { fnum } | Op::UnlockX { fnum } => (
+            if c.fds.contains_key(fnum) {
+                "NT_STATUS_OK"
+            } else {
+                "NT_STATUS_INVALID_HANDLE"
+            },
+            0,
+        ),
+        Op::Flush { fnum } => match fd_of(c, *fnum) {
+            Some(fd) => (r(rustix::fs::fsync(fd), None), 0),
+            None => ("NT_STATUS_INVALID_HANDLE", 0),
+        },
+    }
+}
+
+/// Per-operation results of the measured period.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpRow {
+    pub operation: String,
+    pub count: u64,
+    pub avg_ms: f64,
+    pub max_ms: f64,
+}
+
+/// What `--json` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct DbenchReport {
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    pub options: DbenchOptions,
+    pub throughput_mb_s: f64,
+    pub max_latency_ms: f64,
+    pub operations: Vec<OpRow>,
+    /// Operations whose status differed from the loadfile's.
+    pub status_mismatches: u64,
+}
+
+impl Report for DbenchReport {
+    fn run_id(&self) -> i64 {
+        self.outcome.run_id
+    }
+    fn status(&self) -> fslab_record::RunStatus {
+        self.outcome.status
+    }
+    fn error(&self) -> Option<&str> {
+        self.outcome.error.as_deref()
+    }
+    fn notes(&self) -> &[String] {
+        &self.outcome.notes
+    }
+}
+
+/// Runs dbench.
+pub fn run(
+    o: &DbenchOptions,
+    argv: &[String],
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+    rec: &mut dyn Recorder,
+    hooks: &mut Hooks,
+) -> Result<DbenchReport, String> {
+    let store = |e: fslab_record::RecordError| format!("results store: {e}");
+    let params = serde_json::to_value(o).unwrap_or_default();
+    let mut ctx = RunCtx::begin("dbench", argv, &o.dir, params, rec, hooks, stop)
+        .map_err(|e| e.to_string())?;
+    let n = o.clients as usize;
+    let clients: Vec<Mutex<Client>> = (1..=o.clients)
+        .map(|id| {
+            Mutex::new(Client {
+                id,
+                fds: HashMap::new(),
+                pos: 0,
+                stats: vec![OpStat::default(); OPS.len()],
+                mismatches: 0,
+                first_mismatches: Vec::new(),
+                error: None,
+            })
+        })
+        .collect();
+    let live = Live {
+        bytes: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        max_ns: (0..n).map(|_| AtomicU64::new(0)).collect(),
+    };
+    let _ = std::fs::create_dir_all(o.dir.join("clients"));
+    let mut lines_out: Vec<String> = Vec::new();
+    let mut bytes_total = 0u64;
+    let mut execute_secs = 0.0;
+    for (phase, secs) in [("warmup", o.warmup), ("execute", o.seconds)] {
+        if secs == 0 || ctx.stopping() {
+            continue;
+        }
+        for c in &clients {
+            let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
+            c.stats = vec![OpStat::default(); OPS.len()];
+        }
+        for b in &live.bytes {
+            b.store(0, Ordering::Relaxed);
+        }
+        let deadline = if o.loops.is_some() {
+            Instant::now() + Duration::from_secs(u64::MAX / 4)
+        } else {
+            Instant::now() + Duration::from_secs(secs)
+        };
+        let passes = o.loops.unwrap_or(u64::MAX);
+        let start = Instant::now();
+        let p = ctx
+            .phase_ticking(
+                phase,
+                n,
+                |t, progress| {
+                    let mut c = clients[t].lock().unwrap_or_else(|e| e.into_inner());
+                    let mut buf = vec![0u8; 1 << 20];
+                    let mut done = 0u64;
+                    let mut bytes = 0u64;
+                    let mut pass = 0u64;
+                    while Instant::now() < deadline
+                        && pass < passes
+                        && !stop.load(Ordering::Relaxed)
+                    {
+                        let line = &o.lines[c.pos];
+                        c.pos = (c.pos + 1) % o.lines.len();
+                        if c.pos == 0 {
+                            pass += 1;
+                        }
+                        let t0 = now_ns();
+                        let (status, moved) = exec(o, &mut c, &line.op, &mut buf);
+                        let ns = now_ns() - t0;
+                        c.stats[op_index(line.op.name())].hist.record(ns);
+                        live.max_ns[t].fetch_max(ns, Ordering::Relaxed);
+                        if status != line.status {
+                            c.mismatches += 1;
+                            if c.first_mismatches.len() < 5 {
+                                let m = format!(
+                                    "client {} line {}: {} returned {status}, the loadfile says {}",
+                                    c.id,
+                                    line.number,
+                                    line.op.name(),
+                                    line.status
+                                );
+                                c.first_mismatches.push(m);
+                            }
+                            if status == "NT_STATUS_DISK_FULL" {
+                                c.error = Some(format!(
+                                    "client {}: the filesystem is full ({} at line {})",
+                                    c.id,
+                                    line.op.name(),
+                                    line.number
+                                ));
+                                break;
+                            }
+                        }
+                        bytes += moved;
+                        done += 1;
+                        live.bytes[t].store(bytes, Ordering::Relaxed);
+                        progress.set(t, done);
+                    }
+                },
+                |pt| {
+                    let b: u64 = live.bytes.iter().map(|x| x.load(Ordering::Relaxed)).sum();
+                    let lat = live
+                        .max_ns
+                        .iter()
+                        .map(|x| x.swap(0, Ordering::Relaxed))
+                        .max()
+                        .unwrap_or(0);
+                    let secs = start.elapsed().as_secs_f64();
+                    lines_out.push(format!(
+                        "{:4}  {:8}  {:7.2} MB/sec  {} {:3} sec  latency {:.03} ms",
+                        n,
+                        pt.total_ops,
+                        b as f64 / 1e6 / secs.max(1e-9),
+                        if phase == "warmup" {
+                            "warmup"
+                        } else {
+                            "execute"
+                        },
+                        pt.t_s.round() as u64,
+                        lat as f64 / 1e6
+                    ));
+                },
+            )
+            .map_err(store)?;
+        let ops: u64 = clients
+            .iter()
+            .map(|c| {
+                c.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .stats
+                    .iter()
+                    .map(|s| s.hist.count())
+                    .sum::<u64>()
+            })
+            .sum();
+        let bytes: u64 = live.bytes.iter().map(|x| x.load(Ordering::Relaxed)).sum();
+        ctx.record_phase(phase_result(
+            phase,
+            ops,
+            bytes,
+            &p,
+            !stop.load(Ordering::Relaxed),
+        ))
+        .map_err(store)?;
+        if phase == "execute" {
+            bytes_total = bytes;
+            execute_secs = p.elapsed_s;
+        }
+    }
+    for l in &lines_out {
+        let _ = writeln!(out, "{l}");
+    }
+    // Cleanup: every client closes its handles and removes its tree.
+    let t = Instant::now();
+    for c in &clients {
+        c.lock().unwrap_or_else(|e| e.into_inner()).fds.clear();
+    }
+    if o.cleanup {
+        for id in 1..=o.clients {
+            let _ = std::fs::remove_dir_all(o.dir.join(format!("clients/client{id}")));
+        }
+        let _ = std::fs::remove_dir(o.dir.join("clients"));
+    }
+    let _ = writeln!(out, "{:4}  cleanup {:3} sec", n, t.elapsed().as_secs());
+    let mut merged: Vec<LatencyHistogram> = vec![LatencyHistogram::new(); OPS.len()];
+    let mut mismatches = 0;
+    let mut first = Vec::new();
+    let mut error = None;
+    for c in &clients {
+        let c = c.lock().unwrap_or_else(|e| e.into_inner());
+        for (i, s) in c.stats.iter().enumerate() {
+            merged[i].merge(&s.hist);
+        }
+        mismatches += c.mismatches;
+        first.extend(c.first_mismatches.iter().cloned());
+        if error.is_none() {
+            error = c.error.clone();
+        }
+    }
+    let _ = writeln!(out, "\n Operation                Count    AvgLat    MaxLat");
+    let _ = writeln!(out, " --------------------------------------------------");
+    let mut rows = Vec::new();
+    let mut max_ms = 0.0f64;
+    for (i, h) in merged.iter().enumerate() {
+        if h.count() == 0 {
+            continue;
+        }
+        let s = h.summary();
+        let row = OpRow {
+            operation: OPS[i].into(),
+            count: s.count,
+            avg_ms: s.mean_ns / 1e6,
+            max_ms: s.max_ns as f64 / 1e6,
+        };
+        max_ms = max_ms.max(row.max_ms);
+        let _ = writeln!(
+            out,
+            " {:<22} {:7} {:9.03} {:9.03}",
+            row.operation, row.count, row.avg_ms, row.max_ms
+        );
+        ctx.record_latency("execute", OPS[i], h).map_err(store)?;
+        rows.push(row);
+    }
+    let throughput = bytes_total as f64 / 1e6 / execute_secs.max(1e-9);
+    let _ = writeln!(
+        out,
+        "\nThroughput {} MB/sec  {} clients  {} procs  max_latency={:.03} ms",
+        fslab_stats_g(throughput),
+        n,
+        n,
+        max_ms
+    );
+    if mismatches > 0 {
+        let _ = writeln!(
+            out,
+            "{mismatches} operations returned another status than the loadfile's, for example:"
+        );
+        for m in first.iter().take(5) {
+            let _ = writeln!(out, "  {m}");
+        }
+        ctx.out.notes.push(format!(
+            "{mismatches} operations returned another status than the loadfile's (first: {})",
+            first.first().cloned().unwrap_or_default()
+        ));
+    }
+    let _ = out.flush();
+    let outcome = ctx.finish(error).map_err(store)?;
+    Ok(DbenchReport {
+        outcome,
+        options: o.clone(),
+        throughput_mb_s: throughput,
+        max_latency_ms: max_ms,
+        operations: rows,
+        status_mismatches: mismatches,
+    })
+}
+
+/// dbench prints the throughput with `%g`.
+fn fslab_stats_g(x: f64) -> String {
+    fslab_stats::fmt_g(x, 6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn smb_wildcards() {
+        assert!(wild(b"*", b"anything"));
+        assert!(wild(b"FILLER.*", b"filler.000"));
+        assert!(wild(b"<.JNK", b"x.jnk"));
+        assert!(wild(b"a?c", b"abc") && !wild(b"a?c", b"ac"));
+        assert!(!wild(b"*.XYZ", b"doc.doc"));
+    }
+
+    #[test]
+    fn throughput_prints_like_percent_g() {
+        assert_eq!(fslab_stats_g(1098.06), "1098.06");
+        assert_eq!(fslab_stats_g(301.5551234), "301.555");
+        assert_eq!(fslab_stats_g(5.0), "5");
+    }
+}

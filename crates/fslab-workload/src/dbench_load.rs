@@ -1,0 +1,435 @@
+//! dbench 4 loadfiles: parsing (with line numbers in every error) and
+//! fslab's own loadfile, generated from a documented model.
+//!
+//! A loadfile line is an operation, its arguments and the NT status the
+//! operation returned when it was recorded, e.g.
+//! `NTCreateX "\clients\client1\~dmtmp\WORD\CHAP10.DOC" 0x1 0x2 9938 NT_STATUS_OK`.
+//! A leading timestamp (timed loadfiles) is skipped; `#` starts a comment.
+
+use std::fmt::Write as _;
+
+/// One operation of a loadfile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    NtCreateX {
+        path: String,
+        options: u32,
+        disposition: u32,
+        fnum: u32,
+    },
+    Close {
+        fnum: u32,
+    },
+    Rename {
+        from: String,
+        to: String,
+    },
+    Unlink {
+        path: String,
+    },
+    Deltree {
+        path: String,
+    },
+    Rmdir {
+        path: String,
+    },
+    Mkdir {
+        path: String,
+    },
+    QueryPath {
+        path: String,
+    },
+    QueryFile {
+        fnum: u32,
+    },
+    QueryFs,
+    SetFileInfo {
+        fnum: u32,
+    },
+    FindFirst {
+        pattern: String,
+    },
+    WriteX {
+        fnum: u32,
+        offset: u64,
+        size: u64,
+    },
+    ReadX {
+        fnum: u32,
+        offset: u64,
+        size: u64,
+    },
+    LockX {
+        fnum: u32,
+    },
+    UnlockX {
+        fnum: u32,
+    },
+    Flush {
+        fnum: u32,
+    },
+}
+
+impl Op {
+    /// The name dbench's table uses.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::NtCreateX { .. } => "NTCreateX",
+            Op::Close { .. } => "Close",
+            Op::Rename { .. } => "Rename",
+            Op::Unlink { .. } => "Unlink",
+            Op::Deltree { .. } => "Deltree",
+            Op::Rmdir { .. } => "Rmdir",
+            Op::Mkdir { .. } => "Mkdir",
+            Op::QueryPath { .. } => "Qpathinfo",
+            Op::QueryFile { .. } => "Qfileinfo",
+            Op::QueryFs => "Qfsinfo",
+            Op::SetFileInfo { .. } => "Sfileinfo",
+            Op::FindFirst { .. } => "Find",
+            Op::WriteX { .. } => "WriteX",
+            Op::ReadX { .. } => "ReadX",
+            Op::LockX { .. } => "LockX",
+            Op::UnlockX { .. } => "UnlockX",
+            Op::Flush { .. } => "Flush",
+        }
+    }
+}
+
+/// A parsed line: the operation and the status it must return.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    pub number: usize,
+    pub op: Op,
+    pub status: String,
+}
+
+fn tokens(line: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut chars = line.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c == '"' {
+            chars.next();
+            let mut s = String::new();
+            loop {
+                match chars.next() {
+                    Some('"') => break,
+                    Some(ch) => s.push(ch),
+                    None => return Err("a quoted name is not closed".into()),
+                }
+            }
+            out.push(s);
+        } else {
+            let mut s = String::new();
+            while let Some(&ch) = chars.peek() {
+                if ch.is_whitespace() {
+                    break;
+                }
+                s.push(ch);
+                chars.next();
+            }
+            out.push(s);
+        }
+    }
+    Ok(out)
+}
+
+fn num(s: &str) -> Result<u64, String> {
+    let r = if let Some(h) = s.strip_prefix("0x") {
+        u64::from_str_radix(h, 16)
+    } else {
+        s.parse()
+    };
+    r.map_err(|_| format!("{s:?} is not a number"))
+}
+
+/// Parses a loadfile; errors read `NAME:LINE: what is wrong`.
+pub fn parse(name: &str, text: &str) -> Result<Vec<Line>, String> {
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let number = i + 1;
+        let e = |m: String| format!("{name}:{number}: {m}");
+        let l = raw.trim();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        let mut t = tokens(l).map_err(e)?;
+        if t.first().is_some_and(|f| f.parse::<f64>().is_ok()) {
+            t.remove(0); // a timed loadfile's timestamp
+        }
+        if t.len() < 2 {
+            return Err(e(format!("{l:?} is not an operation with a status")));
+        }
+        let status = t.pop().expect("two or more");
+        if !status.starts_with("NT_STATUS_") {
+            return Err(e(format!(
+                "{status:?} is not an NT status (like NT_STATUS_OK)"
+            )));
+        }
+        let want = |n: usize| -> Result<(), String> {
+            if t.len() - 1 != n {
+                Err(e(format!(
+                    "{} takes {n} arguments before the status, not {}",
+                    t[0],
+                    t.len() - 1
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        let n = |k: usize| num(&t[k]).map_err(e);
+        let op = match t[0].as_str() {
+            "NTCreateX" => {
+                want(4)?;
+                Op::NtCreateX {
+                    path: t[1].clone(),
+                    options: n(2)? as u32,
+                    disposition: n(3)? as u32,
+                    fnum: n(4)? as u32,
+                }
+            }
+            "Close" => {
+                want(1)?;
+                Op::Close { fnum: n(1)? as u32 }
+            }
+            "Rename" => {
+                want(2)?;
+                Op::Rename {
+                    from: t[1].clone(),
+                    to: t[2].clone(),
+                }
+            }
+            "Unlink" => {
+                want(2)?;
+                Op::Unlink { path: t[1].clone() }
+            }
+            "Deltree" => {
+                want(1)?;
+                Op::Deltree { path: t[1].clone() }
+            }
+            "Rmdir" => {
+                want(1)?;
+                Op::Rmdir { path: t[1].clone() }
+            }
+            "Mkdir" => {
+                want(1)?;
+                Op::Mkdir { path: t[1].clone() }
+            }
+            "QUERY_PATH_INFORMATION" => {
+                want(2)?;
+                Op::QueryPath { path: t[1].clone() }
+            }
+            "QUERY_FILE_INFORMATION" => {
+                want(2)?;
+                Op::QueryFile { fnum: n(1)? as u32 }
+            }
+            "QUERY_FS_INFORMATION" => {
+                want(1)?;
+                Op::QueryFs
+            }
+            "SET_FILE_INFORMATION" => {
+                want(2)?;
+                Op::SetFileInfo { fnum: n(1)? as u32 }
+            }
+            "FIND_FIRST" => {
+                want(4)?;
+                Op::FindFirst {
+                    pattern: t[1].clone(),
+                }
+            }
+            "WriteX" => {
+                want(4)?;
+                Op::WriteX {
+                    fnum: n(1)? as u32,
+                    offset: n(2)?,
+                    size: n(3)?,
+                }
+            }
+            "ReadX" => {
+                want(4)?;
+                Op::ReadX {
+                    fnum: n(1)? as u32,
+                    offset: n(2)?,
+                    size: n(3)?,
+                }
+            }
+            "LockX" => {
+                want(3)?;
+                Op::LockX { fnum: n(1)? as u32 }
+            }
+            "UnlockX" => {
+                want(3)?;
+                Op::UnlockX { fnum: n(1)? as u32 }
+            }
+            "Flush" => {
+                want(1)?;
+                Op::Flush { fnum: n(1)? as u32 }
+            }
+            other => return Err(e(format!("unknown operation {other:?}"))),
+        };
+        out.push(Line { number, op, status });
+    }
+    if out.is_empty() {
+        return Err(format!("{name}: no operations"));
+    }
+    Ok(out)
+}
+
+/// fslab's default loadfile, from a model of a file-server session (fixed
+/// seed, so it is the same everywhere):
+///
+/// 1. the client clears and makes its directory tree (`~dmtmp\PROJ0..7`);
+/// 2. 24 documents are written: created (`NTCreateX` open-if), written in
+///    64 KiB `WriteX` calls up to a size drawn from an office-document
+///    distribution (4 KiB to 2 MiB, mostly small), queried and closed;
+/// 3. 40 working sessions each open a document, read it in 4 KiB `ReadX`
+///    calls, look it up (`QUERY_PATH_INFORMATION`, `FIND_FIRST` of its
+///    directory, a miss for a backup name), lock and unlock a range, then
+///    save it the way office programs do: write a temporary file, flush it,
+///    rename the document to a backup name, rename the temporary over the
+///    document, unlink the backup;
+/// 4. the client removes its tree (`Deltree`).
+///
+/// Every expected status follows from the model's own namespace.
+pub fn model() -> String {
+    let mut s = String::from("# fslab's file-server model loadfile (see fslab dbench --help)\n");
+    let mut rng = 0x5eed_u64;
+    let mut next = |m: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % m
+    };
+    let base = r"\clients\client1";
+    let _ = writeln!(s, r#"Deltree "{base}" NT_STATUS_OK"#);
+    let _ = writeln!(s, r#"Mkdir "\clients" NT_STATUS_OK"#);
+    let mut fnum = 1000u32;
+    let mkdir = |s: &mut String, path: &str, fnum: &mut u32| {
+        let _ = writeln!(s, r#"NTCreateX "{path}" 0x1 0x2 {fnum} NT_STATUS_OK"#);
+        let _ = writeln!(s, "Close {fnum} NT_STATUS_OK");
+        *fnum += 1;
+    };
+    mkdir(&mut s, base, &mut fnum);
+    mkdir(&mut s, &format!(r"{base}\~dmtmp"), &mut fnum);
+    for p in 0..8 {
+        mkdir(&mut s, &format!(r"{base}\~dmtmp\PROJ{p}"), &mut fnum);
+    }
+    let _ = writeln!(s, "QUERY_FS_INFORMATION 1 NT_STATUS_OK");
+    // Office document sizes: mostly small, some large.
+    let sizes = [
+        4096u64, 8192, 16384, 24576, 40960, 65536, 98304, 131072, 262144, 524288, 1048576, 2097152,
+    ];
+    let mut docs = Vec::new();
+    for d in 0..24 {
+        let path = format!(r"{base}\~dmtmp\PROJ{}\DOC{d:03}.DOC", d % 8);
+        let size = sizes[(next(100) * next(100) / 1000) as usize % sizes.len()];
+        let f = fnum;
+        fnum += 1;
+        let _ = writeln!(s, r#"NTCreateX "{path}" 0x40 0x3 {f} NT_STATUS_OK"#);
+        let mut off = 0;
+        while off < size {
+            let n = (size - off).min(65536);
+            let _ = writeln!(s, "WriteX {f} {off} {n} {n} NT_STATUS_OK");
+            off += n;
+        }
+        let _ = writeln!(s, "QUERY_FILE_INFORMATION {f} 1004 NT_STATUS_OK");
+        let _ = writeln!(s, "Close {f} NT_STATUS_OK");
+        docs.push((path, size));
+    }
+    for k in 0..40 {
+        let (path, size) = docs[next(docs.len() as u64) as usize].clone();
+        let dir = &path[..path.rfind('\\').expect("has a directory")];
+        let f = fnum;
+        fnum += 1;
+        let _ = writeln!(s, r#"QUERY_PATH_INFORMATION "{path}" 1004 NT_STATUS_OK"#);
+        let _ = writeln!(s, r#"FIND_FIRST "{dir}\*" 260 1366 0 NT_STATUS_OK"#);
+        let _ = writeln!(
+            s,
+            r#"QUERY_PATH_INFORMATION "{path}.BAK" 1004 NT_STATUS_OBJECT_NAME_NOT_FOUND"#
+        );
+        let _ = writeln!(s, r#"NTCreateX "{path}" 0x40 0x1 {f} NT_STATUS_OK"#);
+        let _ = writeln!(s, "LockX {f} 2147483538 1 NT_STATUS_OK");
+        let mut off = 0;
+        while off < size {
+            let _ = writeln!(s, "ReadX {f} {off} 4096 4096 NT_STATUS_OK");
+            off += 4096;
+        }
+        let _ = writeln!(s, "UnlockX {f} 2147483538 1 NT_STATUS_OK");
+        let _ = writeln!(s, "Close {f} NT_STATUS_OK");
+        let tmp = format!(r"{dir}\~WRL{k:04}.TMP");
+        let t = fnum;
+        fnum += 1;
+        let _ = writeln!(s, r#"NTCreateX "{tmp}" 0x40 0x2 {t} NT_STATUS_OK"#);
+        let mut off = 0;
+        while off < size {
+            let n = (size - off).min(65536);
+            let _ = writeln!(s, "WriteX {t} {off} {n} {n} NT_STATUS_OK");
+            off += n;
+        }
+        let _ = writeln!(s, "Flush {t} NT_STATUS_OK");
+        let _ = writeln!(s, "SET_FILE_INFORMATION {t} 1004 NT_STATUS_OK");
+        let _ = writeln!(s, "Close {t} NT_STATUS_OK");
+        let _ = writeln!(s, r#"Rename "{path}" "{path}.BAK" NT_STATUS_OK"#);
+        let _ = writeln!(s, r#"Rename "{tmp}" "{path}" NT_STATUS_OK"#);
+        let _ = writeln!(s, r#"Unlink "{path}.BAK" 0x6 NT_STATUS_OK"#);
+        let _ = writeln!(s, r#"Unlink "{tmp}" 0x6 NT_STATUS_OBJECT_NAME_NOT_FOUND"#);
+    }
+    let _ = writeln!(
+        s,
+        r#"FIND_FIRST "{base}\~dmtmp\PROJ0\*.XYZ" 260 1366 0 NT_STATUS_NO_SUCH_FILE"#
+    );
+    let _ = writeln!(s, r#"Deltree "{base}" NT_STATUS_OK"#);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_parses_and_covers_the_common_operations() {
+        let l = parse("model", &model()).unwrap();
+        assert!(l.len() > 1000);
+        for name in [
+            "NTCreateX",
+            "Close",
+            "Rename",
+            "Unlink",
+            "Deltree",
+            "Qpathinfo",
+            "Qfileinfo",
+            "Qfsinfo",
+            "Sfileinfo",
+            "Find",
+            "WriteX",
+            "ReadX",
+            "LockX",
+            "UnlockX",
+            "Flush",
+        ] {
+            assert!(l.iter().any(|x| x.op.name() == name), "{name}");
+        }
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        assert_eq!(
+            parse("f", "Close 1 NT_STATUS_OK\nFrob 1 NT_STATUS_OK\n").unwrap_err(),
+            "f:2: unknown operation \"Frob\""
+        );
+        assert!(parse("f", "Close NT_STATUS_OK\n")
+            .unwrap_err()
+            .starts_with("f:1: Close takes 1 arguments"));
+        assert!(parse("f", "Close 1 OK\n")
+            .unwrap_err()
+            .contains("not an NT status"));
+        assert!(parse("f", "NTCreateX \"a 0x1 0x2 3 NT_STATUS_OK\n")
+            .unwrap_err()
+            .contains("not closed"));
+        assert_eq!(
+            parse("f", "0.5 Close 7 NT_STATUS_OK\n").unwrap()[0].op,
+            Op::Close { fnum: 7 }
+        );
+    }
+}

@@ -1,0 +1,27 @@
+//! `fslab dbench`.
+
+use std::path::PathBuf;
+
+use fslab_workload::dbench::{self, DbenchArgs};
+
+use crate::Failure;
+
+pub fn run(args: DbenchArgs, db: &PathBuf) -> Result<(), Failure> {
+    if args.print_loadfile {
+        print!("{}", fslab_workload::dbench_load::model());
+        return Ok(());
+    }
+    let kinds = super::workload::prepare("dbench", &args.common)?;
+    let opts = args
+        .validate()
+        .map_err(|e| Failure::Usage(format!("dbench: {e}")))?;
+    let argv: Vec<String> = std::env::args().collect();
+    super::workload::run(
+        "dbench",
+        &args.common,
+        &kinds,
+        db,
+        &opts.dir,
+        |stop, out, store, hooks| dbench::run(&opts, &argv, stop, out, store, hooks),
+    )
+}
