@@ -93,11 +93,14 @@ pub fn scaled(exp: &Experiment, f: f64) -> Experiment {
 }
 
 /// Scales a workload's counts and sizes: fsmark `-n` and `-D`; tiotest `-f`
-/// and `-r`; createmany's COUNT; alloctest's LEN (at least 1 MiB).
+/// and `-r`; createmany's COUNT; alloctest's LEN (at least 1 MiB); dbench's
+/// `-t` and `--warmup` (at least 1 s); compilebench's `-i` and `-r`.
 pub fn scale_args(kind: &str, args: &[String], f: f64) -> Vec<String> {
     match kind {
         "fsmark" => scale_fsmark_args(args, f),
         "tiotest" => scale_flags(args, &["-f", "-r"], f),
+        "dbench" => scale_flags(args, &["-t", "--warmup"], f),
+        "compilebench" => scale_flags(args, &["-i", "-r"], f),
         "createmany" => {
             let mut v = args.to_vec();
             let takes_value = ["-l", "-r", "-x", "-S", "-W", "-U", "-G", "-t", "--threads"];

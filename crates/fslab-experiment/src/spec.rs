@@ -18,10 +18,10 @@
 //! memory_limit = "4G"            # memory cgroup around the workload
 //!
 //! [workload]
-//! kind = "fsmark"                # fsmark | createmany | tiotest | alloctest
+//! kind = "fsmark"                # fsmark | createmany | tiotest | alloctest | dbench | compilebench
 //! args = ["-S0", "-s", "0", "-n", "100000", "-t", "8"]
 //! dirs = 8                       # -d MOUNT/0 ... -d MOUNT/7 (fsmark, tiotest);
-//!                                # createmany and alloctest put {dir} in a path instead
+//!                                # the others put {dir} in a path instead (-D {dir})
 //!
 //! [[target]]
 //! fs = "ext4"
@@ -132,7 +132,14 @@ struct VariantSpec {
 }
 
 /// The workloads an experiment can run.
-pub const WORKLOADS: [&str; 4] = ["fsmark", "createmany", "tiotest", "alloctest"];
+pub const WORKLOADS: [&str; 6] = [
+    "fsmark",
+    "createmany",
+    "tiotest",
+    "alloctest",
+    "dbench",
+    "compilebench",
+];
 
 /// In what order the (cell, repetition) pairs run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -443,7 +450,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
             ),
         );
     }
-    if matches!(wk, "createmany" | "alloctest")
+    if matches!(wk, "createmany" | "alloctest" | "dbench" | "compilebench")
         && !spec.workload.args.iter().any(|a| a.contains("{dir"))
     {
         return ctx.err(

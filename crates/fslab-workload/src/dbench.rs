@@ -527,6 +527,7 @@ pub fn run(
     let mut lines_out: Vec<String> = Vec::new();
     let mut bytes_total = 0u64;
     let mut execute_secs = 0.0;
+    let mut last_sec: Option<(&str, u64)> = None;
     for (phase, secs) in [("warmup", o.warmup), ("execute", o.seconds)] {
         if secs == 0 || ctx.stopping() {
             continue;
@@ -606,6 +607,13 @@ pub fn run(
                         .max()
                         .unwrap_or(0);
                     let secs = start.elapsed().as_secs_f64();
+                    // The phase's last tick can land in the second already printed: it
+                    // replaces that line, so there is one line per second as in dbench.
+                    let sec = pt.t_s.round() as u64;
+                    if last_sec == Some((phase, sec)) {
+                        lines_out.pop();
+                    }
+                    last_sec = Some((phase, sec));
                     lines_out.push(format!(
                         "{:4}  {:8}  {:7.2} MB/sec  {} {:3} sec  latency {:.03} ms",
                         n,
@@ -616,7 +624,7 @@ pub fn run(
                         } else {
                             "execute"
                         },
-                        pt.t_s.round() as u64,
+                        sec,
                         lat as f64 / 1e6
                     ));
                 },

@@ -10,6 +10,7 @@
 
 pub mod alloctest;
 pub mod common;
+pub mod compilebench;
 pub mod crc32c;
 pub mod createmany;
 pub mod dbench;

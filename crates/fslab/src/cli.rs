@@ -33,6 +33,9 @@ pub enum Command {
     /// dbench: replay a dbench 4 loadfile with N clients (seed 001)
     #[command(name = "dbench")]
     Dbench(fslab_workload::dbench::DbenchArgs),
+    /// compilebench: create, patch, compile, clean, read, stat and delete kernel-like trees (seed 001)
+    #[command(name = "compilebench")]
+    CompileBench(fslab_workload::compilebench::CompileArgs),
     /// crc32c self-test and throughput, software and SSE4.2 (seed 001's baseline)
     Crc32c {
         /// Random chunks to checksum

@@ -23,6 +23,14 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "seed004-large-dir",
         include_str!("../../../../experiments/seed004-large-dir.toml"),
     ),
+    (
+        "seed001-dbench",
+        include_str!("../../../../experiments/seed001-dbench.toml"),
+    ),
+    (
+        "seed001-compilebench",
+        include_str!("../../../../experiments/seed001-compilebench.toml"),
+    ),
 ];
 
 /// A built-in by full name or by unique prefix (`seed001`).

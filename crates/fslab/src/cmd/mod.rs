@@ -4,6 +4,7 @@ mod alloctest;
 mod builtin;
 mod cleanup;
 mod compare;
+mod compilebench;
 mod createmany;
 mod dbench;
 mod frag;
@@ -31,6 +32,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::AllocTest(a) => alloctest::run(a, &db),
         Command::CreateMany(a) => createmany::run(a, &db),
         Command::Dbench(a) => dbench::run(a, &db),
+        Command::CompileBench(a) => compilebench::run(a, &db),
         Command::TioTest(a) => tiotest::run(a, &db),
         Command::Cleanup => cleanup::run(),
         Command::Crc32c { chunks } => crc32c(chunks),

@@ -124,6 +124,17 @@ fn load(name: &str) -> Result<(String, String), Failure> {
     if let Some((n, text)) = builtin::find(name) {
         return Ok((format!("builtin:{n}"), text.to_string()));
     }
+    let matching: Vec<&str> = builtin::BUILTIN
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| n.starts_with(name))
+        .collect();
+    if matching.len() > 1 && !name.is_empty() {
+        return Err(Failure::Usage(format!(
+            "{name}: names more than one built-in experiment: {}",
+            matching.join(", ")
+        )));
+    }
     let names: Vec<&str> = builtin::BUILTIN.iter().map(|(n, _)| *n).collect();
     Err(Failure::Usage(format!(
         "{name}: no such file, and no built-in experiment of that name (built-in: {})",

@@ -300,6 +300,47 @@ fn dry_run_prints_the_matrix_and_touches_nothing() {
 }
 
 #[test]
+fn built_in_experiments_are_found_by_unique_prefix_only() {
+    let lab = Lab::new();
+    let o = lab
+        .run_cmd()
+        .args(["run", "seed004", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("experiment seed004-large-dir:"),
+        "{}",
+        stdout(&o)
+    );
+    let o = lab
+        .run_cmd()
+        .args(["run", "seed001", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).trim(),
+        "fslab: seed001: names more than one built-in experiment: \
+         seed001-crc-overhead, seed001-dbench, seed001-compilebench"
+    );
+    for name in ["seed001-dbench", "seed001-compilebench"] {
+        let o = lab
+            .run_cmd()
+            .args(["run", name, "--dry-run", "--scale", "0.01"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let kind = name.trim_start_matches("seed001-");
+        assert!(
+            stdout(&o).contains(&format!("fslab {kind} ")),
+            "{}",
+            stdout(&o)
+        );
+    }
+}
+
+#[test]
 fn bad_experiment_files_name_the_file_line_and_field() {
     let lab = Lab::new();
     let cases: &[(&str, &str)] = &[
@@ -418,10 +459,12 @@ fn the_built_in_experiments_complete_at_scale_0_01() {
     let images = lab.images();
     for (name, want) in [
         ("seed000", "3 of 3 runs completed"),
-        ("seed001", "3 of 4 runs completed"),
+        ("seed001-crc", "3 of 4 runs completed"),
         ("seed002", "9 of 9 runs completed"),
         ("seed003", "4 of 4 runs completed"),
         ("seed004", "3 of 3 runs completed"),
+        ("seed001-dbench", "3 of 3 runs completed"),
+        ("seed001-compilebench", "2 of 2 runs completed"),
     ] {
         let o = lab
             .run_cmd()
