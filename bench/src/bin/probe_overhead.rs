@@ -63,7 +63,7 @@ fn run(probes: &str, files: &str) -> (f64, f64) {
     let rate = text
         .split("\"ops_per_s\":")
         .nth(1)
-        .and_then(|r| r.split(|c: char| c == ',' || c == '\n').next())
+        .and_then(|r| r.split([',', '\n']).next())
         .and_then(|v| v.trim().parse::<f64>().ok())
         .expect("create phase rate in the JSON report");
     (rate, wall)

@@ -286,13 +286,12 @@ pub fn preflight(exp: &Experiment) -> Result<(), String> {
         // The probe image is removed when dropped.
         fslab_lab::image::Image::create(&probe, *size).map_err(|e| e.0)?;
     }
-    if exp.machine.memory_limit.is_some()
+    if (exp.machine.memory_limit.is_some()
         || !exp.cells.iter().all(|c| c.sysctl.is_empty())
-        || exp.machine.drop_caches
+        || exp.machine.drop_caches)
+        && !rustix::process::geteuid().is_root()
     {
-        if !rustix::process::geteuid().is_root() {
-            return Err("sysctls, drop_caches and memory limits need root".into());
-        }
+        return Err("sysctls, drop_caches and memory limits need root".into());
     }
     for c in &exp.cells {
         for name in c.sysctl.keys() {

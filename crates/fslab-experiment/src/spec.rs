@@ -598,11 +598,9 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
                                 .collect();
                         let mount_options = mount_options.join(",");
                         let mut label = t.label.clone().unwrap_or_else(|| fs.name().to_string());
-                        if t.label.is_none() || mkfs_axis.len() > 1 {
-                            if !mk.trim().is_empty() {
-                                label.push(' ');
-                                label.push_str(mk.trim());
-                            }
+                        if (t.label.is_none() || mkfs_axis.len() > 1) && !mk.trim().is_empty() {
+                            label.push(' ');
+                            label.push_str(mk.trim());
                         }
                         if (t.label.is_none() || mount_axis.len() > 1) && !mo.trim().is_empty() {
                             label.push_str(" -o ");

@@ -6,27 +6,7 @@
 
 use std::fmt::Write as _;
 
-/// Which way is better for a metric, and the words for its differences.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    /// A time: more is slower.
-    Time,
-    /// A rate: more is faster.
-    Rate,
-    /// A cost (CPU seconds): more is more.
-    Cost,
-}
-
-impl Direction {
-    pub fn word(self, pct: f64) -> &'static str {
-        match (self, pct > 0.0) {
-            (Direction::Time, true) | (Direction::Rate, false) => "slower",
-            (Direction::Time, false) | (Direction::Rate, true) => "faster",
-            (Direction::Cost, true) => "more",
-            (Direction::Cost, false) => "less",
-        }
-    }
-}
+pub use fslab_stats::compare::Direction;
 
 /// One measured value of one repetition.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,21 +15,6 @@ pub struct Sample {
     pub metric: String,
     pub direction: Direction,
     pub value: f64,
-}
-
-/// n, mean and sample standard deviation (n - 1 in the denominator; 0 for n = 1).
-pub fn mean_sd(v: &[f64]) -> (usize, f64, f64) {
-    let n = v.len();
-    if n == 0 {
-        return (0, f64::NAN, f64::NAN);
-    }
-    let mean = v.iter().sum::<f64>() / n as f64;
-    let sd = if n > 1 {
-        (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
-    } else {
-        0.0
-    };
-    (n, mean, sd)
 }
 
 fn fmt_num(x: f64) -> String {
@@ -89,7 +54,7 @@ pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
                 .filter(|s| s.cell == *ci && &s.metric == m)
                 .map(|s| s.value)
                 .collect();
-            let (n, mean, sd) = mean_sd(&v);
+            let fslab_stats::Summary { n, mean, sd, .. } = fslab_stats::summarize(&v);
             if n == 0 {
                 row.push("-".into());
                 continue;
@@ -141,15 +106,6 @@ pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mean_and_sample_sd() {
-        let (n, m, sd) = mean_sd(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]);
-        assert_eq!(n, 8);
-        assert_eq!(m, 5.0);
-        assert!((sd - 2.138_089_935).abs() < 1e-6);
-        assert_eq!(mean_sd(&[3.0]), (1, 3.0, 0.0));
-    }
 
     #[test]
     fn differences_use_the_metrics_direction() {

@@ -24,7 +24,7 @@ pub fn fs_name_of_magic(magic: i64) -> &'static str {
 /// The host filesystem's type (by name) for the directory holding `path`.
 pub fn host_fs(dir: &Path) -> String {
     rustix::fs::statfs(dir)
-        .map(|s| fs_name_of_magic(s.f_type as i64).to_string())
+        .map(|s| fs_name_of_magic(s.f_type).to_string())
         .unwrap_or_else(|_| "unknown".into())
 }
 

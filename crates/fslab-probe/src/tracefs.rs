@@ -160,7 +160,7 @@ pub fn cleanup(private_base: &Path) -> Vec<String> {
                 .and_then(|p| p.parse::<u32>().ok())
             {
                 if !alive(pid) {
-                    let _ = rustix::mount::unmount(&e.path(), rustix::mount::UnmountFlags::DETACH);
+                    let _ = rustix::mount::unmount(e.path(), rustix::mount::UnmountFlags::DETACH);
                     if std::fs::remove_dir(e.path()).is_ok() {
                         done.push(format!(
                             "removed private tracefs mount {}",

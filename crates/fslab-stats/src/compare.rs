@@ -161,23 +161,10 @@ pub fn text(rows: &[Row]) -> String {
             );
             last = &r.metric;
         }
-        let cv = if r.summary.cv.is_nan() {
-            "-".into()
-        } else {
-            format!("{:.1}%", r.summary.cv * 100.0)
-        };
+        let c = columns(r);
         let line = format!(
             "{:<gw$}  {:>3} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7}  {}",
-            r.group,
-            r.summary.n,
-            num(r.summary.mean),
-            num(r.summary.sd),
-            num(r.summary.median),
-            num(r.summary.min),
-            num(r.summary.max),
-            num(r.summary.hmean),
-            cv,
-            diff(r)
+            r.group, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]
         );
         let _ = writeln!(s, "{}", line.trim_end());
     }
@@ -192,28 +179,36 @@ pub fn text(rows: &[Row]) -> String {
 pub fn markdown(rows: &[Row]) -> String {
     let mut s = String::from("| metric | group | n | mean | sd | median | min | max | hmean | cv | difference |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for r in rows {
-        let cv = if r.summary.cv.is_nan() {
-            "-".into()
-        } else {
-            format!("{:.1}%", r.summary.cv * 100.0)
-        };
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} |",
             r.metric,
             r.group,
-            r.summary.n,
-            num(r.summary.mean),
-            num(r.summary.sd),
-            num(r.summary.median),
-            num(r.summary.min),
-            num(r.summary.max),
-            num(r.summary.hmean),
-            cv,
-            diff(r)
+            columns(r).join(" | ")
         );
     }
     s
+}
+
+/// A row's n, mean, sd, median, min, max, hmean, cv and difference, as printed.
+fn columns(r: &Row) -> [String; 9] {
+    let m = &r.summary;
+    let cv = if m.cv.is_nan() {
+        "-".into()
+    } else {
+        format!("{:.1}%", m.cv * 100.0)
+    };
+    [
+        m.n.to_string(),
+        num(m.mean),
+        num(m.sd),
+        num(m.median),
+        num(m.min),
+        num(m.max),
+        num(m.hmean),
+        cv,
+        diff(r),
+    ]
 }
 
 fn csv_field(s: &str) -> String {

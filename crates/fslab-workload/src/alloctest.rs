@@ -17,7 +17,7 @@ use fslab_record::{LatencyHistogram, Recorder};
 use fslab_sys::mmap::SharedMap;
 use serde::Serialize;
 
-use crate::common::{phase_result, Hooks, Outcome, Report, RunCtx};
+use crate::common::{phase_result, Hooks, Outcome, RunCtx, WithOutcome};
 
 /// `fslab alloctest [-t] [-w] [-d] FILE LEN`, plus fslab's variants.
 #[derive(Debug, Clone, clap::Args)]
@@ -118,18 +118,9 @@ pub struct AllocReport {
     pub readback_mb_s: Option<f64>,
 }
 
-impl Report for AllocReport {
-    fn run_id(&self) -> i64 {
-        self.outcome.run_id
-    }
-    fn status(&self) -> fslab_record::RunStatus {
-        self.outcome.status
-    }
-    fn error(&self) -> Option<&str> {
-        self.outcome.error.as_deref()
-    }
-    fn notes(&self) -> &[String] {
-        &self.outcome.notes
+impl WithOutcome for AllocReport {
+    fn outcome(&self) -> &Outcome {
+        &self.outcome
     }
 }
 

@@ -287,18 +287,29 @@ impl<'r, 'h> RunCtx<'r, 'h> {
     }
 }
 
-impl Report for Outcome {
+/// A report built around an [`Outcome`]: it is a [`Report`] through it.
+pub trait WithOutcome {
+    fn outcome(&self) -> &Outcome;
+}
+
+impl WithOutcome for Outcome {
+    fn outcome(&self) -> &Outcome {
+        self
+    }
+}
+
+impl<T: WithOutcome + Serialize> Report for T {
     fn run_id(&self) -> i64 {
-        self.run_id
+        self.outcome().run_id
     }
     fn status(&self) -> RunStatus {
-        self.status
+        self.outcome().status
     }
     fn error(&self) -> Option<&str> {
-        self.error.as_deref()
+        self.outcome().error.as_deref()
     }
     fn notes(&self) -> &[String] {
-        &self.notes
+        &self.outcome().notes
     }
 }
 

@@ -24,7 +24,7 @@ use std::time::Instant;
 use fslab_record::{PhaseResult, Recorder};
 use serde::Serialize;
 
-use crate::common::{CommonArgs, Hooks, Outcome, Report, RunCtx};
+use crate::common::{CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
 
 /// `fslab compilebench -D DIR [-i TREES] [-r RUNS]`
 #[derive(Debug, Clone, clap::Args)]
@@ -249,18 +249,9 @@ pub struct CompileReport {
     pub results: Vec<KindResult>,
 }
 
-impl Report for CompileReport {
-    fn run_id(&self) -> i64 {
-        self.outcome.run_id
-    }
-    fn status(&self) -> fslab_record::RunStatus {
-        self.outcome.status
-    }
-    fn error(&self) -> Option<&str> {
-        self.outcome.error.as_deref()
-    }
-    fn notes(&self) -> &[String] {
-        &self.outcome.notes
+impl WithOutcome for CompileReport {
+    fn outcome(&self) -> &Outcome {
+        &self.outcome
     }
 }
 

@@ -21,7 +21,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
 use rustix::io::Errno;
 use serde::Serialize;
 
-use crate::common::{phase_result, CommonArgs, Hooks, Outcome, Report, RunCtx};
+use crate::common::{phase_result, CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
 
 /// `fslab createmany {-o|-m|-d|-l TARGET|-u} [options] FMT [[START] COUNT]`.
 #[derive(Debug, Clone, clap::Args)]
@@ -432,18 +432,9 @@ pub struct CreateManyReport {
     pub rate_by_entries: Vec<RateAt>,
 }
 
-impl Report for CreateManyReport {
-    fn run_id(&self) -> i64 {
-        self.outcome.run_id
-    }
-    fn status(&self) -> fslab_record::RunStatus {
-        self.outcome.status
-    }
-    fn error(&self) -> Option<&str> {
-        self.outcome.error.as_deref()
-    }
-    fn notes(&self) -> &[String] {
-        &self.outcome.notes
+impl WithOutcome for CreateManyReport {
+    fn outcome(&self) -> &Outcome {
+        &self.outcome
     }
 }
 
@@ -616,7 +607,7 @@ pub fn run(
                 let mut n = 0u64;
                 let mut prev = crate::measure::now_ns();
                 while i < o.count {
-                    if n % 256 == 0
+                    if n.is_multiple_of(256)
                         && (stop.load(Ordering::Relaxed)
                             || abort.load(Ordering::Relaxed)
                             || deadline.is_some_and(|d| Instant::now() >= d))

@@ -24,7 +24,7 @@ use rustix::fs::{AtFlags, Mode, OFlags, CWD};
 use rustix::io::Errno;
 use serde::Serialize;
 
-use crate::common::{phase_result, CommonArgs, Hooks, Outcome, Report, RunCtx};
+use crate::common::{phase_result, CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
 use crate::dbench_load::{self, Line, Op};
 use crate::measure::now_ns;
 
@@ -477,18 +477,9 @@ pub struct DbenchReport {
     pub status_mismatches: u64,
 }
 
-impl Report for DbenchReport {
-    fn run_id(&self) -> i64 {
-        self.outcome.run_id
-    }
-    fn status(&self) -> fslab_record::RunStatus {
-        self.outcome.status
-    }
-    fn error(&self) -> Option<&str> {
-        self.outcome.error.as_deref()
-    }
-    fn notes(&self) -> &[String] {
-        &self.outcome.notes
+impl WithOutcome for DbenchReport {
+    fn outcome(&self) -> &Outcome {
+        &self.outcome
     }
 }
 
@@ -617,7 +608,8 @@ pub fn run(
                     lines_out.push(format!(
                         "{:4}  {:8}  {:7.2} MB/sec  {} {:3} sec  latency {:.03} ms",
                         n,
-                        pt.total_ops,
+                        // As dbench: operations per client, on average.
+                        pt.total_ops / n as u64,
                         b as f64 / 1e6 / secs.max(1e-9),
                         if phase == "warmup" {
                             "warmup"

@@ -21,7 +21,7 @@ use fslab_sys::mmap::SharedMap;
 use rustix::fs::OFlags;
 use serde::Serialize;
 
-use crate::common::{phase_result, CommonArgs, Hooks, Outcome, Report, RunCtx};
+use crate::common::{phase_result, CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
 
 /// `fslab tiotest -t THREADS -f MB -r RANDOM_OPS -b BLOCK -d DIR ...`
 #[derive(Debug, Clone, clap::Args)]
@@ -212,18 +212,9 @@ pub struct TioReport {
     pub tests: Vec<TestResult>,
 }
 
-impl Report for TioReport {
-    fn run_id(&self) -> i64 {
-        self.outcome.run_id
-    }
-    fn status(&self) -> fslab_record::RunStatus {
-        self.outcome.status
-    }
-    fn error(&self) -> Option<&str> {
-        self.outcome.error.as_deref()
-    }
-    fn notes(&self) -> &[String] {
-        &self.outcome.notes
+impl WithOutcome for TioReport {
+    fn outcome(&self) -> &Outcome {
+        &self.outcome
     }
 }
 
@@ -326,7 +317,11 @@ fn work(
         }
     };
     let fd: OwnedFd = file.into();
-    let ops = if test % 2 == 0 { blocks } else { o.random_ops };
+    let ops = if test.is_multiple_of(2) {
+        blocks
+    } else {
+        o.random_ops
+    };
     let mut map = None;
     if o.mmap {
         if write {
@@ -345,7 +340,7 @@ fn work(
         if i % 64 == 0 && stop.load(Ordering::Relaxed) {
             break;
         }
-        let off = if test % 2 == 0 {
+        let off = if test.is_multiple_of(2) {
             i * b
         } else {
             (xorshift(&mut seed) % blocks) * b

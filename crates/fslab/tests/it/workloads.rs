@@ -606,6 +606,24 @@ fn dbench_replays_every_operation_with_the_loadfiles_statuses() {
             "no {op} row: {out}"
         );
     }
+    // The progress lines count operations per client, as dbench does: the
+    // last one, times the clients, is about the operation table's total.
+    let table_ops: u64 = out
+        .lines()
+        .skip_while(|l| !l.starts_with(" ----"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    let last: u64 = execute[execute.len() - 1]
+        .split_whitespace()
+        .collect::<Vec<_>>()[1]
+        .parse()
+        .unwrap();
+    assert!(
+        last * 3 <= table_ops && last * 3 * 10 >= table_ops * 9,
+        "last progress {last} x 3 clients against {table_ops} operations: {out}"
+    );
     let t = out.lines().find(|l| l.starts_with("Throughput ")).unwrap();
     let f: Vec<&str> = t.split_whitespace().collect();
     assert_eq!((f[2], f[4], f[6]), ("MB/sec", "clients", "procs"), "{t}");
