@@ -91,6 +91,7 @@ pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
     for (i, (_, label)) in cells.iter().enumerate() {
         let _ = write!(s, "  {:<w$}", label, w = widths[i + 1]);
     }
+    s.truncate(s.trim_end().len());
     s.push('\n');
     for r in rows {
         let _ = write!(s, "{:<w$}", r[0], w = widths[0]);
@@ -125,5 +126,9 @@ mod tests {
         assert!(t.contains("+5.6% (slower)"), "{t}");
         assert!(t.contains("-3.7% (slower)"), "{t}");
         assert!(t.lines().next().unwrap().contains("no CRCs"));
+        assert!(
+            t.lines().all(|l| l == l.trim_end()),
+            "no trailing blanks: {t:?}"
+        );
     }
 }
