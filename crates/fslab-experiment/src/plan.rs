@@ -10,15 +10,6 @@ use fslab_lab::mount::mount_argv;
 
 use crate::spec::{Cell, Device, Experiment, Order};
 
-/// A bijection on u64 used as a small seeded random source (splitmix64).
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// The (cell index, repetition) pairs in the order they run; repetitions count from 1.
 pub fn schedule(exp: &Experiment) -> Vec<(u32, u32)> {
     let n = exp.cells.len() as u32;
@@ -30,9 +21,9 @@ pub fn schedule(exp: &Experiment) -> Vec<(u32, u32)> {
         }
     };
     if exp.order == Order::Shuffled {
-        let mut s = exp.seed;
+        let mut rng = fslab_stats::rng::SplitMix64(exp.seed);
         for i in (1..pairs.len()).rev() {
-            let j = (splitmix(&mut s) % (i as u64 + 1)) as usize;
+            let j = rng.below(i as u64 + 1) as usize;
             pairs.swap(i, j);
         }
     }

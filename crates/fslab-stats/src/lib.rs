@@ -12,6 +12,7 @@
 //!   Q3 + 1.5 IQR (quartiles by linear interpolation).
 
 pub mod compare;
+pub mod rng;
 
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -100,22 +101,6 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
     Some((t, df, p))
 }
 
-/// A small, seeded generator (splitmix64) so bootstraps repeat exactly.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// Percentile bootstrap interval of mean(b) / mean(a) at `level` (e.g. 0.95).
 pub fn bootstrap_ratio(
     a: &[f64],
@@ -127,11 +112,12 @@ pub fn bootstrap_ratio(
     if a.is_empty() || b.is_empty() {
         return None;
     }
-    let mut rng = Rng(seed);
+    let mut rng = rng::SplitMix64(seed);
+    let mut pick = |v: &[f64]| v[rng.below(v.len() as u64) as usize];
     let mut ratios = Vec::with_capacity(iterations);
     for _ in 0..iterations {
-        let ma = (0..a.len()).map(|_| a[rng.below(a.len())]).sum::<f64>() / a.len() as f64;
-        let mb = (0..b.len()).map(|_| b[rng.below(b.len())]).sum::<f64>() / b.len() as f64;
+        let ma = (0..a.len()).map(|_| pick(a)).sum::<f64>() / a.len() as f64;
+        let mb = (0..b.len()).map(|_| pick(b)).sum::<f64>() / b.len() as f64;
         if ma != 0.0 {
             ratios.push(mb / ma);
         }

@@ -24,6 +24,8 @@ use std::time::Instant;
 use fslab_record::{PhaseResult, Recorder};
 use serde::Serialize;
 
+use fslab_stats::rng::XorShift64;
+
 use crate::common::{CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
 
 /// `fslab compilebench -D DIR [-i TREES] [-r RUNS]`
@@ -72,8 +74,8 @@ impl Model {
         self.files.iter().map(|f| f.1).sum()
     }
 
-    /// The built-in kernel-like tree: 60 directories, about 1500 files,
-    /// sizes from a fixed distribution (median about 8 KiB).
+    /// The built-in kernel-like tree: 60 directories, 2145 files of 13 MB in
+    /// all, sizes from a fixed distribution skewed to small files.
     pub fn kernel() -> Model {
         let dirs = [
             "arch/x86/kernel",
@@ -111,13 +113,8 @@ impl Model {
             512u64, 1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152, 65536,
             131072, 262144,
         ];
-        let mut s = 0x00c0_ffee_u64;
-        let mut next = |m: u64| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s % m
-        };
+        let mut rng = XorShift64(0x00c0_ffee);
+        let mut next = |m: u64| rng.below(m);
         let mut files = Vec::new();
         for d in dirs {
             for sub in ["", "/sub"] {
@@ -292,17 +289,14 @@ fn files_under(d: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
 struct Bench<'a> {
     o: &'a CompileOptions,
     data: Vec<u8>,
-    rng: u64,
+    rng: XorShift64,
     trees: Vec<Tree>,
     next_tree: usize,
 }
 
 impl Bench<'_> {
     fn rand(&mut self, m: u64) -> u64 {
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        self.rng % m.max(1)
+        self.rng.below(m)
     }
 
     fn create(&mut self) -> Result<u64, String> {
@@ -483,22 +477,15 @@ pub fn run(
     let results = Mutex::new(vec![KindResult::default(); KINDS.len()]);
     let error = Mutex::new(None::<String>);
     let data: Vec<u8> = {
-        let mut s = 0x1234_5678u64;
-        (0..1 << 16)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                s as u8
-            })
-            .collect()
+        let mut rng = XorShift64(0x1234_5678);
+        (0..1 << 16).map(|_| rng.next_u64() as u8).collect()
     };
     let p = ctx
         .phase("compilebench", 1, |_, progress| {
             let mut b = Bench {
                 o,
                 data: data.clone(),
-                rng: o.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
+                rng: XorShift64(o.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1),
                 trees: Vec::new(),
                 next_tree: 0,
             };

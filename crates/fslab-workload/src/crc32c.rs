@@ -103,13 +103,8 @@ pub fn selftest(chunks: usize) -> Result<Vec<SelfTest>, String> {
             }
         }
     }
-    let mut s = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
+    let mut rng = fslab_stats::rng::XorShift64(0x2545_f491_4f6c_dd1d);
+    let mut next = || rng.next_u64();
     let buf: Vec<u8> = (0..65536).map(|_| next() as u8).collect();
     let pieces: Vec<(usize, usize)> = (0..chunks)
         .map(|_| {

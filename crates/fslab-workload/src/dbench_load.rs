@@ -294,13 +294,8 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Line>, String> {
 /// Every expected status follows from the model's own namespace.
 pub fn model() -> String {
     let mut s = String::from("# fslab's file-server model loadfile (see fslab dbench --help)\n");
-    let mut rng = 0x5eed_u64;
-    let mut next = |m: u64| {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng % m
-    };
+    let mut rng = fslab_stats::rng::XorShift64(0x5eed);
+    let mut next = |m: u64| rng.below(m);
     let base = r"\clients\client1";
     let _ = writeln!(s, r#"Deltree "{base}" NT_STATUS_OK"#);
     let _ = writeln!(s, r#"Mkdir "\clients" NT_STATUS_OK"#);

@@ -241,13 +241,6 @@ impl Part {
     }
 }
 
-fn xorshift(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
-}
-
 impl TioOptions {
     fn file(&self, t: usize) -> PathBuf {
         self.dirs[t % self.dirs.len()].join(format!("_fslab_tiotest.{}.{t}", std::process::id()))
@@ -298,8 +291,9 @@ fn work(
     let b = o.block;
     let blocks = o.file_bytes / b;
     let mut buf = Aligned::new(b as usize, 0x5a);
-    let mut seed =
-        0x9e37_79b9_7f4a_7c15u64 ^ ((t as u64 + 1) * 0x2545_f491_4f6c_dd1d) ^ test as u64;
+    let mut rng = fslab_stats::rng::XorShift64(
+        0x9e37_79b9_7f4a_7c15u64 ^ ((t as u64 + 1) * 0x2545_f491_4f6c_dd1d) ^ test as u64,
+    );
     let write = test < 2;
     if test == 0 && o.sequential_writers {
         while turn.load(Ordering::Acquire) != t as u32 {
@@ -343,7 +337,7 @@ fn work(
         let off = if test.is_multiple_of(2) {
             i * b
         } else {
-            (xorshift(&mut seed) % blocks) * b
+            rng.below(blocks) * b
         };
         let r: Result<usize, String> = match (&mut map, write) {
             (Some(m), true) => {
