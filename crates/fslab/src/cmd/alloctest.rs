@@ -1,12 +1,12 @@
 //! `fslab alloctest`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use fslab_workload::alloctest::{self, AllocArgs};
 
 use crate::Failure;
 
-pub fn run(args: AllocArgs, db: &PathBuf) -> Result<(), Failure> {
+pub fn run(args: AllocArgs, db: &Path) -> Result<(), Failure> {
     let kinds = super::workload::prepare("alloctest", &args.common)?;
     let opts = args
         .validate()

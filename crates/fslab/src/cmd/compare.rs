@@ -1,7 +1,7 @@
 //! `fslab compare`: the cells of an experiment (or groups of runs), metric by
 //! metric, with statistics (see fslab-stats).
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use fslab_stats::compare::{self, Direction, Metric};
 use fslab_store::Store;
@@ -150,7 +150,7 @@ pub fn baseline(labels: &[String], b: Option<&str>) -> Result<usize, Failure> {
     }
 }
 
-pub fn run(args: CompareArgs, db: &PathBuf) -> Result<(), Failure> {
+pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
     if !db.exists() {
         return Err(Failure::Usage(format!(
             "no results store at {} (run a workload first, or give --db)",

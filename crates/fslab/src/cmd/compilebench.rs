@@ -1,12 +1,12 @@
 //! `fslab compilebench`.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use fslab_workload::compilebench::{self, CompileArgs};
 
 use crate::Failure;
 
-pub fn run(args: CompileArgs, db: &PathBuf) -> Result<(), Failure> {
+pub fn run(args: CompileArgs, db: &Path) -> Result<(), Failure> {
     let kinds = super::workload::prepare("compilebench", &args.common)?;
     let opts = args
         .validate()

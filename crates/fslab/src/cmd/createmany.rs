@@ -1,12 +1,12 @@
 //! `fslab createmany`.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use fslab_workload::createmany::{self, CreateManyArgs};
 
 use crate::Failure;
 
-pub fn run(args: CreateManyArgs, db: &PathBuf) -> Result<(), Failure> {
+pub fn run(args: CreateManyArgs, db: &Path) -> Result<(), Failure> {
     let kinds = super::workload::prepare("createmany", &args.common)?;
     let opts = args
         .validate()

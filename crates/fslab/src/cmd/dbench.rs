@@ -1,12 +1,12 @@
 //! `fslab dbench`.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use fslab_workload::dbench::{self, DbenchArgs};
 
 use crate::Failure;
 
-pub fn run(args: DbenchArgs, db: &PathBuf) -> Result<(), Failure> {
+pub fn run(args: DbenchArgs, db: &Path) -> Result<(), Failure> {
     if args.print_loadfile {
         print!("{}", fslab_workload::dbench_load::model());
         return Ok(());

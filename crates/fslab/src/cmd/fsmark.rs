@@ -1,13 +1,13 @@
 //! `fslab fsmark`.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use fslab_workload::fsmark::cli::FsMarkArgs;
 use fslab_workload::fsmark::{self, FsMarkError};
 
 use crate::Failure;
 
-pub fn run(args: FsMarkArgs, db: &PathBuf) -> Result<(), Failure> {
+pub fn run(args: FsMarkArgs, db: &Path) -> Result<(), Failure> {
     let kinds = super::workload::prepare("fsmark", &args.common)?;
     let opts = args
         .raw()

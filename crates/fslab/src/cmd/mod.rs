@@ -17,7 +17,7 @@ mod tiotest;
 mod trace;
 mod workload;
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use crate::cli::{Cli, Command};
 use crate::Failure;
@@ -57,7 +57,7 @@ fn stop_on_signals() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, Fa
 }
 
 /// Opens the results store, or explains why not.
-fn open_store(db: &PathBuf) -> Result<fslab_store::Store, Failure> {
+fn open_store(db: &Path) -> Result<fslab_store::Store, Failure> {
     fslab_store::Store::open(db).map_err(|e| Failure::Failed(format!("results store {e}")))
 }
 

@@ -5,7 +5,7 @@
 //! stacks and profile symbols.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use fslab_report::{page, Bars, Block, Chart, Series, Style};
 use fslab_store::{PointRow, Store};
@@ -406,7 +406,7 @@ fn cell_blocks(
     Ok(())
 }
 
-pub fn run(sel: ReportSelect, output: &Path, db: &PathBuf) -> Result<(), Failure> {
+pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {
     if !db.exists() {
         return Err(Failure::Usage(format!(
             "no results store at {} (run a workload first, or give --db)",

@@ -1,7 +1,7 @@
 //! `fslab results list | show | export`.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::Path;
 
 use fslab_store::RunRecord;
 use fslab_workload::fsmark::output;
@@ -9,7 +9,7 @@ use fslab_workload::fsmark::output;
 use crate::cli::{ExportFormat, ResultsCommand};
 use crate::Failure;
 
-pub fn run(cmd: ResultsCommand, db: &PathBuf) -> Result<(), Failure> {
+pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
     if !db.exists() {
         return Err(Failure::Usage(format!(
             "no results store at {} (run a workload first, or give --db)",

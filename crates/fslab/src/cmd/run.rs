@@ -1,6 +1,6 @@
 //! `fslab run EXPERIMENT`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -142,7 +142,7 @@ fn load(name: &str) -> Result<(String, String), Failure> {
     )))
 }
 
-pub fn run(args: RunArgs, db: &PathBuf) -> Result<(), Failure> {
+pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     if args.list {
         for (n, text) in builtin::BUILTIN {
             let desc = spec::parse(n, text)
@@ -200,7 +200,7 @@ pub fn run(args: RunArgs, db: &PathBuf) -> Result<(), Failure> {
     };
     let mut exec = ProcessExecutor {
         exe,
-        db: db.clone(),
+        db: db.to_path_buf(),
     };
     let mut display = Display::new();
     // Whatever happens in the scheduler, even a panic, the journal is undone.

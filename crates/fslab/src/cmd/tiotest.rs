@@ -1,12 +1,12 @@
 //! `fslab tiotest`.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use fslab_workload::tiotest::{self, TioArgs};
 
 use crate::Failure;
 
-pub fn run(mut args: TioArgs, db: &PathBuf) -> Result<(), Failure> {
+pub fn run(mut args: TioArgs, db: &Path) -> Result<(), Failure> {
     args.common.drop_caches |= args.drop;
     let kinds = super::workload::prepare("tiotest", &args.common)?;
     let opts = args

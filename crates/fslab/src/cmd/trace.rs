@@ -2,14 +2,14 @@
 //! blkparse prints them (seed 000's completion lines).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::Path;
 
 use fslab_probe::blockio;
 
 use crate::cli::TraceCommand;
 use crate::Failure;
 
-pub fn run(cmd: TraceCommand, db: &PathBuf) -> Result<(), Failure> {
+pub fn run(cmd: TraceCommand, db: &Path) -> Result<(), Failure> {
     let TraceCommand::Show { id, limit } = cmd;
     let store = super::open_store(db)?;
     let notes = store

@@ -47,7 +47,7 @@ pub fn run<R: Report>(
         fslab_experiment::machine::drop_caches()
             .map_err(|e| Failure::Failed(format!("{name}: --drop-caches: {e}")))?;
     }
-    let mut store = super::open_store(&db.to_path_buf())?;
+    let mut store = super::open_store(db)?;
     let stop = super::stop_on_signals()?;
     let stdout = std::io::stdout();
     let mut text_out: Box<dyn Write> = match (&common.text_to, common.json) {
