@@ -9,6 +9,7 @@ mod latency;
 mod mem;
 mod probe;
 mod types;
+pub mod units;
 
 pub use experiment::{CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder};
 pub use latency::{LatencyHistogram, LatencySummary};

@@ -208,36 +208,13 @@ fn positive(flag: &str, what: &str, v: i64) -> Result<u64, OptionError> {
     Ok(v as u64)
 }
 
-/// Parses a byte count: digits with an optional K, M, G or T suffix (powers of 1024).
+/// Parses a byte count for option `flag` (see [`fslab_record::units::parse_bytes`]).
 pub fn parse_size(flag: &str, s: &str) -> Result<u64, OptionError> {
-    let t = s.trim();
-    let (digits, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let m = match c.to_ascii_uppercase() {
-                'K' => 1u64 << 10,
-                'M' => 1 << 20,
-                'G' => 1 << 30,
-                'T' => 1 << 40,
-                _ => {
-                    return err(format!(
-                        "{flag} {s:?}: not a size (use bytes, or a K, M, G or T suffix)"
-                    ))
-                }
-            };
-            (&t[..i], m)
-        }
-        _ => (t, 1),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return err(format!(
-            "{flag} {s:?}: not a size (use bytes, or a K, M, G or T suffix)"
-        ));
-    }
-    digits
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| OptionError(format!("{flag} {s:?}: size too large")))
+    fslab_record::units::parse_bytes(s).ok_or_else(|| {
+        OptionError(format!(
+            "{flag} {s:?}: not a size (use bytes, or a K, M, G or T suffix, below 16 EiB)"
+        ))
+    })
 }
 
 impl RawOptions {
