@@ -46,16 +46,9 @@ impl Drop for Scratch {
     }
 }
 
-/// Median of a sample (sorted copy).
+/// Median of a sample.
 pub fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
+    fslab_stats::summarize(v).median
 }
 
 /// Runs `fslab` with `args`, stdout discarded; panics with its stderr on failure.
