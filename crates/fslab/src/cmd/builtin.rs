@@ -12,6 +12,14 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../../experiments/seed001-crc-overhead.toml"),
     ),
     (
+        "seed001-dbench",
+        include_str!("../../../../experiments/seed001-dbench.toml"),
+    ),
+    (
+        "seed001-compilebench",
+        include_str!("../../../../experiments/seed001-compilebench.toml"),
+    ),
+    (
         "seed002-mmap-fragmentation",
         include_str!("../../../../experiments/seed002-mmap-fragmentation.toml"),
     ),
@@ -23,24 +31,20 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "seed004-large-dir",
         include_str!("../../../../experiments/seed004-large-dir.toml"),
     ),
-    (
-        "seed001-dbench",
-        include_str!("../../../../experiments/seed001-dbench.toml"),
-    ),
-    (
-        "seed001-compilebench",
-        include_str!("../../../../experiments/seed001-compilebench.toml"),
-    ),
 ];
 
-/// A built-in by full name or by unique prefix (`seed001`).
-pub fn find(name: &str) -> Option<(&'static str, &'static str)> {
+/// A built-in by full name or by unique prefix (`seed004`); otherwise the
+/// names that start with `name` (several, or none).
+pub fn find(name: &str) -> Result<(&'static str, &'static str), Vec<&'static str>> {
     if let Some(b) = BUILTIN.iter().find(|(n, _)| *n == name) {
-        return Some(*b);
+        return Ok(*b);
     }
-    let mut m = BUILTIN.iter().filter(|(n, _)| n.starts_with(name));
-    match (m.next(), m.next()) {
-        (Some(b), None) => Some(*b),
-        _ => None,
+    let m: Vec<&(&str, &str)> = BUILTIN
+        .iter()
+        .filter(|(n, _)| n.starts_with(name))
+        .collect();
+    match m[..] {
+        [b] => Ok(*b),
+        _ => Err(m.iter().map(|(n, _)| *n).collect()),
     }
 }

@@ -121,19 +121,15 @@ fn load(name: &str) -> Result<(String, String), Failure> {
             std::fs::read_to_string(p).map_err(|e| Failure::Usage(format!("{name}: {e}")))?;
         return Ok((name.to_string(), text));
     }
-    if let Some((n, text)) = builtin::find(name) {
-        return Ok((format!("builtin:{n}"), text.to_string()));
-    }
-    let matching: Vec<&str> = builtin::BUILTIN
-        .iter()
-        .map(|(n, _)| *n)
-        .filter(|n| n.starts_with(name))
-        .collect();
-    if matching.len() > 1 && !name.is_empty() {
-        return Err(Failure::Usage(format!(
-            "{name}: names more than one built-in experiment: {}",
-            matching.join(", ")
-        )));
+    match builtin::find(name) {
+        Ok((n, text)) => return Ok((format!("builtin:{n}"), text.to_string())),
+        Err(several) if several.len() > 1 && !name.is_empty() => {
+            return Err(Failure::Usage(format!(
+                "{name}: names more than one built-in experiment: {}",
+                several.join(", ")
+            )))
+        }
+        Err(_) => {}
     }
     let names: Vec<&str> = builtin::BUILTIN.iter().map(|(n, _)| *n).collect();
     Err(Failure::Usage(format!(
@@ -144,11 +140,16 @@ fn load(name: &str) -> Result<(String, String), Failure> {
 
 pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     if args.list {
+        let w = builtin::BUILTIN
+            .iter()
+            .map(|(n, _)| n.len())
+            .max()
+            .unwrap_or(0);
         for (n, text) in builtin::BUILTIN {
             let desc = spec::parse(n, text)
                 .map(|e| e.description)
                 .unwrap_or_default();
-            println!("{n:<24} {desc}");
+            println!("{n:<w$}  {desc}");
         }
         return Ok(());
     }

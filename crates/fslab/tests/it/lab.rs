@@ -302,6 +302,19 @@ fn dry_run_prints_the_matrix_and_touches_nothing() {
 #[test]
 fn built_in_experiments_are_found_by_unique_prefix_only() {
     let lab = Lab::new();
+    let o = lab.run_cmd().args(["run", "--list"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let list = stdout(&o);
+    let names: Vec<&str> = list.lines().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(names.len(), 7, "{list}");
+    assert!(names.contains(&"seed001-compilebench"), "{list}");
+    // Descriptions line up after the longest name and two spaces.
+    let col = names.iter().map(|n| n.len()).max().unwrap() + 2;
+    assert!(
+        list.lines()
+            .all(|l| l.as_bytes()[col - 1] == b' ' && l.as_bytes()[col] != b' '),
+        "{list}"
+    );
     let o = lab
         .run_cmd()
         .args(["run", "seed004", "--dry-run"])
