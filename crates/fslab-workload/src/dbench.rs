@@ -518,6 +518,8 @@ pub fn run(
     let mut lines_out: Vec<String> = Vec::new();
     let mut bytes_total = 0u64;
     let mut execute_secs = 0.0;
+    // Each line's row in the operation table, found once rather than per operation.
+    let kinds: Vec<usize> = o.lines.iter().map(|l| op_index(l.op.name())).collect();
     let mut last_sec: Option<(&str, u64)> = None;
     for (phase, secs) in [("warmup", o.warmup), ("execute", o.seconds)] {
         if secs == 0 || ctx.stopping() {
@@ -551,7 +553,7 @@ pub fn run(
                         && pass < passes
                         && !stop.load(Ordering::Relaxed)
                     {
-                        let line = &o.lines[c.pos];
+                        let (line, kind) = (&o.lines[c.pos], kinds[c.pos]);
                         c.pos = (c.pos + 1) % o.lines.len();
                         if c.pos == 0 {
                             pass += 1;
@@ -559,7 +561,7 @@ pub fn run(
                         let t0 = now_ns();
                         let (status, moved) = exec(o, &mut c, &line.op, &mut buf);
                         let ns = now_ns() - t0;
-                        c.stats[op_index(line.op.name())].hist.record(ns);
+                        c.stats[kind].hist.record(ns);
                         live.max_ns[t].fetch_max(ns, Ordering::Relaxed);
                         if status != line.status {
                             c.mismatches += 1;
