@@ -327,8 +327,8 @@ impl Bench<'_> {
     fn patch(&mut self, t: usize) -> Result<u64, String> {
         let root = self.trees[t].path.clone();
         let mut bytes = 0;
-        let files = self.o.model.files.clone();
-        for (k, (rel, size)) in files.iter().enumerate() {
+        let o = self.o;
+        for (k, (rel, size)) in o.model.files.iter().enumerate() {
             if self.rand(10) != 0 {
                 continue;
             }
@@ -426,21 +426,21 @@ impl Bench<'_> {
                 let t = self.pick(Some(true))?;
                 self.clean(t)
             }
-            5 | 9 => {
+            5 => {
                 let t = self.pick(Some(false))?;
-                if kind == 5 {
-                    self.read(t)
-                } else {
-                    self.stat(t)
-                }
+                self.read(t)
             }
-            6 | 10 => {
+            6 => {
                 let t = self.pick(Some(true))?;
-                if kind == 6 {
-                    self.read(t)
-                } else {
-                    self.stat(t)
-                }
+                self.read(t)
+            }
+            9 => {
+                let t = self.pick(Some(false))?;
+                self.stat(t)
+            }
+            10 => {
+                let t = self.pick(Some(true))?;
+                self.stat(t)
             }
             7 | 8 => {
                 if self.trees.len() <= 1 {
