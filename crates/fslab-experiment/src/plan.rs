@@ -30,8 +30,12 @@ pub fn schedule(exp: &Experiment) -> Vec<(u32, u32)> {
     pairs
 }
 
+/// `v` times `f`, at least `min`; a 0 (none, as in `-r 0` or `--warmup 0`) stays 0.
 fn scale_count(v: &str, f: f64, min: u64) -> Option<String> {
     let n: u64 = v.parse().ok()?;
+    if n == 0 {
+        return Some("0".into());
+    }
     Some(((n as f64 * f).round() as u64).max(min).to_string())
 }
 

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use fslab_experiment::plan::{
-    describe, mount_options, scale_fsmark_args, scaled, schedule, workload_argv,
+    describe, mount_options, scale_args, scale_fsmark_args, scaled, schedule, workload_argv,
 };
 use fslab_experiment::spec::{parse, Device, Order};
 
@@ -124,6 +124,16 @@ fn scale_shrinks_counts_and_sizes() {
         ["-n250", "-D4"]
     );
     assert!(describe(&e, 0.01).contains("1 TiB"));
+    let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        scale_args("dbench", &v(&["-t", "120", "--warmup", "0", "8"]), 0.01),
+        ["-t", "1", "--warmup", "0", "8"],
+        "at least 1 s, and no warm-up stays none"
+    );
+    assert_eq!(
+        scale_args("compilebench", &v(&["-i", "30", "-r", "0"]), 0.1),
+        ["-i", "3", "-r", "0"]
+    );
 }
 
 #[test]
