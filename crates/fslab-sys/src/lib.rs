@@ -8,8 +8,10 @@ use std::time::Duration;
 
 pub mod crc32c;
 pub mod fiemap;
+pub mod lock;
 pub mod loopdev;
 pub mod mmap;
+pub mod tsc;
 
 /// Whose resource usage [`rusage`] reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

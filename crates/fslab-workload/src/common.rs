@@ -115,6 +115,7 @@ impl<'r, 'h> RunCtx<'r, 'h> {
         hooks: &'r mut Hooks<'h>,
         stop: &'r AtomicBool,
     ) -> Result<Self, RecordError> {
+        crate::measure::start_timebase();
         let target = crate::target::describe(dir);
         let (kernel, hostname) = crate::host_facts();
         let info = RunInfo {
@@ -215,13 +216,14 @@ impl<'r, 'h> RunCtx<'r, 'h> {
             series.push(p);
         };
         let results = supervise(jobs, &mut clock, &progress, &mut on_point);
+        clock.stop();
+        let (usr, sys) = cpu.read();
         if let Some(p) = clock.finish(progress.total()) {
             on_point(p);
         }
         if let Some(e) = store_err {
             return Err(e);
         }
-        let (usr, sys) = cpu.read();
         if let Some(m) = self.hooks.monitor.as_mut() {
             let notes = m.phase_end(index, name);
             self.rec.record_probe_points(run, &m.drain())?;

@@ -7,8 +7,8 @@
 //! until time is up. Every operation's result is turned into an NT status and
 //! checked against the loadfile's; differences are counted and the first are
 //! shown. `Mkdir` and `Deltree` of something already there or gone are
-//! successes, as in dbench. `LockX`/`UnlockX` check the handle and take no
-//! lock. `FIND_FIRST` matches names without regard to case (SMB's way) with
+//! successes, as in dbench. `LockX`/`UnlockX` take and release the byte
+//! range with an open-file-description lock, as dbench's fcntl locks. `FIND_FIRST` matches names without regard to case (SMB's way) with
 //! the wildcards `*` `?` `<` `>`.
 
 use std::collections::HashMap;
@@ -17,7 +17,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use fslab_record::{LatencyHistogram, Recorder};
 use rustix::fs::{AtFlags, Mode, OFlags, CWD};
@@ -440,14 +440,31 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
             }
             None => ("NT_STATUS_INVALID_HANDLE", 0),
         },
-        Op::LockX { fnum } | Op::UnlockX { fnum } => (
-            if c.fds.contains_key(fnum) {
-                "NT_STATUS_OK"
-            } else {
-                "NT_STATUS_INVALID_HANDLE"
-            },
-            0,
-        ),
+        // dbench's fileio backend takes the range with fcntl(F_SETLKW) and
+        // ignores the result; its clients are processes, so a client never
+        // conflicts with itself and, each working in its own directory,
+        // never with another. Ours are threads: the lock is owned by the open
+        // file (OFD) and not waited for, and a range the same client holds
+        // through another handle counts as granted, as it would for dbench.
+        Op::LockX { fnum, offset, size } | Op::UnlockX { fnum, offset, size } => {
+            match fd_of(c, *fnum) {
+                Some(fd) => {
+                    let req = if matches!(op, Op::LockX { .. }) {
+                        fslab_sys::lock::Request::WriteTry
+                    } else {
+                        fslab_sys::lock::Request::Unlock
+                    };
+                    match fslab_sys::lock::range(fd, *offset, *size, req) {
+                        Ok(_) => ("NT_STATUS_OK", 0),
+                        Err(e) => (
+                            status_of(Errno::from_io_error(&e).unwrap_or(Errno::IO), None),
+                            0,
+                        ),
+                    }
+                }
+                None => ("NT_STATUS_INVALID_HANDLE", 0),
+            }
+        }
         Op::Flush { fnum } => match fd_of(c, *fnum) {
             Some(fd) => (r(rustix::fs::fsync(fd), None), 0),
             None => ("NT_STATUS_INVALID_HANDLE", 0),
@@ -532,10 +549,12 @@ pub fn run(
         for b in &live.bytes {
             b.store(0, Ordering::Relaxed);
         }
+        // On the hot loops' timebase, so the deadline check reuses the
+        // clock read that ends each operation's latency.
         let deadline = if o.loops.is_some() {
-            Instant::now() + Duration::from_secs(u64::MAX / 4)
+            u64::MAX
         } else {
-            Instant::now() + Duration::from_secs(secs)
+            now_ns().saturating_add(secs.saturating_mul(1_000_000_000))
         };
         let passes = o.loops.unwrap_or(u64::MAX);
         let start = Instant::now();
@@ -549,10 +568,8 @@ pub fn run(
                     let mut done = 0u64;
                     let mut bytes = 0u64;
                     let mut pass = 0u64;
-                    while Instant::now() < deadline
-                        && pass < passes
-                        && !stop.load(Ordering::Relaxed)
-                    {
+                    let mut now = now_ns();
+                    while now < deadline && pass < passes && !stop.load(Ordering::Relaxed) {
                         let (line, kind) = (&o.lines[c.pos], kinds[c.pos]);
                         c.pos = (c.pos + 1) % o.lines.len();
                         if c.pos == 0 {
@@ -560,7 +577,8 @@ pub fn run(
                         }
                         let t0 = now_ns();
                         let (status, moved) = exec(o, &mut c, &line.op, &mut buf);
-                        let ns = now_ns() - t0;
+                        now = now_ns();
+                        let ns = now - t0;
                         c.stats[kind].hist.record(ns);
                         live.max_ns[t].fetch_max(ns, Ordering::Relaxed);
                         if status != line.status {
@@ -753,6 +771,54 @@ mod tests {
         assert!(wild(b"<.JNK", b"x.jnk"));
         assert!(wild(b"a?c", b"abc") && !wild(b"a?c", b"ac"));
         assert!(!wild(b"*.XYZ", b"doc.doc"));
+    }
+
+    #[test]
+    fn lockx_holds_the_byte_range_until_unlockx() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("clients/client1")).unwrap();
+        let text = "NTCreateX \"\\clients\\client1\\F.DOC\" 0x0 0x2 7 NT_STATUS_OK\n\
+                    LockX 7 2147483538 1 NT_STATUS_OK\n\
+                    UnlockX 7 2147483538 1 NT_STATUS_OK\n\
+                    LockX 9 0 1 NT_STATUS_INVALID_HANDLE\n";
+        let o = DbenchOptions {
+            clients: 1,
+            seconds: 1,
+            warmup: 0,
+            dir: dir.path().to_path_buf(),
+            loadfile: "test".into(),
+            sync_open: false,
+            sync_dirs: false,
+            fsync: false,
+            xattr: false,
+            cleanup: false,
+            loops: Some(1),
+            lines: dbench_load::parse("test", text).unwrap(),
+        };
+        let mut c = Client {
+            id: 1,
+            fds: HashMap::new(),
+            pos: 0,
+            stats: Vec::new(),
+            mismatches: 0,
+            first_mismatches: Vec::new(),
+            error: None,
+        };
+        let mut buf = vec![0u8; 4096];
+        let other = || std::fs::File::open(dir.path().join("clients/client1/F.DOC")).unwrap();
+        let held =
+            |f: &std::fs::File| fslab_sys::lock::conflicts(f.as_fd(), 2147483538, 1).unwrap();
+        let ops: Vec<&Op> = o.lines.iter().map(|l| &l.op).collect();
+        assert_eq!(exec(&o, &mut c, ops[0], &mut buf).0, "NT_STATUS_OK");
+        assert!(!held(&other()));
+        assert_eq!(exec(&o, &mut c, ops[1], &mut buf).0, "NT_STATUS_OK");
+        assert!(held(&other()), "LockX took no lock");
+        assert_eq!(exec(&o, &mut c, ops[2], &mut buf).0, "NT_STATUS_OK");
+        assert!(!held(&other()), "UnlockX left the lock");
+        assert_eq!(
+            exec(&o, &mut c, ops[3], &mut buf).0,
+            "NT_STATUS_INVALID_HANDLE"
+        );
     }
 
     #[test]

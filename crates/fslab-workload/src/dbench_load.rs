@@ -61,9 +61,13 @@ pub enum Op {
     },
     LockX {
         fnum: u32,
+        offset: u64,
+        size: u64,
     },
     UnlockX {
         fnum: u32,
+        offset: u64,
+        size: u64,
     },
     Flush {
         fnum: u32,
@@ -256,11 +260,19 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Line>, String> {
             }
             "LockX" => {
                 want(3)?;
-                Op::LockX { fnum: n(1)? as u32 }
+                Op::LockX {
+                    fnum: n(1)? as u32,
+                    offset: n(2)?,
+                    size: n(3)?,
+                }
             }
             "UnlockX" => {
                 want(3)?;
-                Op::UnlockX { fnum: n(1)? as u32 }
+                Op::UnlockX {
+                    fnum: n(1)? as u32,
+                    offset: n(2)?,
+                    size: n(3)?,
+                }
             }
             "Flush" => {
                 want(1)?;

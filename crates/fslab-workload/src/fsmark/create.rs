@@ -14,7 +14,9 @@ use std::ffi::CStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::measure::now_ns;
 
 use fslab_record::{CallStats, LatencyHistogram};
 use rustix::fs::{Mode, OFlags};
@@ -46,8 +48,7 @@ pub struct CallTimes {
 
 impl CallTimes {
     #[inline]
-    fn add(&mut self, d: Duration) {
-        let ns = d.as_nanos() as u64;
+    fn add(&mut self, ns: u64) {
         self.phase.record(ns);
         self.loop_count += 1;
         self.loop_sum_ns += ns;
@@ -128,8 +129,10 @@ pub struct LoopCtx<'a> {
     pub progress: &'a Progress,
 }
 
-fn wall_secs_at(base_wall: Duration, base: Instant, at: Instant) -> u64 {
-    (base_wall + at.saturating_duration_since(base)).as_secs()
+/// The wall-clock second at `at` (a [`now_ns`] reading), from the loop's
+/// start on both clocks.
+fn wall_secs_at(base_wall: Duration, base: u64, at: u64) -> u64 {
+    (base_wall + Duration::from_nanos(at.saturating_sub(base))).as_secs()
 }
 
 impl Worker {
@@ -180,7 +183,7 @@ impl Worker {
         }
         let mut out = LoopOutcome::default();
         let mut log = NameLog::new(self.next_seq);
-        let start = Instant::now();
+        let start = now_ns();
         let base_wall = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
@@ -192,7 +195,7 @@ impl Worker {
                 out.error = Some(e);
             }
         }
-        out.loop_time = start.elapsed();
+        out.loop_time = Duration::from_nanos(now_ns() - start);
         out.call_time = Duration::from_nanos(
             [CREAT, WRITE, FSYNC, SYNC, CLOSE]
                 .iter()
@@ -214,7 +217,7 @@ impl Worker {
         &mut self,
         ctx: &LoopCtx,
         log: &mut NameLog,
-        start: Instant,
+        start: u64,
         base_wall: Duration,
         out: &mut LoopOutcome,
     ) -> Result<(), WorkError> {
@@ -274,7 +277,7 @@ impl Worker {
                 Some(fd) => fd.as_fd(),
                 None => top.as_fd(),
             };
-            let mut t0 = Instant::now();
+            let mut t0 = now_ns();
             let mut name_seq = seq;
             let mut redraws = 0;
             let fd = loop {
@@ -293,7 +296,7 @@ impl Worker {
                         name_seq = self.next_redraw;
                         self.next_redraw += 1;
                         log.redraw(i, name_seq);
-                        t0 = Instant::now();
+                        t0 = now_ns();
                     }
                     Err(e) => {
                         let path = Self::path_of(&self.dir, subdir, name);
@@ -309,7 +312,7 @@ impl Worker {
                     }
                 }
             };
-            let t1 = Instant::now();
+            let t1 = now_ns();
             self.calls[CREAT].add(t1 - t0);
             let mut prev = t1;
             let mut left = opts.file_size;
@@ -330,7 +333,7 @@ impl Worker {
                         ));
                     }
                 }
-                let t = Instant::now();
+                let t = now_ns();
                 self.calls[WRITE].add(t - prev);
                 prev = t;
             }
@@ -343,12 +346,12 @@ impl Worker {
                         e,
                     ));
                 }
-                let t = Instant::now();
+                let t = now_ns();
                 self.calls[FSYNC].add(t - prev);
                 prev = t;
             }
             drop(fd);
-            let t_end = Instant::now();
+            let t_end = now_ns();
             self.calls[CLOSE].add(t_end - prev);
             prev_end = t_end;
             out.files += 1;
@@ -411,19 +414,19 @@ impl Worker {
     fn post_loop_syncs(&mut self, ctx: &LoopCtx, log: &NameLog) -> Result<(), WorkError> {
         let sync = ctx.opts.sync;
         if sync.sync_after_loop() {
-            let t = Instant::now();
+            let t = now_ns();
             rustix::fs::sync();
-            self.calls[SYNC].add(t.elapsed());
+            self.calls[SYNC].add(now_ns() - t);
         }
         // As in fs_mark, a post-loop fsync is timed together with the reopen
         // and the close around it.
         let reopen_fsync = |calls: &mut [CallTimes; 6], dir: BorrowedFd, name: &CStr| {
-            let t = Instant::now();
+            let t = now_ns();
             let fd = rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
                 .map_err(|e| ("open", e))?;
             rustix::fs::fsync(&fd).map_err(|e| ("fsync", e))?;
             drop(fd);
-            calls[FSYNC].add(t.elapsed());
+            calls[FSYNC].add(now_ns() - t);
             Ok(())
         };
         if sync.post_in_order() {
@@ -443,10 +446,10 @@ impl Worker {
 
     fn unlink_all(&mut self, log: &NameLog) -> Result<(), WorkError> {
         self.for_each_file(log, false, |calls, dir, name| {
-            let t = Instant::now();
+            let t = now_ns();
             rustix::fs::unlinkat(dir, name, rustix::fs::AtFlags::empty())
                 .map_err(|e| ("unlink", e))?;
-            calls[UNLINK].add(t.elapsed());
+            calls[UNLINK].add(now_ns() - t);
             Ok(())
         })
     }

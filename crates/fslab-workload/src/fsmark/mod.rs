@@ -176,6 +176,7 @@ pub fn run_with(
         target: target.clone(),
         params: serde_json::to_value(opts).unwrap_or_default(),
     };
+    crate::measure::start_timebase();
     let run_id = rec.begin_run(&info)?;
     if let Some(f) = hooks.run_started.as_mut() {
         f(run_id);
@@ -460,14 +461,15 @@ fn create_phase(
             cut_short = true;
         }
     }
+    clock.stop();
+    let (usr, sys) = cpu.read();
+    let elapsed = clock.elapsed().as_secs_f64();
     if let Some(p) = clock.finish(progress.total()) {
         record_series(rec, run, p, report, &mut store_err, each);
     }
     if let Some(e) = store_err {
         return Err(e.into());
     }
-    let (usr, sys) = cpu.read();
-    let elapsed = clock.elapsed().as_secs_f64();
     let ops: u64 = workers.iter().map(|w| w.phase_files).sum();
     let phase = PhaseResult {
         phase: "create".into(),
@@ -550,12 +552,6 @@ fn tree_phase(
     let outcomes = supervise(jobs, &mut clock, &progress, &mut |p| {
         record_series(rec, run, p, report, &mut store_err, each)
     });
-    if let Some(p) = clock.finish(progress.total()) {
-        record_series(rec, run, p, report, &mut store_err, each);
-    }
-    if let Some(e) = store_err {
-        return Err(e.into());
-    }
     let mut hist = LatencyHistogram::new();
     let mut ops = 0;
     let mut error = None;
@@ -584,8 +580,15 @@ fn tree_phase(
             error = Some(e);
         }
     }
+    clock.stop();
     let (usr, sys) = cpu.read();
     let elapsed = clock.elapsed().as_secs_f64();
+    if let Some(p) = clock.finish(progress.total()) {
+        record_series(rec, run, p, report, &mut store_err, each);
+    }
+    if let Some(e) = store_err {
+        return Err(e.into());
+    }
     let phase = PhaseResult {
         phase: phase_name.into(),
         ops,

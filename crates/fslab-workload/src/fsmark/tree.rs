@@ -10,7 +10,6 @@
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Instant;
 
 use fslab_record::LatencyHistogram;
 use rustix::fs::{AtFlags, Dir, FileType};
@@ -19,7 +18,7 @@ use rustix::io::Errno;
 use super::create::open_dir;
 use super::names::NameGen;
 use super::WorkError;
-use crate::measure::Progress;
+use crate::measure::{now_ns, Progress};
 
 /// What the tree phases do to each file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,7 +152,7 @@ fn process(
             }
             match ctx.op {
                 TreeOp::Stat => {
-                    let t = Instant::now();
+                    let t = now_ns();
                     match rustix::fs::statat(fd.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
                         Ok(_) => {}
                         Err(Errno::NOENT) => continue,
@@ -165,7 +164,7 @@ fn process(
                             ))
                         }
                     }
-                    out.hist.record(t.elapsed().as_nanos() as u64);
+                    out.hist.record(now_ns() - t);
                     out.files += 1;
                     ctx.progress.set(thread, out.files);
                     if ctx.stop.load(Ordering::Relaxed) {
@@ -185,7 +184,7 @@ fn process(
             if ctx.stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            let t = Instant::now();
+            let t = now_ns();
             match rustix::fs::unlinkat(fd.as_fd(), name.as_c_str(), AtFlags::empty()) {
                 Ok(()) => {}
                 Err(Errno::NOENT) => continue,
@@ -197,7 +196,7 @@ fn process(
                     ))
                 }
             }
-            out.hist.record(t.elapsed().as_nanos() as u64);
+            out.hist.record(now_ns() - t);
             out.files += 1;
             ctx.progress.set(thread, out.files);
         }

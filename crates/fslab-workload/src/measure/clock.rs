@@ -38,6 +38,7 @@ pub struct PhaseClock {
     start: Instant,
     next_tick: Instant,
     last_total: u64,
+    end: Option<Instant>,
 }
 
 impl PhaseClock {
@@ -48,6 +49,7 @@ impl PhaseClock {
             start,
             next_tick: start + Duration::from_secs(1),
             last_total: 0,
+            end: None,
         }
     }
 
@@ -56,8 +58,15 @@ impl PhaseClock {
         self.next_tick.saturating_duration_since(Instant::now())
     }
 
+    /// Ends the phase's interval now: what the coordinator does afterwards
+    /// (storing the last point, reading counters) is not the workload's time.
+    pub fn stop(&mut self) {
+        self.end.get_or_insert_with(Instant::now);
+    }
+
+    /// From the start to [`PhaseClock::stop`], or to now if not stopped.
     pub fn elapsed(&self) -> Duration {
-        self.start.elapsed()
+        self.end.unwrap_or_else(Instant::now) - self.start
     }
 
     /// If a second boundary has passed, returns the point for it.
@@ -75,7 +84,8 @@ impl PhaseClock {
 
     /// The last, partial interval at the end of the phase.
     pub fn finish(&mut self, total: u64) -> Option<SeriesPoint> {
-        (total > self.last_total).then(|| self.point(Instant::now(), total))
+        let end = self.end.unwrap_or_else(Instant::now);
+        (total > self.last_total).then(|| self.point(end, total))
     }
 
     fn point(&mut self, now: Instant, total: u64) -> SeriesPoint {
@@ -114,5 +124,19 @@ mod tests {
         let last = c.finish(15).unwrap();
         assert_eq!((last.ops, last.total_ops), (5, 15));
         assert!(c.finish(15).is_none());
+    }
+
+    #[test]
+    fn a_stopped_clock_no_longer_advances() {
+        let mut c = PhaseClock::start(0);
+        std::thread::sleep(Duration::from_millis(2));
+        c.stop();
+        let at_stop = c.elapsed();
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(c.elapsed(), at_stop);
+        c.stop();
+        assert_eq!(c.elapsed(), at_stop, "a second stop keeps the first end");
+        let last = c.finish(3).unwrap();
+        assert_eq!(last.t_s, at_stop.as_secs_f64());
     }
 }

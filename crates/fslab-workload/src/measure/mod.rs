@@ -6,17 +6,11 @@
 
 mod clock;
 mod cpu;
+mod timebase;
 
 pub use clock::{PhaseClock, Progress};
 pub use cpu::CpuMeter;
-
-/// CLOCK_MONOTONIC in nanoseconds: the per-call timer of the hot loops
-/// (through the vDSO, and cheaper than `Instant` arithmetic).
-#[inline]
-pub fn now_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
+pub use timebase::{now_ns, start_timebase, timebase_name};
 
 use std::sync::mpsc;
 
