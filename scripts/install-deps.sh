@@ -10,6 +10,13 @@ command -v losetup >/dev/null 2>&1 || need+=(mount)
 # dbench's own loadfile (for the replay test) and the report's headless browser.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -f /usr/share/dbench/client.txt ] || need+=(dbench)
+# MPI scale-out (the `mpi` feature, which the test suite builds): Open MPI
+# and libclang for the bindings of the `mpi` crate.
+if [ "${FSLAB_MPI:-1}" = 1 ]; then
+  command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
+  dpkg -s libopenmpi-dev >/dev/null 2>&1 || need+=(libopenmpi-dev)
+  dpkg -s libclang-dev >/dev/null 2>&1 || need+=(libclang-dev)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

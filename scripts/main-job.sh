@@ -4,6 +4,8 @@
 # image behind a loop device) at 1/100 of its published size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The main job runs on this machine alone: no MPI needed.
+export FSLAB_MPI=${FSLAB_MPI:-0}
 source scripts/install-deps.sh
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo build --release -p fslab

@@ -4,10 +4,13 @@ use std::path::{Path, PathBuf};
 
 use fslab_workload::alloctest::{self, AllocArgs};
 
+use fslab_cluster::Cluster;
+
 use crate::Failure;
 
-pub fn run(args: AllocArgs, db: &Path) -> Result<(), Failure> {
+pub fn run(mut args: AllocArgs, db: &Path, cluster: &dyn Cluster) -> Result<(), Failure> {
     let kinds = super::workload::prepare("alloctest", &args.common)?;
+    args.file = super::workload::rank_file("alloctest", cluster, &args.file)?;
     let opts = args
         .validate()
         .map_err(|e| Failure::Usage(format!("alloctest: {e}")))?;
@@ -24,6 +27,7 @@ pub fn run(args: AllocArgs, db: &Path) -> Result<(), Failure> {
         &kinds,
         db,
         &dir,
+        cluster,
         |stop, out, store, hooks| alloctest::run(&opts, &argv, stop, out, store, hooks),
     )
 }

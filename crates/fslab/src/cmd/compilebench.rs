@@ -4,10 +4,13 @@ use std::path::Path;
 
 use fslab_workload::compilebench::{self, CompileArgs};
 
+use fslab_cluster::Cluster;
+
 use crate::Failure;
 
-pub fn run(args: CompileArgs, db: &Path) -> Result<(), Failure> {
+pub fn run(mut args: CompileArgs, db: &Path, cluster: &dyn Cluster) -> Result<(), Failure> {
     let kinds = super::workload::prepare("compilebench", &args.common)?;
+    args.dir = super::workload::rank_dir("compilebench", cluster, &args.dir)?;
     let opts = args
         .validate()
         .map_err(|e| Failure::Usage(format!("compilebench: {e}")))?;
@@ -18,6 +21,7 @@ pub fn run(args: CompileArgs, db: &Path) -> Result<(), Failure> {
         &kinds,
         db,
         &opts.dir,
+        cluster,
         |stop, out, store, hooks| compilebench::run(&opts, &argv, stop, out, store, hooks),
     )
 }

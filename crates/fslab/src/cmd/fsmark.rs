@@ -5,12 +5,17 @@ use std::path::Path;
 use fslab_workload::fsmark::cli::FsMarkArgs;
 use fslab_workload::fsmark::{self, FsMarkError};
 
+use fslab_cluster::Cluster;
+
 use crate::Failure;
 
-pub fn run(args: FsMarkArgs, db: &Path) -> Result<(), Failure> {
+pub fn run(args: FsMarkArgs, db: &Path, cluster: &dyn Cluster) -> Result<(), Failure> {
     let kinds = super::workload::prepare("fsmark", &args.common)?;
-    let opts = args
-        .raw()
+    let mut raw = args.raw();
+    for d in &mut raw.dirs {
+        *d = super::workload::rank_dir("fsmark", cluster, d)?;
+    }
+    let opts = raw
         .validate()
         .map_err(|e| Failure::Usage(format!("fsmark: {e}")))?;
     // The -d directories must exist for the probes to find their filesystem.
@@ -24,6 +29,7 @@ pub fn run(args: FsMarkArgs, db: &Path) -> Result<(), Failure> {
         &kinds,
         db,
         &opts.dirs[0],
+        cluster,
         |stop, out, store, hooks| {
             fsmark::run_with(&opts, &argv, stop, out, store, hooks).map_err(|e| match e {
                 FsMarkError::Setup(m) => m,

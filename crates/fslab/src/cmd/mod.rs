@@ -9,6 +9,7 @@ mod createmany;
 mod dbench;
 mod frag;
 mod fsmark;
+mod ranks;
 mod report;
 mod results;
 mod run;
@@ -26,14 +27,14 @@ use crate::Failure;
 pub fn dispatch(cli: Cli) -> Result<(), Failure> {
     let db = cli.db.unwrap_or_else(fslab_store::default_path);
     match cli.command {
-        Command::FsMark(args) => fsmark::run(args, &db),
+        Command::FsMark(args) => on_ranks("fsmark", |c| fsmark::run(args, &db, c)),
         Command::Results(r) => results::run(r, &db),
         Command::Run(r) => run::run(r, &db),
-        Command::AllocTest(a) => alloctest::run(a, &db),
-        Command::CreateMany(a) => createmany::run(a, &db),
-        Command::Dbench(a) => dbench::run(a, &db),
-        Command::CompileBench(a) => compilebench::run(a, &db),
-        Command::TioTest(a) => tiotest::run(a, &db),
+        Command::AllocTest(a) => on_ranks("alloctest", |c| alloctest::run(a, &db, c)),
+        Command::CreateMany(a) => on_ranks("createmany", |c| createmany::run(a, &db, c)),
+        Command::Dbench(a) => on_ranks("dbench", |c| dbench::run(a, &db, c)),
+        Command::CompileBench(a) => on_ranks("compilebench", |c| compilebench::run(a, &db, c)),
+        Command::TioTest(a) => on_ranks("tiotest", |c| tiotest::run(a, &db, c)),
         Command::Cleanup => cleanup::run(),
         Command::Crc32c { chunks } => crc32c(chunks),
         Command::Compare(c) => compare::run(c, &db),
@@ -42,6 +43,34 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Frag { verbose, files } => frag::run(&files, verbose),
         Command::Trace(t) => trace::run(t, &db),
     }
+}
+
+/// Runs a workload command on the MPI ranks this process was started with
+/// (one process when no MPI launcher started it); MPI ends when the
+/// cluster is dropped. A rank that fails before the ranks have settled
+/// their results ends them all, since the others would wait for it forever.
+fn on_ranks(
+    name: &str,
+    command: impl FnOnce(&dyn fslab_cluster::Cluster) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let cluster = fslab_cluster::join().map_err(|e| Failure::Usage(format!("{name}: {e}")))?;
+    let r = command(&*cluster);
+    if cluster.size() > 1 && !ranks::settled() {
+        if let Err(f) = &r {
+            let (code, m) = match f {
+                Failure::Usage(m) => (2, m.clone()),
+                Failure::Failed(m) => (1, m.clone()),
+                Failure::Interrupted => (130, format!("{name}: interrupted")),
+            };
+            eprintln!(
+                "fslab: {m} (rank {} of {}: ending every rank)",
+                cluster.rank(),
+                cluster.size()
+            );
+            cluster.abort(code);
+        }
+    }
+    r
 }
 
 /// A flag set by SIGINT or SIGTERM; a second signal exits at once (130).

@@ -99,6 +99,34 @@ pub fn show(rec: &RunRecord) -> String {
         r.target_path, r.mount_source, r.fs_type, r.mount_point
     );
     let _ = writeln!(s, "options:   {}", r.mount_options);
+    if let Some(mpi) = r.params.get("mpi") {
+        let hosts: Vec<String> = mpi["hosts"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|h| format!("{} x{}", h[0].as_str().unwrap_or("?"), h[1]))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "mpi:       {} ranks on {}, each in rankNNNN under the directories given",
+            mpi["ranks"],
+            hosts.join(", ")
+        );
+        for r in mpi["rates"].as_array().into_iter().flatten() {
+            let _ = writeln!(
+                s,
+                "           {:<14} rank ops/s: min {:.1}  mean {:.1}  max {:.1}  sd {:.1}  ({} ranks)",
+                r["phase"].as_str().unwrap_or("?"),
+                r["min"].as_f64().unwrap_or(f64::NAN),
+                r["mean"].as_f64().unwrap_or(f64::NAN),
+                r["max"].as_f64().unwrap_or(f64::NAN),
+                r["sd"].as_f64().unwrap_or(f64::NAN),
+                r["ranks"]
+            );
+        }
+    }
     if !rec.loops.is_empty() {
         s.push_str("\nloops (fs_mark table):\n");
         let _ = writeln!(

@@ -4,11 +4,16 @@ use std::path::Path;
 
 use fslab_workload::tiotest::{self, TioArgs};
 
+use fslab_cluster::Cluster;
+
 use crate::Failure;
 
-pub fn run(mut args: TioArgs, db: &Path) -> Result<(), Failure> {
+pub fn run(mut args: TioArgs, db: &Path, cluster: &dyn Cluster) -> Result<(), Failure> {
     args.common.drop_caches |= args.drop;
     let kinds = super::workload::prepare("tiotest", &args.common)?;
+    for d in &mut args.dirs {
+        *d = super::workload::rank_dir("tiotest", cluster, d)?;
+    }
     let opts = args
         .validate()
         .map_err(|e| Failure::Usage(format!("tiotest: {e}")))?;
@@ -19,6 +24,7 @@ pub fn run(mut args: TioArgs, db: &Path) -> Result<(), Failure> {
         &kinds,
         db,
         &opts.dirs[0],
+        cluster,
         |stop, out, store, hooks| tiotest::run(&opts, &argv, stop, out, store, hooks),
     )
 }

@@ -4,11 +4,11 @@
 //! exit status.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use fslab_record::{RunStatus, SeriesPoint};
-use fslab_store::Store;
+use fslab_cluster::Cluster;
+use fslab_record::{Recorder, RunStatus, SeriesPoint};
 use fslab_workload::{CommonArgs, Hooks, Report};
 
 use crate::Failure;
@@ -30,14 +30,55 @@ pub fn prepare(name: &str, common: &CommonArgs) -> Result<Vec<fslab_probe::Kind>
     fslab_probe::parse_list(&common.probes).map_err(|e| Failure::Usage(format!("{name}: {e}")))
 }
 
-/// Runs `body` as workload `name` working in `dir`, with everything around it.
+/// A workload's body: given the stop flag, where its text goes, the
+/// recorder and the hooks, it runs and returns its report.
+pub trait Body<R>:
+    FnOnce(&AtomicBool, &mut dyn Write, &mut dyn Recorder, &mut Hooks) -> Result<R, String>
+{
+}
+impl<R, F> Body<R> for F where
+    F: FnOnce(&AtomicBool, &mut dyn Write, &mut dyn Recorder, &mut Hooks) -> Result<R, String>
+{
+}
+
+/// Under MPI, the directory of this rank under `dir` (`DIR/rankNNNN`, made
+/// here); `dir` itself in a one-process run.
+pub fn rank_dir(name: &str, cluster: &dyn Cluster, dir: &Path) -> Result<PathBuf, Failure> {
+    if cluster.size() == 1 {
+        return Ok(dir.to_path_buf());
+    }
+    let d = fslab_cluster::rank_dir(dir, cluster.rank());
+    std::fs::create_dir_all(&d)
+        .map_err(|e| Failure::Failed(format!("{name}: cannot make {}: {e}", d.display())))?;
+    super::ranks::made(&d);
+    Ok(d)
+}
+
+/// Under MPI, `path` moved into this rank's directory (`DIR/rankNNNN/NAME`,
+/// the directory made here); `path` itself in a one-process run.
+pub fn rank_file(name: &str, cluster: &dyn Cluster, path: &Path) -> Result<PathBuf, Failure> {
+    if cluster.size() == 1 {
+        return Ok(path.to_path_buf());
+    }
+    let p = fslab_cluster::rank_path(path, cluster.rank());
+    if let Some(d) = p.parent() {
+        std::fs::create_dir_all(d)
+            .map_err(|e| Failure::Failed(format!("{name}: cannot make {}: {e}", d.display())))?;
+        super::ranks::made(d);
+    }
+    Ok(p)
+}
+
+/// Runs `body` as workload `name` working in `dir`, with everything around
+/// it; under MPI as one of the ranks (see [`super::ranks`]).
 pub fn run<R: Report>(
     name: &str,
     common: &CommonArgs,
     kinds: &[fslab_probe::Kind],
     db: &Path,
     dir: &Path,
-    body: impl FnOnce(&AtomicBool, &mut dyn Write, &mut Store, &mut Hooks) -> Result<R, String>,
+    cluster: &dyn Cluster,
+    body: impl Body<R>,
 ) -> Result<(), Failure> {
     if let Some(cg) = &common.cgroup {
         fslab_experiment::machine::MemCgroup::add_process(cg, std::process::id())
@@ -46,6 +87,9 @@ pub fn run<R: Report>(
     if common.drop_caches {
         fslab_experiment::machine::drop_caches()
             .map_err(|e| Failure::Failed(format!("{name}: --drop-caches: {e}")))?;
+    }
+    if cluster.size() > 1 {
+        return super::ranks::run(name, common, kinds, db, dir, cluster, body);
     }
     let mut store = super::open_store(db)?;
     let stop = super::stop_on_signals()?;
@@ -58,19 +102,7 @@ pub fn run<R: Report>(
         (None, true) => Box::new(std::io::sink()),
         (None, false) => Box::new(stdout.lock()),
     };
-    let mut probes = (!kinds.is_empty()).then(|| {
-        fslab_probe::ProbeSet::start(
-            kinds,
-            dir,
-            &fslab_probe::scratch_dir(),
-            common.probes != "default",
-        )
-    });
-    if let Some(p) = &probes {
-        for problem in &p.problems {
-            eprintln!("fslab: {name}: {problem}");
-        }
-    }
+    let mut probes = start_probes(name, common, kinds, dir);
     let mut hooks = Hooks::default();
     let mut first_phase = true;
     if common.drop_caches {
@@ -124,4 +156,28 @@ pub fn run<R: Report>(
             report.error().unwrap_or("unknown error")
         ))),
     }
+}
+
+/// Starts the probes asked for (none for an empty list), reporting on
+/// stderr those that cannot start.
+pub fn start_probes(
+    name: &str,
+    common: &CommonArgs,
+    kinds: &[fslab_probe::Kind],
+    dir: &Path,
+) -> Option<fslab_probe::ProbeSet> {
+    let probes = (!kinds.is_empty()).then(|| {
+        fslab_probe::ProbeSet::start(
+            kinds,
+            dir,
+            &fslab_probe::scratch_dir(),
+            common.probes != "default",
+        )
+    });
+    if let Some(p) = &probes {
+        for problem in &p.problems {
+            eprintln!("fslab: {name}: {problem}");
+        }
+    }
+    probes
 }

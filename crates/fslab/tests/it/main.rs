@@ -6,6 +6,7 @@ mod fsmark;
 mod fsmark_fs;
 mod lab;
 mod lab_safety;
+mod mpi;
 mod probes;
 mod report;
 mod results;

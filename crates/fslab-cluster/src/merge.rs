@@ -1,0 +1,425 @@
+//! The ranks' runs as one run.
+//!
+//! All ranks start a phase together (the [`crate::Gate`]), so a phase of the
+//! merged run lasts as long as its slowest rank: its rate is every rank's
+//! operations over that time, the aggregate rate IOR and mdtest report.
+//! Beside it, [`RankRates`] shows how the ranks' own rates spread.
+
+use fslab_record::{CallStats, LatencyHistogram, LoopRow, PhaseResult, RunStatus, SeriesPoint};
+use serde::Serialize;
+
+use crate::record::{RankHist, RankRun};
+
+/// One phase's rate across the ranks (operations per second).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RankRates {
+    pub phase: String,
+    /// Ranks that ran the phase.
+    pub ranks: usize,
+    /// All ranks' operations over the slowest rank's time (the phase's
+    /// own unit: compilebench's rates are bytes a second).
+    pub aggregate: f64,
+    pub max: f64,
+    pub min: f64,
+    pub mean: f64,
+    /// Sample standard deviation of the ranks' rates.
+    pub sd: f64,
+}
+
+/// The merged run, and what it was merged from.
+#[derive(Debug, Clone, Serialize)]
+pub struct MergedRun {
+    #[serde(flatten)]
+    pub run: RankRun,
+    pub ranks: usize,
+    /// Each host and how many ranks ran on it, in rank order of first use.
+    pub hosts: Vec<(String, usize)>,
+    pub rates: Vec<RankRates>,
+    /// Each rank's status and error.
+    pub rank_status: Vec<(usize, RunStatus, Option<String>)>,
+}
+
+fn worst(a: RunStatus, b: RunStatus) -> RunStatus {
+    let rank = |s| match s {
+        RunStatus::Complete => 0,
+        RunStatus::Running => 1,
+        RunStatus::Interrupted => 2,
+        RunStatus::Failed => 3,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
+/// Merges the ranks' runs (in rank order; rank 0 first).
+pub fn merge(ranks: Vec<RankRun>) -> MergedRun {
+    let mut hosts: Vec<(String, usize)> = Vec::new();
+    for r in &ranks {
+        match hosts.iter_mut().find(|(h, _)| *h == r.host) {
+            Some((_, n)) => *n += 1,
+            None => hosts.push((r.host.clone(), 1)),
+        }
+    }
+    let status = ranks
+        .iter()
+        .fold(RunStatus::Complete, |s, r| worst(s, r.status));
+    // The error of the first rank that failed; else the first one given.
+    let error = ranks
+        .iter()
+        .find(|r| r.status == RunStatus::Failed && r.error.is_some())
+        .or_else(|| ranks.iter().find(|r| r.error.is_some()))
+        .map(|r| {
+            format!(
+                "rank {} ({}): {}",
+                r.rank,
+                r.host,
+                r.error.as_deref().unwrap_or("")
+            )
+        });
+    let first = ranks.first();
+    let mut run = RankRun::new(
+        0,
+        &hosts
+            .iter()
+            .map(|(h, _)| h.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
+    );
+    run.info = ranks.iter().find_map(|r| r.info.clone());
+    run.status = status;
+    run.error = error;
+    run.probe_points = first.map(|r| r.probe_points.clone()).unwrap_or_default();
+    run.probe_notes = first.map(|r| r.probe_notes.clone()).unwrap_or_default();
+    let (phases, rates) = merge_phases(&ranks);
+    run.phases = phases;
+    run.series = merge_series(&ranks);
+    run.latency = merge_latency(&ranks);
+    run.loops = merge_loops(&ranks);
+    MergedRun {
+        run,
+        ranks: ranks.len(),
+        hosts,
+        rates,
+        rank_status: ranks
+            .iter()
+            .map(|r| (r.rank, r.status, r.error.clone()))
+            .collect(),
+    }
+}
+
+fn merge_phases(ranks: &[RankRun]) -> (Vec<PhaseResult>, Vec<RankRates>) {
+    let n = ranks.iter().map(|r| r.phases.len()).max().unwrap_or(0);
+    let mut phases = Vec::new();
+    let mut rates = Vec::new();
+    for i in 0..n {
+        let parts: Vec<&PhaseResult> = ranks.iter().filter_map(|r| r.phases.get(i)).collect();
+        let name = parts[0].phase.clone();
+        let ops: u64 = parts.iter().map(|p| p.ops).sum();
+        let elapsed = parts.iter().map(|p| p.elapsed_s).fold(0.0, f64::max);
+        // A phase's rate is in its workload's unit (operations a second for
+        // most, bytes for compilebench): what each rank did in that unit,
+        // over the slowest rank's time.
+        let work: f64 = parts.iter().map(|p| p.ops_per_s * p.elapsed_s).sum();
+        let aggregate = if elapsed > 0.0 { work / elapsed } else { 0.0 };
+        phases.push(PhaseResult {
+            phase: name.clone(),
+            ops,
+            elapsed_s: elapsed,
+            ops_per_s: aggregate,
+            usr_cpu_s: parts.iter().map(|p| p.usr_cpu_s).sum(),
+            sys_cpu_s: parts.iter().map(|p| p.sys_cpu_s).sum(),
+            bytes: parts.iter().map(|p| p.bytes).sum(),
+            complete: parts.len() == ranks.len() && parts.iter().all(|p| p.complete),
+        });
+        let own: Vec<f64> = parts.iter().map(|p| p.ops_per_s).collect();
+        let s = fslab_stats::summarize(&own);
+        rates.push(RankRates {
+            phase: name,
+            ranks: parts.len(),
+            aggregate,
+            max: s.max,
+            min: s.min,
+            mean: s.mean,
+            sd: s.sd,
+        });
+    }
+    (phases, rates)
+}
+
+/// The k-th point of a phase of every rank falls in the same second (the
+/// phases start together), so those points add up.
+fn merge_series(ranks: &[RankRun]) -> Vec<SeriesPoint> {
+    let mut out: Vec<SeriesPoint> = Vec::new();
+    for r in ranks {
+        let mut k = 0;
+        let mut phase = None;
+        for p in &r.series {
+            if phase != Some(p.phase_index) {
+                phase = Some(p.phase_index);
+                k = 0;
+            }
+            let slot = out
+                .iter()
+                .enumerate()
+                .filter(|(_, q)| q.phase_index == p.phase_index)
+                .nth(k)
+                .map(|(i, _)| i);
+            match slot {
+                Some(i) => {
+                    let q = &mut out[i];
+                    q.ops += p.ops;
+                    q.total_ops += p.total_ops;
+                    q.t_s = q.t_s.max(p.t_s);
+                }
+                None => out.push(*p),
+            }
+            k += 1;
+        }
+    }
+    out.sort_by(|a, b| {
+        (a.phase_index, a.t_s)
+            .partial_cmp(&(b.phase_index, b.t_s))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    out
+}
+
+fn merge_latency(ranks: &[RankRun]) -> Vec<RankHist> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    let mut hists: Vec<LatencyHistogram> = Vec::new();
+    for h in ranks.iter().flat_map(|r| &r.latency) {
+        let Ok(hist) = h.histogram() else { continue };
+        let key = (h.phase.clone(), h.op.clone());
+        match keys.iter().position(|k| *k == key) {
+            Some(i) => hists[i].merge(&hist),
+            None => {
+                keys.push(key);
+                hists.push(hist);
+            }
+        }
+    }
+    keys.iter()
+        .zip(&hists)
+        .map(|((p, o), h)| RankHist::of(p, o, h))
+        .collect()
+}
+
+/// fs_mark's loop rows: counts and per-thread rates add up (ranks are more
+/// threads), times are the slowest rank's, call times combine.
+fn merge_loops(ranks: &[RankRun]) -> Vec<LoopRow> {
+    let n = ranks.iter().map(|r| r.loops.len()).max().unwrap_or(0);
+    (0..n)
+        .map(|i| {
+            let rows: Vec<&LoopRow> = ranks.iter().filter_map(|r| r.loops.get(i)).collect();
+            let files: u64 = rows.iter().map(|r| r.files).sum();
+            let wall_s = rows.iter().map(|r| r.wall_s).fold(0.0, f64::max);
+            let mut calls: Vec<(String, CallStats, u64)> = Vec::new();
+            for r in &rows {
+                for (name, c) in &r.calls {
+                    match calls.iter_mut().find(|(n, _, _)| n == name) {
+                        Some((_, m, k)) => {
+                            m.min_us = m.min_us.min(c.min_us);
+                            m.max_us = m.max_us.max(c.max_us);
+                            // Each rank made the same number of calls of a kind
+                            // in a loop, so the mean of means is the mean.
+                            m.avg_us = (m.avg_us * *k + c.avg_us) / (*k + 1);
+                            *k += 1;
+                        }
+                        None => calls.push((name.clone(), *c, 1)),
+                    }
+                }
+            }
+            LoopRow {
+                index: rows[0].index,
+                fs_use_pct: rows.iter().map(|r| r.fs_use_pct).max().unwrap_or(0),
+                count: rows.iter().map(|r| r.count).sum(),
+                files,
+                file_size: rows[0].file_size,
+                files_per_sec: rows.iter().map(|r| r.files_per_sec).sum(),
+                wall_files_per_sec: if wall_s > 0.0 {
+                    files as f64 / wall_s
+                } else {
+                    0.0
+                },
+                wall_s,
+                app_overhead_us: rows.iter().map(|r| r.app_overhead_us).sum(),
+                calls: calls.into_iter().map(|(n, c, _)| (n, c)).collect(),
+                complete: rows.len() == ranks.len() && rows.iter().all(|r| r.complete),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rank(r: usize, host: &str, phases: &[(&str, u64, f64)], lat: &[u64]) -> RankRun {
+        let mut run = RankRun::new(r, host);
+        run.status = RunStatus::Complete;
+        for (i, (name, ops, secs)) in phases.iter().enumerate() {
+            run.phases.push(PhaseResult {
+                phase: (*name).into(),
+                ops: *ops,
+                elapsed_s: *secs,
+                ops_per_s: *ops as f64 / secs,
+                bytes: ops * 10,
+                complete: true,
+                ..Default::default()
+            });
+            for k in 0..2 {
+                run.series.push(SeriesPoint {
+                    phase_index: i as u32,
+                    t_s: k as f64 + 1.0,
+                    ops: ops / 2,
+                    total_ops: (k + 1) * ops / 2,
+                });
+            }
+        }
+        let mut h = LatencyHistogram::new();
+        for ns in lat {
+            h.record(*ns);
+        }
+        run.latency.push(RankHist::of("create", "creat", &h));
+        run
+    }
+
+    #[test]
+    fn phases_add_operations_over_the_slowest_ranks_time() {
+        let m = merge(vec![
+            rank(
+                0,
+                "a",
+                &[("create", 1000, 1.0), ("unlink", 500, 0.5)],
+                &[1000, 3000],
+            ),
+            rank(
+                1,
+                "b",
+                &[("create", 1000, 2.0), ("unlink", 500, 0.25)],
+                &[2000],
+            ),
+            rank(
+                2,
+                "a",
+                &[("create", 1000, 1.0), ("unlink", 500, 0.5)],
+                &[9000],
+            ),
+        ]);
+        assert_eq!(m.ranks, 3);
+        assert_eq!(m.hosts, vec![("a".to_string(), 2), ("b".to_string(), 1)]);
+        assert_eq!(m.run.host, "a,b");
+        let c = &m.run.phases[0];
+        assert_eq!(
+            (c.ops, c.elapsed_s, c.ops_per_s, c.bytes),
+            (3000, 2.0, 1500.0, 30000)
+        );
+        assert!(c.complete);
+        let r = &m.rates[0];
+        assert_eq!(
+            (r.ranks, r.aggregate, r.max, r.min),
+            (3, 1500.0, 1000.0, 500.0)
+        );
+        assert!((r.mean - 833.333).abs() < 0.01);
+        assert!((r.sd - 288.675).abs() < 0.01);
+        assert_eq!(m.rates[1].aggregate, 3000.0);
+        assert_eq!(m.run.status, RunStatus::Complete);
+        assert!(m.run.error.is_none());
+    }
+
+    #[test]
+    fn a_rate_in_another_unit_stays_in_it() {
+        // compilebench: two runs of a phase, its rate in bytes a second.
+        let mut a = rank(0, "a", &[("create", 2, 1.0)], &[1]);
+        a.phases[0].ops_per_s = 1e9;
+        let mut b = rank(1, "a", &[("create", 2, 2.0)], &[1]);
+        b.phases[0].ops_per_s = 1e9;
+        let m = merge(vec![a, b]);
+        assert_eq!(m.run.phases[0].ops_per_s, 1.5e9);
+        assert_eq!((m.rates[0].max, m.rates[0].min), (1e9, 1e9));
+    }
+
+    #[test]
+    fn series_points_of_the_same_second_add_up() {
+        let m = merge(vec![
+            rank(0, "a", &[("create", 1000, 1.0)], &[1]),
+            rank(1, "a", &[("create", 600, 1.0)], &[1]),
+        ]);
+        let s: Vec<(u32, u64, u64)> = m
+            .run
+            .series
+            .iter()
+            .map(|p| (p.phase_index, p.ops, p.total_ops))
+            .collect();
+        assert_eq!(s, vec![(0, 800, 800), (0, 800, 1600)]);
+    }
+
+    #[test]
+    fn latency_histograms_merge_per_phase_and_call() {
+        let m = merge(vec![
+            rank(0, "a", &[("create", 1, 1.0)], &[1000, 3000]),
+            rank(1, "a", &[("create", 1, 1.0)], &[2000]),
+        ]);
+        assert_eq!(m.run.latency.len(), 1);
+        let h = m.run.latency[0].histogram().unwrap();
+        assert_eq!((h.count(), h.min_ns(), h.max_ns()), (3, 1000, 3000));
+    }
+
+    #[test]
+    fn a_failed_rank_fails_the_run_and_its_missing_phases_are_incomplete() {
+        let mut bad = rank(1, "b", &[("create", 10, 1.0)], &[1]);
+        bad.status = RunStatus::Failed;
+        bad.error = Some("create(/x): No space left on device".into());
+        let mut stopped = rank(0, "a", &[("create", 1000, 1.0), ("unlink", 0, 0.1)], &[1]);
+        stopped.status = RunStatus::Interrupted;
+        let m = merge(vec![stopped, bad]);
+        assert_eq!(m.run.status, RunStatus::Failed);
+        assert_eq!(
+            m.run.error.as_deref(),
+            Some("rank 1 (b): create(/x): No space left on device")
+        );
+        assert!(!m.run.phases[1].complete, "rank 1 never ran unlink");
+        assert_eq!(m.rates[1].ranks, 1);
+    }
+
+    #[test]
+    fn fsmark_loops_add_counts_and_rates() {
+        let row = |files, secs, avg| LoopRow {
+            index: 0,
+            count: files,
+            files,
+            files_per_sec: files as f64 / secs,
+            wall_s: secs,
+            calls: vec![(
+                "creat".into(),
+                CallStats {
+                    min_us: avg / 2,
+                    avg_us: avg,
+                    max_us: avg * 3,
+                },
+            )],
+            ..Default::default()
+        };
+        let mut a = RankRun::new(0, "a");
+        a.loops.push(row(100, 1.0, 10));
+        let mut b = RankRun::new(1, "a");
+        b.loops.push(row(100, 2.0, 30));
+        let m = merge(vec![a, b]);
+        let l = &m.run.loops[0];
+        assert_eq!(
+            (l.count, l.files, l.files_per_sec, l.wall_s),
+            (200, 200, 150.0, 2.0)
+        );
+        assert_eq!(l.wall_files_per_sec, 100.0);
+        assert_eq!(
+            l.calls[0].1,
+            CallStats {
+                min_us: 5,
+                avg_us: 20,
+                max_us: 90
+            }
+        );
+    }
+}

@@ -1,0 +1,161 @@
+//! A workload command run as one of many MPI ranks (`mpirun -np N fslab
+//! fsmark ...`), as IOR and mdtest run.
+//!
+//! Every rank runs the workload in its own directory (`rankNNNN` under the
+//! directories given; see [`super::workload::rank_dir`]) and records into
+//! memory. Before each phase the ranks meet at a [`Gate`], so phases start
+//! together. At the end rank 0 gathers every rank's results, merges them
+//! ([`fslab_cluster::merge`]), keeps the merged run in the store and prints
+//! the aggregate and per-rank rates. Only rank 0 runs probes and opens the
+//! store; the ranks' own tool output is not printed.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use fslab_cluster::{Cluster, Gate, RankRecorder, RankRun};
+use fslab_record::RunStatus;
+use fslab_workload::{CommonArgs, Hooks, Report};
+
+use super::workload::Body;
+use crate::Failure;
+
+static SETTLED: AtomicBool = AtomicBool::new(false);
+static RANK_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Notes a rank directory this process made, to be removed at the end if
+/// the workload left it empty.
+pub fn made(dir: &Path) {
+    RANK_DIRS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(dir.to_path_buf());
+}
+
+/// Whether this rank has been through the last collective step (the
+/// gathering of results): after it, a rank may end on its own.
+pub fn settled() -> bool {
+    SETTLED.load(Ordering::Relaxed)
+}
+
+pub fn run<R: Report>(
+    name: &str,
+    common: &CommonArgs,
+    kinds: &[fslab_probe::Kind],
+    db: &Path,
+    dir: &Path,
+    cluster: &dyn Cluster,
+    body: impl Body<R>,
+) -> Result<(), Failure> {
+    let rank = cluster.rank();
+    let (_, host) = fslab_workload::host_facts();
+    // Rank 0 checks that it can keep the results before anyone starts.
+    let store = if rank == 0 {
+        Some(super::open_store(db))
+    } else {
+        None
+    };
+    let store_ok = u64::from(!matches!(store, Some(Err(_))));
+    if cluster.sum(store_ok) != cluster.size() as u64 {
+        return match store {
+            Some(Err(e)) => Err(e),
+            _ => Err(Failure::Failed(format!(
+                "{name}: rank 0 could not open the results store"
+            ))),
+        };
+    }
+    let stop = super::stop_on_signals()?;
+    let gate = Gate::new(cluster);
+    let mut rec = RankRecorder::new(rank, &host);
+    let mut probes = if rank == 0 {
+        super::workload::start_probes(name, common, kinds, dir)
+    } else {
+        None
+    };
+    let result = {
+        let mut hooks = Hooks::default();
+        let mut first_phase = true;
+        let drop_caches = common.drop_caches;
+        let stop_ref = &*stop;
+        let gate_ref = &gate;
+        hooks.before_phase = Some(Box::new(move |_| {
+            // The first phase's caches were dropped before the run started.
+            if drop_caches && !std::mem::take(&mut first_phase) {
+                if let Err(e) = fslab_experiment::machine::drop_caches() {
+                    eprintln!("fslab: {name}: rank {rank}: --drop-caches: {e}");
+                }
+            }
+            if !gate_ref.before_phase() {
+                // Another rank's run is over: this one stops too.
+                stop_ref.store(true, Ordering::Relaxed);
+            }
+        }));
+        hooks.monitor = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
+        body(&stop, &mut std::io::sink(), &mut rec, &mut hooks)
+    };
+    drop(probes);
+    let mut mine = rec.run;
+    match &result {
+        Ok(report) => {
+            mine.status = report.status();
+            mine.error = report.error().map(String::from);
+        }
+        Err(e) => {
+            mine.status = RunStatus::Failed;
+            mine.error = Some(e.clone());
+        }
+    }
+    gate.finish();
+    let parts = cluster.gather(&mine.to_bytes());
+    SETTLED.store(true, Ordering::Relaxed);
+    for d in RANK_DIRS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        // Only an empty directory goes (-k and --no-cleanup leave files).
+        let _ = std::fs::remove_dir(d);
+    }
+    let own_status = mine.status;
+    let Some(parts) = parts else {
+        // Rank 0 speaks for the run; the others only say how they ended.
+        return match own_status {
+            RunStatus::Failed => Err(Failure::Failed(format!(
+                "{name}: rank {rank}: {}",
+                mine.error.as_deref().unwrap_or("failed")
+            ))),
+            RunStatus::Interrupted if stop.load(Ordering::Relaxed) => Ok(()),
+            _ => Ok(()),
+        };
+    };
+    let mut runs = vec![mine];
+    for (r, bytes) in parts.iter().enumerate().skip(1) {
+        runs.push(RankRun::from_bytes(bytes).unwrap_or_else(|e| RankRun::failed(r, "?", e)));
+    }
+    let merged = fslab_cluster::merge(runs);
+    let mut store = store
+        .expect("rank 0 opened the store")
+        .expect("checked above");
+    let id = merged
+        .record(&mut store)
+        .map_err(|e| Failure::Failed(format!("{name}: results store: {e}")))?;
+    if common.json {
+        let v = serde_json::json!({ "run_id": id, "merged": merged });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    } else {
+        print!("{}", merged.summary(name));
+    }
+    let kept = match id {
+        Some(id) => format!("run {id} in {}", store.path().display()),
+        None => "nothing (no rank started its run)".into(),
+    };
+    match merged.run.status {
+        RunStatus::Complete | RunStatus::Running => Ok(()),
+        RunStatus::Interrupted => {
+            eprintln!(
+                "fslab: {name}: interrupted; what was measured is printed above and kept as {kept}"
+            );
+            Err(Failure::Interrupted)
+        }
+        RunStatus::Failed => Err(Failure::Failed(format!(
+            "{name}: stopped: {}; what was measured is printed above and kept as {kept}",
+            merged.run.error.as_deref().unwrap_or("unknown error")
+        ))),
+    }
+}

@@ -1,0 +1,276 @@
+//! Scale-out over MPI: the real binary under Open MPI's mpirun, several
+//! ranks on this machine. Built only with the `mpi` feature (the suite's
+//! script turns it on); under CI=true a build without it fails here.
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn the_suite_is_built_with_mpi() {
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true but the tests were built without `--features mpi`: the MPI tests cannot run"
+    );
+    eprintln!("skipping the MPI tests: built without `--features mpi`");
+}
+
+#[cfg(feature = "mpi")]
+mod with_mpi {
+    use std::path::Path;
+    use std::process::{Command, Output};
+    use std::time::{Duration, Instant};
+
+    use crate::support::{count_files, need_tool, privileged, stderr, stdout, Lab, Tmpfs};
+
+    /// `mpirun -np N fslab --db DB ARGS`, as root allows it, with a time
+    /// limit so that a hang fails the test instead of stalling the suite.
+    fn mpirun(lab: &Lab, n: usize, args: &[&str]) -> (Output, Duration) {
+        let t = Instant::now();
+        let out = Command::new("timeout")
+            .args([
+                "120",
+                "mpirun",
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "-np",
+            ])
+            .arg(n.to_string())
+            .arg(assert_cmd::cargo::cargo_bin("fslab"))
+            .arg("--db")
+            .arg(lab.db())
+            .args(args)
+            .current_dir(lab.tmp.path())
+            .output()
+            .unwrap();
+        assert_ne!(
+            out.status.code(),
+            Some(124),
+            "mpirun hung: {}",
+            stderr(&out)
+        );
+        (out, t.elapsed())
+    }
+
+    fn json(lab: &Lab, id: i64) -> serde_json::Value {
+        let o = lab.run(&["results", "export", &id.to_string()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    fn phase<'a>(run: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+        run["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["phase"] == name)
+            .unwrap_or_else(|| panic!("no phase {name} in {run}"))
+    }
+
+    #[test]
+    fn fsmark_on_three_ranks_is_one_merged_run() {
+        if !need_tool("mpirun") {
+            return;
+        }
+        let lab = Lab::new();
+        let dir = lab.path("shared");
+        let d = dir.to_str().unwrap();
+        let (o, _) = mpirun(
+            &lab,
+            3,
+            &[
+                "fsmark",
+                "-d",
+                d,
+                "-n",
+                "400",
+                "-s",
+                "1024",
+                "-t",
+                "2",
+                "-L",
+                "2",
+                "--phases",
+                "create,stat,unlink",
+                "--probes",
+                "none",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = stdout(&o);
+        let lines: Vec<&str> = out.lines().collect();
+        let host = rustix::system::uname()
+            .nodename()
+            .to_string_lossy()
+            .into_owned();
+        assert_eq!(
+            lines[0],
+            format!("fslab fsmark: 3 MPI ranks on 1 host: {host} (3 ranks)")
+        );
+        assert!(lines[1].starts_with("SUMMARY rate (ops/s)"), "{out}");
+        for (i, name) in ["create", "stat", "unlink"].iter().enumerate() {
+            let row: Vec<&str> = lines[2 + i].split_whitespace().collect();
+            assert_eq!(&row[..2], [*name, ":"], "{out}");
+            let (agg, max, min): (f64, f64, f64) = (
+                row[2].parse().unwrap(),
+                row[3].parse().unwrap(),
+                row[4].parse().unwrap(),
+            );
+            assert!(agg > max && max >= min && min > 0.0, "{out}");
+        }
+        // One run in the store, holding every rank's files: 3 ranks x 2
+        // threads x 400 files x 2 loops.
+        let o = lab.run(&["results", "list"]);
+        assert_eq!(stdout(&o).lines().count(), 1, "{}", stdout(&o));
+        let run = json(&lab, 1);
+        for p in ["create", "stat", "unlink"] {
+            assert_eq!(phase(&run, p)["ops"], 4800, "{p}: {run}");
+        }
+        assert_eq!(run["run"]["params"]["mpi"]["ranks"], 3);
+        assert_eq!(run["loops"].as_array().unwrap().len(), 2);
+        assert_eq!(run["loops"][1]["count"], 4800);
+        let creat = run["latency"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["phase"] == "create" && l["op"] == "creat")
+            .unwrap();
+        assert_eq!(creat["count"], 4800);
+        // Each rank worked in its own directory, and left it empty and gone.
+        assert_eq!(count_files(&dir), 0);
+        assert!(!Path::new(&dir).join("rank0000").exists());
+        let show = stdout(&lab.run(&["results", "show", "1"]));
+        assert!(show.contains("mpi:       3 ranks on"), "{show}");
+    }
+
+    #[test]
+    fn createmany_and_tiotest_split_their_work_by_rank() {
+        if !need_tool("mpirun") {
+            return;
+        }
+        let lab = Lab::new();
+        let dir = lab.path("many");
+        std::fs::create_dir(&dir).unwrap();
+        let fmt = dir.join("f%05d");
+        let (o, _) = mpirun(
+            &lab,
+            2,
+            &[
+                "createmany",
+                "-m",
+                fmt.to_str().unwrap(),
+                "3000",
+                "--probes",
+                "none",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stdout(&o).contains("   create             : "),
+            "{}",
+            stdout(&o)
+        );
+        for r in ["rank0000", "rank0001"] {
+            let names = std::fs::read_dir(dir.join(r)).unwrap().count();
+            assert_eq!(names, 3000, "{r}");
+            assert!(dir.join(r).join("f02999").exists());
+        }
+        let (o, _) = mpirun(
+            &lab,
+            2,
+            &[
+                "tiotest",
+                "-t",
+                "2",
+                "-f",
+                "4",
+                "-r",
+                "100",
+                "-d",
+                lab.path("tio").to_str().unwrap(),
+                "--probes",
+                "none",
+                "--json",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let write = phase(&v["merged"], "write");
+        assert_eq!(write["bytes"], 2 * 2 * 4 << 20, "{v}");
+        assert_eq!(v["merged"]["ranks"], 2);
+        assert_eq!(v["merged"]["rates"][0]["ranks"], 2);
+    }
+
+    #[test]
+    fn a_rank_that_fails_mid_run_stops_the_others_and_what_was_measured_is_kept() {
+        if !need_tool("mpirun") || !privileged("a small tmpfs") {
+            return;
+        }
+        let lab = Lab::new();
+        let dir = lab.path("d");
+        std::fs::create_dir(&dir).unwrap();
+        // Rank 1's directory is a full-in-no-time filesystem.
+        let small = Tmpfs::mount("size=1m");
+        std::os::unix::fs::symlink(small.path(), dir.join("rank0001")).unwrap();
+        let (o, took) = mpirun(
+            &lab,
+            2,
+            &[
+                "fsmark",
+                "-d",
+                dir.to_str().unwrap(),
+                "-n",
+                "100",
+                "-s",
+                "64k",
+                "-L",
+                "2",
+                "--phases",
+                "create,stat,unlink",
+                "--probes",
+                "none",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(took < Duration::from_secs(60));
+        let out = stdout(&o);
+        assert!(out.contains("rank 0: interrupted"), "{out}");
+        assert!(
+            out.contains("rank 1: failed: Insufficient free space in"),
+            "{out}"
+        );
+        let err = stderr(&o);
+        assert!(err.contains("fslab: fsmark: stopped: rank 1 ("), "{err}");
+        assert!(err.contains("kept as run 1 in"), "{err}");
+        let run = json(&lab, 1);
+        assert_eq!(run["run"]["status"], "failed");
+        // Rank 0 made all its files before it learnt that rank 1 had stopped.
+        assert_eq!(phase(&run, "create")["ops"], 200);
+        assert_eq!(phase(&run, "create")["complete"], false);
+    }
+
+    #[test]
+    fn a_rank_that_cannot_start_ends_every_rank() {
+        if !need_tool("mpirun") {
+            return;
+        }
+        let lab = Lab::new();
+        let dir = lab.path("d");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("rank0001"), b"in the way").unwrap();
+        let (o, took) = mpirun(
+            &lab,
+            2,
+            &["fsmark", "-d", dir.to_str().unwrap(), "-n", "10"],
+        );
+        assert_eq!(o.status.code(), Some(1));
+        assert!(took < Duration::from_secs(60));
+        let err = stderr(&o);
+        assert!(
+            err.contains("fslab: fsmark: cannot make ")
+                && err.contains(
+                    "rank0001: File exists (os error 17) (rank 1 of 2: ending every rank)"
+                ),
+            "{err}"
+        );
+        let o = lab.run(&["results", "list"]);
+        assert_eq!(stdout(&o).trim(), "", "nothing was stored");
+    }
+}
