@@ -193,7 +193,7 @@ mod with_mpi {
         assert!(o.status.success(), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let write = phase(&v["merged"], "write");
-        assert_eq!(write["bytes"], 2 * 2 * 4 << 20, "{v}");
+        assert_eq!(write["bytes"], (2 * 2 * 4) << 20, "{v}");
         assert_eq!(v["merged"]["ranks"], 2);
         assert_eq!(v["merged"]["rates"][0]["ranks"], 2);
     }
