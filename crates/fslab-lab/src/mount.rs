@@ -109,6 +109,8 @@ impl Mount {
     /// Mounts `source` on `target`, then checks that mountinfo shows
     /// `source` mounted at `target`, so a mount that silently did not happen
     /// is caught before any workload writes to the host.
+    // `Mount::mount(...)` names the act: the value is the mount it made.
+    #[allow(clippy::self_named_constructors)]
     pub fn mount(source: &Path, target: &Path, fstype: &str, options: &str) -> LabResult<Mount> {
         let (flags, data) = split_options(options);
         let data_c =

@@ -56,7 +56,8 @@ fn esc(s: &str) -> String {
 
 /// About five round tick values covering [lo, hi].
 pub fn ticks(lo: f64, hi: f64) -> Vec<f64> {
-    if !(hi > lo) {
+    // Also when either is NaN.
+    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
         return vec![lo];
     }
     let raw = (hi - lo) / 5.0;

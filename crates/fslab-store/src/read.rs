@@ -7,6 +7,11 @@ use serde::Serialize;
 
 use crate::{Store, StoreError};
 
+/// (phase_index, probe, metric, samples, mean, max) of one probe metric.
+pub type ProbeSummaryRow = (u32, String, String, u64, f64, f64);
+/// (phase, op, HDR V2 bytes, min_ns, sum_ns, max_ns) as stored.
+type HistogramRow = (String, String, Vec<u8>, i64, i64, i64);
+
 /// One line of `fslab results list`.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct RunRow {
@@ -458,11 +463,8 @@ impl Store {
 
     /// Per-probe, per-metric summaries of a run's probe points:
     /// (phase_index, probe, metric, samples, mean, max).
-    pub fn probe_point_summary(
-        &self,
-        id: i64,
-    ) -> Result<Vec<(u32, String, String, u64, f64, f64)>, StoreError> {
-        let q = || -> rusqlite::Result<Vec<(u32, String, String, u64, f64, f64)>> {
+    pub fn probe_point_summary(&self, id: i64) -> Result<Vec<ProbeSummaryRow>, StoreError> {
+        let q = || -> rusqlite::Result<Vec<ProbeSummaryRow>> {
             let mut st = self.conn().prepare(
                 "SELECT phase_index, probe, metric, COUNT(*), AVG(value), MAX(value) FROM probe_points
                  WHERE run_id = ?1 GROUP BY phase_index, probe, metric ORDER BY phase_index, probe, metric",
@@ -506,7 +508,7 @@ impl Store {
         &self,
         id: i64,
     ) -> Result<Vec<(String, String, fslab_record::LatencyHistogram)>, StoreError> {
-        let q = || -> rusqlite::Result<Vec<(String, String, Vec<u8>, i64, i64, i64)>> {
+        let q = || -> rusqlite::Result<Vec<HistogramRow>> {
             let mut st = self.conn().prepare("SELECT phase, op, hdr, min_ns, sum_ns, max_ns FROM latency WHERE run_id = ?1 ORDER BY rowid")?;
             let rows = st.query_map([id], |r| {
                 Ok((

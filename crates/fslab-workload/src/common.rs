@@ -42,13 +42,18 @@ pub struct CommonArgs {
     pub text_to: Option<PathBuf>,
 }
 
+/// Called with the phase's name before it starts.
+pub type PhaseHook<'a> = Box<dyn FnMut(&str) + 'a>;
+/// Called with the phase's name and the point of the second just ended.
+pub type SecondHook<'a> = Box<dyn FnMut(&str, &SeriesPoint) + 'a>;
+
 /// Callbacks into a run: before each phase (the lab drops caches there),
 /// once a second with the phase's progress, when the run has its id, and
 /// the probes watching it.
 #[derive(Default)]
 pub struct Hooks<'a> {
-    pub before_phase: Option<Box<dyn FnMut(&str) + 'a>>,
-    pub each_second: Option<Box<dyn FnMut(&str, &SeriesPoint) + 'a>>,
+    pub before_phase: Option<PhaseHook<'a>>,
+    pub each_second: Option<SecondHook<'a>>,
     pub run_started: Option<Box<dyn FnMut(i64) + 'a>>,
     pub monitor: Option<&'a mut dyn Monitor>,
 }

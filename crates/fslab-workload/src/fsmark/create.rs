@@ -71,11 +71,7 @@ impl CallTimes {
     pub fn loop_stats(&self) -> CallStats {
         CallStats {
             min_us: self.loop_min_ns / 1000,
-            avg_us: if self.loop_count == 0 {
-                0
-            } else {
-                self.loop_sum_ns / self.loop_count / 1000
-            },
+            avg_us: self.loop_sum_ns.checked_div(self.loop_count).unwrap_or(0) / 1000,
             max_us: self.loop_max_ns / 1000,
         }
     }

@@ -469,7 +469,8 @@ mod tests {
 
     #[test]
     fn bad_values_are_named() {
-        let cases: Vec<(Box<dyn Fn(&mut RawOptions)>, &str)> = vec![
+        type Change = Box<dyn Fn(&mut RawOptions)>;
+        let cases: Vec<(Change, &str)> = vec![
             (Box::new(|r| r.sync = Some(9)), "-S 9"),
             (Box::new(|r| r.files = Some(0)), "-n 0"),
             (Box::new(|r| r.files = Some(-3)), "-n -3"),

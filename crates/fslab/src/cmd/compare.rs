@@ -13,8 +13,11 @@ use crate::Failure;
 pub struct Groups {
     pub labels: Vec<String>,
     /// Per group: (run id, unmount s, remount s).
-    pub runs: Vec<Vec<(i64, Option<f64>, Option<f64>)>>,
+    pub runs: Vec<Vec<RunExtras>>,
 }
+
+/// A run id with its unmount and remount times in seconds.
+pub type RunExtras = (i64, Option<f64>, Option<f64>);
 
 fn store_err(e: fslab_store::StoreError) -> Failure {
     match e {
