@@ -120,7 +120,6 @@ pub fn run<R: Report>(
                 "{name}: rank {rank}: {}",
                 mine.error.as_deref().unwrap_or("failed")
             ))),
-            RunStatus::Interrupted if stop.load(Ordering::Relaxed) => Ok(()),
             _ => Ok(()),
         };
     };
@@ -145,17 +144,5 @@ pub fn run<R: Report>(
         Some(id) => format!("run {id} in {}", store.path().display()),
         None => "nothing (no rank started its run)".into(),
     };
-    match merged.run.status {
-        RunStatus::Complete | RunStatus::Running => Ok(()),
-        RunStatus::Interrupted => {
-            eprintln!(
-                "fslab: {name}: interrupted; what was measured is printed above and kept as {kept}"
-            );
-            Err(Failure::Interrupted)
-        }
-        RunStatus::Failed => Err(Failure::Failed(format!(
-            "{name}: stopped: {}; what was measured is printed above and kept as {kept}",
-            merged.run.error.as_deref().unwrap_or("unknown error")
-        ))),
-    }
+    super::workload::ending(name, merged.run.status, merged.run.error.as_deref(), &kept)
 }

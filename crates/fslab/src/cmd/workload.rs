@@ -143,7 +143,18 @@ pub fn run<R: Report>(
         eprintln!("fslab: {name}: {n}");
     }
     let kept = format!("run {} in {}", report.run_id(), store.path().display());
-    match report.status() {
+    ending(name, report.status(), report.error(), &kept)
+}
+
+/// The command's result for a run that ended with `status`: an interrupted
+/// or failed run says what went wrong and where what it measured is `kept`.
+pub fn ending(
+    name: &str,
+    status: RunStatus,
+    error: Option<&str>,
+    kept: &str,
+) -> Result<(), Failure> {
+    match status {
         RunStatus::Complete | RunStatus::Running => Ok(()),
         RunStatus::Interrupted => {
             eprintln!(
@@ -153,7 +164,7 @@ pub fn run<R: Report>(
         }
         RunStatus::Failed => Err(Failure::Failed(format!(
             "{name}: stopped: {}; what was measured is printed above and kept as {kept}",
-            report.error().unwrap_or("unknown error")
+            error.unwrap_or("unknown error")
         ))),
     }
 }
