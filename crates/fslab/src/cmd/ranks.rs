@@ -114,14 +114,16 @@ pub fn run<R: Report>(
     }
     let own_status = mine.status;
     let Some(parts) = parts else {
-        // Rank 0 speaks for the run; the others only say how they ended.
-        return match own_status {
-            RunStatus::Failed => Err(Failure::Failed(format!(
-                "{name}: rank {rank}: {}",
+        // Rank 0 speaks for the run, and its exit status is the run's. The
+        // others say how they ended and exit 0: a rank exiting with an
+        // error makes mpirun kill every rank, rank 0 too before it is done.
+        if own_status == RunStatus::Failed {
+            eprintln!(
+                "fslab: {name}: rank {rank}: {}",
                 mine.error.as_deref().unwrap_or("failed")
-            ))),
-            _ => Ok(()),
-        };
+            );
+        }
+        return Ok(());
     };
     let mut runs = vec![mine];
     for (r, bytes) in parts.iter().enumerate().skip(1) {

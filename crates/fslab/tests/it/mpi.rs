@@ -18,7 +18,9 @@ mod with_mpi {
     use std::process::{Command, Output};
     use std::time::{Duration, Instant};
 
-    use crate::support::{count_files, need_tool, privileged, stderr, stdout, Lab, Tmpfs};
+    use fslab_lab::mkfs::FsType;
+
+    use crate::support::{count_files, need_tool, privileged, stderr, stdout, Lab, LoopFs, Tmpfs};
 
     /// `mpirun -np N fslab --db DB ARGS`, as root allows it, with a time
     /// limit so that a hang fails the test instead of stalling the suite.
@@ -138,6 +140,43 @@ mod with_mpi {
         assert!(!Path::new(&dir).join("rank0000").exists());
         let show = stdout(&lab.run(&["results", "show", "1"]));
         assert!(show.contains("mpi:       3 ranks on"), "{show}");
+    }
+
+    #[test]
+    fn on_a_loop_device_ext4_rank_0_watches_the_filesystem_for_all() {
+        if !need_tool("mpirun") || !privileged("a loop-device ext4") {
+            return;
+        }
+        let fs = LoopFs::new(FsType::Ext4, 256 << 20, &[]);
+        let lab = Lab::new();
+        let dir = fs.path().join("t");
+        let (o, _) = mpirun(
+            &lab,
+            2,
+            &[
+                "fsmark",
+                "-d",
+                dir.to_str().unwrap(),
+                "-n",
+                "300",
+                "-s",
+                "4096",
+                "-S",
+                "1",
+                "--probes",
+                "disk,journal",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let run = json(&lab, 1);
+        assert_eq!(run["run"]["fs_type"], "ext4");
+        assert_eq!(run["run"]["mount_source"], fs.dev_path().to_str().unwrap());
+        assert_eq!(phase(&run, "create")["ops"], 600);
+        let show = stdout(&lab.run(&["results", "show", "1"]));
+        assert!(
+            show.contains("jbd2"),
+            "rank 0's journal probe saw the commits: {show}"
+        );
     }
 
     #[test]
