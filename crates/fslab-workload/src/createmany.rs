@@ -71,6 +71,9 @@ pub struct CreateManyArgs {
     /// Give each thread its own directory (FMT's directory/tN/)
     #[arg(long)]
     pub dir_per_thread: bool,
+    /// Under MPI: all ranks in FMT's directory itself, rank R taking the numbers from START + R x COUNT (default: a rankNNNN directory each)
+    #[arg(long)]
+    pub shared_dir: bool,
     /// Name pattern: printf with one integer conversion (%d, %08x, ...), or a prefix the number is appended to
     #[arg(value_name = "FMT")]
     pub fmt: String,

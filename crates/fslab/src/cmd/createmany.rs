@@ -15,13 +15,35 @@ pub fn run(mut args: CreateManyArgs, db: &Path, cluster: &dyn Cluster) -> Result
         super::workload::rank_file("createmany", cluster, Path::new(f))
             .map(|p| p.to_string_lossy().into_owned())
     };
-    args.fmt = ranked(&args.fmt)?;
-    if let Some(u) = args.unlink_fmt.take() {
-        args.unlink_fmt = Some(ranked(&u)?);
+    if !args.shared_dir {
+        args.fmt = ranked(&args.fmt)?;
+        if let Some(u) = args.unlink_fmt.take() {
+            args.unlink_fmt = Some(ranked(&u)?);
+        }
     }
-    let opts = args
+    let mut opts = args
         .validate()
         .map_err(|e| Failure::Usage(format!("createmany: {e}")))?;
+    if args.shared_dir && cluster.size() > 1 {
+        // One directory for all: each rank takes its own block of numbers.
+        if args.numbers.is_empty() {
+            return Err(Failure::Usage(
+                "createmany: --shared-dir needs COUNT: rank R takes the numbers from START + R x COUNT"
+                    .into(),
+            ));
+        }
+        opts.start = i64::try_from(opts.count)
+            .ok()
+            .and_then(|c| c.checked_mul(cluster.rank() as i64))
+            .and_then(|off| opts.start.checked_add(off))
+            .ok_or_else(|| {
+                Failure::Usage(format!(
+                    "createmany: --shared-dir: rank {}'s numbers would pass {}",
+                    cluster.rank(),
+                    i64::MAX
+                ))
+            })?;
+    }
     let argv: Vec<String> = std::env::args().collect();
     super::workload::run(
         "createmany",

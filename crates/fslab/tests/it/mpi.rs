@@ -238,6 +238,57 @@ mod with_mpi {
     }
 
     #[test]
+    fn createmany_ranks_can_share_one_directory() {
+        if !need_tool("mpirun") {
+            return;
+        }
+        let lab = Lab::new();
+        let dir = lab.path("one");
+        std::fs::create_dir(&dir).unwrap();
+        let fmt = dir.join("test");
+        let fmt = fmt.to_str().unwrap();
+        let (o, _) = mpirun(
+            &lab,
+            3,
+            &[
+                "createmany",
+                "-m",
+                fmt,
+                "10",
+                "500",
+                "--shared-dir",
+                "--probes",
+                "none",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        // Rank R made test(10 + 500R) .. test(509 + 500R): 1500 names, no gaps.
+        let mut names: Vec<u64> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| {
+                e.unwrap().file_name().to_str().unwrap()[4..]
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        names.sort();
+        assert_eq!(names, (10..1510).collect::<Vec<u64>>());
+        assert_eq!(phase(&json(&lab, 1), "create")["ops"], 1500);
+        // Without COUNT the blocks have no size.
+        let (o, _) = mpirun(
+            &lab,
+            2,
+            &["createmany", "-m", fmt, "-t", "1", "--shared-dir"],
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("fslab: createmany: --shared-dir needs COUNT: rank R takes the numbers from START + R x COUNT"),
+            "{}",
+            stderr(&o)
+        );
+    }
+
+    #[test]
     fn a_rank_that_fails_mid_run_stops_the_others_and_what_was_measured_is_kept() {
         if !need_tool("mpirun") || !privileged("a small tmpfs") {
             return;
