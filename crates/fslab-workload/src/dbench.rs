@@ -25,7 +25,7 @@ use rustix::io::Errno;
 use serde::Serialize;
 
 use crate::common::{phase_result, CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
-use crate::dbench_load::{self, Line, Op};
+use crate::dbench_load::{self, Line, LoadPath, Op};
 use crate::measure::now_ns;
 
 /// `fslab dbench [options] NPROCS`
@@ -163,6 +163,10 @@ struct OpStat {
 
 struct Client {
     id: u32,
+    /// `clientN`: where the loadfile's paths say `client1`.
+    name: String,
+    /// Reused buffers for the paths of the operation being run.
+    paths: [std::ffi::OsString; 2],
     fds: HashMap<u32, OwnedFd>,
     pos: usize,
     stats: Vec<OpStat>,
@@ -204,13 +208,15 @@ fn wild(p: &[u8], n: &[u8]) -> bool {
     }
 }
 
-impl DbenchOptions {
-    fn path(&self, client: u32, p: &str) -> PathBuf {
-        let p = p
-            .replace("client1", &format!("client{client}"))
-            .replace('\\', "/");
-        self.dir.join(p.trim_start_matches('/'))
-    }
+/// `path` under the run's directory for client `name`, in `buf`.
+fn placed<'b>(
+    o: &DbenchOptions,
+    name: &str,
+    path: &LoadPath,
+    buf: &'b mut std::ffi::OsString,
+) -> &'b Path {
+    path.place(o.dir.as_os_str(), name, buf);
+    Path::new(buf.as_os_str())
 }
 
 fn fsync_parent(p: &Path) {
@@ -238,24 +244,24 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
             disposition,
             fnum,
         } => {
-            let p = o.path(c.id, path);
+            let p = placed(o, &c.name, path, &mut c.paths[0]);
             let dir = options & 0x1 != 0;
             let creates = matches!(disposition, 0 | 2 | 3 | 5);
             if dir {
                 if creates {
-                    match rustix::fs::mkdirat(CWD, &p, Mode::from_bits_truncate(0o777)) {
+                    match rustix::fs::mkdirat(CWD, p, Mode::from_bits_truncate(0o777)) {
                         Ok(()) => {
                             if o.sync_dirs {
-                                fsync_parent(&p);
+                                fsync_parent(p);
                             }
                         }
                         Err(Errno::EXIST) if *disposition != 2 => {}
-                        Err(e) => return (status_of(e, Some(&p)), 0),
+                        Err(e) => return (status_of(e, Some(p)), 0),
                     }
                 }
                 return match rustix::fs::openat(
                     CWD,
-                    &p,
+                    p,
                     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
                     Mode::empty(),
                 ) {
@@ -263,7 +269,7 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
                         c.fds.insert(*fnum, fd);
                         ("NT_STATUS_OK", 0)
                     }
-                    Err(e) => (status_of(e, Some(&p)), 0),
+                    Err(e) => (status_of(e, Some(p)), 0),
                 };
             }
             let mut flags = OFlags::RDWR | OFlags::CLOEXEC;
@@ -278,7 +284,7 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
                 flags |= OFlags::SYNC;
             }
             let existed = o.sync_dirs && p.exists();
-            match rustix::fs::openat(CWD, &p, flags, Mode::from_bits_truncate(0o644)) {
+            match rustix::fs::openat(CWD, p, flags, Mode::from_bits_truncate(0o644)) {
                 Ok(fd) => {
                     if o.xattr {
                         let _ = rustix::fs::fsetxattr(
@@ -289,7 +295,7 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
                         );
                     }
                     if o.sync_dirs && !existed {
-                        fsync_parent(&p);
+                        fsync_parent(p);
                     }
                     c.fds.insert(*fnum, fd);
                     ("NT_STATUS_OK", 0)
@@ -298,7 +304,7 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
                 Err(Errno::ISDIR) if options & 0x40 == 0 => {
                     match rustix::fs::openat(
                         CWD,
-                        &p,
+                        p,
                         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
                         Mode::empty(),
                     ) {
@@ -306,10 +312,10 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
                             c.fds.insert(*fnum, fd);
                             ("NT_STATUS_OK", 0)
                         }
-                        Err(e) => (status_of(e, Some(&p)), 0),
+                        Err(e) => (status_of(e, Some(p)), 0),
                     }
                 }
-                Err(e) => (status_of(e, Some(&p)), 0),
+                Err(e) => (status_of(e, Some(p)), 0),
             }
         }
         Op::Close { fnum } => (
@@ -321,53 +327,54 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
             0,
         ),
         Op::Rename { from, to } => {
-            let (a, b) = (o.path(c.id, from), o.path(c.id, to));
-            let res = rustix::fs::renameat(CWD, &a, CWD, &b);
+            let [pa, pb] = &mut c.paths;
+            let (a, b) = (placed(o, &c.name, from, pa), placed(o, &c.name, to, pb));
+            let res = rustix::fs::renameat(CWD, a, CWD, b);
             if res.is_ok() && o.sync_dirs {
-                fsync_parent(&a);
-                fsync_parent(&b);
+                fsync_parent(a);
+                fsync_parent(b);
             }
-            (r(res, Some(&a)), 0)
+            (r(res, Some(a)), 0)
         }
         Op::Unlink { path } => {
-            let p = o.path(c.id, path);
-            let res = rustix::fs::unlinkat(CWD, &p, AtFlags::empty());
+            let p = placed(o, &c.name, path, &mut c.paths[0]);
+            let res = rustix::fs::unlinkat(CWD, p, AtFlags::empty());
             if res.is_ok() && o.sync_dirs {
-                fsync_parent(&p);
+                fsync_parent(p);
             }
-            (r(res, Some(&p)), 0)
+            (r(res, Some(p)), 0)
         }
         Op::Deltree { path } => {
-            let p = o.path(c.id, path);
+            let p = placed(o, &c.name, path, &mut c.paths[0]);
             // Handles into the tree go with it.
-            match std::fs::remove_dir_all(&p) {
+            match std::fs::remove_dir_all(p) {
                 Ok(()) => ("NT_STATUS_OK", 0),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => ("NT_STATUS_OK", 0),
                 Err(_) => ("NT_STATUS_UNSUCCESSFUL", 0),
             }
         }
         Op::Rmdir { path } => {
-            let p = o.path(c.id, path);
+            let p = placed(o, &c.name, path, &mut c.paths[0]);
             (
-                r(rustix::fs::unlinkat(CWD, &p, AtFlags::REMOVEDIR), Some(&p)),
+                r(rustix::fs::unlinkat(CWD, p, AtFlags::REMOVEDIR), Some(p)),
                 0,
             )
         }
         Op::Mkdir { path } => {
-            let p = o.path(c.id, path);
-            match rustix::fs::mkdirat(CWD, &p, Mode::from_bits_truncate(0o777)) {
+            let p = placed(o, &c.name, path, &mut c.paths[0]);
+            match rustix::fs::mkdirat(CWD, p, Mode::from_bits_truncate(0o777)) {
                 Ok(()) | Err(Errno::EXIST) => ("NT_STATUS_OK", 0),
-                Err(e) => (status_of(e, Some(&p)), 0),
+                Err(e) => (status_of(e, Some(p)), 0),
             }
         }
         Op::QueryPath { path } => {
-            let p = o.path(c.id, path);
-            let res = rustix::fs::statat(CWD, &p, AtFlags::empty()).map(|_| ());
+            let p = placed(o, &c.name, path, &mut c.paths[0]);
+            let res = rustix::fs::statat(CWD, p, AtFlags::empty()).map(|_| ());
             if res.is_ok() && o.xattr {
                 let mut b = [0u8; 64];
-                let _ = rustix::fs::getxattr(&p, "user.DosAttrib", &mut b);
+                let _ = rustix::fs::getxattr(p, "user.DosAttrib", &mut b);
             }
-            (r(res, Some(&p)), 0)
+            (r(res, Some(p)), 0)
         }
         Op::QueryFile { fnum } => match fd_of(c, *fnum) {
             Some(fd) => (r(rustix::fs::fstat(fd).map(|_| ()), None), 0),
@@ -391,7 +398,7 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
             None => ("NT_STATUS_INVALID_HANDLE", 0),
         },
         Op::FindFirst { pattern } => {
-            let p = o.path(c.id, pattern);
+            let p = placed(o, &c.name, pattern, &mut c.paths[0]);
             let (dir, mask) = (
                 p.parent().map(Path::to_path_buf).unwrap_or_default(),
                 p.file_name()
@@ -518,6 +525,8 @@ pub fn run(
         .map(|id| {
             Mutex::new(Client {
                 id,
+                name: format!("client{id}"),
+                paths: Default::default(),
                 fds: HashMap::new(),
                 pos: 0,
                 stats: vec![OpStat::default(); OPS.len()],
@@ -797,6 +806,8 @@ mod tests {
         };
         let mut c = Client {
             id: 1,
+            name: "client1".into(),
+            paths: Default::default(),
             fds: HashMap::new(),
             pos: 0,
             stats: Vec::new(),

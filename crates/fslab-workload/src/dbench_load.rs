@@ -8,11 +8,47 @@
 
 use std::fmt::Write as _;
 
+/// A loadfile path, prepared when the loadfile is read: backslashes made
+/// slashes, the leading one dropped, and split where the recording client's
+/// directory name `client1` stood. Placing it under a client's directory
+/// while the clock runs then only copies bytes into a reused buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadPath {
+    parts: Vec<String>,
+}
+
+impl LoadPath {
+    pub fn new(recorded: &str) -> Self {
+        let p = recorded.replace('\\', "/");
+        LoadPath {
+            parts: p
+                .trim_start_matches('/')
+                .split("client1")
+                .map(String::from)
+                .collect(),
+        }
+    }
+
+    /// Writes `DIR/PATH` into `out`, with `client` (e.g. `client7`) where
+    /// the recording client's name stood.
+    pub fn place(&self, dir: &std::ffi::OsStr, client: &str, out: &mut std::ffi::OsString) {
+        out.clear();
+        out.push(dir);
+        out.push("/");
+        for (i, part) in self.parts.iter().enumerate() {
+            if i > 0 {
+                out.push(client);
+            }
+            out.push(part);
+        }
+    }
+}
+
 /// One operation of a loadfile.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op {
     NtCreateX {
-        path: String,
+        path: LoadPath,
         options: u32,
         disposition: u32,
         fnum: u32,
@@ -21,23 +57,23 @@ pub enum Op {
         fnum: u32,
     },
     Rename {
-        from: String,
-        to: String,
+        from: LoadPath,
+        to: LoadPath,
     },
     Unlink {
-        path: String,
+        path: LoadPath,
     },
     Deltree {
-        path: String,
+        path: LoadPath,
     },
     Rmdir {
-        path: String,
+        path: LoadPath,
     },
     Mkdir {
-        path: String,
+        path: LoadPath,
     },
     QueryPath {
-        path: String,
+        path: LoadPath,
     },
     QueryFile {
         fnum: u32,
@@ -47,7 +83,7 @@ pub enum Op {
         fnum: u32,
     },
     FindFirst {
-        pattern: String,
+        pattern: LoadPath,
     },
     WriteX {
         fnum: u32,
@@ -187,7 +223,7 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Line>, String> {
             "NTCreateX" => {
                 want(4)?;
                 Op::NtCreateX {
-                    path: t[1].clone(),
+                    path: LoadPath::new(&t[1]),
                     options: n(2)? as u32,
                     disposition: n(3)? as u32,
                     fnum: n(4)? as u32,
@@ -200,29 +236,39 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Line>, String> {
             "Rename" => {
                 want(2)?;
                 Op::Rename {
-                    from: t[1].clone(),
-                    to: t[2].clone(),
+                    from: LoadPath::new(&t[1]),
+                    to: LoadPath::new(&t[2]),
                 }
             }
             "Unlink" => {
                 want(2)?;
-                Op::Unlink { path: t[1].clone() }
+                Op::Unlink {
+                    path: LoadPath::new(&t[1]),
+                }
             }
             "Deltree" => {
                 want(1)?;
-                Op::Deltree { path: t[1].clone() }
+                Op::Deltree {
+                    path: LoadPath::new(&t[1]),
+                }
             }
             "Rmdir" => {
                 want(1)?;
-                Op::Rmdir { path: t[1].clone() }
+                Op::Rmdir {
+                    path: LoadPath::new(&t[1]),
+                }
             }
             "Mkdir" => {
                 want(1)?;
-                Op::Mkdir { path: t[1].clone() }
+                Op::Mkdir {
+                    path: LoadPath::new(&t[1]),
+                }
             }
             "QUERY_PATH_INFORMATION" => {
                 want(2)?;
-                Op::QueryPath { path: t[1].clone() }
+                Op::QueryPath {
+                    path: LoadPath::new(&t[1]),
+                }
             }
             "QUERY_FILE_INFORMATION" => {
                 want(2)?;
@@ -239,7 +285,7 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Line>, String> {
             "FIND_FIRST" => {
                 want(4)?;
                 Op::FindFirst {
-                    pattern: t[1].clone(),
+                    pattern: LoadPath::new(&t[1]),
                 }
             }
             "WriteX" => {
@@ -393,6 +439,18 @@ pub fn model() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_is_placed_under_a_clients_directory() {
+        let p = LoadPath::new(r"\clients\client1\~dmtmp\WORD\CHAP10.DOC");
+        let mut out = std::ffi::OsString::from("left over");
+        p.place(std::ffi::OsStr::new("/mnt/t"), "client12", &mut out);
+        assert_eq!(out, "/mnt/t/clients/client12/~dmtmp/WORD/CHAP10.DOC");
+        LoadPath::new(r"\clients\client1").place(std::ffi::OsStr::new("d"), "client3", &mut out);
+        assert_eq!(out, "d/clients/client3");
+        LoadPath::new(r"\x.txt").place(std::ffi::OsStr::new("d"), "client3", &mut out);
+        assert_eq!(out, "d/x.txt");
+    }
 
     #[test]
     fn the_model_parses_and_covers_the_common_operations() {
