@@ -204,23 +204,61 @@ impl CompileArgs {
 }
 
 /// The kinds of operation, in seed 001's table order.
-/// (compilebench's own spelling, "intial", is kept so its readers still match.)
-pub const KINDS: [&str; 11] = [
-    "intial create",
-    "create",
-    "patch",
-    "compile",
-    "clean",
-    "read tree",
-    "read compiled tree",
-    "delete tree",
-    "delete compiled tree",
-    "stat tree",
-    "stat compiled tree",
-];
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    InitialCreate,
+    Create,
+    Patch,
+    Compile,
+    Clean,
+    ReadTree,
+    ReadCompiledTree,
+    DeleteTree,
+    DeleteCompiledTree,
+    StatTree,
+    StatCompiledTree,
+}
 
-fn timed_in_seconds(kind: usize) -> bool {
-    kind >= 7
+impl Kind {
+    pub const ALL: [Kind; 11] = [
+        Kind::InitialCreate,
+        Kind::Create,
+        Kind::Patch,
+        Kind::Compile,
+        Kind::Clean,
+        Kind::ReadTree,
+        Kind::ReadCompiledTree,
+        Kind::DeleteTree,
+        Kind::DeleteCompiledTree,
+        Kind::StatTree,
+        Kind::StatCompiledTree,
+    ];
+
+    /// compilebench's name for it (its own spelling, "intial", kept so its
+    /// readers still match).
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::InitialCreate => "intial create",
+            Kind::Create => "create",
+            Kind::Patch => "patch",
+            Kind::Compile => "compile",
+            Kind::Clean => "clean",
+            Kind::ReadTree => "read tree",
+            Kind::ReadCompiledTree => "read compiled tree",
+            Kind::DeleteTree => "delete tree",
+            Kind::DeleteCompiledTree => "delete compiled tree",
+            Kind::StatTree => "stat tree",
+            Kind::StatCompiledTree => "stat compiled tree",
+        }
+    }
+
+    /// Deletes and stats are reported in seconds a run; the rest in MB/s.
+    fn in_seconds(self) -> bool {
+        matches!(
+            self,
+            Kind::DeleteTree | Kind::DeleteCompiledTree | Kind::StatTree | Kind::StatCompiledTree
+        )
+    }
 }
 
 /// One kind's totals.
@@ -411,45 +449,36 @@ impl Bench<'_> {
     }
 
     /// Runs one operation of `kind`; None when no tree fits it.
-    fn run(&mut self, kind: usize) -> Option<Result<u64, String>> {
+    fn run(&mut self, kind: Kind) -> Option<Result<u64, String>> {
         Some(match kind {
-            0 | 1 => self.create(),
-            2 => {
+            Kind::InitialCreate | Kind::Create => self.create(),
+            Kind::Patch => {
                 let t = self.pick(Some(false))?;
                 self.patch(t)
             }
-            3 => {
+            Kind::Compile => {
                 let t = self.pick(Some(false))?;
                 self.compile(t)
             }
-            4 => {
+            Kind::Clean => {
                 let t = self.pick(Some(true))?;
                 self.clean(t)
             }
-            5 => {
-                let t = self.pick(Some(false))?;
+            Kind::ReadTree | Kind::ReadCompiledTree => {
+                let t = self.pick(Some(kind == Kind::ReadCompiledTree))?;
                 self.read(t)
             }
-            6 => {
-                let t = self.pick(Some(true))?;
-                self.read(t)
-            }
-            9 => {
-                let t = self.pick(Some(false))?;
+            Kind::StatTree | Kind::StatCompiledTree => {
+                let t = self.pick(Some(kind == Kind::StatCompiledTree))?;
                 self.stat(t)
             }
-            10 => {
-                let t = self.pick(Some(true))?;
-                self.stat(t)
-            }
-            7 | 8 => {
+            Kind::DeleteTree | Kind::DeleteCompiledTree => {
                 if self.trees.len() <= 1 {
                     return None;
                 }
-                let t = self.pick(Some(kind == 8))?;
+                let t = self.pick(Some(kind == Kind::DeleteCompiledTree))?;
                 self.delete(t)
             }
-            _ => return None,
         })
     }
 }
@@ -474,7 +503,7 @@ pub fn run(
         o.initial,
         o.runs
     );
-    let results = Mutex::new(vec![KindResult::default(); KINDS.len()]);
+    let results = Mutex::new(vec![KindResult::default(); Kind::ALL.len()]);
     let error = Mutex::new(None::<String>);
     let data: Vec<u8> = {
         let mut rng = XorShift64(0x1234_5678);
@@ -497,9 +526,10 @@ pub fn run(
                     break;
                 }
                 let kind = if step < o.initial {
-                    0
+                    Kind::InitialCreate
                 } else {
-                    1 + b.rand(10) as usize
+                    // One of the ten after the initial creates, evenly.
+                    Kind::ALL[1 + b.rand(10) as usize]
                 };
                 let cpu = fslab_sys::rusage(fslab_sys::Who::Thread).unwrap_or_default();
                 let t = Instant::now();
@@ -512,7 +542,7 @@ pub fn run(
                 match r {
                     Ok(bytes) => {
                         let mut res = results.lock().unwrap_or_else(|e| e.into_inner());
-                        let k = &mut res[kind];
+                        let k = &mut res[kind as usize];
                         k.runs += 1;
                         k.bytes += bytes;
                         k.seconds += secs;
@@ -537,9 +567,9 @@ pub fn run(
         .map_err(store)?;
     let _ = p;
     let mut results = results.into_inner().unwrap_or_default();
-    for (i, r) in results.iter_mut().enumerate() {
-        r.test = KINDS[i].into();
-        if timed_in_seconds(i) {
+    for (kind, r) in Kind::ALL.iter().zip(results.iter_mut()) {
+        r.test = kind.label().into();
+        if kind.in_seconds() {
             r.unit = "seconds".into();
             r.avg = if r.runs > 0 {
                 r.seconds / r.runs as f64
@@ -599,6 +629,28 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kinds_index_their_results_in_table_order() {
+        for (i, k) in Kind::ALL.iter().enumerate() {
+            assert_eq!(*k as usize, i, "{k:?}");
+        }
+        assert_eq!(Kind::ALL[0].label(), "intial create");
+        let in_seconds: Vec<&str> = Kind::ALL
+            .iter()
+            .filter(|k| k.in_seconds())
+            .map(|k| k.label())
+            .collect();
+        assert_eq!(
+            in_seconds,
+            [
+                "delete tree",
+                "delete compiled tree",
+                "stat tree",
+                "stat compiled tree"
+            ]
+        );
+    }
 
     #[test]
     fn the_kernel_model_is_fixed_and_kernel_like() {
