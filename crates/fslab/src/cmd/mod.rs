@@ -26,6 +26,22 @@ use crate::Failure;
 /// Runs the chosen subcommand.
 pub fn dispatch(cli: Cli) -> Result<(), Failure> {
     let db = cli.db.unwrap_or_else(fslab_store::default_path);
+    let workload = matches!(
+        cli.command,
+        Command::FsMark(_)
+            | Command::AllocTest(_)
+            | Command::CreateMany(_)
+            | Command::Dbench(_)
+            | Command::CompileBench(_)
+            | Command::TioTest(_)
+    );
+    if let (false, Some(n @ 2..)) = (workload, fslab_cluster::launched_ranks()) {
+        // Several `fslab run`s at once would format and mount side by side.
+        return Err(Failure::Usage(format!(
+            "started as one of {n} MPI ranks, but only the workload commands (fsmark, createmany, \
+             tiotest, alloctest, dbench, compilebench) run on MPI ranks: start this command once"
+        )));
+    }
     match cli.command {
         Command::FsMark(args) => on_ranks("fsmark", |c| fsmark::run(args, &db, c)),
         Command::Results(r) => results::run(r, &db),

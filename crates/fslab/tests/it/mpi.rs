@@ -337,6 +337,22 @@ mod with_mpi {
     }
 
     #[test]
+    fn only_workload_commands_run_on_ranks() {
+        if !need_tool("mpirun") {
+            return;
+        }
+        let lab = Lab::new();
+        let (o, _) = mpirun(&lab, 2, &["run", "seed004", "--dry-run"]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o)
+                .contains("fslab: started as one of 2 MPI ranks, but only the workload commands"),
+            "{}",
+            stderr(&o)
+        );
+    }
+
+    #[test]
     fn a_rank_that_cannot_start_ends_every_rank() {
         if !need_tool("mpirun") {
             return;
