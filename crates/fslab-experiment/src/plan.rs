@@ -196,6 +196,19 @@ pub fn workload_argv(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
     v
 }
 
+/// The launcher in front of a workload on `ranks` MPI ranks on this
+/// machine (None for one process): Open MPI's mpirun, allowed to run as
+/// root and to start more ranks than there are cores.
+pub fn mpirun_prefix(ranks: u32) -> Option<Vec<String>> {
+    (ranks > 1).then(|| {
+        ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([ranks.to_string()])
+            .collect()
+    })
+}
+
 /// Human-readable expansion of the experiment: what `--dry-run` prints.
 pub fn describe(exp: &Experiment, scale: f64) -> String {
     let mut s = String::new();
@@ -279,7 +292,10 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
         }
         let _ = writeln!(
             s,
-            "    workload: fslab {}",
+            "    workload: {}fslab {}",
+            mpirun_prefix(exp.workload.ranks)
+                .map(|p| p.join(" ") + " ")
+                .unwrap_or_default(),
             workload_argv(exp, c, mnt).join(" ")
         );
         if !c.sysctl.is_empty() {

@@ -73,10 +73,12 @@ pub trait Executor {
     ) -> WorkloadOutcome;
 }
 
-/// Runs `EXE --db DB ARGV... --json --progress [--cgroup PATH]` as a child.
+/// Runs `EXE --db DB ARGV... --json --progress [--cgroup PATH]` as a child,
+/// under `mpirun -np RANKS` when `ranks` is more than 1.
 pub struct ProcessExecutor {
     pub exe: PathBuf,
     pub db: PathBuf,
+    pub ranks: u32,
 }
 
 impl Executor for ProcessExecutor {
@@ -88,7 +90,17 @@ impl Executor for ProcessExecutor {
         progress: &mut dyn Progress,
     ) -> WorkloadOutcome {
         let mut out = WorkloadOutcome::default();
-        let mut cmd = Command::new(&self.exe);
+        let mut cmd = match crate::plan::mpirun_prefix(self.ranks) {
+            Some(prefix) => {
+                let mut c = Command::new(&prefix[0]);
+                c.args(&prefix[1..]).arg(&self.exe);
+                // mpirun is not fslab: it is told to die with this process
+                // here, and its ranks die with it (--die-with-parent).
+                fslab_sys::die_with_parent(&mut c);
+                c
+            }
+            None => Command::new(&self.exe),
+        };
         cmd.arg("--db")
             .arg(&self.db)
             .args(argv)

@@ -22,6 +22,7 @@
 //! args = ["-S0", "-s", "0", "-n", "100000", "-t", "8"]
 //! dirs = 8                       # -d MOUNT/0 ... -d MOUNT/7 (fsmark, tiotest);
 //!                                # the others put {dir} in a path instead (-D {dir})
+//! ranks = 4                      # MPI ranks on this machine (mpirun -np 4), default 1
 //!
 //! [[target]]
 //! fs = "ext4"
@@ -98,6 +99,7 @@ struct WorkloadSpec {
     #[serde(default)]
     args: Vec<String>,
     dirs: Option<Spanned<i64>>,
+    ranks: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -185,6 +187,9 @@ pub struct Workload {
     pub args: Vec<String>,
     /// Number of top-level directories (`-d MOUNT/0`, ...).
     pub dirs: u32,
+    /// MPI ranks the workload runs on (`mpirun -np RANKS` on this machine),
+    /// each in its own `rankNNNN` directories; 1 runs it as one process.
+    pub ranks: u32,
 }
 
 /// One cell of the matrix.
@@ -470,10 +475,22 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
         }
         Some(d) => *d.get_ref() as u32,
     };
+    let ranks = match &spec.workload.ranks {
+        None => 1,
+        Some(r) if *r.get_ref() < 1 || *r.get_ref() > 1024 => {
+            return ctx.err(
+                r.span(),
+                "workload.ranks",
+                format!("{} is not from 1 to 1024", r.get_ref()),
+            )
+        }
+        Some(r) => *r.get_ref() as u32,
+    };
     let workload = Workload {
         kind: wk.to_string(),
         args: spec.workload.args.clone(),
         dirs,
+        ranks,
     };
     if let Some(bad) = workload.args.iter().find(|a| *a == "-d") {
         return ctx.err(

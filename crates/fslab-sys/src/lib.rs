@@ -6,12 +6,15 @@
 use std::io;
 use std::time::Duration;
 
+pub mod child;
 pub mod crc32c;
 pub mod fiemap;
 pub mod lock;
 pub mod loopdev;
 pub mod mmap;
 pub mod tsc;
+
+pub use child::die_with_parent;
 
 /// Whose resource usage [`rusage`] reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,7 +20,7 @@ pub mod measure;
 pub mod target;
 pub mod tiotest;
 
-pub use common::{CommonArgs, Hooks, Report, RunCtx};
+pub use common::{CommonArgs, Hooks, PhaseHook, Report, RunCtx, SecondHook};
 
 use std::sync::atomic::AtomicBool;
 

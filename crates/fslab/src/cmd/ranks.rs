@@ -90,6 +90,10 @@ pub fn run<R: Report>(
                 stop_ref.store(true, Ordering::Relaxed);
             }
         }));
+        if common.progress && rank == 0 {
+            // Rank 0's own rate: the others' come with the merged run.
+            hooks.each_second = Some(super::workload::progress_lines());
+        }
         hooks.monitor = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
         body(&stop, &mut std::io::sink(), &mut rec, &mut hooks)
     };
@@ -136,15 +140,53 @@ pub fn run<R: Report>(
     let id = merged
         .record(&mut store)
         .map_err(|e| Failure::Failed(format!("{name}: results store: {e}")))?;
+    let summary = merged.summary(name);
+    match &common.text_to {
+        Some(p) => std::fs::write(p, &summary)
+            .map_err(|e| Failure::Failed(format!("{name}: --text-to {}: {e}", p.display())))?,
+        None if !common.json => print!("{summary}"),
+        None => {}
+    }
     if common.json {
-        let v = serde_json::json!({ "run_id": id, "merged": merged });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-    } else {
-        print!("{}", merged.summary(name));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report_json(id, &merged)).unwrap_or_default()
+        );
     }
     let kept = match id {
         Some(id) => format!("run {id} in {}", store.path().display()),
         None => "nothing (no rank started its run)".into(),
     };
     super::workload::ending(name, merged.run.status, merged.run.error.as_deref(), &kept)
+}
+
+/// What `--json` prints for a merged run: the fields of a one-process
+/// report (run_id, status, error, phases, latency percentiles, series,
+/// loops) and the ranks: how many, on which hosts, each phase's per-rank
+/// rates and each rank's status.
+fn report_json(id: Option<i64>, m: &fslab_cluster::MergedRun) -> serde_json::Value {
+    let latency: Vec<serde_json::Value> = m
+        .run
+        .latency
+        .iter()
+        .filter_map(|h| {
+            let mut v = serde_json::to_value(h.histogram().ok()?.summary()).ok()?;
+            v["phase"] = h.phase.clone().into();
+            v["op"] = h.op.clone().into();
+            Some(v)
+        })
+        .collect();
+    serde_json::json!({
+        "run_id": id,
+        "status": m.run.status,
+        "error": m.run.error,
+        "ranks": m.ranks,
+        "hosts": m.hosts,
+        "phases": m.run.phases,
+        "rates": m.rates,
+        "latency": latency,
+        "loops": m.run.loops,
+        "series": m.run.series,
+        "rank_status": m.rank_status,
+    })
 }

@@ -177,6 +177,21 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         return Ok(());
     }
     runner::preflight(&exp).map_err(|e| Failure::Failed(format!("run: {e}")))?;
+    if exp.workload.ranks > 1 {
+        if !cfg!(feature = "mpi") {
+            return Err(Failure::Usage(format!(
+                "run: workload.ranks = {} needs MPI, and this fslab was built without it: \
+                 build it with `cargo build --release -p fslab --features mpi`",
+                exp.workload.ranks
+            )));
+        }
+        if fslab_lab::mkfs::find_tool("mpirun").is_none() {
+            return Err(Failure::Usage(format!(
+                "run: workload.ranks = {} needs mpirun: install Open MPI (apt-get install openmpi-bin)",
+                exp.workload.ranks
+            )));
+        }
+    }
     let mut store = super::open_store(db)?;
     let stop = super::stop_on_signals()?;
     let argv: Vec<String> = std::env::args().collect();
@@ -202,6 +217,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     let mut exec = ProcessExecutor {
         exe,
         db: db.to_path_buf(),
+        ranks: exp.workload.ranks,
     };
     let mut display = Display::new();
     // Whatever happens in the scheduler, even a panic, the journal is undone.

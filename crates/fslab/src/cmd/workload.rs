@@ -118,16 +118,7 @@ pub fn run<R: Report>(
     }
     if common.progress {
         hooks.run_started = Some(Box::new(|id| eprintln!("fslab-run-id {id}")));
-        let mut last_t = 0.0;
-        hooks.each_second = Some(Box::new(move |phase: &str, p: &SeriesPoint| {
-            if p.t_s < last_t {
-                last_t = 0.0;
-            }
-            let dt = p.t_s - last_t;
-            last_t = p.t_s;
-            let rate = if dt > 0.0 { p.ops as f64 / dt } else { 0.0 };
-            eprintln!("fslab-progress {phase} {rate:.1} {}", p.total_ops);
-        }));
+        hooks.each_second = Some(progress_lines());
     }
     hooks.monitor = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
     let report = body(&stop, &mut *text_out, &mut store, &mut hooks)
@@ -167,6 +158,21 @@ pub fn ending(
             error.unwrap_or("unknown error")
         ))),
     }
+}
+
+/// The `fslab-progress PHASE OPS_PER_SEC TOTAL` line `fslab run` reads,
+/// once a second.
+pub fn progress_lines<'a>() -> fslab_workload::SecondHook<'a> {
+    let mut last_t = 0.0;
+    Box::new(move |phase: &str, p: &SeriesPoint| {
+        if p.t_s < last_t {
+            last_t = 0.0;
+        }
+        let dt = p.t_s - last_t;
+        last_t = p.t_s;
+        let rate = if dt > 0.0 { p.ops as f64 / dt } else { 0.0 };
+        eprintln!("fslab-progress {phase} {rate:.1} {}", p.total_ops);
+    })
 }
 
 /// Starts the probes asked for (none for an empty list), reporting on

@@ -231,10 +231,21 @@ mod with_mpi {
         );
         assert!(o.status.success(), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        let write = phase(&v["merged"], "write");
+        let write = phase(&v, "write");
         assert_eq!(write["bytes"], (2 * 2 * 4) << 20, "{v}");
-        assert_eq!(v["merged"]["ranks"], 2);
-        assert_eq!(v["merged"]["rates"][0]["ranks"], 2);
+        assert_eq!(
+            (v["status"].as_str(), v["run_id"].as_i64()),
+            (Some("complete"), Some(2))
+        );
+        assert_eq!(v["ranks"], 2);
+        assert_eq!(v["rates"][0]["ranks"], 2);
+        let reads = v["latency"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["phase"] == "read")
+            .unwrap();
+        assert_eq!(reads["count"], 2 * 2 * 1024, "{v}");
     }
 
     #[test]
@@ -334,6 +345,62 @@ mod with_mpi {
         // Rank 0 made all its files before it learnt that rank 1 had stopped.
         assert_eq!(phase(&run, "create")["ops"], 200);
         assert_eq!(phase(&run, "create")["complete"], false);
+    }
+
+    #[test]
+    fn an_experiment_runs_its_workload_on_ranks_on_each_fresh_filesystem() {
+        if !need_tool("mpirun") || !privileged("fslab run on loop devices") {
+            return;
+        }
+        let lab = Lab::new();
+        let f = lab.experiment(
+            "ranks.toml",
+            r#"
+name = "ranks"
+[device]
+size = "300M"
+image_dir = "IMAGES"
+[workload]
+kind = "createmany"
+args = ["-m", "{dir}/f", "2000"]
+ranks = 2
+[[target]]
+fs = "ext4"
+"#,
+        );
+        let o = lab
+            .run_cmd()
+            .args(["run", "--dry-run"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert!(
+            stdout(&o).contains(
+                "    workload: mpirun --allow-run-as-root --oversubscribe -np 2 fslab createmany -m MNT/"
+            ),
+            "{}",
+            stdout(&o)
+        );
+        let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stdout(&o).contains("1 of 1 runs completed"),
+            "{}",
+            stdout(&o)
+        );
+        let store = fslab_store::Store::open(&lab.db()).unwrap();
+        let e = store
+            .experiment(store.latest_experiment().unwrap().unwrap())
+            .unwrap();
+        let r = &e.cell_runs[0];
+        assert_eq!(r.status.map(|s| s.as_str()), Some("complete"), "{r:?}");
+        assert!(r.output.contains("SUMMARY rate (ops/s)"), "{}", r.output);
+        let run = store.run(r.run_id.unwrap()).unwrap();
+        assert_eq!(run.run.fs_type, "ext4");
+        assert_eq!(run.run.mount_source, r.loop_device);
+        assert_eq!(run.phases[0].ops, 4000, "both ranks' names");
+        assert_eq!(run.run.params["mpi"]["ranks"], 2);
+        assert_eq!(lab.leftovers(), Vec::<String>::new());
     }
 
     #[test]
