@@ -8,8 +8,9 @@
 //! only when the kernel's own clocksource is `tsc` (it has checked at boot
 //! that the counters of all CPUs agree) and the CPU says its rate is
 //! invariant (`constant_tsc`, `nonstop_tsc`). Ticks become nanoseconds by a
-//! factor measured against CLOCK_MONOTONIC over a few milliseconds when a run
-//! starts, before any timing. `FSLAB_CLOCK=monotonic` forces the fallback.
+//! factor measured against CLOCK_MONOTONIC over 2 ms when a run starts,
+//! before any timing (`fslab` starts it on a thread of its own as soon as a
+//! workload command is parsed). `FSLAB_CLOCK=monotonic` forces the fallback.
 //!
 //! Values are for intervals within one process, like `Instant`: never
 //! compare them with another clock.
@@ -33,6 +34,10 @@ impl Tsc {
 }
 
 static TIMEBASE: OnceLock<Option<Tsc>> = OnceLock::new();
+
+/// How long the counter is compared with CLOCK_MONOTONIC: with reads
+/// bracketed to some 30 ns, the rate is known to a few parts in 10^5.
+const CALIBRATION: Duration = Duration::from_millis(2);
 
 fn monotonic_ns() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
@@ -104,7 +109,7 @@ fn calibrate() -> Option<Tsc> {
         return None;
     }
     let (t0, n0) = pair();
-    std::thread::sleep(Duration::from_millis(5));
+    std::thread::sleep(CALIBRATION);
     let (t1, n1) = pair();
     if t1 <= t0 || n1 <= n0 {
         return None;
@@ -128,7 +133,7 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         let (b, mb) = (now_ns(), monotonic_ns());
         let (ours, theirs) = ((b - a) as f64, (mb - ma) as f64);
-        // 5 ms of calibration leaves an error of a few parts in 10^5; the
+        // 2 ms of calibration leaves an error of a few parts in 10^5; the
         // bound is loose for the reads' own jitter on a busy machine.
         assert!(
             (ours / theirs - 1.0).abs() < 1e-3,

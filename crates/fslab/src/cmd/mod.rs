@@ -35,6 +35,10 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             | Command::CompileBench(_)
             | Command::TioTest(_)
     );
+    if workload {
+        // The per-call timer's calibration (2 ms) overlaps the start-up.
+        std::thread::spawn(fslab_workload::measure::start_timebase);
+    }
     if let (false, Some(n @ 2..)) = (workload, fslab_cluster::launched_ranks()) {
         // Several `fslab run`s at once would format and mount side by side.
         return Err(Failure::Usage(format!(
