@@ -35,8 +35,12 @@ pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
                     .and_then(|p| p.first().cloned())
                     .map(|p| format!("{} {:.1} ops/s", p.phase, p.ops_per_s))
                     .unwrap_or_else(|| "-".into());
+                let ranks = match r.params.get("mpi").and_then(|m| m["ranks"].as_u64()) {
+                    Some(n) => format!(" ({n} MPI ranks)"),
+                    None => String::new(),
+                };
                 println!(
-                    "{:<5} {}  {:<8} {:<11} {:<6} {}  {headline}",
+                    "{:<5} {}  {:<8} {:<11} {:<6} {}  {headline}{ranks}",
                     r.id,
                     r.started_at.get(..19).unwrap_or(&r.started_at),
                     r.workload,

@@ -121,6 +121,11 @@ mod with_mpi {
         // threads x 400 files x 2 loops.
         let o = lab.run(&["results", "list"]);
         assert_eq!(stdout(&o).lines().count(), 1, "{}", stdout(&o));
+        assert!(
+            stdout(&o).trim_end().ends_with(" ops/s (3 MPI ranks)"),
+            "{}",
+            stdout(&o)
+        );
         let run = json(&lab, 1);
         for p in ["create", "stat", "unlink"] {
             assert_eq!(phase(&run, p)["ops"], 4800, "{p}: {run}");
