@@ -83,6 +83,9 @@ fn cell_blocks(
         return Ok(());
     };
     let rec = store.run(first).map_err(failed)?;
+    if let Some(mpi) = rec.run.params.get("mpi") {
+        out.extend(rank_blocks(mpi));
+    }
     // Rate over time, per phase, one line per run.
     for p in &rec.phases {
         let mut series = Vec::new();
@@ -404,6 +407,47 @@ fn cell_blocks(
         ));
     }
     Ok(())
+}
+
+/// For a run merged from MPI ranks: which hosts ran how many ranks, and
+/// each phase's aggregate rate beside the spread of the ranks' own rates.
+fn rank_blocks(mpi: &serde_json::Value) -> Vec<Block> {
+    let hosts: Vec<String> = mpi["hosts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|h| format!("{} ({})", h[0].as_str().unwrap_or("?"), h[1]))
+        .collect();
+    let num = |v: &serde_json::Value| format!("{:.1}", v.as_f64().unwrap_or(f64::NAN));
+    let rows: Vec<Vec<String>> = mpi["rates"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            vec![
+                r["phase"].as_str().unwrap_or("?").to_string(),
+                r["ranks"].to_string(),
+                num(&r["aggregate"]),
+                num(&r["max"]),
+                num(&r["min"]),
+                num(&r["mean"]),
+                num(&r["sd"]),
+            ]
+        })
+        .collect();
+    vec![
+        Block::Text(format!(
+            "merged from {} MPI ranks on {}: a phase's rate is every rank's operations over the slowest rank's time",
+            mpi["ranks"],
+            hosts.join(", ")
+        )),
+        Block::Table(
+            ["phase", "ranks", "aggregate ops/s", "rank max", "rank min", "rank mean", "rank sd"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        ),
+    ]
 }
 
 pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {

@@ -145,6 +145,13 @@ mod with_mpi {
         assert!(!Path::new(&dir).join("rank0000").exists());
         let show = stdout(&lab.run(&["results", "show", "1"]));
         assert!(show.contains("mpi:       3 ranks on"), "{show}");
+        // The HTML report shows the ranks' spread beside the aggregate.
+        let page = lab.path("r.html");
+        let o = lab.run(&["report", "--runs", "1", "-o", page.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert!(html.contains("merged from 3 MPI ranks on"), "{html}");
+        assert!(html.contains("<th>rank sd</th>"), "{html}");
     }
 
     #[test]
