@@ -50,20 +50,22 @@ pub fn run<R: Report>(
     let rank = cluster.rank();
     let (_, host) = fslab_workload::host_facts();
     // Rank 0 checks that it can keep the results before anyone starts.
-    let store = if rank == 0 {
+    let opened = if rank == 0 {
         Some(super::open_store(db))
     } else {
         None
     };
-    let store_ok = u64::from(!matches!(store, Some(Err(_))));
+    let store_ok = u64::from(!matches!(opened, Some(Err(_))));
     if cluster.sum(store_ok) != cluster.size() as u64 {
-        return match store {
+        return match opened {
             Some(Err(e)) => Err(e),
             _ => Err(Failure::Failed(format!(
                 "{name}: rank 0 could not open the results store"
             ))),
         };
     }
+    // Some on rank 0 only.
+    let store = opened.and_then(Result::ok);
     let stop = super::stop_on_signals()?;
     let gate = Gate::new(cluster);
     let mut rec = RankRecorder::new(rank, &host);
@@ -117,7 +119,7 @@ pub fn run<R: Report>(
         let _ = std::fs::remove_dir(d);
     }
     let own_status = mine.status;
-    let Some(parts) = parts else {
+    let (Some(parts), Some(mut store)) = (parts, store) else {
         // Rank 0 speaks for the run, and its exit status is the run's. The
         // others say how they ended and exit 0: a rank exiting with an
         // error makes mpirun kill every rank, rank 0 too before it is done.
@@ -134,9 +136,6 @@ pub fn run<R: Report>(
         runs.push(RankRun::from_bytes(bytes).unwrap_or_else(|e| RankRun::failed(r, "?", e)));
     }
     let merged = fslab_cluster::merge(runs);
-    let mut store = store
-        .expect("rank 0 opened the store")
-        .expect("checked above");
     let id = merged
         .record(&mut store)
         .map_err(|e| Failure::Failed(format!("{name}: results store: {e}")))?;
