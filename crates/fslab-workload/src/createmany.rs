@@ -2,12 +2,14 @@
 //! tool of seed 004, with threads and the series seed 004 needed (the
 //! create rate against the number of entries already in the directory).
 //!
-//! Differences from createmany, on purpose: the ` - created N (time T total
-//! T last R)` progress lines are printed by the coordinating thread once a
-//! second when the count has passed a multiple of 10000 (after the first two
-//! seconds) or ten seconds have gone by, so the count is the count at that
-//! second rather than an exact multiple; `last` is the rate since the
-//! previous line (ops/second).
+//! Its lines are createmany's: ` - OP N (time T total T last R)` at every
+//! multiple of 10000 names once two seconds have passed and whenever ten
+//! seconds have passed since the last line (`last` is the rate since that
+//! line), then `total: N OP in S seconds: R ops/second`. With one thread
+//! (createmany's way) the worker makes each line at its exact count and
+//! the coordinating thread prints it within a second. With `--threads`, on
+//! purpose, the coordinator makes them from the summed counters once a
+//! second, so N is the count at that second, past the multiple.
 
 use std::io::Write;
 use std::os::fd::OwnedFd;
@@ -397,21 +399,25 @@ impl CreateManyOptions {
             .unwrap_or_else(|| ".".into())
     }
 
+    /// createmany's name for what it does, in its progress and total
+    /// lines: `create` (-m), `open/close` or `open/keep` (-o, -o -k),
+    /// `mkdir`, `link`, then `/unlink` (`/rmdir`) when each name is removed
+    /// right after; `unlink` alone.
     fn op_words(&self) -> String {
         let op = match self.op {
-            Op::Open => "open",
+            Op::Open if self.keep_open => "open/keep",
+            Op::Open => "open/close",
             Op::Mkdir => "mkdir",
             Op::Link => "link",
             Op::Mknod => "create",
             Op::Unlink => return "unlink".into(),
         };
-        let close = if self.keep_open { "" } else { "/close" };
         let unlink = match (&self.unlink_fmt, self.op) {
             (None, _) => "",
             (Some(_), Op::Mkdir) => "/rmdir",
             _ => "/unlink",
         };
-        format!("{op}{close}{unlink}")
+        format!("{op}{unlink}")
     }
 }
 
@@ -449,6 +455,70 @@ struct Tally {
     unlink_hist: LatencyHistogram,
     error: Option<String>,
     fds: Vec<OwnedFd>,
+}
+
+/// Seconds since the epoch, as createmany's `time` field.
+fn wall_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// When the one worker thread makes a progress line, as createmany does: at
+/// every multiple of 10000 names once two seconds have passed, and whenever
+/// ten seconds have passed since the last line.
+struct Marks {
+    on: bool,
+    start_ns: u64,
+    start_wall: f64,
+    next: u64,
+    last_ns: u64,
+    last_n: u64,
+}
+
+impl Marks {
+    const EVERY: u64 = 10_000;
+    const SETTLE_NS: u64 = 2_000_000_000;
+    const QUIET_NS: u64 = 10_000_000_000;
+
+    fn new(start_ns: u64, on: bool) -> Self {
+        Marks {
+            on,
+            start_ns,
+            start_wall: wall_now(),
+            next: Self::EVERY,
+            last_ns: start_ns,
+            last_n: 0,
+        }
+    }
+
+    /// After the `n`th name, done at `now` (the per-call timer): the line
+    /// to print, if one is due. Two comparisons when none is.
+    #[inline]
+    fn after(&mut self, n: u64, now: u64, verb: &str) -> Option<String> {
+        if !self.on || (n < self.next && now - self.last_ns < Self::QUIET_NS) {
+            return None;
+        }
+        let at_mark = n >= self.next;
+        if at_mark {
+            self.next = (n / Self::EVERY + 1) * Self::EVERY;
+        }
+        if !(at_mark && now - self.start_ns >= Self::SETTLE_NS)
+            && now - self.last_ns < Self::QUIET_NS
+        {
+            return None;
+        }
+        let secs = |ns: u64| ns as f64 / 1e9;
+        let total = secs(now - self.start_ns);
+        let rate = (n - self.last_n) as f64 / secs(now - self.last_ns).max(1e-9);
+        self.last_ns = now;
+        self.last_n = n;
+        Some(format!(
+            " - {verb} {n} (time {:.2} total {total:.2} last {rate:.2})",
+            self.start_wall + total
+        ))
+    }
 }
 
 fn thread_fmt(o: &CreateManyOptions, f: &NameFmt, t: u32) -> NameFmt {
@@ -590,12 +660,10 @@ pub fn run(
         "create"
     };
     let (mut last_t, mut last_n, mut printed_at) = (0.0f64, 0u64, 0u64);
-    let mut lines = Vec::new();
-    let verb = if o.op == Op::Unlink {
-        "unlinked"
-    } else {
-        "created"
-    };
+    let verb = o.op_words();
+    // One thread (createmany's own way) makes its progress lines itself, at
+    // the exact counts; the coordinator prints them within a second.
+    let lines: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let p = ctx
         .phase_ticking(
             phase_name,
@@ -609,6 +677,7 @@ pub fn run(
                 let mut i = t as u64;
                 let mut n = 0u64;
                 let mut prev = crate::measure::now_ns();
+                let mut marks = Marks::new(prev, threads == 1);
                 while i < o.count {
                     if n.is_multiple_of(256)
                         && (stop.load(Ordering::Relaxed)
@@ -673,21 +742,34 @@ pub fn run(
                     n += 1;
                     progress.set(t, n);
                     i += threads;
+                    if let Some(l) = marks.after(n, prev, &verb) {
+                        lines.lock().unwrap_or_else(|e| e.into_inner()).push(l);
+                    }
                 }
                 tally.done = n;
             },
             |pt| {
+                if threads == 1 {
+                    let ready =
+                        std::mem::take(&mut *lines.lock().unwrap_or_else(|e| e.into_inner()));
+                    for l in ready {
+                        let _ = writeln!(out, "{l}");
+                    }
+                    let _ = out.flush();
+                    return;
+                }
+                // Several threads: the coordinator sees the sum once a second.
                 let crossed = pt.total_ops / 10_000 > printed_at / 10_000;
                 if (crossed && pt.t_s >= 2.0) || pt.t_s - last_t >= 10.0 {
-                    let now = SystemTime::now()
-                        .duration_since(UNIX_EPOCH)
-                        .map(|d| d.as_secs_f64())
-                        .unwrap_or(0.0);
                     let rate = (pt.total_ops - last_n) as f64 / (pt.t_s - last_t).max(1e-9);
-                    lines.push(format!(
-                        " - {verb} {} (time {now:.2} total {:.2} last {rate:.2})",
-                        pt.total_ops, pt.t_s
-                    ));
+                    let _ = writeln!(
+                        out,
+                        " - {verb} {} (time {:.2} total {:.2} last {rate:.2})",
+                        pt.total_ops,
+                        wall_now(),
+                        pt.t_s
+                    );
+                    let _ = out.flush();
                     last_t = pt.t_s;
                     last_n = pt.total_ops;
                     printed_at = pt.total_ops;
@@ -695,8 +777,8 @@ pub fn run(
             },
         )
         .map_err(store)?;
-    // Progress lines were gathered on the coordinating thread; print them in order.
-    for l in &lines {
+    // Lines made after the last second's tick.
+    for l in lines.into_inner().unwrap_or_else(|e| e.into_inner()) {
         let _ = writeln!(out, "{l}");
     }
     let secs = p.elapsed_s;
@@ -801,6 +883,57 @@ pub fn by_entries(series: &[fslab_record::SeriesPoint]) -> Vec<RateAt> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progress_lines_come_at_multiples_after_two_seconds_and_every_ten() {
+        const S: u64 = 1_000_000_000;
+        let mut m = Marks::new(0, true);
+        // Before two seconds a multiple makes no line.
+        assert_eq!(m.after(10_000, S, "create"), None);
+        assert_eq!(m.after(15_000, S + S / 2, "create"), None);
+        let l = m.after(20_000, 2 * S, "create").unwrap();
+        let f: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!((f[0], f[1], f[2], f[3]), ("-", "create", "20000", "(time"));
+        assert_eq!(
+            (f[5], f[6], f[7], f[8]),
+            ("total", "2.00", "last", "10000.00)")
+        );
+        assert_eq!(m.after(20_001, 3 * S, "create"), None);
+        assert!(m.after(30_000, 3 * S, "create").is_some());
+        // A quiet ten seconds makes a line at whatever count.
+        assert_eq!(m.after(30_005, 12 * S, "create"), None);
+        let l = m.after(30_007, 13 * S, "create").unwrap();
+        assert!(l.starts_with(" - create 30007 (time "), "{l}");
+        // Off (several threads): never.
+        let mut off = Marks::new(0, false);
+        assert_eq!(off.after(10_000, 20 * S, "create"), None);
+    }
+
+    #[test]
+    fn op_words_are_createmanys() {
+        let args = |a: &[&str]| {
+            let mut v = vec!["x"];
+            v.extend_from_slice(a);
+            <Wrap as clap::Parser>::parse_from(v)
+                .args
+                .validate()
+                .unwrap()
+                .op_words()
+        };
+        assert_eq!(args(&["-m", "f", "1"]), "create");
+        assert_eq!(args(&["-o", "f", "1"]), "open/close");
+        assert_eq!(args(&["-o", "-k", "f", "1"]), "open/keep");
+        assert_eq!(args(&["-o", "-u", "f", "1"]), "open/close/unlink");
+        assert_eq!(args(&["-d", "-u", "f", "1"]), "mkdir/rmdir");
+        assert_eq!(args(&["-l", "/proc/self/exe", "f", "1"]), "link");
+        assert_eq!(args(&["-u", "f", "1"]), "unlink");
+    }
+
+    #[derive(clap::Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        args: CreateManyArgs,
+    }
 
     #[test]
     fn patterns_render_like_printf() {
