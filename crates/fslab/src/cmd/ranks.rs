@@ -76,16 +76,14 @@ pub fn run<R: Report>(
     };
     let result = {
         let mut hooks = Hooks::default();
-        let mut first_phase = true;
-        let drop_caches = common.drop_caches;
+        let mut drop_caches = common
+            .drop_caches
+            .then(|| super::workload::cache_dropper(format!("{name}: rank {rank}")));
         let stop_ref = &*stop;
         let gate_ref = &gate;
         hooks.before_phase = Some(Box::new(move |_| {
-            // The first phase's caches were dropped before the run started.
-            if drop_caches && !std::mem::take(&mut first_phase) {
-                if let Err(e) = fslab_experiment::machine::drop_caches() {
-                    eprintln!("fslab: {name}: rank {rank}: --drop-caches: {e}");
-                }
+            if let Some(drop_caches) = drop_caches.as_mut() {
+                drop_caches();
             }
             if !gate_ref.before_phase() {
                 // Another rank's run is over: this one stops too.

@@ -104,17 +104,9 @@ pub fn run<R: Report>(
     };
     let mut probes = start_probes(name, common, kinds, dir);
     let mut hooks = Hooks::default();
-    let mut first_phase = true;
     if common.drop_caches {
-        let name = name.to_string();
-        hooks.before_phase = Some(Box::new(move |_| {
-            // The first phase's caches were dropped before the run started.
-            if !std::mem::take(&mut first_phase) {
-                if let Err(e) = fslab_experiment::machine::drop_caches() {
-                    eprintln!("fslab: {name}: --drop-caches: {e}");
-                }
-            }
-        }));
+        let mut drop_caches = cache_dropper(name.to_string());
+        hooks.before_phase = Some(Box::new(move |_| drop_caches()));
     }
     if common.progress {
         hooks.run_started = Some(Box::new(|id| eprintln!("fslab-run-id {id}")));
@@ -157,6 +149,19 @@ pub fn ending(
             "{name}: stopped: {}; what was measured is printed above and kept as {kept}",
             error.unwrap_or("unknown error")
         ))),
+    }
+}
+
+/// `--drop-caches` before each phase: drops the caches on every call but
+/// the first (the first phase's were dropped before the run started).
+pub fn cache_dropper(who: String) -> impl FnMut() {
+    let mut first_phase = true;
+    move || {
+        if !std::mem::take(&mut first_phase) {
+            if let Err(e) = fslab_experiment::machine::drop_caches() {
+                eprintln!("fslab: {who}: --drop-caches: {e}");
+            }
+        }
     }
 }
 
