@@ -151,7 +151,8 @@ fn merge_phases(ranks: &[RankRun]) -> (Vec<PhaseResult>, Vec<RankRates>) {
 /// The k-th point of a phase of every rank falls in the same second (the
 /// phases start together), so those points add up.
 fn merge_series(ranks: &[RankRun]) -> Vec<SeriesPoint> {
-    let mut out: Vec<SeriesPoint> = Vec::new();
+    // Keyed by (phase, k): the k-th point of that phase.
+    let mut out: std::collections::BTreeMap<(u32, usize), SeriesPoint> = Default::default();
     for r in ranks {
         let mut k = 0;
         let mut phase = None;
@@ -160,30 +161,17 @@ fn merge_series(ranks: &[RankRun]) -> Vec<SeriesPoint> {
                 phase = Some(p.phase_index);
                 k = 0;
             }
-            let slot = out
-                .iter()
-                .enumerate()
-                .filter(|(_, q)| q.phase_index == p.phase_index)
-                .nth(k)
-                .map(|(i, _)| i);
-            match slot {
-                Some(i) => {
-                    let q = &mut out[i];
+            out.entry((p.phase_index, k))
+                .and_modify(|q| {
                     q.ops += p.ops;
                     q.total_ops += p.total_ops;
                     q.t_s = q.t_s.max(p.t_s);
-                }
-                None => out.push(*p),
-            }
+                })
+                .or_insert(*p);
             k += 1;
         }
     }
-    out.sort_by(|a, b| {
-        (a.phase_index, a.t_s)
-            .partial_cmp(&(b.phase_index, b.t_s))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    out
+    out.into_values().collect()
 }
 
 fn merge_latency(ranks: &[RankRun]) -> Vec<RankHist> {

@@ -15,6 +15,7 @@ use std::sync::Mutex;
 
 use fslab_cluster::{Cluster, Gate, RankRecorder, RankRun};
 use fslab_record::RunStatus;
+use fslab_workload::common::LatencyEntry;
 use fslab_workload::{CommonArgs, Hooks, Report};
 
 use super::workload::Body;
@@ -162,15 +163,16 @@ pub fn run<R: Report>(
 /// loops) and the ranks: how many, on which hosts, each phase's per-rank
 /// rates and each rank's status.
 fn report_json(id: Option<i64>, m: &fslab_cluster::MergedRun) -> serde_json::Value {
-    let latency: Vec<serde_json::Value> = m
+    let latency: Vec<LatencyEntry> = m
         .run
         .latency
         .iter()
         .filter_map(|h| {
-            let mut v = serde_json::to_value(h.histogram().ok()?.summary()).ok()?;
-            v["phase"] = h.phase.clone().into();
-            v["op"] = h.op.clone().into();
-            Some(v)
+            Some(LatencyEntry {
+                phase: h.phase.clone(),
+                op: h.op.clone(),
+                summary: h.histogram().ok()?.summary(),
+            })
         })
         .collect();
     serde_json::json!({
