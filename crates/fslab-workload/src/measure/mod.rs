@@ -10,7 +10,7 @@ mod timebase;
 
 pub use clock::{PhaseClock, Progress};
 pub use cpu::CpuMeter;
-pub use timebase::{now_ns, start_timebase, timebase_name};
+pub use timebase::{now_ns, start_timebase};
 
 use std::sync::mpsc;
 

@@ -61,7 +61,8 @@ pub fn start_timebase() {
 }
 
 /// `"tsc"` or `"monotonic"`: what [`now_ns`] reads.
-pub fn timebase_name() -> &'static str {
+#[cfg(test)]
+fn timebase_name() -> &'static str {
     match TIMEBASE.get_or_init(calibrate) {
         Some(_) => "tsc",
         None => "monotonic",
