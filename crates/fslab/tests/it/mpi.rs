@@ -115,7 +115,12 @@ mod with_mpi {
                 row[3].parse().unwrap(),
                 row[4].parse().unwrap(),
             );
-            assert!(agg > max && max >= min && min > 0.0, "{out}");
+            // Every rank does the same work, so the slowest rank's rate is
+            // the lowest and the aggregate (all work over the slowest time)
+            // is three times it; the fastest rank may beat the aggregate
+            // when the ranks are uneven.
+            assert!(max >= min && min > 0.0, "{out}");
+            assert!((agg - 3.0 * min).abs() <= agg * 1e-3, "{out}");
         }
         // One run in the store, holding every rank's files: 3 ranks x 2
         // threads x 400 files x 2 loops.
