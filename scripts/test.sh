@@ -12,7 +12,8 @@ cargo build --workspace --all-targets "${features[@]}"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-cargo test --workspace "${features[@]}" -- --test-threads 2 2>&1 | tee "$log" || status=$?
+# --no-fail-fast: one failing test binary does not hide the others' results.
+cargo test --workspace --no-fail-fast "${features[@]}" -- --test-threads 2 2>&1 | tee "$log" || status=$?
 # The cluster crate again without MPI: how a build without it refuses to be a rank.
 cargo test -p fslab-cluster -- --test-threads 2 2>&1 | tee -a "$log" || status=$?
 # One closing line for the whole suite (cargo prints one per test binary).

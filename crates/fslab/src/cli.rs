@@ -126,7 +126,24 @@ pub enum TraceCommand {
         /// Print at most this many lines
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
+        /// Only this device's completions, as blkparse names it: MAJOR,MINOR
+        #[arg(long, value_name = "MAJ,MIN", value_parser = parse_dev)]
+        dev: Option<(u32, u32)>,
     },
+}
+
+/// `MAJOR,MINOR` as blkparse prints a device.
+fn parse_dev(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("{s:?} is not a device as MAJOR,MINOR (for example 7,3)");
+    let (maj, min) = s.split_once(',').ok_or_else(bad)?;
+    let maj: u32 = maj.trim().parse().map_err(|_| bad())?;
+    let min: u32 = min.trim().parse().map_err(|_| bad())?;
+    if maj >= 1 << 12 || min >= 1 << 20 {
+        return Err(format!(
+            "{s:?}: major must be below 4096 and minor below 1048576"
+        ));
+    }
+    Ok((maj, min))
 }
 
 #[derive(Debug, Args)]

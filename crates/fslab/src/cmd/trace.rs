@@ -10,7 +10,7 @@ use crate::cli::TraceCommand;
 use crate::Failure;
 
 pub fn run(cmd: TraceCommand, db: &Path) -> Result<(), Failure> {
-    let TraceCommand::Show { id, limit } = cmd;
+    let TraceCommand::Show { id, limit, dev } = cmd;
     let store = super::open_store(db)?;
     let notes = store
         .probe_notes(id)
@@ -26,10 +26,29 @@ pub fn run(cmd: TraceCommand, db: &Path) -> Result<(), Failure> {
     };
     let raw = blockio::decompress(&blob.unwrap_or_default())
         .map_err(|e| Failure::Failed(format!("trace of run {id} is damaged: {e}")))?;
-    let events = blockio::decode(&raw);
+    let mut events = blockio::decode(&raw);
     // Times count from the first phase's start, or from an earlier first event.
     let first = events.iter().map(|c| c.t_ns).min().unwrap_or(0);
     let t0 = value["t0_mono_ns"].as_u64().unwrap_or(first).min(first);
+    if let Some((maj, min)) = dev {
+        let want = maj << 20 | min;
+        let traced: std::collections::BTreeSet<u32> = events.iter().map(|c| c.dev).collect();
+        events.retain(|c| c.dev == want);
+        if events.is_empty() {
+            let names: Vec<String> = traced
+                .iter()
+                .map(|d| format!("{},{}", d >> 20, d & 0xfffff))
+                .collect();
+            return Err(Failure::Usage(format!(
+                "run {id} traced no IO on device {maj},{min} (it traced: {})",
+                if names.is_empty() {
+                    "nothing".into()
+                } else {
+                    names.join(" ")
+                }
+            )));
+        }
+    }
     let out = std::io::stdout();
     let mut out = out.lock();
     let mut seq: std::collections::HashMap<u16, u64> = Default::default();

@@ -104,7 +104,8 @@ fn block_io_bytes_match_diskstats_and_extents_grow() {
     let ev = note(&n, "blockio", "events").unwrap();
     assert_eq!(ev.value["dropped"], 0, "no events dropped");
     assert!(ev.value["kept"].as_u64().unwrap() > 1000);
-    // Every completion is kept and shown as blkparse shows it.
+    // Every completion is kept and shown as blkparse shows it; --dev picks
+    // the loop device out of the other traced devices' IO.
     let o = lab
         .fslab()
         .args(["trace", "show", "1", "--limit", "20"])
@@ -113,14 +114,42 @@ fn block_io_bytes_match_diskstats_and_extents_grow() {
     let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
     assert_eq!(lines.len(), 20, "{}", stderr(&o));
     let (maj, min) = fs.dev.as_ref().unwrap().major_minor();
-    let f: Vec<&str> = lines
-        .iter()
-        .find(|l| l.trim_start().starts_with(&format!("{maj},{min}")))
-        .expect("a loop device line")
-        .split_whitespace()
-        .collect();
-    assert_eq!(f[5], "C");
-    assert_eq!(f[8], "+");
+    let loopdev = format!("{maj},{min}");
+    let o = lab
+        .fslab()
+        .args(["trace", "show", "1", "--limit", "20", "--dev", &loopdev])
+        .output()
+        .unwrap();
+    let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 20, "{}", stderr(&o));
+    for l in &lines {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(f[0], loopdev, "{l}");
+        assert_eq!(f[5], "C", "{l}");
+        assert_eq!(f[8], "+", "{l}");
+    }
+    let o = lab
+        .fslab()
+        .args(["trace", "show", "1", "--dev", "4095,1048575"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("traced no IO on device 4095,1048575"),
+        "{}",
+        stderr(&o)
+    );
+    let o = lab
+        .fslab()
+        .args(["trace", "show", "1", "--dev", "loop0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("\"loop0\" is not a device"),
+        "{}",
+        stderr(&o)
+    );
     // The image behind the loop device gains extents as the filesystem fills it.
     // (Counts may dip mid-run as the host merges delayed-allocation extents.)
     let ext = series(&lab, 1, "frag", "image_extents");
