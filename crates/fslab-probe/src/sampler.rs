@@ -354,8 +354,10 @@ impl Sampler {
             "targets",
             serde_json::json!({
                 "device": targets.device.as_ref().map(|d| d.name.clone()),
+                "device_dev": targets.device.as_ref().map(|d| format!("{},{}", d.major, d.minor)),
                 "image": targets.image.as_ref().map(|p| p.display().to_string()),
                 "host": targets.host.as_ref().map(|d| d.name.clone()),
+                "host_dev": targets.host.as_ref().map(|d| format!("{},{}", d.major, d.minor)),
                 "fs_type": targets.fs_type,
                 "probes": kinds.iter().map(|k| k.name()).collect::<Vec<_>>(),
             }),

@@ -169,14 +169,19 @@ fn cell_blocks(
         for e in &events {
             *by_dev.entry(e.dev).or_default() += 1;
         }
-        let target = notes
+        let targets = notes
             .iter()
             .find(|n| n.probe == "probes" && n.key == "targets")
-            .and_then(|n| n.value["device"].as_str().map(String::from));
-        let dev = by_dev
-            .iter()
-            .max_by_key(|(_, n)| **n)
-            .map(|(d, _)| *d)
+            .map(|n| n.value.clone())
+            .unwrap_or_default();
+        let target = targets["device"].as_str().map(String::from);
+        // The filesystem's own device; runs recorded before its numbers were
+        // kept fall back to the busiest traced device.
+        let dev = targets["device_dev"]
+            .as_str()
+            .and_then(|s| s.split_once(','))
+            .and_then(|(a, b)| Some((a.parse::<u32>().ok()? << 20) | b.parse::<u32>().ok()?))
+            .or_else(|| by_dev.iter().max_by_key(|(_, n)| **n).map(|(d, _)| *d))
             .unwrap_or(0);
         let t0 = ev.value["t0_mono_ns"]
             .as_u64()

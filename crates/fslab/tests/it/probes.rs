@@ -115,6 +115,11 @@ fn block_io_bytes_match_diskstats_and_extents_grow() {
     assert_eq!(lines.len(), 20, "{}", stderr(&o));
     let (maj, min) = fs.dev.as_ref().unwrap().major_minor();
     let loopdev = format!("{maj},{min}");
+    // The run names its device by number too (the report draws that one's IO).
+    assert_eq!(
+        note(&n, "probes", "targets").unwrap().value["device_dev"],
+        loopdev.as_str()
+    );
     let o = lab
         .fslab()
         .args(["trace", "show", "1", "--limit", "20", "--dev", &loopdev])
