@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use fslab_record::RunStatus;
 use fslab_report::{page, Bars, Block, Chart, Series, Style};
 use fslab_store::{PointRow, Store};
 
@@ -74,14 +75,20 @@ fn cell_blocks(
 ) -> Result<(), Failure> {
     out.push(Block::Heading(format!("cell: {label}")));
     let ids: Vec<String> = runs.iter().map(|r| r.to_string()).collect();
-    out.push(Block::Text(format!(
-        "runs {} (rate over time for every run; the other charts and tables from run {})",
-        ids.join(", "),
-        ids.first().cloned().unwrap_or_default()
-    )));
-    let Some(&first) = runs.first() else {
+    let mut times = Vec::new();
+    for &r in runs {
+        let rec = store.run(r).map_err(failed)?;
+        let complete = rec.run.status == RunStatus::Complete;
+        times.push((r, complete, rec.phases.iter().map(|p| p.elapsed_s).sum()));
+    }
+    let Some(first) = median_run(&times) else {
         return Ok(());
     };
+    out.push(Block::Text(format!(
+        "runs {} (rate over time for every run; the other charts and tables from run {first}, \
+         the completed run of median workload time)",
+        ids.join(", "),
+    )));
     let rec = store.run(first).map_err(failed)?;
     if let Some(mpi) = rec.run.params.get("mpi") {
         out.extend(rank_blocks(mpi));
@@ -533,4 +540,45 @@ pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {
         g.labels.len()
     );
     Ok(())
+}
+
+/// The run whose probes stand for its cell: of the completed runs (or of all,
+/// when none completed), the one of median total phase time; with an even
+/// count, the faster of the middle two.
+fn median_run(runs: &[(i64, bool, f64)]) -> Option<i64> {
+    let mut pick: Vec<&(i64, bool, f64)> = runs.iter().filter(|r| r.1).collect();
+    if pick.is_empty() {
+        pick = runs.iter().collect();
+    }
+    pick.sort_by(|a, b| a.2.total_cmp(&b.2).then(a.0.cmp(&b.0)));
+    pick.get(pick.len().saturating_sub(1) / 2).map(|r| r.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median_run;
+
+    #[test]
+    fn the_cells_run_of_median_time_stands_for_it() {
+        assert_eq!(median_run(&[]), None);
+        assert_eq!(median_run(&[(7, false, 3.0)]), Some(7));
+        let runs = [(1, true, 9.0), (2, true, 1.0), (3, true, 5.0)];
+        assert_eq!(median_run(&runs), Some(3));
+        // Even count: the faster of the middle two.
+        let runs = [
+            (1, true, 9.0),
+            (2, true, 1.0),
+            (3, true, 5.0),
+            (4, true, 6.0),
+        ];
+        assert_eq!(median_run(&runs), Some(3));
+        // A failed run (short, since it stopped early) does not stand for the cell.
+        let runs = [
+            (1, false, 0.1),
+            (2, true, 4.0),
+            (3, true, 5.0),
+            (4, false, 0.2),
+        ];
+        assert_eq!(median_run(&runs), Some(2));
+    }
 }
