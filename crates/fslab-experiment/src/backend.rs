@@ -119,6 +119,7 @@ fn build(
             size,
             dir,
             direct_io,
+            ..
         } => {
             let path = dir.join(format!("{tag}.img"));
             info.host_fs = host_fs(dir);

@@ -9,10 +9,12 @@
 //! - [`state`]: the journal and `cleanup`;
 //! - [`backend`]: making and tearing down a cell's filesystem (real, or a
 //!   plain directory);
+//! - [`image_host`]: the host XFS for images larger than `image_dir` holds;
 //! - [`runner`]: the scheduler;
 //! - [`summary`]: mean, standard deviation and difference per cell.
 
 pub mod backend;
+pub mod image_host;
 pub mod machine;
 pub mod plan;
 pub mod runner;

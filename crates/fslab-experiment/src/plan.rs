@@ -8,7 +8,7 @@ use fslab_lab::human_bytes;
 use fslab_lab::mkfs::{mkfs_argv, FsType};
 use fslab_lab::mount::mount_argv;
 
-use crate::spec::{Cell, Device, Experiment, Order};
+use crate::spec::{Cell, Device, Experiment, ImageHost, Order};
 
 /// The (cell index, repetition) pairs in the order they run; repetitions count from 1.
 pub fn schedule(exp: &Experiment) -> Vec<(u32, u32)> {
@@ -230,6 +230,7 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
             size,
             dir,
             direct_io,
+            host,
         } => {
             let _ = writeln!(
                 s,
@@ -238,6 +239,19 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
                 dir.display(),
                 if *direct_io { "direct" } else { "buffered" }
             );
+            let where_ = match host {
+                ImageHost::None => None,
+                ImageHost::Xfs => Some("always"),
+                ImageHost::Auto => Some("if the image does not fit there"),
+            };
+            if let Some(w) = where_ {
+                let _ = writeln!(
+                    s,
+                    "image host: the images go on an XFS that fslab makes on a sparse image of {} in {} ({w})",
+                    human_bytes(crate::image_host::HOST_IMAGE_SIZE),
+                    dir.display()
+                );
+            }
         }
         Device::Block { path } => {
             let _ = writeln!(

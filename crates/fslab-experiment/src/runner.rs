@@ -21,9 +21,10 @@ use fslab_record::{
 };
 
 use crate::backend::{setup, DeviceConsent, Versions};
+use crate::image_host::{self, HostFs};
 use crate::machine::{read_sysctl, write_sysctl, MemCgroup};
 use crate::plan::{missing_tools, mount_options, schedule, workload_argv};
-use crate::spec::{Cell, Device, Experiment};
+use crate::spec::{Cell, Device, Experiment, ImageHost};
 use crate::state::{Journal, Resource};
 use crate::summary::{Direction, Sample};
 
@@ -37,6 +38,8 @@ pub trait Progress {
     fn rate(&mut self, phase: &str, ops_per_s: f64, total: u64);
     /// The run ended; `message` says how.
     fn cell_end(&mut self, ok: bool, message: &str);
+    /// Something about the whole experiment (outside any cell).
+    fn note(&mut self, _what: &str) {}
 }
 
 /// A [`Progress`] that shows nothing.
@@ -293,10 +296,26 @@ pub fn preflight(exp: &Experiment) -> Result<(), String> {
         if !dir.is_dir() {
             return Err(format!("device.image_dir {} does not exist", dir.display()));
         }
-        // Can the host hold a sparse file this large at all?
-        let probe = dir.join(format!(".fslab-size-probe-{}", std::process::id()));
-        // The probe image is removed when dropped.
-        fslab_lab::image::Image::create(&probe, *size).map_err(|e| e.0)?;
+        if image_host::needed(&exp.device)? {
+            image_host::preflight(dir)?;
+        } else {
+            // Can the host hold a sparse file this large at all?
+            let probe = dir.join(format!(".fslab-size-probe-{}", std::process::id()));
+            // The probe image is removed when dropped.
+            fslab_lab::image::Image::create(&probe, *size).map_err(|e| {
+                if matches!(
+                    exp.device,
+                    Device::Image {
+                        host: ImageHost::None,
+                        ..
+                    }
+                ) {
+                    format!("{} (or set device.image_host = \"auto\")", e.0)
+                } else {
+                    e.0
+                }
+            })?;
+        }
     }
     if (exp.machine.memory_limit.is_some()
         || !exp.cells.iter().all(|c| c.sysctl.is_empty())
@@ -321,6 +340,47 @@ fn now() -> String {
 /// the stop flag ends the run after tearing down the current cell.
 pub fn run(
     exp: &Experiment,
+    cfg: &RunConfig,
+    exec: &mut dyn Executor,
+    rec: &mut dyn ExperimentRecorder,
+    progress: &mut dyn Progress,
+    stop: &AtomicBool,
+    journal: &mut Journal,
+) -> Result<ExperimentOutcome, String> {
+    let Device::Image { dir, .. } = &exp.device else {
+        return run_cells(exp, None, cfg, exec, rec, progress, stop, journal);
+    };
+    if !image_host::needed(&exp.device)? {
+        return run_cells(exp, None, cfg, exec, rec, progress, stop, journal);
+    }
+    let host = HostFs::make(dir, journal).map_err(|e| e.0)?;
+    progress.note(&host.describe());
+    let hosted = host.hosting(exp);
+    let facts = host.facts().clone();
+    let r = run_cells(
+        &hosted,
+        Some(&facts),
+        cfg,
+        exec,
+        rec,
+        progress,
+        stop,
+        journal,
+    );
+    let torn = host.teardown(journal);
+    match (r, torn) {
+        (Ok(mut o), Err(e)) => {
+            o.teardown_problems.push(format!("image host: {}", e.0));
+            Ok(o)
+        }
+        (r, _) => r,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_cells(
+    exp: &Experiment,
+    image_host: Option<&serde_json::Value>,
     cfg: &RunConfig,
     exec: &mut dyn Executor,
     rec: &mut dyn ExperimentRecorder,
@@ -366,7 +426,13 @@ pub fn run(
             memory_limit_bytes: exp.machine.memory_limit,
             workload: exp.workload.kind.clone(),
             workload_argv: workload_argv(exp, c, placeholder),
-            device: serde_json::to_value(&exp.device).unwrap_or_default(),
+            device: {
+                let mut d = serde_json::to_value(&exp.device).unwrap_or_default();
+                if let (Some(h), Some(m)) = (image_host, d.as_object_mut()) {
+                    m.insert("image_host_fs".into(), h.clone());
+                }
+                d
+            },
         };
         rec.record_cell(exp_id, &info)
             .map_err(|e| format!("results store: {e}"))?;

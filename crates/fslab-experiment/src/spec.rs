@@ -11,6 +11,8 @@
 //! size = "100G"
 //! image_dir = "/var/tmp"         # where the sparse image goes
 //! direct_io = false              # loop device O_DIRECT to the image
+//! image_host = "none"            # none | auto | xfs: the image on a host XFS that fslab makes
+//!                                # (auto: only when image_dir cannot hold a file this large)
 //!
 //! [machine]
 //! sysctl = { "vm.dirty_ratio" = 20 }
@@ -79,6 +81,7 @@ struct DeviceSpec {
     size: Option<Spanned<String>>,
     image_dir: Option<String>,
     direct_io: Option<bool>,
+    image_host: Option<Spanned<String>>,
     path: Option<Spanned<String>>,
 }
 
@@ -165,11 +168,28 @@ pub enum Device {
         size: u64,
         dir: PathBuf,
         direct_io: bool,
+        /// Whether the images go on a host XFS that fslab makes in `dir`.
+        host: ImageHost,
     },
     /// An existing block device, formatted only with `--format-device`.
     Block { path: PathBuf },
     /// An existing directory: no mkfs, no mount.
     Directory { path: PathBuf },
+}
+
+/// Where a cell's sparse image file is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ImageHost {
+    /// In `image_dir` itself.
+    #[default]
+    None,
+    /// On a host XFS only when `image_dir` cannot hold a file of the
+    /// image's size (an ext4 host holds 16 TiB at most).
+    Auto,
+    /// Always on a host XFS: fslab makes it once per experiment on a
+    /// sparse image in `image_dir`, behind its own loop device.
+    Xfs,
 }
 
 /// Machine settings for every cell (cells may add sysctls).
@@ -372,10 +392,26 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
                 .clone()
                 .or_else(|| std::env::var("FSLAB_IMAGE_DIR").ok())
                 .unwrap_or_else(|| "/var/tmp".into());
+            let host = match &spec.device.image_host {
+                None => ImageHost::None,
+                Some(h) => match h.get_ref().as_str() {
+                    "none" => ImageHost::None,
+                    "auto" => ImageHost::Auto,
+                    "xfs" => ImageHost::Xfs,
+                    other => {
+                        return ctx.err(
+                            h.span(),
+                            "device.image_host",
+                            format!("{other:?} is not one of none, auto, xfs"),
+                        )
+                    }
+                },
+            };
             Device::Image {
                 size,
                 dir: PathBuf::from(dir),
                 direct_io: spec.device.direct_io.unwrap_or(false),
+                host,
             }
         }
         Some(("block", span)) => match &spec.device.path {

@@ -5,7 +5,7 @@ use std::path::Path;
 use fslab_experiment::plan::{
     describe, mount_options, scale_args, scale_fsmark_args, scaled, schedule, workload_argv,
 };
-use fslab_experiment::spec::{parse, Device, Order};
+use fslab_experiment::spec::{parse, Device, ImageHost, Order};
 
 const FILE: &str = r#"
 name = "m"
@@ -64,7 +64,8 @@ fn axes_expand_into_cells_with_overrides() {
         Device::Image {
             size: 100 << 40,
             dir: "/srv".into(),
-            direct_io: false
+            direct_io: false,
+            host: ImageHost::None,
         }
     );
     let argv = workload_argv(&e, &e.cells[1], Path::new("/m"));
@@ -107,7 +108,8 @@ fn scale_shrinks_counts_and_sizes() {
         Device::Image {
             size: 1 << 40,
             dir: "/srv".into(),
-            direct_io: false
+            direct_io: false,
+            host: ImageHost::None,
         }
     );
     assert_eq!(

@@ -28,6 +28,37 @@ pub fn host_fs(dir: &Path) -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// Whether `dir`'s filesystem can hold a sparse file of `size` bytes,
+/// tried with a probe file that is removed again.
+pub fn fits(dir: &Path, size: u64) -> LabResult<bool> {
+    let probe = dir.join(format!(".fslab-size-probe-{}", std::process::id()));
+    let fd: OwnedFd = rustix::fs::open(
+        &probe,
+        OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::CLOEXEC,
+        Mode::from_bits_truncate(0o600),
+    )
+    .map_err(|e| {
+        LabError(format!(
+            "cannot create {}: {}",
+            probe.display(),
+            std::io::Error::from(e)
+        ))
+    })?;
+    let r = rustix::fs::ftruncate(&fd, size);
+    drop(fd);
+    let _ = std::fs::remove_file(&probe);
+    match r {
+        Ok(()) => Ok(true),
+        Err(Errno::FBIG | Errno::INVAL) => Ok(false),
+        Err(e) => Err(LabError(format!(
+            "cannot size a probe file in {} to {}: {}",
+            dir.display(),
+            human_bytes(size),
+            std::io::Error::from(e)
+        ))),
+    }
+}
+
 /// A sparse image file made by this run; removed on drop unless kept.
 #[derive(Debug)]
 pub struct Image {
@@ -147,6 +178,19 @@ mod tests {
         assert!(img.allocated() < 1 << 20);
         drop(img);
         assert!(!p.exists());
+    }
+
+    #[test]
+    fn fits_tells_what_the_host_can_hold_and_leaves_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(fits(d.path(), 1 << 30).unwrap());
+        // ext4 (with 4 KiB blocks) holds 16 TiB - 4 KiB at most; XFS, btrfs and tmpfs more.
+        let ext4 = host_fs(d.path()) == "ext4";
+        assert_eq!(fits(d.path(), 16 << 40).unwrap(), !ext4);
+        assert!(fits(d.path(), (16 << 40) - 4096).unwrap());
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+        let e = fits(&d.path().join("nope"), 1 << 20).unwrap_err().0;
+        assert!(e.contains("nope"), "{e}");
     }
 
     #[test]

@@ -87,7 +87,53 @@ pub struct ExperimentRecord {
     pub cell_runs: Vec<CellRunInfo>,
 }
 
+/// How the filesystem of one run was made: its experiment, cell and
+/// repetition (for a run that `fslab run` started).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunOrigin {
+    pub experiment_id: i64,
+    pub experiment: String,
+    pub cell: CellInfo,
+    pub cell_run: CellRunInfo,
+}
+
 impl Store {
+    /// The experiment cell that run `run_id` belongs to, if any.
+    pub fn run_origin(&self, run_id: i64) -> Result<Option<RunOrigin>, StoreError> {
+        let q = || -> rusqlite::Result<Option<(i64, String, String, String)>> {
+            let c = self.conn();
+            let mut st = c.prepare(
+                "SELECT cr.experiment_id, e.name, c.info, cr.info FROM cell_runs cr
+                 JOIN experiments e ON e.id = cr.experiment_id
+                 JOIN cells c ON c.experiment_id = cr.experiment_id AND c.idx = cr.cell
+                 WHERE cr.run_id = ?1",
+            )?;
+            let row = st
+                .query_map([run_id], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })?
+                .next()
+                .transpose();
+            row
+        };
+        let Some((experiment_id, experiment, cell, cell_run)) = q().map_err(|e| self.err(e))?
+        else {
+            return Ok(None);
+        };
+        let (Ok(cell), Ok(cell_run)) = (
+            serde_json::from_str::<CellInfo>(&cell),
+            serde_json::from_str::<CellRunInfo>(&cell_run),
+        ) else {
+            return Ok(None);
+        };
+        Ok(Some(RunOrigin {
+            experiment_id,
+            experiment,
+            cell,
+            cell_run,
+        }))
+    }
+
     /// The id of the most recent experiment, if any.
     pub fn latest_experiment(&self) -> Result<Option<i64>, StoreError> {
         self.conn()

@@ -3,7 +3,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use fslab_store::RunRecord;
+use fslab_lab::human_bytes;
+use fslab_store::{RunOrigin, RunRecord};
 use fslab_workload::fsmark::output;
 
 use crate::cli::{ExportFormat, ResultsCommand};
@@ -62,7 +63,12 @@ pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
             let points = store
                 .probe_point_summary(id)
                 .map_err(|e| Failure::Failed(format!("results store {e}")))?;
-            print!("{}{}", show(&rec), probes(&rec, &notes, &points));
+            let made = store
+                .run_origin(id)
+                .map_err(|e| Failure::Failed(format!("results store {e}")))?
+                .map(|o| origin(&o))
+                .unwrap_or_default();
+            print!("{}{made}{}", show(&rec), probes(&rec, &notes, &points));
         }
         ResultsCommand::Export { id, format } => {
             let rec = fetch(id)?;
@@ -75,6 +81,96 @@ pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// How `fslab run` made the run's filesystem: the cell's setup as recorded.
+pub fn origin(o: &RunOrigin) -> String {
+    let (c, r) = (&o.cell, &o.cell_run);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nmade by experiment {} ({}), cell {} {:?}, repetition {}:",
+        o.experiment_id, o.experiment, c.index, c.label, r.repetition
+    );
+    if let Some(h) = c.device.get("image_host_fs") {
+        let _ = writeln!(
+            s,
+            "  image host:  {} on {} ({}, {} sparse, on {}), mounted at {}",
+            h["fs"].as_str().unwrap_or("?"),
+            h["loop_device"].as_str().unwrap_or("?"),
+            h["image"].as_str().unwrap_or("?"),
+            h["image_size"]
+                .as_u64()
+                .map(human_bytes)
+                .unwrap_or_default(),
+            h["on"].as_str().unwrap_or("?"),
+            h["mount_point"].as_str().unwrap_or("?"),
+        );
+    }
+    if !r.image_path.is_empty() {
+        let _ = writeln!(
+            s,
+            "  image:       {} ({} sparse, {} written at the end) on {}",
+            r.image_path,
+            human_bytes(r.image_size),
+            human_bytes(r.image_allocated),
+            r.host_fs
+        );
+    }
+    if !r.loop_device.is_empty() {
+        let _ = writeln!(
+            s,
+            "  device:      {}{}",
+            r.loop_device,
+            if r.image_path.is_empty() {
+                ""
+            } else if r.direct_io {
+                " (loop, direct IO)"
+            } else {
+                " (loop, buffered IO)"
+            }
+        );
+    }
+    if !r.mkfs_argv.is_empty() {
+        let _ = writeln!(
+            s,
+            "  mkfs:        {}  ({:.2} s; {})",
+            r.mkfs_argv.join(" "),
+            r.mkfs_s,
+            c.mkfs_version
+        );
+    }
+    for a in &r.after_mkfs {
+        let _ = writeln!(s, "  after mkfs:  {}", a.join(" "));
+    }
+    if !r.mount_argv.is_empty() {
+        let _ = writeln!(s, "  mount:       {}", r.mount_argv.join(" "));
+        let _ = writeln!(s, "  kernel says: {}", r.kernel_mount_options);
+    }
+    for (k, v) in &c.sysctl {
+        let before = r.sysctl_before.get(k).map(String::as_str).unwrap_or("?");
+        let _ = writeln!(s, "  sysctl:      {k} = {v} (was {before})");
+    }
+    if let Some(limit) = c.memory_limit_bytes {
+        let _ = writeln!(
+            s,
+            "  memory:      limit {}, peak {}, limit hit {} times",
+            human_bytes(limit),
+            r.memory_max_usage_bytes
+                .map(human_bytes)
+                .unwrap_or("-".into()),
+            r.memory_failcnt
+                .map(|n| n.to_string())
+                .unwrap_or("-".into())
+        );
+    }
+    if c.drop_caches {
+        let _ = writeln!(s, "  caches:      dropped before each phase");
+    }
+    if let (Some(u), Some(m)) = (r.unmount_s, r.remount_s) {
+        let _ = writeln!(s, "  unmount:     {u:.3} s, remount {m:.3} s");
+    }
+    s
 }
 
 fn us(ns: f64) -> String {

@@ -99,6 +99,14 @@ impl Progress for Display {
             self.eta()
         ));
     }
+    fn note(&mut self, what: &str) {
+        let line = format!("fslab: {what}");
+        if self.tty {
+            self.bar.println(line);
+        } else {
+            eprintln!("{line}");
+        }
+    }
     fn cell_end(&mut self, ok: bool, message: &str) {
         let line = format!(
             "fslab: {} {}: {message}",

@@ -365,6 +365,7 @@ fn bad_experiment_files_name_the_file_line_and_field() {
         ("name = \"x\"\n[machine]\nsysctl = { \"../etc/passwd\" = 1 }\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n", ":3: machine.sysctl.\"../etc/passwd\""),
         ("name = \"x\"\nrepetitions = 0\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n", ":2: repetitions: 0 is not from 1"),
         ("name = \"x\"\n[workload]\nkind = \"fsmark\"\nranks = 0\n[[target]]\nfs = \"ext4\"\n", ":4: workload.ranks: 0 is not from 1 to 1024"),
+        ("name = \"x\"\n[device]\nimage_host = \"ext4\"\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n", ":3: device.image_host: \"ext4\" is not one of none, auto, xfs"),
     ];
     for (i, (text, want)) in cases.iter().enumerate() {
         let f = lab.experiment(&format!("bad{i}.toml"), text);

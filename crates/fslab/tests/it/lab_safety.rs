@@ -242,3 +242,141 @@ fn a_workload_directory_off_the_new_filesystem_is_refused() {
     let e = ensure_on(mnt.path(), dev.rdev()).unwrap_err().0;
     assert!(e.contains("refusing"), "{e}");
 }
+
+/// A 20 TiB image in a host XFS that fslab makes (ext4 holds 16 TiB at most).
+fn hosted_cell(lab: &Lab, host: &str, fsmark: &[&str]) -> std::path::PathBuf {
+    let args: Vec<String> = fsmark.iter().map(|a| format!("{a:?}")).collect();
+    lab.experiment(
+        &format!("hosted-{host}.toml"),
+        &format!(
+            r#"
+name = "hosted"
+[device]
+size = "20T"
+image_dir = "IMAGES"
+image_host = "{host}"
+[workload]
+kind = "fsmark"
+args = [{}]
+[[target]]
+fs = "xfs"
+mkfs_options = ["-l size=64m"]
+"#,
+            args.join(", ")
+        ),
+    )
+}
+
+#[test]
+fn an_image_larger_than_image_dir_holds_goes_on_a_host_xfs() {
+    if !privileged("fslab run on loop devices") || !need_tool("mkfs.xfs") {
+        return;
+    }
+    let lab = Lab::new();
+    // auto: a host only when image_dir cannot hold a 20 TiB file (ext4 cannot).
+    let needs_host = !fslab_lab::image::fits(&lab.images(), 20 << 40).unwrap();
+    for host in ["xfs", "auto"] {
+        let lab = Lab::new();
+        let f = hosted_cell(&lab, host, &["-n", "2000", "-s", "0", "-S0"]);
+        let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+        assert!(o.status.success(), "{host}: {}", stderr(&o));
+        let hosted = host == "xfs" || needs_host;
+        assert_eq!(
+            stderr(&o).contains("images go on a host XFS: /dev/loop"),
+            hosted,
+            "{host}: {}",
+            stderr(&o)
+        );
+        let show = stdout(&lab.fslab().args(["results", "show", "1"]).output().unwrap());
+        assert!(
+            show.contains("made by experiment 1 (hosted), cell 0"),
+            "{show}"
+        );
+        assert!(show.contains("(20 TiB sparse"), "{show}");
+        assert!(
+            show.contains("mkfs:        mkfs.xfs -f -q -l size=64m /dev/loop"),
+            "{show}"
+        );
+        assert_eq!(
+            show.contains("image host:  xfs on /dev/loop"),
+            hosted,
+            "{show}"
+        );
+        if hosted {
+            assert!(show.contains("16.0 TiB sparse"), "{show}");
+            assert!(show.contains("written at the end) on xfs"), "{show}");
+        }
+        assert_eq!(lab.leftovers(), Vec::<String>::new(), "{host}");
+    }
+    // Without a host, a 20 TiB image on ext4 is refused before anything is made.
+    if needs_host {
+        let f = hosted_cell(&lab, "none", &["-n", "10"]);
+        let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            stderr(&o).contains("does not fit") && stderr(&o).contains("image_host = \"auto\""),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(lab.leftovers(), Vec::<String>::new());
+    }
+}
+
+#[test]
+fn cleanup_undoes_a_killed_run_and_its_image_host() {
+    if !privileged("fslab run on loop devices") || !need_tool("mkfs.xfs") {
+        return;
+    }
+    let _lock = machine_lock();
+    let lab = Lab::new();
+    let f = hosted_cell(&lab, "xfs", &["-n", "200000", "-s", "4096", "-S1"]);
+    let mut child = lab
+        .run_cmd()
+        .arg("run")
+        .arg(&f)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(started(&lab, pid), "the workload never started");
+    let workers = children_with(pid, "fsmark");
+    kill_process(Pid::from_raw(pid as i32).unwrap(), Signal::KILL).unwrap();
+    child.wait().unwrap();
+    // The workload dies with its parent (and takes its tracing with it).
+    assert!(
+        wait_for(10, || workers
+            .iter()
+            .all(|w| !std::path::Path::new(&format!("/proc/{w}")).exists())),
+        "workload survived its parent"
+    );
+    let left = lab.leftovers();
+    // Two filesystems mounted (the host and the cell's; a killed workload's
+    // private tracefs may be there too), the host image, two loop devices.
+    assert_eq!(
+        left.iter()
+            .filter(|l| l.starts_with("mount ") && !l.contains(" - tracefs "))
+            .count(),
+        2,
+        "{left:?}"
+    );
+    assert_eq!(
+        left.iter().filter(|l| l.starts_with("loop ")).count(),
+        2,
+        "{left:?}"
+    );
+    assert!(left.iter().any(|l| l.starts_with("image ")), "{left:?}");
+    // Cleanup undoes the cell's pieces before the host's.
+    let o = lab.run_cmd().arg("cleanup").output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = stdout(&o);
+    assert!(!report.contains("FAILED"), "{report}");
+    let unmounts: Vec<&str> = report.lines().filter(|l| l.contains("unmounted")).collect();
+    assert_eq!(unmounts.len(), 2, "{report}");
+    assert!(unmounts[1].ends_with("image-host"), "{report}");
+    assert_eq!(
+        lab.leftovers(),
+        Vec::<String>::new(),
+        "after cleanup: {report}"
+    );
+}

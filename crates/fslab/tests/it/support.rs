@@ -30,6 +30,17 @@ pub struct Lab {
     pub tmp: tempfile::TempDir,
 }
 
+impl Drop for Lab {
+    /// A test that failed half-way may have left a killed run's mounts and
+    /// loop devices: undo them, as `fslab cleanup` would, before the
+    /// directory (with the journal that lists them) is removed.
+    fn drop(&mut self) {
+        if std::fs::read_dir(self.state()).is_ok_and(|mut d| d.next().is_some()) {
+            let _ = self.run_cmd().arg("cleanup").output();
+        }
+    }
+}
+
 impl Lab {
     pub fn new() -> Lab {
         Lab {
@@ -224,7 +235,10 @@ impl Lab {
         }
         for e in std::fs::read_dir("/sys/block").unwrap().flatten() {
             if let Ok(b) = std::fs::read_to_string(e.path().join("loop/backing_file")) {
-                if b.starts_with(images.to_str().unwrap()) {
+                // Images in image_dir, or in an image host mounted under the state dir.
+                if b.starts_with(images.to_str().unwrap())
+                    || b.starts_with(self.state().to_str().unwrap())
+                {
                     left.push(format!(
                         "loop {} -> {}",
                         e.file_name().to_string_lossy(),

@@ -1,0 +1,272 @@
+//! A host XFS for images larger than `image_dir` can hold.
+//!
+//! Seed 000 made its filesystems on a 100 TiB sparse file, and ext4 (the
+//! usual root filesystem) holds files of 16 TiB at most. With
+//! `image_host = "xfs"` (or `"auto"` when the image does not fit), fslab
+//! makes one XFS for the whole experiment on a sparse image of
+//! [`HOST_IMAGE_SIZE`] in `image_dir`, behind its own loop device, and the
+//! cells' images are made in it. Every piece is journalled like a cell's,
+//! before the cells' own, so teardown and `fslab cleanup` undo the cells'
+//! pieces first.
+
+use std::path::{Path, PathBuf};
+
+use fslab_lab::image::{fits, host_fs, Image};
+use fslab_lab::loopdev::LoopDevice;
+use fslab_lab::mkfs::{find_tool, mkfs_argv, run_mkfs, FsType};
+use fslab_lab::mount::Mount;
+use fslab_lab::{human_bytes, signature, LabError, LabResult};
+
+use crate::spec::{Device, Experiment, ImageHost};
+use crate::state::{Journal, Resource};
+
+/// The host image: a little under the 16 TiB - 4 KiB an ext4 file can be.
+pub const HOST_IMAGE_SIZE: u64 = (16 << 40) - (1 << 20);
+
+/// The host's mkfs options: no discard pass over 16 TiB, and a small log
+/// (the default 2 GiB one would be written out in full).
+const HOST_MKFS_OPTIONS: [&str; 3] = ["-K", "-l", "size=256m"];
+
+/// Whether the experiment's images go on a host XFS: always for `xfs`,
+/// and for `auto` when `image_dir` cannot hold a file of the image's size.
+pub fn needed(device: &Device) -> Result<bool, String> {
+    let Device::Image {
+        size, dir, host, ..
+    } = device
+    else {
+        return Ok(false);
+    };
+    match host {
+        ImageHost::None => Ok(false),
+        ImageHost::Xfs => Ok(true),
+        ImageHost::Auto => Ok(!fits(dir, *size).map_err(|e| e.0)?),
+    }
+}
+
+/// What `fslab run` checks before it makes a host.
+pub fn preflight(dir: &Path) -> Result<(), String> {
+    if find_tool("mkfs.xfs").is_none() {
+        return Err(
+            "device.image_host: the image host is XFS and mkfs.xfs is missing: install xfsprogs"
+                .into(),
+        );
+    }
+    if !fits(dir, HOST_IMAGE_SIZE).map_err(|e| e.0)? {
+        return Err(format!(
+            "device.image_host: {} ({}) cannot hold the host image of {}",
+            dir.display(),
+            host_fs(dir),
+            human_bytes(HOST_IMAGE_SIZE)
+        ));
+    }
+    Ok(())
+}
+
+/// The host XFS, mounted; undone by [`HostFs::teardown`] (or, after a
+/// panic, by dropping it and closing the journal).
+pub struct HostFs {
+    mount: Option<(Mount, u64)>,
+    mount_dir: Option<(PathBuf, u64)>,
+    loopdev: Option<(LoopDevice, u64)>,
+    image: Option<(Image, u64)>,
+    dir: PathBuf,
+    facts: serde_json::Value,
+}
+
+impl HostFs {
+    /// Makes the host image in `dir`, attaches it, makes an XFS on it and
+    /// mounts it under the journal's mount base. A failed step undoes the
+    /// earlier ones.
+    pub fn make(dir: &Path, journal: &mut Journal) -> LabResult<HostFs> {
+        let mut h = HostFs {
+            mount: None,
+            mount_dir: None,
+            loopdev: None,
+            image: None,
+            dir: PathBuf::new(),
+            facts: serde_json::Value::Null,
+        };
+        match h.build(dir, journal) {
+            Ok(()) => Ok(h),
+            Err(e) => {
+                let _ = h.teardown_in_place(journal);
+                Err(LabError(format!("image host: {}", e.0)))
+            }
+        }
+    }
+
+    fn build(&mut self, dir: &Path, journal: &mut Journal) -> LabResult<()> {
+        let path = dir.join(format!("fslab-{}-host.img", std::process::id()));
+        let id = journal.add(Resource::Image { path: path.clone() });
+        let image = match Image::create(&path, HOST_IMAGE_SIZE) {
+            Ok(i) => i,
+            Err(e) => {
+                journal.done(id);
+                return Err(e);
+            }
+        };
+        self.image = Some((image, id));
+        if let Some(what) = signature::probe(&path)
+            .map_err(|e| LabError(format!("cannot read {}: {e}", path.display())))?
+        {
+            return Err(LabError(format!(
+                "new image {} already holds {what}",
+                path.display()
+            )));
+        }
+        // Direct IO: the host's writes skip image_dir's page cache, so the
+        // cells' data is cached once (by the host XFS), not twice.
+        let lo = LoopDevice::attach(&path, true)?;
+        let id = journal.add(Resource::Loop {
+            number: lo.number(),
+            backing: path.clone(),
+        });
+        let dev = lo.path().to_path_buf();
+        let direct_io = lo.direct_io();
+        self.loopdev = Some((lo, id));
+        let options: Vec<String> = HOST_MKFS_OPTIONS.iter().map(|s| s.to_string()).collect();
+        let argv = mkfs_argv(&FsType::Xfs, &options, &dev);
+        run_mkfs(&argv)?;
+        let mnt = journal.mount_base().join("image-host");
+        let id = journal.add(Resource::MountDir { path: mnt.clone() });
+        std::fs::create_dir_all(&mnt)
+            .map_err(|e| LabError(format!("cannot create {}: {e}", mnt.display())))?;
+        self.mount_dir = Some((mnt.clone(), id));
+        let id = journal.add(Resource::Mount {
+            target: mnt.clone(),
+        });
+        let m = match Mount::mount(&dev, &mnt, "xfs", "") {
+            Ok(m) => m,
+            Err(e) => {
+                journal.done(id);
+                return Err(e);
+            }
+        };
+        self.mount = Some((m, id));
+        self.dir = mnt.clone();
+        self.facts = serde_json::json!({
+            "fs": "xfs",
+            "image": path.display().to_string(),
+            "image_size": HOST_IMAGE_SIZE,
+            "on": host_fs(dir),
+            "loop_device": dev.display().to_string(),
+            "direct_io": direct_io,
+            "mkfs_argv": argv,
+            "mount_point": mnt.display().to_string(),
+        });
+        Ok(())
+    }
+
+    /// Where the cells' images go.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// What was made, for the record and the messages.
+    pub fn facts(&self) -> &serde_json::Value {
+        &self.facts
+    }
+
+    /// One line for the user.
+    pub fn describe(&self) -> String {
+        format!(
+            "images go on a host XFS: {} of {} on {} ({}), mounted at {}",
+            self.facts["loop_device"].as_str().unwrap_or("?"),
+            human_bytes(HOST_IMAGE_SIZE),
+            self.facts["image"].as_str().unwrap_or("?"),
+            self.facts["on"].as_str().unwrap_or("?"),
+            self.dir.display()
+        )
+    }
+
+    /// The experiment with its images in the host.
+    pub fn hosting(&self, exp: &Experiment) -> Experiment {
+        let mut e = exp.clone();
+        if let Device::Image { dir, .. } = &mut e.device {
+            *dir = self.dir.clone();
+        }
+        e
+    }
+
+    /// Unmounts, detaches and removes the host, striking each piece out
+    /// of the journal.
+    pub fn teardown(mut self, journal: &mut Journal) -> LabResult<()> {
+        self.teardown_in_place(journal)
+    }
+
+    fn teardown_in_place(&mut self, journal: &mut Journal) -> LabResult<()> {
+        let mut first: Option<LabError> = None;
+        if let Some((m, id)) = self.mount.take() {
+            match m.unmount() {
+                Ok(_) => journal.done(id),
+                Err(e) => {
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        if let Some((dir, id)) = self.mount_dir.take() {
+            let _ = std::fs::remove_dir(&dir);
+            journal.done(id);
+        }
+        if let Some((lo, id)) = self.loopdev.take() {
+            match lo.detach() {
+                Ok(()) => journal.done(id),
+                Err(e) => {
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        if let Some((img, id)) = self.image.take() {
+            match img.remove() {
+                Ok(()) => journal.done(id),
+                Err(e) => {
+                    first.get_or_insert(e);
+                }
+            }
+        }
+        match first {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn image(host: ImageHost, size: u64, dir: &Path) -> Device {
+        Device::Image {
+            size,
+            dir: dir.to_path_buf(),
+            direct_io: false,
+            host,
+        }
+    }
+
+    #[test]
+    fn a_host_is_made_when_asked_or_when_the_image_does_not_fit() {
+        let d = tempfile::tempdir().unwrap();
+        let ext4 = host_fs(d.path()) == "ext4";
+        assert!(!needed(&image(ImageHost::None, 100 << 40, d.path())).unwrap());
+        assert!(needed(&image(ImageHost::Xfs, 1 << 30, d.path())).unwrap());
+        assert!(!needed(&image(ImageHost::Auto, 1 << 30, d.path())).unwrap());
+        assert_eq!(
+            needed(&image(ImageHost::Auto, 100 << 40, d.path())).unwrap(),
+            ext4,
+            "a 100 TiB image needs a host on ext4 only"
+        );
+        let dir = Device::Directory {
+            path: d.path().to_path_buf(),
+        };
+        assert!(!needed(&dir).unwrap());
+        // The probe files are gone.
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn the_host_image_fits_on_ext4() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(fits(d.path(), HOST_IMAGE_SIZE).unwrap());
+    }
+}
