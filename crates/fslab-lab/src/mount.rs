@@ -9,6 +9,8 @@ use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 use rustix::mount::{MountFlags, UnmountFlags};
 
+use fslab_record::mountinfo::{self, MountEntry};
+
 use crate::{LabError, LabResult};
 
 /// Splits `-o` style options into mount(2) flags and the filesystem's data string.
@@ -275,29 +277,9 @@ pub fn ensure_on(dir: &Path, dev: u64) -> LabResult<()> {
     Ok(())
 }
 
-/// What mountinfo says of the mount at exactly `target`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MountEntry {
-    pub source: String,
-    pub fstype: String,
-    /// Per-mount options, then superblock options.
-    pub options: String,
-}
-
-/// The topmost mount at exactly `target`, from /proc/self/mountinfo.
+/// What mountinfo says of the mount at exactly `target` (the topmost one).
 pub fn mount_entry(target: &Path) -> Option<MountEntry> {
-    let canon = std::fs::canonicalize(target).ok()?;
-    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    text.lines().rev().find_map(|l| {
-        let (left, right) = l.split_once(" - ")?;
-        let f: Vec<&str> = left.split(' ').collect();
-        let r: Vec<&str> = right.split(' ').collect();
-        (f.len() > 5 && r.len() > 2 && Path::new(f[4]) == canon).then(|| MountEntry {
-            source: r[1].to_string(),
-            fstype: r[0].to_string(),
-            options: format!("{},{}", f[5], r[2]),
-        })
-    })
+    mountinfo::at(target)
 }
 
 /// Whether something is mounted exactly at `target`.

@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use fslab_record::mountinfo::{self, MountEntry};
+
 /// A block device: its dev_t as the tracer writes it, and its name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Device {
@@ -45,29 +47,14 @@ pub struct Targets {
 
 /// Works out the targets of `dir` from mountinfo and sysfs.
 pub fn resolve(dir: &Path) -> Targets {
-    let canon = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let mut t = Targets::default();
-    let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
+    let Some(MountEntry {
+        source, fs_type, ..
+    }) = mountinfo::holding(dir)
+    else {
         return t;
     };
-    let mut best: Option<(usize, String, String)> = None;
-    for l in text.lines() {
-        let Some((left, right)) = l.split_once(" - ") else {
-            continue;
-        };
-        let f: Vec<&str> = left.split(' ').collect();
-        let r: Vec<&str> = right.split(' ').collect();
-        if f.len() < 5 || r.len() < 2 {
-            continue;
-        }
-        if canon.starts_with(f[4]) && best.as_ref().is_none_or(|b| f[4].len() >= b.0) {
-            best = Some((f[4].len(), r[1].to_string(), r[0].to_string()));
-        }
-    }
-    let Some((_, source, fstype)) = best else {
-        return t;
-    };
-    t.fs_type = fstype;
+    t.fs_type = fs_type;
     if let Ok(st) = rustix::fs::stat(source.as_str()) {
         if rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::BlockDevice {
             t.device =

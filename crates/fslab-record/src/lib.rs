@@ -7,6 +7,7 @@
 mod experiment;
 mod latency;
 mod mem;
+pub mod mountinfo;
 mod probe;
 mod types;
 pub mod units;

@@ -380,3 +380,48 @@ fn cleanup_undoes_a_killed_run_and_its_image_host() {
         "after cleanup: {report}"
     );
 }
+
+#[test]
+fn paths_with_spaces_are_read_back_from_mountinfo() {
+    if !privileged("fslab run on loop devices") {
+        return;
+    }
+    let lab = Lab::new();
+    // mountinfo writes a space as \040: the mount check must undo that.
+    let images = lab.images().join("with space");
+    std::fs::create_dir(&images).unwrap();
+    let state = lab.path("state dir");
+    let f = lab.experiment(
+        "space.toml",
+        r#"
+name = "space"
+[device]
+size = "512M"
+image_dir = "IMAGES/with space"
+[workload]
+kind = "fsmark"
+args = ["-n", "100", "-s", "0", "-S0"]
+[[target]]
+fs = "ext4"
+"#,
+    );
+    let o = lab
+        .run_cmd()
+        .env("FSLAB_STATE_DIR", &state)
+        .arg("run")
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let show = stdout(&lab.fslab().args(["results", "show", "1"]).output().unwrap());
+    assert!(
+        show.contains(&format!("mounted at {}/mnt-", state.display())),
+        "{show}"
+    );
+    assert!(show.contains("(ext4, mounted at"), "{show}");
+    assert_eq!(std::fs::read_dir(&state).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(&images).unwrap().count(), 0);
+    assert!(!fslab_record::mountinfo::read()
+        .iter()
+        .any(|m| m.mount_point.starts_with(state.to_str().unwrap())));
+}
