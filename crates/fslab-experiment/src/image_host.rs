@@ -76,8 +76,9 @@ pub struct HostFs {
 impl HostFs {
     /// Makes the host image in `dir`, attaches it, makes an XFS on it and
     /// mounts it under the journal's mount base. A failed step undoes the
-    /// earlier ones.
-    pub fn make(dir: &Path, journal: &mut Journal) -> LabResult<HostFs> {
+    /// earlier ones. With `keep` (`--keep-images`) the host image stays
+    /// after the run, since the kept cell images are inside it.
+    pub fn make(dir: &Path, journal: &mut Journal, keep: bool) -> LabResult<HostFs> {
         let mut h = HostFs {
             mount: None,
             mount_dir: None,
@@ -86,7 +87,7 @@ impl HostFs {
             dir: PathBuf::new(),
             facts: serde_json::Value::Null,
         };
-        match h.build(dir, journal) {
+        match h.build(dir, journal, keep) {
             Ok(()) => Ok(h),
             Err(e) => {
                 let _ = h.teardown_in_place(journal);
@@ -95,7 +96,7 @@ impl HostFs {
         }
     }
 
-    fn build(&mut self, dir: &Path, journal: &mut Journal) -> LabResult<()> {
+    fn build(&mut self, dir: &Path, journal: &mut Journal, keep: bool) -> LabResult<()> {
         let path = dir.join(format!("fslab-{}-host.img", std::process::id()));
         let id = journal.add(Resource::Image { path: path.clone() });
         let image = match Image::create(&path, HOST_IMAGE_SIZE) {
@@ -144,6 +145,12 @@ impl HostFs {
         };
         self.mount = Some((m, id));
         self.dir = mnt.clone();
+        // Kept only once it holds a filesystem (a failed setup removes it).
+        if keep {
+            if let Some((img, _)) = &mut self.image {
+                img.keep();
+            }
+        }
         self.facts = serde_json::json!({
             "fs": "xfs",
             "image": path.display().to_string(),
@@ -153,6 +160,7 @@ impl HostFs {
             "direct_io": direct_io,
             "mkfs_argv": argv,
             "mount_point": mnt.display().to_string(),
+            "kept": keep,
         });
         Ok(())
     }

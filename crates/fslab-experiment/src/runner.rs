@@ -353,7 +353,7 @@ pub fn run(
     if !image_host::needed(&exp.device)? {
         return run_cells(exp, None, cfg, exec, rec, progress, stop, journal);
     }
-    let host = HostFs::make(dir, journal).map_err(|e| e.0)?;
+    let host = HostFs::make(dir, journal, cfg.consent.keep_images).map_err(|e| e.0)?;
     progress.note(&host.describe());
     let hosted = host.hosting(exp);
     let facts = host.facts().clone();
@@ -368,6 +368,12 @@ pub fn run(
         journal,
     );
     let torn = host.teardown(journal);
+    if cfg.consent.keep_images {
+        let img = facts["image"].as_str().unwrap_or("?");
+        progress.note(&format!(
+            "kept the image host {img}: the kept images are inside it (mount -o loop {img} DIR)"
+        ));
+    }
     match (r, torn) {
         (Ok(mut o), Err(e)) => {
             o.teardown_problems.push(format!("image host: {}", e.0));

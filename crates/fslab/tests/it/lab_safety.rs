@@ -278,7 +278,14 @@ fn an_image_larger_than_image_dir_holds_goes_on_a_host_xfs() {
     for host in ["xfs", "auto"] {
         let lab = Lab::new();
         let f = hosted_cell(&lab, host, &["-n", "2000", "-s", "0", "-S0"]);
-        let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+        // With --keep-images the host stays too: the kept images are inside it.
+        let keep = host == "xfs";
+        let mut cmd = lab.run_cmd();
+        cmd.arg("run").arg(&f);
+        if keep {
+            cmd.arg("--keep-images");
+        }
+        let o = cmd.output().unwrap();
         assert!(o.status.success(), "{host}: {}", stderr(&o));
         let hosted = host == "xfs" || needs_host;
         assert_eq!(
@@ -305,6 +312,17 @@ fn an_image_larger_than_image_dir_holds_goes_on_a_host_xfs() {
         if hosted {
             assert!(show.contains("16.0 TiB sparse"), "{show}");
             assert!(show.contains("written at the end) on xfs"), "{show}");
+        }
+        if keep {
+            assert!(stderr(&o).contains("kept the image host"), "{}", stderr(&o));
+            let kept: Vec<_> = std::fs::read_dir(lab.images())
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .collect();
+            assert_eq!(kept.len(), 1, "{kept:?}");
+            assert!(kept[0].to_string_lossy().ends_with("-host.img"));
+            std::fs::remove_file(&kept[0]).unwrap();
         }
         assert_eq!(lab.leftovers(), Vec::<String>::new(), "{host}");
     }
