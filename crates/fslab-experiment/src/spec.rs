@@ -177,6 +177,18 @@ pub enum Device {
     Directory { path: PathBuf },
 }
 
+/// The first image-only field set in a device section, by name.
+fn image_only(d: &DeviceSpec) -> Option<&'static str> {
+    [
+        ("size", d.size.is_some()),
+        ("image_dir", d.image_dir.is_some()),
+        ("direct_io", d.direct_io.is_some()),
+        ("image_host", d.image_host.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(name, set)| set.then_some(name))
+}
+
 /// Where a cell's sparse image file is made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -413,6 +425,13 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
                 direct_io: spec.device.direct_io.unwrap_or(false),
                 host,
             }
+        }
+        Some((other @ ("block" | "directory"), span)) if image_only(&spec.device).is_some() => {
+            return ctx.err(
+                span,
+                &format!("device.{}", image_only(&spec.device).unwrap_or_default()),
+                format!("applies to kind = \"image\" only, not to kind = \"{other}\""),
+            )
         }
         Some(("block", span)) => match &spec.device.path {
             Some(p) if p.get_ref().starts_with("/dev/") => Device::Block {

@@ -366,6 +366,8 @@ fn bad_experiment_files_name_the_file_line_and_field() {
         ("name = \"x\"\nrepetitions = 0\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n", ":2: repetitions: 0 is not from 1"),
         ("name = \"x\"\n[workload]\nkind = \"fsmark\"\nranks = 0\n[[target]]\nfs = \"ext4\"\n", ":4: workload.ranks: 0 is not from 1 to 1024"),
         ("name = \"x\"\n[device]\nimage_host = \"ext4\"\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n", ":3: device.image_host: \"ext4\" is not one of none, auto, xfs"),
+        ("name = \"x\"\n[device]\nkind = \"directory\"\npath = \"/tmp\"\nimage_host = \"xfs\"\n[workload]\nkind = \"fsmark\"\n", ":3: device.image_host: applies to kind = \"image\" only, not to kind = \"directory\""),
+        ("name = \"x\"\n[device]\nkind = \"block\"\npath = \"/dev/sdz\"\nsize = \"1G\"\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n", ":3: device.size: applies to kind = \"image\" only, not to kind = \"block\""),
     ];
     for (i, (text, want)) in cases.iter().enumerate() {
         let f = lab.experiment(&format!("bad{i}.toml"), text);
