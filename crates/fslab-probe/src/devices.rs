@@ -21,6 +21,15 @@ impl Device {
         (self.major << 20) | self.minor
     }
 
+    /// The device's size in 512-byte sectors, from sysfs.
+    pub fn sectors(&self) -> Option<u64> {
+        std::fs::read_to_string(format!("/sys/block/{}/size", self.name))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
     pub fn from_numbers(major: u32, minor: u32) -> Option<Device> {
         let uevent =
             std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/uevent")).ok()?;

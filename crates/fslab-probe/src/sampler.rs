@@ -355,6 +355,7 @@ impl Sampler {
             serde_json::json!({
                 "device": targets.device.as_ref().map(|d| d.name.clone()),
                 "device_dev": targets.device.as_ref().map(|d| format!("{},{}", d.major, d.minor)),
+                "device_sectors": targets.device.as_ref().and_then(|d| d.sectors()),
                 "image": targets.image.as_ref().map(|p| p.display().to_string()),
                 "host": targets.host.as_ref().map(|d| d.name.clone()),
                 "host_dev": targets.host.as_ref().map(|d| format!("{},{}", d.major, d.minor)),

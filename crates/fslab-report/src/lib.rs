@@ -2,10 +2,12 @@
 //! script, a Content-Security-Policy that forbids loading anything) with
 //! the compare table, per-cell charts and tables.
 
+pub mod movie;
 pub mod svg;
 
 use std::fmt::Write as _;
 
+pub use movie::{Io, Movie};
 pub use svg::{Bars, Chart, Series, Style};
 
 /// A block of the page.
@@ -15,6 +17,8 @@ pub enum Block {
     Text(String),
     Chart(Chart),
     Bars(Bars),
+    /// An iowatcher-style movie of a device's IO.
+    Movie(Movie),
     /// A table: header cells, rows.
     Table(Vec<String>, Vec<Vec<String>>),
     /// Preformatted text (the compare table).
@@ -74,6 +78,14 @@ pre {{ font-size: 0.8em; background: #f7f7f7; padding: 0.5em; overflow-x: auto; 
                     "<figure>{}<figcaption>{}</figcaption></figure>",
                     b.svg(),
                     esc(&b.title)
+                );
+            }
+            Block::Movie(m) => {
+                let _ = writeln!(
+                    s,
+                    "<figure>{}<figcaption>{}</figcaption></figure>",
+                    m.svg(),
+                    esc(&m.title)
                 );
             }
             Block::Table(head, rows) => {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use fslab_record::RunStatus;
-use fslab_report::{page, Bars, Block, Chart, Series, Style};
+use fslab_report::{page, Bars, Block, Chart, Io, Movie, Series, Style};
 use fslab_store::{PointRow, Store};
 
 use super::compare::{baseline, metrics, select};
@@ -231,6 +231,26 @@ fn cell_blocks(
             },
         ];
         out.extend(chart(&title, "time (s)", "sector", series));
+        // The same requests as iowatcher's movie: where on the device, window by window.
+        let ios: Vec<Io> = events
+            .iter()
+            .filter(|e| e.dev == dev && e.nr_sector > 0)
+            .map(|e| Io {
+                t_s: (e.t_ns - t0) as f64 / 1e9,
+                sector: e.sector,
+                sectors: e.nr_sector as u64,
+                write: e.is_write(),
+            })
+            .collect();
+        if !ios.is_empty() {
+            let name = targets["device"].as_str().unwrap_or("the device");
+            out.push(Block::Movie(Movie::new(
+                &format!("IO movie of {name} (iowatcher style; plays in a loop)"),
+                &ios,
+                targets["device_sectors"].as_u64().unwrap_or(0),
+                60,
+            )));
+        }
     }
     out.extend(chart(
         "IOPS",

@@ -249,7 +249,9 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         Ok(Ok(o)) => o,
         Ok(Err(e)) if stop.load(Ordering::Relaxed) => {
             // Ctrl-C before the first cell (while the image host was made).
-            eprintln!("fslab: run: interrupted before any cell ran ({e}); everything set up was undone");
+            eprintln!(
+                "fslab: run: interrupted before any cell ran ({e}); everything set up was undone"
+            );
             return Err(Failure::Interrupted);
         }
         Ok(Err(e)) => return Err(Failure::Failed(format!("run: {e}"))),

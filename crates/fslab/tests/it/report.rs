@@ -125,6 +125,7 @@ mkfs_options = ["-O ^has_journal"]
         "stat: operations per second",
         "fs_mark Files/sec per loop",
         "IO pattern on loop",
+        "IO movie of loop",
         "IOPS",
         "MB/s",
         "IO sizes",
