@@ -204,7 +204,13 @@ impl Chart {
                 }
                 _ => {
                     let _ = write!(s, r#"<g class="mark" fill="{c}">"#);
+                    // A 2-pixel square at the same half pixel is the same mark:
+                    // draw it once (dense scatters shrink many times over).
+                    let mut seen = std::collections::HashSet::new();
                     for (x, y) in &p {
+                        if !seen.insert(((x * 2.0).round() as i64, (y * 2.0).round() as i64)) {
+                            continue;
+                        }
                         let _ = write!(
                             s,
                             r#"<rect x="{:.1}" y="{:.1}" width="2" height="2"/>"#,
@@ -318,5 +324,29 @@ mod tests {
             log_x: false,
         };
         insta::assert_snapshot!("line_chart", c.svg());
+    }
+
+    #[test]
+    fn points_on_the_same_half_pixel_are_drawn_once() {
+        let chart = |points: Vec<(f64, f64)>| Chart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            series: vec![Series {
+                name: "s".into(),
+                points,
+                style: Style::Points,
+            }],
+            log_x: false,
+        };
+        // 10,000 points over an x range of 1000 on a 460-pixel plot: at most
+        // two columns of half pixels per unit, and one y value.
+        let dense: Vec<(f64, f64)> = (0..10_000).map(|i| (i as f64 / 10.0, 5.0)).collect();
+        let svg = chart(dense).svg();
+        let marks = svg.matches("width=\"2\" height=\"2\"").count();
+        assert!((900..=1000).contains(&marks), "{marks}");
+        // Points apart stay apart.
+        let svg = chart(vec![(0.0, 0.0), (1.0, 1.0), (2.0, 2.0)]).svg();
+        assert_eq!(svg.matches("width=\"2\" height=\"2\"").count(), 3);
     }
 }
