@@ -66,13 +66,17 @@ pub fn header(argv: &[String], opts: &FsMarkOptions, start_ctime: &str, to_log: 
         s.push('\n');
     } else {
         s.push('\n');
-        let _ = writeln!(
-            s,
-            "{:>6} {:>12} {:>12} {:>12} {:>16}",
-            "FSUse%", "Count", "Size", "Files/sec", "App Overhead"
-        );
+        s.push_str(&columns());
     }
     s
+}
+
+/// fs_mark's column line (without `-v`'s per-call columns).
+pub fn columns() -> String {
+    format!(
+        "{:>6} {:>12} {:>12} {:>12} {:>16}\n",
+        "FSUse%", "Count", "Size", "Files/sec", "App Overhead"
+    )
 }
 
 /// fs_mark says "16 initial bytes of time stamp" where only 8 are the time

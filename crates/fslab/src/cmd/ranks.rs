@@ -138,7 +138,20 @@ pub fn run<R: Report>(
     let id = merged
         .record(&mut store)
         .map_err(|e| Failure::Failed(format!("{name}: results store: {e}")))?;
-    let summary = merged.summary(name);
+    let mut summary = merged.summary(name);
+    if name == "fsmark" && !merged.run.loops.is_empty() {
+        // fs_mark's table for all ranks, so scripts that read its rows
+        // (seed 000's `stats`) read MPI runs too.
+        summary += &format!(
+            "\n#\tAll {} ranks, loop by loop: Count, Files/sec and App Overhead summed over \
+             ranks (as fs_mark sums its threads), FSUse% the highest rank's.\n\n",
+            merged.ranks
+        );
+        summary += &fslab_workload::fsmark::output::columns();
+        for l in &merged.run.loops {
+            summary += &fslab_workload::fsmark::output::row(l, false);
+        }
+    }
     match &common.text_to {
         Some(p) => std::fs::write(p, &summary)
             .map_err(|e| Failure::Failed(format!("{name}: --text-to {}: {e}", p.display())))?,

@@ -122,6 +122,24 @@ mod with_mpi {
             assert!(max >= min && min > 0.0, "{out}");
             assert!((agg - 3.0 * min).abs() <= agg * 1e-3, "{out}");
         }
+        // fs_mark's table for all ranks follows: cumulative counts of 3
+        // ranks x 2 threads x 400 files per loop.
+        let rows: Vec<Vec<&str>> = lines
+            .iter()
+            .skip_while(|l| !l.trim_start().starts_with("FSUse%"))
+            .skip(1)
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(rows.len(), 2, "{out}");
+        assert_eq!(
+            (rows[0][1], rows[1][1], rows[0][2]),
+            ("2400", "4800", "1024"),
+            "{out}"
+        );
+        assert!(
+            rows.iter().all(|r| r[3].parse::<f64>().unwrap() > 0.0),
+            "{out}"
+        );
         // One run in the store, holding every rank's files: 3 ranks x 2
         // threads x 400 files x 2 loops.
         let o = lab.run(&["results", "list"]);
