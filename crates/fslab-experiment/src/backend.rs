@@ -125,7 +125,10 @@ fn build(
             info.host_fs = host_fs(dir);
             info.image_path = path.display().to_string();
             info.image_size = *size;
-            let id = journal.add(Resource::Image { path: path.clone() });
+            let id = journal.add(Resource::Image {
+                path: path.clone(),
+                keep: consent.keep_images,
+            });
             let mut image = match Image::create(&path, *size) {
                 Ok(i) => i,
                 Err(e) => {

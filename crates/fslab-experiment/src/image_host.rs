@@ -98,7 +98,10 @@ impl HostFs {
 
     fn build(&mut self, dir: &Path, journal: &mut Journal, keep: bool) -> LabResult<()> {
         let path = dir.join(format!("fslab-{}-host.img", std::process::id()));
-        let id = journal.add(Resource::Image { path: path.clone() });
+        let id = journal.add(Resource::Image {
+            path: path.clone(),
+            keep,
+        });
         let image = match Image::create(&path, HOST_IMAGE_SIZE) {
             Ok(i) => i,
             Err(e) => {

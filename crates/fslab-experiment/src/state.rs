@@ -17,6 +17,9 @@ use crate::machine::{remove_cgroup, write_sysctl};
 pub enum Resource {
     Image {
         path: PathBuf,
+        /// `--keep-images`: left in place by `fslab cleanup` too.
+        #[serde(default)]
+        keep: bool,
     },
     Loop {
         number: u32,
@@ -193,7 +196,10 @@ pub fn undo(r: &Resource) -> Result<Option<String>, String> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
         },
-        Resource::Image { path } => match std::fs::remove_file(path) {
+        Resource::Image { path, keep: true } => Ok(path
+            .exists()
+            .then(|| format!("kept image {} (--keep-images)", path.display()))),
+        Resource::Image { path, .. } => match std::fs::remove_file(path) {
             Ok(()) => Ok(Some(format!("removed image {}", path.display()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
@@ -294,12 +300,27 @@ mod tests {
         let img = dir.path().join("left.img");
         std::fs::write(&img, b"x").unwrap();
         let mut j = Journal::create(dir.path(), vec!["fslab".into()]).unwrap();
-        let a = j.add(Resource::Image { path: img.clone() });
+        let a = j.add(Resource::Image {
+            path: img.clone(),
+            keep: false,
+        });
+        let kept = dir.path().join("kept.img");
+        std::fs::write(&kept, b"x").unwrap();
+        j.add(Resource::Image {
+            path: kept.clone(),
+            keep: true,
+        });
         let b = j.add(Resource::MountDir {
             path: dir.path().join("nope"),
         });
         j.done(b);
-        assert_eq!(j.resources(), vec![Resource::Image { path: img.clone() }]);
+        assert_eq!(
+            j.resources()[0],
+            Resource::Image {
+                path: img.clone(),
+                keep: false
+            }
+        );
         // A journal left by a dead process (pid 0 is never alive here) is undone.
         let text =
             std::fs::read_to_string(dir.path().join(format!("run-{}.json", std::process::id())))
@@ -316,6 +337,12 @@ mod tests {
             "{report:?}"
         );
         assert!(!img.exists());
+        // An image kept with --keep-images stays, and cleanup says so.
+        assert!(kept.exists());
+        assert!(
+            report.iter().any(|l| l.contains("kept image")),
+            "{report:?}"
+        );
         assert!(!dir.path().join("run-999999999.json").exists());
     }
 }
