@@ -1,8 +1,9 @@
 //! The end-of-run table: for each cell, the mean, sample standard deviation
 //! and count of each headline metric over its successful repetitions, and
 //! the difference of each cell's mean from the first cell's, in the style
-//! of seed 001 ("+5.2% (slower)"). `fslab compare` gives the full
-//! statistics (confidence intervals, tests); this is the quick look.
+//! of seed 001 ("+5.2% (slower)"), with Welch's p when both cells have at
+//! least three repetitions. `fslab compare` gives the full statistics
+//! (confidence intervals, more columns); this is the quick look.
 
 use std::fmt::Write as _;
 
@@ -45,9 +46,10 @@ pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
         .unwrap_or(6)
         .max(6);
     let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut any_p = false;
     for (m, dir) in &metrics {
         let mut row = vec![m.clone()];
-        let mut base: Option<f64> = None;
+        let mut base: Option<(f64, Vec<f64>)> = None;
         for (ci, _) in cells {
             let v: Vec<f64> = samples
                 .iter()
@@ -64,11 +66,17 @@ pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
             } else {
                 format!("{} (n=1)", fmt_num(mean))
             };
-            match base {
-                None => base = Some(mean),
-                Some(b) if b != 0.0 => {
+            match &base {
+                None => base = Some((mean, v)),
+                Some((b, bv)) if *b != 0.0 => {
                     let pct = (mean - b) / b * 100.0;
                     let _ = write!(cell, " {pct:+.1}% ({})", dir.word(pct));
+                    if let (true, Some((_, _, p))) =
+                        (v.len() >= 3 && bv.len() >= 3, fslab_stats::welch(bv, &v))
+                    {
+                        let _ = write!(cell, " p={p:.3}");
+                        any_p = true;
+                    }
                 }
                 Some(_) => {}
             }
@@ -101,6 +109,11 @@ pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
         s.truncate(s.trim_end().len());
         s.push('\n');
     }
+    if any_p {
+        s.push_str(
+            "p: Welch's t-test against the first cell (fslab compare gives confidence intervals)\n",
+        );
+    }
     s
 }
 
@@ -126,6 +139,20 @@ mod tests {
         assert!(t.contains("+5.6% (slower)"), "{t}");
         assert!(t.contains("-3.7% (slower)"), "{t}");
         assert!(t.lines().next().unwrap().contains("no CRCs"));
+        assert!(!t.contains("p="), "one repetition each: no test: {t}");
+        // Three repetitions each: Welch's p, and a line saying what it is.
+        let mut three = Vec::new();
+        for (cell, v) in [(0, [10.0, 11.0, 12.0]), (1, [20.0, 21.0, 22.0])] {
+            for x in v {
+                three.push(s(cell, "create time (s)", Direction::Time, x));
+            }
+        }
+        let t = table(&[(0, "a".into()), (1, "b".into())], &three);
+        assert!(t.contains("+90.9% (slower) p=0.000"), "{t}");
+        assert!(
+            t.ends_with("(fslab compare gives confidence intervals)\n"),
+            "{t}"
+        );
         assert!(
             t.lines().all(|l| l == l.trim_end()),
             "no trailing blanks: {t:?}"
