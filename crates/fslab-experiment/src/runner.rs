@@ -215,6 +215,19 @@ pub struct RunConfig {
     pub file: String,
     pub text: String,
     pub command_line: Vec<String>,
+    /// `--resume`: carry on an earlier run of this experiment.
+    pub resume: Option<Resume>,
+}
+
+/// What an earlier, interrupted or partly failed run of the experiment
+/// already has (`fslab run --resume ID`): its completed repetitions are
+/// kept and not run again; the others run and are recorded in the same
+/// experiment.
+#[derive(Debug, Clone, Default)]
+pub struct Resume {
+    pub experiment_id: i64,
+    /// The completed (cell, repetition) runs, as measured then.
+    pub done: Vec<RepOutcome>,
 }
 
 /// One repetition of one cell, as it went.
@@ -395,20 +408,27 @@ fn run_cells(
     journal: &mut Journal,
 ) -> Result<ExperimentOutcome, String> {
     let (kernel, hostname) = fslab_workload::host_facts();
-    let exp_id = rec
-        .begin_experiment(&ExperimentInfo {
-            name: exp.name.clone(),
-            file: cfg.file.clone(),
-            text: cfg.text.clone(),
-            scale: cfg.scale,
-            repetitions: exp.repetitions,
-            command_line: cfg.command_line.clone(),
-            fslab_version: env!("CARGO_PKG_VERSION").into(),
-            kernel,
-            hostname,
-            started_at: now(),
-        })
-        .map_err(|e| format!("results store: {e}"))?;
+    let exp_id = match &cfg.resume {
+        Some(r) => {
+            rec.reopen_experiment(r.experiment_id, exp.repetitions)
+                .map_err(|e| format!("results store: {e}"))?;
+            r.experiment_id
+        }
+        None => rec
+            .begin_experiment(&ExperimentInfo {
+                name: exp.name.clone(),
+                file: cfg.file.clone(),
+                text: cfg.text.clone(),
+                scale: cfg.scale,
+                repetitions: exp.repetitions,
+                command_line: cfg.command_line.clone(),
+                fslab_version: env!("CARGO_PKG_VERSION").into(),
+                kernel,
+                hostname,
+                started_at: now(),
+            })
+            .map_err(|e| format!("results store: {e}"))?,
+    };
     let mut versions = Versions::default();
     let placeholder = Path::new("MNT");
     for c in &exp.cells {
@@ -444,10 +464,18 @@ fn run_cells(
             .map_err(|e| format!("results store: {e}"))?;
     }
 
-    let pairs = schedule(exp);
+    let done = cfg
+        .resume
+        .as_ref()
+        .map(|r| r.done.clone())
+        .unwrap_or_default();
+    let pairs: Vec<(u32, u32)> = schedule(exp)
+        .into_iter()
+        .filter(|(c, r)| !done.iter().any(|d| d.cell == *c && d.repetition == *r))
+        .collect();
     let mut outcome = ExperimentOutcome {
         experiment_id: exp_id,
-        runs: Vec::new(),
+        runs: done,
         interrupted: false,
         teardown_problems: Vec::new(),
     };
@@ -670,4 +698,138 @@ fn run_cell(
         }
     }
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fslab_record::MemRecorder;
+
+    /// Answers every workload with a completed run and notes which
+    /// (cell, repetition) it ran, from the directory's `-cC-rR` tag; asks
+    /// the scheduler to stop after `stop_after` runs.
+    struct FakeExecutor {
+        ran: Vec<(u32, u32)>,
+        stop_after: Option<usize>,
+    }
+
+    impl Executor for FakeExecutor {
+        fn run(
+            &mut self,
+            argv: &[String],
+            _cgroup: Option<&Path>,
+            stop: &AtomicBool,
+            _progress: &mut dyn Progress,
+        ) -> WorkloadOutcome {
+            let tag = argv
+                .iter()
+                .find_map(|a| a.split_once("-c").map(|(_, t)| t.to_string()))
+                .unwrap_or_default();
+            let (c, r) = tag.split_once("-r").unwrap_or(("?", "?"));
+            let r: String = r.chars().take_while(char::is_ascii_digit).collect();
+            self.ran.push((c.parse().unwrap(), r.parse().unwrap()));
+            if self.stop_after == Some(self.ran.len()) {
+                stop.store(true, Ordering::Relaxed);
+            }
+            let k = self.ran.len() as f64;
+            WorkloadOutcome {
+                run_id: Some(self.ran.len() as i64),
+                status: Some(RunStatus::Complete),
+                phases: vec![PhaseResult {
+                    phase: "create".into(),
+                    ops: 100,
+                    elapsed_s: k,
+                    ops_per_s: 100.0 / k,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }
+        }
+    }
+
+    fn config(resume: Option<Resume>) -> RunConfig {
+        RunConfig {
+            scale: 1.0,
+            consent: DeviceConsent::default(),
+            file: "t.toml".into(),
+            text: String::new(),
+            command_line: vec!["fslab".into(), "run".into()],
+            resume,
+        }
+    }
+
+    #[test]
+    fn an_interrupted_experiment_resumes_with_only_what_did_not_complete() {
+        let d = tempfile::tempdir().unwrap();
+        let text = format!(
+            "name = \"t\"\nrepetitions = 2\norder = \"sequential\"\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"createmany\"\nargs = [\"-o\", \"{{dir}}/f\", \"10\"]\n",
+            d.path().display()
+        );
+        let mut exp = crate::spec::parse("t.toml", &text).unwrap();
+        // Two cells of the same directory, as two variants would give.
+        let mut second = exp.cells[0].clone();
+        second.index = 1;
+        second.label = "again".into();
+        exp.cells.push(second);
+        let mut journal = Journal::create(&d.path().join("state"), vec![]).unwrap();
+        let mut rec = MemRecorder::default();
+
+        // The first run is stopped after its second repetition.
+        let stop = AtomicBool::new(false);
+        let mut exec = FakeExecutor {
+            ran: Vec::new(),
+            stop_after: Some(2),
+        };
+        let cfg = config(None);
+        let first = run(
+            &exp,
+            &cfg,
+            &mut exec,
+            &mut rec,
+            &mut NoProgress,
+            &stop,
+            &mut journal,
+        )
+        .unwrap();
+        assert!(first.interrupted);
+        assert_eq!(exec.ran, [(0, 1), (0, 2)]);
+        assert_eq!(rec.experiment_status, Some(RunStatus::Interrupted));
+
+        // The resumed run does the other cell only, in the same experiment,
+        // and its outcome (the summary) holds all four.
+        let stop = AtomicBool::new(false);
+        let mut exec = FakeExecutor {
+            ran: Vec::new(),
+            stop_after: None,
+        };
+        let cfg = config(Some(Resume {
+            experiment_id: first.experiment_id,
+            done: first.runs.clone(),
+        }));
+        let second = run(
+            &exp,
+            &cfg,
+            &mut exec,
+            &mut rec,
+            &mut NoProgress,
+            &stop,
+            &mut journal,
+        )
+        .unwrap();
+        assert_eq!(exec.ran, [(1, 1), (1, 2)]);
+        assert_eq!(second.experiment_id, first.experiment_id);
+        assert_eq!(rec.experiments.len(), 1, "no new experiment");
+        assert_eq!(second.runs.len(), 4);
+        assert!(second.runs.iter().all(|r| r.ok) && !second.interrupted);
+        assert_eq!(rec.experiment_status, Some(RunStatus::Complete));
+        let cells: Vec<u32> = second.samples().iter().map(|s| s.cell).collect();
+        assert!(cells.contains(&0) && cells.contains(&1));
+        // Each directory was made fresh and removed again.
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            1,
+            "only the state directory is left"
+        );
+        assert!(journal.resources().is_empty());
+    }
 }

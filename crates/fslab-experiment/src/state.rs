@@ -239,6 +239,24 @@ fn alive(pid: u32) -> bool {
         .is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
 }
 
+/// The `fslab run`s alive now, from their journals in `dir`: (pid, command line).
+pub fn live_runs(dir: &Path) -> Vec<(u32, Vec<String>)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with("run-") && n.ends_with(".json"))
+        })
+        .filter_map(|e| serde_json::from_slice::<StateFile>(&std::fs::read(e.path()).ok()?).ok())
+        .filter(|s| alive(s.pid) && s.pid != std::process::id())
+        .map(|s| (s.pid, s.command_line))
+        .collect()
+}
+
 /// `fslab cleanup`: undoes the journals of runs that are no longer alive.
 /// Returns one line per action; journals of live runs are left alone.
 pub fn cleanup(dir: &Path) -> Vec<String> {

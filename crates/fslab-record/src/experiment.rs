@@ -88,4 +88,7 @@ pub trait ExperimentRecorder: Recorder {
     fn record_cell(&mut self, experiment: i64, cell: &CellInfo) -> RecordResult<()>;
     fn record_cell_run(&mut self, experiment: i64, run: &CellRunInfo) -> RecordResult<()>;
     fn finish_experiment(&mut self, experiment: i64, status: RunStatus) -> RecordResult<()>;
+    /// Marks an earlier experiment running again (`fslab run --resume`),
+    /// with at least `repetitions` repetitions.
+    fn reopen_experiment(&mut self, experiment: i64, repetitions: u32) -> RecordResult<()>;
 }

@@ -37,6 +37,13 @@ impl ExperimentRecorder for MemRecorder {
         self.experiment_status = Some(status);
         Ok(())
     }
+    fn reopen_experiment(&mut self, experiment: i64, _repetitions: u32) -> RecordResult<()> {
+        if experiment < 1 || experiment as usize > self.experiments.len() {
+            return Err(RecordError(format!("no experiment {experiment}")));
+        }
+        self.experiment_status = Some(RunStatus::Running);
+        Ok(())
+    }
 }
 
 impl Recorder for MemRecorder {

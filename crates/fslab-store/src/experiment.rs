@@ -62,6 +62,23 @@ impl ExperimentRecorder for Store {
         Ok(())
     }
 
+    fn reopen_experiment(&mut self, experiment: i64, repetitions: u32) -> RecordResult<()> {
+        let n = self
+            .conn()
+            .execute(
+                "UPDATE experiments SET status = 'running', finished_at = NULL,
+                    repetitions = MAX(repetitions, ?2) WHERE id = ?1",
+                params![experiment, repetitions],
+            )
+            .map_err(rec_err)?;
+        if n == 0 {
+            return Err(fslab_record::RecordError(format!(
+                "no experiment {experiment}"
+            )));
+        }
+        Ok(())
+    }
+
     fn finish_experiment(&mut self, experiment: i64, status: RunStatus) -> RecordResult<()> {
         self.conn()
             .execute(
@@ -79,6 +96,9 @@ pub struct ExperimentRecord {
     pub id: i64,
     pub name: String,
     pub file: String,
+    /// The experiment file's text as run.
+    #[serde(skip)]
+    pub text: String,
     pub scale: f64,
     pub repetitions: u32,
     pub started_at: String,
@@ -146,7 +166,7 @@ impl Store {
         let q = || -> rusqlite::Result<Option<ExperimentRecord>> {
             let c = self.conn();
             let mut st = c.prepare(
-                "SELECT id, name, file, scale, repetitions, started_at, status FROM experiments WHERE id = ?1",
+                "SELECT id, name, file, scale, repetitions, started_at, status, text FROM experiments WHERE id = ?1",
             )?;
             let Some(mut e) = st
                 .query_map([id], |r| {
@@ -158,6 +178,7 @@ impl Store {
                         repetitions: r.get(4)?,
                         started_at: r.get(5)?,
                         status: r.get(6)?,
+                        text: r.get(7)?,
                         cells: Vec::new(),
                         cell_runs: Vec::new(),
                     })

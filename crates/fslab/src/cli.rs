@@ -149,15 +149,23 @@ fn parse_dev(s: &str) -> Result<(u32, u32), String> {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Experiment file, or the name of a built-in experiment (see --list)
-    #[arg(value_name = "EXPERIMENT", required_unless_present = "list")]
+    #[arg(
+        value_name = "EXPERIMENT",
+        required_unless_present_any = ["list", "resume"],
+        conflicts_with = "resume"
+    )]
     pub experiment: Option<String>,
+    /// Carry on experiment ID (interrupted, or with failed runs): its file and scale as
+    /// recorded, only the repetitions that did not complete, recorded in the same experiment
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<i64>,
     /// Shrink (or grow) counts and sizes by this factor: workload -n and -D, image size (at least 512 MiB)
     #[arg(long, value_name = "F", default_value_t = 1.0)]
     pub scale: f64,
     /// Print the expanded cells and their commands; touch nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Override the number of repetitions
+    /// Override the number of repetitions (with --resume: add repetitions up to N)
     #[arg(long, value_name = "N")]
     pub repetitions: Option<u32>,
     /// Leave the image files in place after each run

@@ -5,10 +5,11 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use fslab_experiment::backend::DeviceConsent;
-use fslab_experiment::runner::{self, ProcessExecutor, Progress, RunConfig};
+use fslab_experiment::runner::{self, ProcessExecutor, Progress, RepOutcome, Resume, RunConfig};
 use fslab_experiment::spec::Cell;
 use fslab_experiment::state::{state_dir, Journal};
 use fslab_experiment::{plan, spec, summary};
+use fslab_record::{PhaseResult, RunStatus};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::builtin;
@@ -121,6 +122,95 @@ impl Progress for Display {
     }
 }
 
+/// An earlier run of an experiment, as `--resume` carries it on.
+struct Earlier {
+    file: String,
+    text: String,
+    scale: f64,
+    repetitions: u32,
+    resume: Resume,
+}
+
+/// Reads experiment `id` back: its file's text and scale as run, and the
+/// repetitions that completed (with their phases, for the summary).
+fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
+    if !db.exists() {
+        return Err(Failure::Usage(format!(
+            "--resume {id}: no results store at {} (give --db)",
+            db.display()
+        )));
+    }
+    let store = super::open_store(db)?;
+    let e = store.experiment(id).map_err(|e| match e {
+        fslab_store::StoreError::NoSuchExperiment(_) => Failure::Usage(format!(
+            "--resume {id}: no such experiment in {}",
+            db.display()
+        )),
+        e => Failure::Failed(format!("results store {e}")),
+    })?;
+    // Marked running: killed (then resumable), or running now.
+    if e.status == "running" {
+        if let Some((pid, argv)) = fslab_experiment::state::live_runs(&state_dir()).first() {
+            return Err(Failure::Usage(format!(
+                "--resume {id}: experiment {id} is marked running, and `{}` (pid {pid}) is running now: \
+                 let it finish, or stop it first",
+                argv.join(" ")
+            )));
+        }
+    }
+    if args.scale != 1.0 && args.scale != e.scale {
+        return Err(Failure::Usage(format!(
+            "--scale {}: experiment {id} ran at scale {}; a resumed experiment keeps its scale",
+            args.scale, e.scale
+        )));
+    }
+    let mut done = Vec::new();
+    for r in e
+        .cell_runs
+        .iter()
+        .filter(|r| r.status == Some(RunStatus::Complete))
+    {
+        let phases = match r.run_id {
+            Some(run) => store
+                .phases(run)
+                .map_err(|e| Failure::Failed(format!("results store {e}")))?
+                .into_iter()
+                .map(|p| PhaseResult {
+                    phase: p.phase,
+                    ops: p.ops,
+                    elapsed_s: p.elapsed_s,
+                    ops_per_s: p.ops_per_s,
+                    usr_cpu_s: p.usr_cpu_s,
+                    sys_cpu_s: p.sys_cpu_s,
+                    bytes: p.bytes,
+                    complete: p.complete,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        done.push(RepOutcome {
+            cell: r.cell,
+            repetition: r.repetition,
+            ok: true,
+            error: None,
+            run_id: r.run_id,
+            phases,
+            unmount_s: r.unmount_s,
+            remount_s: r.remount_s,
+        });
+    }
+    Ok(Earlier {
+        file: e.file,
+        text: e.text,
+        scale: e.scale,
+        repetitions: e.repetitions,
+        resume: Resume {
+            experiment_id: id,
+            done,
+        },
+    })
+}
+
 /// Reads an experiment file, or a built-in by name.
 fn load(name: &str) -> Result<(String, String), Failure> {
     let p = Path::new(name);
@@ -161,24 +251,61 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         }
         return Ok(());
     }
-    let name = args.experiment.clone().unwrap_or_default();
-    let (file, text) = load(&name)?;
     if !(args.scale > 0.0 && args.scale.is_finite()) {
         return Err(Failure::Usage(format!(
             "--scale {}: must be a number above 0",
             args.scale
         )));
     }
+    let earlier = match args.resume {
+        Some(id) => Some(earlier_run(db, id, &args)?),
+        None => None,
+    };
+    let (file, text, scale) = match &earlier {
+        Some(e) => (e.file.clone(), e.text.clone(), e.scale),
+        None => {
+            let (file, text) = load(args.experiment.as_deref().unwrap_or_default())?;
+            (file, text, args.scale)
+        }
+    };
     let mut exp = spec::parse(&file, &text).map_err(|e| Failure::Usage(e.to_string()))?;
+    if let Some(e) = &earlier {
+        exp.repetitions = exp.repetitions.max(e.repetitions);
+    }
     if let Some(r) = args.repetitions {
         if r == 0 {
             return Err(Failure::Usage("--repetitions 0: must be at least 1".into()));
         }
+        if let Some(e) = earlier.as_ref().filter(|e| r < e.repetitions) {
+            return Err(Failure::Usage(format!(
+                "--repetitions {r}: experiment {} already has {} repetitions (resume adds, never removes)",
+                e.resume.experiment_id, e.repetitions
+            )));
+        }
         exp.repetitions = r;
     }
-    let exp = plan::scaled(&exp, args.scale);
+    let exp = plan::scaled(&exp, scale);
+    let resume = earlier.map(|e| e.resume);
+    if let Some(r) = &resume {
+        let total = exp.cells.len() * exp.repetitions as usize;
+        if r.done.len() >= total {
+            println!(
+                "experiment {} ({}): all {total} runs completed already; nothing to resume \
+                 (add repetitions with --repetitions N)",
+                r.experiment_id, exp.name
+            );
+            return Ok(());
+        }
+        eprintln!(
+            "fslab: resuming experiment {} ({}) at scale {scale}: {} of {total} runs completed before, {} to run",
+            r.experiment_id,
+            exp.name,
+            r.done.len(),
+            total - r.done.len()
+        );
+    }
     if args.dry_run {
-        print!("{}", plan::describe(&exp, args.scale));
+        print!("{}", plan::describe(&exp, scale));
         for m in plan::missing_tools(&exp) {
             println!("warning: {m}");
         }
@@ -212,7 +339,8 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     let exe = std::env::current_exe()
         .map_err(|e| Failure::Failed(format!("run: cannot find fslab itself: {e}")))?;
     let cfg = RunConfig {
-        scale: args.scale,
+        scale,
+        resume,
         consent: DeviceConsent {
             format_device: args.format_device.clone(),
             force: args.force,
