@@ -117,7 +117,55 @@ pub struct RunOrigin {
     pub cell_run: CellRunInfo,
 }
 
+/// One line of the experiment list.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ExperimentRow {
+    pub id: i64,
+    pub name: String,
+    pub file: String,
+    pub scale: f64,
+    pub repetitions: u32,
+    pub started_at: String,
+    pub status: String,
+    pub cells: u32,
+    /// Repetitions recorded, and how many of them completed.
+    pub runs: u32,
+    pub completed: u32,
+}
+
 impl Store {
+    /// Every experiment, oldest first.
+    pub fn list_experiments(&self) -> Result<Vec<ExperimentRow>, StoreError> {
+        let q = || -> rusqlite::Result<Vec<ExperimentRow>> {
+            let c = self.conn();
+            let mut st = c.prepare(
+                "SELECT e.id, e.name, e.file, e.scale, e.repetitions, e.started_at, e.status,
+                    (SELECT COUNT(*) FROM cells c WHERE c.experiment_id = e.id),
+                    (SELECT COUNT(*) FROM cell_runs r WHERE r.experiment_id = e.id),
+                    (SELECT COUNT(*) FROM cell_runs r WHERE r.experiment_id = e.id AND r.status = 'complete')
+                 FROM experiments e ORDER BY e.id",
+            )?;
+            let rows = st
+                .query_map([], |r| {
+                    Ok(ExperimentRow {
+                        id: r.get(0)?,
+                        name: r.get(1)?,
+                        file: r.get(2)?,
+                        scale: r.get(3)?,
+                        repetitions: r.get(4)?,
+                        started_at: r.get(5)?,
+                        status: r.get(6)?,
+                        cells: r.get(7)?,
+                        runs: r.get(8)?,
+                        completed: r.get(9)?,
+                    })
+                })?
+                .collect();
+            rows
+        };
+        q().map_err(|e| self.err(e))
+    }
+
     /// The experiment cell that run `run_id` belongs to, if any.
     pub fn run_origin(&self, run_id: i64) -> Result<Option<RunOrigin>, StoreError> {
         let q = || -> rusqlite::Result<Option<(i64, String, String, String)>> {

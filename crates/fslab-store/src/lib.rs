@@ -13,7 +13,7 @@ use fslab_record::{
 };
 use rusqlite::{params, Connection, OptionalExtension};
 
-pub use experiment::{ExperimentRecord, RunOrigin};
+pub use experiment::{ExperimentRecord, ExperimentRow, RunOrigin};
 pub use read::{PointRow, RunRecord, RunRow, StoredLatency, StoredNote, StoredPhase};
 
 /// A store error, with the database path in its message.

@@ -186,6 +186,8 @@ pub struct RunArgs {
 pub enum ResultsCommand {
     /// One line per recorded run, starting with its id
     List,
+    /// One line per experiment (`fslab run`), starting with its id, with runs completed
+    Experiments,
     /// Everything recorded for one run
     Show {
         /// Run id (from `fslab results list`)

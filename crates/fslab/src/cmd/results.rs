@@ -55,6 +55,28 @@ pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
                 );
             }
         }
+        ResultsCommand::Experiments => {
+            let rows = store
+                .list_experiments()
+                .map_err(|e| Failure::Failed(format!("results store {e}")))?;
+            for e in rows {
+                let total = e.cells * e.repetitions;
+                println!(
+                    "{:<5} {}  {:<11} {:>12}  {}  ({} cell{} x {} repetition{}, scale {}, {})",
+                    e.id,
+                    e.started_at.get(..19).unwrap_or(&e.started_at),
+                    e.status,
+                    format!("{}/{total} runs", e.completed),
+                    e.name,
+                    e.cells,
+                    if e.cells == 1 { "" } else { "s" },
+                    e.repetitions,
+                    if e.repetitions == 1 { "" } else { "s" },
+                    e.scale,
+                    e.file
+                );
+            }
+        }
         ResultsCommand::Show { id } => {
             let rec = fetch(id)?;
             let notes = store

@@ -556,6 +556,20 @@ fs = "ext4"
     // Repetition 1 completed; 2 was cut short (or, on a very fast machine, just made it).
     let before = complete(&e);
     assert!((1..3).contains(&before), "{said}");
+    let list = stdout(
+        &lab.fslab()
+            .args(["results", "experiments"])
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        list.starts_with("1 ")
+            && list.contains(" interrupted ")
+            && list.contains(&format!(
+                "{before}/3 runs  resume  (1 cell x 3 repetitions, scale 1, "
+            )),
+        "{list}"
+    );
 
     // --resume runs the rest only, into experiment 1.
     let o = lab
@@ -590,6 +604,17 @@ fs = "ext4"
         stdout(&o).contains("4 of 4 runs completed"),
         "{}",
         stdout(&o)
+    );
+    let list = stdout(
+        &lab.fslab()
+            .args(["results", "experiments"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(list.lines().count(), 1, "{list}");
+    assert!(
+        list.contains(" complete ") && list.contains(" 4/4 runs  resume  (1 cell x 4 repetitions"),
+        "{list}"
     );
     let o = lab
         .run_cmd()
