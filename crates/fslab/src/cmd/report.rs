@@ -89,6 +89,12 @@ fn cell_blocks(
          the completed run of median workload time)",
         ids.join(", "),
     )));
+    // How the run's filesystem was made (for runs of `fslab run`).
+    if let Some(o) = store.run_origin(first).map_err(failed)? {
+        out.push(Block::Pre(
+            super::results::origin(&o).trim_matches('\n').to_string(),
+        ));
+    }
     let rec = store.run(first).map_err(failed)?;
     if let Some(mpi) = rec.run.params.get("mpi") {
         out.extend(rank_blocks(mpi));
@@ -551,7 +557,7 @@ pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {
         .map_err(|e| Failure::Failed(format!("report: cannot write {}: {e}", output.display())))?;
     let charts = blocks
         .iter()
-        .filter(|b| matches!(b, Block::Chart(_) | Block::Bars(_)))
+        .filter(|b| matches!(b, Block::Chart(_) | Block::Bars(_) | Block::Movie(_)))
         .count();
     println!(
         "wrote {} ({} charts, {} cells)",

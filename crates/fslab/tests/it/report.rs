@@ -154,6 +154,11 @@ mkfs_options = ["-O ^has_journal"]
         dom.contains("<td>ext4 nojournal</td>"),
         "the comparison table is there"
     );
+    // Each cell says how its filesystem was made.
+    assert!(
+        dom.contains("mkfs:        mkfs.ext4 -F -q -O ^has_journal /dev/loop"),
+        "the nojournal cell's mkfs line"
+    );
 
     let shot =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/fslab-report-screenshot.png");
