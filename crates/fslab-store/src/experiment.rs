@@ -99,6 +99,8 @@ pub struct ExperimentRecord {
     /// The experiment file's text as run.
     #[serde(skip)]
     pub text: String,
+    /// `uname -r` of the machine it ran on.
+    pub kernel: String,
     pub scale: f64,
     pub repetitions: u32,
     pub started_at: String,
@@ -214,7 +216,7 @@ impl Store {
         let q = || -> rusqlite::Result<Option<ExperimentRecord>> {
             let c = self.conn();
             let mut st = c.prepare(
-                "SELECT id, name, file, scale, repetitions, started_at, status, text FROM experiments WHERE id = ?1",
+                "SELECT id, name, file, scale, repetitions, started_at, status, text, kernel FROM experiments WHERE id = ?1",
             )?;
             let Some(mut e) = st
                 .query_map([id], |r| {
@@ -227,6 +229,7 @@ impl Store {
                         started_at: r.get(5)?,
                         status: r.get(6)?,
                         text: r.get(7)?,
+                        kernel: r.get(8)?,
                         cells: Vec::new(),
                         cell_runs: Vec::new(),
                     })

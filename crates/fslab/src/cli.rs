@@ -81,9 +81,10 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Experiment id (from the store); default: the most recent experiment
+    /// Experiment id (from `fslab results experiments`); repeat to compare the cells of
+    /// several experiments, say the same one on two kernels; default: the most recent
     #[arg(long, value_name = "ID")]
-    pub experiment: Option<i64>,
+    pub experiment: Vec<i64>,
     /// A group of run ids, comma-separated; repeat for more groups (instead of an experiment)
     #[arg(long = "runs", value_name = "ID,ID,...")]
     pub runs: Vec<String>,
@@ -98,9 +99,9 @@ pub struct CompareArgs {
 /// Which runs a report covers.
 #[derive(Debug, Args)]
 pub struct ReportSelect {
-    /// Experiment id; default: the most recent experiment
+    /// Experiment id; repeat for the cells of several experiments; default: the most recent
     #[arg(long, value_name = "ID")]
-    pub experiment: Option<i64>,
+    pub experiment: Vec<i64>,
     /// A group of run ids, comma-separated; repeat for more groups (instead of an experiment)
     #[arg(long = "runs", value_name = "ID,ID,...")]
     pub runs: Vec<String>,

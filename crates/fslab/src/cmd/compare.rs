@@ -29,7 +29,7 @@ fn store_err(e: fslab_store::StoreError) -> Failure {
 }
 
 /// What `args` selects: an experiment's cells, or groups of run ids.
-pub fn select(store: &Store, experiment: Option<i64>, runs: &[String]) -> Result<Groups, Failure> {
+pub fn select(store: &Store, experiments: &[i64], runs: &[String]) -> Result<Groups, Failure> {
     if !runs.is_empty() {
         let mut g = Groups {
             labels: Vec::new(),
@@ -49,28 +49,41 @@ pub fn select(store: &Store, experiment: Option<i64>, runs: &[String]) -> Result
         }
         return Ok(g);
     }
-    let id = match experiment {
-        Some(id) => id,
-        None => store.latest_experiment().map_err(store_err)?.ok_or_else(|| {
+    let ids = if experiments.is_empty() {
+        vec![store.latest_experiment().map_err(store_err)?.ok_or_else(|| {
             Failure::Usage("the results store has no experiment yet: run one (fslab run) or choose runs with --runs".into())
-        })?,
+        })?]
+    } else {
+        experiments.to_vec()
     };
-    let e = store.experiment(id).map_err(store_err)?;
+    let records = ids
+        .iter()
+        .map(|&id| store.experiment(id).map_err(store_err))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Several experiments: each cell is named by its experiment too, and by
+    // its kernel when the kernels differ (the usual regression question).
+    let kernels_differ = records.iter().any(|e| e.kernel != records[0].kernel);
     let mut g = Groups {
         labels: Vec::new(),
         runs: Vec::new(),
     };
-    for c in &e.cells {
-        g.labels.push(c.label.clone());
-        g.runs.push(
-            e.cell_runs
-                .iter()
-                .filter(|r| {
-                    r.cell == c.index && r.status == Some(fslab_record::RunStatus::Complete)
-                })
-                .filter_map(|r| r.run_id.map(|id| (id, r.unmount_s, r.remount_s)))
-                .collect(),
-        );
+    for e in &records {
+        for c in &e.cells {
+            g.labels.push(match (records.len(), kernels_differ) {
+                (1, _) => c.label.clone(),
+                (_, false) => format!("{} (exp {})", c.label, e.id),
+                (_, true) => format!("{} (exp {}, {})", c.label, e.id, e.kernel),
+            });
+            g.runs.push(
+                e.cell_runs
+                    .iter()
+                    .filter(|r| {
+                        r.cell == c.index && r.status == Some(fslab_record::RunStatus::Complete)
+                    })
+                    .filter_map(|r| r.run_id.map(|id| (id, r.unmount_s, r.remount_s)))
+                    .collect(),
+            );
+        }
     }
     Ok(g)
 }
@@ -161,7 +174,7 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
         )));
     }
     let store = super::open_store(db)?;
-    let g = select(&store, args.experiment, &args.runs)?;
+    let g = select(&store, &args.experiment, &args.runs)?;
     let base = baseline(&g.labels, args.baseline.as_deref())?;
     let m = metrics(&store, &g)?;
     let rows = compare::compare(&g.labels, &m, base);

@@ -505,21 +505,31 @@ pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {
         }
     }
     let store = super::open_store(db)?;
-    let g = select(&store, sel.experiment, &sel.runs)?;
+    let g = select(&store, &sel.experiment, &sel.runs)?;
     let base = baseline(&g.labels, sel.baseline.as_deref())?;
     let rows = fslab_stats::compare::compare(&g.labels, &metrics(&store, &g)?, base);
-    let title = match (sel.experiment, sel.runs.is_empty()) {
-        (_, false) => "fslab report: groups of runs".to_string(),
-        (id, true) => {
-            let id = id
-                .or(store.latest_experiment().map_err(failed)?)
-                .unwrap_or(0);
-            let e = store.experiment(id).map_err(failed)?;
-            format!(
-                "fslab report: experiment {} ({}), {}",
-                e.id, e.name, e.started_at
-            )
-        }
+    let title = if !sel.runs.is_empty() {
+        "fslab report: groups of runs".to_string()
+    } else {
+        let ids = if sel.experiment.is_empty() {
+            store
+                .latest_experiment()
+                .map_err(failed)?
+                .into_iter()
+                .collect()
+        } else {
+            sel.experiment.clone()
+        };
+        let names = ids
+            .iter()
+            .map(|&id| {
+                store
+                    .experiment(id)
+                    .map(|e| format!("experiment {} ({}), {}", e.id, e.name, e.started_at))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(failed)?;
+        format!("fslab report: {}", names.join("; "))
     };
     let mut blocks = vec![Block::Heading("comparison".into())];
     blocks.push(Block::Table(

@@ -191,6 +191,38 @@ fn compare_reads_the_latest_experiment_in_every_format() {
         by_runs.contains("runs 1,3,5") && by_runs.contains("runs 2,4,6"),
         "{by_runs}"
     );
+    // Two experiments side by side (the same file run again, as on
+    // another kernel): every cell of each, named by its experiment.
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let both = stdout(&lab.run(&[
+        "compare",
+        "--experiment",
+        "1",
+        "--experiment",
+        "2",
+        "--baseline",
+        "4k (exp 1)",
+    ]));
+    let rate_block: Vec<&str> = both
+        .split("\n\n")
+        .find(|b| b.starts_with("create rate (ops/s)"))
+        .unwrap()
+        .lines()
+        .collect();
+    let groups: Vec<&str> = rate_block[1..]
+        .iter()
+        .map(|l| l.split("  ").next().unwrap().trim())
+        .collect();
+    assert_eq!(
+        groups,
+        ["empty (exp 1)", "4k (exp 1)", "empty (exp 2)", "4k (exp 2)"],
+        "{both}"
+    );
+    assert!(rate_block[2].ends_with("baseline"), "{both}");
+    let listed = stdout(&lab.run(&["results", "experiments"]));
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+
     for (args, want) in [
         (vec!["compare", "--baseline", "nope"], "nope"),
         (vec!["compare", "--runs", "1,x"], "\"x\""),
