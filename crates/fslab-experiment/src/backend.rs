@@ -67,16 +67,7 @@ pub fn setup(
     journal: &mut Journal,
     info: &mut CellRunInfo,
 ) -> LabResult<Prepared> {
-    let mut p = Prepared {
-        workdir: PathBuf::new(),
-        dev: None,
-        fs: None,
-        mount: None,
-        mount_dir: None,
-        loopdev: None,
-        image: None,
-        scratch: None,
-    };
+    let mut p = Prepared::empty();
     match build(&mut p, exp, cell, rep, consent, journal, info) {
         Ok(()) => Ok(p),
         Err(e) => {
@@ -125,39 +116,10 @@ fn build(
             info.host_fs = host_fs(dir);
             info.image_path = path.display().to_string();
             info.image_size = *size;
-            let id = journal.add(Resource::Image {
-                path: path.clone(),
-                keep: consent.keep_images,
-            });
-            let mut image = match Image::create(&path, *size) {
-                Ok(i) => i,
-                Err(e) => {
-                    journal.done(id);
-                    return Err(e);
-                }
-            };
-            if consent.keep_images {
-                image.keep();
-            }
-            p.image = Some((image, id));
-            if let Some(what) = signature::probe(&path)
-                .map_err(|e| LabError(format!("cannot read {}: {e}", path.display())))?
-            {
-                return Err(LabError(format!(
-                    "new image {} already holds {what}",
-                    path.display()
-                )));
-            }
-            let lo = LoopDevice::attach(&path, *direct_io)?;
-            let id = journal.add(Resource::Loop {
-                number: lo.number(),
-                backing: path.clone(),
-            });
+            let lo = p.attach_new_image(&path, *size, *direct_io, consent.keep_images, journal)?;
             info.loop_device = lo.path().display().to_string();
             info.direct_io = lo.direct_io();
-            let path = lo.path().to_path_buf();
-            p.loopdev = Some((lo, id));
-            path
+            lo.path().to_path_buf()
         }
         Device::Block { path } => {
             check_block_device(path, consent)?;
@@ -187,28 +149,11 @@ fn build(
     let mnt = journal
         .mount_base()
         .join(format!("c{}-r{}", cell.index, rep));
-    let id = journal.add(Resource::MountDir { path: mnt.clone() });
-    std::fs::create_dir_all(&mnt)
-        .map_err(|e| LabError(format!("cannot create mount point {}: {e}", mnt.display())))?;
-    p.mount_dir = Some((mnt.clone(), id));
     let opts = mount_options(cell);
     info.mount_argv = mount_argv(&dev_path, &mnt, fs.name(), &opts);
-    let id = journal.add(Resource::Mount {
-        target: mnt.clone(),
-    });
-    let m = match Mount::mount(&dev_path, &mnt, fs.name(), &opts) {
-        Ok(m) => m,
-        Err(e) => {
-            if !is_mount_point(&mnt) {
-                journal.done(id);
-            }
-            return Err(e);
-        }
-    };
-    info.kernel_mount_options = m.kernel_options().to_string();
-    p.dev = Some(m.root_dev());
-    p.mount = Some((m, id));
-    p.workdir = mnt.clone();
+    info.kernel_mount_options = p
+        .mount_new(&dev_path, &mnt, &fs, &opts, journal)?
+        .to_string();
     p.fs = Some((fs, dev_path, opts));
     Ok(())
 }
@@ -273,6 +218,96 @@ fn check_block_device(path: &Path, consent: &DeviceConsent) -> LabResult<()> {
 }
 
 impl Prepared {
+    /// Nothing made yet.
+    pub(crate) fn empty() -> Prepared {
+        Prepared {
+            workdir: PathBuf::new(),
+            dev: None,
+            fs: None,
+            mount: None,
+            mount_dir: None,
+            loopdev: None,
+            image: None,
+            scratch: None,
+        }
+    }
+
+    /// Creates `path` as a sparse image of `size` bytes, checks it holds no
+    /// signature and attaches it to a loop device, journalling each before
+    /// use. `keep` (--keep-images) leaves the image in place afterwards.
+    pub(crate) fn attach_new_image(
+        &mut self,
+        path: &Path,
+        size: u64,
+        direct_io: bool,
+        keep: bool,
+        journal: &mut Journal,
+    ) -> LabResult<&LoopDevice> {
+        let id = journal.add(Resource::Image {
+            path: path.to_path_buf(),
+            keep,
+        });
+        let mut image = match Image::create(path, size) {
+            Ok(i) => i,
+            Err(e) => {
+                journal.done(id);
+                return Err(e);
+            }
+        };
+        if keep {
+            image.keep();
+        }
+        self.image = Some((image, id));
+        if let Some(what) = signature::probe(path)
+            .map_err(|e| LabError(format!("cannot read {}: {e}", path.display())))?
+        {
+            return Err(LabError(format!(
+                "new image {} already holds {what}",
+                path.display()
+            )));
+        }
+        let lo = LoopDevice::attach(path, direct_io)?;
+        let id = journal.add(Resource::Loop {
+            number: lo.number(),
+            backing: path.to_path_buf(),
+        });
+        Ok(&self.loopdev.insert((lo, id)).0)
+    }
+
+    /// Makes mount point `mnt` and mounts `dev` there (each journalled
+    /// first); the workload directory becomes `mnt`. Returns the options
+    /// the kernel reports.
+    pub(crate) fn mount_new(
+        &mut self,
+        dev: &Path,
+        mnt: &Path,
+        fs: &FsType,
+        opts: &str,
+        journal: &mut Journal,
+    ) -> LabResult<&str> {
+        let id = journal.add(Resource::MountDir {
+            path: mnt.to_path_buf(),
+        });
+        std::fs::create_dir_all(mnt)
+            .map_err(|e| LabError(format!("cannot create mount point {}: {e}", mnt.display())))?;
+        self.mount_dir = Some((mnt.to_path_buf(), id));
+        let id = journal.add(Resource::Mount {
+            target: mnt.to_path_buf(),
+        });
+        let m = match Mount::mount(dev, mnt, fs.name(), opts) {
+            Ok(m) => m,
+            Err(e) => {
+                if !is_mount_point(mnt) {
+                    journal.done(id);
+                }
+                return Err(e);
+            }
+        };
+        self.dev = Some(m.root_dev());
+        self.workdir = mnt.to_path_buf();
+        Ok(self.mount.insert((m, id)).0.kernel_options())
+    }
+
     /// The directory the workload works in.
     pub fn workdir(&self) -> &Path {
         &self.workdir
@@ -295,7 +330,11 @@ impl Prepared {
     }
 
     /// Undoes everything without timing a remount (after a failed setup).
-    fn teardown_quietly(&mut self, journal: &mut Journal, info: &mut CellRunInfo) -> LabResult<()> {
+    pub(crate) fn teardown_quietly(
+        &mut self,
+        journal: &mut Journal,
+        info: &mut CellRunInfo,
+    ) -> LabResult<()> {
         self.undo(journal, info, false)
     }
 

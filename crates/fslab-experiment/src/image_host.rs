@@ -9,16 +9,16 @@
 //! before the cells' own, so teardown and `fslab cleanup` undo the cells'
 //! pieces first.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use fslab_lab::image::{fits, host_fs, Image};
-use fslab_lab::loopdev::LoopDevice;
+use fslab_lab::image::{fits, host_fs};
 use fslab_lab::mkfs::{find_tool, mkfs_argv, run_mkfs, FsType};
-use fslab_lab::mount::Mount;
-use fslab_lab::{human_bytes, signature, LabError, LabResult};
+use fslab_lab::{human_bytes, LabError, LabResult};
+use fslab_record::CellRunInfo;
 
+use crate::backend::Prepared;
 use crate::spec::{Device, Experiment, ImageHost};
-use crate::state::{Journal, Resource};
+use crate::state::Journal;
 
 /// The host image: a little under the 16 TiB - 4 KiB an ext4 file can be.
 pub const HOST_IMAGE_SIZE: u64 = (16 << 40) - (1 << 20);
@@ -63,13 +63,10 @@ pub fn preflight(dir: &Path) -> Result<(), String> {
 }
 
 /// The host XFS, mounted; undone by [`HostFs::teardown`] (or, after a
-/// panic, by dropping it and closing the journal).
+/// panic, by dropping it and closing the journal). It is made and undone as
+/// a cell's filesystem is ([`Prepared`]), on its own image and mount point.
 pub struct HostFs {
-    mount: Option<(Mount, u64)>,
-    mount_dir: Option<(PathBuf, u64)>,
-    loopdev: Option<(LoopDevice, u64)>,
-    image: Option<(Image, u64)>,
-    dir: PathBuf,
+    fs: Prepared,
     facts: serde_json::Value,
 }
 
@@ -79,98 +76,19 @@ impl HostFs {
     /// earlier ones. With `keep` (`--keep-images`) the host image stays
     /// after the run, since the kept cell images are inside it.
     pub fn make(dir: &Path, journal: &mut Journal, keep: bool) -> LabResult<HostFs> {
-        let mut h = HostFs {
-            mount: None,
-            mount_dir: None,
-            loopdev: None,
-            image: None,
-            dir: PathBuf::new(),
-            facts: serde_json::Value::Null,
-        };
-        match h.build(dir, journal, keep) {
-            Ok(()) => Ok(h),
+        let mut fs = Prepared::empty();
+        match build(&mut fs, dir, journal, keep) {
+            Ok(facts) => Ok(HostFs { fs, facts }),
             Err(e) => {
-                let _ = h.teardown_in_place(journal);
+                let _ = fs.teardown_quietly(journal, &mut CellRunInfo::default());
                 Err(LabError(format!("image host: {}", e.0)))
             }
         }
     }
 
-    fn build(&mut self, dir: &Path, journal: &mut Journal, keep: bool) -> LabResult<()> {
-        let path = dir.join(format!("fslab-{}-host.img", std::process::id()));
-        let id = journal.add(Resource::Image {
-            path: path.clone(),
-            keep,
-        });
-        let image = match Image::create(&path, HOST_IMAGE_SIZE) {
-            Ok(i) => i,
-            Err(e) => {
-                journal.done(id);
-                return Err(e);
-            }
-        };
-        self.image = Some((image, id));
-        if let Some(what) = signature::probe(&path)
-            .map_err(|e| LabError(format!("cannot read {}: {e}", path.display())))?
-        {
-            return Err(LabError(format!(
-                "new image {} already holds {what}",
-                path.display()
-            )));
-        }
-        // Direct IO: the host's writes skip image_dir's page cache, so the
-        // cells' data is cached once (by the host XFS), not twice.
-        let lo = LoopDevice::attach(&path, true)?;
-        let id = journal.add(Resource::Loop {
-            number: lo.number(),
-            backing: path.clone(),
-        });
-        let dev = lo.path().to_path_buf();
-        let direct_io = lo.direct_io();
-        self.loopdev = Some((lo, id));
-        let options: Vec<String> = HOST_MKFS_OPTIONS.iter().map(|s| s.to_string()).collect();
-        let argv = mkfs_argv(&FsType::Xfs, &options, &dev);
-        run_mkfs(&argv)?;
-        let mnt = journal.mount_base().join("image-host");
-        let id = journal.add(Resource::MountDir { path: mnt.clone() });
-        std::fs::create_dir_all(&mnt)
-            .map_err(|e| LabError(format!("cannot create {}: {e}", mnt.display())))?;
-        self.mount_dir = Some((mnt.clone(), id));
-        let id = journal.add(Resource::Mount {
-            target: mnt.clone(),
-        });
-        let m = match Mount::mount(&dev, &mnt, "xfs", "") {
-            Ok(m) => m,
-            Err(e) => {
-                journal.done(id);
-                return Err(e);
-            }
-        };
-        self.mount = Some((m, id));
-        self.dir = mnt.clone();
-        // Kept only once it holds a filesystem (a failed setup removes it).
-        if keep {
-            if let Some((img, _)) = &mut self.image {
-                img.keep();
-            }
-        }
-        self.facts = serde_json::json!({
-            "fs": "xfs",
-            "image": path.display().to_string(),
-            "image_size": HOST_IMAGE_SIZE,
-            "on": host_fs(dir),
-            "loop_device": dev.display().to_string(),
-            "direct_io": direct_io,
-            "mkfs_argv": argv,
-            "mount_point": mnt.display().to_string(),
-            "kept": keep,
-        });
-        Ok(())
-    }
-
     /// Where the cells' images go.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.fs.workdir()
     }
 
     /// What was made, for the record and the messages.
@@ -186,7 +104,7 @@ impl HostFs {
             human_bytes(HOST_IMAGE_SIZE),
             self.facts["image"].as_str().unwrap_or("?"),
             self.facts["on"].as_str().unwrap_or("?"),
-            self.dir.display()
+            self.dir().display()
         )
     }
 
@@ -194,7 +112,7 @@ impl HostFs {
     pub fn hosting(&self, exp: &Experiment) -> Experiment {
         let mut e = exp.clone();
         if let Device::Image { dir, .. } = &mut e.device {
-            *dir = self.dir.clone();
+            *dir = self.dir().to_path_buf();
         }
         e
     }
@@ -202,44 +120,39 @@ impl HostFs {
     /// Unmounts, detaches and removes the host, striking each piece out
     /// of the journal.
     pub fn teardown(mut self, journal: &mut Journal) -> LabResult<()> {
-        self.teardown_in_place(journal)
+        self.fs
+            .teardown_quietly(journal, &mut CellRunInfo::default())
     }
+}
 
-    fn teardown_in_place(&mut self, journal: &mut Journal) -> LabResult<()> {
-        let mut first: Option<LabError> = None;
-        if let Some((m, id)) = self.mount.take() {
-            match m.unmount() {
-                Ok(_) => journal.done(id),
-                Err(e) => {
-                    first.get_or_insert(e);
-                }
-            }
-        }
-        if let Some((dir, id)) = self.mount_dir.take() {
-            let _ = std::fs::remove_dir(&dir);
-            journal.done(id);
-        }
-        if let Some((lo, id)) = self.loopdev.take() {
-            match lo.detach() {
-                Ok(()) => journal.done(id),
-                Err(e) => {
-                    first.get_or_insert(e);
-                }
-            }
-        }
-        if let Some((img, id)) = self.image.take() {
-            match img.remove() {
-                Ok(()) => journal.done(id),
-                Err(e) => {
-                    first.get_or_insert(e);
-                }
-            }
-        }
-        match first {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
+fn build(
+    fs: &mut Prepared,
+    dir: &Path,
+    journal: &mut Journal,
+    keep: bool,
+) -> LabResult<serde_json::Value> {
+    let path = dir.join(format!("fslab-{}-host.img", std::process::id()));
+    // Direct IO: the host's writes skip image_dir's page cache, so the
+    // cells' data is cached once (by the host XFS), not twice.
+    let lo = fs.attach_new_image(&path, HOST_IMAGE_SIZE, true, keep, journal)?;
+    let dev = lo.path().to_path_buf();
+    let direct_io = lo.direct_io();
+    let options: Vec<String> = HOST_MKFS_OPTIONS.iter().map(|s| s.to_string()).collect();
+    let argv = mkfs_argv(&FsType::Xfs, &options, &dev);
+    run_mkfs(&argv)?;
+    let mnt = journal.mount_base().join("image-host");
+    fs.mount_new(&dev, &mnt, &FsType::Xfs, "", journal)?;
+    Ok(serde_json::json!({
+        "fs": "xfs",
+        "image": path.display().to_string(),
+        "image_size": HOST_IMAGE_SIZE,
+        "on": host_fs(dir),
+        "loop_device": dev.display().to_string(),
+        "direct_io": direct_io,
+        "mkfs_argv": argv,
+        "mount_point": mnt.display().to_string(),
+        "kept": keep,
+    }))
 }
 
 #[cfg(test)]

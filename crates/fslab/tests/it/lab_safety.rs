@@ -46,6 +46,31 @@ fn started(lab: &Lab, parent: u32) -> bool {
     })
 }
 
+/// Starts `fslab run EXPERIMENT`, SIGKILLs it once its workload runs, and
+/// waits for the workload to die with its parent (so nothing keeps the
+/// filesystems busy, and its own tracing is gone).
+fn kill_9_once_started(lab: &Lab, experiment: &std::path::Path) {
+    let mut child = lab
+        .run_cmd()
+        .arg("run")
+        .arg(experiment)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(started(lab, pid), "the workload never started");
+    let workers = children_with(pid, "fsmark");
+    kill_process(Pid::from_raw(pid as i32).unwrap(), Signal::KILL).unwrap();
+    child.wait().unwrap();
+    assert!(
+        wait_for(10, || workers
+            .iter()
+            .all(|w| !std::path::Path::new(&format!("/proc/{w}")).exists())),
+        "workload survived its parent"
+    );
+}
+
 #[test]
 fn ctrl_c_in_the_middle_of_a_cell_leaves_nothing_behind() {
     if !privileged("fslab run on loop devices") {
@@ -99,26 +124,7 @@ fn cleanup_undoes_what_a_killed_run_left() {
     let lab = Lab::new();
     let before = std::fs::read_to_string("/proc/sys/vm/dirty_background_ratio").unwrap();
     let f = long_cell(&lab);
-    let mut child = lab
-        .run_cmd()
-        .arg("run")
-        .arg(&f)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    assert!(started(&lab, pid), "the workload never started");
-    let workers = children_with(pid, "fsmark");
-    kill_process(Pid::from_raw(pid as i32).unwrap(), Signal::KILL).unwrap();
-    child.wait().unwrap();
-    // The workload dies with its parent, so nothing keeps the filesystem busy.
-    assert!(
-        wait_for(10, || workers
-            .iter()
-            .all(|w| !std::path::Path::new(&format!("/proc/{w}")).exists())),
-        "workload survived its parent"
-    );
+    kill_9_once_started(&lab, &f);
     let left = lab.leftovers();
     assert!(left.iter().any(|l| l.starts_with("mount ")), "{left:?}");
     assert!(left.iter().any(|l| l.starts_with("image ")), "{left:?}");
@@ -348,26 +354,7 @@ fn cleanup_undoes_a_killed_run_and_its_image_host() {
     let _lock = machine_lock();
     let lab = Lab::new();
     let f = hosted_cell(&lab, "xfs", &["-n", "200000", "-s", "4096", "-S1"]);
-    let mut child = lab
-        .run_cmd()
-        .arg("run")
-        .arg(&f)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    assert!(started(&lab, pid), "the workload never started");
-    let workers = children_with(pid, "fsmark");
-    kill_process(Pid::from_raw(pid as i32).unwrap(), Signal::KILL).unwrap();
-    child.wait().unwrap();
-    // The workload dies with its parent (and takes its tracing with it).
-    assert!(
-        wait_for(10, || workers
-            .iter()
-            .all(|w| !std::path::Path::new(&format!("/proc/{w}")).exists())),
-        "workload survived its parent"
-    );
+    kill_9_once_started(&lab, &f);
     let left = lab.leftovers();
     // Two filesystems mounted (the host and the cell's; a killed workload's
     // private tracefs may be there too), the host image, two loop devices.
