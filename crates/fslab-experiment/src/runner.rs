@@ -305,7 +305,10 @@ pub fn preflight(exp: &Experiment) -> Result<(), String> {
             "fslab run makes filesystems (loop devices, mkfs, mount): run it as root".into(),
         );
     }
-    if let Device::Image { size, dir, .. } = &exp.device {
+    if let Device::Image {
+        size, dir, host, ..
+    } = &exp.device
+    {
         if !dir.is_dir() {
             return Err(format!("device.image_dir {} does not exist", dir.display()));
         }
@@ -313,21 +316,13 @@ pub fn preflight(exp: &Experiment) -> Result<(), String> {
             image_host::preflight(dir)?;
         } else {
             // Can the host hold a sparse file this large at all?
-            let probe = dir.join(format!(".fslab-size-probe-{}", std::process::id()));
-            // The probe image is removed when dropped.
-            fslab_lab::image::Image::create(&probe, *size).map_err(|e| {
-                if matches!(
-                    exp.device,
-                    Device::Image {
-                        host: ImageHost::None,
-                        ..
-                    }
-                ) {
-                    format!("{} (or set device.image_host = \"auto\")", e.0)
-                } else {
-                    e.0
-                }
-            })?;
+            if !fslab_lab::image::fits(dir, *size).map_err(|e| e.0)? {
+                let why = fslab_lab::image::too_large(dir, *size);
+                return Err(match host {
+                    ImageHost::None => format!("{why} (or set device.image_host = \"auto\")"),
+                    _ => why,
+                });
+            }
         }
     }
     if (exp.machine.memory_limit.is_some()
@@ -360,13 +355,12 @@ pub fn run(
     stop: &AtomicBool,
     journal: &mut Journal,
 ) -> Result<ExperimentOutcome, String> {
-    let Device::Image { dir, .. } = &exp.device else {
-        return run_cells(exp, None, cfg, exec, rec, progress, stop, journal);
+    let host = match &exp.device {
+        Device::Image { dir, .. } if image_host::needed(&exp.device)? => {
+            HostFs::make(dir, journal, cfg.consent.keep_images).map_err(|e| e.0)?
+        }
+        _ => return run_cells(exp, None, cfg, exec, rec, progress, stop, journal),
     };
-    if !image_host::needed(&exp.device)? {
-        return run_cells(exp, None, cfg, exec, rec, progress, stop, journal);
-    }
-    let host = HostFs::make(dir, journal, cfg.consent.keep_images).map_err(|e| e.0)?;
     progress.note(&host.describe());
     let hosted = host.hosting(exp);
     let facts = host.facts().clone();

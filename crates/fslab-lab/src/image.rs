@@ -28,6 +28,17 @@ pub fn host_fs(dir: &Path) -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// Why an image of `size` bytes cannot be made in `dir`.
+pub fn too_large(dir: &Path, size: u64) -> String {
+    let host = host_fs(dir);
+    format!(
+        "image of {} does not fit on {} ({host}{}): put image_dir on a filesystem that allows files this large, such as XFS or tmpfs (/dev/shm)",
+        human_bytes(size),
+        dir.display(),
+        if host == "ext4" { ", whose largest file is 16 TiB - 4 KiB" } else { "" },
+    )
+}
+
 /// Whether `dir`'s filesystem can hold a sparse file of `size` bytes,
 /// tried with a probe file that is removed again.
 pub fn fits(dir: &Path, size: u64) -> LabResult<bool> {
@@ -97,14 +108,8 @@ impl Image {
             removed: false,
         };
         if let Err(e) = rustix::fs::ftruncate(&fd, size) {
-            let host = host_fs(dir);
             let msg = if e == Errno::FBIG || e == Errno::INVAL {
-                format!(
-                    "image of {} does not fit on {} ({host}{}): put image_dir on a filesystem that allows files this large, such as XFS or tmpfs (/dev/shm)",
-                    human_bytes(size),
-                    dir.display(),
-                    if host == "ext4" { ", whose largest file is 16 TiB - 4 KiB" } else { "" },
-                )
+                too_large(dir, size)
             } else {
                 format!(
                     "cannot size image {} to {}: {}",

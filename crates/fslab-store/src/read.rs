@@ -47,6 +47,21 @@ pub struct StoredPhase {
     pub complete: bool,
 }
 
+impl From<StoredPhase> for fslab_record::PhaseResult {
+    fn from(p: StoredPhase) -> Self {
+        fslab_record::PhaseResult {
+            phase: p.phase,
+            ops: p.ops,
+            elapsed_s: p.elapsed_s,
+            ops_per_s: p.ops_per_s,
+            usr_cpu_s: p.usr_cpu_s,
+            sys_cpu_s: p.sys_cpu_s,
+            bytes: p.bytes,
+            complete: p.complete,
+        }
+    }
+}
+
 /// A latency distribution as stored (percentiles; the HDR blob stays in the database).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct StoredLatency {

@@ -30,6 +30,8 @@ mod tests {
     #[test]
     fn the_counter_advances() {
         if !AVAILABLE {
+            // Elsewhere the counter reads 0, and callers use the clock instead.
+            assert_eq!(read(), 0);
             return;
         }
         let a = read();

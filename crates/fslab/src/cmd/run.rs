@@ -58,6 +58,15 @@ impl Display {
         format!("{}m{:02}s", (left / 60.0) as u64, left as u64 % 60)
     }
 
+    /// A line that stays (above the spinner on a terminal).
+    fn print(&self, line: String) {
+        if self.tty {
+            self.bar.println(line);
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
     fn say(&self, msg: String) {
         if self.tty {
             self.bar.set_message(msg);
@@ -101,12 +110,7 @@ impl Progress for Display {
         ));
     }
     fn note(&mut self, what: &str) {
-        let line = format!("fslab: {what}");
-        if self.tty {
-            self.bar.println(line);
-        } else {
-            eprintln!("{line}");
-        }
+        self.print(format!("fslab: {what}"));
     }
     fn cell_end(&mut self, ok: bool, message: &str) {
         let line = format!(
@@ -114,11 +118,7 @@ impl Progress for Display {
             self.label,
             if ok { "done" } else { "FAILED" }
         );
-        if self.tty {
-            self.bar.println(line);
-        } else {
-            eprintln!("{line}");
-        }
+        self.print(line);
     }
 }
 
@@ -175,16 +175,7 @@ fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
                 .phases(run)
                 .map_err(|e| Failure::Failed(format!("results store {e}")))?
                 .into_iter()
-                .map(|p| PhaseResult {
-                    phase: p.phase,
-                    ops: p.ops,
-                    elapsed_s: p.elapsed_s,
-                    ops_per_s: p.ops_per_s,
-                    usr_cpu_s: p.usr_cpu_s,
-                    sys_cpu_s: p.sys_cpu_s,
-                    bytes: p.bytes,
-                    complete: p.complete,
-                })
+                .map(PhaseResult::from)
                 .collect(),
             None => Vec::new(),
         };
