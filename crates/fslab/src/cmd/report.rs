@@ -75,12 +75,19 @@ fn cell_blocks(
 ) -> Result<(), Failure> {
     out.push(Block::Heading(format!("cell: {label}")));
     let ids: Vec<String> = runs.iter().map(|r| r.to_string()).collect();
-    let mut times = Vec::new();
-    for &r in runs {
-        let rec = store.run(r).map_err(failed)?;
-        let complete = rec.run.status == RunStatus::Complete;
-        times.push((r, complete, rec.phases.iter().map(|p| p.elapsed_s).sum()));
-    }
+    // Every run of the cell, read once.
+    let all = runs
+        .iter()
+        .map(|&r| store.run(r).map(|rec| (r, rec)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(failed)?;
+    let times: Vec<(i64, bool, f64)> = all
+        .iter()
+        .map(|(r, rec)| {
+            let complete = rec.run.status == RunStatus::Complete;
+            (*r, complete, rec.phases.iter().map(|p| p.elapsed_s).sum())
+        })
+        .collect();
     let Some(first) = median_run(&times) else {
         return Ok(());
     };
@@ -95,15 +102,18 @@ fn cell_blocks(
             super::results::origin(&o).trim_matches('\n').to_string(),
         ));
     }
-    let rec = store.run(first).map_err(failed)?;
+    let rec = &all
+        .iter()
+        .find(|(r, _)| *r == first)
+        .expect("a run of the cell")
+        .1;
     if let Some(mpi) = rec.run.params.get("mpi") {
         out.extend(rank_blocks(mpi));
     }
     // Rate over time, per phase, one line per run.
     for p in &rec.phases {
         let mut series = Vec::new();
-        for &r in runs {
-            let run = store.run(r).map_err(failed)?;
+        for (r, run) in &all {
             let mut prev = 0.0;
             let pts: Vec<(f64, f64)> = run
                 .series
@@ -126,8 +136,7 @@ fn cell_blocks(
     }
     if !rec.loops.is_empty() {
         let mut series = Vec::new();
-        for &r in runs {
-            let run = store.run(r).map_err(failed)?;
+        for (r, run) in &all {
             series.push(line(
                 format!("run {r}"),
                 run.loops
@@ -145,8 +154,7 @@ fn cell_blocks(
     }
     if rec.run.workload == "createmany" {
         let mut series = Vec::new();
-        for &r in runs {
-            let run = store.run(r).map_err(failed)?;
+        for (r, run) in &all {
             let mut prev = 0.0;
             let pts = run
                 .series
