@@ -41,7 +41,7 @@ pub struct Prepared {
     mount_dir: Option<(PathBuf, u64)>,
     loopdev: Option<(LoopDevice, u64)>,
     image: Option<(Image, u64)>,
-    scratch: Option<PathBuf>,
+    scratch: Option<(PathBuf, u64)>,
 }
 
 /// mkfs tool versions, looked up once per type.
@@ -98,12 +98,22 @@ fn build(
                     path.display()
                 )));
             }
+            // The directory is fslab's from now on (see safety::directory_device_error).
+            let marker = path.join(crate::safety::DIRECTORY_MARKER);
+            if !marker.exists() {
+                std::fs::write(
+                    &marker,
+                    "made by fslab run: a directory device's cells work here\n",
+                )
+                .map_err(|e| LabError(format!("cannot write {}: {e}", marker.display())))?;
+            }
             let d = path.join(&tag);
+            let id = journal.add(Resource::Tree { path: d.clone() })?;
             std::fs::create_dir(&d)
                 .map_err(|e| LabError(format!("cannot create {}: {e}", d.display())))?;
             info.host_fs = fslab_workload::target::describe(path).fs_type;
             p.workdir = d.clone();
-            p.scratch = Some(d);
+            p.scratch = Some((d, id));
             return Ok(());
         }
         Device::Image {
@@ -246,7 +256,7 @@ impl Prepared {
         let id = journal.add(Resource::Image {
             path: path.to_path_buf(),
             keep,
-        });
+        })?;
         let mut image = match Image::create(path, size) {
             Ok(i) => i,
             Err(e) => {
@@ -266,11 +276,14 @@ impl Prepared {
                 path.display()
             )));
         }
+        // The loop number is known only once bound; the device is bound
+        // with autoclear and held open, so if the journal cannot list it,
+        // dropping it here detaches it.
         let lo = LoopDevice::attach(path, direct_io)?;
         let id = journal.add(Resource::Loop {
             number: lo.number(),
             backing: path.to_path_buf(),
-        });
+        })?;
         Ok(&self.loopdev.insert((lo, id)).0)
     }
 
@@ -287,13 +300,13 @@ impl Prepared {
     ) -> LabResult<&str> {
         let id = journal.add(Resource::MountDir {
             path: mnt.to_path_buf(),
-        });
+        })?;
         std::fs::create_dir_all(mnt)
             .map_err(|e| LabError(format!("cannot create mount point {}: {e}", mnt.display())))?;
         self.mount_dir = Some((mnt.to_path_buf(), id));
         let id = journal.add(Resource::Mount {
             target: mnt.to_path_buf(),
-        });
+        })?;
         let m = match Mount::mount(dev, mnt, fs.name(), opts) {
             Ok(m) => m,
             Err(e) => {
@@ -388,9 +401,10 @@ impl Prepared {
                 Err(e) => note(Err(e)),
             }
         }
-        if let Some(d) = self.scratch.take() {
-            if let Err(e) = std::fs::remove_dir_all(&d) {
-                note(Err(LabError(format!("cannot remove {}: {e}", d.display()))));
+        if let Some((d, id)) = self.scratch.take() {
+            match std::fs::remove_dir_all(&d) {
+                Ok(()) => journal.done(id),
+                Err(e) => note(Err(LabError(format!("cannot remove {}: {e}", d.display())))),
             }
         }
         match first_err {

@@ -5,6 +5,8 @@
 //!
 //! - [`spec`]: the file format and its validation;
 //! - [`plan`]: order, `--scale`, commands, dry-run text;
+//! - [`safety`]: what an experiment may make fslab do as root, checked
+//!   before anything is made;
 //! - [`machine`]: sysctls, drop_caches, memory cgroups;
 //! - [`state`]: the journal and `cleanup`;
 //! - [`backend`]: making and tearing down a cell's filesystem (real, or a
@@ -18,6 +20,7 @@ pub mod image_host;
 pub mod machine;
 pub mod plan;
 pub mod runner;
+pub mod safety;
 pub mod spec;
 pub mod state;
 pub mod summary;

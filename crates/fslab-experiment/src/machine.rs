@@ -5,25 +5,107 @@ use std::path::{Path, PathBuf};
 
 use fslab_lab::{LabError, LabResult};
 
-/// `/proc/sys/vm/dirty_ratio` for `vm.dirty_ratio`.
-pub fn sysctl_path(name: &str) -> PathBuf {
-    PathBuf::from("/proc/sys").join(name.replace('.', "/"))
+/// `/proc/sys/vm/dirty_ratio` for `vm.dirty_ratio`. A name that is not
+/// well formed (see [`crate::safety::sysctl_name_error`]) maps to nothing,
+/// so no name can reach a path outside /proc/sys.
+pub fn sysctl_path(name: &str) -> LabResult<PathBuf> {
+    if let Some(e) = crate::safety::sysctl_name_error(name) {
+        return Err(LabError(e));
+    }
+    Ok(PathBuf::from("/proc/sys").join(name.replace('.', "/")))
 }
 
 pub fn read_sysctl(name: &str) -> LabResult<String> {
-    std::fs::read_to_string(sysctl_path(name))
+    let path = sysctl_path(name)?;
+    std::fs::read_to_string(&path)
         .map(|s| s.trim().to_string())
         .map_err(|e| {
             LabError(format!(
                 "sysctl {name}: cannot read {}: {e}",
-                sysctl_path(name).display()
+                path.display()
             ))
         })
 }
 
 pub fn write_sysctl(name: &str, value: &str) -> LabResult<()> {
-    std::fs::write(sysctl_path(name), value)
+    std::fs::write(sysctl_path(name)?, value)
         .map_err(|e| LabError(format!("sysctl {name}: cannot set {value:?}: {e}")))
+}
+
+/// A sysctl this process holds: every fslab process that wants to change
+/// (or restore) the same setting waits until the holder has restored it,
+/// so two runs never save each other's value as the original. The lock is
+/// an flock on `STATE/sysctl-NAME.lock`, released by the kernel if the
+/// holder dies.
+#[derive(Debug)]
+pub struct SysctlLock {
+    _file: std::fs::File,
+}
+
+fn lock_file(state: &Path, name: &str) -> LabResult<std::fs::File> {
+    sysctl_path(name)?;
+    std::fs::create_dir_all(state)
+        .map_err(|e| LabError(format!("cannot create {}: {e}", state.display())))?;
+    let p = state.join(format!("sysctl-{name}.lock"));
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&p)
+        .map_err(|e| LabError(format!("cannot open {}: {e}", p.display())))
+}
+
+fn try_flock(f: &std::fs::File) -> LabResult<bool> {
+    use rustix::fs::{flock, FlockOperation};
+    match flock(f, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(e) => Err(LabError(format!("flock: {}", std::io::Error::from(e)))),
+    }
+}
+
+impl SysctlLock {
+    /// Takes sysctl `name`, waiting while another fslab process holds it
+    /// (`waiting` is told once, with the holder's pid). Gives up when `stop`
+    /// is set.
+    pub fn acquire(
+        state: &Path,
+        name: &str,
+        stop: &std::sync::atomic::AtomicBool,
+        waiting: &mut dyn FnMut(String),
+    ) -> LabResult<SysctlLock> {
+        use std::io::{Read, Seek, Write};
+        let mut f = lock_file(state, name)?;
+        let mut told = false;
+        while !try_flock(&f)? {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(LabError(format!(
+                    "interrupted while waiting for sysctl {name}"
+                )));
+            }
+            if !told {
+                let mut holder = String::new();
+                let _ = f.read_to_string(&mut holder);
+                waiting(format!(
+                    "waiting for sysctl {name}: fslab process {} has it set",
+                    holder.trim()
+                ));
+                told = true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = f.set_len(0);
+        let _ = f.rewind();
+        let _ = write!(f, "{}", std::process::id());
+        Ok(SysctlLock { _file: f })
+    }
+
+    /// Takes sysctl `name` only if no other fslab process holds it.
+    pub fn try_acquire(state: &Path, name: &str) -> LabResult<Option<SysctlLock>> {
+        let f = lock_file(state, name)?;
+        Ok(try_flock(&f)?.then_some(SysctlLock { _file: f }))
+    }
 }
 
 /// `sync`, then drop the page cache, dentries and inodes (drop_caches = 3).
@@ -73,6 +155,12 @@ fn own_memory_cgroup() -> LabResult<(PathBuf, bool)> {
 }
 
 impl MemCgroup {
+    /// Where [`MemCgroup::create`] would make `NAME`: below this process's
+    /// own memory cgroup.
+    pub fn path_for(name: &str) -> LabResult<PathBuf> {
+        Ok(own_memory_cgroup()?.0.join(name))
+    }
+
     /// Makes `NAME` below this process's own memory cgroup, limited to `limit` bytes.
     pub fn create(name: &str, limit: u64) -> LabResult<MemCgroup> {
         let (parent, v2) = own_memory_cgroup()?;
@@ -191,13 +279,35 @@ mod tests {
     #[test]
     fn sysctl_names_map_to_proc_sys() {
         assert_eq!(
-            sysctl_path("vm.dirty_ratio"),
+            sysctl_path("vm.dirty_ratio").unwrap(),
             PathBuf::from("/proc/sys/vm/dirty_ratio")
         );
+        assert!(sysctl_path(".tmp.victim").is_err());
+        assert!(sysctl_path("vm..x").is_err());
         assert!(read_sysctl("vm.dirty_ratio")
             .unwrap()
             .parse::<u32>()
             .is_ok());
         assert!(read_sysctl("vm.no_such_knob").is_err());
+    }
+
+    #[test]
+    fn a_sysctl_held_by_one_process_is_not_taken_by_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let held = SysctlLock::acquire(dir.path(), "vm.dirty_ratio", &stop, &mut |_| {}).unwrap();
+        // flock locks belong to the open file: a second open is a second holder.
+        assert!(SysctlLock::try_acquire(dir.path(), "vm.dirty_ratio")
+            .unwrap()
+            .is_none());
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut said = Vec::new();
+        let e = SysctlLock::acquire(dir.path(), "vm.dirty_ratio", &stop, &mut |m| said.push(m))
+            .unwrap_err();
+        assert!(e.0.contains("interrupted"), "{e}");
+        drop(held);
+        assert!(SysctlLock::try_acquire(dir.path(), "vm.dirty_ratio")
+            .unwrap()
+            .is_some());
     }
 }

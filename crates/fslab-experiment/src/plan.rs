@@ -167,10 +167,15 @@ pub fn workload_dirs(exp: &Experiment, mnt: &Path) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// The workload's argv (after `fslab`) for a cell whose filesystem is at
-/// `mnt`: `{dir}` (`{dir1}`, ...) in an argument becomes a workload
-/// directory; fsmark and tiotest get `-d DIR` for each.
-pub fn workload_argv(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
+/// Whether the workload takes its directories as `-d DIR` options
+/// (fsmark, tiotest), which fslab adds; the others put `{dir}` in a path.
+pub fn takes_dirs(kind: &str) -> bool {
+    matches!(kind, "fsmark" | "tiotest")
+}
+
+/// The experiment's and the cell's workload arguments with `{dir}`
+/// (`{dir1}`, ...) replaced by the workload directories under `mnt`.
+pub fn substituted_args(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
     let dirs = workload_dirs(exp, mnt);
     let subst = |a: &String| {
         let mut a = a.clone();
@@ -179,16 +184,27 @@ pub fn workload_argv(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
         }
         a.replace("{dir}", &dirs[0].display().to_string())
     };
+    exp.workload
+        .args
+        .iter()
+        .chain(&cell.workload_args)
+        .map(subst)
+        .collect()
+}
+
+/// The workload's argv (after `fslab`) for a cell whose filesystem is at
+/// `mnt`: `{dir}` (`{dir1}`, ...) in an argument becomes a workload
+/// directory; fsmark and tiotest get `-d DIR` for each.
+pub fn workload_argv(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
     let mut v = vec![exp.workload.kind.clone()];
-    v.extend(exp.workload.args.iter().map(subst));
-    v.extend(cell.workload_args.iter().map(subst));
+    v.extend(substituted_args(exp, cell, mnt));
     if exp.workload.kind == "fsmark" && !v.iter().any(|a| a.starts_with("-l")) {
         // fs_mark's log file would go to the current directory; the text is stored instead.
         v.push("-l".into());
         v.push("/dev/null".into());
     }
-    if matches!(exp.workload.kind.as_str(), "fsmark" | "tiotest") {
-        for d in &dirs {
+    if takes_dirs(&exp.workload.kind) {
+        for d in workload_dirs(exp, mnt) {
             v.push("-d".into());
             v.push(d.display().to_string());
         }

@@ -7,7 +7,6 @@
 //! to record why and to clean up. Tests replace the executor and the
 //! progress display with fakes.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -22,7 +21,7 @@ use fslab_record::{
 
 use crate::backend::{setup, DeviceConsent, Versions};
 use crate::image_host::{self, HostFs};
-use crate::machine::{read_sysctl, write_sysctl, MemCgroup};
+use crate::machine::{read_sysctl, write_sysctl, MemCgroup, SysctlLock};
 use crate::plan::{missing_tools, mount_options, schedule, workload_argv};
 use crate::spec::{Cell, Device, Experiment, ImageHost};
 use crate::state::{Journal, Resource};
@@ -113,6 +112,16 @@ impl Executor for ProcessExecutor {
         if let Some(cg) = cgroup {
             cmd.arg("--cgroup").arg(cg);
         }
+        // The workload journals what it sets up (its tracefs instance) as
+        // this run's child, so this run can undo it if the workload is killed.
+        cmd.env(
+            fslab_record::journal::PARENT_ENV,
+            fslab_record::journal::parent_env_value(),
+        );
+        // A process group of its own: Ctrl-C on the terminal reaches this
+        // process alone, which passes one SIGINT on (two would make the
+        // workload exit at once instead of finishing its partial loop).
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -201,6 +210,14 @@ impl Executor for ProcessExecutor {
             } else {
                 format!("{why}: {last}")
             });
+        }
+        // What a killed workload could not undo itself.
+        for l in crate::state::cleanup_children(
+            &crate::state::state_dir(),
+            fslab_record::process::ProcessId::current(),
+        ) {
+            out.stderr
+                .push_str(&format!("\nfslab: after the workload: {l}"));
         }
         out
     }
@@ -541,6 +558,90 @@ fn run_cells(
     Ok(outcome)
 }
 
+/// The machine-wide settings a cell holds while it runs: its sysctls
+/// (each locked against other fslab runs, journalled with its original
+/// value, then set) and its memory cgroup.
+#[derive(Default)]
+struct MachineHeld {
+    sysctls: Vec<(u64, String, String)>,
+    locks: Vec<SysctlLock>,
+    cgroup: Option<(MemCgroup, u64)>,
+}
+
+impl MachineHeld {
+    #[allow(clippy::too_many_arguments)]
+    fn apply(
+        &mut self,
+        exp: &Experiment,
+        cell: &Cell,
+        rep: u32,
+        journal: &mut Journal,
+        stop: &AtomicBool,
+        progress: &mut dyn Progress,
+        info: &mut CellRunInfo,
+    ) -> Result<(), String> {
+        let state = journal
+            .path()
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(crate::state::state_dir);
+        // In name order, so that two runs never wait for each other.
+        for (name, value) in &cell.sysctl {
+            let lock = SysctlLock::acquire(&state, name, stop, &mut |m| progress.note(&m))
+                .map_err(|e| e.0)?;
+            self.locks.push(lock);
+            if let Some(pid) = crate::state::sysctl_left_by_dead_run(&state, name) {
+                return Err(format!(
+                    "sysctl {name} was left changed by a killed fslab run (pid {pid}): \
+                     run `fslab cleanup` first"
+                ));
+            }
+            let orig = read_sysctl(name).map_err(|e| e.0)?;
+            info.sysctl_before.insert(name.clone(), orig.clone());
+            let id = journal
+                .add(Resource::Sysctl {
+                    name: name.clone(),
+                    original: orig.clone(),
+                })
+                .map_err(|e| e.to_string())?;
+            self.sysctls.push((id, name.clone(), orig));
+            write_sysctl(name, value).map_err(|e| e.0)?;
+            let now = read_sysctl(name).map_err(|e| e.0)?;
+            info.sysctl_during.insert(name.clone(), now);
+        }
+        if let Some(limit) = exp.machine.memory_limit {
+            let name = format!("fslab-{}-c{}-r{}", std::process::id(), cell.index, rep);
+            let path = MemCgroup::path_for(&name).map_err(|e| e.0)?;
+            let id = journal
+                .add(Resource::Cgroup { path })
+                .map_err(|e| e.to_string())?;
+            match MemCgroup::create(&name, limit) {
+                Ok(cg) => {
+                    info.cgroup = Some(cg.path().display().to_string());
+                    self.cgroup = Some((cg, id));
+                }
+                Err(e) => {
+                    journal.done(id);
+                    return Err(e.0);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Restores the sysctls (last set, first restored), then lets other
+    /// runs have them.
+    fn restore(mut self, journal: &mut Journal, problems: &mut Vec<String>) {
+        for (id, name, orig) in self.sysctls.drain(..).rev() {
+            match write_sysctl(&name, &orig) {
+                Ok(()) => journal.done(id),
+                Err(e) => problems.push(e.0),
+            }
+        }
+        drop(self.locks);
+    }
+}
+
 struct CellResult {
     error: Option<String>,
     phases: Vec<PhaseResult>,
@@ -565,45 +666,11 @@ fn run_cell(
         phases: Vec::new(),
     };
     // Machine settings first, each journalled before it is changed.
-    let mut sysctl_ids: Vec<(u64, String, String)> = Vec::new();
-    let mut before = BTreeMap::new();
-    for (name, value) in &cell.sysctl {
-        match read_sysctl(name) {
-            Ok(orig) => {
-                before.insert(name.clone(), orig.clone());
-                let id = journal.add(Resource::Sysctl {
-                    name: name.clone(),
-                    original: orig.clone(),
-                });
-                sysctl_ids.push((id, name.clone(), orig));
-                if let Err(e) = write_sysctl(name, value) {
-                    res.error = Some(e.0);
-                    break;
-                }
-            }
-            Err(e) => {
-                res.error = Some(e.0);
-                break;
-            }
-        }
+    let mut held = MachineHeld::default();
+    if let Err(e) = held.apply(exp, cell, rep, journal, stop, progress, info) {
+        res.error = Some(e);
     }
-    info.sysctl_before = before;
-    let mut cgroup: Option<(MemCgroup, u64)> = None;
-    if res.error.is_none() {
-        if let Some(limit) = exp.machine.memory_limit {
-            let name = format!("fslab-{}-c{}-r{}", std::process::id(), cell.index, rep);
-            match MemCgroup::create(&name, limit) {
-                Ok(cg) => {
-                    let id = journal.add(Resource::Cgroup {
-                        path: cg.path().to_path_buf(),
-                    });
-                    info.cgroup = Some(cg.path().display().to_string());
-                    cgroup = Some((cg, id));
-                }
-                Err(e) => res.error = Some(e.0),
-            }
-        }
-    }
+    let cgroup = held.cgroup.take();
 
     if res.error.is_none() {
         progress.step(match &exp.device {
@@ -637,7 +704,13 @@ fn run_cell(
                     Err(e) => res.error = Some(e),
                     Ok(()) => {
                         progress.step("workload");
-                        let log_id = journal.add(Resource::File { path: log.clone() });
+                        let log_id = match journal.add(Resource::File { path: log.clone() }) {
+                            Ok(id) => id,
+                            Err(e) => {
+                                res.error = Some(e.to_string());
+                                return res;
+                            }
+                        };
                         let w =
                             exec.run(&argv, cgroup.as_ref().map(|c| c.0.path()), stop, progress);
                         info.run_id = w.run_id;
@@ -685,12 +758,7 @@ fn run_cell(
             Err(e) => problems.push(e.0),
         }
     }
-    for (id, name, orig) in sysctl_ids.into_iter().rev() {
-        match write_sysctl(&name, &orig) {
-            Ok(()) => journal.done(id),
-            Err(e) => problems.push(e.0),
-        }
-    }
+    held.restore(journal, problems);
     res
 }
 
@@ -765,7 +833,7 @@ mod tests {
         second.index = 1;
         second.label = "again".into();
         exp.cells.push(second);
-        let mut journal = Journal::create(&d.path().join("state"), vec![]).unwrap();
+        let mut journal = Journal::create(&d.path().join("state"), "run", vec![]).unwrap();
         let mut rec = MemRecorder::default();
 
         // The first run is stopped after its second repetition.
@@ -820,9 +888,13 @@ mod tests {
         assert!(cells.contains(&0) && cells.contains(&1));
         // Each directory was made fresh and removed again.
         assert_eq!(
-            std::fs::read_dir(d.path()).unwrap().count(),
+            std::fs::read_dir(d.path())
+                .unwrap()
+                .flatten()
+                .filter(|e| e.file_name() != crate::safety::DIRECTORY_MARKER)
+                .count(),
             1,
-            "only the state directory is left"
+            "only the state directory (and fslab's marker) is left"
         );
         assert!(journal.resources().is_empty());
     }

@@ -136,15 +136,7 @@ struct VariantSpec {
     after_mkfs: Vec<String>,
 }
 
-/// The workloads an experiment can run.
-pub const WORKLOADS: [&str; 6] = [
-    "fsmark",
-    "createmany",
-    "tiotest",
-    "alloctest",
-    "dbench",
-    "compilebench",
-];
+pub use fslab_workload::args::WORKLOADS;
 
 /// In what order the (cell, repetition) pairs run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -297,17 +289,8 @@ fn sysctls(
 ) -> Result<BTreeMap<String, String>, SpecError> {
     let mut out = BTreeMap::new();
     for (k, v) in m {
-        if k.is_empty()
-            || !k
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
-            || k.contains("..")
-        {
-            return ctx.err(
-                v.span(),
-                &format!("{field}.\"{k}\""),
-                format!("{k:?} is not a sysctl name (like vm.dirty_ratio)"),
-            );
+        if let Some(e) = crate::safety::sysctl_name_error(k) {
+            return ctx.err(v.span(), &format!("{field}.\"{k}\""), e);
         }
         if !matches!(
             v.get_ref(),
@@ -547,13 +530,6 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
         dirs,
         ranks,
     };
-    if let Some(bad) = workload.args.iter().find(|a| *a == "-d") {
-        return ctx.err(
-            spec.workload.kind.span(),
-            "workload.args",
-            format!("{bad} is set by fslab (one per workload.dirs under the mount point)"),
-        );
-    }
 
     struct Variant {
         name: String,

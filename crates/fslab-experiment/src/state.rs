@@ -1,136 +1,30 @@
-//! The state journal: every resource `fslab run` sets up is written to
-//! `$FSLAB_STATE_DIR/run-PID.json` (default `/run/fslab`) before it is
-//! used and struck out when it is undone, so `fslab cleanup` can undo what
-//! a run killed with SIGKILL left behind.
+//! Undoing what the state journal lists (see [`fslab_record::journal`]):
+//! every resource `fslab run` and its workloads set up is written there
+//! durably before it is used and struck out when it is undone, so `fslab
+//! cleanup` can undo what a run killed with SIGKILL left behind, touching
+//! nothing its journals do not list.
 
 use std::path::{Path, PathBuf};
 
 use fslab_lab::loopdev::backing_file;
 use fslab_lab::mount::is_mount_point;
-use serde::{Deserialize, Serialize};
+use fslab_record::journal::{journals, StateFile};
+pub use fslab_record::journal::{state_dir, Journal, JournalError, Resource};
+use fslab_record::process::ProcessId;
 
 use crate::machine::{remove_cgroup, write_sysctl};
 
-/// Something a run set up.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Resource {
-    Image {
-        path: PathBuf,
-        /// `--keep-images`: left in place by `fslab cleanup` too.
-        #[serde(default)]
-        keep: bool,
-    },
-    Loop {
-        number: u32,
-        backing: PathBuf,
-    },
-    MountDir {
-        path: PathBuf,
-    },
-    Mount {
-        target: PathBuf,
-    },
-    Sysctl {
-        name: String,
-        original: String,
-    },
-    Cgroup {
-        path: PathBuf,
-    },
-    /// A scratch file (the workload's log).
-    File {
-        path: PathBuf,
-    },
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct StateFile {
-    pid: u32,
-    started_at: String,
-    command_line: Vec<String>,
-    /// (id, resource) in the order they were set up.
-    resources: Vec<(u64, Resource)>,
-}
-
-/// This process's journal.
-pub struct Journal {
-    path: PathBuf,
-    state: StateFile,
-    next: u64,
-}
-
-/// `$FSLAB_STATE_DIR`, else `/run/fslab`.
-pub fn state_dir() -> PathBuf {
-    std::env::var_os("FSLAB_STATE_DIR")
-        .filter(|s| !s.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/run/fslab"))
-}
-
-impl Journal {
-    pub fn create(dir: &Path, command_line: Vec<String>) -> std::io::Result<Journal> {
-        std::fs::create_dir_all(dir)?;
-        let pid = std::process::id();
-        let j = Journal {
-            path: dir.join(format!("run-{pid}.json")),
-            state: StateFile {
-                pid,
-                started_at: chrono::Utc::now().to_rfc3339(),
-                command_line,
-                resources: Vec::new(),
-            },
-            next: 0,
-        };
-        j.save()?;
-        Ok(j)
+/// Undoes whatever `journal` still lists (in reverse order) and removes it
+/// with the run's mount-point directory.
+pub fn close(mut journal: Journal) -> Vec<String> {
+    let base = journal.mount_base();
+    let left = journal.take_all();
+    let report = undo_all(&left);
+    let _ = std::fs::remove_dir(base);
+    if !report.iter().any(|l| l.starts_with("FAILED")) {
+        journal.remove();
     }
-
-    /// The directory for this run's mount points.
-    pub fn mount_base(&self) -> PathBuf {
-        self.path.with_file_name(format!("mnt-{}", self.state.pid))
-    }
-
-    fn save(&self) -> std::io::Result<()> {
-        let tmp = self.path.with_extension("json.tmp");
-        std::fs::write(
-            &tmp,
-            serde_json::to_vec_pretty(&self.state).unwrap_or_default(),
-        )?;
-        std::fs::rename(&tmp, &self.path)
-    }
-
-    /// Notes a resource (before it is used); returns its id.
-    pub fn add(&mut self, r: Resource) -> u64 {
-        let id = self.next;
-        self.next += 1;
-        self.state.resources.push((id, r));
-        let _ = self.save();
-        id
-    }
-
-    /// Strikes out a resource that was undone.
-    pub fn done(&mut self, id: u64) {
-        self.state.resources.retain(|(i, _)| *i != id);
-        let _ = self.save();
-    }
-
-    pub fn resources(&self) -> Vec<Resource> {
-        self.state
-            .resources
-            .iter()
-            .map(|(_, r)| r.clone())
-            .collect()
-    }
-
-    /// Undoes whatever is still listed (in reverse order) and removes the journal.
-    pub fn close(mut self) -> Vec<String> {
-        let left: Vec<Resource> = self.state.resources.drain(..).map(|(_, r)| r).collect();
-        let report = undo_all(&left);
-        let _ = std::fs::remove_dir(self.mount_base());
-        let _ = std::fs::remove_file(&self.path);
-        report
-    }
+    report
 }
 
 /// Undoes one resource; returns what was done (None if nothing was left to do).
@@ -191,6 +85,56 @@ pub fn undo(r: &Resource) -> Result<Option<String>, String> {
                 backing.display()
             ))
         }
+        Resource::Tree { path } => match std::fs::remove_dir_all(path) {
+            Ok(()) => Ok(Some(format!("removed {}", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
+        },
+        Resource::TracefsInstance { path } => {
+            if !path.exists() {
+                return Ok(None);
+            }
+            let _ = std::fs::write(path.join("tracing_on"), "0");
+            let _ = std::fs::write(path.join("events/enable"), "0");
+            let mut last = None;
+            for _ in 0..50 {
+                match std::fs::remove_dir(path) {
+                    Ok(()) => {
+                        return Ok(Some(format!("removed tracefs instance {}", path.display())))
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                    Err(e) => last = Some(e),
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(format!(
+                "cannot remove tracefs instance {}: {}",
+                path.display(),
+                last.map(|e| e.to_string()).unwrap_or_default()
+            ))
+        }
+        Resource::TracefsMount { path } => {
+            let mounted = is_mount_point(path);
+            if mounted {
+                rustix::mount::unmount(path, rustix::mount::UnmountFlags::DETACH).map_err(|e| {
+                    format!(
+                        "cannot unmount {}: {}",
+                        path.display(),
+                        std::io::Error::from(e)
+                    )
+                })?;
+            }
+            match std::fs::remove_dir(path) {
+                Ok(()) => Ok(Some(format!(
+                    "removed private tracefs mount {}",
+                    path.display()
+                ))),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    Ok(mounted.then(|| format!("unmounted private tracefs {}", path.display())))
+                }
+                Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
+            }
+        }
         Resource::File { path } => match std::fs::remove_file(path) {
             Ok(()) => Ok(Some(format!("removed {}", path.display()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -205,6 +149,12 @@ pub fn undo(r: &Resource) -> Result<Option<String>, String> {
             Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
         },
         Resource::Sysctl { name, original } => {
+            // Never under a live run that holds the setting now.
+            let _held = crate::machine::SysctlLock::try_acquire(&state_dir(), name)
+                .map_err(|e| e.0)?
+                .ok_or_else(|| {
+                    format!("sysctl {name} is held by a running fslab run: left as it is")
+                })?;
             let now = crate::machine::read_sysctl(name).map_err(|e| e.0)?;
             if &now == original {
                 return Ok(None);
@@ -234,75 +184,98 @@ fn undo_all(resources: &[Resource]) -> Vec<String> {
         .collect()
 }
 
-fn alive(pid: u32) -> bool {
-    rustix::process::Pid::from_raw(pid as i32)
-        .is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
-}
-
 /// The `fslab run`s alive now, from their journals in `dir`: (pid, command line).
 pub fn live_runs(dir: &Path) -> Vec<(u32, Vec<String>)> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.starts_with("run-") && n.ends_with(".json"))
+    let me = ProcessId::current();
+    journals(dir)
+        .into_iter()
+        .filter(|(f, _)| {
+            f.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("run-"))
         })
-        .filter_map(|e| serde_json::from_slice::<StateFile>(&std::fs::read(e.path()).ok()?).ok())
-        .filter(|s| alive(s.pid) && s.pid != std::process::id())
+        .filter_map(|(_, s)| s)
+        .filter(|s| s.owner().is_alive() && s.owner() != me)
         .map(|s| (s.pid, s.command_line))
         .collect()
 }
 
-/// `fslab cleanup`: undoes the journals of runs that are no longer alive.
-/// Returns one line per action; journals of live runs are left alone.
+/// The pid of a dead fslab process whose journal still lists sysctl `name`
+/// (changed and never restored), if there is one.
+pub fn sysctl_left_by_dead_run(dir: &Path, name: &str) -> Option<u32> {
+    journals(dir).into_iter().find_map(|(_, s)| {
+        let s = s?;
+        (!s.owner().is_alive()
+            && s.resources
+                .iter()
+                .any(|(_, r)| matches!(r, Resource::Sysctl { name: n, .. } if n == name)))
+        .then_some(s.pid)
+    })
+}
+
+/// Undoes one dead process's journal `f`; removes the file once all is undone.
+fn undo_journal(f: &Path, state: StateFile, report: &mut Vec<String>) {
+    let rs: Vec<Resource> = state.resources.into_iter().map(|(_, r)| r).collect();
+    let done = undo_all(&rs);
+    let failed = done.iter().any(|l| l.starts_with("FAILED"));
+    report.extend(done.into_iter().map(|l| format!("pid {}: {l}", state.pid)));
+    if let Some(dir) = f.parent() {
+        let _ = std::fs::remove_dir(dir.join(format!("mnt-{}", state.pid)));
+    }
+    if !failed {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
+/// `fslab cleanup`: undoes the journals in `dir` of processes that are no
+/// longer alive. Returns one line per action. Journals of live processes
+/// are left alone, and so are those of a dead workload whose `fslab run`
+/// is alive (that run undoes them itself). Nothing that no journal lists
+/// is touched.
 pub fn cleanup(dir: &Path) -> Vec<String> {
     let mut report = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return report;
-    };
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("run-") && n.ends_with(".json"))
-        })
-        .collect();
-    files.sort();
-    for f in files {
-        let state: StateFile = match std::fs::read(&f)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-        {
-            Some(s) => s,
-            None => {
-                report.push(format!(
-                    "{}: unreadable journal, left in place",
-                    f.display()
-                ));
-                continue;
-            }
-        };
-        if alive(state.pid) && state.pid != std::process::id() {
+    let me = ProcessId::current();
+    for (f, state) in journals(dir) {
+        let Some(state) = state else {
             report.push(format!(
-                "run {} (pid {}) is still running: left alone",
+                "{}: unreadable journal, left in place",
+                f.display()
+            ));
+            continue;
+        };
+        if state.owner() == me {
+            continue;
+        }
+        if state.owner().is_alive() {
+            report.push(format!(
+                "{} (pid {}) is still running: left alone",
                 f.display(),
                 state.pid
             ));
             continue;
         }
-        let rs: Vec<Resource> = state.resources.into_iter().map(|(_, r)| r).collect();
-        let done = undo_all(&rs);
-        let failed = done.iter().any(|l| l.starts_with("FAILED"));
-        report.extend(done.into_iter().map(|l| format!("pid {}: {l}", state.pid)));
-        let _ = std::fs::remove_dir(dir.join(format!("mnt-{}", state.pid)));
-        if !failed {
-            let _ = std::fs::remove_file(&f);
+        if let Some(parent) = state.parent.filter(|p| p.is_alive() && *p != me) {
+            report.push(format!(
+                "{}: left to its fslab run (pid {}), which is still running",
+                f.display(),
+                parent.pid
+            ));
+            continue;
+        }
+        undo_journal(&f, state, &mut report);
+    }
+    report
+}
+
+/// Undoes the journals in `dir` of the processes `parent` started (its
+/// workloads) that have died: what a workload killed by the OOM killer or
+/// SIGKILL could not undo itself (its tracefs instance, say).
+pub fn cleanup_children(dir: &Path, parent: ProcessId) -> Vec<String> {
+    let mut report = Vec::new();
+    for (f, state) in journals(dir) {
+        let Some(state) = state else { continue };
+        if state.parent == Some(parent) && !state.owner().is_alive() {
+            undo_journal(&f, state, &mut report);
         }
     }
     report
@@ -317,20 +290,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let img = dir.path().join("left.img");
         std::fs::write(&img, b"x").unwrap();
-        let mut j = Journal::create(dir.path(), vec!["fslab".into()]).unwrap();
-        let a = j.add(Resource::Image {
-            path: img.clone(),
-            keep: false,
-        });
+        let mut j = Journal::create(dir.path(), "run", vec!["fslab".into()]).unwrap();
+        let a = j
+            .add(Resource::Image {
+                path: img.clone(),
+                keep: false,
+            })
+            .unwrap();
         let kept = dir.path().join("kept.img");
         std::fs::write(&kept, b"x").unwrap();
         j.add(Resource::Image {
             path: kept.clone(),
             keep: true,
-        });
-        let b = j.add(Resource::MountDir {
-            path: dir.path().join("nope"),
-        });
+        })
+        .unwrap();
+        let b = j
+            .add(Resource::MountDir {
+                path: dir.path().join("nope"),
+            })
+            .unwrap();
         j.done(b);
         assert_eq!(
             j.resources()[0],
@@ -362,5 +340,39 @@ mod tests {
             "{report:?}"
         );
         assert!(!dir.path().join("run-999999999.json").exists());
+    }
+
+    /// A dead workload's journal (its tracefs instance, say) that names a
+    /// live `fslab run` as its parent is that run's to undo, not cleanup's.
+    #[test]
+    fn cleanup_leaves_a_live_runs_dead_workload_to_that_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("instance");
+        std::fs::create_dir(&victim).unwrap();
+        let me = ProcessId::current();
+        let state = StateFile {
+            pid: 999_999_999,
+            start: 1,
+            parent: Some(me),
+            started_at: String::new(),
+            command_line: vec![],
+            resources: vec![(
+                0,
+                Resource::Tree {
+                    path: victim.clone(),
+                },
+            )],
+        };
+        let f = dir.path().join("probes-999999999.json");
+        std::fs::write(&f, serde_json::to_vec(&state).unwrap()).unwrap();
+        // Another run's cleanup_children leaves it.
+        let report = cleanup_children(dir.path(), ProcessId { pid: 1, start: 1 });
+        assert!(report.is_empty(), "{report:?}");
+        assert!(victim.exists());
+        // Its own run undoes it.
+        let report = cleanup_children(dir.path(), me);
+        assert!(report.iter().any(|l| l.contains("removed")), "{report:?}");
+        assert!(!victim.exists());
+        assert!(!f.exists());
     }
 }

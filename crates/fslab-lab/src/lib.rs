@@ -23,6 +23,12 @@ pub use fslab_record::units::{human_bytes, parse_bytes};
 #[error("{0}")]
 pub struct LabError(pub String);
 
+impl From<fslab_record::journal::JournalError> for LabError {
+    fn from(e: fslab_record::journal::JournalError) -> Self {
+        LabError(e.to_string())
+    }
+}
+
 impl LabError {
     pub fn new(msg: impl Into<String>) -> Self {
         LabError(msg.into())

@@ -164,13 +164,41 @@ pub fn run_mkfs(argv: &[String]) -> LabResult<Duration> {
     run_tool(argv)
 }
 
-/// Runs a tool's command line (found in $PATH, /usr/sbin or /sbin) with
-/// stdin closed; the error gives the command and the last lines it printed.
+/// An empty directory of this process's own, for tools to run in: a bare
+/// word on their command line then names no existing file.
+struct EmptyDir(PathBuf);
+
+impl EmptyDir {
+    fn new() -> LabResult<EmptyDir> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "fslab-empty-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir(&p)
+            .map_err(|e| LabError(format!("cannot create {}: {e}", p.display())))?;
+        Ok(EmptyDir(p))
+    }
+}
+
+impl Drop for EmptyDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// Runs a tool's command line (found in $PATH, /usr/sbin or /sbin) as argv
+/// (never through a shell), with stdin closed, in an empty directory; the
+/// error gives the command and the last lines it printed.
 pub fn run_tool(argv: &[String]) -> LabResult<Duration> {
     let tool = find_tool(&argv[0]).ok_or_else(|| LabError(format!("{} not found", argv[0])))?;
+    let cwd = EmptyDir::new()?;
     let start = Instant::now();
     let out = Command::new(tool)
         .args(&argv[1..])
+        .current_dir(&cwd.0)
         .stdin(Stdio::null())
         .output()
         .map_err(|e| LabError(format!("cannot run {}: {e}", argv[0])))?;

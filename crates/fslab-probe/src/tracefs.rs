@@ -2,22 +2,35 @@
 //! fslab never touches the global trace settings. When tracefs is not
 //! mounted, fslab mounts its own view of it on a private directory and
 //! unmounts it afterwards.
+//!
+//! Both are written to this process's state journal (`probes-PID.json`)
+//! before they are made, so that `fslab run` (when it started this
+//! process) or `fslab cleanup` removes them if this process is killed.
 
 use std::path::{Path, PathBuf};
+
+use fslab_record::journal::{state_dir, Journal, Resource};
 
 /// A tracefs instance made by this process; removed on drop.
 pub struct Instance {
     dir: PathBuf,
     own_mount: Option<PathBuf>,
+    journal: Journal,
 }
 
-fn find_or_mount(private_base: &Path) -> Result<(PathBuf, Option<PathBuf>), String> {
+fn find_or_mount(
+    private_base: &Path,
+    journal: &mut Journal,
+) -> Result<(PathBuf, Option<PathBuf>), String> {
     for p in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
         if Path::new(p).join("instances").is_dir() {
             return Ok((PathBuf::from(p), None));
         }
     }
     let mnt = private_base.join(format!("tracefs-{}", std::process::id()));
+    journal
+        .add(Resource::TracefsMount { path: mnt.clone() })
+        .map_err(|e| e.to_string())?;
     std::fs::create_dir_all(&mnt).map_err(|e| format!("cannot create {}: {e}", mnt.display()))?;
     rustix::mount::mount(
         "nodev",
@@ -39,12 +52,29 @@ impl Instance {
     /// Makes instance `name` (a private tracefs mount under `private_base`
     /// if the system has none), with the CLOCK_MONOTONIC trace clock.
     pub fn create(name: &str, private_base: &Path, buffer_kb: u32) -> Result<Instance, String> {
-        let (root, own_mount) = find_or_mount(private_base)?;
+        let argv: Vec<String> = std::env::args().collect();
+        let mut journal =
+            Journal::create(&state_dir(), "probes", argv).map_err(|e| e.to_string())?;
+        let (root, own_mount) = match find_or_mount(private_base, &mut journal) {
+            Ok(r) => r,
+            Err(e) => {
+                for r in journal.take_all() {
+                    if let Resource::TracefsMount { path } = r {
+                        let _ = std::fs::remove_dir(path);
+                    }
+                }
+                journal.remove();
+                return Err(e);
+            }
+        };
         let dir = root.join("instances").join(name);
+        let added = journal.add(Resource::TracefsInstance { path: dir.clone() });
         let inst = Instance {
             dir: dir.clone(),
             own_mount,
+            journal,
         };
+        added.map_err(|e| e.to_string())?;
         std::fs::create_dir(&dir)
             .map_err(|e| format!("cannot create tracefs instance {}: {e}", dir.display()))?;
         inst.write("trace_clock", "mono")?;
@@ -120,56 +150,9 @@ impl Drop for Instance {
             let _ = rustix::mount::unmount(m, rustix::mount::UnmountFlags::DETACH);
             let _ = std::fs::remove_dir(m);
         }
-    }
-}
-
-/// Removes instances named `fslab-PID-*` of processes that are gone (after
-/// a kill -9), and fslab's private tracefs mounts under `private_base`.
-pub fn cleanup(private_base: &Path) -> Vec<String> {
-    let mut done = Vec::new();
-    let alive = |pid: u32| {
-        rustix::process::Pid::from_raw(pid as i32)
-            .is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
-    };
-    let Ok((root, own)) = find_or_mount(private_base) else {
-        return done;
-    };
-    if let Ok(rd) = std::fs::read_dir(root.join("instances")) {
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let pid = name
-                .strip_prefix("fslab-")
-                .and_then(|r| r.split('-').next())
-                .and_then(|p| p.parse::<u32>().ok());
-            if let Some(pid) = pid {
-                if !alive(pid) && std::fs::remove_dir(e.path()).is_ok() {
-                    done.push(format!("removed tracefs instance {name}"));
-                }
-            }
+        if !self.dir.exists() {
+            let _ = self.journal.take_all();
+            let _ = std::fs::remove_file(self.journal.path());
         }
     }
-    if let Some(m) = own {
-        let _ = rustix::mount::unmount(&m, rustix::mount::UnmountFlags::DETACH);
-        let _ = std::fs::remove_dir(&m);
-    }
-    if let Ok(rd) = std::fs::read_dir(private_base) {
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(pid) = name
-                .strip_prefix("tracefs-")
-                .and_then(|p| p.parse::<u32>().ok())
-            {
-                if !alive(pid) {
-                    let _ = rustix::mount::unmount(e.path(), rustix::mount::UnmountFlags::DETACH);
-                    if std::fs::remove_dir(e.path()).is_ok() {
-                        done.push(format!(
-                            "removed private tracefs mount {}",
-                            e.path().display()
-                        ));
-                    }
-                }
-            }
-        }
-    }
-    done
 }

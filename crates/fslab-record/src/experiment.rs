@@ -71,6 +71,9 @@ pub struct CellRunInfo {
     pub kernel_mount_options: String,
     /// Sysctl values before fslab changed them.
     pub sysctl_before: BTreeMap<String, String>,
+    /// Sysctl values read back after fslab set them: what the cell ran with.
+    #[serde(default)]
+    pub sysctl_during: BTreeMap<String, String>,
     pub cgroup: Option<String>,
     /// Peak memory of the workload's cgroup.
     pub memory_max_usage_bytes: Option<u64>,

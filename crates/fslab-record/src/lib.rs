@@ -5,10 +5,12 @@
 //! scheduler and workloads are testable with [`MemRecorder`].
 
 mod experiment;
+pub mod journal;
 mod latency;
 mod mem;
 pub mod mountinfo;
 mod probe;
+pub mod process;
 mod types;
 pub mod units;
 

@@ -9,6 +9,7 @@
 //! database themselves.
 
 pub mod alloctest;
+pub mod args;
 pub mod common;
 pub mod compilebench;
 pub mod crc32c;

@@ -175,9 +175,18 @@ pub struct RunArgs {
     /// The block device a `kind = "block"` experiment may format (it must be named here too)
     #[arg(long, value_name = "DEVICE")]
     pub format_device: Option<PathBuf>,
-    /// Format the named block device even if it holds a filesystem or data
+    /// Format the named block device even if it holds a filesystem or data; use a
+    /// directory device that holds files fslab did not make
     #[arg(long)]
     pub force: bool,
+    /// Allow the experiment to set this sysctl although it is outside the vm.* and fs.*
+    /// settings a filesystem experiment changes (repeatable; shown by --dry-run, recorded)
+    #[arg(long, value_name = "NAME")]
+    pub allow_sysctl: Vec<String>,
+    /// Allow after_mkfs to run this program as root although it is not a filesystem tuning
+    /// tool (tune2fs, xfs_admin, btrfstune, e2label); repeatable; shown by --dry-run, recorded
+    #[arg(long, value_name = "PROGRAM")]
+    pub allow_command: Vec<String>,
     /// List the built-in experiments
     #[arg(long)]
     pub list: bool,

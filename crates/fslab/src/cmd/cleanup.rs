@@ -4,8 +4,7 @@ use crate::Failure;
 
 pub fn run() -> Result<(), Failure> {
     let dir = fslab_experiment::state::state_dir();
-    let mut report = fslab_experiment::state::cleanup(&dir);
-    report.extend(fslab_probe::tracefs::cleanup(&dir));
+    let report = fslab_experiment::state::cleanup(&dir);
     if report.is_empty() {
         println!("nothing to clean up in {}", dir.display());
     }

@@ -295,8 +295,18 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
             total - r.done.len()
         );
     }
+    let perms = fslab_experiment::safety::Permissions {
+        allow_sysctl: args.allow_sysctl.clone(),
+        allow_command: args.allow_command.clone(),
+        force: args.force,
+    };
+    let allowed = fslab_experiment::safety::check(&exp, &perms)
+        .map_err(|e| Failure::Usage(format!("{file}: {e}")))?;
     if args.dry_run {
         print!("{}", plan::describe(&exp, scale));
+        for a in &allowed {
+            println!("allowed on the command line: {a}");
+        }
         for m in plan::missing_tools(&exp) {
             println!("warning: {m}");
         }
@@ -321,7 +331,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     let mut store = super::open_store(db)?;
     let stop = super::stop_on_signals()?;
     let argv: Vec<String> = std::env::args().collect();
-    let mut journal = Journal::create(&state_dir(), argv.clone()).map_err(|e| {
+    let mut journal = Journal::create(&state_dir(), "run", argv.clone()).map_err(|e| {
         Failure::Failed(format!(
             "run: cannot write the state journal in {}: {e}",
             state_dir().display()
@@ -360,7 +370,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         )
     }));
     display.bar.finish_and_clear();
-    let leftovers = journal.close();
+    let leftovers = fslab_experiment::state::close(journal);
     for l in &leftovers {
         eprintln!("fslab: run: cleaned up: {l}");
     }

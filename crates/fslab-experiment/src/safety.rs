@@ -1,0 +1,431 @@
+//! What an experiment may make fslab do as root, checked once for the whole
+//! experiment before anything is made (and by `--dry-run`, which refuses
+//! what the run would refuse).
+//!
+//! The experiment language is closed:
+//! - mkfs options, mount options and `after_mkfs` arguments name no path
+//!   and no device: the only device a cell's commands reach is the one
+//!   fslab made for it (`{device}` in `after_mkfs`); mkfs and after_mkfs
+//!   run in an empty directory, so a bare word cannot name a file either;
+//! - `after_mkfs` runs filesystem tuning tools (tune2fs, xfs_admin,
+//!   btrfstune, e2label) as argv, never a shell; any other program only
+//!   when named with `--allow-command PROGRAM`;
+//! - sysctls are well-formed names under /proc/sys, limited to the
+//!   writeback and memory settings of `vm.*` and a few `fs.*` ones; any
+//!   other only when named with `--allow-sysctl NAME`;
+//! - workload arguments are parsed and validated by the workload's own
+//!   parser, may not set what `fslab run` sets (`-d`, `--db`, `--json`,
+//!   ...), and every path the workload writes is inside the cell's
+//!   filesystem;
+//! - a directory device is never a system directory, and is empty or
+//!   fslab's own unless `--force`.
+
+use std::path::{Path, PathBuf};
+
+use crate::plan;
+use crate::spec::{Cell, Device, Experiment};
+
+/// What the user allowed on the command line beyond the closed language.
+#[derive(Debug, Clone, Default)]
+pub struct Permissions {
+    /// `--allow-sysctl NAME`: sysctls outside the filesystem-experiment set.
+    pub allow_sysctl: Vec<String>,
+    /// `--allow-command PROGRAM`: programs `after_mkfs` may run besides the
+    /// filesystem tuning tools.
+    pub allow_command: Vec<String>,
+    /// `--force`: use a directory device that holds other files.
+    pub force: bool,
+}
+
+/// Programs `after_mkfs` may run without `--allow-command`.
+pub const TUNING_TOOLS: [&str; 4] = ["tune2fs", "xfs_admin", "btrfstune", "e2label"];
+
+/// The marker that makes a directory device fslab's own.
+pub const DIRECTORY_MARKER: &str = ".fslab-directory-device";
+
+/// Why `name` is not a well-formed sysctl name (`vm.dirty_ratio`), if it is not.
+pub fn sysctl_name_error(name: &str) -> Option<String> {
+    let ok = !name.is_empty()
+        && name.len() <= 128
+        && name.split('.').count() >= 2
+        && name.split('.').all(|c| {
+            !c.is_empty()
+                && c.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+        });
+    (!ok).then(|| {
+        format!(
+            "{name:?} is not a sysctl name (dot-separated lower-case words, like vm.dirty_ratio)"
+        )
+    })
+}
+
+/// vm.* settings that are not about writeback or memory pressure: they
+/// panic the machine, weaken its security, or are one-shot triggers.
+const VM_REFUSED: [&str; 12] = [
+    "vm.panic_on_oom",
+    "vm.oom_kill_allocating_task",
+    "vm.mmap_min_addr",
+    "vm.mmap_rnd_bits",
+    "vm.mmap_rnd_compat_bits",
+    "vm.unprivileged_userfaultfd",
+    "vm.drop_caches",
+    "vm.compact_memory",
+    "vm.stat_refresh",
+    "vm.hugetlb_shm_group",
+    "vm.memory_failure_recovery",
+    "vm.memory_failure_early_kill",
+];
+
+/// fs.* settings a filesystem experiment may change.
+const FS_ALLOWED: [&str; 8] = [
+    "fs.xfs.",
+    "fs.aio-max-nr",
+    "fs.file-max",
+    "fs.nr_open",
+    "fs.inotify.",
+    "fs.lease-break-time",
+    "fs.leases-enable",
+    "fs.dir-notify-enable",
+];
+
+/// Whether sysctl `name` is in the set a filesystem experiment may change
+/// without `--allow-sysctl`.
+pub fn sysctl_in_policy(name: &str) -> bool {
+    if name.starts_with("vm.") {
+        return !VM_REFUSED.contains(&name);
+    }
+    FS_ALLOWED
+        .iter()
+        .any(|p| name == *p || (p.ends_with('.') && name.starts_with(p)))
+}
+
+fn sysctl_error(name: &str, value: &str, perms: &Permissions) -> Option<String> {
+    if let Some(e) = sysctl_name_error(name) {
+        return Some(e);
+    }
+    if value.is_empty()
+        || value.len() > 256
+        || value.bytes().any(|b| b.is_ascii_control() && b != b'\t')
+    {
+        return Some(format!(
+            "sysctl {name}: value {value:?} must be one line of at most 256 characters"
+        ));
+    }
+    if !sysctl_in_policy(name) && !perms.allow_sysctl.iter().any(|a| a == name) {
+        return Some(format!(
+            "sysctl {name} is outside what a filesystem experiment changes (vm.* writeback and \
+             memory settings, fs.xfs.*, ...): name it with --allow-sysctl {name} to allow it"
+        ));
+    }
+    None
+}
+
+/// Why a mkfs option or `after_mkfs` argument could reach something fslab
+/// did not make, if it could: a path, a device, or a climb out of a directory.
+fn token_error(token: &str) -> Option<String> {
+    if token.contains('/') {
+        return Some(format!(
+            "{token:?} names a path or device: options may name only the device fslab made \
+             ({{device}} in after_mkfs)"
+        ));
+    }
+    if token.split(['=', ',', ':']).any(|p| p == "..") {
+        return Some(format!("{token:?} names a path (..)"));
+    }
+    None
+}
+
+/// Mount option keys that name another device or a file.
+const MOUNT_KEYS_REFUSED: [&str; 8] = [
+    "device",
+    "logdev",
+    "rtdev",
+    "journal_dev",
+    "journal_path",
+    "usrjquota",
+    "grpjquota",
+    "prjjquota",
+];
+
+fn mount_option_error(opts: &str) -> Option<String> {
+    for o in opts.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+        let key = o.split('=').next().unwrap_or(o);
+        if MOUNT_KEYS_REFUSED.contains(&key) {
+            return Some(format!(
+                "mount option {o:?} names another device or file: a cell mounts only the \
+                 filesystem fslab made"
+            ));
+        }
+        if let Some(e) = token_error(o) {
+            return Some(format!("mount option {e}"));
+        }
+    }
+    None
+}
+
+fn after_mkfs_error(cmd: &[String], perms: &Permissions) -> Option<String> {
+    let prog = cmd.first()?;
+    if prog.contains('/') {
+        return Some(format!(
+            "after_mkfs: {prog:?}: give a program name (found in PATH, /usr/sbin, /sbin), not a path"
+        ));
+    }
+    if !TUNING_TOOLS.contains(&prog.as_str()) && !perms.allow_command.iter().any(|a| a == prog) {
+        return Some(format!(
+            "after_mkfs: {prog} is not a filesystem tuning tool ({}): name it with \
+             --allow-command {prog} to run it as root",
+            TUNING_TOOLS.join(", ")
+        ));
+    }
+    if !cmd.iter().any(|a| a == "{device}") {
+        return Some(format!(
+            "after_mkfs: `{}` must name the cell's device as {{device}}",
+            cmd.join(" ")
+        ));
+    }
+    for a in &cmd[1..] {
+        if a.contains("{device}") && a != "{device}" {
+            return Some(format!("after_mkfs: {a:?}: {{device}} must stand alone"));
+        }
+        if a != "{device}" {
+            if let Some(e) = token_error(a) {
+                return Some(format!("after_mkfs: {e}"));
+            }
+        }
+    }
+    None
+}
+
+/// System directories a directory device may never be (nor their parents).
+const SYSTEM_DIRS: [&str; 22] = [
+    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media", "/mnt",
+    "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var", "/var/tmp",
+];
+
+/// Checks a directory device: not a system directory, and empty or
+/// fslab's own (holding its marker) unless `force`.
+pub fn directory_device_error(path: &Path, force: bool) -> Option<String> {
+    let canon = match std::fs::canonicalize(path) {
+        Ok(c) => c,
+        Err(e) => return Some(format!("device.path {}: {e}", path.display())),
+    };
+    if !canon.is_dir() {
+        return Some(format!("device.path {} is not a directory", path.display()));
+    }
+    let system = SYSTEM_DIRS.iter().any(|s| canon == Path::new(s))
+        || canon.starts_with("/proc")
+        || canon.starts_with("/sys")
+        || canon.starts_with("/dev")
+        || canon.starts_with("/etc")
+        || canon.starts_with("/usr")
+        || canon.starts_with("/boot");
+    if system {
+        return Some(format!(
+            "device.path {} is a system directory: give an empty directory made for fslab",
+            path.display()
+        ));
+    }
+    let entries: Vec<String> = match std::fs::read_dir(&canon) {
+        Ok(rd) => rd
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(e) => return Some(format!("device.path {}: {e}", path.display())),
+    };
+    let ours = entries.iter().any(|e| e == DIRECTORY_MARKER);
+    if !entries.is_empty() && !ours && !force {
+        return Some(format!(
+            "device.path {} holds files fslab did not make: give an empty directory, or add \
+             --force to work beside them",
+            path.display()
+        ));
+    }
+    None
+}
+
+/// A directory made for the check and removed after it.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch, String> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "fslab-check-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir(&p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+        Ok(Scratch(p))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Checks a cell's workload arguments with the workload's own parser
+/// against a stand-in for the cell's filesystem.
+fn workload_error(exp: &Experiment, cell: &Cell) -> Option<String> {
+    let scratch = match Scratch::new() {
+        Ok(s) => s,
+        Err(e) => return Some(e),
+    };
+    let dirs = plan::workload_dirs(exp, &scratch.0);
+    for d in &dirs {
+        if let Err(e) = std::fs::create_dir_all(d) {
+            return Some(format!("cannot create {}: {e}", d.display()));
+        }
+    }
+    let mut argv = plan::substituted_args(exp, cell, &scratch.0);
+    let fslab_dirs = if plan::takes_dirs(&exp.workload.kind) {
+        for d in &dirs {
+            argv.push("-d".into());
+            argv.push(d.display().to_string());
+        }
+        dirs.len()
+    } else {
+        0
+    };
+    fslab_workload::args::check_experiment_args(&exp.workload.kind, &argv, fslab_dirs, &scratch.0)
+        .err()
+        .map(|e| {
+            let stand_in = scratch.0.display().to_string();
+            format!("workload: {}", e.replace(&stand_in, "{cell}"))
+        })
+}
+
+/// Checks everything an experiment would make fslab do. Returns the lines
+/// the dry run prints about what the command line allowed beyond the
+/// closed language; the error is one line naming the cell and the value.
+pub fn check(exp: &Experiment, perms: &Permissions) -> Result<Vec<String>, String> {
+    if let Device::Directory { path } = &exp.device {
+        if let Some(e) = directory_device_error(path, perms.force) {
+            return Err(e);
+        }
+    }
+    let mut allowed = Vec::new();
+    for cell in &exp.cells {
+        let at = |e: String| format!("cell {:?}: {e}", cell.label);
+        for (name, value) in &cell.sysctl {
+            if let Some(e) = sysctl_error(name, value, perms) {
+                return Err(at(e));
+            }
+            if !sysctl_in_policy(name) {
+                allowed.push(format!("sysctl {name} (allowed by --allow-sysctl)"));
+            }
+        }
+        for o in &cell.mkfs_options {
+            if let Some(e) = token_error(o) {
+                return Err(at(format!("mkfs option {e}")));
+            }
+        }
+        if let Some(e) = mount_option_error(&cell.mount_options) {
+            return Err(at(e));
+        }
+        for cmd in &cell.after_mkfs {
+            if let Some(e) = after_mkfs_error(cmd, perms) {
+                return Err(at(e));
+            }
+            if !TUNING_TOOLS.contains(&cmd[0].as_str()) {
+                allowed.push(format!(
+                    "after_mkfs: {} (allowed by --allow-command)",
+                    cmd.join(" ")
+                ));
+            }
+        }
+        if let Some(e) = workload_error(exp, cell) {
+            return Err(at(e));
+        }
+    }
+    allowed.sort();
+    allowed.dedup();
+    Ok(allowed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sysctl_names_that_map_outside_proc_sys_are_refused() {
+        for bad in [
+            ".tmp.victim",
+            ".etc.shadow",
+            "vm..x",
+            "vm",
+            "vm.",
+            "VM.x",
+            "vm/x",
+            "a.b c",
+        ] {
+            assert!(sysctl_name_error(bad).is_some(), "{bad}");
+        }
+        assert!(sysctl_name_error("vm.dirty_ratio").is_none());
+        assert!(sysctl_name_error("fs.xfs.xfssyncd_centisecs").is_none());
+    }
+
+    #[test]
+    fn sysctls_outside_filesystem_experiments_need_a_flag() {
+        let none = Permissions::default();
+        assert!(sysctl_error("vm.dirty_ratio", "20", &none).is_none());
+        assert!(sysctl_error("fs.xfs.xfssyncd_centisecs", "100", &none).is_none());
+        let e = sysctl_error("kernel.core_pattern", "|/tmp/x", &none).unwrap();
+        assert!(e.contains("--allow-sysctl kernel.core_pattern"), "{e}");
+        assert!(sysctl_error("vm.panic_on_oom", "1", &none).is_some());
+        assert!(sysctl_error("fs.protected_symlinks", "0", &none).is_some());
+        assert!(sysctl_error("vm.dirty_ratio", "1\n2", &none).is_some());
+        let allow = Permissions {
+            allow_sysctl: vec!["kernel.sched_latency_ns".into()],
+            ..Default::default()
+        };
+        assert!(sysctl_error("kernel.sched_latency_ns", "1", &allow).is_none());
+    }
+
+    #[test]
+    fn options_naming_another_device_are_refused() {
+        assert!(token_error("/dev/loop7").is_some());
+        assert!(token_error("logdev=/dev/loop7").is_some());
+        assert!(token_error("-O").is_none());
+        assert!(token_error("^metadata_csum").is_none());
+        assert!(mount_option_error("logdev=/dev/loop7").is_some());
+        assert!(mount_option_error("journal_dev=1792").is_some());
+        assert!(mount_option_error("device=loop7").is_some());
+        assert!(mount_option_error("nodatacow,ssd").is_none());
+    }
+
+    #[test]
+    fn after_mkfs_runs_tuning_tools_on_the_cells_device_only() {
+        let none = Permissions::default();
+        let cmd = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert!(after_mkfs_error(&cmd("tune2fs -E hash_alg=tea {device}"), &none).is_none());
+        let e = after_mkfs_error(&cmd("sh -c rm {device}"), &none).unwrap();
+        assert!(e.contains("--allow-command sh"), "{e}");
+        assert!(after_mkfs_error(&cmd("tune2fs -O ^has_journal /dev/loop7"), &none).is_some());
+        assert!(after_mkfs_error(&cmd("tune2fs -l"), &none).is_some());
+        assert!(after_mkfs_error(&cmd("/sbin/tune2fs {device}"), &none).is_some());
+        let allow = Permissions {
+            allow_command: vec!["dumpe2fs".into()],
+            ..Default::default()
+        };
+        assert!(after_mkfs_error(&cmd("dumpe2fs -h {device}"), &allow).is_none());
+    }
+
+    #[test]
+    fn system_and_foreign_directories_are_refused_as_devices() {
+        for d in ["/", "/tmp", "/etc", "/usr/lib", "/var/tmp"] {
+            assert!(directory_device_error(Path::new(d), true).is_some(), "{d}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        assert!(directory_device_error(dir.path(), false).is_none(), "empty");
+        std::fs::write(dir.path().join("precious"), b"x").unwrap();
+        let e = directory_device_error(dir.path(), false).unwrap();
+        assert!(e.contains("--force"), "{e}");
+        assert!(directory_device_error(dir.path(), true).is_none());
+        std::fs::write(dir.path().join(DIRECTORY_MARKER), b"").unwrap();
+        assert!(directory_device_error(dir.path(), false).is_none(), "ours");
+    }
+}
