@@ -35,18 +35,22 @@ pub fn write_sysctl(name: &str, value: &str) -> LabResult<()> {
 /// A sysctl this process holds: every fslab process that wants to change
 /// (or restore) the same setting waits until the holder has restored it,
 /// so two runs never save each other's value as the original. The lock is
-/// an flock on `STATE/sysctl-NAME.lock`, released by the kernel if the
+/// an flock on `STATE/locks/sysctl-NAME.lock`, released by the kernel if the
 /// holder dies.
 #[derive(Debug)]
 pub struct SysctlLock {
     _file: std::fs::File,
 }
 
+/// `STATE/locks/sysctl-NAME.lock`. Lock files stay (empty but for the
+/// last holder's pid): removing one while another process waits on it
+/// would let two processes hold "the" lock.
 fn lock_file(state: &Path, name: &str) -> LabResult<std::fs::File> {
     sysctl_path(name)?;
-    std::fs::create_dir_all(state)
-        .map_err(|e| LabError(format!("cannot create {}: {e}", state.display())))?;
-    let p = state.join(format!("sysctl-{name}.lock"));
+    let dir = state.join("locks");
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| LabError(format!("cannot create {}: {e}", dir.display())))?;
+    let p = dir.join(format!("sysctl-{name}.lock"));
     std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)

@@ -213,10 +213,13 @@ pub fn directory_device_error(path: &Path, force: bool) -> Option<String> {
     if !canon.is_dir() {
         return Some(format!("device.path {} is not a directory", path.display()));
     }
+    // Below /dev only /dev/shm's subdirectories (a tmpfs) may serve.
+    let in_dev = canon.starts_with("/dev")
+        && !(canon.starts_with("/dev/shm") && canon != Path::new("/dev/shm"));
     let system = SYSTEM_DIRS.iter().any(|s| canon == Path::new(s))
+        || in_dev
         || canon.starts_with("/proc")
         || canon.starts_with("/sys")
-        || canon.starts_with("/dev")
         || canon.starts_with("/etc")
         || canon.starts_with("/usr")
         || canon.starts_with("/boot");
@@ -416,7 +419,15 @@ mod tests {
 
     #[test]
     fn system_and_foreign_directories_are_refused_as_devices() {
-        for d in ["/", "/tmp", "/etc", "/usr/lib", "/var/tmp"] {
+        for d in [
+            "/",
+            "/tmp",
+            "/etc",
+            "/usr/lib",
+            "/var/tmp",
+            "/dev/shm",
+            "/dev/disk",
+        ] {
             assert!(directory_device_error(Path::new(d), true).is_some(), "{d}");
         }
         let dir = tempfile::tempdir().unwrap();

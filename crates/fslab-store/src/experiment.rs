@@ -10,11 +10,12 @@ use crate::{json, rec_err, Store, StoreError};
 
 impl ExperimentRecorder for Store {
     fn begin_experiment(&mut self, e: &ExperimentInfo) -> RecordResult<i64> {
+        let me = fslab_record::process::ProcessId::current();
         self.conn()
             .execute(
                 "INSERT INTO experiments (name, file, text, scale, repetitions, command_line, fslab_version,
-                    kernel, hostname, started_at, status)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'running')",
+                    kernel, hostname, started_at, status, pid, pid_start)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'running', ?11, ?12)",
                 params![
                     e.name,
                     e.file,
@@ -25,7 +26,9 @@ impl ExperimentRecorder for Store {
                     e.fslab_version,
                     e.kernel,
                     e.hostname,
-                    e.started_at
+                    e.started_at,
+                    me.pid,
+                    me.start as i64
                 ],
             )
             .map_err(rec_err)?;
@@ -63,12 +66,13 @@ impl ExperimentRecorder for Store {
     }
 
     fn reopen_experiment(&mut self, experiment: i64, repetitions: u32) -> RecordResult<()> {
+        let me = fslab_record::process::ProcessId::current();
         let n = self
             .conn()
             .execute(
                 "UPDATE experiments SET status = 'running', finished_at = NULL,
-                    repetitions = MAX(repetitions, ?2) WHERE id = ?1",
-                params![experiment, repetitions],
+                    repetitions = MAX(repetitions, ?2), pid = ?3, pid_start = ?4 WHERE id = ?1",
+                params![experiment, repetitions, me.pid, me.start as i64],
             )
             .map_err(rec_err)?;
         if n == 0 {

@@ -7,11 +7,20 @@ mod schema;
 
 use std::path::{Path, PathBuf};
 
+use fslab_record::process::ProcessId;
 use fslab_record::{
     LatencyHistogram, LoopRow, PhaseResult, ProbeNote, ProbePoint, RecordError, RecordResult,
     Recorder, RunInfo, RunStatus, SeriesPoint,
 };
 use rusqlite::{params, Connection, OptionalExtension};
+
+/// This host's name, as runs record it (uname's nodename).
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
 
 pub use experiment::{ExperimentRecord, ExperimentRow, RunOrigin};
 pub use read::{PointRow, RunRecord, RunRow, StoredLatency, StoredNote, StoredPhase};
@@ -35,6 +44,10 @@ pub enum StoreError {
         found: i64,
         known: i64,
     },
+    #[error("no results store at {} (run a workload first, or give --db)", .0.display())]
+    Missing(PathBuf),
+    #[error("{}: not an fslab results store (it has no fslab tables)", .0.display())]
+    NotAStore(PathBuf),
     #[error("no run with id {0} in the results store")]
     NoSuchRun(i64),
     #[error("no experiment with id {0} in the results store")]
@@ -70,7 +83,10 @@ pub fn default_path() -> PathBuf {
 }
 
 impl Store {
-    /// Opens (creating if needed) the store at `path` and brings its schema up to date.
+    /// Opens (creating if needed) the store at `path` and brings its schema
+    /// up to date; marks runs and experiments of processes that died while
+    /// running them as interrupted. Safe when several fslab processes open
+    /// a new store at once: one migrates, the others wait and find it done.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir {
@@ -91,7 +107,65 @@ impl Store {
             source,
         })?;
         store.migrate()?;
+        store.mark_dead_running().map_err(|e| store.err(e))?;
         Ok(store)
+    }
+
+    /// Opens an existing store for reading only: it writes nothing (no
+    /// schema into an empty file, no journal files), and works on a
+    /// read-only file or filesystem. A store of an older schema is brought
+    /// up to date first when it can be written.
+    pub fn open_read(path: &Path) -> Result<Store, StoreError> {
+        use rusqlite::OpenFlags;
+        let sqlite = |source| StoreError::Sqlite {
+            path: path.into(),
+            source,
+        };
+        if !path.is_file() {
+            return Err(StoreError::Missing(path.into()));
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
+        let uri = |extra: &str| {
+            format!(
+                "file:{}?mode=ro{extra}",
+                path.display()
+                    .to_string()
+                    .replace('%', "%25")
+                    .replace('?', "%3f")
+                    .replace('#', "%23")
+            )
+        };
+        let conn = Connection::open_with_flags(uri(""), flags).map_err(sqlite)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(sqlite)?;
+        // A WAL store on a read-only filesystem cannot make its shared
+        // memory file: read it as immutable then.
+        let conn = match conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0)) {
+            Ok(_) => conn,
+            Err(_) => Connection::open_with_flags(uri("&immutable=1"), flags).map_err(sqlite)?,
+        };
+        let found: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(sqlite)?;
+        let known = schema::MIGRATIONS.len() as i64;
+        if found == 0 {
+            return Err(StoreError::NotAStore(path.into()));
+        }
+        if found > known {
+            return Err(StoreError::TooNew {
+                path: path.into(),
+                found,
+                known,
+            });
+        }
+        if found < known {
+            drop(conn);
+            return Store::open(path);
+        }
+        Ok(Store {
+            conn,
+            path: path.into(),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -113,25 +187,74 @@ impl Store {
             .unwrap_or(0)
     }
 
+    /// Applies the migrations this store lacks, each in a transaction that
+    /// takes the write lock first (BEGIN IMMEDIATE) and reads the version
+    /// again under it, so concurrent openers never apply one twice.
     fn migrate(&mut self) -> Result<(), StoreError> {
         let known = schema::MIGRATIONS.len() as i64;
-        let found = self.schema_version();
-        if found > known {
-            return Err(StoreError::TooNew {
-                path: self.path.clone(),
-                found,
-                known,
-            });
-        }
-        for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(found as usize) {
+        loop {
             let path = self.path.clone();
-            let apply = |conn: &mut Connection| -> rusqlite::Result<()> {
-                let tx = conn.transaction()?;
-                tx.execute_batch(sql)?;
-                tx.pragma_update(None, "user_version", (i + 1) as i64)?;
-                tx.commit()
+            let sqlite = |source| StoreError::Sqlite {
+                path: path.clone(),
+                source,
             };
-            apply(&mut self.conn).map_err(|source| StoreError::Sqlite { path, source })?;
+            let tx = self
+                .conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(sqlite)?;
+            let found: i64 = tx
+                .pragma_query_value(None, "user_version", |r| r.get(0))
+                .map_err(sqlite)?;
+            if found > known {
+                return Err(StoreError::TooNew {
+                    path: self.path.clone(),
+                    found,
+                    known,
+                });
+            }
+            if found == known {
+                return Ok(());
+            }
+            tx.execute_batch(schema::MIGRATIONS[found as usize])
+                .map_err(sqlite)?;
+            tx.pragma_update(None, "user_version", found + 1)
+                .map_err(sqlite)?;
+            tx.commit().map_err(sqlite)?;
+        }
+    }
+
+    /// Runs and experiments still marked running by a process of this host
+    /// that is gone (killed with SIGKILL, say) become interrupted.
+    fn mark_dead_running(&mut self) -> rusqlite::Result<()> {
+        let host = host_name();
+        for table in ["runs", "experiments"] {
+            let rows: Vec<(i64, u32, i64)> = {
+                let mut st = self.conn.prepare(&format!(
+                    "SELECT id, pid, COALESCE(pid_start, 0) FROM {table}
+                     WHERE status = 'running' AND pid IS NOT NULL AND hostname = ?1"
+                ))?;
+                let it = st.query_map(params![host], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                it.collect::<rusqlite::Result<_>>()?
+            };
+            for (id, pid, start) in rows {
+                if (ProcessId {
+                    pid,
+                    start: start as u64,
+                })
+                .is_alive()
+                {
+                    continue;
+                }
+                let err = format!(
+                    "the fslab process that ran it (pid {pid}) ended without finishing it (killed?)"
+                );
+                let sql = if table == "runs" {
+                    "UPDATE runs SET status = 'interrupted', error = COALESCE(error, ?2) WHERE id = ?1"
+                } else {
+                    "UPDATE experiments SET status = 'interrupted' WHERE id = ?1 AND ?2 IS NOT NULL"
+                };
+                self.conn.execute(sql, params![id, err])?;
+            }
         }
         Ok(())
     }
@@ -158,11 +281,13 @@ fn json<T: serde::Serialize>(v: &T) -> String {
 
 impl Recorder for Store {
     fn begin_run(&mut self, info: &RunInfo) -> RecordResult<i64> {
+        let me = ProcessId::current();
         self.conn
             .execute(
                 "INSERT INTO runs (workload, command_line, fslab_version, kernel, hostname, started_at,
-                    status, target_path, fs_type, mount_source, mount_point, mount_options, params)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8, ?9, ?10, ?11, ?12)",
+                    status, target_path, fs_type, mount_source, mount_point, mount_options, params,
+                    pid, pid_start)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 params![
                     info.workload,
                     json(&info.command_line),
@@ -176,6 +301,8 @@ impl Recorder for Store {
                     info.target.mount_point,
                     info.target.mount_options,
                     json(&info.params),
+                    me.pid,
+                    me.start as i64,
                 ],
             )
             .map_err(rec_err)?;

@@ -134,4 +134,13 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX probe_notes_run ON probe_notes(run_id, probe, key);
     "#,
+    // 4: which process keeps a row running (pid and start time, see
+    // fslab_record::process), so rows of a killed process are found and
+    // marked interrupted instead of staying "running" forever.
+    r#"
+    ALTER TABLE runs ADD COLUMN pid INTEGER;
+    ALTER TABLE runs ADD COLUMN pid_start INTEGER;
+    ALTER TABLE experiments ADD COLUMN pid INTEGER;
+    ALTER TABLE experiments ADD COLUMN pid_start INTEGER;
+    "#,
 ];

@@ -179,11 +179,25 @@ pub fn run(
         .create_new(true)
         .open(&opts.file)
         .map_err(|e| io("open", e))?;
-    file.set_len(opts.len).map_err(|e| io("ftruncate", e))?;
+    // The file is alloctest's own (it refuses an existing one): if it cannot
+    // be sized or mapped, it goes again rather than stay, sparse, at LEN.
+    let made = |r: Result<(), String>| {
+        r.inspect_err(|_| {
+            let _ = std::fs::remove_file(&opts.file);
+        })
+    };
+    made(file.set_len(opts.len).map_err(|e| io("ftruncate", e)))?;
     if opts.fallocate {
-        posix_fallocate(&file, opts.len).map_err(|e| io("posix_fallocate", e))?;
+        made(posix_fallocate(&file, opts.len).map_err(|e| io("posix_fallocate", e)))?;
     }
-    let map = SharedMap::new(file.as_fd(), opts.len as usize).map_err(|e| io("mmap", e))?;
+    let map = SharedMap::new(file.as_fd(), opts.len as usize).map_err(|e| io("mmap", e));
+    let map = match map {
+        Ok(m) => m,
+        Err(e) => {
+            made(Err(e.clone()))?;
+            return Err(e);
+        }
+    };
     let map = Mutex::new(map);
     let params = serde_json::to_value(opts).unwrap_or_default();
     let mut ctx = RunCtx::begin("alloctest", argv, &dir, params, rec, hooks, stop)

@@ -99,6 +99,11 @@ impl DbenchArgs {
         if self.time == 0 {
             return Err("-t 0: the run must last at least 1 second".into());
         }
+        if self.loops == Some(0) {
+            return Err(
+                "--loops 0: must be at least 1 (without --loops the run lasts -t seconds)".into(),
+            );
+        }
         if !self.dir.is_dir() {
             return Err(format!("-D {}: no such directory", self.dir.display()));
         }
@@ -125,7 +130,7 @@ impl DbenchArgs {
             fsync: self.fsync,
             xattr: self.xattr,
             cleanup: !self.no_cleanup,
-            loops: self.loops.filter(|n| *n > 0),
+            loops: self.loops,
             lines,
         })
     }
@@ -517,6 +522,9 @@ pub fn run(
     hooks: &mut Hooks,
 ) -> Result<DbenchReport, String> {
     let store = |e: fslab_record::RecordError| format!("results store: {e}");
+    // dbench stops when it cannot make its clients' directory; so does fslab.
+    std::fs::create_dir_all(o.dir.join("clients"))
+        .map_err(|e| format!("cannot create {}: {e}", o.dir.join("clients").display()))?;
     let params = serde_json::to_value(o).unwrap_or_default();
     let mut ctx = RunCtx::begin("dbench", argv, &o.dir, params, rec, hooks, stop)
         .map_err(|e| e.to_string())?;
@@ -540,7 +548,6 @@ pub fn run(
         bytes: (0..n).map(|_| AtomicU64::new(0)).collect(),
         max_ns: (0..n).map(|_| AtomicU64::new(0)).collect(),
     };
-    let _ = std::fs::create_dir_all(o.dir.join("clients"));
     let mut lines_out: Vec<String> = Vec::new();
     let mut bytes_total = 0u64;
     let mut execute_secs = 0.0;

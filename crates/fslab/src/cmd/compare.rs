@@ -173,7 +173,7 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
             db.display()
         )));
     }
-    let store = super::open_store(db)?;
+    let store = super::open_store_read(db)?;
     let g = select(&store, &args.experiment, &args.runs)?;
     let base = baseline(&g.labels, args.baseline.as_deref())?;
     let m = metrics(&store, &g)?;

@@ -25,6 +25,9 @@ use crate::Failure;
 
 /// Runs the chosen subcommand.
 pub fn dispatch(cli: Cli) -> Result<(), Failure> {
+    if let Some(db) = &cli.db {
+        check_db_option(db)?;
+    }
     let db = cli.db.unwrap_or_else(fslab_store::default_path);
     let workload = matches!(
         cli.command,
@@ -105,9 +108,37 @@ fn stop_on_signals() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, Fa
     Ok(stop)
 }
 
-/// Opens the results store, or explains why not.
+/// Opens the results store to write, or explains why not.
 fn open_store(db: &Path) -> Result<fslab_store::Store, Failure> {
     fslab_store::Store::open(db).map_err(|e| Failure::Failed(format!("results store {e}")))
+}
+
+/// Opens the results store to read only (it writes nothing into it).
+fn open_store_read(db: &Path) -> Result<fslab_store::Store, Failure> {
+    fslab_store::Store::open_read(db).map_err(|e| match e {
+        e @ (fslab_store::StoreError::Missing(_) | fslab_store::StoreError::NotAStore(_)) => {
+            Failure::Usage(e.to_string())
+        }
+        e => Failure::Failed(format!("results store {e}")),
+    })
+}
+
+/// `--db PATH` names a file in an existing directory: fslab makes the
+/// directories of its default store only, never ones a typo names.
+fn check_db_option(db: &Path) -> Result<(), Failure> {
+    let dir = db.parent().filter(|d| !d.as_os_str().is_empty());
+    match dir {
+        Some(d) if !d.is_dir() => Err(Failure::Usage(format!(
+            "--db {}: directory {} does not exist",
+            db.display(),
+            d.display()
+        ))),
+        _ if db.is_dir() => Err(Failure::Usage(format!(
+            "--db {}: is a directory; give a file (results.sqlite)",
+            db.display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// `fslab crc32c`: the self-test line for each implementation.

@@ -512,7 +512,7 @@ pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {
             )));
         }
     }
-    let store = super::open_store(db)?;
+    let store = super::open_store_read(db)?;
     let g = select(&store, &sel.experiment, &sel.runs)?;
     let base = baseline(&g.labels, sel.baseline.as_deref())?;
     let rows = fslab_stats::compare::compare(&g.labels, &metrics(&store, &g)?, base);

@@ -17,7 +17,7 @@ pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
             db.display()
         )));
     }
-    let store = super::open_store(db)?;
+    let store = super::open_store_read(db)?;
     let fetch = |id: i64| {
         store.run(id).map_err(|e| match e {
             fslab_store::StoreError::NoSuchRun(_) => Failure::Usage(e.to_string()),

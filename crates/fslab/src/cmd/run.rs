@@ -140,7 +140,7 @@ fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
             db.display()
         )));
     }
-    let store = super::open_store(db)?;
+    let store = super::open_store_read(db)?;
     let e = store.experiment(id).map_err(|e| match e {
         fslab_store::StoreError::NoSuchExperiment(_) => Failure::Usage(format!(
             "--resume {id}: no such experiment in {}",

@@ -11,7 +11,7 @@ use crate::Failure;
 
 pub fn run(cmd: TraceCommand, db: &Path) -> Result<(), Failure> {
     let TraceCommand::Show { id, limit, dev } = cmd;
-    let store = super::open_store(db)?;
+    let store = super::open_store_read(db)?;
     let notes = store
         .probe_notes(id)
         .map_err(|e| Failure::Failed(format!("results store {e}")))?;

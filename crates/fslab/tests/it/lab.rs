@@ -446,10 +446,15 @@ workload_args = ["-s", "8192"]
             .any(|l| l.contains("small") && l.contains("big")),
         "{out}"
     );
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
     assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "the fresh directories are removed"
+        left,
+        [fslab_experiment::safety::DIRECTORY_MARKER],
+        "the fresh directories are removed; fslab's marker stays"
     );
     let e = Store::open(&lab.db()).unwrap().experiment(1).unwrap();
     assert_eq!(e.cell_runs.len(), 4);

@@ -223,7 +223,8 @@ impl Lab {
             left.push(format!("image {}", e.path().display()));
         }
         if let Ok(rd) = std::fs::read_dir(self.state()) {
-            for e in rd.flatten() {
+            // Lock files stay by design (see fslab_experiment::machine::SysctlLock).
+            for e in rd.flatten().filter(|e| e.file_name() != "locks") {
                 left.push(format!("state {}", e.path().display()));
             }
         }
