@@ -35,20 +35,30 @@ pub fn write_sysctl(name: &str, value: &str) -> LabResult<()> {
 /// A sysctl this process holds: every fslab process that wants to change
 /// (or restore) the same setting waits until the holder has restored it,
 /// so two runs never save each other's value as the original. The lock is
-/// an flock on `STATE/locks/sysctl-NAME.lock`, released by the kernel if the
-/// holder dies.
+/// an flock on `sysctl-NAME.lock` in [`lock_dir`], released by the kernel
+/// if the holder dies.
 #[derive(Debug)]
 pub struct SysctlLock {
     _file: std::fs::File,
 }
 
-/// `STATE/locks/sysctl-NAME.lock`. Lock files stay (empty but for the
-/// last holder's pid): removing one while another process waits on it
-/// would let two processes hold "the" lock.
-fn lock_file(state: &Path, name: &str) -> LabResult<std::fs::File> {
+/// Where the locks on machine-wide settings live: one place for every
+/// fslab process of the machine, whatever its state directory
+/// (`/run/lock/fslab`, or `/run/fslab-locks` where there is no /run/lock).
+pub fn lock_dir() -> PathBuf {
+    if Path::new("/run/lock").is_dir() {
+        PathBuf::from("/run/lock/fslab")
+    } else {
+        PathBuf::from("/run/fslab-locks")
+    }
+}
+
+/// `DIR/sysctl-NAME.lock`. Lock files stay (empty but for the last
+/// holder's pid): removing one while another process waits on it would
+/// let two processes hold "the" lock.
+fn lock_file(dir: &Path, name: &str) -> LabResult<std::fs::File> {
     sysctl_path(name)?;
-    let dir = state.join("locks");
-    std::fs::create_dir_all(&dir)
+    std::fs::create_dir_all(dir)
         .map_err(|e| LabError(format!("cannot create {}: {e}", dir.display())))?;
     let p = dir.join(format!("sysctl-{name}.lock"));
     std::fs::OpenOptions::new()
@@ -74,13 +84,13 @@ impl SysctlLock {
     /// (`waiting` is told once, with the holder's pid). Gives up when `stop`
     /// is set.
     pub fn acquire(
-        state: &Path,
+        dir: &Path,
         name: &str,
         stop: &std::sync::atomic::AtomicBool,
         waiting: &mut dyn FnMut(String),
     ) -> LabResult<SysctlLock> {
         use std::io::{Read, Seek, Write};
-        let mut f = lock_file(state, name)?;
+        let mut f = lock_file(dir, name)?;
         let mut told = false;
         while !try_flock(&f)? {
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -106,8 +116,8 @@ impl SysctlLock {
     }
 
     /// Takes sysctl `name` only if no other fslab process holds it.
-    pub fn try_acquire(state: &Path, name: &str) -> LabResult<Option<SysctlLock>> {
-        let f = lock_file(state, name)?;
+    pub fn try_acquire(dir: &Path, name: &str) -> LabResult<Option<SysctlLock>> {
+        let f = lock_file(dir, name)?;
         Ok(try_flock(&f)?.then_some(SysctlLock { _file: f }))
     }
 }

@@ -587,8 +587,10 @@ impl MachineHeld {
             .unwrap_or_else(crate::state::state_dir);
         // In name order, so that two runs never wait for each other.
         for (name, value) in &cell.sysctl {
-            let lock = SysctlLock::acquire(&state, name, stop, &mut |m| progress.note(&m))
-                .map_err(|e| e.0)?;
+            let lock = SysctlLock::acquire(&crate::machine::lock_dir(), name, stop, &mut |m| {
+                progress.note(&m)
+            })
+            .map_err(|e| e.0)?;
             self.locks.push(lock);
             if let Some(pid) = crate::state::sysctl_left_by_dead_run(&state, name) {
                 return Err(format!(

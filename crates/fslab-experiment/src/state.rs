@@ -150,7 +150,7 @@ pub fn undo(r: &Resource) -> Result<Option<String>, String> {
         },
         Resource::Sysctl { name, original } => {
             // Never under a live run that holds the setting now.
-            let _held = crate::machine::SysctlLock::try_acquire(&state_dir(), name)
+            let _held = crate::machine::SysctlLock::try_acquire(&crate::machine::lock_dir(), name)
                 .map_err(|e| e.0)?
                 .ok_or_else(|| {
                     format!("sysctl {name} is held by a running fslab run: left as it is")

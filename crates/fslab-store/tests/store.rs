@@ -199,3 +199,76 @@ fn an_old_database_is_migrated_without_losing_runs() {
     .unwrap();
     assert_eq!(s.probe_point_summary(runs[0].id).unwrap()[0].4, 50.0);
 }
+
+#[test]
+fn four_processes_opening_a_new_store_at_once_all_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.sqlite");
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let (path, barrier) = (path.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                Store::open(&path).map(|s| s.schema_version())
+            })
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(
+            h.join().unwrap().unwrap(),
+            fslab_store::SCHEMA_VERSION,
+            "every opener sees the whole schema"
+        );
+    }
+}
+
+#[test]
+fn reading_opens_write_nothing_and_refuse_what_is_not_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.sqlite");
+    std::fs::write(&empty, b"").unwrap();
+    let e = Store::open_read(&empty).err().unwrap().to_string();
+    assert!(e.contains("not an fslab results store"), "{e}");
+    assert_eq!(
+        std::fs::metadata(&empty).unwrap().len(),
+        0,
+        "no schema written"
+    );
+    let missing = dir.path().join("missing.sqlite");
+    assert!(Store::open_read(&missing).is_err());
+    assert!(!missing.exists());
+
+    let path = dir.path().join("r.sqlite");
+    let id = Store::open(&path).unwrap().begin_run(&info()).unwrap();
+    let r = Store::open_read(&path).unwrap();
+    assert_eq!(r.run(id).unwrap().run.workload, "fsmark");
+}
+
+#[test]
+fn a_run_whose_process_died_is_marked_interrupted_on_the_next_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.sqlite");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    let mine = RunInfo {
+        hostname: host.clone(),
+        ..info()
+    };
+    let (alive, dead) = {
+        let mut s = Store::open(&path).unwrap();
+        (s.begin_run(&mine).unwrap(), s.begin_run(&mine).unwrap())
+    };
+    // The second run's process is gone: a pid that cannot be alive.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute("UPDATE runs SET pid = 999999999 WHERE id = ?1", [dead])
+        .unwrap();
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.run(alive).unwrap().run.status, RunStatus::Running);
+    let d = s.run(dead).unwrap().run;
+    assert_eq!(d.status, RunStatus::Interrupted);
+    assert!(d.error.unwrap_or_default().contains("pid 999999999"));
+}

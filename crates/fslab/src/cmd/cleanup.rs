@@ -1,10 +1,19 @@
 //! `fslab cleanup`: undo what killed runs left behind.
 
+use std::path::Path;
+
 use crate::Failure;
 
-pub fn run() -> Result<(), Failure> {
+pub fn run(db: &Path) -> Result<(), Failure> {
     let dir = fslab_experiment::state::state_dir();
     let report = fslab_experiment::state::cleanup(&dir);
+    // Opening the store to write marks the runs and experiments of killed
+    // processes interrupted.
+    if db.is_file() {
+        if let Err(e) = fslab_store::Store::open(db) {
+            eprintln!("fslab: cleanup: results store {e}");
+        }
+    }
     if report.is_empty() {
         println!("nothing to clean up in {}", dir.display());
     }

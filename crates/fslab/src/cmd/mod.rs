@@ -58,7 +58,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Dbench(a) => on_ranks("dbench", |c| dbench::run(a, &db, c)),
         Command::CompileBench(a) => on_ranks("compilebench", |c| compilebench::run(a, &db, c)),
         Command::TioTest(a) => on_ranks("tiotest", |c| tiotest::run(a, &db, c)),
-        Command::Cleanup => cleanup::run(),
+        Command::Cleanup => cleanup::run(&db),
         Command::Crc32c { chunks } => crc32c(chunks),
         Command::Compare(c) => compare::run(c, &db),
         Command::Stats { trim_outliers } => stats::run(trim_outliers),

@@ -4,6 +4,7 @@
 
 mod fsmark;
 mod fsmark_fs;
+mod hostile;
 mod lab;
 mod lab_safety;
 mod mpi;

@@ -223,8 +223,7 @@ impl Lab {
             left.push(format!("image {}", e.path().display()));
         }
         if let Ok(rd) = std::fs::read_dir(self.state()) {
-            // Lock files stay by design (see fslab_experiment::machine::SysctlLock).
-            for e in rd.flatten().filter(|e| e.file_name() != "locks") {
+            for e in rd.flatten() {
                 left.push(format!("state {}", e.path().display()));
             }
         }
