@@ -165,7 +165,9 @@ fn mount_option_error(opts: &str) -> Option<String> {
 }
 
 fn after_mkfs_error(cmd: &[String], perms: &Permissions) -> Option<String> {
-    let prog = cmd.first()?;
+    let Some(prog) = cmd.first() else {
+        return Some("after_mkfs: an empty command".into());
+    };
     if prog.contains('/') {
         return Some(format!(
             "after_mkfs: {prog:?}: give a program name (found in PATH, /usr/sbin, /sbin), not a path"
@@ -409,6 +411,7 @@ mod tests {
         assert!(e.contains("--allow-command sh"), "{e}");
         assert!(after_mkfs_error(&cmd("tune2fs -O ^has_journal /dev/loop7"), &none).is_some());
         assert!(after_mkfs_error(&cmd("tune2fs -l"), &none).is_some());
+        assert!(after_mkfs_error(&cmd(""), &none).is_some(), "empty");
         assert!(after_mkfs_error(&cmd("/sbin/tune2fs {device}"), &none).is_some());
         let allow = Permissions {
             allow_command: vec!["dumpe2fs".into()],

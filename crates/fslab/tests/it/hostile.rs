@@ -594,3 +594,53 @@ fn reading_commands_work_on_a_store_on_a_read_only_filesystem() {
         .unwrap();
     assert!(stdout(&o).starts_with("1 "), "{}", stdout(&o));
 }
+
+/// Random experiment files through the real binary: a dry run either
+/// succeeds or refuses in one line with exit 2, and never panics.
+#[test]
+fn random_experiment_files_never_crash_the_binary() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let lab = Lab::new();
+    let word = prop_oneof![
+        Just("{dir}/f".to_string()),
+        Just("/dev/loop0".to_string()),
+        Just("-n".to_string()),
+        Just("10".to_string()),
+        Just("--bogus".to_string()),
+        "[ -~]{0,10}",
+    ];
+    let strategy = (
+        prop::sample::select(fslab_experiment::spec::WORKLOADS.to_vec()),
+        prop::collection::vec(word.clone(), 0..6),
+        prop::collection::vec(word, 0..3),
+        "[a-z.]{0,16}",
+    );
+    let mut runner = TestRunner::new(Config {
+        cases: 40,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&strategy, |(kind, args, mkfs, sysctl)| {
+            let q = |v: &[String]| v.iter().map(|w| format!("{w:?}")).collect::<Vec<_>>().join(", ");
+            let f = lab.experiment(
+                "r.toml",
+                &format!(
+                    "name = \"r\"\n[device]\nsize = \"1G\"\nimage_dir = \"IMAGES\"\n[machine]\nsysctl = {{ {sysctl:?} = 1 }}\n[workload]\nkind = {kind:?}\nargs = [{}]\n[[target]]\nfs = \"ext4\"\nmkfs_options = [{:?}]\n",
+                    q(&args),
+                    mkfs.join(" ")
+                ),
+            );
+            let o = lab.run_cmd().args(["run", "--dry-run"]).arg(&f).output().unwrap();
+            let err = stderr(&o);
+            prop_assert!(!err.contains("internal error"), "{}", err);
+            match o.status.code() {
+                Some(0) => {}
+                Some(2) => prop_assert_eq!(err.lines().filter(|l| !l.is_empty()).count(), 1, "{}", err),
+                other => prop_assert!(false, "exit {:?}: {}", other, err),
+            }
+            Ok(())
+        })
+        .unwrap();
+}
