@@ -7,6 +7,8 @@ command -v mkfs.xfs >/dev/null 2>&1 || need+=(xfsprogs)
 command -v mkfs.btrfs >/dev/null 2>&1 || need+=(btrfs-progs)
 command -v mkfs.ext4 >/dev/null 2>&1 || need+=(e2fsprogs)
 command -v losetup >/dev/null 2>&1 || need+=(mount)
+# The parity tests count the originals' and fslab's system calls.
+command -v strace >/dev/null 2>&1 || need+=(strace)
 # dbench's own loadfile (for the replay test) and the report's headless browser.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -f /usr/share/dbench/client.txt ] || need+=(dbench)

@@ -233,7 +233,10 @@ fn undo_journal(f: &Path, state: StateFile, report: &mut Vec<String>) {
 /// is alive (that run undoes them itself). Nothing that no journal lists
 /// is touched.
 pub fn cleanup(dir: &Path) -> Vec<String> {
-    let mut report = Vec::new();
+    let mut report: Vec<String> = fslab_record::journal::remove_torn(dir)
+        .iter()
+        .map(|p| format!("removed half-written journal {}", p.display()))
+        .collect();
     let me = ProcessId::current();
     for (f, state) in journals(dir) {
         let Some(state) = state else {
@@ -278,6 +281,8 @@ pub fn cleanup_children(dir: &Path, parent: ProcessId) -> Vec<String> {
             undo_journal(&f, state, &mut report);
         }
     }
+    // A child killed while (re)writing its journal leaves the write half done.
+    fslab_record::journal::remove_torn(dir);
     report
 }
 

@@ -258,6 +258,32 @@ impl Journal {
     }
 }
 
+/// Removes journal files in `dir` that a process killed while rewriting
+/// its journal left half-written (`ROLE-PID.json.tmp`), once no process
+/// has that pid any more (or only a zombie). Returns what it removed.
+pub fn remove_torn(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for p in entries.flatten().map(|e| e.path()) {
+        let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let pid = name
+            .strip_suffix(".json.tmp")
+            .and_then(|stem| stem.rsplit_once('-'))
+            .and_then(|(_, pid)| pid.parse::<u32>().ok());
+        if let Some(pid) = pid {
+            let gone = ProcessId::of(pid).is_none_or(|p| !p.is_alive());
+            if gone && std::fs::remove_file(&p).is_ok() {
+                removed.push(p);
+            }
+        }
+    }
+    removed
+}
+
 /// Every journal in `dir` (any role), with its contents, sorted by file
 /// name; `None` for a file that cannot be read or parsed.
 pub fn journals(dir: &Path) -> Vec<(PathBuf, Option<StateFile>)> {
@@ -311,6 +337,19 @@ mod tests {
         let e = j.add(Resource::File { path: "/x".into() });
         assert!(e.is_err());
         assert!(j.resources().is_empty(), "not listed, so never acquired");
+    }
+
+    #[test]
+    fn a_torn_journal_of_a_dead_process_is_removed_and_a_live_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let dead = dir.path().join("probes-999999999.json.tmp");
+        let live = dir
+            .path()
+            .join(format!("run-{}.json.tmp", std::process::id()));
+        std::fs::write(&dead, b"{").unwrap();
+        std::fs::write(&live, b"{").unwrap();
+        assert_eq!(remove_torn(dir.path()), vec![dead.clone()]);
+        assert!(!dead.exists() && live.exists());
     }
 
     #[test]

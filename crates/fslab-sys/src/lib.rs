@@ -111,14 +111,21 @@ mod tests {
 
     #[test]
     fn thread_cpu_time_grows_with_work() {
+        // Spin until this thread has used 20 ms of CPU (on a loaded machine
+        // that takes longer than 20 ms of wall time); 5 s is the give-up.
         let before = rusage(Who::Thread).unwrap();
         let start = std::time::Instant::now();
         let mut x = 0u64;
-        while start.elapsed() < Duration::from_millis(50) {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        let mut spent = Usage::default();
+        while start.elapsed() < Duration::from_secs(5)
+            && spent.user + spent.system < Duration::from_millis(20)
+        {
+            for _ in 0..100_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
+            spent = rusage(Who::Thread).unwrap().since(&before);
         }
         std::hint::black_box(x);
-        let spent = rusage(Who::Thread).unwrap().since(&before);
         assert!(
             spent.user + spent.system >= Duration::from_millis(20),
             "{spent:?}"

@@ -242,16 +242,25 @@ impl Part {
 }
 
 impl TioOptions {
+    /// Thread `t`'s file, named as tiotest names it.
     fn file(&self, t: usize) -> PathBuf {
-        self.dirs[t % self.dirs.len()].join(format!("_fslab_tiotest.{}.{t}", std::process::id()))
+        self.dirs[t % self.dirs.len()].join(format!("_tiotest_pid{}.thr{t}", std::process::id()))
     }
 
-    fn open(&self, t: usize, write: bool) -> std::io::Result<std::fs::File> {
+    /// Opens thread `t`'s file for `test` with tiotest's flags: the write
+    /// test `O_RDWR|O_CREAT|O_TRUNC`, the random write test `O_WRONLY`, the
+    /// read tests `O_RDONLY`; `-S` adds `O_SYNC`. (`-X`, fslab's, adds
+    /// `O_DIRECT`; a mapped read needs `O_RDWR` for fslab's shared map.)
+    fn open(&self, t: usize, test: usize) -> std::io::Result<std::fs::File> {
         let mut o = std::fs::OpenOptions::new();
-        // A shared writable mapping needs a file open for writing, even to read.
-        o.read(true).write(write || self.mmap).create(write);
+        match test {
+            0 => o.read(true).write(true).create(true).truncate(true),
+            1 => o.write(true),
+            _ if self.mmap => o.read(true).write(true),
+            _ => o.read(true),
+        };
         let mut flags = 0;
-        if self.sync {
+        if self.sync && test < 2 {
             flags |= OFlags::SYNC.bits() as i32;
         }
         if self.direct {
@@ -279,6 +288,23 @@ impl Aligned {
     }
 }
 
+/// One thread's share of one test, with tiotest's calls and timed region:
+///
+/// - write: open (`O_TRUNC`), one `write(2)` per block at the file
+///   position (`-M`: `ftruncate`, `mmap`, a copy per block, `munmap`),
+///   then `fsync` and `close`;
+/// - random write: open, then per operation `lseek` to a random block
+///   and `write`, then `fsync` and `close`;
+/// - read: open, one `read(2)` per block (`-M`: from a mapping), `close`;
+/// - random read: open, per operation `lseek` and `read`, `close`.
+///
+/// Everything from the open to the close lies inside the phase's time,
+/// as inside tiotest's. A block's latency is the `write`/`read` (or copy)
+/// alone: for sequential blocks the interval between one call's end and
+/// the next's (one clock read per call), for random blocks a clock read
+/// on each side of the call, leaving the `lseek` out as tiotest does.
+/// Random blocks are `random % (blocks - 1)`, as tiotest draws them (the
+/// last block is never chosen); random tests never use the mapping.
 fn work(
     o: &TioOptions,
     test: usize,
@@ -288,13 +314,6 @@ fn work(
     turn: &AtomicU32,
 ) -> Part {
     let mut part = Part::default();
-    let b = o.block;
-    let blocks = o.file_bytes / b;
-    let mut buf = Aligned::new(b as usize, 0x5a);
-    let mut rng = fslab_stats::rng::XorShift64(
-        0x9e37_79b9_7f4a_7c15u64 ^ ((t as u64 + 1) * 0x2545_f491_4f6c_dd1d) ^ test as u64,
-    );
-    let write = test < 2;
     if test == 0 && o.sequential_writers {
         while turn.load(Ordering::Acquire) != t as u32 {
             if stop.load(Ordering::Relaxed) {
@@ -303,7 +322,7 @@ fn work(
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
     }
-    let file = match o.open(t, write) {
+    let file = match o.open(t, test) {
         Ok(f) => f,
         Err(e) => {
             part.error = Some(format!("open {}: {e}", o.file(t).display()));
@@ -311,75 +330,135 @@ fn work(
         }
     };
     let fd: OwnedFd = file.into();
-    let ops = if test.is_multiple_of(2) {
-        blocks
+    let r = if test % 2 == 0 {
+        sequential(o, test, t, &fd, progress, stop, &mut part)
     } else {
-        o.random_ops
+        random(o, test, t, &fd, progress, stop, &mut part)
     };
-    let mut map = None;
-    if o.mmap {
-        if write {
-            let _ = rustix::fs::ftruncate(&fd, o.file_bytes);
-        }
-        match SharedMap::new(std::os::fd::AsFd::as_fd(&fd), o.file_bytes as usize) {
-            Ok(m) => map = Some(m),
-            Err(e) => {
-                part.error = Some(format!("mmap {}: {e}", o.file(t).display()));
-                return part;
-            }
+    if let Err(e) = r {
+        part.error = Some(format!("{e} {}", o.file(t).display()));
+    }
+    if test < 2 {
+        if let Err(e) = rustix::fs::fsync(&fd) {
+            part.error.get_or_insert(format!(
+                "fsync {}: {}",
+                o.file(t).display(),
+                std::io::Error::from(e)
+            ));
         }
     }
+    drop(fd);
+    if test == 0 && o.sequential_writers {
+        turn.store(t as u32 + 1, Ordering::Release);
+    }
+    part
+}
+
+/// The write or read test: every block in order.
+fn sequential(
+    o: &TioOptions,
+    test: usize,
+    t: usize,
+    fd: &OwnedFd,
+    progress: &crate::measure::Progress,
+    stop: &AtomicBool,
+    part: &mut Part,
+) -> Result<(), String> {
+    let write = test == 0;
+    let b = o.block;
+    let blocks = o.file_bytes / b;
+    let mut buf = Aligned::new(b as usize, 0x5a);
+    let io = |what: &str, e: rustix::io::Errno| format!("{what}: {}", std::io::Error::from(e));
+    let mut map = if o.mmap {
+        if write {
+            rustix::fs::ftruncate(fd, blocks * b).map_err(|e| io("ftruncate", e))?;
+        }
+        Some(
+            SharedMap::new(std::os::fd::AsFd::as_fd(fd), (blocks * b) as usize)
+                .map_err(|e| format!("mmap: {e}"))?,
+        )
+    } else {
+        None
+    };
     let mut prev = crate::measure::now_ns();
-    for i in 0..ops {
+    for i in 0..blocks {
         if i % 64 == 0 && stop.load(Ordering::Relaxed) {
             break;
         }
-        let off = if test.is_multiple_of(2) {
-            i * b
-        } else {
-            rng.below(blocks) * b
-        };
-        let r: Result<usize, String> = match (&mut map, write) {
+        let n = match (&mut map, write) {
             (Some(m), true) => {
-                m.write_bytes(off as usize, buf.get());
-                Ok(b as usize)
+                m.write_bytes((i * b) as usize, buf.get());
+                b as usize
             }
             (Some(m), false) => {
-                m.read_bytes(off as usize, buf.get());
-                Ok(b as usize)
+                m.read_bytes((i * b) as usize, buf.get());
+                b as usize
             }
-            (None, true) => rustix::io::pwrite(&fd, buf.get(), off)
-                .map_err(|e| std::io::Error::from(e).to_string()),
-            (None, false) => rustix::io::pread(&fd, buf.get(), off)
-                .map_err(|e| std::io::Error::from(e).to_string()),
+            (None, true) => rustix::io::write(fd, buf.get()).map_err(|e| io("write", e))?,
+            (None, false) => rustix::io::read(fd, buf.get()).map_err(|e| io("read", e))?,
         };
-        match r {
-            Ok(n) => part.bytes += n as u64,
-            Err(e) => {
-                part.error = Some(format!(
-                    "{} {}: {e}",
-                    if write { "write" } else { "read" },
-                    o.file(t).display()
-                ));
-                break;
-            }
+        if n as u64 != b {
+            return Err(format!(
+                "short {} ({n} of {b} bytes)",
+                if write { "write" } else { "read" }
+            ));
         }
+        part.bytes += b;
         // One clock read per call: the interval also holds the loop's own
-        // few nanoseconds (the next offset, the counter).
+        // few nanoseconds (the counter, the stop check).
         let now = crate::measure::now_ns();
         part.lat(now - prev);
         prev = now;
         progress.set(t, i + 1);
     }
-    if let Some(m) = map {
-        if write {
-            let _ = m.msync();
+    // munmap before the fsync, as tiotest does.
+    drop(map);
+    Ok(())
+}
+
+/// The random write or random read test: `lseek` to a random block, then
+/// `write` or `read` it.
+fn random(
+    o: &TioOptions,
+    test: usize,
+    t: usize,
+    fd: &OwnedFd,
+    progress: &crate::measure::Progress,
+    stop: &AtomicBool,
+    part: &mut Part,
+) -> Result<(), String> {
+    let write = test == 1;
+    let b = o.block;
+    let choices = (o.file_bytes / b).saturating_sub(1).max(1);
+    let mut buf = Aligned::new(b as usize, 0x5a);
+    let mut rng = fslab_stats::rng::XorShift64(
+        0x9e37_79b9_7f4a_7c15u64 ^ ((t as u64 + 1) * 0x2545_f491_4f6c_dd1d) ^ test as u64,
+    );
+    let io = |what: &str, e: rustix::io::Errno| format!("{what}: {}", std::io::Error::from(e));
+    for i in 0..o.random_ops {
+        if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+            break;
         }
+        let off = rng.below(choices) * b;
+        rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(off)).map_err(|e| io("lseek", e))?;
+        let start = crate::measure::now_ns();
+        let n = if write {
+            rustix::io::write(fd, buf.get()).map_err(|e| io("write", e))?
+        } else {
+            rustix::io::read(fd, buf.get()).map_err(|e| io("read", e))?
+        };
+        let end = crate::measure::now_ns();
+        if n as u64 != b {
+            return Err(format!(
+                "short {} ({n} of {b} bytes)",
+                if write { "write" } else { "read" }
+            ));
+        }
+        part.bytes += b;
+        part.lat(end - start);
+        progress.set(t, i + 1);
     }
-    if test == 0 && o.sequential_writers {
-        turn.store(t as u32 + 1, Ordering::Release);
-    }
-    part
+    Ok(())
 }
 
 /// Runs tiotest.
@@ -400,7 +479,7 @@ pub fn run(
     if !o.run[0] && (o.run[1] || o.run[2] || o.run[3]) {
         for t in 0..threads {
             let f = o
-                .open(t, true)
+                .open(t, 0)
                 .map_err(|e| format!("open {}: {e}", o.file(t).display()))?;
             f.set_len(o.file_bytes)
                 .map_err(|e| format!("ftruncate {}: {e}", o.file(t).display()))?;

@@ -8,6 +8,7 @@ mod hostile;
 mod lab;
 mod lab_safety;
 mod mpi;
+mod parity;
 mod probes;
 mod report;
 mod results;

@@ -1,0 +1,158 @@
+//! Parity with the original tools: the filesystem calls each workload makes
+//! per operation, counted with `strace -f`, and the timed region.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::support::*;
+
+/// Runs `fslab ARGS` under `strace -f -y` and counts, by system call, the
+/// calls whose line mentions `marker` (a path: `-y` prints each file
+/// descriptor's path).
+pub fn strace_counts(lab: &Lab, args: &[&str], marker: &str) -> BTreeMap<String, u64> {
+    let log = lab.path("strace.log");
+    let o = std::process::Command::new("strace")
+        .args(["-f", "-y", "-qq", "-o"])
+        .arg(&log)
+        .arg(assert_cmd::cargo::cargo_bin("fslab"))
+        .arg("--db")
+        .arg(lab.db())
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut counts = BTreeMap::new();
+    for line in text.lines().filter(|l| l.contains(marker)) {
+        // "PID  name(args..." (an <unfinished ...> call starts the same way).
+        let rest = line
+            .split_once(char::is_whitespace)
+            .map(|x| x.1)
+            .unwrap_or(line)
+            .trim_start();
+        if let Some((name, _)) = rest.split_once('(') {
+            if name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                *counts.entry(name.to_string()).or_insert(0) += 1;
+            }
+        }
+    }
+    counts
+}
+
+fn count(c: &BTreeMap<String, u64>, name: &str) -> u64 {
+    c.get(name).copied().unwrap_or(0)
+}
+
+/// A directory to test in: a real ext4 as root, else a temporary directory.
+fn target() -> (Option<LoopFs>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    if rustix::process::geteuid().is_root() {
+        (
+            Some(LoopFs::new(fslab_lab::mkfs::FsType::Ext4, 1 << 30, &[])),
+            dir,
+        )
+    } else {
+        (None, dir)
+    }
+}
+
+#[test]
+fn tiotest_makes_tiotests_calls_per_operation() {
+    if !need_tool("strace") {
+        return;
+    }
+    let lab = Lab::new();
+    let (fs, tmp) = target();
+    let dir: &Path = fs.as_ref().map(|f| f.path()).unwrap_or(tmp.path());
+    // 2 threads, 1 MiB each (256 blocks of 4 KiB), 100 random operations each.
+    let c = strace_counts(
+        &lab,
+        &[
+            "tiotest",
+            "-t",
+            "2",
+            "-f",
+            "1",
+            "-r",
+            "100",
+            "-b",
+            "4096",
+            "--probes",
+            "none",
+            "-d",
+            dir.to_str().unwrap(),
+        ],
+        "_tiotest_pid",
+    );
+    let (threads, blocks, random) = (2, 256, 100);
+    // Each test opens and closes each thread's file once.
+    assert_eq!(count(&c, "openat"), 4 * threads, "{c:?}");
+    assert_eq!(count(&c, "close"), 4 * threads, "{c:?}");
+    // Sequential blocks at the file position; random ones after an lseek.
+    assert_eq!(count(&c, "write"), threads * (blocks + random), "{c:?}");
+    assert_eq!(count(&c, "read"), threads * (blocks + random), "{c:?}");
+    assert_eq!(count(&c, "lseek"), threads * 2 * random, "{c:?}");
+    // The write and random write tests end with fsync, inside the phase.
+    assert_eq!(count(&c, "fsync"), 2 * threads, "{c:?}");
+    assert_eq!(count(&c, "pwrite64") + count(&c, "pread64"), 0, "{c:?}");
+    // The files go at the end, as tiotest's cleanup removes them.
+    assert_eq!(
+        count(&c, "unlink") + count(&c, "unlinkat"),
+        threads,
+        "{c:?}"
+    );
+}
+
+/// The write phase's time holds the fsync: on a real disk its rate is what
+/// writing and flushing the data costs (dd with conv=fsync), not what the
+/// page cache takes in (3.8x faster on a loop-device ext4 before).
+#[test]
+fn tiotest_write_rates_include_the_flush_to_disk() {
+    if !privileged("a loop-device ext4") || !need_tool("dd") {
+        return;
+    }
+    let lab = Lab::new();
+    let fs = LoopFs::new(fslab_lab::mkfs::FsType::Ext4, 2 << 30, &[]);
+    let o = lab.run(&[
+        "tiotest",
+        "-t",
+        "1",
+        "-f",
+        "256",
+        "-r",
+        "2000",
+        "-b",
+        "4096",
+        "-k",
+        "2",
+        "-k",
+        "3",
+        "--probes",
+        "none",
+        "--json",
+        "-d",
+        fs.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let write = v["tests"][0]["mb_per_s"].as_f64().unwrap();
+    let dd = std::process::Command::new("dd")
+        .arg("if=/dev/zero")
+        .arg(format!("of={}", fs.path().join("dd").display()))
+        .args(["bs=4096", "count=65536", "conv=fsync"])
+        .output()
+        .unwrap();
+    let text = stderr(&dd);
+    // "268435456 bytes (268 MB, 256 MiB) copied, 0.5 s, 537 MB/s"
+    let secs: f64 = text
+        .split(", ")
+        .find_map(|p| p.strip_suffix(" s"))
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    let dd_mib_s = 256.0 / secs;
+    let ratio = write / dd_mib_s;
+    assert!(
+        (0.33..3.0).contains(&ratio),
+        "tiotest Write {write:.0} MB/s against dd conv=fsync {dd_mib_s:.0} MB/s (ratio {ratio:.2})"
+    );
+}
