@@ -22,28 +22,114 @@ pub fn count(path: &Path) -> std::io::Result<u64> {
     fiemap(f.as_fd(), 0, |_| {})
 }
 
-/// The smallest number of extents a file of `size` bytes could have on a
-/// filesystem of statfs type `magic` (the "perfection would be" of
-/// seed 002): ext2/3/4 cannot put more than one block group (32768
-/// blocks) in an extent, btrfs 128 MiB, XFS 2^21 blocks.
-pub fn perfect(size: u64, block: u64, magic: u32) -> u64 {
-    let max = match magic {
-        0xEF53 => 8 * block * block,
-        0x9123_683E => 128 << 20,
-        0x5846_5342 => (1 << 21) * block,
-        _ => u64::MAX,
-    };
-    size.div_ceil(max.max(1)).max(1)
+/// How many extents filefrag (e2fsprogs 1.47) reports for these FIEMAP
+/// records: a record starts a new extent unless it continues the previous
+/// one physically, either right after it or where the previous one's
+/// logical-to-physical offset puts it (a hole between them); the first
+/// record (logical 0) never counts twice.
+pub fn filefrag_count(ext: &[Extent]) -> u64 {
+    let mut total = 0u64;
+    let mut last: Option<&Extent> = None;
+    for e in ext {
+        let continues = last.is_some_and(|l| {
+            e.physical == l.physical + l.length
+                || e.physical == (l.physical + e.logical).wrapping_sub(l.logical)
+        });
+        if e.logical != 0 && !continues {
+            total += 1;
+        } else if total == 0 {
+            total = 1;
+        }
+        last = Some(e);
+    }
+    total
 }
 
-/// filefrag's report of one file, fslab style: the verbose table with
-/// `-v`, and `FILE: N extents found, perfection would be M extents`.
+/// The "perfection would be" of filefrag before FIEMAP (e2fsprogs up to
+/// 1.41, seed 002's): on ext2/3/4, a file of `blocks` blocks needs one
+/// extent per block group's worth of data blocks, a group holding
+/// `8 * block_size` blocks less what filefrag takes for its inode table
+/// (`inodes per group / 8` blocks) and 3 more:
+/// `blocks / (8 * bs - files / 8 / groups - 3) + 1`, where groups is
+/// `ceil(fs_blocks / (8 * bs))`. None on other filesystems. (A 1 GiB file
+/// on a 4 KiB-block ext3: 9, as in the seed.)
+pub fn perfection(
+    blocks: u64,
+    block_size: u64,
+    fs_blocks: u64,
+    fs_files: u64,
+    magic: u32,
+) -> Option<u64> {
+    if !matches!(magic, 0xEF51..=0xEF53) || block_size == 0 {
+        return None;
+    }
+    let per_group = 8 * block_size;
+    let groups = fs_blocks.div_ceil(per_group).max(1);
+    let usable = per_group.checked_sub(fs_files / 8 / groups + 3)?.max(1);
+    Some(blocks / usable + 1)
+}
+
+/// A file's fragmentation, three ways.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frag {
+    /// What filefrag prints ("N extents found"): records merged where
+    /// they continue each other physically.
+    pub extents: u64,
+    /// The kernel's FIEMAP records, exactly.
+    pub records: u64,
+    /// The seed-era filefrag's "perfection would be" (ext2/3/4 only).
+    pub perfection: Option<u64>,
+}
+
+impl Frag {
+    /// filefrag's line, then fslab's line with the exact record count and
+    /// the perfection figure.
+    pub fn lines(&self, name: &str) -> String {
+        let plural = |n: u64| if n == 1 { "" } else { "s" };
+        let mut s = format!(
+            "{name}: {} extent{} found\n{name}: {} FIEMAP record{}",
+            self.extents,
+            plural(self.extents),
+            self.records,
+            plural(self.records)
+        );
+        if let Some(p) = self.perfection {
+            let _ = write!(s, ", perfection would be {p} extent{}", plural(p));
+        }
+        s.push('\n');
+        s
+    }
+}
+
+/// The fragmentation of `path`, written back first.
+pub fn analyse(path: &Path) -> std::io::Result<(Frag, Vec<Extent>)> {
+    let meta = std::fs::metadata(path)?;
+    let fs = rustix::fs::statfs(path).map_err(std::io::Error::from)?;
+    let block = fs.f_bsize as u64;
+    let ext = extents(path, true)?;
+    let frag = Frag {
+        extents: filefrag_count(&ext),
+        records: ext.len() as u64,
+        perfection: perfection(
+            meta.len().div_ceil(block.max(1)),
+            block,
+            fs.f_blocks as u64,
+            fs.f_files as u64,
+            fs.f_type as u32,
+        ),
+    };
+    Ok((frag, ext))
+}
+
+/// filefrag's report of one file: the verbose table with `-v`, then
+/// filefrag's `FILE: N extents found` and fslab's line with the FIEMAP
+/// records and the seed's "perfection would be" (see [`Frag::lines`]).
 pub fn report(path: &Path, verbose: bool) -> std::io::Result<String> {
     let meta = std::fs::metadata(path)?;
     let fs = rustix::fs::statfs(path).map_err(std::io::Error::from)?;
     let block = fs.f_bsize as u64;
     let magic = fs.f_type as u32;
-    let ext = extents(path, true)?;
+    let (frag, ext) = analyse(path)?;
     let mut s = String::new();
     let name = path.display();
     if verbose {
@@ -79,14 +165,7 @@ pub fn report(path: &Path, verbose: bool) -> std::io::Result<String> {
             expected = Some(p + n);
         }
     }
-    let n = ext.len();
-    let best = perfect(meta.len(), block, magic);
-    let _ = writeln!(
-        s,
-        "{name}: {n} extent{} found, perfection would be {best} extent{}",
-        if n == 1 { "" } else { "s" },
-        if best == 1 { "" } else { "s" }
-    );
+    s.push_str(&frag.lines(&name.to_string()));
     Ok(s)
 }
 
@@ -131,9 +210,43 @@ mod tests {
     use super::*;
 
     #[test]
-    fn perfection_counts_block_groups_on_ext4() {
-        assert_eq!(perfect(1 << 30, 4096, 0xEF53), 8);
-        assert_eq!(perfect(100, 4096, 0xEF53), 1);
-        assert_eq!(perfect(1 << 30, 4096, 0x0102_1994), 1);
+    fn perfection_is_the_seed_eras_filefrag_figure() {
+        // Seed 002: a 1 GiB file on a 4 KiB-block ext3 (8192 inodes per
+        // 128 MiB group): "perfection would be 9 extents".
+        let groups = 64u64;
+        assert_eq!(
+            perfection(262_144, 4096, groups * 32768, groups * 8192, 0xEF53),
+            Some(9)
+        );
+        assert_eq!(perfection(1, 4096, 32768, 8192, 0xEF53), Some(1));
+        assert_eq!(
+            perfection(262_144, 4096, 1 << 21, 1 << 16, 0x5846_5342),
+            None,
+            "xfs"
+        );
+    }
+
+    fn ext(logical: u64, physical: u64, length: u64) -> Extent {
+        Extent {
+            logical,
+            physical,
+            length,
+            flags: 0,
+        }
+    }
+
+    #[test]
+    fn filefrag_merges_records_that_continue_each_other() {
+        assert_eq!(filefrag_count(&[]), 0);
+        assert_eq!(filefrag_count(&[ext(0, 1000, 10)]), 1);
+        // Physically contiguous: one extent (ext4 splits at 128 MiB).
+        assert_eq!(filefrag_count(&[ext(0, 1000, 10), ext(10, 1010, 5)]), 1);
+        // After a hole, where the offset puts it: still one.
+        assert_eq!(filefrag_count(&[ext(0, 1000, 10), ext(20, 1020, 5)]), 1);
+        // Elsewhere: two, then three.
+        assert_eq!(
+            filefrag_count(&[ext(0, 1000, 10), ext(10, 5000, 5), ext(15, 9000, 1)]),
+            3
+        );
     }
 }

@@ -113,7 +113,11 @@ pub struct AllocReport {
     pub munmap_s: f64,
     pub close_s: f64,
     pub total_mb_s: f64,
+    /// filefrag's "N extents found".
     pub extents: Option<u64>,
+    /// The kernel's FIEMAP records.
+    pub fiemap_records: Option<u64>,
+    /// The seed-era filefrag's "perfection would be" (ext2/3/4).
     pub perfect_extents: Option<u64>,
     pub readback_mb_s: Option<f64>,
 }
@@ -326,16 +330,14 @@ pub fn run(
     ));
 
     // What the seed's author did next by hand: filefrag, then dd.
-    let (mut extents, mut perfect) = (None, None);
-    match fslab_probe::frag::report(&opts.file, false) {
-        Ok(line) => {
-            let n: Vec<u64> = line
-                .split_whitespace()
-                .filter_map(|w| w.parse().ok())
-                .collect();
-            extents = n.first().copied();
-            perfect = n.get(1).copied();
-            say(line.trim_end().to_string());
+    let mut frag = None;
+    match fslab_probe::frag::analyse(&opts.file) {
+        Ok((f, _)) => {
+            say(f
+                .lines(&opts.file.display().to_string())
+                .trim_end()
+                .to_string());
+            frag = Some(f);
         }
         Err(e) => ctx.out.notes.push(format!("extent count unavailable: {e}")),
     }
@@ -384,8 +386,9 @@ pub fn run(
         munmap_s,
         close_s,
         total_mb_s: mib(opts.len) / total,
-        extents,
-        perfect_extents: perfect,
+        extents: frag.map(|f| f.extents),
+        fiemap_records: frag.map(|f| f.records),
+        perfect_extents: frag.and_then(|f| f.perfection),
         readback_mb_s: readback,
     })
 }

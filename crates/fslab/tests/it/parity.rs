@@ -156,3 +156,46 @@ fn tiotest_write_rates_include_the_flush_to_disk() {
         "tiotest Write {write:.0} MB/s against dd conv=fsync {dd_mib_s:.0} MB/s (ratio {ratio:.2})"
     );
 }
+
+/// seed 002's files (random page writes through a shared mapping) on ext3
+/// and ext4: fslab's extent line is filefrag's, in `fslab frag` and in
+/// alloctest's own output.
+#[test]
+fn frag_and_alloctest_print_what_filefrag_prints() {
+    if !privileged("loop-device ext3 and ext4") || !need_tool("filefrag") {
+        return;
+    }
+    for fs in [fslab_lab::mkfs::FsType::Ext3, fslab_lab::mkfs::FsType::Ext4] {
+        let lab = Lab::new();
+        let f = LoopFs::new(fs.clone(), 1 << 30, &[]);
+        let file = f.path().join("big");
+        let o = lab.run(&[
+            "alloctest",
+            file.to_str().unwrap(),
+            "64M",
+            "--no-readback",
+            "--probes",
+            "none",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let theirs = stdout(
+            &std::process::Command::new("filefrag")
+                .arg(&file)
+                .output()
+                .unwrap(),
+        );
+        let theirs = theirs.lines().next().unwrap().to_string();
+        assert!(
+            stdout(&o).lines().any(|l| l == theirs),
+            "{}: alloctest {} / filefrag {theirs}",
+            fs.name(),
+            stdout(&o)
+        );
+        let ours = stdout(&lab.run(&["frag", file.to_str().unwrap()]));
+        assert_eq!(ours.lines().next(), Some(theirs.as_str()), "{}", fs.name());
+        assert!(
+            ours.lines().nth(1).unwrap().contains("FIEMAP record"),
+            "{ours}"
+        );
+    }
+}

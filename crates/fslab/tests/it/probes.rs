@@ -325,7 +325,7 @@ fn probes_that_cannot_start_are_reported_and_the_workload_goes_on() {
 }
 
 #[test]
-fn frag_counts_the_kernels_extent_records() {
+fn frag_prints_filefrags_line_and_the_kernels_extent_records() {
     if !privileged("a loop device") {
         return;
     }
@@ -352,12 +352,24 @@ fn frag_counts_the_kernels_extent_records() {
     );
     assert!(
         out.trim_end().ends_with(&format!(
-            "{}: 7 extents found, perfection would be 1 extent",
+            "{}: 7 FIEMAP records, perfection would be 1 extent",
             p.display()
         )),
         "{out}"
     );
     assert_eq!(out.lines().filter(|l| l.contains("..")).count(), 7);
+    // Without -v, the first line is exactly what filefrag prints.
+    let o = lab.fslab().args(["frag"]).arg(&p).output().unwrap();
+    let ours = stdout(&o);
+    let theirs = std::process::Command::new("filefrag")
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(
+        ours.lines().next(),
+        stdout(&theirs).lines().next(),
+        "fslab frag against filefrag"
+    );
     let o = lab
         .fslab()
         .args(["frag", "/nonexistent/file"])
