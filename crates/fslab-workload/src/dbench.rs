@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -166,13 +167,22 @@ struct OpStat {
     hist: LatencyHistogram,
 }
 
+/// An open handle: the descriptor, and the name it was opened by (dbench
+/// sets times by name).
+struct Handle {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
 struct Client {
     id: u32,
     /// `clientN`: where the loadfile's paths say `client1`.
     name: String,
     /// Reused buffers for the paths of the operation being run.
     paths: [std::ffi::OsString; 2],
-    fds: HashMap<u32, OwnedFd>,
+    fds: HashMap<u32, Handle>,
+    /// The directory buffer of `readdir` (32 KiB, as glibc's).
+    dirbuf: Vec<std::mem::MaybeUninit<u8>>,
     pos: usize,
     stats: Vec<OpStat>,
     mismatches: u64,
@@ -186,12 +196,12 @@ struct Live {
     max_ns: Vec<AtomicU64>,
 }
 
-fn status_of(e: Errno, path: Option<&Path>) -> &'static str {
+/// The NT status of an error; `parent_missing` (known from the name
+/// lookup before the call) tells a missing path from a missing name.
+fn status_of(e: Errno, parent_missing: bool) -> &'static str {
     match e {
-        Errno::NOENT => match path.and_then(|p| p.parent()) {
-            Some(parent) if !parent.exists() => "NT_STATUS_OBJECT_PATH_NOT_FOUND",
-            _ => "NT_STATUS_OBJECT_NAME_NOT_FOUND",
-        },
+        Errno::NOENT if parent_missing => "NT_STATUS_OBJECT_PATH_NOT_FOUND",
+        Errno::NOENT => "NT_STATUS_OBJECT_NAME_NOT_FOUND",
         Errno::EXIST => "NT_STATUS_OBJECT_NAME_COLLISION",
         Errno::NOTEMPTY => "NT_STATUS_DIRECTORY_NOT_EMPTY",
         Errno::ISDIR => "NT_STATUS_FILE_IS_A_DIRECTORY",
@@ -224,23 +234,127 @@ fn placed<'b>(
     Path::new(buf.as_os_str())
 }
 
-fn fsync_parent(p: &Path) {
+/// dbench's `sync_parent` (`-S`): `open` the directory holding `p`,
+/// `fdatasync` it, `close` it.
+fn sync_parent(p: &Path) {
     if let Some(d) = p.parent() {
-        if let Ok(f) = std::fs::File::open(d) {
-            let _ = f.sync_all();
+        if let Ok(fd) = rustix::fs::openat(CWD, d, OFlags::RDONLY, Mode::empty()) {
+            let _ = rustix::fs::fdatasync(&fd);
         }
     }
 }
 
-fn fd_of(c: &Client, f: u32) -> Option<std::os::fd::BorrowedFd<'_>> {
-    c.fds.get(&f).map(|fd| fd.as_fd())
+/// `opendir`, `readdir` and `closedir` as glibc makes them: `openat`
+/// (`O_DIRECTORY|O_NONBLOCK`), `fstat` of the new descriptor, `getdents64`
+/// into a 32 KiB buffer as the entries are wanted, `close`. `each` is
+/// given every name (`.` and `..` too) until it returns false.
+fn scan_dir(
+    dir: &Path,
+    buf: &mut [std::mem::MaybeUninit<u8>],
+    mut each: impl FnMut(&[u8]) -> bool,
+) -> Result<(), Errno> {
+    let fd = rustix::fs::openat(
+        CWD,
+        dir,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::DIRECTORY,
+        Mode::empty(),
+    )?;
+    rustix::fs::statat(&fd, "", AtFlags::EMPTY_PATH)?;
+    let mut d = rustix::fs::RawDir::new(&fd, buf);
+    while let Some(Ok(e)) = d.next() {
+        if !each(e.file_name().to_bytes()) {
+            break;
+        }
+    }
+    Ok(())
 }
 
-/// Runs one operation; returns its NT status and the bytes it moved.
+/// What [`resolve`] found: whether the name's directory is missing (so
+/// that a failure is a missing path, not a missing name).
+#[derive(Clone, Copy)]
+struct Lookup {
+    parent_missing: bool,
+}
+
+/// dbench's `resolve_name` (its model of Samba's name resolution), run
+/// before every operation that names a file: `stat` the name (and with
+/// `-x` read its DOS attributes); if it is not there, read its directory
+/// until a name matches without regard to case.
+fn resolve(
+    o: &DbenchOptions,
+    p: &Path,
+    buf: &mut [std::mem::MaybeUninit<u8>],
+) -> (Result<(), Errno>, Lookup) {
+    let mut found = Lookup {
+        parent_missing: false,
+    };
+    match rustix::fs::statat(CWD, p, AtFlags::empty()) {
+        Ok(_) => {
+            if o.xattr {
+                let mut b = [0u8; 44];
+                let _ = rustix::fs::getxattr(p, "user.DosAttrib", &mut b);
+            }
+            (Ok(()), found)
+        }
+        Err(e) => {
+            if let (Some(dir), Some(name)) = (p.parent(), p.file_name()) {
+                let name = name.as_encoded_bytes();
+                found.parent_missing = scan_dir(dir, buf, |n| !n.eq_ignore_ascii_case(name))
+                    .is_err_and(|e| matches!(e, Errno::NOENT | Errno::NOTDIR));
+            }
+            (Err(e), found)
+        }
+    }
+}
+
+/// dbench's DOS attribute write (`-x`): read the attribute, then write 44
+/// bytes holding the time.
+fn xattr_write(fd: std::os::fd::BorrowedFd<'_>) {
+    let mut b = [0u8; 44];
+    let _ = rustix::fs::fgetxattr(fd, "user.DosAttrib", &mut b);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let mut v = [0u8; 44];
+    v[..8].copy_from_slice(&now.as_secs().to_le_bytes());
+    v[8..16].copy_from_slice(&u64::from(now.subsec_micros()).to_le_bytes());
+    let _ = rustix::fs::fsetxattr(fd, "user.DosAttrib", &v, rustix::fs::XattrFlags::empty());
+}
+
+/// dbench's `nb_deltree`: read the directory; `stat` each entry, descend
+/// into directories, `unlink` the rest; then (unlike dbench, which leaves
+/// them) `rmdir` the directory, as the server the loadfile recorded did:
+/// its later lookups expect the tree gone.
+fn deltree(dir: &Path, buf: &mut [std::mem::MaybeUninit<u8>]) {
+    let mut names = Vec::new();
+    let _ = scan_dir(dir, buf, |n| {
+        if n != b"." && n != b".." {
+            names.push(dir.join(std::ffi::OsStr::from_bytes(n)));
+        }
+        true
+    });
+    for p in names {
+        match rustix::fs::statat(CWD, &p, AtFlags::empty()) {
+            Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir() => deltree(&p, buf),
+            Ok(_) => {
+                let _ = rustix::fs::unlinkat(CWD, &p, AtFlags::empty());
+            }
+            Err(_) => {}
+        }
+    }
+    let _ = rustix::fs::unlinkat(CWD, dir, AtFlags::REMOVEDIR);
+}
+
+fn fd_of(c: &Client, f: u32) -> Option<std::os::fd::BorrowedFd<'_>> {
+    c.fds.get(&f).map(|h| h.fd.as_fd())
+}
+
+/// Runs one operation with the calls dbench 4.0's fileio backend makes for
+/// it; returns its NT status and the bytes it moved.
 fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static str, u64) {
-    let r = |res: Result<(), Errno>, p: Option<&Path>| match res {
+    let r = |res: Result<(), Errno>, l: Option<Lookup>| match res {
         Ok(()) => "NT_STATUS_OK",
-        Err(e) => status_of(e, p),
+        Err(e) => status_of(e, l.is_some_and(|l| l.parent_missing)),
     };
     match op {
         Op::NtCreateX {
@@ -250,77 +364,47 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
             fnum,
         } => {
             let p = placed(o, &c.name, path, &mut c.paths[0]);
-            let dir = options & 0x1 != 0;
-            let creates = matches!(disposition, 0 | 2 | 3 | 5);
-            if dir {
-                if creates {
-                    match rustix::fs::mkdirat(CWD, p, Mode::from_bits_truncate(0o777)) {
-                        Ok(()) => {
-                            if o.sync_dirs {
-                                fsync_parent(p);
-                            }
-                        }
-                        Err(Errno::EXIST) if *disposition != 2 => {}
-                        Err(e) => return (status_of(e, Some(p)), 0),
-                    }
-                }
-                return match rustix::fs::openat(
-                    CWD,
-                    p,
-                    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                    Mode::empty(),
-                ) {
-                    Ok(fd) => {
-                        c.fds.insert(*fnum, fd);
-                        ("NT_STATUS_OK", 0)
-                    }
-                    Err(e) => (status_of(e, Some(p)), 0),
-                };
-            }
-            let mut flags = OFlags::RDWR | OFlags::CLOEXEC;
-            flags |= match disposition {
-                1 => OFlags::empty(),
-                2 => OFlags::CREATE | OFlags::EXCL,
-                3 => OFlags::CREATE,
-                4 => OFlags::TRUNC,
-                _ => OFlags::CREATE | OFlags::TRUNC,
-            };
+            let (_, l) = resolve(o, p, &mut c.dirbuf);
+            // dbench's flags: FILE_CREATE creates, FILE_OVERWRITE(_IF)
+            // creates or truncates; the others open what is there. (FILE_CREATE
+            // adds O_EXCL, which dbench leaves out: the same one call, with the
+            // name collision the loadfile records.)
+            let mut flags = OFlags::RDWR;
             if o.sync_open {
                 flags |= OFlags::SYNC;
             }
-            let existed = o.sync_dirs && p.exists();
-            match rustix::fs::openat(CWD, p, flags, Mode::from_bits_truncate(0o644)) {
+            flags |= match disposition {
+                2 => OFlags::CREATE | OFlags::EXCL,
+                4 | 5 => OFlags::CREATE | OFlags::TRUNC,
+                _ => OFlags::empty(),
+            };
+            if options & 0x1 != 0 {
+                let _ = rustix::fs::mkdirat(CWD, p, Mode::from_bits_truncate(0o700));
+                flags = OFlags::RDONLY | OFlags::DIRECTORY;
+            }
+            let opened = match rustix::fs::openat(CWD, p, flags, Mode::from_bits_truncate(0o600)) {
+                Err(Errno::ISDIR) => {
+                    rustix::fs::openat(CWD, p, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())
+                }
+                other => other,
+            };
+            match opened {
                 Ok(fd) => {
-                    if o.xattr {
-                        let _ = rustix::fs::fsetxattr(
-                            &fd,
-                            "user.DosAttrib",
-                            &[0u8; 44],
-                            rustix::fs::XattrFlags::empty(),
-                        );
+                    let dir = rustix::fs::statat(&fd, "", AtFlags::EMPTY_PATH)
+                        .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir());
+                    if !dir && o.xattr {
+                        xattr_write(fd.as_fd());
                     }
-                    if o.sync_dirs && !existed {
-                        fsync_parent(p);
-                    }
-                    c.fds.insert(*fnum, fd);
+                    c.fds.insert(
+                        *fnum,
+                        Handle {
+                            fd,
+                            path: p.to_path_buf(),
+                        },
+                    );
                     ("NT_STATUS_OK", 0)
                 }
-                // A directory opened without the directory flag.
-                Err(Errno::ISDIR) if options & 0x40 == 0 => {
-                    match rustix::fs::openat(
-                        CWD,
-                        p,
-                        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                        Mode::empty(),
-                    ) {
-                        Ok(fd) => {
-                            c.fds.insert(*fnum, fd);
-                            ("NT_STATUS_OK", 0)
-                        }
-                        Err(e) => (status_of(e, Some(p)), 0),
-                    }
-                }
-                Err(e) => (status_of(e, Some(p)), 0),
+                Err(e) => (status_of(e, l.parent_missing), 0),
             }
         }
         Op::Close { fnum } => (
@@ -334,97 +418,112 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
         Op::Rename { from, to } => {
             let [pa, pb] = &mut c.paths;
             let (a, b) = (placed(o, &c.name, from, pa), placed(o, &c.name, to, pb));
+            let (_, l) = resolve(o, a, &mut c.dirbuf);
+            let _ = resolve(o, b, &mut c.dirbuf);
             let res = rustix::fs::renameat(CWD, a, CWD, b);
-            if res.is_ok() && o.sync_dirs {
-                fsync_parent(a);
-                fsync_parent(b);
+            if o.sync_dirs {
+                sync_parent(b);
             }
-            (r(res, Some(a)), 0)
+            (r(res, Some(l)), 0)
         }
         Op::Unlink { path } => {
             let p = placed(o, &c.name, path, &mut c.paths[0]);
+            let (_, l) = resolve(o, p, &mut c.dirbuf);
             let res = rustix::fs::unlinkat(CWD, p, AtFlags::empty());
-            if res.is_ok() && o.sync_dirs {
-                fsync_parent(p);
+            if o.sync_dirs {
+                sync_parent(p);
             }
-            (r(res, Some(p)), 0)
+            (r(res, Some(l)), 0)
         }
         Op::Deltree { path } => {
             let p = placed(o, &c.name, path, &mut c.paths[0]);
-            // Handles into the tree go with it.
-            match std::fs::remove_dir_all(p) {
-                Ok(()) => ("NT_STATUS_OK", 0),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => ("NT_STATUS_OK", 0),
-                Err(_) => ("NT_STATUS_UNSUCCESSFUL", 0),
-            }
+            // Handles into the tree stay open, as in dbench.
+            deltree(p, &mut c.dirbuf);
+            ("NT_STATUS_OK", 0)
         }
         Op::Rmdir { path } => {
             let p = placed(o, &c.name, path, &mut c.paths[0]);
-            (
-                r(rustix::fs::unlinkat(CWD, p, AtFlags::REMOVEDIR), Some(p)),
-                0,
-            )
+            let (_, l) = resolve(o, p, &mut c.dirbuf);
+            let res = rustix::fs::unlinkat(CWD, p, AtFlags::REMOVEDIR);
+            if o.sync_dirs {
+                sync_parent(p);
+            }
+            (r(res, Some(l)), 0)
         }
         Op::Mkdir { path } => {
             let p = placed(o, &c.name, path, &mut c.paths[0]);
+            let (_, l) = resolve(o, p, &mut c.dirbuf);
             match rustix::fs::mkdirat(CWD, p, Mode::from_bits_truncate(0o777)) {
                 Ok(()) | Err(Errno::EXIST) => ("NT_STATUS_OK", 0),
-                Err(e) => (status_of(e, Some(p)), 0),
+                Err(e) => (status_of(e, l.parent_missing), 0),
             }
         }
         Op::QueryPath { path } => {
             let p = placed(o, &c.name, path, &mut c.paths[0]);
-            let res = rustix::fs::statat(CWD, p, AtFlags::empty()).map(|_| ());
-            if res.is_ok() && o.xattr {
-                let mut b = [0u8; 64];
-                let _ = rustix::fs::getxattr(p, "user.DosAttrib", &mut b);
-            }
-            (r(res, Some(p)), 0)
+            let (res, l) = resolve(o, p, &mut c.dirbuf);
+            (r(res, Some(l)), 0)
         }
         Op::QueryFile { fnum } => match fd_of(c, *fnum) {
-            Some(fd) => (r(rustix::fs::fstat(fd).map(|_| ()), None), 0),
+            Some(fd) => {
+                let res = rustix::fs::statat(fd, "", AtFlags::EMPTY_PATH).map(|_| ());
+                if o.xattr {
+                    let mut b = [0u8; 44];
+                    let _ = rustix::fs::fgetxattr(fd, "user.DosAttrib", &mut b);
+                }
+                (r(res, None), 0)
+            }
             None => ("NT_STATUS_INVALID_HANDLE", 0),
         },
         Op::QueryFs => (r(rustix::fs::statvfs(&o.dir).map(|_| ()), None), 0),
-        Op::SetFileInfo { fnum } => match fd_of(c, *fnum) {
-            Some(fd) => {
-                let now = rustix::fs::Timestamps {
-                    last_access: rustix::fs::Timespec {
-                        tv_sec: 0,
-                        tv_nsec: rustix::fs::UTIME_NOW,
-                    },
-                    last_modification: rustix::fs::Timespec {
-                        tv_sec: 0,
-                        tv_nsec: rustix::fs::UTIME_NOW,
-                    },
-                };
-                (r(rustix::fs::futimens(fd, &now), None), 0)
+        Op::SetFileInfo { fnum } => match c.fds.get(fnum) {
+            // dbench: read the attributes, fstat, set the times by name
+            // (atime - 10 s, mtime - 12 s), write the attributes.
+            Some(h) => {
+                if o.xattr {
+                    let mut b = [0u8; 44];
+                    let _ = rustix::fs::fgetxattr(&h.fd, "user.DosAttrib", &mut b);
+                }
+                let res = rustix::fs::statat(&h.fd, "", AtFlags::EMPTY_PATH).and_then(|st| {
+                    let ts = |sec: i64| rustix::fs::Timespec {
+                        tv_sec: sec,
+                        tv_nsec: 0,
+                    };
+                    let times = rustix::fs::Timestamps {
+                        last_access: ts(st.st_atime as i64 - 10),
+                        last_modification: ts(st.st_mtime as i64 - 12),
+                    };
+                    let r = rustix::fs::utimensat(CWD, &h.path, &times, AtFlags::empty());
+                    if !rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir() && o.xattr {
+                        xattr_write(h.fd.as_fd());
+                    }
+                    r
+                });
+                (r(res, None), 0)
             }
             None => ("NT_STATUS_INVALID_HANDLE", 0),
         },
-        Op::FindFirst { pattern } => {
+        Op::FindFirst { pattern, max } => {
             let p = placed(o, &c.name, pattern, &mut c.paths[0]);
-            let (dir, mask) = (
-                p.parent().map(Path::to_path_buf).unwrap_or_default(),
-                p.file_name()
-                    .map(|m| m.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-            );
-            match std::fs::read_dir(&dir) {
-                Ok(rd) => {
-                    let found = rd
-                        .flatten()
-                        .any(|e| wild(mask.as_bytes(), e.file_name().as_encoded_bytes()));
-                    (
-                        if found {
-                            "NT_STATUS_OK"
-                        } else {
-                            "NT_STATUS_NO_SUCH_FILE"
-                        },
-                        0,
-                    )
-                }
-                Err(_) => ("NT_STATUS_OBJECT_PATH_NOT_FOUND", 0),
+            let _ = resolve(o, p, &mut c.dirbuf);
+            let (Some(dir), Some(mask)) = (p.parent(), p.file_name()) else {
+                return ("NT_STATUS_OBJECT_PATH_NOT_FOUND", 0);
+            };
+            let mask = mask.as_encoded_bytes();
+            // A name without wildcards was the lookup alone, as in dbench.
+            if !mask.iter().any(|b| b"<>*?\"".contains(b)) {
+                return ("NT_STATUS_OK", 0);
+            }
+            // dbench reads at most the request's maximum count of entries.
+            let (mut left, mut found) = (*max, false);
+            let res = scan_dir(dir, &mut c.dirbuf, |n| {
+                found |= n != b"." && n != b".." && wild(mask, n);
+                left = left.saturating_sub(1);
+                left > 0
+            });
+            match (res, found) {
+                (Err(_), _) => ("NT_STATUS_OBJECT_PATH_NOT_FOUND", 0),
+                (Ok(()), true) => ("NT_STATUS_OK", 0),
+                (Ok(()), false) => ("NT_STATUS_NO_SUCH_FILE", 0),
             }
         }
         Op::WriteX { fnum, offset, size } => match fd_of(c, *fnum) {
@@ -437,7 +536,7 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
                         }
                         ("NT_STATUS_OK", w as u64)
                     }
-                    Err(e) => (status_of(e, None), 0),
+                    Err(e) => (status_of(e, false), 0),
                 }
             }
             None => ("NT_STATUS_INVALID_HANDLE", 0),
@@ -447,7 +546,7 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
                 let n = (*size as usize).min(buf.len());
                 match rustix::io::pread(fd, &mut buf[..n], *offset) {
                     Ok(k) => ("NT_STATUS_OK", k as u64),
-                    Err(e) => (status_of(e, None), 0),
+                    Err(e) => (status_of(e, false), 0),
                 }
             }
             None => ("NT_STATUS_INVALID_HANDLE", 0),
@@ -469,7 +568,7 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
                     match fslab_sys::lock::range(fd, *offset, *size, req) {
                         Ok(_) => ("NT_STATUS_OK", 0),
                         Err(e) => (
-                            status_of(Errno::from_io_error(&e).unwrap_or(Errno::IO), None),
+                            status_of(Errno::from_io_error(&e).unwrap_or(Errno::IO), false),
                             0,
                         ),
                     }
@@ -536,6 +635,7 @@ pub fn run(
                 name: format!("client{id}"),
                 paths: Default::default(),
                 fds: HashMap::new(),
+                dirbuf: vec![std::mem::MaybeUninit::uninit(); 32 << 10],
                 pos: 0,
                 stats: vec![OpStat::default(); OPS.len()],
                 mismatches: 0,

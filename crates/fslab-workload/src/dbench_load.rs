@@ -84,6 +84,8 @@ pub enum Op {
     },
     FindFirst {
         pattern: LoadPath,
+        /// The most entries to return (dbench reads at most this many).
+        max: u64,
     },
     WriteX {
         fnum: u32,
@@ -286,6 +288,7 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Line>, String> {
                 want(4)?;
                 Op::FindFirst {
                     pattern: LoadPath::new(&t[1]),
+                    max: n(3)?,
                 }
             }
             "WriteX" => {
@@ -379,7 +382,7 @@ pub fn model() -> String {
         let size = sizes[(next(100) * next(100) / 1000) as usize % sizes.len()];
         let f = fnum;
         fnum += 1;
-        let _ = writeln!(s, r#"NTCreateX "{path}" 0x40 0x3 {f} NT_STATUS_OK"#);
+        let _ = writeln!(s, r#"NTCreateX "{path}" 0x40 0x5 {f} NT_STATUS_OK"#);
         let mut off = 0;
         while off < size {
             let n = (size - off).min(65536);

@@ -199,3 +199,150 @@ fn frag_and_alloctest_print_what_filefrag_prints() {
         );
     }
 }
+
+/// A system call's kind: the `*at` spellings and the stat family counted
+/// as one, as the filesystem sees them.
+fn kind(name: &str, line: &str) -> String {
+    match name {
+        "newfstatat" | "fstat" | "statx" | "stat" | "lstat" => "stat",
+        "mkdirat" => "mkdir",
+        "unlinkat" if line.contains("AT_REMOVEDIR") => "rmdir",
+        "unlinkat" => "unlink",
+        "renameat" | "renameat2" => "rename",
+        other => other,
+    }
+    .to_string()
+}
+
+/// Per kind, the calls of `log` whose line mentions `dir`; and the number
+/// of `kill(` lines (dbench checks its parent once per loadfile line).
+fn calls_in(log: &Path, dir: &str) -> (BTreeMap<String, u64>, u64) {
+    let text = std::fs::read_to_string(log).unwrap();
+    let (mut c, mut kills) = (BTreeMap::new(), 0);
+    for line in text.lines() {
+        let rest = line
+            .split_once(char::is_whitespace)
+            .map(|x| x.1)
+            .unwrap_or(line)
+            .trim_start();
+        let Some((name, _)) = rest.split_once('(') else {
+            continue;
+        };
+        if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            continue;
+        }
+        if name == "kill" {
+            kills += 1;
+        } else if name == "fcntl" && line.contains("F_GETFD") {
+            // A debug build's check on closing a descriptor: the descriptor
+            // table's, not the filesystem's (release builds make none).
+        } else if line.contains(dir) {
+            *c.entry(kind(name, line)).or_insert(0) += 1;
+        }
+    }
+    (c, kills)
+}
+
+/// Debian's dbench 4.0 and fslab dbench replay the same operations (dbench
+/// for a time, fslab exactly the sequence dbench got through) and make the
+/// same filesystem calls per operation, kind by kind, within 5%.
+fn dbench_parity(lab: &Lab, loadfile: &Path, dir: &Path) {
+    let (orig, ours) = (dir.join("dbench"), dir.join("fslab"));
+    std::fs::create_dir_all(&orig).unwrap();
+    std::fs::create_dir_all(&ours).unwrap();
+    let log = lab.path("dbench.strace");
+    let o = std::process::Command::new("strace")
+        .args(["-f", "-y", "-qq", "-o"])
+        .arg(&log)
+        .args(["dbench", "-t", "3", "--skip-cleanup", "-D"])
+        .arg(&orig)
+        .arg("-c")
+        .arg(loadfile)
+        .arg("1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "dbench: {}", stderr(&o));
+    let (theirs, ops) = calls_in(&log, orig.to_str().unwrap());
+    // The sequence dbench got through: whole passes, then part of one.
+    let text = std::fs::read_to_string(loadfile).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let mut replay = String::new();
+    for i in 0..ops as usize {
+        replay.push_str(lines[i % lines.len()]);
+        replay.push('\n');
+    }
+    let replay_file = lab.path("replay.txt");
+    std::fs::write(&replay_file, replay).unwrap();
+    let log = lab.path("fslab.strace");
+    let o = std::process::Command::new("strace")
+        .args(["-f", "-y", "-qq", "-o"])
+        .arg(&log)
+        .arg(assert_cmd::cargo::cargo_bin("fslab"))
+        .arg("--db")
+        .arg(lab.db())
+        .args([
+            "dbench",
+            "--loops",
+            "1",
+            "--no-cleanup",
+            "--probes",
+            "none",
+            "-c",
+        ])
+        .arg(&replay_file)
+        .arg("-D")
+        .arg(&ours)
+        .arg("1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "fslab dbench: {}", stderr(&o));
+    let (mine, _) = calls_in(&log, ours.to_str().unwrap());
+    let mut report = String::new();
+    let mut bad = Vec::new();
+    for k in theirs
+        .keys()
+        .chain(mine.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let (t, m) = (
+            *theirs.get(k).unwrap_or(&0) as f64 / ops as f64,
+            *mine.get(k).unwrap_or(&0) as f64 / ops as f64,
+        );
+        report.push_str(&format!("{k:10} dbench {t:.4}/op  fslab {m:.4}/op\n"));
+        // Kinds that matter: at least one call per hundred operations.
+        if t.max(m) >= 0.01 && (m / t.max(1e-9) - 1.0).abs() > 0.05 {
+            bad.push(k.clone());
+        }
+    }
+    assert!(ops > 100, "dbench ran only {ops} operations");
+    assert!(
+        bad.is_empty(),
+        "calls per operation differ for {bad:?} over {ops} operations of {}:\n{report}",
+        loadfile.display()
+    );
+}
+
+#[test]
+fn dbench_makes_dbench_4s_calls_per_operation_on_both_loadfiles() {
+    if !need_tool("strace") || !need_tool("dbench") {
+        return;
+    }
+    let lab = Lab::new();
+    let (fs, tmp) = target();
+    let dir: &Path = fs.as_ref().map(|f| f.path()).unwrap_or(tmp.path());
+    // fslab's own loadfile ...
+    let model = lab.path("model.txt");
+    let o = lab.run(&["dbench", "--print-loadfile"]);
+    std::fs::write(&model, &o.stdout).unwrap();
+    dbench_parity(&lab, &model, &dir.join("model"));
+    // ... and dbench's, from its start.
+    let client: String = std::fs::read_to_string("/usr/share/dbench/client.txt")
+        .unwrap()
+        .lines()
+        .take(3000)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let client_file = lab.path("client3000.txt");
+    std::fs::write(&client_file, client).unwrap();
+    dbench_parity(&lab, &client_file, &dir.join("client"));
+}
