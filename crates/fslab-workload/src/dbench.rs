@@ -916,6 +916,7 @@ mod tests {
             name: "client1".into(),
             paths: Default::default(),
             fds: HashMap::new(),
+            dirbuf: vec![std::mem::MaybeUninit::uninit(); 32 << 10],
             pos: 0,
             stats: Vec::new(),
             mismatches: 0,

@@ -1,14 +1,17 @@
 //! One worker thread's part of one fs_mark loop.
 //!
-//! Per file: pick the subdirectory, make the name, then
-//! `openat(O_CREAT|O_EXCL)`, the writes, the optional fsync and the close,
-//! each timed by chaining clock reads (one read per call plus one per file).
-//! Then the post-loop sync methods, and the unlink when files are not kept.
+//! Per file, fs_mark's calls: pick the subdirectory and make the name,
+//! `mkdir` the file's directory (it exists: EEXIST; outside the call
+//! timers, so in App Overhead, as in fs_mark), then `openat(O_CREAT|O_EXCL)`,
+//! the writes (one `write` of zero bytes for an empty file, as fs_mark's),
+//! the optional fsync and the close, each timed by chaining clock reads
+//! (one read per call plus one per file). Then the post-loop sync methods,
+//! and the unlink when files are not kept.
 //!
-//! What fs_mark does and fslab does not, to keep the loop lean: a `mkdir`
-//! before every file (fslab makes a subdirectory once, when it switches to
-//! it), full paths for every call (fslab uses `*at` calls on an open
-//! directory), and a `write()` of zero bytes for every empty file.
+//! Where the calls differ from fs_mark's: paths are relative to the `-d`
+//! directory, opened once (`openat(DIR_FD, "SUBDIR/NAME")` for fs_mark's
+//! full path from `/`), so each lookup walks two components instead of
+//! the whole path; and `O_EXCL` instead of `O_TRUNC` (the same one call).
 
 use std::ffi::CStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -94,6 +97,8 @@ pub struct Worker {
     next_seq: u64,
     next_redraw: u64,
     buf: Vec<u8>,
+    /// `SUBDIR/NAME\0`, remade for every file in a subdirectory.
+    rel: Vec<u8>,
     pub calls: [CallTimes; 6],
     /// Files this worker completed in the create phase (all loops).
     pub phase_files: u64,
@@ -141,6 +146,7 @@ impl Worker {
             next_seq: 0,
             next_redraw: REDRAW_BASE,
             buf: vec![0u8; opts.io_size.min(opts.file_size.max(1)) as usize],
+            rel: Vec::with_capacity(300),
             calls: Default::default(),
             phase_files: 0,
             subdirs_used: Default::default(),
@@ -154,22 +160,6 @@ impl Worker {
             self.dir_fd = Some(fd);
         }
         Ok(self.dir_fd.as_ref().expect("just set"))
-    }
-
-    /// Opens (making it first when `create`) subdirectory `n` ("%02x").
-    fn subdir_fd(&mut self, n: u32, create: bool) -> Result<OwnedFd, WorkError> {
-        let name = format!("{n:02x}");
-        let path = self.dir.join(&name);
-        let top = self.top_fd()?;
-        if create {
-            match rustix::fs::mkdirat(top, name.as_str(), Mode::from_bits_truncate(0o777)) {
-                Ok(()) | Err(Errno::EXIST) => {}
-                Err(e) => return Err(WorkError::new("mkdir", path, e)),
-            }
-            self.subdirs_used.insert(n);
-        }
-        let top = self.top_fd()?;
-        open_dir(top, Path::new(&name)).map_err(|e| WorkError::new("open", path, e))
     }
 
     /// Runs this worker's share of one loop.
@@ -224,7 +214,6 @@ impl Worker {
         let mut subdir: Option<u32> = None;
         let mut files_in_subdir = 0u64;
         let mut subdir_since = start_secs;
-        let mut cur_fd: Option<OwnedFd> = None;
         let top = self
             .top_fd()?
             .try_clone()
@@ -258,28 +247,43 @@ impl Worker {
                     Some(cur)
                 }
             };
-            if want != subdir || (cur_fd.is_none() && want.is_some()) {
-                cur_fd = match want {
-                    Some(n) => Some(self.subdir_fd(n, true)?),
-                    None => None,
-                };
-                subdir = want;
+            subdir = want;
+            // fs_mark makes the file's directory before every file.
+            let made = match subdir {
+                Some(n) => {
+                    self.subdirs_used.insert(n);
+                    let mut b = [0u8; 12];
+                    rustix::fs::mkdirat(
+                        &top,
+                        subdir_cstr(n, &mut b),
+                        Mode::from_bits_truncate(0o777),
+                    )
+                }
+                None => {
+                    rustix::fs::mkdirat(rustix::fs::CWD, &self.dir, Mode::from_bits_truncate(0o777))
+                }
+            };
+            match made {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(e) => {
+                    let mut path = self.dir.clone();
+                    if let Some(n) = subdir {
+                        path.push(format_subdir(n));
+                    }
+                    return Err(WorkError::new("mkdir", path, e));
+                }
             }
             let seq = self.next_seq;
             self.next_seq += 1;
             log.push(i, subdir, secs);
 
-            let dir_fd = match &cur_fd {
-                Some(fd) => fd.as_fd(),
-                None => top.as_fd(),
-            };
             let mut t0 = now_ns();
             let mut name_seq = seq;
             let mut redraws = 0;
             let fd = loop {
-                let name = self.names.name(secs, name_seq);
+                let name = rel_name(&mut self.rel, subdir, self.names.name(secs, name_seq));
                 match rustix::fs::openat(
-                    dir_fd,
+                    &top,
                     name,
                     OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::CLOEXEC,
                     Mode::from_bits_truncate(0o666),
@@ -312,6 +316,20 @@ impl Worker {
             self.calls[CREAT].add(t1 - t0);
             let mut prev = t1;
             let mut left = opts.file_size;
+            if left == 0 {
+                // fs_mark writes an empty file's zero bytes too.
+                if let Err(e) = rustix::io::write(&fd, &self.buf[..0]) {
+                    let name = self.names.name(secs, name_seq);
+                    return Err(WorkError::new(
+                        "write",
+                        Self::path_of(&self.dir, subdir, name),
+                        e,
+                    ));
+                }
+                let t = now_ns();
+                self.calls[WRITE].add(t - prev);
+                prev = t;
+            }
             while left > 0 {
                 let n = left.min(self.buf.len() as u64) as usize;
                 match rustix::io::write(&fd, &self.buf[..n]) {
@@ -360,14 +378,14 @@ impl Worker {
     fn path_of(dir: &Path, subdir: Option<u32>, name: &CStr) -> PathBuf {
         let mut p = dir.to_path_buf();
         if let Some(n) = subdir {
-            p.push(format!("{n:02x}"));
+            p.push(format_subdir(n));
         }
         p.push(name.to_string_lossy().as_ref());
         p
     }
 
-    /// Calls `f(calls, dir_fd, name)` for every file of the loop, in the
-    /// given order, reopening subdirectories as needed.
+    /// Calls `f(calls, top_fd, name)` for every file of the loop, in the
+    /// given order, `name` being relative to the `-d` directory.
     fn for_each_file(
         &mut self,
         log: &NameLog,
@@ -378,24 +396,12 @@ impl Worker {
             .top_fd()?
             .try_clone()
             .map_err(|e| WorkError::io("open", self.dir.clone(), e))?;
-        let mut cur: Option<(Option<u32>, Option<OwnedFd>)> = None;
         let n = log.len();
         for k in 0..n {
             let i = if reverse { n - 1 - k } else { k };
             let (subdir, secs, seq) = log.at(i);
-            if cur.as_ref().map(|c| c.0) != Some(subdir) {
-                let fd = match subdir {
-                    Some(s) => Some(self.subdir_fd(s, false)?),
-                    None => None,
-                };
-                cur = Some((subdir, fd));
-            }
-            let dir_fd = match &cur {
-                Some((_, Some(fd))) => fd.as_fd(),
-                _ => top.as_fd(),
-            };
-            let name = self.names.name(secs, seq);
-            if let Err((op, e)) = f(&mut self.calls, dir_fd, name) {
+            let name = rel_name(&mut self.rel, subdir, self.names.name(secs, seq));
+            if let Err((op, e)) = f(&mut self.calls, top.as_fd(), name) {
                 let name = self.names.name(secs, seq).to_owned();
                 return Err(WorkError::new(
                     op,
@@ -451,6 +457,34 @@ impl Worker {
     }
 }
 
+/// Subdirectory `n`'s name, as fs_mark names it ("%02x").
+fn format_subdir(n: u32) -> String {
+    format!("{n:02x}")
+}
+
+/// Subdirectory `n`'s name ("%02x") in `buf`, without allocating.
+fn subdir_cstr(n: u32, buf: &mut [u8; 12]) -> &CStr {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digits = (32 - n.leading_zeros()).div_ceil(4).max(2) as usize;
+    for i in 0..digits {
+        buf[digits - 1 - i] = HEX[((n >> (4 * i)) & 15) as usize];
+    }
+    buf[digits] = 0;
+    CStr::from_bytes_with_nul(&buf[..=digits]).expect("one NUL")
+}
+
+/// `name` in subdirectory `subdir` ("%02x/NAME"), relative to the `-d`
+/// directory, made in `buf`; `name` itself without subdirectories.
+fn rel_name<'a>(buf: &'a mut Vec<u8>, subdir: Option<u32>, name: &'a CStr) -> &'a CStr {
+    let Some(n) = subdir else { return name };
+    buf.clear();
+    let mut b = [0u8; 12];
+    buf.extend_from_slice(subdir_cstr(n, &mut b).to_bytes());
+    buf.push(b'/');
+    buf.extend_from_slice(name.to_bytes_with_nul());
+    CStr::from_bytes_with_nul(buf).expect("names hold no NUL")
+}
+
 fn stopping(ctx: &LoopCtx) -> bool {
     ctx.stop.load(Ordering::Relaxed) || ctx.abort.load(Ordering::Relaxed)
 }
@@ -462,4 +496,21 @@ pub(crate) fn open_dir<Fd: AsFd>(at: Fd, path: &Path) -> Result<OwnedFd, Errno> 
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subdirectory_names_are_fs_marks_two_hex_digits_or_more() {
+        let mut b = [0u8; 12];
+        for n in [0u32, 9, 0x1f, 0xff, 0x100, 0xabcde, u32::MAX] {
+            assert_eq!(subdir_cstr(n, &mut b).to_str().unwrap(), format!("{n:02x}"));
+        }
+        let mut rel = Vec::new();
+        let name = CStr::from_bytes_with_nul(b"f1\0").unwrap();
+        assert_eq!(rel_name(&mut rel, Some(0x2a), name).to_bytes(), b"2a/f1");
+        assert_eq!(rel_name(&mut rel, None, name).to_bytes(), b"f1");
+    }
 }

@@ -346,3 +346,81 @@ fn dbench_makes_dbench_4s_calls_per_operation_on_both_loadfiles() {
     std::fs::write(&client_file, client).unwrap();
     dbench_parity(&lab, &client_file, &dir.join("client"));
 }
+
+/// Per file, by kind, the filesystem calls of `fs_mark ARGS` and of
+/// `fslab fsmark ARGS`, each in its own directory under `dir`.
+fn fsmark_calls(lab: &Lab, dir: &Path, args: &[&str], files: u64) -> String {
+    let mut out = Vec::new();
+    for (who, sub) in [("fs_mark", "orig"), ("fslab", "ours")] {
+        let d = dir.join(sub);
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let log = lab.path(&format!("{sub}.strace"));
+        let mut cmd = std::process::Command::new("strace");
+        cmd.args(["-f", "-y", "-qq", "-o"]).arg(&log);
+        if who == "fs_mark" {
+            cmd.arg("fs_mark");
+        } else {
+            cmd.arg(assert_cmd::cargo::cargo_bin("fslab"))
+                .arg("--db")
+                .arg(lab.db())
+                .args(["fsmark", "--probes", "none"]);
+        }
+        let o = cmd
+            .arg("-d")
+            .arg(&d)
+            .args(["-n", &files.to_string(), "-L", "1", "-l"])
+            .arg(lab.path(&format!("{sub}.log")))
+            .args(args)
+            .current_dir(lab.tmp.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{who} {args:?}: {}", stderr(&o));
+        let (c, _) = calls_in(&log, d.to_str().unwrap());
+        out.push(c);
+    }
+    let mut bad = Vec::new();
+    let mut report = String::new();
+    for k in out[0]
+        .keys()
+        .chain(out[1].keys())
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let (t, m) = (
+            *out[0].get(k).unwrap_or(&0) as f64 / files as f64,
+            *out[1].get(k).unwrap_or(&0) as f64 / files as f64,
+        );
+        report.push_str(&format!("{k:8} fs_mark {t:.3}/file  fslab {m:.3}/file\n"));
+        if t.max(m) >= 0.05 && (m / t.max(1e-9) - 1.0).abs() > 0.05 {
+            bad.push(k.clone());
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "fsmark {args:?}: calls per file differ for {bad:?}:\n{report}"
+    );
+    report
+}
+
+#[test]
+fn fsmark_makes_fs_marks_calls_per_file_in_every_sync_mode() {
+    if !need_tool("strace") || !need_tool("fs_mark") {
+        return;
+    }
+    let lab = Lab::new();
+    let (fs, tmp) = target();
+    let dir: &Path = fs.as_ref().map(|f| f.path()).unwrap_or(tmp.path());
+    for (s, size, layout) in [
+        ("-S0", "0", &["-D", "4", "-N", "10"][..]),
+        ("-S1", "4096", &["-D", "4"][..]),
+        ("-S2", "0", &[][..]),
+        ("-S3", "4096", &["-D", "3", "-N", "7"][..]),
+        ("-S4", "0", &["-D", "2"][..]),
+        ("-S5", "4096", &[][..]),
+        ("-S6", "4096", &["-D", "2", "-N", "50"][..]),
+    ] {
+        let mut args = vec![s, "-s", size];
+        args.extend_from_slice(layout);
+        fsmark_calls(&lab, dir, &args, 200);
+    }
+}
