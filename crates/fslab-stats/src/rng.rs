@@ -43,9 +43,93 @@ impl XorShift64 {
     }
 }
 
+/// CPython's `random.Random(seed)` for an integer seed: the Mersenne
+/// Twister seeded by `init_by_array` with the seed's 32-bit words, and
+/// CPython's ways of drawing from it (`getrandbits`, `_randbelow`,
+/// `choice`, `randint`, `shuffle`), so that a tool written in Python with
+/// a fixed seed (compilebench's 555) makes the same choices here.
+pub struct PyRandom(rand_mt::Mt);
+
+impl PyRandom {
+    pub fn new(seed: u64) -> PyRandom {
+        let words: Vec<u32> = if seed >> 32 == 0 {
+            vec![seed as u32]
+        } else {
+            vec![seed as u32, (seed >> 32) as u32]
+        };
+        PyRandom(rand_mt::Mt::new_with_key(words))
+    }
+
+    /// `getrandbits(k)` for `k <= 32`.
+    pub fn getrandbits(&mut self, k: u32) -> u32 {
+        if k == 0 {
+            return 0;
+        }
+        self.0.next_u32() >> (32 - k.min(32))
+    }
+
+    /// `_randbelow(n)`: uniform in `0..n` by rejection (n at most 2^32).
+    /// As in CPython, even `n == 1` draws (until it gets 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        let k = 64 - n.leading_zeros();
+        loop {
+            let r = u64::from(self.getrandbits(k));
+            if r < n {
+                return r;
+            }
+        }
+    }
+
+    /// `choice(range(n))`, an index into a sequence of `n`.
+    pub fn choice(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
+    }
+
+    /// `randint(a, b)`, both ends included.
+    pub fn randint(&mut self, a: i64, b: i64) -> i64 {
+        a + self.below((b - a + 1) as u64) as i64
+    }
+
+    /// `shuffle(v)`.
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = self.below(i as u64 + 1) as usize;
+            v.swap(i, j);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn py_random_draws_what_cpython_draws() {
+        // python3: r = random.Random(555); [r.getrandbits(32) for _ in range(3)]
+        let mut r = PyRandom::new(555);
+        assert_eq!(
+            [r.getrandbits(32), r.getrandbits(32), r.getrandbits(32)],
+            [830411535, 1179161746, 691729750]
+        );
+        // [r.randint(100, 100000) for _ in range(3)], r.choice(range(7)), r.randint(0, 3)
+        let mut r = PyRandom::new(555);
+        let v: Vec<i64> = (0..3).map(|_| r.randint(100, 100000)).collect();
+        assert_eq!(v, [25442, 36085, 21209]);
+        assert_eq!((r.choice(7), r.randint(0, 3)), (1, 0));
+        // x = list(range(10)); r.shuffle(x)
+        let mut r = PyRandom::new(555);
+        let mut x: Vec<u32> = (0..10).collect();
+        r.shuffle(&mut x);
+        assert_eq!(x, [5, 7, 9, 6, 0, 8, 1, 2, 4, 3]);
+        let mut r = PyRandom::new(1);
+        assert_eq!(
+            [r.getrandbits(32), r.getrandbits(32)],
+            [577090037, 2444712010]
+        );
+    }
 
     #[test]
     fn splitmix64_matches_its_reference_output() {

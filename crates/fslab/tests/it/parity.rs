@@ -424,3 +424,147 @@ fn fsmark_makes_fs_marks_calls_per_file_in_every_sync_mode() {
         fsmark_calls(&lab, dir, &args, 200);
     }
 }
+
+/// What compilebench 0.6 (python3, its datasets, its seed 555) printed for
+/// `-i 2 -r 12`, operation and tree, run beside fslab on this machine.
+const COMPILEBENCH_I2_R12: [&str; 14] = [
+    "create dir kernel-0",
+    "create dir kernel-1",
+    "stat dir kernel-0",
+    "delete kernel-1",
+    "patch dir kernel-0",
+    "stat dir kernel-0",
+    "create dir kernel-22969",
+    "read dir kernel-0",
+    "read dir kernel-22969",
+    "patch dir kernel-22969",
+    "read dir kernel-22969",
+    "compile dir kernel-22969",
+    "create dir kernel-34119",
+    "patch dir kernel-34119",
+];
+
+#[test]
+fn compilebench_makes_compilebenchs_trees_and_choices() {
+    let lab = Lab::new();
+    let d = tempfile::tempdir_in("/dev/shm").unwrap();
+    // The initial create makes compilebench's tree: 21,280 files, 233 MB.
+    let o = lab.run(&[
+        "compilebench",
+        "-D",
+        d.path().to_str().unwrap(),
+        "-i",
+        "1",
+        "-r",
+        "0",
+        "-n",
+        "--probes",
+        "none",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let root = d.path().join("kernel-0");
+    assert_eq!(count_files(&root), 21_280);
+    assert!(
+        stdout(&o).contains("create dir kernel-0 222MB in "),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        !d.path().join("native-0").exists(),
+        "the ordering trees are gone"
+    );
+    // The random operations are compilebench's own, tree for tree.
+    let d = tempfile::tempdir_in("/dev/shm").unwrap();
+    let o = lab.run(&[
+        "compilebench",
+        "-D",
+        d.path().to_str().unwrap(),
+        "-i",
+        "2",
+        "-r",
+        "12",
+        "-n",
+        "--probes",
+        "none",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ops: Vec<String> = stdout(&o)
+        .lines()
+        .take_while(|l| *l != "run complete:")
+        .filter(|l| {
+            [
+                "create dir ",
+                "patch dir ",
+                "compile dir ",
+                "clean ",
+                "delete ",
+                "read dir ",
+                "stat dir ",
+            ]
+            .iter()
+            .any(|p| l.starts_with(p))
+        })
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .map(|l| l.trim_end_matches(" in").to_string())
+        .collect();
+    assert_eq!(ops, COMPILEBENCH_I2_R12, "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.contains("\nrun complete:\n"), "{out}");
+    assert!(out.contains("no runs for clean\n"), "{out}");
+    assert!(out.contains("patch total runs 3 avg "), "{out}");
+}
+
+#[test]
+fn compilebench_writes_each_file_as_compilebench_does() {
+    if !need_tool("strace") {
+        return;
+    }
+    let lab = Lab::new();
+    let sources = lab.path("sources");
+    std::fs::create_dir_all(&sources).unwrap();
+    for (f, text) in [
+        ("dataset-unpatched", "a/b/x.c 300000\na/y.h 10\nz 0\n"),
+        ("dataset-patched", "a/b/x.c 300001\na/y.h 10\nz 0\n"),
+        (
+            "dataset-unpatched-compiled",
+            "a/b/x.c 300000\na/y.h 10\nz 0\na/b/x.o 7\n",
+        ),
+        (
+            "dataset-patched-compiled",
+            "a/b/x.c 300001\na/y.h 10\nz 0\na/b/x.o 8\n",
+        ),
+    ] {
+        std::fs::write(sources.join(f), text).unwrap();
+    }
+    let d = tempfile::tempdir_in("/dev/shm").unwrap();
+    let c = strace_counts(
+        &lab,
+        &[
+            "compilebench",
+            "-D",
+            d.path().to_str().unwrap(),
+            "-s",
+            sources.to_str().unwrap(),
+            "-i",
+            "1",
+            "-r",
+            "0",
+            "-n",
+            "-b",
+            "131072",
+            "--probes",
+            "none",
+        ],
+        "kernel-0/",
+    );
+    // Per file: one open (O_APPEND|O_CREAT, as Python's 'a+'), 131072-byte
+    // writes (300000 bytes: 3; 10 bytes: 1; 0 bytes: none), one close.
+    assert_eq!(count(&c, "openat"), 3, "{c:?}");
+    assert_eq!(count(&c, "write"), 4, "{c:?}");
+    assert_eq!(count(&c, "close"), 3, "{c:?}");
+    assert_eq!(
+        count(&c, "fsync") + count(&c, "unlink") + count(&c, "unlinkat"),
+        0,
+        "{c:?}"
+    );
+}

@@ -845,6 +845,7 @@ fn compilebench_makes_patches_compiles_reads_and_deletes_trees() {
         "3",
         "-r",
         "0",
+        "-n",
         "--tree-from",
         &s(&model),
     ]);
@@ -879,6 +880,7 @@ fn compilebench_makes_patches_compiles_reads_and_deletes_trees() {
         "4",
         "-r",
         "60",
+        "-n",
         "--tree-from",
         &s(&model),
         "--seed",
@@ -912,10 +914,14 @@ fn compilebench_makes_patches_compiles_reads_and_deletes_trees() {
     let v: serde_json::Value =
         serde_json::from_slice(&lab.run(&["results", "export", "2"]).stdout).unwrap();
     let res = v["run"]["params"].clone();
-    assert_eq!(res["model_files"], 3);
-    // Compiled trees hold an object per C file; every tree keeps the model's files.
+    assert_eq!(res["tree_files"], 3);
+    // Every tree keeps the model's files; a deleted tree is left an empty
+    // directory, as compilebench's rmrf leaves it.
     for e in std::fs::read_dir(d2.path()).unwrap().flatten() {
         let root = e.path();
+        if std::fs::read_dir(&root).unwrap().next().is_none() {
+            continue;
+        }
         assert!(
             root.join("drivers/net/e1000.h").exists() && root.join("Makefile").exists(),
             "{}",
@@ -930,6 +936,7 @@ fn compilebench_makes_patches_compiles_reads_and_deletes_trees() {
         "4",
         "-r",
         "60",
+        "-n",
         "--tree-from",
         &s(&model),
         "--seed",
@@ -949,7 +956,8 @@ fn compilebench_makes_patches_compiles_reads_and_deletes_trees() {
     );
     for (args, want) in [
         (vec!["compilebench", "-D", "/nonexistent"], "/nonexistent"),
-        (vec!["compilebench", "-D", "/dev/shm", "-i", "0"], "-i 0"),
+        (vec!["compilebench", "-D", "/dev/shm", "-i", "-1"], "-i -1"),
+        (vec!["compilebench", "-D", "/dev/shm", "-b", "0"], "-b 0"),
         (
             vec![
                 "compilebench",
