@@ -118,7 +118,10 @@ fn files_per_sec(out: &str) -> f64 {
 fn fsmark() {
     const FILES: &str = "20000";
     // fs_mark takes directory paths under 40 bytes only.
-    let work = Scratch(std::path::PathBuf::from(format!("/dev/shm/fp{}", std::process::id())));
+    let work = Scratch(std::path::PathBuf::from(format!(
+        "/dev/shm/fp{}",
+        std::process::id()
+    )));
     std::fs::create_dir_all(&work.0).expect("scratch");
     let db = Scratch::new("parity-db");
     let args = |dir: &std::path::Path| -> Vec<String> {

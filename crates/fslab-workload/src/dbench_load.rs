@@ -113,6 +113,16 @@ pub enum Op {
 }
 
 impl Op {
+    /// Whether dbench's fileio backend compares this operation's result with
+    /// the loadfile's status (it does for opens, unlinks, rmdirs and renames;
+    /// the others' results it ignores).
+    pub fn checks_status(&self) -> bool {
+        matches!(
+            self,
+            Op::NtCreateX { .. } | Op::Unlink { .. } | Op::Rmdir { .. } | Op::Rename { .. }
+        )
+    }
+
     /// The name dbench's table uses.
     pub fn name(&self) -> &'static str {
         match self {
