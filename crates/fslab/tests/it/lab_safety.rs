@@ -166,6 +166,27 @@ fn cleanup_undoes_what_a_killed_run_left() {
         "{}",
         stdout(&o)
     );
+    // The killed run and its experiment are no longer "running".
+    let e = fslab_store::Store::open_read(&lab.db())
+        .unwrap()
+        .experiment(1)
+        .unwrap();
+    assert_eq!(e.status, "interrupted");
+    // (The cell's record is written when the cell ends: the killed one has
+    // none, but its workload's run is in the store.)
+    assert!(e.cell_runs.is_empty());
+    let store = fslab_store::Store::open_read(&lab.db()).unwrap();
+    let runs = store.list_runs().unwrap();
+    assert_eq!(runs.len(), 1);
+    let run = store.run(runs[0].id).unwrap();
+    assert_eq!(run.run.status.as_str(), "interrupted");
+    assert!(
+        run.run
+            .error
+            .unwrap_or_default()
+            .contains("ended without finishing"),
+        "the record says what happened"
+    );
 }
 
 #[test]
