@@ -135,6 +135,12 @@ impl Recorder for RankRecorder {
         self.run.probe_notes.push(note.clone());
         Ok(())
     }
+    /// A rank's own tool numbers (one rank's Throughput, say) do not add up
+    /// into the merged run's; the merged run keeps its phases, latency and
+    /// per-rank rates instead.
+    fn record_metrics(&mut self, _run: i64, _metrics: &[fslab_record::Metric]) -> RecordResult<()> {
+        Ok(())
+    }
     fn finish_run(
         &mut self,
         _run: i64,

@@ -8,6 +8,7 @@ mod experiment;
 pub mod journal;
 mod latency;
 mod mem;
+pub mod metric;
 pub mod mountinfo;
 mod probe;
 pub mod process;
@@ -17,6 +18,7 @@ pub mod units;
 pub use experiment::{CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder};
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use mem::MemRecorder;
+pub use metric::{Better, Metric, Unit};
 pub use probe::{Monitor, NoMonitor, ProbeNote, ProbePoint};
 pub use types::*;
 
@@ -53,6 +55,8 @@ pub trait Recorder {
     fn record_probe_points(&mut self, run: i64, points: &[ProbePoint]) -> RecordResult<()>;
     /// A probe's summary (and its binary data, if any).
     fn record_probe_note(&mut self, run: i64, note: &ProbeNote) -> RecordResult<()>;
+    /// The run's numbers as its tool reports them (see [`Metric`]).
+    fn record_metrics(&mut self, run: i64, metrics: &[Metric]) -> RecordResult<()>;
     /// Ends the run with its final status and, if it failed, why.
     fn finish_run(&mut self, run: i64, status: RunStatus, error: Option<&str>) -> RecordResult<()>;
 }

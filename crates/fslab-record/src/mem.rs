@@ -9,6 +9,7 @@ pub struct MemRecorder {
     pub loops: Vec<LoopRow>,
     pub series: Vec<SeriesPoint>,
     pub phases: Vec<PhaseResult>,
+    pub metrics: Vec<crate::Metric>,
     /// (phase, op, summary)
     pub latencies: Vec<(String, String, LatencySummary)>,
     pub finished: Option<(RunStatus, Option<String>)>,
@@ -61,6 +62,10 @@ impl Recorder for MemRecorder {
     }
     fn record_phase(&mut self, _run: i64, phase: &PhaseResult) -> RecordResult<()> {
         self.phases.push(phase.clone());
+        Ok(())
+    }
+    fn record_metrics(&mut self, _run: i64, metrics: &[crate::Metric]) -> RecordResult<()> {
+        self.metrics.extend_from_slice(metrics);
         Ok(())
     }
     fn record_latency(

@@ -37,9 +37,10 @@ pub struct TargetInfo {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
+    #[default]
     Running,
     Complete,
     /// Stopped by SIGINT or SIGTERM; what was measured is kept.

@@ -275,6 +275,14 @@ fn rec_err(e: rusqlite::Error) -> RecordError {
     RecordError(e.to_string())
 }
 
+/// A unit-like enum's serde name (`mib_per_sec`).
+fn enum_text<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
 fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
@@ -432,6 +440,31 @@ impl Recorder for Store {
             )
             .map_err(rec_err)?;
         Ok(())
+    }
+
+    fn record_metrics(&mut self, run: i64, metrics: &[fslab_record::Metric]) -> RecordResult<()> {
+        let tx = self.conn.transaction().map_err(rec_err)?;
+        {
+            let mut st = tx
+                .prepare(
+                    "INSERT INTO metrics (run_id, source, phase, name, value, unit, better)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )
+                .map_err(rec_err)?;
+            for m in metrics {
+                st.execute(params![
+                    run,
+                    m.source,
+                    m.phase,
+                    m.name,
+                    m.value,
+                    enum_text(&m.unit),
+                    enum_text(&m.better)
+                ])
+                .map_err(rec_err)?;
+            }
+        }
+        tx.commit().map_err(rec_err)
     }
 
     fn finish_run(&mut self, run: i64, status: RunStatus, error: Option<&str>) -> RecordResult<()> {

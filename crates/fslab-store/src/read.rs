@@ -85,6 +85,8 @@ pub struct RunRecord {
     pub phases: Vec<StoredPhase>,
     pub latency: Vec<StoredLatency>,
     pub series: Vec<SeriesPoint>,
+    /// The tool's own numbers, as it reported them.
+    pub metrics: Vec<fslab_record::Metric>,
 }
 
 const RUN_COLUMNS: &str =
@@ -224,13 +226,49 @@ impl Store {
                 phases: Vec::new(),
                 latency,
                 series,
+                metrics: Vec::new(),
             }))
         };
         let mut rec = q()
             .map_err(|e| self.err(e))?
             .ok_or(StoreError::NoSuchRun(id))?;
         rec.phases = self.phases(id)?;
+        rec.metrics = self.metrics(id)?;
         Ok(rec)
+    }
+}
+
+/// A unit-like enum from its serde name in column `i`.
+fn enum_of<T: serde::de::DeserializeOwned>(t: String, i: usize) -> rusqlite::Result<T> {
+    serde_json::from_value(serde_json::Value::String(t)).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+impl Store {
+    /// The numbers run `id`'s tool reported, in the order it reported them.
+    pub fn metrics(&self, id: i64) -> Result<Vec<fslab_record::Metric>, StoreError> {
+        let q = || -> rusqlite::Result<Vec<fslab_record::Metric>> {
+            let c = self.conn();
+            let mut st = c.prepare(
+                "SELECT source, phase, name, value, unit, better FROM metrics
+                 WHERE run_id = ?1 ORDER BY rowid",
+            )?;
+            let rows = st.query_map([id], |r| {
+                let unit: String = r.get(4)?;
+                let better: String = r.get(5)?;
+                Ok(fslab_record::Metric {
+                    source: r.get(0)?,
+                    phase: r.get(1)?,
+                    name: r.get(2)?,
+                    value: r.get(3)?,
+                    unit: enum_of(unit, 4)?,
+                    better: enum_of(better, 5)?,
+                })
+            })?;
+            rows.collect()
+        };
+        q().map_err(|e| self.err(e))
     }
 }
 
@@ -255,6 +293,16 @@ impl RunRecord {
                 .map(|p| p.phase.clone())
                 .unwrap_or_default()
         };
+        for m in &self.metrics {
+            line(
+                "metric",
+                m.phase.as_deref().unwrap_or(""),
+                &m.source,
+                String::new(),
+                &csv_field(&m.name_with_unit()),
+                m.value.to_string(),
+            );
+        }
         for l in &self.loops {
             let i = l.index.to_string();
             line(

@@ -143,4 +143,17 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE experiments ADD COLUMN pid INTEGER;
     ALTER TABLE experiments ADD COLUMN pid_start INTEGER;
     "#,
+    // 5: the numbers each tool reports, typed (fslab_record::Metric).
+    r#"
+    CREATE TABLE metrics (
+        run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        source  TEXT NOT NULL,              -- workload or probe
+        phase   TEXT,                       -- phase or item, if any
+        name    TEXT NOT NULL,              -- the tool's name for it
+        value   REAL NOT NULL,
+        unit    TEXT NOT NULL,              -- fslab_record::Unit, snake_case
+        better  TEXT NOT NULL               -- higher | lower | neither
+    );
+    CREATE INDEX metrics_run ON metrics(run_id);
+    "#,
 ];

@@ -376,9 +376,8 @@ pub fn run(
         ctx.record_phase(phase_result("readback", n / page, n, &p, n == opts.len))
             .map_err(store)?;
     }
-    let outcome = ctx.finish(error).map_err(store)?;
-    Ok(AllocReport {
-        outcome,
+    let report = AllocReport {
+        outcome: Outcome::default(),
         options: opts.clone(),
         pages,
         touch_s,
@@ -390,7 +389,94 @@ pub fn run(
         fiemap_records: frag.map(|f| f.records),
         perfect_extents: frag.and_then(|f| f.perfection),
         readback_mb_s: readback,
-    })
+    };
+    ctx.record_metrics(report.metrics()).map_err(store)?;
+    let outcome = ctx.finish(error).map_err(store)?;
+    Ok(AllocReport { outcome, ..report })
+}
+
+impl AllocReport {
+    /// The seed's numbers: its program's lines, filefrag's, and dd's.
+    pub fn metrics(&self) -> Vec<fslab_record::Metric> {
+        use fslab_record::{Better, Metric, Unit};
+        let len_mib = self.options.len as f64 / (1u64 << 20) as f64;
+        let m = |phase: Option<&str>, name: &str, v: f64, unit: Unit, better: Better| {
+            Metric::new("alloctest", phase, name, v, unit, better)
+        };
+        let t = Some("touched");
+        let mut v = vec![
+            m(t, "seconds", self.touch_s, Unit::Seconds, Better::Lower),
+            m(
+                t,
+                "usec/page",
+                1e6 * self.touch_s / self.pages.max(1) as f64,
+                Unit::Microseconds,
+                Better::Lower,
+            ),
+            m(
+                t,
+                "MB/s",
+                len_mib / self.touch_s.max(1e-9),
+                Unit::MibPerSec,
+                Better::Higher,
+            ),
+            m(
+                None,
+                "msync took",
+                self.msync_s,
+                Unit::Seconds,
+                Better::Lower,
+            ),
+            m(
+                None,
+                "munmap took",
+                self.munmap_s,
+                Unit::Seconds,
+                Better::Lower,
+            ),
+            m(
+                None,
+                "close took",
+                self.close_s,
+                Unit::Seconds,
+                Better::Lower,
+            ),
+            m(
+                None,
+                "total throughput",
+                self.total_mb_s,
+                Unit::MibPerSec,
+                Better::Higher,
+            ),
+        ];
+        let f = Some("filefrag");
+        if let Some(e) = self.extents {
+            v.push(m(f, "extents found", e as f64, Unit::Count, Better::Lower));
+        }
+        if let Some(r) = self.fiemap_records {
+            v.push(m(f, "FIEMAP records", r as f64, Unit::Count, Better::Lower));
+        }
+        if let Some(p) = self.perfect_extents {
+            v.push(m(
+                f,
+                "perfection would be",
+                p as f64,
+                Unit::Count,
+                Better::Neither,
+            ));
+        }
+        if let Some(r) = self.readback_mb_s {
+            // dd counts MB of 10^6 bytes.
+            v.push(m(
+                Some("dd"),
+                "read back",
+                r,
+                Unit::MbPerSec,
+                Better::Higher,
+            ));
+        }
+        v
+    }
 }
 
 #[cfg(test)]

@@ -77,7 +77,7 @@ pub trait Report: Serialize {
 }
 
 /// The generic parts of a run's report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Outcome {
     pub run_id: i64,
     pub status: RunStatus,
@@ -88,6 +88,8 @@ pub struct Outcome {
     pub latency: Vec<LatencyEntry>,
     pub series: Vec<SeriesPoint>,
     pub probes: Vec<ProbeNote>,
+    /// The tool's own numbers, as it printed them.
+    pub metrics: Vec<fslab_record::Metric>,
 }
 
 /// A run in progress: records as it goes.
@@ -151,6 +153,7 @@ impl<'r, 'h> RunCtx<'r, 'h> {
                 latency: Vec::new(),
                 series: Vec::new(),
                 probes: Vec::new(),
+                metrics: Vec::new(),
             },
             next_phase: 0,
         })
@@ -250,6 +253,13 @@ impl<'r, 'h> RunCtx<'r, 'h> {
     pub fn record_phase(&mut self, p: PhaseResult) -> Result<(), RecordError> {
         self.rec.record_phase(self.out.run_id, &p)?;
         self.out.phases.push(p);
+        Ok(())
+    }
+
+    /// Records the tool's own numbers (what its original prints).
+    pub fn record_metrics(&mut self, m: Vec<fslab_record::Metric>) -> Result<(), RecordError> {
+        self.rec.record_metrics(self.out.run_id, &m)?;
+        self.out.metrics.extend(m);
         Ok(())
     }
 

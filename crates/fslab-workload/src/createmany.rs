@@ -836,6 +836,38 @@ pub fn run(
     }
     let _ = out.flush();
     let rate_by_entries = by_entries(&ctx.out.series);
+    {
+        use fslab_record::{Better, Metric, Unit};
+        let words = o.op_words();
+        let op = Some(words.as_str());
+        ctx.record_metrics(vec![
+            Metric::new(
+                "createmany",
+                op,
+                "total",
+                total as f64,
+                Unit::Count,
+                Better::Neither,
+            ),
+            Metric::new(
+                "createmany",
+                op,
+                "seconds",
+                secs,
+                Unit::Seconds,
+                Better::Lower,
+            ),
+            Metric::new(
+                "createmany",
+                op,
+                "ops/second",
+                rate,
+                Unit::OpsPerSec,
+                Better::Higher,
+            ),
+        ])
+        .map_err(store)?;
+    }
     let outcome = ctx.finish(error).map_err(store)?;
     Ok(CreateManyReport {
         outcome,

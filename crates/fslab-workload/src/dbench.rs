@@ -858,6 +858,8 @@ pub fn run(
         ));
     }
     let _ = out.flush();
+    ctx.record_metrics(metrics(throughput, max_ms, &rows))
+        .map_err(store)?;
     let outcome = ctx.finish(error).map_err(store)?;
     Ok(DbenchReport {
         outcome,
@@ -867,6 +869,58 @@ pub fn run(
         operations: rows,
         status_mismatches: mismatches,
     })
+}
+
+/// dbench's numbers: its closing line's Throughput (MB of 10^6 bytes, as
+/// dbench counts) and max_latency, and its operation table.
+fn metrics(throughput: f64, max_ms: f64, rows: &[OpRow]) -> Vec<fslab_record::Metric> {
+    use fslab_record::{Better, Metric, Unit};
+    let mut v = vec![
+        Metric::new(
+            "dbench",
+            None,
+            "Throughput",
+            throughput,
+            Unit::MbPerSec,
+            Better::Higher,
+        ),
+        Metric::new(
+            "dbench",
+            None,
+            "max_latency",
+            max_ms,
+            Unit::Milliseconds,
+            Better::Lower,
+        ),
+    ];
+    for r in rows {
+        let op = Some(r.operation.as_str());
+        v.push(Metric::new(
+            "dbench",
+            op,
+            "Count",
+            r.count as f64,
+            Unit::Count,
+            Better::Neither,
+        ));
+        v.push(Metric::new(
+            "dbench",
+            op,
+            "AvgLat",
+            r.avg_ms,
+            Unit::Milliseconds,
+            Better::Lower,
+        ));
+        v.push(Metric::new(
+            "dbench",
+            op,
+            "MaxLat",
+            r.max_ms,
+            Unit::Milliseconds,
+            Better::Lower,
+        ));
+    }
+    v
 }
 
 /// dbench prints the throughput with `%g`.

@@ -203,6 +203,36 @@ pub struct TestResult {
     over10: u64,
 }
 
+impl TestResult {
+    /// tiotest's numbers for this test: its two tables' columns.
+    pub fn metrics(&self) -> Vec<fslab_record::Metric> {
+        use fslab_record::{Better, Metric, Unit};
+        let m = |name: &str, value: f64, unit: Unit, better: Better| {
+            Metric::new("tiotest", Some(&self.item), name, value, unit, better)
+        };
+        vec![
+            m("Time", self.seconds, Unit::Seconds, Better::Lower),
+            m("Rate", self.mb_per_s, Unit::MibPerSec, Better::Higher),
+            m("Usr CPU", self.usr_cpu_pct, Unit::Percent, Better::Lower),
+            m("Sys CPU", self.sys_cpu_pct, Unit::Percent, Better::Lower),
+            m(
+                "Average latency",
+                self.avg_latency_ms,
+                Unit::Milliseconds,
+                Better::Lower,
+            ),
+            m(
+                "Maximum latency",
+                self.max_latency_ms,
+                Unit::Milliseconds,
+                Better::Lower,
+            ),
+            m("% >2 sec", self.pct_over_2s, Unit::Percent, Better::Lower),
+            m("% >10 sec", self.pct_over_10s, Unit::Percent, Better::Lower),
+        ]
+    }
+}
+
 /// What `--json` prints.
 #[derive(Debug, Clone, Serialize)]
 pub struct TioReport {
@@ -557,6 +587,8 @@ pub fn run(
         let _ = writeln!(out, "{e}");
         let _ = out.flush();
     }
+    ctx.record_metrics(tests.iter().flat_map(TestResult::metrics).collect())
+        .map_err(store)?;
     let outcome = ctx.finish(error).map_err(store)?;
     Ok(TioReport {
         outcome,

@@ -259,6 +259,32 @@ impl KindResult {
         self.avg = self.sum / self.runs as f64;
     }
 
+    /// compilebench's numbers for this kind: its runs and their average
+    /// (MB/s of MiB, or seconds), as its `run complete:` table has them.
+    pub fn metrics(&self) -> Vec<fslab_record::Metric> {
+        use fslab_record::{Better, Metric, Unit};
+        if self.runs == 0 {
+            return Vec::new();
+        }
+        let (unit, better) = if self.unit == "seconds" {
+            (Unit::Seconds, Better::Lower)
+        } else {
+            (Unit::MibPerSec, Better::Higher)
+        };
+        let k = Some(self.test.as_str());
+        vec![
+            Metric::new(
+                "compilebench",
+                k,
+                "total runs",
+                self.runs as f64,
+                Unit::Count,
+                Better::Neither,
+            ),
+            Metric::new("compilebench", k, "avg", self.avg, unit, better),
+        ]
+    }
+
     /// compilebench's `print_stat` line.
     pub fn line(&self) -> String {
         if self.runs == 0 {
@@ -652,6 +678,8 @@ pub fn run(
         })
         .map_err(store)?;
     }
+    ctx.record_metrics(results.iter().flat_map(KindResult::metrics).collect())
+        .map_err(store)?;
     let outcome = ctx.finish(err).map_err(store)?;
     Ok(CompileReport {
         outcome,

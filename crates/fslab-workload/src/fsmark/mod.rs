@@ -102,6 +102,51 @@ pub struct FsMarkReport {
     pub series: Vec<SeriesPoint>,
     /// Probe summaries (their binary data stays in the store).
     pub probes: Vec<ProbeNote>,
+    /// fs_mark's numbers (see [`loop_metrics`]).
+    pub metrics: Vec<fslab_record::Metric>,
+}
+
+/// fs_mark's numbers: each loop row's Files/sec and App Overhead, and the
+/// mean of the complete loops' Files/sec (what `stats` makes of the column).
+pub fn loop_metrics(loops: &[LoopRow]) -> Vec<fslab_record::Metric> {
+    use fslab_record::{Better, Metric, Unit};
+    let mut v = Vec::new();
+    for l in loops {
+        let phase = format!("loop {}", l.index);
+        v.push(Metric::new(
+            "fsmark",
+            Some(&phase),
+            "Files/sec",
+            l.files_per_sec,
+            Unit::FilesPerSec,
+            Better::Higher,
+        ));
+        v.push(Metric::new(
+            "fsmark",
+            Some(&phase),
+            "App Overhead",
+            l.app_overhead_us as f64,
+            Unit::Microseconds,
+            Better::Lower,
+        ));
+    }
+    let done: Vec<f64> = loops
+        .iter()
+        .filter(|l| l.complete)
+        .map(|l| l.files_per_sec)
+        .collect();
+    if !done.is_empty() {
+        let mean = done.iter().sum::<f64>() / done.len() as f64;
+        v.push(Metric::new(
+            "fsmark",
+            None,
+            "Files/sec (mean of loops)",
+            mean,
+            Unit::FilesPerSec,
+            Better::Higher,
+        ));
+    }
+    v
 }
 
 /// Where the run's text goes: stdout (or nothing with --json) and the log file.
@@ -193,6 +238,7 @@ pub fn run_with(
         latency: Vec::new(),
         series: Vec::new(),
         probes: Vec::new(),
+        metrics: Vec::new(),
     };
 
     let ctime = chrono::Local::now()
@@ -260,6 +306,8 @@ pub fn run_with(
     } else {
         RunStatus::Complete
     };
+    report.metrics = loop_metrics(&report.loops);
+    rec.record_metrics(run_id, &report.metrics)?;
     rec.finish_run(run_id, report.status, report.error.as_deref())?;
     Ok(report)
 }

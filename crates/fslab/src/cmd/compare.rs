@@ -89,7 +89,8 @@ pub fn select(store: &Store, experiments: &[i64], runs: &[String]) -> Result<Gro
 }
 
 /// The headline metrics of every group: each phase's time, rate, system and
-/// user CPU, then unmount and remount times.
+/// user CPU, the tool's own numbers (named `TOOL PHASE NAME (UNIT)`), then
+/// unmount and remount times.
 pub fn metrics(store: &Store, g: &Groups) -> Result<Vec<Metric>, Failure> {
     let n = g.labels.len();
     let mut out: Vec<Metric> = Vec::new();
@@ -133,6 +134,26 @@ pub fn metrics(store: &Store, g: &Groups) -> Result<Vec<Metric>, Failure> {
                     Direction::Cost,
                     gi,
                     p.usr_cpu_s,
+                );
+            }
+            // The tool's own numbers (fs_mark's per-loop rows stay out:
+            // their mean over the loops stands for them).
+            for m in store.metrics(*id).map_err(store_err)? {
+                if m.source == "fsmark" && m.phase.is_some() {
+                    continue;
+                }
+                let direction = if m.unit.is_rate() && m.better == fslab_record::Better::Higher {
+                    Direction::Rate
+                } else if m.unit.is_time() && m.better == fslab_record::Better::Lower {
+                    Direction::Time
+                } else {
+                    Direction::Cost
+                };
+                push(
+                    format!("{} {}", m.source, m.label()),
+                    direction,
+                    gi,
+                    m.value,
                 );
             }
             if let Some(u) = unmount {

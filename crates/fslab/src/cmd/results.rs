@@ -260,6 +260,19 @@ pub fn show(rec: &RunRecord) -> String {
             s.push_str(&output::row(l, false));
         }
     }
+    // The tool's own numbers (fsmark's are its loop rows, shown above).
+    let own: Vec<&fslab_record::Metric> = rec
+        .metrics
+        .iter()
+        .filter(|m| !(m.source == "fsmark" && m.phase.is_some()))
+        .collect();
+    if !own.is_empty() {
+        let _ = writeln!(s, "\n{} reported:", r.workload);
+        let w = own.iter().map(|m| m.label().len()).max().unwrap_or(0);
+        for m in own {
+            let _ = writeln!(s, "  {:<w$}  {}", m.label(), fslab_stats::fmt_g(m.value, 6));
+        }
+    }
     if !rec.phases.is_empty() {
         s.push_str("\nphases:\n");
         let _ = writeln!(

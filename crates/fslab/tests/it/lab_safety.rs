@@ -40,9 +40,16 @@ fs = "ext4"
     )
 }
 
+/// The workload runs: its process is there, something is set up, and its
+/// run is in the store.
 fn started(lab: &Lab, parent: u32) -> bool {
     wait_for(60, || {
-        !children_with(parent, "fsmark").is_empty() && !lab.leftovers().is_empty()
+        !children_with(parent, "fsmark").is_empty()
+            && !lab.leftovers().is_empty()
+            && fslab_store::Store::open_read(&lab.db())
+                .ok()
+                .and_then(|s| s.list_runs().ok())
+                .is_some_and(|r| !r.is_empty())
     })
 }
 

@@ -1,0 +1,152 @@
+//! One number as a tool reports it: its name (the original tool's word for
+//! it), the phase or item it belongs to, its value, its unit and which way
+//! is better. Workloads record their originals' headline numbers as
+//! metrics; the store keeps them as rows, and `results`, `compare` and the
+//! JSON show them with the same name and unit.
+
+use serde::{Deserialize, Serialize};
+
+/// The unit of a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// Files per second (fs_mark's Files/sec).
+    FilesPerSec,
+    /// Operations per second.
+    OpsPerSec,
+    /// MiB (2^20 bytes) per second, which tiotest, compilebench and the
+    /// seed's alloctest print as "MB/s".
+    MibPerSec,
+    /// MB (10^6 bytes) per second, as dbench counts them.
+    MbPerSec,
+    Seconds,
+    Milliseconds,
+    Microseconds,
+    /// A percentage (of a CPU, of operations).
+    Percent,
+    /// A plain count (extents, runs, operations).
+    Count,
+}
+
+impl Unit {
+    /// How the unit is written after a number.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Unit::FilesPerSec => "files/s",
+            Unit::OpsPerSec => "ops/s",
+            Unit::MibPerSec => "MiB/s",
+            Unit::MbPerSec => "MB/s",
+            Unit::Seconds => "s",
+            Unit::Milliseconds => "ms",
+            Unit::Microseconds => "us",
+            Unit::Percent => "%",
+            Unit::Count => "count",
+        }
+    }
+
+    /// Whether the unit is a rate (more is faster).
+    pub fn is_rate(self) -> bool {
+        matches!(
+            self,
+            Unit::FilesPerSec | Unit::OpsPerSec | Unit::MibPerSec | Unit::MbPerSec
+        )
+    }
+
+    /// Whether the unit is a time (more is slower).
+    pub fn is_time(self) -> bool {
+        matches!(
+            self,
+            Unit::Seconds | Unit::Milliseconds | Unit::Microseconds
+        )
+    }
+}
+
+/// Which way is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    Higher,
+    Lower,
+    /// Neither: a count that describes rather than scores.
+    Neither,
+}
+
+/// One reported number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    /// What produced it: a workload (`tiotest`) or a probe (`blockio`).
+    pub source: String,
+    /// The phase or item it belongs to (`Write`, `NTCreateX`, `loop 3`), if any.
+    pub phase: Option<String>,
+    /// The original tool's name for it (`Rate`, `Throughput`, `Files/sec`).
+    pub name: String,
+    pub value: f64,
+    pub unit: Unit,
+    pub better: Better,
+}
+
+impl Metric {
+    pub fn new(
+        source: &str,
+        phase: Option<&str>,
+        name: &str,
+        value: f64,
+        unit: Unit,
+        better: Better,
+    ) -> Metric {
+        Metric {
+            source: source.into(),
+            phase: phase.map(String::from),
+            name: name.into(),
+            value,
+            unit,
+            better,
+        }
+    }
+
+    /// `NAME (UNIT)` (a count has no unit to show).
+    pub fn name_with_unit(&self) -> String {
+        match self.unit {
+            Unit::Count => self.name.clone(),
+            u => format!("{} ({})", self.name, u.symbol()),
+        }
+    }
+
+    /// `PHASE NAME (UNIT)`: the one way a metric is named in every listing.
+    pub fn label(&self) -> String {
+        match &self.phase {
+            Some(p) => format!("{p} {}", self.name_with_unit()),
+            None => self.name_with_unit(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_metric_is_named_with_its_phase_and_unit() {
+        let m = Metric::new(
+            "tiotest",
+            Some("Write"),
+            "Rate",
+            275.0,
+            Unit::MibPerSec,
+            Better::Higher,
+        );
+        assert_eq!(m.label(), "Write Rate (MiB/s)");
+        let c = Metric::new(
+            "alloctest",
+            None,
+            "extents found",
+            3.0,
+            Unit::Count,
+            Better::Lower,
+        );
+        assert_eq!(c.label(), "extents found");
+        let j = serde_json::to_value(&m).unwrap();
+        assert_eq!(j["unit"], "mib_per_sec");
+        assert_eq!(serde_json::from_value::<Metric>(j).unwrap(), m);
+    }
+}
