@@ -104,6 +104,8 @@ pub struct Worker {
     pub phase_files: u64,
     /// Subdirectories this worker created or used.
     pub subdirs_used: std::collections::BTreeSet<u32>,
+    /// The last loop's files, to unlink when files are not kept.
+    to_unlink: Option<NameLog>,
 }
 
 /// What a worker did in one loop.
@@ -150,6 +152,7 @@ impl Worker {
             calls: Default::default(),
             phase_files: 0,
             subdirs_used: Default::default(),
+            to_unlink: None,
         }
     }
 
@@ -189,14 +192,23 @@ impl Worker {
                 .sum(),
         );
         if !ctx.opts.keep {
-            if let Err(e) = self.unlink_all(&log) {
-                out.error.get_or_insert(e);
-            }
+            self.to_unlink = Some(log);
         }
         if out.error.is_some() {
             ctx.abort.store(true, Ordering::Relaxed);
         }
         out
+    }
+
+    /// Unlinks the files of the last loop (when files are not kept), after
+    /// the loop's time, as fs_mark unlinks after its Files/sec is taken.
+    /// Returns the files unlinked.
+    pub fn unlink_loop(&mut self) -> Result<u64, WorkError> {
+        let Some(log) = self.to_unlink.take() else {
+            return Ok(0);
+        };
+        self.unlink_all(&log)?;
+        Ok(log.len() as u64)
     }
 
     fn create_files(

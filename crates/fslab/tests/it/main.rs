@@ -7,6 +7,7 @@ mod fsmark_fs;
 mod hostile;
 mod lab;
 mod lab_safety;
+mod metrics;
 mod mpi;
 mod parity;
 mod probes;

@@ -1,0 +1,292 @@
+//! A number has one name and unit everywhere: what each workload prints is
+//! what `results show`, `results export` and `compare` give back.
+
+use crate::support::*;
+
+fn shm() -> tempfile::TempDir {
+    tempfile::tempdir_in("/dev/shm").unwrap()
+}
+
+/// The exported metrics of run `id`: (label, unit, value).
+fn exported(lab: &Lab, id: i64) -> Vec<(String, String, f64)> {
+    let o = lab.run(&["results", "export", &id.to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let phase = m["phase"]
+                .as_str()
+                .map(|p| format!("{p} "))
+                .unwrap_or_default();
+            (
+                format!("{phase}{}", m["name"].as_str().unwrap()),
+                m["unit"].as_str().unwrap().to_string(),
+                m["value"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn find(ms: &[(String, String, f64)], label: &str) -> (String, f64) {
+    let m = ms
+        .iter()
+        .find(|m| m.0 == label)
+        .unwrap_or_else(|| panic!("no {label:?} in {ms:?}"));
+    (m.1.clone(), m.2)
+}
+
+/// The number after `prefix` on the line that starts with it.
+fn printed(out: &str, prefix: &str) -> f64 {
+    out.lines()
+        .find_map(|l| l.trim_start().strip_prefix(prefix))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|w| w.trim_end_matches(',').parse().ok())
+        .unwrap_or_else(|| panic!("no {prefix:?} in:\n{out}"))
+}
+
+fn close(a: f64, b: f64, what: &str) {
+    assert!(
+        (a - b).abs() <= 0.0051 * a.abs().max(1.0),
+        "{what}: printed {a}, stored {b}"
+    );
+}
+
+/// Regression: compilebench's averages were stored as "ops/s" (bytes per
+/// second); dbench's Throughput and max_latency were not stored at all.
+#[test]
+fn each_workloads_printed_numbers_are_its_stored_metrics() {
+    let lab = Lab::new();
+    // dbench: its closing line, in MB of 10^6 bytes.
+    let d = shm();
+    let o = lab.run(&[
+        "dbench",
+        "--loops",
+        "2",
+        "--probes",
+        "none",
+        "-D",
+        d.path().to_str().unwrap(),
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ms = exported(&lab, 1);
+    let (unit, v) = find(&ms, "Throughput");
+    assert_eq!(unit, "mb_per_sec");
+    close(printed(&stdout(&o), "Throughput "), v, "dbench Throughput");
+    let max = stdout(&o)
+        .lines()
+        .find_map(|l| l.split("max_latency=").nth(1))
+        .and_then(|r| r.split_whitespace().next()?.parse::<f64>().ok())
+        .unwrap();
+    close(max, find(&ms, "max_latency").1, "dbench max_latency");
+    close(
+        printed(&stdout(&o), "NTCreateX "),
+        find(&ms, "NTCreateX Count").1,
+        "NTCreateX Count",
+    );
+
+    // tiotest: its table's Rate column, MiB/s.
+    let d = shm();
+    let o = lab.run(&[
+        "tiotest",
+        "-t",
+        "1",
+        "-f",
+        "4",
+        "-r",
+        "100",
+        "--probes",
+        "none",
+        "-d",
+        d.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let write = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("| Write "))
+        .map(|l| {
+            l.split('|')
+                .nth(3)
+                .unwrap()
+                .trim()
+                .trim_end_matches(" MB/s")
+                .trim()
+                .to_string()
+        })
+        .unwrap();
+    let (unit, v) = find(&exported(&lab, 2), "Write Rate");
+    assert_eq!(unit, "mib_per_sec");
+    close(write.parse().unwrap(), v, "tiotest Write Rate");
+
+    // createmany: its total line.
+    let d = shm();
+    let f = d.path().join("f");
+    let o = lab.run(&[
+        "createmany",
+        "-o",
+        "--probes",
+        "none",
+        f.to_str().unwrap(),
+        "2000",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rate = stdout(&o)
+        .lines()
+        .find_map(|l| l.strip_prefix("total: "))
+        .and_then(|l| l.split(": ").nth(1))
+        .and_then(|r| r.split_whitespace().next()?.parse::<f64>().ok())
+        .unwrap();
+    let (unit, v) = find(&exported(&lab, 3), "open/close ops/second");
+    assert_eq!(unit, "ops_per_sec");
+    close(rate, v, "createmany ops/second");
+
+    // compilebench: MB/s (MiB), not "ops/s".
+    let model = lab.path("model");
+    std::fs::create_dir_all(model.join("a")).unwrap();
+    std::fs::write(model.join("a/x.c"), vec![b'c'; 50_000]).unwrap();
+    let d = shm();
+    let o = lab.run(&[
+        "compilebench",
+        "-D",
+        d.path().to_str().unwrap(),
+        "-i",
+        "2",
+        "-r",
+        "0",
+        "-n",
+        "--tree-from",
+        model.to_str().unwrap(),
+        "--probes",
+        "none",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let avg = stdout(&o)
+        .lines()
+        .find_map(|l| l.strip_prefix("intial create total runs 2 avg "))
+        .and_then(|r| r.split_whitespace().next()?.parse::<f64>().ok())
+        .unwrap();
+    let (unit, v) = find(&exported(&lab, 4), "intial create avg");
+    assert_eq!(unit, "mib_per_sec");
+    close(avg, v, "compilebench intial create avg");
+    let show = stdout(&lab.run(&["results", "show", "4"]));
+    assert!(show.contains("intial create avg (MiB/s)"), "{show}");
+
+    // fs_mark: its loop rows' Files/sec, and their mean.
+    let d = shm();
+    let o = lab.run(&[
+        "fsmark",
+        "-n",
+        "200",
+        "-s",
+        "0",
+        "-L",
+        "2",
+        "-k",
+        "--probes",
+        "none",
+        "-l",
+        "/dev/null",
+        "-d",
+        d.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ms = exported(&lab, 5);
+    let rows: Vec<f64> = stdout(&o)
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|w| w.parse::<u64>().is_ok())
+        })
+        .map(|l| l.split_whitespace().nth(3).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    close(rows[0], find(&ms, "loop 0 Files/sec").1, "loop 0 Files/sec");
+    close(
+        (rows[0] + rows[1]) / 2.0,
+        find(&ms, "Files/sec (mean of loops)").1,
+        "mean",
+    );
+    assert_eq!(find(&ms, "loop 1 Files/sec").0, "files_per_sec");
+}
+
+#[test]
+fn compare_names_each_tools_numbers_with_their_units() {
+    let lab = Lab::new();
+    for _ in 0..2 {
+        let d = shm();
+        let o = lab.run(&[
+            "dbench",
+            "--loops",
+            "1",
+            "--probes",
+            "none",
+            "-D",
+            d.path().to_str().unwrap(),
+            "1",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = lab.run(&["compare", "--runs", "1", "--runs", "2", "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["metric"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"dbench Throughput (MB/s)"), "{names:?}");
+    assert!(names.contains(&"dbench max_latency (ms)"), "{names:?}");
+    assert!(names.contains(&"dbench NTCreateX AvgLat (ms)"), "{names:?}");
+}
+
+/// Regression: without -k, fs_mark's end-of-loop unlinks were counted into
+/// the create phase, whose stored rate was then half the printed Files/sec.
+#[test]
+fn fsmark_without_k_stores_the_create_rate_it_prints() {
+    let lab = Lab::new();
+    let d = shm();
+    // One loop (-L implies -k, as in fs_mark), files not kept.
+    let o = lab.run(&[
+        "fsmark",
+        "-n",
+        "40000",
+        "-s",
+        "0",
+        "--probes",
+        "none",
+        "-l",
+        "/dev/null",
+        "-d",
+        d.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<f64> = stdout(&o)
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|w| w.parse::<u64>().is_ok())
+        })
+        .map(|l| l.split_whitespace().nth(3).unwrap().parse().unwrap())
+        .collect();
+    let printed = rows.iter().sum::<f64>() / rows.len() as f64;
+    let v: serde_json::Value =
+        serde_json::from_slice(&lab.run(&["results", "export", "1"]).stdout).unwrap();
+    let phases = v["phases"].as_array().unwrap();
+    let create = phases.iter().find(|p| p["phase"] == "create").unwrap();
+    let stored = create["ops_per_s"].as_f64().unwrap();
+    assert!(
+        (stored / printed - 1.0).abs() < 0.1,
+        "stored create rate {stored:.0} against printed Files/sec {printed:.0}"
+    );
+    let unlink = phases
+        .iter()
+        .find(|p| p["phase"] == "loop_unlink")
+        .unwrap_or_else(|| panic!("no loop_unlink phase: {phases:?}\n{}", stdout(&o)));
+    assert_eq!(unlink["ops"], 40000, "the unlinks are their own phase");
+}
