@@ -15,6 +15,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use fslab_lab::human_bytes;
+use fslab_record::protocol::ChildMessage;
 use fslab_record::{
     CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, PhaseResult, RunStatus,
 };
@@ -76,7 +77,8 @@ pub trait Executor {
 }
 
 /// Runs `EXE --db DB ARGV... --json --progress [--cgroup PATH]` as a child,
-/// under `mpirun -np RANKS` when `ranks` is more than 1.
+/// under `mpirun -np RANKS` when `ranks` is more than 1. The child tells how
+/// it goes in [`ChildMessage`] lines on its stderr.
 pub struct ProcessExecutor {
     pub exe: PathBuf,
     pub db: PathBuf,
@@ -149,15 +151,27 @@ impl Executor for ProcessExecutor {
         });
         let mut said = Vec::new();
         let mut handle = |line: String, out: &mut WorkloadOutcome, progress: &mut dyn Progress| {
-            if let Some(rest) = line.strip_prefix("fslab-progress ") {
-                let f: Vec<&str> = rest.split_whitespace().collect();
-                if f.len() == 3 {
-                    progress.rate(f[0], f[1].parse().unwrap_or(0.0), f[2].parse().unwrap_or(0));
+            match ChildMessage::parse(&line) {
+                Some(ChildMessage::Progress {
+                    phase,
+                    ops_per_s,
+                    total,
+                }) => progress.rate(&phase, ops_per_s, total),
+                Some(ChildMessage::RunStarted { run_id }) => out.run_id = Some(run_id),
+                // Under MPI every rank ends with one; rank 0's names the run.
+                Some(ChildMessage::Finished {
+                    run_id,
+                    status,
+                    error,
+                    phases,
+                }) if run_id.is_some() || out.status.is_none() => {
+                    out.run_id = run_id.or(out.run_id);
+                    out.status = Some(status);
+                    out.error = error;
+                    out.phases = phases;
                 }
-            } else if let Some(id) = line.strip_prefix("fslab-run-id ") {
-                out.run_id = id.trim().parse().ok();
-            } else {
-                said.push(line);
+                Some(_) => {}
+                None => said.push(line),
             }
         };
         let mut interrupted = false;
@@ -184,13 +198,8 @@ impl Executor for ProcessExecutor {
             handle(line, &mut out, progress);
         }
         out.stderr = said.join("\n");
-        let json = reader.join().unwrap_or_default();
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&json) {
-            out.run_id = v["run_id"].as_i64().or(out.run_id);
-            out.status = v["status"].as_str().and_then(RunStatus::parse);
-            out.error = v["error"].as_str().map(String::from);
-            out.phases = serde_json::from_value(v["phases"].clone()).unwrap_or_default();
-        }
+        // The workload's --json report is for people; its end came as a message.
+        let _ = reader.join();
         use std::os::unix::process::ExitStatusExt;
         out.signal = status.and_then(|s| s.signal());
         if out.status.is_none() {

@@ -12,6 +12,7 @@ pub mod metric;
 pub mod mountinfo;
 mod probe;
 pub mod process;
+pub mod protocol;
 mod types;
 pub mod units;
 

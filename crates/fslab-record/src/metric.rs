@@ -121,9 +121,55 @@ impl Metric {
     }
 }
 
+/// The number that stands for a run in one-line listings: the first rate
+/// the tool reports for the whole run (dbench's Throughput, fs_mark's mean
+/// Files/sec), else its first rate (tiotest's Write Rate).
+pub fn headline(metrics: &[Metric]) -> Option<&Metric> {
+    let rate = |m: &&Metric| m.unit.is_rate() && m.better == Better::Higher;
+    metrics
+        .iter()
+        .filter(rate)
+        .find(|m| m.phase.is_none())
+        .or_else(|| metrics.iter().find(rate))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_headline_is_the_runs_own_rate() {
+        let loop0 = Metric::new(
+            "fsmark",
+            Some("loop 0"),
+            "Files/sec",
+            1.0,
+            Unit::FilesPerSec,
+            Better::Higher,
+        );
+        let mean = Metric::new(
+            "fsmark",
+            None,
+            "Files/sec (mean of loops)",
+            2.0,
+            Unit::FilesPerSec,
+            Better::Higher,
+        );
+        let lat = Metric::new(
+            "dbench",
+            None,
+            "max_latency",
+            3.0,
+            Unit::Milliseconds,
+            Better::Lower,
+        );
+        assert_eq!(
+            headline(&[lat.clone(), loop0.clone(), mean.clone()]),
+            Some(&mean)
+        );
+        assert_eq!(headline(&[lat.clone(), loop0.clone()]), Some(&loop0));
+        assert_eq!(headline(&[lat]), None);
+    }
 
     #[test]
     fn a_metric_is_named_with_its_phase_and_unit() {

@@ -74,6 +74,8 @@ pub trait Report: Serialize {
     fn error(&self) -> Option<&str>;
     /// Remarks that are not errors.
     fn notes(&self) -> &[String];
+    /// The phases as recorded.
+    fn phases(&self) -> &[PhaseResult];
 }
 
 /// The generic parts of a run's report.
@@ -327,6 +329,9 @@ impl<T: WithOutcome + Serialize> Report for T {
     }
     fn notes(&self) -> &[String] {
         &self.outcome().notes
+    }
+    fn phases(&self) -> &[PhaseResult] {
+        &self.outcome().phases
     }
 }
 

@@ -746,4 +746,7 @@ impl Report for FsMarkReport {
     fn notes(&self) -> &[String] {
         &self.notes
     }
+    fn phases(&self) -> &[PhaseResult] {
+        &self.phases
+    }
 }

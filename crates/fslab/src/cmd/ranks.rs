@@ -164,6 +164,14 @@ pub fn run<R: Report>(
             serde_json::to_string_pretty(&report_json(id, &merged)).unwrap_or_default()
         );
     }
+    if common.progress {
+        super::workload::finished(
+            id,
+            merged.run.status,
+            merged.run.error.as_deref(),
+            &merged.run.phases,
+        );
+    }
     let kept = match id {
         Some(id) => format!("run {id} in {}", store.path().display()),
         None => "nothing (no rank started its run)".into(),

@@ -30,12 +30,17 @@ pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
                 .list_runs()
                 .map_err(|e| Failure::Failed(format!("results store {e}")))?;
             for r in runs {
-                let headline = store
-                    .phases(r.id)
-                    .ok()
-                    .and_then(|p| p.first().cloned())
-                    .map(|p| format!("{} {:.1} ops/s", p.phase, p.ops_per_s))
-                    .unwrap_or_else(|| "-".into());
+                // The tool's own headline number, else the first phase's rate.
+                let metrics = store.metrics(r.id).unwrap_or_default();
+                let headline = match fslab_record::metric::headline(&metrics) {
+                    Some(m) => format!("{} {}", m.label(), fslab_stats::fmt_g(m.value, 6)),
+                    None => store
+                        .phases(r.id)
+                        .ok()
+                        .and_then(|p| p.first().cloned())
+                        .map(|p| format!("{} {:.1} ops/s", p.phase, p.ops_per_s))
+                        .unwrap_or_else(|| "-".into()),
+                };
                 let ranks = match r.params.get("mpi").and_then(|m| m["ranks"].as_u64()) {
                     Some(n) => format!(" ({n} MPI ranks)"),
                     None => String::new(),

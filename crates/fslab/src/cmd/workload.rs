@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use fslab_cluster::Cluster;
+use fslab_record::protocol::ChildMessage;
 use fslab_record::{Recorder, RunStatus, SeriesPoint};
 use fslab_workload::{CommonArgs, Hooks, Report};
 
@@ -109,7 +110,9 @@ pub fn run<R: Report>(
         hooks.before_phase = Some(Box::new(move |_| drop_caches()));
     }
     if common.progress {
-        hooks.run_started = Some(Box::new(|id| eprintln!("fslab-run-id {id}")));
+        hooks.run_started = Some(Box::new(|run_id| {
+            eprintln!("{}", ChildMessage::RunStarted { run_id }.line())
+        }));
         hooks.each_second = Some(progress_lines());
     }
     hooks.monitor = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
@@ -124,6 +127,14 @@ pub fn run<R: Report>(
     }
     for n in report.notes() {
         eprintln!("fslab: {name}: {n}");
+    }
+    if common.progress {
+        finished(
+            Some(report.run_id()),
+            report.status(),
+            report.error(),
+            report.phases(),
+        );
     }
     let kept = format!("run {} in {}", report.run_id(), store.path().display());
     ending(name, report.status(), report.error(), &kept)
@@ -165,8 +176,23 @@ pub fn cache_dropper(who: String) -> impl FnMut() {
     }
 }
 
-/// The `fslab-progress PHASE OPS_PER_SEC TOTAL` line `fslab run` reads,
-/// once a second.
+/// Tells `fslab run` how the run ended.
+pub fn finished(
+    run_id: Option<i64>,
+    status: RunStatus,
+    error: Option<&str>,
+    phases: &[fslab_record::PhaseResult],
+) {
+    let m = ChildMessage::Finished {
+        run_id,
+        status,
+        error: error.map(String::from),
+        phases: phases.to_vec(),
+    };
+    eprintln!("{}", m.line());
+}
+
+/// The progress message `fslab run` reads, once a second.
 pub fn progress_lines<'a>() -> fslab_workload::SecondHook<'a> {
     let mut last_t = 0.0;
     Box::new(move |phase: &str, p: &SeriesPoint| {
@@ -176,7 +202,12 @@ pub fn progress_lines<'a>() -> fslab_workload::SecondHook<'a> {
         let dt = p.t_s - last_t;
         last_t = p.t_s;
         let rate = if dt > 0.0 { p.ops as f64 / dt } else { 0.0 };
-        eprintln!("fslab-progress {phase} {rate:.1} {}", p.total_ops);
+        let m = ChildMessage::Progress {
+            phase: phase.to_string(),
+            ops_per_s: rate,
+            total: p.total_ops,
+        };
+        eprintln!("{}", m.line());
     })
 }
 
