@@ -59,6 +59,8 @@ pub struct WorkloadOutcome {
     pub status: Option<RunStatus>,
     pub error: Option<String>,
     pub phases: Vec<PhaseResult>,
+    /// The tool's own numbers.
+    pub metrics: Vec<fslab_record::Metric>,
     /// The signal that killed the workload, if one did.
     pub signal: Option<i32>,
     /// What the workload said on stderr (not progress lines).
@@ -164,11 +166,13 @@ impl Executor for ProcessExecutor {
                     status,
                     error,
                     phases,
+                    metrics,
                 }) if run_id.is_some() || out.status.is_none() => {
                     out.run_id = run_id.or(out.run_id);
                     out.status = Some(status);
                     out.error = error;
                     out.phases = phases;
+                    out.metrics = metrics;
                 }
                 Some(_) => {}
                 None => said.push(line),
@@ -265,6 +269,8 @@ pub struct RepOutcome {
     pub error: Option<String>,
     pub run_id: Option<i64>,
     pub phases: Vec<PhaseResult>,
+    /// The tool's own numbers.
+    pub metrics: Vec<fslab_record::Metric>,
     pub unmount_s: Option<f64>,
     pub remount_s: Option<f64>,
 }
@@ -309,6 +315,19 @@ impl ExperimentOutcome {
                     p.sys_cpu_s,
                 );
             }
+            // The tool's own numbers, named as compare names them (fs_mark's
+            // per-loop rows stay out: their mean stands for them).
+            for m in r
+                .metrics
+                .iter()
+                .filter(|m| !(m.source == "fsmark" && m.phase.is_some()))
+            {
+                push(
+                    format!("{} {}", m.source, m.label()),
+                    direction_of(m),
+                    m.value,
+                );
+            }
             if let Some(u) = r.unmount_s {
                 push("unmount (s)".into(), Direction::Time, u);
             }
@@ -317,6 +336,19 @@ impl ExperimentOutcome {
             }
         }
         v
+    }
+}
+
+/// How a tool's number compares: rates up are faster, times up slower,
+/// anything else more or less.
+pub fn direction_of(m: &fslab_record::Metric) -> Direction {
+    use fslab_record::Better;
+    if m.unit.is_rate() && m.better == Better::Higher {
+        Direction::Rate
+    } else if m.unit.is_time() && m.better == Better::Lower {
+        Direction::Time
+    } else {
+        Direction::Cost
     }
 }
 
@@ -547,6 +579,7 @@ fn run_cells(
             error: info.error.clone(),
             run_id: info.run_id,
             phases: r.phases,
+            metrics: r.metrics,
             unmount_s: info.unmount_s,
             remount_s: info.remount_s,
         });
@@ -656,6 +689,7 @@ impl MachineHeld {
 struct CellResult {
     error: Option<String>,
     phases: Vec<PhaseResult>,
+    metrics: Vec<fslab_record::Metric>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -675,6 +709,7 @@ fn run_cell(
     let mut res = CellResult {
         error: None,
         phases: Vec::new(),
+        metrics: Vec::new(),
     };
     // Machine settings first, each journalled before it is changed.
     let mut held = MachineHeld::default();
@@ -734,6 +769,7 @@ fn run_cell(
                             info.memory_failcnt = cg.failcnt();
                         }
                         res.phases = w.phases;
+                        res.metrics = w.metrics;
                         if let Some(e) = w.error {
                             let mut e = e;
                             if w.signal == Some(9) {

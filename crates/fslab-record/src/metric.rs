@@ -83,6 +83,11 @@ pub struct Metric {
     pub value: f64,
     pub unit: Unit,
     pub better: Better,
+    /// A breakdown row (one operation of dbench's table, one fs_mark loop):
+    /// shown by `results show` and the exports, left out of summaries and
+    /// comparisons, where the run's own totals stand for it.
+    #[serde(default)]
+    pub detail: bool,
 }
 
 impl Metric {
@@ -101,7 +106,14 @@ impl Metric {
             value,
             unit,
             better,
+            detail: false,
         }
+    }
+
+    /// The same metric, marked as a breakdown row.
+    pub fn detail(mut self) -> Metric {
+        self.detail = true;
+        self
     }
 
     /// `NAME (UNIT)` (a count has no unit to show).

@@ -27,6 +27,9 @@ pub enum ChildMessage {
         status: RunStatus,
         error: Option<String>,
         phases: Vec<PhaseResult>,
+        /// The tool's own numbers.
+        #[serde(default)]
+        metrics: Vec<crate::Metric>,
     },
 }
 
@@ -63,6 +66,7 @@ mod tests {
                 status: RunStatus::Interrupted,
                 error: None,
                 phases: vec![],
+                metrics: vec![],
             },
         ] {
             let l = m.line();

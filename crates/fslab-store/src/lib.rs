@@ -447,8 +447,8 @@ impl Recorder for Store {
         {
             let mut st = tx
                 .prepare(
-                    "INSERT INTO metrics (run_id, source, phase, name, value, unit, better)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    "INSERT INTO metrics (run_id, source, phase, name, value, unit, better, detail)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 )
                 .map_err(rec_err)?;
             for m in metrics {
@@ -459,7 +459,8 @@ impl Recorder for Store {
                     m.name,
                     m.value,
                     enum_text(&m.unit),
-                    enum_text(&m.better)
+                    enum_text(&m.better),
+                    m.detail
                 ])
                 .map_err(rec_err)?;
             }

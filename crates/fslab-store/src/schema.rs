@@ -152,7 +152,8 @@ pub const MIGRATIONS: &[&str] = &[
         name    TEXT NOT NULL,              -- the tool's name for it
         value   REAL NOT NULL,
         unit    TEXT NOT NULL,              -- fslab_record::Unit, snake_case
-        better  TEXT NOT NULL               -- higher | lower | neither
+        better  TEXT NOT NULL,              -- higher | lower | neither
+        detail  INTEGER NOT NULL DEFAULT 0  -- a breakdown row (an operation, a loop)
     );
     CREATE INDEX metrics_run ON metrics(run_id);
     "#,

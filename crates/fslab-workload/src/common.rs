@@ -76,6 +76,8 @@ pub trait Report: Serialize {
     fn notes(&self) -> &[String];
     /// The phases as recorded.
     fn phases(&self) -> &[PhaseResult];
+    /// The tool's own numbers as recorded.
+    fn metrics(&self) -> &[fslab_record::Metric];
 }
 
 /// The generic parts of a run's report.
@@ -332,6 +334,9 @@ impl<T: WithOutcome + Serialize> Report for T {
     }
     fn phases(&self) -> &[PhaseResult] {
         &self.outcome().phases
+    }
+    fn metrics(&self) -> &[fslab_record::Metric] {
+        &self.outcome().metrics
     }
 }
 

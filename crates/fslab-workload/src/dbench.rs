@@ -895,30 +895,12 @@ fn metrics(throughput: f64, max_ms: f64, rows: &[OpRow]) -> Vec<fslab_record::Me
     ];
     for r in rows {
         let op = Some(r.operation.as_str());
-        v.push(Metric::new(
-            "dbench",
-            op,
-            "Count",
-            r.count as f64,
-            Unit::Count,
-            Better::Neither,
-        ));
-        v.push(Metric::new(
-            "dbench",
-            op,
-            "AvgLat",
-            r.avg_ms,
-            Unit::Milliseconds,
-            Better::Lower,
-        ));
-        v.push(Metric::new(
-            "dbench",
-            op,
-            "MaxLat",
-            r.max_ms,
-            Unit::Milliseconds,
-            Better::Lower,
-        ));
+        let row = |name: &str, value: f64, unit: Unit, better: Better| {
+            Metric::new("dbench", op, name, value, unit, better).detail()
+        };
+        v.push(row("Count", r.count as f64, Unit::Count, Better::Neither));
+        v.push(row("AvgLat", r.avg_ms, Unit::Milliseconds, Better::Lower));
+        v.push(row("MaxLat", r.max_ms, Unit::Milliseconds, Better::Lower));
     }
     v
 }

@@ -113,17 +113,16 @@ pub fn loop_metrics(loops: &[LoopRow]) -> Vec<fslab_record::Metric> {
     let mut v = Vec::new();
     for l in loops {
         let phase = format!("loop {}", l.index);
-        v.push(Metric::new(
-            "fsmark",
-            Some(&phase),
+        let row = |name: &str, value: f64, unit: Unit, better: Better| {
+            Metric::new("fsmark", Some(&phase), name, value, unit, better).detail()
+        };
+        v.push(row(
             "Files/sec",
             l.files_per_sec,
             Unit::FilesPerSec,
             Better::Higher,
         ));
-        v.push(Metric::new(
-            "fsmark",
-            Some(&phase),
+        v.push(row(
             "App Overhead",
             l.app_overhead_us as f64,
             Unit::Microseconds,
@@ -748,5 +747,8 @@ impl Report for FsMarkReport {
     }
     fn phases(&self) -> &[PhaseResult] {
         &self.phases
+    }
+    fn metrics(&self) -> &[fslab_record::Metric] {
+        &self.metrics
     }
 }

@@ -136,10 +136,10 @@ pub fn metrics(store: &Store, g: &Groups) -> Result<Vec<Metric>, Failure> {
                     p.usr_cpu_s,
                 );
             }
-            // The tool's own numbers (fs_mark's per-loop rows stay out:
-            // their mean over the loops stands for them).
+            // The tool's own numbers (breakdown rows stay out: the run's
+            // totals stand for them).
             for m in store.metrics(*id).map_err(store_err)? {
-                if m.source == "fsmark" && m.phase.is_some() {
+                if m.detail {
                     continue;
                 }
                 let direction = if m.unit.is_rate() && m.better == fslab_record::Better::Higher {

@@ -170,6 +170,7 @@ pub fn run<R: Report>(
             merged.run.status,
             merged.run.error.as_deref(),
             &merged.run.phases,
+            &[],
         );
     }
     let kept = match id {

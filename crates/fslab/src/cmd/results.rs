@@ -269,7 +269,7 @@ pub fn show(rec: &RunRecord) -> String {
     let own: Vec<&fslab_record::Metric> = rec
         .metrics
         .iter()
-        .filter(|m| !(m.source == "fsmark" && m.phase.is_some()))
+        .filter(|m| !(m.source == "fsmark" && m.detail))
         .collect();
     if !own.is_empty() {
         let _ = writeln!(s, "\n{} reported:", r.workload);

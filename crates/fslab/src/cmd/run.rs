@@ -186,6 +186,12 @@ fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
             error: None,
             run_id: r.run_id,
             phases,
+            metrics: match r.run_id {
+                Some(run) => store
+                    .metrics(run)
+                    .map_err(|e| Failure::Failed(format!("results store {e}")))?,
+                None => Vec::new(),
+            },
             unmount_s: r.unmount_s,
             remount_s: r.remount_s,
         });
@@ -435,9 +441,11 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         );
         return Err(Failure::Interrupted);
     }
-    if ok == 0 && !outcome.runs.is_empty() {
+    let failed = outcome.runs.len() - ok;
+    if failed > 0 {
         return Err(Failure::Failed(format!(
-            "run: every run of experiment {} failed",
+            "run: {failed} of {} runs failed (see above); what was measured is kept as experiment {}",
+            outcome.runs.len(),
             outcome.experiment_id
         )));
     }

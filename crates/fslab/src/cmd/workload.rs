@@ -134,6 +134,7 @@ pub fn run<R: Report>(
             report.status(),
             report.error(),
             report.phases(),
+            report.metrics(),
         );
     }
     let kept = format!("run {} in {}", report.run_id(), store.path().display());
@@ -182,12 +183,14 @@ pub fn finished(
     status: RunStatus,
     error: Option<&str>,
     phases: &[fslab_record::PhaseResult],
+    metrics: &[fslab_record::Metric],
 ) {
     let m = ChildMessage::Finished {
         run_id,
         status,
         error: error.map(String::from),
         phases: phases.to_vec(),
+        metrics: metrics.to_vec(),
     };
     eprintln!("{}", m.line());
 }

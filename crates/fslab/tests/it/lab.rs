@@ -99,11 +99,10 @@ fs = "ext4"
 "#,
     );
     let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
-    assert!(
-        o.status.success(),
-        "a failed cell is a result, not a failed run: {}",
-        stderr(&o)
-    );
+    // The other cell runs and the summary is printed; the exit status says
+    // that not every run completed.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("1 of 2 runs failed"), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("1 of 2 runs completed"), "{out}");
     let failed = out
@@ -481,7 +480,7 @@ fn the_built_in_experiments_complete_at_scale_0_01() {
     let images = lab.images();
     for (name, want) in [
         ("seed000", "3 of 3 runs completed"),
-        ("seed001-crc", "3 of 4 runs completed"),
+        ("seed001-crc", "3 of 3 runs completed"),
         ("seed002", "9 of 9 runs completed"),
         ("seed003", "4 of 4 runs completed"),
         ("seed004", "3 of 3 runs completed"),
