@@ -26,6 +26,12 @@ fn main() -> ExitCode {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
+        // A reader that stopped reading (`fslab results list | head -1`):
+        // the output was wanted no further, so end quietly, as Unix tools
+        // do. (Anything to undo was undone before the output was printed.)
+        if msg.starts_with("failed printing to std") && msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
         let at = info
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))

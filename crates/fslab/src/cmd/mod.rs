@@ -28,6 +28,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
     if let Some(db) = &cli.db {
         check_db_option(db)?;
     }
+
     let db = cli.db.unwrap_or_else(fslab_store::default_path);
     let workload = matches!(
         cli.command,

@@ -236,3 +236,45 @@ fn compare_reads_the_latest_experiment_in_every_format() {
         assert!(stderr(&o).contains(want), "{}", stderr(&o));
     }
 }
+
+/// `fslab results list | head -1` and the like: a reader that stops reading
+/// ends the command quietly (the read end is closed before fslab writes,
+/// so every write fails with a broken pipe).
+#[test]
+fn listing_commands_end_quietly_on_a_closed_pipe() {
+    let lab = Lab::new();
+    let d = tempfile::tempdir().unwrap();
+    let o = lab.run(&[
+        "createmany",
+        "-o",
+        "--probes",
+        "none",
+        d.path().join("f").to_str().unwrap(),
+        "10",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for args in [
+        &["run", "--list"][..],
+        &["results", "list"],
+        &["results", "show", "1"],
+        &["results", "export", "1"],
+        &["results", "experiments"],
+    ] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("fslab"))
+            .arg("--db")
+            .arg(lab.db())
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(
+            !stderr(&out).contains("internal error"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+}
