@@ -156,23 +156,46 @@ pub fn stays_inside(path: &Path, inside: &Path) -> bool {
     }
 }
 
+/// clap's error as one line: its first paragraph, which names the bad
+/// option or value (its message spans several lines).
+pub fn clap_error_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let first: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    first.join(" ").trim_start_matches("error: ").to_string()
+}
+
+/// `argv` (no program name) parsed as `T`'s options under `cmd`.
+fn parse_with<T: Args + FromArgMatches>(cmd: clap::Command, argv: &[String]) -> Result<T, String> {
+    let m = T::augment_args(cmd.no_binary_name(true))
+        .try_get_matches_from(argv)
+        .map_err(|e| clap_error_line(&e))?;
+    T::from_arg_matches(&m).map_err(|e| clap_error_line(&e))
+}
+
+/// fsmark's command for experiment arguments: fs_mark's own `-h`, and a
+/// later option overriding an earlier one.
+fn fsmark_command() -> clap::Command {
+    clap::Command::new("workload")
+        .disable_help_flag(true)
+        .args_override_self(true)
+}
+
+/// Parses fsmark arguments as an experiment file gives them.
+pub fn parse_fsmark(argv: &[String]) -> Result<FsMarkArgs, String> {
+    parse_with(fsmark_command(), argv)
+}
+
 fn check_as<T: Checked>(
     cmd: clap::Command,
     argv: &[String],
     fslab_dirs: usize,
     cell: &Path,
 ) -> Result<(), String> {
-    let cmd = T::augment_args(cmd.no_binary_name(true));
-    let m = cmd.try_get_matches_from(argv).map_err(|e| {
-        let text = e.render().to_string();
-        let first: Vec<&str> = text
-            .lines()
-            .map(str::trim)
-            .take_while(|l| !l.is_empty())
-            .collect();
-        first.join(" ").trim_start_matches("error: ").to_string()
-    })?;
-    let a = T::from_arg_matches(&m).map_err(|e| e.to_string())?;
+    let a: T = parse_with(cmd, argv)?;
     if a.dirs().len() != fslab_dirs {
         return Err(
             "-d is set by fslab run (one per workload.dirs, on the cell's filesystem)".into(),
@@ -215,12 +238,7 @@ pub fn check_experiment_args(
 ) -> Result<(), String> {
     let cmd = clap::Command::new("workload");
     match kind {
-        "fsmark" => check_as::<FsMarkArgs>(
-            cmd.disable_help_flag(true).args_override_self(true),
-            argv,
-            fslab_dirs,
-            cell,
-        ),
+        "fsmark" => check_as::<FsMarkArgs>(fsmark_command(), argv, fslab_dirs, cell),
         "tiotest" => check_as::<TioArgs>(cmd, argv, fslab_dirs, cell),
         "createmany" => check_as::<CreateManyArgs>(cmd, argv, fslab_dirs, cell),
         "alloctest" => check_as::<AllocArgs>(cmd, argv, fslab_dirs, cell),

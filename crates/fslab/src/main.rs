@@ -56,15 +56,7 @@ fn main() -> ExitCode {
                     0
                 });
             }
-            // clap's message spans several lines: keep its first paragraph,
-            // which names the bad value, on one line.
-            let text = e.render().to_string();
-            let first: Vec<&str> = text
-                .lines()
-                .map(str::trim)
-                .take_while(|l| !l.is_empty())
-                .collect();
-            eprintln!("fslab: {}", first.join(" ").trim_start_matches("error: "));
+            eprintln!("fslab: {}", fslab_workload::args::clap_error_line(&e));
             return ExitCode::from(2);
         }
     };

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser};
+use clap::Args;
 
 use super::options::RawOptions;
 
@@ -111,37 +111,13 @@ impl FsMarkArgs {
     }
 }
 
-#[derive(Debug, Parser)]
-#[command(
-    name = "fsmark",
-    no_binary_name = true,
-    disable_help_flag = true,
-    args_override_self = true
-)]
-struct Standalone {
-    #[command(flatten)]
-    args: FsMarkArgs,
-}
-
-/// Parses fsmark arguments (without the program name), as an experiment
-/// file gives them; the error is clap's first paragraph on one line.
-pub fn parse(args: &[String]) -> Result<FsMarkArgs, String> {
-    Standalone::try_parse_from(args)
-        .map(|s| s.args)
-        .map_err(|e| {
-            let text = e.render().to_string();
-            let first: Vec<&str> = text
-                .lines()
-                .map(str::trim)
-                .take_while(|l| !l.is_empty())
-                .collect();
-            first.join(" ").trim_start_matches("error: ").to_string()
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(args: &[String]) -> Result<FsMarkArgs, String> {
+        crate::args::parse_fsmark(args)
+    }
 
     #[test]
     fn experiment_args_parse_like_the_command_line() {
