@@ -165,7 +165,16 @@ pub fn clap_error_line(e: &clap::Error) -> String {
         .map(str::trim)
         .take_while(|l| !l.is_empty())
         .collect();
-    first.join(" ").trim_start_matches("error: ").to_string()
+    let mut line = first.join(" ").trim_start_matches("error: ").to_string();
+    // clap's suggestion ("a similar subcommand exists: 'fsmark'") is worth the line.
+    if let Some(tip) = text
+        .lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("tip: "))
+    {
+        line.push_str(&format!(" ({tip})"));
+    }
+    line
 }
 
 /// `argv` (no program name) parsed as `T`'s options under `cmd`.

@@ -6,7 +6,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// A filesystem benchmark laboratory.
 #[derive(Debug, Parser)]
-#[command(name = "fslab", version, about, long_about = None, disable_help_subcommand = true)]
+#[command(
+    name = "fslab",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (git ", env!("FSLAB_GIT_REV"), ")"),
+    about,
+    long_about = None
+)]
 pub struct Cli {
     /// Results database [default: $FSLAB_DB, else ~/.local/share/fslab/results.sqlite]
     #[arg(long, global = true, value_name = "PATH")]
@@ -55,8 +60,13 @@ pub enum Command {
     Report {
         #[command(flatten)]
         select: ReportSelect,
-        /// Where to write the page
-        #[arg(short = 'o', value_name = "FILE.html", required = true)]
+        /// Where to write the page (`-` for stdout)
+        #[arg(
+            short = 'o',
+            long = "output",
+            value_name = "FILE.html",
+            required = true
+        )]
         output: PathBuf,
     },
     /// Per column of numbers on stdin (or fs_mark output): min-max(mean+/-sd)
@@ -77,6 +87,16 @@ pub enum Command {
     /// Recorded block IO traces
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    #[command(after_help = "Example: fslab completions bash > /etc/bash_completion.d/fslab")]
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print fslab's man page (roff)
+    #[command(after_help = "Example: fslab man > /usr/local/share/man/man1/fslab.1")]
+    Man,
 }
 
 #[derive(Debug, Args)]

@@ -66,6 +66,20 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Report { select, output } => report::run(select, &output, &db),
         Command::Frag { verbose, files } => frag::run(&files, verbose),
         Command::Trace(t) => trace::run(t, &db),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut text = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "fslab", &mut text);
+            print_all(&text)
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut text = Vec::new();
+            clap_mangen::Man::new(cmd)
+                .render(&mut text)
+                .map_err(|e| Failure::Failed(format!("man: {e}")))?;
+            print_all(&text)
+        }
     }
 }
 
@@ -107,6 +121,17 @@ fn stop_on_signals() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, Fa
             .map_err(|e| Failure::Failed(format!("cannot install signal handlers: {e}")))?;
     }
     Ok(stop)
+}
+
+/// Writes `bytes` to stdout; a reader that stopped reading ends it quietly.
+fn print_all(bytes: &[u8]) -> Result<(), Failure> {
+    use std::io::Write;
+    match std::io::stdout().write_all(bytes) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::Failed(format!("cannot write to stdout: {e}")))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Opens the results store to write, or explains why not.

@@ -571,12 +571,20 @@ pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {
         let ids: Vec<i64> = runs.iter().map(|r| r.0).collect();
         cell_blocks(&store, label, &ids, &mut blocks)?;
     }
-    std::fs::write(output, page(&title, &blocks))
-        .map_err(|e| Failure::Failed(format!("report: cannot write {}: {e}", output.display())))?;
+    let html = page(&title, &blocks);
     let charts = blocks
         .iter()
         .filter(|b| matches!(b, Block::Chart(_) | Block::Bars(_) | Block::Movie(_)))
         .count();
+    // `-o -`: the page on stdout (the line about it on stderr).
+    if output == Path::new("-") {
+        use std::io::Write;
+        let _ = std::io::stdout().write_all(html.as_bytes());
+        eprintln!("fslab: report: {charts} charts, {} cells", g.labels.len());
+        return Ok(());
+    }
+    std::fs::write(output, html)
+        .map_err(|e| Failure::Failed(format!("report: cannot write {}: {e}", output.display())))?;
     println!(
         "wrote {} ({} charts, {} cells)",
         output.display(),

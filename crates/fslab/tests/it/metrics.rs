@@ -245,6 +245,20 @@ fn compare_names_each_tools_numbers_with_their_units() {
         !names.contains(&"dbench NTCreateX AvgLat (ms)"),
         "the operation table is a breakdown: {names:?}"
     );
+    // The page goes to stdout with `-o -` (it wrote a file named "-").
+    let o = lab.run(&["report", "--runs", "1", "--runs", "2", "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = stdout(&o);
+    assert!(
+        page.starts_with("<!DOCTYPE html"),
+        "{}",
+        &page[..page.len().min(200)]
+    );
+    assert!(
+        page.contains("dbench Throughput (MB/s)"),
+        "the report names it as compare does"
+    );
+    assert!(!lab.path("-").exists());
 }
 
 /// Regression: without -k, fs_mark's end-of-loop unlinks were counted into

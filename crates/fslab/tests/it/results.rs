@@ -278,3 +278,37 @@ fn listing_commands_end_quietly_on_a_closed_pipe() {
         );
     }
 }
+
+#[test]
+fn completions_and_a_man_page_are_generated() {
+    let lab = Lab::new();
+    for (shell, want) in [
+        ("bash", "_fslab()"),
+        ("zsh", "#compdef fslab"),
+        ("fish", "complete -c fslab"),
+    ] {
+        let o = lab.run(&["completions", shell]);
+        assert!(o.status.success(), "{shell}: {}", stderr(&o));
+        let text = stdout(&o);
+        assert!(
+            text.contains(want),
+            "{shell}: {}",
+            &text[..text.len().min(300)]
+        );
+        assert!(
+            text.contains("fsmark") && text.contains("compilebench"),
+            "{shell}"
+        );
+    }
+    let o = lab.run(&["man"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let man = stdout(&o);
+    assert!(
+        man.contains(".TH fslab 1"),
+        "{}",
+        &man[..man.len().min(300)]
+    );
+    assert!(man.contains("cleanup"), "the subcommands are listed");
+    let o = lab.run(&["completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2), "an unknown shell is bad input");
+}
