@@ -306,11 +306,35 @@ fn workload_error(exp: &Experiment, cell: &Cell) -> Option<String> {
 /// Checks everything an experiment would make fslab do. Returns the lines
 /// the dry run prints about what the command line allowed beyond the
 /// closed language; the error is one line naming the cell and the value.
+/// Where images may go: not in the kernel's own filesystems (`/proc`,
+/// `/sys`, `/dev` but for `/dev/shm`).
+pub fn image_dir_error(dir: &Path) -> Option<String> {
+    let canon = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let kernel = ["/proc", "/sys", "/dev"]
+        .iter()
+        .any(|k| canon.starts_with(k))
+        && !canon.starts_with("/dev/shm");
+    kernel.then(|| {
+        format!(
+            "device.image_dir {}: images go in a directory of a real filesystem, not under /proc, /sys or /dev",
+            dir.display()
+        )
+    })
+}
+
 pub fn check(exp: &Experiment, perms: &Permissions) -> Result<Vec<String>, String> {
-    if let Device::Directory { path } = &exp.device {
-        if let Some(e) = directory_device_error(path, perms.force) {
-            return Err(e);
+    match &exp.device {
+        Device::Directory { path } => {
+            if let Some(e) = directory_device_error(path, perms.force) {
+                return Err(e);
+            }
         }
+        Device::Image { dir, .. } => {
+            if let Some(e) = image_dir_error(dir) {
+                return Err(e);
+            }
+        }
+        Device::Block { .. } => {}
     }
     let mut allowed = Vec::new();
     for cell in &exp.cells {
@@ -418,6 +442,16 @@ mod tests {
             ..Default::default()
         };
         assert!(after_mkfs_error(&cmd("dumpe2fs -h {device}"), &allow).is_none());
+    }
+
+    #[test]
+    fn images_never_go_into_the_kernels_filesystems() {
+        for d in ["/proc", "/sys/fs", "/dev", "/dev/disk"] {
+            assert!(image_dir_error(Path::new(d)).is_some(), "{d}");
+        }
+        for d in ["/var/tmp", "/dev/shm", "/tmp"] {
+            assert!(image_dir_error(Path::new(d)).is_none(), "{d}");
+        }
     }
 
     #[test]

@@ -196,6 +196,20 @@ fn num(s: &str) -> Result<u64, String> {
     r.map_err(|_| format!("{s:?} is not a number"))
 }
 
+/// A loadfile word as an error may show it: quoted when it looks like a
+/// loadfile word, else only its length (a file named by mistake, such as
+/// /etc/shadow, is not echoed).
+fn shown(w: &str) -> String {
+    let plain = w.len() <= 40
+        && w.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+    if plain {
+        format!("{w:?}")
+    } else {
+        format!("a word of {} bytes", w.len())
+    }
+}
+
 /// Parses a loadfile; errors read `NAME:LINE: what is wrong`.
 pub fn parse(name: &str, text: &str) -> Result<Vec<Line>, String> {
     let mut out = Vec::new();
@@ -211,12 +225,13 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Line>, String> {
             t.remove(0); // a timed loadfile's timestamp
         }
         if t.len() < 2 {
-            return Err(e(format!("{l:?} is not an operation with a status")));
+            return Err(e("not an operation followed by its status".into()));
         }
         let status = t.pop().expect("two or more");
         if !status.starts_with("NT_STATUS_") {
             return Err(e(format!(
-                "{status:?} is not an NT status (like NT_STATUS_OK)"
+                "{} is not an NT status (like NT_STATUS_OK)",
+                shown(&status)
             )));
         }
         let want = |n: usize| -> Result<(), String> {
@@ -337,7 +352,7 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Line>, String> {
                 want(1)?;
                 Op::Flush { fnum: n(1)? as u32 }
             }
-            other => return Err(e(format!("unknown operation {other:?}"))),
+            other => return Err(e(format!("unknown operation {}", shown(other)))),
         };
         out.push(Line { number, op, status });
     }

@@ -25,11 +25,11 @@ impl Dataset {
                 if line.trim().is_empty() {
                     continue;
                 }
-                return Err(format!("{name}:{}: not \"PATH SIZE\": {line:?}", i + 1));
+                return Err(format!("{name}:{}: not \"PATH SIZE\"", i + 1));
             };
             let size: u64 = s
                 .parse()
-                .map_err(|_| format!("{name}:{}: {s:?} is not a size", i + 1))?;
+                .map_err(|_| format!("{name}:{}: the size is not a number of bytes", i + 1))?;
             match at.get(p) {
                 Some(&k) => v[k].1 = size,
                 None => {

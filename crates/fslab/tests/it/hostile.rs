@@ -135,6 +135,7 @@ fn hostile_experiments_are_refused_before_anything_is_made() {
         ("createmany climbing out of the cell", image("fs = \"ext4\"", "kind = \"createmany\"\nargs = [\"-m\", \"{dir}/../../../x\", \"10\"]")),
         ("alloctest file outside", image("fs = \"ext4\"", &format!("kind = \"alloctest\"\nargs = [\"{{dir}}/../../../../../../../..{c}\", \"1M\"]"))),
         ("dbench in /", image("fs = \"ext4\"", "kind = \"dbench\"\nargs = [\"-D\", \"{dir}/../../../../../../../..\", \"-t\", \"1\", \"1\"]")),
+        ("images in /proc", "name = \"h\"\n[device]\nimage_dir = \"/proc\"\n[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"10\"]\n[[target]]\nfs = \"ext4\"\n".to_string()),
         ("a directory device at /", dir_dev("/")),
         ("a directory device at /tmp", dir_dev("/tmp")),
         ("a directory device at /etc", dir_dev("/etc")),
