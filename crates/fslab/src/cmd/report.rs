@@ -540,6 +540,55 @@ pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {
         format!("fslab report: {}", names.join("; "))
     };
     let mut blocks = vec![Block::Heading("comparison".into())];
+    // Runs that did not complete are in no comparison: say which and why.
+    let exp_ids = if !sel.runs.is_empty() {
+        Vec::new()
+    } else if sel.experiment.is_empty() {
+        store
+            .latest_experiment()
+            .map_err(failed)?
+            .into_iter()
+            .collect()
+    } else {
+        sel.experiment.clone()
+    };
+    let mut not_done = Vec::new();
+    for id in exp_ids {
+        let e = store.experiment(id).map_err(failed)?;
+        for r in e
+            .cell_runs
+            .iter()
+            .filter(|r| r.status != Some(fslab_record::RunStatus::Complete))
+        {
+            let label = e
+                .cells
+                .iter()
+                .find(|c| c.index == r.cell)
+                .map(|c| c.label.clone());
+            not_done.push(vec![
+                format!(
+                    "{} (exp {})",
+                    label.unwrap_or_else(|| format!("cell {}", r.cell)),
+                    e.id
+                ),
+                r.repetition.to_string(),
+                r.status.map(|s| s.as_str()).unwrap_or("failed").to_string(),
+                r.error.clone().unwrap_or_default(),
+            ]);
+        }
+    }
+    if !not_done.is_empty() {
+        blocks.push(Block::Text(format!(
+            "{} run(s) did not complete and are left out of the comparison:",
+            not_done.len()
+        )));
+        blocks.push(Block::Table(
+            ["cell", "repetition", "status", "error"]
+                .map(String::from)
+                .to_vec(),
+            not_done,
+        ));
+    }
     blocks.push(Block::Table(
         [
             "metric",

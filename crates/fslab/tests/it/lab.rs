@@ -123,6 +123,16 @@ fs = "ext4"
         .contains("Deprecated V4"));
     assert_eq!(e.cell_runs[1].status.map(|s| s.as_str()), Some("complete"));
     assert_eq!(lab.leftovers(), Vec::<String>::new());
+    // The report shows the failed cell with the kernel's reason.
+    drop(store);
+    let o = lab.run_cmd().args(["report", "-o", "-"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = stdout(&o);
+    assert!(
+        page.contains("did not complete"),
+        "the report says a run failed"
+    );
+    assert!(page.contains("Deprecated V4"), "with its error");
 }
 
 #[test]
