@@ -84,3 +84,36 @@ pub fn resolve(dir: &Path) -> Targets {
     }
     t
 }
+
+/// What a run's probes watched: the `probes`/`targets` note, written by the
+/// sampler and read back by `trace show` and the report.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct TargetsNote {
+    /// The filesystem's block device (`loop3`).
+    pub device: Option<String>,
+    /// Its `MAJ,MIN`.
+    pub device_dev: Option<String>,
+    pub device_sectors: Option<u64>,
+    /// The image behind a loop device.
+    pub image: Option<String>,
+    /// The device holding the image.
+    pub host: Option<String>,
+    pub host_dev: Option<String>,
+    pub fs_type: String,
+    pub probes: Vec<String>,
+}
+
+impl TargetsNote {
+    /// The note of a stored value (an old or foreign value gives the defaults).
+    pub fn from_value(v: &serde_json::Value) -> TargetsNote {
+        serde_json::from_value(v.clone()).unwrap_or_default()
+    }
+
+    /// The filesystem's device as the kernel's trace events number it
+    /// (`major << 20 | minor`).
+    pub fn device_number(&self) -> Option<u32> {
+        let (a, b) = self.device_dev.as_deref()?.split_once(',')?;
+        Some((a.parse::<u32>().ok()? << 20) | b.parse::<u32>().ok()?)
+    }
+}

@@ -37,7 +37,7 @@ use std::time::Instant;
 
 use fslab_record::{Monitor, ProbeNote, ProbePoint};
 
-pub use devices::{resolve, Targets};
+pub use devices::{resolve, Targets, TargetsNote};
 
 /// A probe that can be switched on or off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -352,16 +352,23 @@ impl Sampler {
             None,
             "probes",
             "targets",
-            serde_json::json!({
-                "device": targets.device.as_ref().map(|d| d.name.clone()),
-                "device_dev": targets.device.as_ref().map(|d| format!("{},{}", d.major, d.minor)),
-                "device_sectors": targets.device.as_ref().and_then(|d| d.sectors()),
-                "image": targets.image.as_ref().map(|p| p.display().to_string()),
-                "host": targets.host.as_ref().map(|d| d.name.clone()),
-                "host_dev": targets.host.as_ref().map(|d| format!("{},{}", d.major, d.minor)),
-                "fs_type": targets.fs_type,
-                "probes": kinds.iter().map(|k| k.name()).collect::<Vec<_>>(),
-            }),
+            serde_json::to_value(crate::TargetsNote {
+                device: targets.device.as_ref().map(|d| d.name.clone()),
+                device_dev: targets
+                    .device
+                    .as_ref()
+                    .map(|d| format!("{},{}", d.major, d.minor)),
+                device_sectors: targets.device.as_ref().and_then(|d| d.sectors()),
+                image: targets.image.as_ref().map(|p| p.display().to_string()),
+                host: targets.host.as_ref().map(|d| d.name.clone()),
+                host_dev: targets
+                    .host
+                    .as_ref()
+                    .map(|d| format!("{},{}", d.major, d.minor)),
+                fs_type: targets.fs_type.clone(),
+                probes: kinds.iter().map(|k| k.name().to_string()).collect(),
+            })
+            .unwrap_or_default(),
         ));
         (
             Sampler {

@@ -148,8 +148,12 @@ pub enum TraceCommand {
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
         /// Only this device's completions, as blkparse names it: MAJOR,MINOR
-        #[arg(long, value_name = "MAJ,MIN", value_parser = parse_dev)]
+        /// [default: the filesystem's own device]
+        #[arg(long, value_name = "MAJ,MIN", value_parser = parse_dev, conflicts_with = "all_devices")]
         dev: Option<(u32, u32)>,
+        /// Every traced device's completions (the filesystem's and the disk under its image)
+        #[arg(long)]
+        all_devices: bool,
     },
 }
 

@@ -193,15 +193,13 @@ fn cell_blocks(
         let targets = notes
             .iter()
             .find(|n| n.probe == "probes" && n.key == "targets")
-            .map(|n| n.value.clone())
+            .map(|n| fslab_probe::TargetsNote::from_value(&n.value))
             .unwrap_or_default();
-        let target = targets["device"].as_str().map(String::from);
+        let target = targets.device.clone();
         // The filesystem's own device; runs recorded before its numbers were
         // kept fall back to the busiest traced device.
-        let dev = targets["device_dev"]
-            .as_str()
-            .and_then(|s| s.split_once(','))
-            .and_then(|(a, b)| Some((a.parse::<u32>().ok()? << 20) | b.parse::<u32>().ok()?))
+        let dev = targets
+            .device_number()
             .or_else(|| by_dev.iter().max_by_key(|(_, n)| **n).map(|(d, _)| *d))
             .unwrap_or(0);
         let t0 = ev.value["t0_mono_ns"]
@@ -257,11 +255,11 @@ fn cell_blocks(
             })
             .collect();
         if !ios.is_empty() {
-            let name = targets["device"].as_str().unwrap_or("the device");
+            let name = targets.device.as_deref().unwrap_or("the device");
             out.push(Block::Movie(Movie::new(
                 &format!("IO movie of {name} (iowatcher style; plays in a loop)"),
                 &ios,
-                targets["device_sectors"].as_u64().unwrap_or(0),
+                targets.device_sectors.unwrap_or(0),
                 60,
             )));
         }

@@ -10,11 +10,37 @@ use crate::cli::TraceCommand;
 use crate::Failure;
 
 pub fn run(cmd: TraceCommand, db: &Path) -> Result<(), Failure> {
-    let TraceCommand::Show { id, limit, dev } = cmd;
+    let TraceCommand::Show {
+        id,
+        limit,
+        dev,
+        all_devices,
+    } = cmd;
     let store = super::open_store_read(db)?;
     let notes = store
         .probe_notes(id)
         .map_err(|e| Failure::Failed(format!("results store {e}")))?;
+    // Without --dev, the filesystem's own device (the trace also holds the
+    // disk under its image); --all-devices keeps every device's.
+    let targets = notes
+        .iter()
+        .find(|n| n.probe == "probes" && n.key == "targets")
+        .map(|n| fslab_probe::TargetsNote::from_value(&n.value))
+        .unwrap_or_default();
+    let dev = match (dev, all_devices, targets.device_number()) {
+        (Some(d), _, _) => Some(d),
+        (None, false, Some(n)) => {
+            eprintln!(
+                "fslab: trace: the completions of the filesystem's device, {} ({},{}); \
+                 --all-devices shows every traced device's",
+                targets.device.as_deref().unwrap_or("?"),
+                n >> 20,
+                n & 0xfffff
+            );
+            Some((n >> 20, n & 0xfffff))
+        }
+        _ => None,
+    };
     let Some((value, blob)) = notes
         .into_iter()
         .find(|n| n.probe == "blockio" && n.key == "events")

@@ -104,11 +104,10 @@ fn block_io_bytes_match_diskstats_and_extents_grow() {
     let ev = note(&n, "blockio", "events").unwrap();
     assert_eq!(ev.value["dropped"], 0, "no events dropped");
     assert!(ev.value["kept"].as_u64().unwrap() > 1000);
-    // Every completion is kept and shown as blkparse shows it; --dev picks
-    // the loop device out of the other traced devices' IO.
+    // Every completion is kept and shown as blkparse shows it.
     let o = lab
         .fslab()
-        .args(["trace", "show", "1", "--limit", "20"])
+        .args(["trace", "show", "1", "--limit", "20", "--all-devices"])
         .output()
         .unwrap();
     let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
@@ -120,19 +119,36 @@ fn block_io_bytes_match_diskstats_and_extents_grow() {
         note(&n, "probes", "targets").unwrap().value["device_dev"],
         loopdev.as_str()
     );
+    // By default (and with --dev) only the filesystem's device, and it says so.
+    for extra in [&[][..], &["--dev", &loopdev][..]] {
+        let o = lab
+            .fslab()
+            .args(["trace", "show", "1", "--limit", "20"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
+        assert_eq!(lines.len(), 20, "{}", stderr(&o));
+        for l in &lines {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(f[0], loopdev, "{l}");
+            assert_eq!(f[5], "C", "{l}");
+            assert_eq!(f[8], "+", "{l}");
+        }
+        if extra.is_empty() {
+            assert!(
+                stderr(&o).contains("the filesystem's device"),
+                "{}",
+                stderr(&o)
+            );
+        }
+    }
     let o = lab
         .fslab()
-        .args(["trace", "show", "1", "--limit", "20", "--dev", &loopdev])
+        .args(["trace", "show", "1", "--all-devices", "--limit", "5"])
         .output()
         .unwrap();
-    let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
-    assert_eq!(lines.len(), 20, "{}", stderr(&o));
-    for l in &lines {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        assert_eq!(f[0], loopdev, "{l}");
-        assert_eq!(f[5], "C", "{l}");
-        assert_eq!(f[8], "+", "{l}");
-    }
+    assert_eq!(stdout(&o).lines().count(), 5, "{}", stderr(&o));
     let o = lab
         .fslab()
         .args(["trace", "show", "1", "--dev", "4095,1048575"])
