@@ -203,6 +203,9 @@ pub fn workload_argv(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
         v.push("-l".into());
         v.push("/dev/null".into());
     }
+    if let Some(p) = &exp.workload.probes {
+        v.push(format!("--probes={p}"));
+    }
     if takes_dirs(&exp.workload.kind) {
         for d in workload_dirs(exp, mnt) {
             v.push("-d".into());

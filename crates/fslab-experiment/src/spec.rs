@@ -25,6 +25,7 @@
 //! dirs = 8                       # -d MOUNT/0 ... -d MOUNT/7 (fsmark, tiotest);
 //!                                # the others put {dir} in a path instead (-D {dir})
 //! ranks = 4                      # MPI ranks on this machine (mpirun -np 4), default 1
+//! probes = ["default", "-stacks"] # the instruments (fslab run --probes overrides)
 //!
 //! [[target]]
 //! fs = "ext4"
@@ -103,6 +104,8 @@ struct WorkloadSpec {
     args: Vec<String>,
     dirs: Option<Spanned<i64>>,
     ranks: Option<Spanned<i64>>,
+    /// The instruments (fslab_probe's names), default all but perf.
+    probes: Option<Spanned<Vec<String>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -214,6 +217,8 @@ pub struct Workload {
     /// MPI ranks the workload runs on (`mpirun -np RANKS` on this machine),
     /// each in its own `rankNNNN` directories; 1 runs it as one process.
     pub ranks: u32,
+    /// The probes' list as `--probes` takes it (None: the default set).
+    pub probes: Option<String>,
 }
 
 /// One cell of the matrix.
@@ -524,11 +529,26 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
         }
         Some(r) => *r.get_ref() as u32,
     };
+    let probes = match &spec.workload.probes {
+        None => None,
+        Some(p) => {
+            let list = p.get_ref().join(",");
+            if let Err(e) = fslab_probe::parse_list(&list) {
+                return ctx.err(
+                    p.span(),
+                    "workload.probes",
+                    e.trim_start_matches("--probes: "),
+                );
+            }
+            Some(list)
+        }
+    };
     let workload = Workload {
         kind: wk.to_string(),
         args: spec.workload.args.clone(),
         dirs,
         ranks,
+        probes,
     };
 
     struct Variant {

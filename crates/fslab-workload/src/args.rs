@@ -218,6 +218,10 @@ fn check_as<T: Checked>(
         ("--progress", c.progress),
         ("--text-to", c.text_to.is_some()),
         ("--drop-caches (use [machine] drop_caches)", c.drop_caches),
+        (
+            "--probes (use probes = [...] in [workload], or fslab run --probes)",
+            c.probes != "default",
+        ),
     ];
     if let Some((opt, _)) = owned.iter().find(|(_, set)| *set) {
         return Err(format!(

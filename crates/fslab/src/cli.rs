@@ -214,6 +214,10 @@ pub struct RunArgs {
     /// List the built-in experiments
     #[arg(long)]
     pub list: bool,
+    /// The instruments of every cell, as the workloads' --probes takes them
+    /// (default, all, none, names, -NAME); overrides the experiment's `probes`
+    #[arg(long, value_name = "LIST")]
+    pub probes: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -281,6 +281,10 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         }
         exp.repetitions = r;
     }
+    if let Some(p) = &args.probes {
+        fslab_probe::parse_list(p).map_err(Failure::Usage)?;
+        exp.workload.probes = Some(p.clone());
+    }
     let exp = plan::scaled(&exp, scale);
     let resume = earlier.map(|e| e.resume);
     if let Some(r) = &resume {

@@ -661,3 +661,69 @@ fs = "ext4"
     );
     assert_eq!(lab.leftovers(), Vec::<String>::new());
 }
+
+#[test]
+fn probes_are_chosen_per_experiment_and_on_the_command_line() {
+    let lab = Lab::new();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let text = |probes: &str| {
+        format!(
+            "name = \"p\"\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"10\", \"-s\", \"0\"]\nprobes = [{probes}]\n",
+            dir.path().display()
+        )
+    };
+    let f = lab.experiment("p.toml", &text("\"cpu\", \"mem\""));
+    let o = lab
+        .run_cmd()
+        .args(["run", "--dry-run"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(stdout(&o).contains("--probes=cpu,mem"), "{}", stdout(&o));
+    let o = lab
+        .run_cmd()
+        .args(["run", "--dry-run", "--probes", "none"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(stdout(&o).contains("--probes=none"), "{}", stdout(&o));
+    // The cell's run watched what the experiment chose.
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let store = Store::open_read(&lab.db()).unwrap();
+    let notes = store.probe_notes(1).unwrap();
+    let targets = notes
+        .iter()
+        .find(|n| n.probe == "probes" && n.key == "targets")
+        .map(|n| fslab_probe::TargetsNote::from_value(&n.value))
+        .unwrap();
+    assert_eq!(targets.probes, ["cpu", "mem"]);
+    // An unknown probe is bad input, in the file or on the command line;
+    // a workload's own --probes is fslab run's to set.
+    for (file, extra) in [
+        (text("\"cpu\", \"gpu\""), None),
+        (text("\"cpu\""), Some("gpu")),
+    ] {
+        let f = lab.experiment("bad.toml", &file);
+        let mut c = lab.run_cmd();
+        c.args(["run", "--dry-run"]).arg(&f);
+        if let Some(p) = extra {
+            c.args(["--probes", p]);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("\"gpu\""), "{}", stderr(&o));
+    }
+    let f = lab.experiment(
+        "own.toml",
+        &text("\"cpu\"").replace("\"-s\", \"0\"]", "\"-s\", \"0\", \"--probes\", \"all\"]"),
+    );
+    let o = lab
+        .run_cmd()
+        .args(["run", "--dry-run"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--probes"), "{}", stderr(&o));
+}
