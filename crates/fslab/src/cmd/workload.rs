@@ -138,6 +138,11 @@ pub fn run<R: Report>(
         );
     }
     let kept = format!("run {} in {}", report.run_id(), store.path().display());
+    if report.status() == RunStatus::Complete && !common.progress {
+        // Where to find it again (`fslab results show N`); on stderr, so
+        // the tool's own output stays as its readers expect it.
+        eprintln!("fslab: {name}: recorded as {kept}");
+    }
     ending(name, report.status(), report.error(), &kept)
 }
 

@@ -72,6 +72,11 @@ fn each_workloads_printed_numbers_are_its_stored_metrics() {
         "2",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("fslab: dbench: recorded as run 1 in "),
+        "a finished run says where it is: {}",
+        stderr(&o)
+    );
     let ms = exported(&lab, 1);
     let (unit, v) = find(&ms, "Throughput");
     assert_eq!(unit, "mb_per_sec");
