@@ -8,6 +8,9 @@ source scripts/install-deps.sh
 export PATH="$HOME/.cargo/bin:$PATH"
 # With MPI scale-out (Open MPI from install-deps.sh), so its tests run for real.
 features=(--features fslab/mpi)
+# Formatting and lints are part of the suite: code that fails them does not land.
+cargo fmt --all --check
+cargo clippy --workspace --all-targets "${features[@]}" -- -D warnings
 cargo build --workspace --all-targets "${features[@]}"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

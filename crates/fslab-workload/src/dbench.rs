@@ -487,8 +487,8 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
                         tv_nsec: 0,
                     };
                     let times = rustix::fs::Timestamps {
-                        last_access: ts(st.st_atime as i64 - 10),
-                        last_modification: ts(st.st_mtime as i64 - 12),
+                        last_access: ts(st.st_atime - 10),
+                        last_modification: ts(st.st_mtime - 12),
                     };
                     let r = rustix::fs::utimensat(CWD, &h.path, &times, AtFlags::empty());
                     if !rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir() && o.xattr {

@@ -360,7 +360,7 @@ fn work(
         }
     };
     let fd: OwnedFd = file.into();
-    let r = if test % 2 == 0 {
+    let r = if test.is_multiple_of(2) {
         sequential(o, test, t, &fd, progress, stop, &mut part)
     } else {
         random(o, test, t, &fd, progress, stop, &mut part)

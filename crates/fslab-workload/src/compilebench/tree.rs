@@ -122,11 +122,11 @@ pub fn clean_directory(d: &Dataset, dir: &Path) -> Result<u64, String> {
 /// Python's `os.walk`: for each directory, its subdirectories and files in
 /// readdir order; `top_down` visits a directory before its
 /// subdirectories, otherwise after them.
-pub fn walk(
-    dir: &Path,
-    top_down: bool,
-    f: &mut dyn FnMut(&Path, &[PathBuf], &[PathBuf]) -> Result<(), String>,
-) -> Result<(), String> {
+/// What [`walk`] calls for each directory: (the directory, its
+/// subdirectories, its other entries).
+pub type Visit<'a> = dyn FnMut(&Path, &[PathBuf], &[PathBuf]) -> Result<(), String> + 'a;
+
+pub fn walk(dir: &Path, top_down: bool, f: &mut Visit) -> Result<(), String> {
     let (mut dirs, mut files) = (Vec::new(), Vec::new());
     for e in std::fs::read_dir(dir).map_err(|e| io("readdir", dir, e))? {
         let e = e.map_err(|e| io("readdir", dir, e))?;

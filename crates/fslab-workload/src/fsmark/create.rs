@@ -208,7 +208,7 @@ impl Worker {
             return Ok(0);
         };
         self.unlink_all(&log)?;
-        Ok(log.len() as u64)
+        Ok(log.len())
     }
 
     fn create_files(
@@ -521,7 +521,7 @@ mod tests {
             assert_eq!(subdir_cstr(n, &mut b).to_str().unwrap(), format!("{n:02x}"));
         }
         let mut rel = Vec::new();
-        let name = CStr::from_bytes_with_nul(b"f1\0").unwrap();
+        let name = c"f1";
         assert_eq!(rel_name(&mut rel, Some(0x2a), name).to_bytes(), b"2a/f1");
         assert_eq!(rel_name(&mut rel, None, name).to_bytes(), b"f1");
     }

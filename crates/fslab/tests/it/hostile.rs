@@ -430,7 +430,7 @@ fn two_runs_never_fight_over_one_sysctl() {
             "name = \"short\"\n[device]\nsize = \"1G\"\nimage_dir = \"IMAGES\"\n[machine]\nsysctl = {{ \"vm.dirty_background_ratio\" = {b_val} }}\n[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"100\", \"-s\", \"0\"]\n[[target]]\nfs = \"ext4\"\n"
         ),
     );
-    let a = lab_a
+    let mut a = lab_a
         .run_cmd()
         .arg("run")
         .arg(&fa)
@@ -450,6 +450,7 @@ fn two_runs_never_fight_over_one_sysctl() {
     std::thread::sleep(std::time::Duration::from_secs(2));
     assert_eq!(sysctl("vm.dirty_background_ratio"), a_val, "B waits for A");
     kill_process(Pid::from_raw(a.id() as i32).unwrap(), Signal::INT).unwrap();
+    assert_eq!(a.wait().unwrap().code(), Some(130), "A was interrupted");
     let out_b = bproc.wait_with_output().unwrap();
     assert!(out_b.status.success(), "{}", stderr(&out_b));
     assert!(
