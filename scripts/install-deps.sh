@@ -35,11 +35,3 @@ if ! command -v cargo >/dev/null 2>&1; then
     exit 1
   fi
 fi
-# The test suite runs rustfmt and clippy.
-if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
-  if command -v rustup >/dev/null 2>&1; then
-    rustup component add rustfmt clippy
-  else
-    echo "cargo fmt and cargo clippy are needed: install them (rustup component add rustfmt clippy)" >&2
-  fi
-fi

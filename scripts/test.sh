@@ -9,6 +9,9 @@ export PATH="$HOME/.cargo/bin:$PATH"
 # With MPI scale-out (Open MPI from install-deps.sh), so its tests run for real.
 features=(--features fslab/mpi)
 # Formatting and lints are part of the suite: code that fails them does not land.
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  command -v rustup >/dev/null 2>&1 && rustup component add rustfmt clippy || true
+fi
 cargo fmt --all --check
 cargo clippy --workspace --all-targets "${features[@]}" -- -D warnings
 cargo build --workspace --all-targets "${features[@]}"
