@@ -21,7 +21,7 @@ mod report;
 
 pub use gate::Gate;
 pub use local::LocalCluster;
-pub use merge::{merge, MergedRun, RankRates};
+pub use merge::{merge, MergedRun, MpiParams, RankRates};
 #[cfg(feature = "mpi")]
 pub use mpi_cluster::MpiCluster;
 pub use record::{RankHist, RankRecorder, RankRun};

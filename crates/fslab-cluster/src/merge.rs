@@ -6,12 +6,13 @@
 //! Beside it, [`RankRates`] shows how the ranks' own rates spread.
 
 use fslab_record::{CallStats, LatencyHistogram, LoopRow, PhaseResult, RunStatus, SeriesPoint};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::record::{RankHist, RankRun};
 
 /// One phase's rate across the ranks (operations per second).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
 pub struct RankRates {
     pub phase: String,
     /// Ranks that ran the phase.
@@ -24,6 +25,36 @@ pub struct RankRates {
     pub mean: f64,
     /// Sample standard deviation of the ranks' rates.
     pub sd: f64,
+}
+
+/// What a merged run keeps under `params.mpi` in the store: the ranks,
+/// hosts and per-rank rates (read back by `results show` and the report).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct MpiParams {
+    pub ranks: usize,
+    /// Each host and how many ranks ran on it.
+    pub hosts: Vec<(String, usize)>,
+    pub rates: Vec<RankRates>,
+    /// Each rank's status and error.
+    pub rank_status: Vec<(usize, RunStatus, Option<String>)>,
+}
+
+impl MpiParams {
+    /// The MPI facts of a run's parameters; None for a run of one process.
+    pub fn of(params: &serde_json::Value) -> Option<MpiParams> {
+        let v = params.as_object()?.get("mpi")?;
+        Some(MpiParams::deserialize(v).unwrap_or_default())
+    }
+
+    /// The hosts as `NAME xN`, comma-separated.
+    pub fn host_counts(&self) -> String {
+        self.hosts
+            .iter()
+            .map(|(h, n)| format!("{h} x{n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// The merged run, and what it was merged from.

@@ -2,7 +2,7 @@
 
 use fslab_record::{RecordResult, Recorder, RunInfo};
 
-use crate::merge::MergedRun;
+use crate::merge::{MergedRun, MpiParams};
 
 impl MergedRun {
     /// The hosts as `NAME` or `NAME (N ranks)`, comma-separated.
@@ -30,12 +30,13 @@ impl MergedRun {
         };
         let mut info: RunInfo = base.clone();
         info.hostname = self.run.host.clone();
-        let mpi = serde_json::json!({
-            "ranks": self.ranks,
-            "hosts": self.hosts,
-            "rates": self.rates,
-            "rank_status": self.rank_status,
-        });
+        let mpi = serde_json::to_value(MpiParams {
+            ranks: self.ranks,
+            hosts: self.hosts.clone(),
+            rates: self.rates.clone(),
+            rank_status: self.rank_status.clone(),
+        })
+        .unwrap_or_default();
         match &mut info.params {
             serde_json::Value::Object(m) => {
                 m.insert("mpi".into(), mpi);
@@ -138,7 +139,7 @@ impl MergedRun {
 mod tests {
     use fslab_record::{LatencyHistogram, MemRecorder, PhaseResult, RunStatus, TargetInfo};
 
-    use crate::{merge, RankHist, RankRun};
+    use crate::{merge, MpiParams, RankHist, RankRun};
 
     fn rank(r: usize, ops: u64, secs: f64, status: RunStatus) -> RankRun {
         let mut run = RankRun::new(r, "node1");
@@ -180,8 +181,11 @@ mod tests {
         assert_eq!(rec.runs.len(), 1);
         let p = &rec.runs[0].params;
         assert_eq!(p["files"], 10);
-        assert_eq!(p["mpi"]["ranks"], 2);
-        assert_eq!(p["mpi"]["rates"][0]["aggregate"], 100.0);
+        let mpi = MpiParams::of(p).expect("the MPI facts are kept");
+        assert_eq!(mpi.ranks, 2);
+        assert_eq!(mpi.rates[0].aggregate, 100.0);
+        assert_eq!(mpi.hosts, m.hosts);
+        assert_eq!(mpi.rank_status.len(), 2);
         assert_eq!(rec.phases[0].ops, 200);
         assert_eq!(rec.latencies[0].2.count, 4);
         assert_eq!(rec.finished, Some((RunStatus::Complete, None)));

@@ -14,7 +14,7 @@ use std::path::Path;
 use fslab_lab::image::{fits, host_fs};
 use fslab_lab::mkfs::{find_tool, mkfs_argv, run_mkfs, FsType};
 use fslab_lab::{human_bytes, LabError, LabResult};
-use fslab_record::CellRunInfo;
+use fslab_record::{CellRunInfo, ImageHostFacts};
 
 use crate::backend::Prepared;
 use crate::spec::{Device, Experiment, ImageHost};
@@ -67,7 +67,7 @@ pub fn preflight(dir: &Path) -> Result<(), String> {
 /// a cell's filesystem is ([`Prepared`]), on its own image and mount point.
 pub struct HostFs {
     fs: Prepared,
-    facts: serde_json::Value,
+    facts: ImageHostFacts,
 }
 
 impl HostFs {
@@ -92,7 +92,7 @@ impl HostFs {
     }
 
     /// What was made, for the record and the messages.
-    pub fn facts(&self) -> &serde_json::Value {
+    pub fn facts(&self) -> &ImageHostFacts {
         &self.facts
     }
 
@@ -100,10 +100,10 @@ impl HostFs {
     pub fn describe(&self) -> String {
         format!(
             "images go on a host XFS: {} of {} on {} ({}), mounted at {}",
-            self.facts["loop_device"].as_str().unwrap_or("?"),
+            self.facts.loop_device,
             human_bytes(HOST_IMAGE_SIZE),
-            self.facts["image"].as_str().unwrap_or("?"),
-            self.facts["on"].as_str().unwrap_or("?"),
+            self.facts.image,
+            self.facts.on,
             self.dir().display()
         )
     }
@@ -130,7 +130,7 @@ fn build(
     dir: &Path,
     journal: &mut Journal,
     keep: bool,
-) -> LabResult<serde_json::Value> {
+) -> LabResult<ImageHostFacts> {
     let path = dir.join(format!("fslab-{}-host.img", std::process::id()));
     // Direct IO: the host's writes skip image_dir's page cache, so the
     // cells' data is cached once (by the host XFS), not twice.
@@ -142,17 +142,17 @@ fn build(
     run_mkfs(&argv)?;
     let mnt = journal.mount_base().join("image-host");
     fs.mount_new(&dev, &mnt, &FsType::Xfs, "", journal)?;
-    Ok(serde_json::json!({
-        "fs": "xfs",
-        "image": path.display().to_string(),
-        "image_size": HOST_IMAGE_SIZE,
-        "on": host_fs(dir),
-        "loop_device": dev.display().to_string(),
-        "direct_io": direct_io,
-        "mkfs_argv": argv,
-        "mount_point": mnt.display().to_string(),
-        "kept": keep,
-    }))
+    Ok(ImageHostFacts {
+        fs: "xfs".into(),
+        image: path.display().to_string(),
+        image_size: HOST_IMAGE_SIZE,
+        on: host_fs(dir),
+        loop_device: dev.display().to_string(),
+        direct_io,
+        mkfs_argv: argv,
+        mount_point: mnt.display().to_string(),
+        kept: keep,
+    })
 }
 
 #[cfg(test)]

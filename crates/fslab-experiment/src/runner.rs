@@ -17,7 +17,8 @@ use std::time::Duration;
 use fslab_lab::human_bytes;
 use fslab_record::protocol::ChildMessage;
 use fslab_record::{
-    CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, PhaseResult, RunStatus,
+    CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, ImageHostFacts, PhaseResult,
+    RunStatus,
 };
 
 use crate::backend::{setup, DeviceConsent, Versions};
@@ -434,7 +435,7 @@ pub fn run(
     );
     let torn = host.teardown(journal);
     if cfg.consent.keep_images {
-        let img = facts["image"].as_str().unwrap_or("?");
+        let img = &facts.image;
         progress.note(&format!(
             "kept the image host {img}: the kept images are inside it (mount -o loop {img} DIR)"
         ));
@@ -451,7 +452,7 @@ pub fn run(
 #[allow(clippy::too_many_arguments)]
 fn run_cells(
     exp: &Experiment,
-    image_host: Option<&serde_json::Value>,
+    image_host: Option<&ImageHostFacts>,
     cfg: &RunConfig,
     exec: &mut dyn Executor,
     rec: &mut dyn ExperimentRecorder,
@@ -507,7 +508,10 @@ fn run_cells(
             device: {
                 let mut d = serde_json::to_value(&exp.device).unwrap_or_default();
                 if let (Some(h), Some(m)) = (image_host, d.as_object_mut()) {
-                    m.insert("image_host_fs".into(), h.clone());
+                    m.insert(
+                        "image_host_fs".into(),
+                        serde_json::to_value(h).unwrap_or_default(),
+                    );
                 }
                 d
             },

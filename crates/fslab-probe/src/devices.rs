@@ -105,11 +105,6 @@ pub struct TargetsNote {
 }
 
 impl TargetsNote {
-    /// The note of a stored value (an old or foreign value gives the defaults).
-    pub fn from_value(v: &serde_json::Value) -> TargetsNote {
-        serde_json::from_value(v.clone()).unwrap_or_default()
-    }
-
     /// The filesystem's device as the kernel's trace events number it
     /// (`major << 20 | minor`).
     pub fn device_number(&self) -> Option<u32> {

@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+use crate::notes::{PerfSymbol, PerfTop};
+
 pub struct Profile {
     child: Child,
     data: PathBuf,
@@ -35,7 +37,7 @@ impl Profile {
     }
 
     /// Stops recording and returns (top symbols, call-graph text).
-    pub fn finish(mut self) -> Result<(serde_json::Value, String), String> {
+    pub fn finish(mut self) -> Result<(PerfTop, String), String> {
         if let Some(pid) = rustix::process::Pid::from_raw(self.child.id() as i32) {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
         }
@@ -75,7 +77,7 @@ impl Profile {
         let _ = std::fs::remove_file(&self.data);
         let _ = std::fs::remove_file(self.data.with_extension("data.old"));
         let flat = flat?;
-        let top: Vec<serde_json::Value> = flat
+        let top: Vec<PerfSymbol> = flat
             .lines()
             .filter(|l| !l.trim_start().starts_with('#') && l.contains('%'))
             .filter_map(|l| {
@@ -85,7 +87,12 @@ impl Profile {
                 let at = f.iter().position(|x| *x == "[k]" || *x == "[.]")?;
                 let sym = f.get(at + 1)?;
                 let dso = f.get(1).copied().unwrap_or("");
-                Some(serde_json::json!({"percent": pct, "dso": dso, "kernel": f[at] == "[k]", "symbol": sym}))
+                Some(PerfSymbol {
+                    percent: pct,
+                    dso: dso.to_string(),
+                    kernel: f[at] == "[k]",
+                    symbol: sym.to_string(),
+                })
             })
             .take(40)
             .collect();
@@ -96,7 +103,7 @@ impl Profile {
             .take(300)
             .collect::<Vec<_>>()
             .join("\n");
-        Ok((serde_json::Value::Array(top), graph))
+        Ok((PerfTop(top), graph))
     }
 }
 

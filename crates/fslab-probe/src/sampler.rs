@@ -12,6 +12,10 @@ use fslab_record::{ProbeNote, ProbePoint};
 
 use crate::blockio::{self, DevTracker};
 use crate::devices::Targets;
+use crate::notes::{
+    BlockioEvents, BlockioPhase, BlockioSummary, CpuShares, CpuSummary, DiskPhase, DiskSummary,
+    FragFinalMap, Jbd2Commits, Note, StacksTop, ThreadCpu, WritebackReasons,
+};
 use crate::procfs::{self, CpuTicks, DiskStats};
 use crate::stacks::StackCounts;
 use crate::{frag, journal, perf, tracefs, Cmd, Kind};
@@ -262,6 +266,11 @@ pub(crate) struct Sampler {
     first_mono: Option<u64>,
 }
 
+/// The note of a typed value.
+fn typed<T: Note>(phase: Option<u32>, value: &T) -> ProbeNote {
+    note(phase, T::PROBE, T::KEY, value.to_value())
+}
+
 fn note(phase: Option<u32>, probe: &str, key: &str, value: serde_json::Value) -> ProbeNote {
     ProbeNote {
         phase_index: phase,
@@ -348,11 +357,9 @@ impl Sampler {
             Vec::new()
         };
         let now = Instant::now();
-        run_notes.push(note(
+        run_notes.push(typed(
             None,
-            "probes",
-            "targets",
-            serde_json::to_value(crate::TargetsNote {
+            &crate::TargetsNote {
                 device: targets.device.as_ref().map(|d| d.name.clone()),
                 device_dev: targets
                     .device
@@ -367,8 +374,7 @@ impl Sampler {
                     .map(|d| format!("{},{}", d.major, d.minor)),
                 fs_type: targets.fs_type.clone(),
                 probes: kinds.iter().map(|k| k.name().to_string()).collect(),
-            })
-            .unwrap_or_default(),
+            },
         ));
         (
             Sampler {
@@ -744,30 +750,28 @@ impl Sampler {
             .unwrap_or(0.0)
             .max(1e-9);
         if self.on(Kind::Cpu) {
-            let mut sums: BTreeMap<String, f64> = BTreeMap::new();
-            for (m, v) in &self.cpu_phase {
-                *sums.entry(m.clone()).or_insert(0.0) += v;
-            }
-            let mean: BTreeMap<String, f64> =
-                sums.into_iter().map(|(k, v)| (k, v / secs)).collect();
             let mut threads: Vec<(&String, &u64)> =
                 self.kthread_phase.iter().filter(|(_, t)| **t > 0).collect();
             threads.sort_by(|a, b| b.1.cmp(a.1));
-            let top: Vec<serde_json::Value> = threads
-                .iter()
-                .take(8)
-                .map(|(c, t)| serde_json::json!({"thread": c, "cpu_s": **t as f64 / procfs::USER_HZ}))
-                .collect();
-            notes.push(note(
-                Some(index),
-                "cpu",
-                "summary",
-                serde_json::json!({"mean": mean, "fs_kthreads": top}),
-            ));
+            let summary = CpuSummary {
+                mean: CpuShares::from_samples(
+                    self.cpu_phase.iter().map(|(m, v)| (m.as_str(), *v)),
+                    secs,
+                ),
+                fs_kthreads: threads
+                    .iter()
+                    .take(8)
+                    .map(|(c, t)| ThreadCpu {
+                        thread: c.to_string(),
+                        cpu_s: **t as f64 / procfs::USER_HZ,
+                    })
+                    .collect(),
+            };
+            notes.push(typed(Some(index), &summary));
         }
         if self.on(Kind::Disk) {
             let text = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
-            let mut v = serde_json::Map::new();
+            let mut summary = DiskSummary::default();
             for dev in [self.targets.device.clone(), self.targets.host.clone()]
                 .into_iter()
                 .flatten()
@@ -776,88 +780,60 @@ impl Sampler {
                     self.disk_first.get(&dev.name),
                     procfs::parse_diskstats(&text, &dev.name),
                 ) {
-                    v.insert(
+                    summary.0.insert(
                         dev.name.clone(),
-                        serde_json::json!({
-                            "read_bytes": (b.sectors_read.saturating_sub(a.sectors_read)) * 512,
-                            "write_bytes": (b.sectors_written.saturating_sub(a.sectors_written)) * 512,
-                            "reads": b.reads.saturating_sub(a.reads),
-                            "writes": b.writes.saturating_sub(a.writes),
-                            "util_pct": (b.ms_io.saturating_sub(a.ms_io)) as f64 / 10.0 / secs,
-                        }),
+                        DiskPhase {
+                            read_bytes: (b.sectors_read.saturating_sub(a.sectors_read)) * 512,
+                            write_bytes: (b.sectors_written.saturating_sub(a.sectors_written))
+                                * 512,
+                            reads: b.reads.saturating_sub(a.reads),
+                            writes: b.writes.saturating_sub(a.writes),
+                            util_pct: (b.ms_io.saturating_sub(a.ms_io)) as f64 / 10.0 / secs,
+                        },
                     );
                 }
             }
-            notes.push(note(
-                Some(index),
-                "disk",
-                "summary",
-                serde_json::Value::Object(v),
-            ));
+            notes.push(typed(Some(index), &summary));
         }
         if let Some(t) = &self.tracer {
             let st = t.state.lock().unwrap_or_else(|e| e.into_inner());
             if self.kinds.contains(&Kind::Blockio) {
-                let mut v = serde_json::Map::new();
+                let mut summary = BlockioSummary {
+                    dropped_events: t.instance.dropped(),
+                    ..Default::default()
+                };
                 for dev in [self.targets.device.clone(), self.targets.host.clone()]
                     .into_iter()
                     .flatten()
                 {
                     if let Some(tr) = st.devs.get(&dev.trace_dev()) {
-                        let m: serde_json::Map<String, serde_json::Value> =
-                            blockio::metrics(&tr.phase, secs)
-                                .into_iter()
-                                .map(|(k, x)| (k, serde_json::json!(x)))
-                                .collect();
-                        let mut m = m;
-                        m.insert("read_bytes".into(), serde_json::json!(tr.phase.read_bytes));
-                        m.insert(
-                            "write_bytes".into(),
-                            serde_json::json!(tr.phase.write_bytes),
-                        );
-                        v.insert(dev.name.clone(), serde_json::Value::Object(m));
+                        summary
+                            .devices
+                            .insert(dev.name.clone(), BlockioPhase::new(&tr.phase, secs));
                     }
                 }
-                v.insert(
-                    "dropped_events".into(),
-                    serde_json::json!(t.instance.dropped()),
-                );
-                notes.push(note(
-                    Some(index),
-                    "blockio",
-                    "summary",
-                    serde_json::Value::Object(v),
-                ));
+                notes.push(typed(Some(index), &summary));
             }
             if self.kinds.contains(&Kind::Journal) && !st.commit_lines.is_empty() {
-                notes.push(note(
-                    Some(index),
-                    "journal",
-                    "jbd2_run_stats",
-                    serde_json::json!(st.commit_lines),
-                ));
+                notes.push(typed(Some(index), &Jbd2Commits(st.commit_lines.clone())));
             }
             if self.kinds.contains(&Kind::Writeback) {
-                notes.push(note(
-                    Some(index),
-                    "writeback",
-                    "reasons",
-                    serde_json::json!(st.wb_phase),
-                ));
+                notes.push(typed(Some(index), &WritebackReasons(st.wb_phase.clone())));
             }
         }
         if self.on(Kind::Stacks) {
-            notes.push(note(
+            notes.push(typed(
                 Some(index),
-                "stacks",
-                "top",
-                serde_json::json!({"rounds": self.stacks.samples, "stacks": self.stacks.top(10)}),
+                &StacksTop {
+                    rounds: self.stacks.samples,
+                    stacks: self.stacks.top(10),
+                },
             ));
         }
         if let Some(p) = self.perf.take() {
             match p.finish() {
                 Ok((top, graph)) => {
-                    notes.push(note(Some(index), "perf", "top", top));
+                    notes.push(typed(Some(index), &top));
                     notes.push(note(
                         Some(index),
                         "perf",
@@ -887,17 +863,15 @@ impl Sampler {
             }
             let st = t.state.lock().unwrap_or_else(|e| e.into_inner());
             if self.kinds.contains(&Kind::Blockio) {
-                let mut n = note(
+                let mut n = typed(
                     None,
-                    "blockio",
-                    "events",
-                    serde_json::json!({
-                        "kept": st.kept,
-                        "not_kept": st.not_kept,
-                        "dropped": t.instance.dropped(),
-                        "t0_mono_ns": self.first_mono.unwrap_or(0),
-                        "record_bytes": blockio::RECORD,
-                    }),
+                    &BlockioEvents {
+                        kept: st.kept,
+                        not_kept: st.not_kept,
+                        dropped: t.instance.dropped(),
+                        t0_mono_ns: self.first_mono.unwrap_or(0),
+                        record_bytes: blockio::RECORD as u64,
+                    },
                 );
                 n.blob = Some(blockio::compress(&st.raw));
                 notes.push(n);
@@ -908,11 +882,12 @@ impl Sampler {
         if self.on(Kind::Frag) {
             if let Some(img) = &self.targets.image {
                 if let Ok(ext) = frag::extents(img, false) {
-                    let mut n = note(
+                    let mut n = typed(
                         None,
-                        "frag",
-                        "final_map",
-                        serde_json::json!({"image": img.display().to_string(), "extents": ext.len()}),
+                        &FragFinalMap {
+                            image: img.display().to_string(),
+                            extents: ext.len() as u64,
+                        },
                     );
                     n.blob = Some(blockio::compress(&frag::encode_map(&ext)));
                     notes.push(n);

@@ -6,6 +6,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::notes::BlockedStack;
+
 /// Function names of a kernel stack, innermost first (`[<0>] fn+0x1/0x2`).
 pub fn frames(stack: &str) -> Vec<String> {
     stack
@@ -63,27 +65,31 @@ impl StackCounts {
         self.samples += 1;
     }
 
-    /// The `n` most frequent stacks as JSON: thread kind, samples, share
-    /// of all blocked-thread samples, threads blocked there per sampling
-    /// round, frames (innermost first).
-    pub fn top(&self, n: usize) -> serde_json::Value {
+    /// The `n` most frequent stacks: thread kind, samples, share of all
+    /// blocked-thread samples, threads blocked there per sampling round,
+    /// frames (innermost first).
+    pub fn top(&self, n: usize) -> Vec<BlockedStack> {
         let total: u64 = self.counts.values().sum();
         let mut v: Vec<_> = self.counts.iter().collect();
         v.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
-        serde_json::Value::Array(
-            v.into_iter()
-                .take(n)
-                .map(|((kind, frames), c)| {
-                    serde_json::json!({
-                        "thread": kind,
-                        "samples": c,
-                        "share_pct": if total > 0 { *c as f64 * 100.0 / total as f64 } else { 0.0 },
-                        "per_round": if self.samples > 0 { *c as f64 / self.samples as f64 } else { 0.0 },
-                        "frames": frames,
-                    })
-                })
-                .collect(),
-        )
+        v.into_iter()
+            .take(n)
+            .map(|((kind, frames), c)| BlockedStack {
+                thread: kind.clone(),
+                samples: *c,
+                share_pct: if total > 0 {
+                    *c as f64 * 100.0 / total as f64
+                } else {
+                    0.0
+                },
+                per_round: if self.samples > 0 {
+                    *c as f64 / self.samples as f64
+                } else {
+                    0.0
+                },
+                frames: frames.clone(),
+            })
+            .collect()
     }
 
     pub fn clear(&mut self) {

@@ -41,8 +41,36 @@ pub struct CellInfo {
     pub memory_limit_bytes: Option<u64>,
     pub workload: String,
     pub workload_argv: Vec<String>,
-    /// The device section as given (kind, size, ...).
+    /// The device section as given (kind, size, ...), and, under
+    /// `image_host_fs`, the [`ImageHostFacts`] of a host filesystem.
     pub device: serde_json::Value,
+}
+
+impl CellInfo {
+    /// The host XFS the cell's images were made in, if there was one.
+    pub fn image_host(&self) -> Option<ImageHostFacts> {
+        let v = self.device.as_object()?.get("image_host_fs")?;
+        Some(ImageHostFacts::deserialize(v).unwrap_or_default())
+    }
+}
+
+/// The host XFS that holds the cells' images when the image directory's
+/// own filesystem cannot (`device.image_host`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct ImageHostFacts {
+    pub fs: String,
+    /// The host's own image.
+    pub image: String,
+    pub image_size: u64,
+    /// The filesystem under that image.
+    pub on: String,
+    pub loop_device: String,
+    pub direct_io: bool,
+    pub mkfs_argv: Vec<String>,
+    pub mount_point: String,
+    /// Left in place after the run (`--keep-images`).
+    pub kept: bool,
 }
 
 /// One repetition of one cell: what was set up, how it went.

@@ -16,7 +16,7 @@ pub mod protocol;
 mod types;
 pub mod units;
 
-pub use experiment::{CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder};
+pub use experiment::{CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, ImageHostFacts};
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use mem::MemRecorder;
 pub use metric::{Better, Metric, Unit};

@@ -7,6 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use fslab_cluster::MpiParams;
+use fslab_probe::notes::{BlockioEvents, Note, PerfTop, StacksTop};
+use fslab_probe::TargetsNote;
 use fslab_record::RunStatus;
 use fslab_report::{page, Bars, Block, Chart, Io, Movie, Series, Style};
 use fslab_store::{PointRow, Store};
@@ -107,8 +110,8 @@ fn cell_blocks(
         .find(|(r, _)| *r == first)
         .expect("a run of the cell")
         .1;
-    if let Some(mpi) = rec.run.params.get("mpi") {
-        out.extend(rank_blocks(mpi));
+    if let Some(mpi) = MpiParams::of(&rec.run.params) {
+        out.extend(rank_blocks(&mpi));
     }
     // Rate over time, per phase, one line per run.
     for p in &rec.phases {
@@ -179,10 +182,7 @@ fn cell_blocks(
     let pts = store.probe_points(first).map_err(failed)?;
     let notes = store.probe_notes(first).map_err(failed)?;
     // The IO pattern: sector against time for every completed request.
-    if let Some(ev) = notes
-        .iter()
-        .find(|n| n.probe == "blockio" && n.key == "events")
-    {
+    if let Some(ev) = notes.iter().find(|n| BlockioEvents::is(&n.probe, &n.key)) {
         let raw = fslab_probe::blockio::decompress(ev.blob.as_deref().unwrap_or_default())
             .unwrap_or_default();
         let events = fslab_probe::blockio::decode(&raw);
@@ -192,8 +192,8 @@ fn cell_blocks(
         }
         let targets = notes
             .iter()
-            .find(|n| n.probe == "probes" && n.key == "targets")
-            .map(|n| fslab_probe::TargetsNote::from_value(&n.value))
+            .find(|n| TargetsNote::is(&n.probe, &n.key))
+            .map(|n| TargetsNote::from_value(&n.value))
             .unwrap_or_default();
         let target = targets.device.clone();
         // The filesystem's own device; runs recorded before its numbers were
@@ -202,9 +202,8 @@ fn cell_blocks(
             .device_number()
             .or_else(|| by_dev.iter().max_by_key(|(_, n)| **n).map(|(d, _)| *d))
             .unwrap_or(0);
-        let t0 = ev.value["t0_mono_ns"]
-            .as_u64()
-            .unwrap_or(0)
+        let t0 = BlockioEvents::from_value(&ev.value)
+            .t0_mono_ns
             .min(events.iter().map(|e| e.t_ns).min().unwrap_or(0));
         let mine: Vec<_> = events
             .iter()
@@ -401,27 +400,21 @@ fn cell_blocks(
             rows,
         ));
     }
+    let phase_name = |seq: Option<u32>| {
+        rec.phases
+            .iter()
+            .find(|p| Some(p.seq) == seq)
+            .map(|p| p.phase.clone())
+            .unwrap_or_default()
+    };
     let mut stack_rows = Vec::new();
-    for n in notes
-        .iter()
-        .filter(|n| n.probe == "stacks" && n.key == "top")
-    {
-        for s in n.value["stacks"].as_array().into_iter().flatten().take(5) {
-            let frames: Vec<&str> = s["frames"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|f| f.as_str())
-                .take(6)
-                .collect();
+    for n in notes.iter().filter(|n| StacksTop::is(&n.probe, &n.key)) {
+        for s in StacksTop::from_value(&n.value).stacks.iter().take(5) {
+            let frames: Vec<&str> = s.frames.iter().map(String::as_str).take(6).collect();
             stack_rows.push(vec![
-                rec.phases
-                    .iter()
-                    .find(|p| Some(p.seq) == n.phase_index)
-                    .map(|p| p.phase.clone())
-                    .unwrap_or_default(),
-                s["thread"].as_str().unwrap_or("").into(),
-                format!("{:.1}%", s["share_pct"].as_f64().unwrap_or(0.0)),
+                phase_name(n.phase_index),
+                s.thread.clone(),
+                format!("{:.1}%", s.share_pct),
                 frames.join(" <- "),
             ]);
         }
@@ -435,12 +428,12 @@ fn cell_blocks(
         ));
     }
     let mut perf_rows = Vec::new();
-    for n in notes.iter().filter(|n| n.probe == "perf" && n.key == "top") {
-        for s in n.value.as_array().into_iter().flatten().take(10) {
+    for n in notes.iter().filter(|n| PerfTop::is(&n.probe, &n.key)) {
+        for s in PerfTop::from_value(&n.value).0.iter().take(10) {
             perf_rows.push(vec![
-                format!("{:.2}%", s["percent"].as_f64().unwrap_or(0.0)),
-                s["symbol"].as_str().unwrap_or("").into(),
-                s["dso"].as_str().unwrap_or("").into(),
+                format!("{:.2}%", s.percent),
+                s.symbol.clone(),
+                s.dso.clone(),
             ]);
         }
     }
@@ -455,35 +448,28 @@ fn cell_blocks(
 
 /// For a run merged from MPI ranks: which hosts ran how many ranks, and
 /// each phase's aggregate rate beside the spread of the ranks' own rates.
-fn rank_blocks(mpi: &serde_json::Value) -> Vec<Block> {
-    let hosts: Vec<String> = mpi["hosts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|h| format!("{} ({})", h[0].as_str().unwrap_or("?"), h[1]))
-        .collect();
-    let num = |v: &serde_json::Value| format!("{:.1}", v.as_f64().unwrap_or(f64::NAN));
-    let rows: Vec<Vec<String>> = mpi["rates"]
-        .as_array()
-        .into_iter()
-        .flatten()
+fn rank_blocks(mpi: &MpiParams) -> Vec<Block> {
+    let num = |v: f64| format!("{v:.1}");
+    let rows: Vec<Vec<String>> = mpi
+        .rates
+        .iter()
         .map(|r| {
             vec![
-                r["phase"].as_str().unwrap_or("?").to_string(),
-                r["ranks"].to_string(),
-                num(&r["aggregate"]),
-                num(&r["max"]),
-                num(&r["min"]),
-                num(&r["mean"]),
-                num(&r["sd"]),
+                r.phase.clone(),
+                r.ranks.to_string(),
+                num(r.aggregate),
+                num(r.max),
+                num(r.min),
+                num(r.mean),
+                num(r.sd),
             ]
         })
         .collect();
     vec![
         Block::Text(format!(
             "merged from {} MPI ranks on {}: a phase's rate is every rank's operations over the slowest rank's time",
-            mpi["ranks"],
-            hosts.join(", ")
+            mpi.ranks,
+            mpi.host_counts()
         )),
         Block::Table(
             ["phase", "ranks", "aggregate ops/s", "rank max", "rank min", "rank mean", "rank sd"]

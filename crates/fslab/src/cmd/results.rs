@@ -3,7 +3,13 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use fslab_cluster::MpiParams;
 use fslab_lab::human_bytes;
+use fslab_probe::notes::{
+    BlockioEvents, BlockioSummary, CpuSummary, DiskSummary, FragFinalMap, Jbd2Commits, Note,
+    PerfTop, StacksTop, WritebackReasons,
+};
+use fslab_probe::TargetsNote;
 use fslab_store::{RunOrigin, RunRecord};
 use fslab_workload::fsmark::output;
 
@@ -41,8 +47,8 @@ pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
                         .map(|p| format!("{} {:.1} ops/s", p.phase, p.ops_per_s))
                         .unwrap_or_else(|| "-".into()),
                 };
-                let ranks = match r.params.get("mpi").and_then(|m| m["ranks"].as_u64()) {
-                    Some(n) => format!(" ({n} MPI ranks)"),
+                let ranks = match MpiParams::of(&r.params) {
+                    Some(m) => format!(" ({} MPI ranks)", m.ranks),
                     None => String::new(),
                 };
                 println!(
@@ -119,19 +125,16 @@ pub fn origin(o: &RunOrigin) -> String {
         "\nmade by experiment {} ({}), cell {} {:?}, repetition {}:",
         o.experiment_id, o.experiment, c.index, c.label, r.repetition
     );
-    if let Some(h) = c.device.get("image_host_fs") {
+    if let Some(h) = c.image_host() {
         let _ = writeln!(
             s,
             "  image host:  {} on {} ({}, {} sparse, on {}), mounted at {}",
-            h["fs"].as_str().unwrap_or("?"),
-            h["loop_device"].as_str().unwrap_or("?"),
-            h["image"].as_str().unwrap_or("?"),
-            h["image_size"]
-                .as_u64()
-                .map(human_bytes)
-                .unwrap_or_default(),
-            h["on"].as_str().unwrap_or("?"),
-            h["mount_point"].as_str().unwrap_or("?"),
+            h.fs,
+            h.loop_device,
+            h.image,
+            human_bytes(h.image_size),
+            h.on,
+            h.mount_point,
         );
     }
     if !r.image_path.is_empty() {
@@ -226,31 +229,18 @@ pub fn show(rec: &RunRecord) -> String {
         r.target_path, r.mount_source, r.fs_type, r.mount_point
     );
     let _ = writeln!(s, "options:   {}", r.mount_options);
-    if let Some(mpi) = r.params.get("mpi") {
-        let hosts: Vec<String> = mpi["hosts"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|h| format!("{} x{}", h[0].as_str().unwrap_or("?"), h[1]))
-                    .collect()
-            })
-            .unwrap_or_default();
+    if let Some(mpi) = MpiParams::of(&r.params) {
         let _ = writeln!(
             s,
             "mpi:       {} ranks on {}, each in rankNNNN under the directories given",
-            mpi["ranks"],
-            hosts.join(", ")
+            mpi.ranks,
+            mpi.host_counts()
         );
-        for r in mpi["rates"].as_array().into_iter().flatten() {
+        for r in &mpi.rates {
             let _ = writeln!(
                 s,
                 "           {:<14} rank ops/s: min {:.1}  mean {:.1}  max {:.1}  sd {:.1}  ({} ranks)",
-                r["phase"].as_str().unwrap_or("?"),
-                r["min"].as_f64().unwrap_or(f64::NAN),
-                r["mean"].as_f64().unwrap_or(f64::NAN),
-                r["max"].as_f64().unwrap_or(f64::NAN),
-                r["sd"].as_f64().unwrap_or(f64::NAN),
-                r["ranks"]
+                r.phase, r.min, r.mean, r.max, r.sd, r.ranks
             );
         }
     }
@@ -360,8 +350,12 @@ pub fn show(rec: &RunRecord) -> String {
     s
 }
 
-fn f(v: &serde_json::Value, k: &str) -> f64 {
-    v.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0)
+/// The stored note of type `T` for phase `phase` (`None`: the run's own).
+pub fn note_of<T: Note>(notes: &[fslab_store::StoredNote], phase: Option<u32>) -> Option<T> {
+    notes
+        .iter()
+        .find(|n| n.phase_index == phase && T::is(&n.probe, &n.key))
+        .map(|n| T::from_value(&n.value))
 }
 
 /// The probes' summaries, phase by phase.
@@ -375,104 +369,91 @@ pub fn probes(
         return s;
     }
     s.push_str("\nprobes:\n");
-    for n in notes.iter().filter(|n| n.phase_index.is_none()) {
-        match (n.probe.as_str(), n.key.as_str()) {
-            ("probes", "targets") => {
-                let _ = writeln!(
-                    s,
-                    "  watching: device {}, image {}, host device {} ({})",
-                    n.value["device"].as_str().unwrap_or("-"),
-                    n.value["image"].as_str().unwrap_or("-"),
-                    n.value["host"].as_str().unwrap_or("-"),
-                    n.value["probes"]
-                        .as_array()
-                        .map(|a| a
-                            .iter()
-                            .filter_map(|x| x.as_str())
-                            .collect::<Vec<_>>()
-                            .join(","))
-                        .unwrap_or_default()
-                );
-            }
-            (p, "unavailable") => {
-                let _ = writeln!(s, "  {p}: unavailable: {}", n.value.as_str().unwrap_or(""));
-            }
-            ("blockio", "events") => {
-                let _ = writeln!(
-                    s,
-                    "  blockio: {} completions kept (see `fslab trace show {}`), {} not kept, {} dropped by the kernel",
-                    n.value["kept"], rec.run.id, n.value["not_kept"], n.value["dropped"]
-                );
-            }
-            ("frag", "final_map") => {
-                let _ = writeln!(
-                    s,
-                    "  frag: image {} ends with {} extents",
-                    n.value["image"].as_str().unwrap_or("?"),
-                    n.value["extents"]
-                );
-            }
-            _ => {}
-        }
+    if let Some(t) = note_of::<TargetsNote>(notes, None) {
+        let _ = writeln!(
+            s,
+            "  watching: device {}, image {}, host device {} ({})",
+            t.device.as_deref().unwrap_or("-"),
+            t.image.as_deref().unwrap_or("-"),
+            t.host.as_deref().unwrap_or("-"),
+            t.probes.join(",")
+        );
+    }
+    for n in notes
+        .iter()
+        .filter(|n| n.phase_index.is_none() && n.key == "unavailable")
+    {
+        let _ = writeln!(
+            s,
+            "  {}: unavailable: {}",
+            n.probe,
+            n.value.as_str().unwrap_or("")
+        );
+    }
+    if let Some(e) = note_of::<BlockioEvents>(notes, None) {
+        let _ = writeln!(
+            s,
+            "  blockio: {} completions kept (see `fslab trace show {}`), {} not kept, {} dropped by the kernel",
+            e.kept, rec.run.id, e.not_kept, e.dropped
+        );
+    }
+    if let Some(m) = note_of::<FragFinalMap>(notes, None) {
+        let _ = writeln!(
+            s,
+            "  frag: image {} ends with {} extents",
+            m.image, m.extents
+        );
     }
     for p in &rec.phases {
         let _ = writeln!(s, "  phase {}:", p.phase);
-        let here = |probe: &str, key: &str| {
-            notes
-                .iter()
-                .find(|n| n.phase_index == Some(p.seq) && n.probe == probe && n.key == key)
-                .map(|n| &n.value)
-        };
         let pt = |probe: &str, metric: &str| {
             points
                 .iter()
                 .find(|x| x.0 == p.seq && x.1 == probe && x.2 == metric)
                 .map(|x| (x.4, x.5))
         };
-        if let Some(v) = here("cpu", "summary") {
-            let m = &v["mean"];
-            let busy = f(m, "usr_pct") + f(m, "sys_pct") + f(m, "irq_pct") + f(m, "softirq_pct");
-            let _ = write!(s, "    cpu: {busy:.0}% busy (usr {:.0}%, sys {:.0}%, iowait {:.0}%, steal {:.0}%) of one CPU", f(m, "usr_pct"), f(m, "sys_pct"), f(m, "iowait_pct"), f(m, "steal_pct"));
-            let top: Vec<String> = v["fs_kthreads"]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .take(3)
-                        .map(|t| {
-                            format!(
-                                "{} {:.2}s",
-                                t["thread"].as_str().unwrap_or("?"),
-                                f(t, "cpu_s")
-                            )
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+        let here = Some(p.seq);
+        if let Some(c) = note_of::<CpuSummary>(notes, here) {
+            let m = &c.mean;
+            let _ = write!(
+                s,
+                "    cpu: {:.0}% busy (usr {:.0}%, sys {:.0}%, iowait {:.0}%, steal {:.0}%) of one CPU",
+                m.busy_pct(),
+                m.usr_pct,
+                m.sys_pct,
+                m.iowait_pct,
+                m.steal_pct
+            );
+            let top: Vec<String> = c
+                .fs_kthreads
+                .iter()
+                .take(3)
+                .map(|t| format!("{} {:.2}s", t.thread, t.cpu_s))
+                .collect();
             if !top.is_empty() {
                 let _ = write!(s, "; fs threads: {}", top.join(", "));
             }
             s.push('\n');
         }
-        if let Some(v) = here("disk", "summary").and_then(|v| v.as_object()) {
-            for (dev, d) in v {
-                let _ = writeln!(
-                    s,
-                    "    disk {dev}: {:.1} MB written in {} writes, {:.1} MB read, {:.0}% utilised",
-                    f(d, "write_bytes") / 1e6,
-                    d["writes"],
-                    f(d, "read_bytes") / 1e6,
-                    f(d, "util_pct")
-                );
-            }
+        for (dev, d) in note_of::<DiskSummary>(notes, here).unwrap_or_default().0 {
+            let _ = writeln!(
+                s,
+                "    disk {dev}: {:.1} MB written in {} writes, {:.1} MB read, {:.0}% utilised",
+                d.write_bytes as f64 / 1e6,
+                d.writes,
+                d.read_bytes as f64 / 1e6,
+                d.util_pct
+            );
         }
-        if let Some(v) = here("blockio", "summary").and_then(|v| v.as_object()) {
-            for (dev, d) in v.iter().filter(|(_, d)| d.is_object()) {
-                let _ = writeln!(
-                    s,
-                    "    blockio {dev}: {:.0} IOPS, {:.1} MB/s written, {:.1} KiB average, {:.0}% sequential, latency {:.0} us average / {:.0} us max, queue depth {:.2}",
-                    f(d, "iops"), f(d, "write_mb_s"), f(d, "avg_io_kb"), f(d, "sequential_pct"), f(d, "latency_avg_us"), f(d, "latency_max_us"), f(d, "queue_depth")
-                );
-            }
+        for (dev, d) in note_of::<BlockioSummary>(notes, here)
+            .unwrap_or_default()
+            .devices
+        {
+            let _ = writeln!(
+                s,
+                "    blockio {dev}: {:.0} IOPS, {:.1} MB/s written, {:.1} KiB average, {:.0}% sequential, latency {:.0} us average / {:.0} us max, queue depth {:.2}",
+                d.iops, d.write_mb_s, d.avg_io_kb, d.sequential_pct, d.latency_avg_us, d.latency_max_us, d.queue_depth
+            );
         }
         if let Some((mean, max)) = pt("mem", "dirty_bytes") {
             let wb = pt("mem", "writeback_bytes").unwrap_or((0.0, 0.0));
@@ -488,11 +469,11 @@ pub fn probes(
             }
             s.push('\n');
         }
-        if let Some(lines) = here("journal", "jbd2_run_stats").and_then(|v| v.as_array()) {
+        if let Some(Jbd2Commits(lines)) = note_of::<Jbd2Commits>(notes, here) {
             let run = pt("journal", "commit.running").unwrap_or((0.0, 0.0));
             let log = pt("journal", "commit.logging").unwrap_or((0.0, 0.0));
             let _ = writeln!(s, "    journal: {} jbd2 commits, running {:.0} ms average / {:.0} max, logging {:.0} ms average / {:.0} max", lines.len(), run.0, run.1, log.0, log.1);
-            for l in lines.iter().take(3).filter_map(|l| l.as_str()) {
+            for l in lines.iter().take(3) {
                 let _ = writeln!(s, "      {l}");
             }
         } else if let Some((mean, _)) = pt("journal", "xfs.log_writes_per_s") {
@@ -503,45 +484,33 @@ pub fn probes(
                 "    journal: btrfs transaction commits {commits:.0} (mount total)"
             );
         }
-        if let Some(v) = here("writeback", "reasons")
-            .and_then(|v| v.as_object())
-            .filter(|o| !o.is_empty())
+        if let Some(WritebackReasons(r)) =
+            note_of::<WritebackReasons>(notes, here).filter(|r| !r.0.is_empty())
         {
-            let r: Vec<String> = v.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            let r: Vec<String> = r.iter().map(|(k, n)| format!("{k} {n}")).collect();
             let _ = writeln!(s, "    writeback starts: {}", r.join(", "));
         }
-        if let Some(v) = here("stacks", "top") {
-            for st in v["stacks"].as_array().into_iter().flatten().take(3) {
-                let frames: Vec<&str> = st["frames"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|x| x.as_str())
-                    .take(5)
-                    .collect();
-                let _ = writeln!(
-                    s,
-                    "    blocked {:>5.1}% {}: {}",
-                    f(st, "share_pct"),
-                    st["thread"].as_str().unwrap_or("?"),
-                    frames.join(" <- ")
-                );
-            }
+        for st in note_of::<StacksTop>(notes, here)
+            .unwrap_or_default()
+            .stacks
+            .iter()
+            .take(3)
+        {
+            let frames: Vec<&str> = st.frames.iter().map(String::as_str).take(5).collect();
+            let _ = writeln!(
+                s,
+                "    blocked {:>5.1}% {}: {}",
+                st.share_pct,
+                st.thread,
+                frames.join(" <- ")
+            );
         }
-        if let Some(v) = here("perf", "top") {
-            let top: Vec<String> = v
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|x| x["kernel"] == true)
+        if let Some(PerfTop(syms)) = note_of::<PerfTop>(notes, here) {
+            let top: Vec<String> = syms
+                .iter()
+                .filter(|x| x.kernel)
                 .take(5)
-                .map(|x| {
-                    format!(
-                        "{:.1}% {}",
-                        f(x, "percent"),
-                        x["symbol"].as_str().unwrap_or("?")
-                    )
-                })
+                .map(|x| format!("{:.1}% {}", x.percent, x.symbol))
                 .collect();
             let _ = writeln!(s, "    perf: {}", top.join(", "));
         }

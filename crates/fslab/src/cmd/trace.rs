@@ -5,6 +5,8 @@ use std::io::Write;
 use std::path::Path;
 
 use fslab_probe::blockio;
+use fslab_probe::notes::{BlockioEvents, Note};
+use fslab_probe::TargetsNote;
 
 use crate::cli::TraceCommand;
 use crate::Failure;
@@ -24,8 +26,8 @@ pub fn run(cmd: TraceCommand, db: &Path) -> Result<(), Failure> {
     // disk under its image); --all-devices keeps every device's.
     let targets = notes
         .iter()
-        .find(|n| n.probe == "probes" && n.key == "targets")
-        .map(|n| fslab_probe::TargetsNote::from_value(&n.value))
+        .find(|n| TargetsNote::is(&n.probe, &n.key))
+        .map(|n| TargetsNote::from_value(&n.value))
         .unwrap_or_default();
     let dev = match (dev, all_devices, targets.device_number()) {
         (Some(d), _, _) => Some(d),
@@ -43,7 +45,7 @@ pub fn run(cmd: TraceCommand, db: &Path) -> Result<(), Failure> {
     };
     let Some((value, blob)) = notes
         .into_iter()
-        .find(|n| n.probe == "blockio" && n.key == "events")
+        .find(|n| BlockioEvents::is(&n.probe, &n.key))
         .map(|n| (n.value, n.blob))
     else {
         return Err(Failure::Usage(format!(
@@ -55,7 +57,10 @@ pub fn run(cmd: TraceCommand, db: &Path) -> Result<(), Failure> {
     let mut events = blockio::decode(&raw);
     // Times count from the first phase's start, or from an earlier first event.
     let first = events.iter().map(|c| c.t_ns).min().unwrap_or(0);
-    let t0 = value["t0_mono_ns"].as_u64().unwrap_or(first).min(first);
+    let t0 = match BlockioEvents::from_value(&value).t0_mono_ns {
+        0 => first,
+        t => t.min(first),
+    };
     if let Some((maj, min)) = dev {
         let want = maj << 20 | min;
         let traced: std::collections::BTreeSet<u32> = events.iter().map(|c| c.dev).collect();

@@ -695,7 +695,7 @@ fn probes_are_chosen_per_experiment_and_on_the_command_line() {
     let targets = notes
         .iter()
         .find(|n| n.probe == "probes" && n.key == "targets")
-        .map(|n| fslab_probe::TargetsNote::from_value(&n.value))
+        .map(|n| <fslab_probe::TargetsNote as fslab_probe::notes::Note>::from_value(&n.value))
         .unwrap();
     assert_eq!(targets.probes, ["cpu", "mem"]);
     // An unknown probe is bad input, in the file or on the command line;

@@ -3,6 +3,10 @@
 //! probes that cannot start, and a clean tracefs afterwards.
 
 use fslab_lab::mkfs::FsType;
+use fslab_probe::notes::{
+    BlockioEvents, BlockioSummary, DiskSummary, FragFinalMap, Jbd2Commits, Note, StacksTop,
+};
+use fslab_probe::TargetsNote;
 use fslab_store::{Store, StoredNote};
 
 use crate::support::*;
@@ -13,6 +17,16 @@ fn notes(lab: &Lab, run: i64) -> Vec<StoredNote> {
 
 fn note<'a>(n: &'a [StoredNote], probe: &str, key: &str) -> Option<&'a StoredNote> {
     n.iter().find(|x| x.probe == probe && x.key == key)
+}
+
+/// The first note of type `T`, which must be there and decode exactly.
+fn typed<T: Note>(n: &[StoredNote]) -> T {
+    let v = &n
+        .iter()
+        .find(|x| T::is(&x.probe, &x.key))
+        .unwrap_or_else(|| panic!("no {}/{} note", T::PROBE, T::KEY))
+        .value;
+    T::deserialize(v).unwrap_or_else(|e| panic!("{}/{} note {v}: {e}", T::PROBE, T::KEY))
 }
 
 /// (t_s, value) of one probe metric in phase 0.
@@ -90,20 +104,16 @@ fn block_io_bytes_match_diskstats_and_extents_grow() {
         .unwrap()
         .to_string_lossy()
         .into_owned();
-    let traced = note(&n, "blockio", "summary").unwrap().value[&dev]["write_bytes"]
-        .as_f64()
-        .unwrap();
-    let counted = note(&n, "disk", "summary").unwrap().value[&dev]["write_bytes"]
-        .as_f64()
-        .unwrap();
+    let traced = typed::<BlockioSummary>(&n).devices[&dev].write_bytes as f64;
+    let counted = typed::<DiskSummary>(&n).0[&dev].write_bytes as f64;
     assert!(traced > 40e6, "fsync'd 48 MB of data: traced only {traced}");
     assert!(
         (traced - counted).abs() <= 0.05 * counted + 2e6,
         "traced {traced} bytes, diskstats {counted}"
     );
-    let ev = note(&n, "blockio", "events").unwrap();
-    assert_eq!(ev.value["dropped"], 0, "no events dropped");
-    assert!(ev.value["kept"].as_u64().unwrap() > 1000);
+    let ev = typed::<BlockioEvents>(&n);
+    assert_eq!(ev.dropped, 0, "no events dropped");
+    assert!(ev.kept > 1000, "{ev:?}");
     // Every completion is kept and shown as blkparse shows it.
     let o = lab
         .fslab()
@@ -116,8 +126,8 @@ fn block_io_bytes_match_diskstats_and_extents_grow() {
     let loopdev = format!("{maj},{min}");
     // The run names its device by number too (the report draws that one's IO).
     assert_eq!(
-        note(&n, "probes", "targets").unwrap().value["device_dev"],
-        loopdev.as_str()
+        typed::<TargetsNote>(&n).device_dev.as_deref(),
+        Some(loopdev.as_str())
     );
     // By default (and with --dev) only the filesystem's device, and it says so.
     for extra in [&[][..], &["--dev", &loopdev][..]] {
@@ -175,9 +185,7 @@ fn block_io_bytes_match_diskstats_and_extents_grow() {
     // (Counts may dip mid-run as the host merges delayed-allocation extents.)
     let ext = series(&lab, 1, "frag", "image_extents");
     assert!(ext.len() >= 2, "{ext:?}");
-    let fin = note(&n, "frag", "final_map").unwrap().value["extents"]
-        .as_u64()
-        .unwrap() as f64;
+    let fin = typed::<FragFinalMap>(&n).extents as f64;
     assert_eq!(ext[0].0, 0.0, "a baseline at the phase's start");
     assert!(fin > ext[0].1, "at the start {:?}, final map {fin}", ext[0]);
     tracefs_clean(&lab);
@@ -193,33 +201,20 @@ fn jbd2_commits_for_ext4_and_not_for_xfs_and_fsync_stacks() {
     let o = fsmark(&lab, ext4.path(), &["-n", "1500", "-s", "4096", "-S", "1"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let n = notes(&lab, 1);
-    let lines = note(&n, "journal", "jbd2_run_stats")
-        .expect("jbd2 commits on ext4")
-        .value
-        .as_array()
-        .unwrap()
-        .clone();
+    let Jbd2Commits(lines) = typed::<Jbd2Commits>(&n);
     assert!(lines.len() > 10, "{lines:?}");
     assert!(
-        lines[0]
-            .as_str()
-            .unwrap()
-            .contains("jbd2_run_stats: dev 7,"),
+        lines[0].contains("jbd2_run_stats: dev 7,"),
         "{:?}",
         lines[0]
     );
     assert!(!series(&lab, 1, "journal", "commit.logging").is_empty());
     // The fsync'ing workload threads wait for the journal commit.
-    let stacks = &note(&n, "stacks", "top").unwrap().value["stacks"];
-    let fsync = stacks.as_array().unwrap().iter().find(|s| {
-        s["thread"] == "workload"
-            && s["frames"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|f| f.as_str().unwrap().contains("fsync"))
-    });
-    assert!(fsync.is_some(), "no fsync stack among {stacks}");
+    let stacks = typed::<StacksTop>(&n).stacks;
+    let fsync = stacks
+        .iter()
+        .find(|s| s.thread == "workload" && s.frames.iter().any(|f| f.contains("fsync")));
+    assert!(fsync.is_some(), "no fsync stack among {stacks:?}");
     let show = stdout(&lab.fslab().args(["results", "show", "1"]).output().unwrap());
     assert!(
         show.contains("jbd2 commits") && show.contains("blocked") && show.contains("fsync"),
