@@ -500,31 +500,7 @@ pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {
     let g = select(&store, &sel.experiment, &sel.runs)?;
     let base = baseline(&g.labels, sel.baseline.as_deref())?;
     let rows = fslab_stats::compare::compare(&g.labels, &metrics(&store, &g)?, base);
-    let title = if !sel.runs.is_empty() {
-        "fslab report: groups of runs".to_string()
-    } else {
-        let ids = if sel.experiment.is_empty() {
-            store
-                .latest_experiment()
-                .map_err(failed)?
-                .into_iter()
-                .collect()
-        } else {
-            sel.experiment.clone()
-        };
-        let names = ids
-            .iter()
-            .map(|&id| {
-                store
-                    .experiment(id)
-                    .map(|e| format!("experiment {} ({}), {}", e.id, e.name, e.started_at))
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(failed)?;
-        format!("fslab report: {}", names.join("; "))
-    };
-    let mut blocks = vec![Block::Heading("comparison".into())];
-    // Runs that did not complete are in no comparison: say which and why.
+    // The experiments shown (none when groups of runs were given).
     let exp_ids = if !sel.runs.is_empty() {
         Vec::new()
     } else if sel.experiment.is_empty() {
@@ -536,9 +512,24 @@ pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {
     } else {
         sel.experiment.clone()
     };
+    let experiments = exp_ids
+        .iter()
+        .map(|&id| store.experiment(id))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(failed)?;
+    let title = if !sel.runs.is_empty() {
+        "fslab report: groups of runs".to_string()
+    } else {
+        let names: Vec<String> = experiments
+            .iter()
+            .map(|e| format!("experiment {} ({}), {}", e.id, e.name, e.started_at))
+            .collect();
+        format!("fslab report: {}", names.join("; "))
+    };
+    let mut blocks = vec![Block::Heading("comparison".into())];
+    // Runs that did not complete are in no comparison: say which and why.
     let mut not_done = Vec::new();
-    for id in exp_ids {
-        let e = store.experiment(id).map_err(failed)?;
+    for e in &experiments {
         for r in e
             .cell_runs
             .iter()
