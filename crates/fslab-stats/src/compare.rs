@@ -177,26 +177,49 @@ pub fn text(rows: &[Row]) -> String {
 
 /// A Markdown table.
 pub fn markdown(rows: &[Row]) -> String {
-    let mut s = String::from("| metric | group | n | mean | sd | median | min | max | hmean | cv | difference |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
-    for r in rows {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} |",
-            r.metric,
-            r.group,
-            columns(r).join(" | ")
-        );
+    let mut s = format!(
+        "| {} |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+        COLUMNS.join(" | ")
+    );
+    for cells in table(rows) {
+        let _ = writeln!(s, "| {} |", cells.join(" | "));
     }
     s
+}
+
+/// The columns of a comparison table ([`table`], Markdown, the report).
+pub const COLUMNS: [&str; 11] = [
+    "metric",
+    "group",
+    "n",
+    "mean",
+    "sd",
+    "median",
+    "min",
+    "max",
+    "hmean",
+    "cv",
+    "difference",
+];
+
+/// The comparison as table cells under [`COLUMNS`], one row per metric and group.
+pub fn table(rows: &[Row]) -> Vec<Vec<String>> {
+    rows.iter()
+        .map(|r| {
+            let mut v = vec![r.metric.clone(), r.group.clone()];
+            v.extend(columns(r));
+            v
+        })
+        .collect()
 }
 
 /// A row's n, mean, sd, median, min, max, hmean, cv and difference, as printed.
 fn columns(r: &Row) -> [String; 9] {
     let m = &r.summary;
-    let cv = if m.cv.is_nan() {
+    let cv = if m.cv_pct.is_nan() {
         "-".into()
     } else {
-        format!("{:.1}%", m.cv * 100.0)
+        format!("{:.1}%", m.cv_pct)
     };
     [
         m.n.to_string(),
@@ -221,7 +244,7 @@ fn csv_field(s: &str) -> String {
 
 /// CSV, one line per metric and group.
 pub fn csv(rows: &[Row]) -> String {
-    let mut s = String::from("metric,group,n,mean,sd,median,min,max,hmean,cv,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note\n");
+    let mut s = String::from("metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note\n");
     let o = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     let f = |x: f64| {
         if x.is_nan() {
@@ -243,7 +266,7 @@ pub fn csv(rows: &[Row]) -> String {
             f(r.summary.min),
             f(r.summary.max),
             f(r.summary.hmean),
-            f(r.summary.cv),
+            f(r.summary.cv_pct),
             o(r.diff_pct),
             r.direction.unwrap_or(""),
             o(r.ci_low_pct),
@@ -285,6 +308,23 @@ mod tests {
     }
 
     #[test]
+    fn cv_is_a_percentage_in_every_format() {
+        let groups = vec!["a".to_string()];
+        let m = vec![Metric {
+            name: "t (s)".into(),
+            direction: Direction::Time,
+            values: vec![vec![9.0, 10.0, 11.0]],
+        }];
+        let rows = compare(&groups, &m, 0);
+        assert!((rows[0].summary.cv_pct - 10.0).abs() < 1e-9);
+        assert!(text(&rows).contains(" 10.0% "), "{}", text(&rows));
+        assert_eq!(table(&rows)[0][9], "10.0%");
+        let j = serde_json::to_value(&rows[0]).unwrap();
+        assert_eq!(j.get("cv_pct").and_then(|v| v.as_f64()), Some(10.0));
+        assert!(csv(&rows).lines().nth(1).unwrap().contains(",10,"));
+    }
+
+    #[test]
     fn differences_carry_direction_confidence_and_warnings() {
         let (g, m) = fixture();
         let rows = compare(&g, &m, 0);
@@ -312,7 +352,7 @@ mod tests {
         insta::assert_snapshot!("compare_markdown", markdown(&rows));
         insta::assert_snapshot!("compare_csv", csv(&rows));
         let c = csv(&rows);
-        assert_eq!(c.lines().next().unwrap(), "metric,group,n,mean,sd,median,min,max,hmean,cv,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note");
+        assert_eq!(c.lines().next().unwrap(), "metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note");
         assert_eq!(c.lines().count(), 7);
         assert!(c.lines().all(|l| l.split(',').count() >= 16));
     }

@@ -29,8 +29,9 @@ pub struct Summary {
     pub max: f64,
     /// Harmonic mean (NaN if any value is not positive).
     pub hmean: f64,
-    /// Coefficient of variation, sd / mean.
-    pub cv: f64,
+    /// Coefficient of variation, sd / mean, in percent (the unit every
+    /// output shows it in).
+    pub cv_pct: f64,
 }
 
 /// The quantile `q` of sorted values, by linear interpolation (type 7).
@@ -55,7 +56,7 @@ pub fn summarize(v: &[f64]) -> Summary {
             min: f64::NAN,
             max: f64::NAN,
             hmean: f64::NAN,
-            cv: f64::NAN,
+            cv_pct: f64::NAN,
         };
     }
     let mut s = v.to_vec();
@@ -79,7 +80,11 @@ pub fn summarize(v: &[f64]) -> Summary {
         min: s[0],
         max: s[n - 1],
         hmean,
-        cv: if mean != 0.0 { sd / mean } else { f64::NAN },
+        cv_pct: if mean != 0.0 {
+            sd / mean * 100.0
+        } else {
+            f64::NAN
+        },
     }
 }
 

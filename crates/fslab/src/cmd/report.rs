@@ -565,31 +565,8 @@ pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {
         ));
     }
     blocks.push(Block::Table(
-        [
-            "metric",
-            "group",
-            "n",
-            "mean",
-            "sd",
-            "median",
-            "min",
-            "max",
-            "hmean",
-            "cv",
-            "difference",
-        ]
-        .map(String::from)
-        .to_vec(),
-        fslab_stats::compare::markdown(&rows)
-            .lines()
-            .skip(2)
-            .map(|l| {
-                l.trim_matches('|')
-                    .split(" | ")
-                    .map(|c| c.trim().to_string())
-                    .collect()
-            })
-            .collect(),
+        fslab_stats::compare::COLUMNS.map(String::from).to_vec(),
+        fslab_stats::compare::table(&rows),
     ));
     for (label, runs) in g.labels.iter().zip(&g.runs) {
         let ids: Vec<i64> = runs.iter().map(|r| r.0).collect();
