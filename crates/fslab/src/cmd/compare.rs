@@ -88,6 +88,29 @@ pub fn select(store: &Store, experiments: &[i64], runs: &[String]) -> Result<Gro
     Ok(g)
 }
 
+/// Says which groups have no completed run (they are left out of every
+/// number), and fails when none has one: a comparison of nothing is not
+/// printed as an empty table.
+pub fn complete_runs(g: &Groups) -> Result<(), Failure> {
+    let empty: Vec<&str> = g
+        .labels
+        .iter()
+        .zip(&g.runs)
+        .filter(|(_, r)| r.is_empty())
+        .map(|(l, _)| l.as_str())
+        .collect();
+    if !empty.is_empty() && empty.len() == g.labels.len() {
+        return Err(Failure::Failed(format!(
+            "nothing to compare: no cell of the selection has a completed run ({}); `fslab results list` shows the runs and their errors",
+            empty.join(", ")
+        )));
+    }
+    for l in empty {
+        eprintln!("fslab: compare: {l}: no completed run, left out of the comparison");
+    }
+    Ok(())
+}
+
 /// The headline metrics of every group: each phase's time, rate, system and
 /// user CPU, the tool's own numbers (named `TOOL PHASE NAME (UNIT)`), then
 /// unmount and remount times.
@@ -196,6 +219,7 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
     }
     let store = super::open_store_read(db)?;
     let g = select(&store, &args.experiment, &args.runs)?;
+    complete_runs(&g)?;
     let base = baseline(&g.labels, args.baseline.as_deref())?;
     let m = metrics(&store, &g)?;
     let rows = compare::compare(&g.labels, &m, base);

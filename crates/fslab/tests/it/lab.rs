@@ -133,6 +133,40 @@ fs = "ext4"
         "the report says a run failed"
     );
     assert!(page.contains("Deprecated V4"), "with its error");
+    // compare says which cell it left out, and refuses a selection with
+    // no completed run instead of printing an empty table.
+    let o = lab.run_cmd().arg("compare").output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no completed run, left out of the comparison"),
+        "{}",
+        stderr(&o)
+    );
+    let only = lab.experiment(
+        "v4-only.toml",
+        r#"
+name = "v4-only"
+[device]
+size = "512M"
+image_dir = "IMAGES"
+[workload]
+kind = "fsmark"
+args = ["-n", "100", "-s", "0", "-S0"]
+[[target]]
+fs = "xfs"
+mkfs_options = ["-m crc=0"]
+"#,
+    );
+    let o = lab.run_cmd().arg("run").arg(&only).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = lab.run_cmd().arg("compare").output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("nothing to compare") && stdout(&o).is_empty(),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
 }
 
 #[test]
