@@ -400,7 +400,7 @@ pub fn preflight(exp: &Experiment) -> Result<(), String> {
 }
 
 fn now() -> String {
-    chrono::Utc::now().to_rfc3339()
+    fslab_record::time::now()
 }
 
 /// Runs the experiment. Cells that fail are recorded and the others go on;

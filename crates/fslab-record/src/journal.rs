@@ -131,30 +131,6 @@ pub fn parent_env_value() -> String {
     format!("{}:{}", me.pid, me.start)
 }
 
-fn now_rfc3339() -> String {
-    let d = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    let secs = d.as_secs() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
 impl Journal {
     /// Starts `ROLE-PID.json` in `dir` (made if needed), written durably.
     pub fn create(
@@ -174,7 +150,7 @@ impl Journal {
                 pid: me.pid,
                 start: me.start,
                 parent: parent_from_env(),
-                started_at: now_rfc3339(),
+                started_at: crate::time::now(),
                 command_line,
                 resources: Vec::new(),
             },
@@ -350,13 +326,5 @@ mod tests {
         std::fs::write(&live, b"{").unwrap();
         assert_eq!(remove_torn(dir.path()), vec![dead.clone()]);
         assert!(!dead.exists() && live.exists());
-    }
-
-    #[test]
-    fn timestamps_are_rfc3339_utc() {
-        let t = now_rfc3339();
-        assert_eq!(t.len(), 20, "{t}");
-        assert!(t.ends_with('Z') && t.as_bytes()[10] == b'T', "{t}");
-        assert!(t.starts_with("20"), "{t}");
     }
 }

@@ -13,6 +13,7 @@ pub mod mountinfo;
 mod probe;
 pub mod process;
 pub mod protocol;
+pub mod time;
 mod types;
 pub mod units;
 

@@ -135,7 +135,7 @@ impl<'r, 'h> RunCtx<'r, 'h> {
             fslab_version: env!("CARGO_PKG_VERSION").into(),
             kernel,
             hostname,
-            started_at: chrono::Utc::now().to_rfc3339(),
+            started_at: fslab_record::time::now(),
             target: target.clone(),
             params,
         };

@@ -216,7 +216,7 @@ pub fn run_with(
         fslab_version: env!("CARGO_PKG_VERSION").into(),
         kernel,
         hostname,
-        started_at: chrono::Utc::now().to_rfc3339(),
+        started_at: fslab_record::time::now(),
         target: target.clone(),
         params: serde_json::to_value(opts).unwrap_or_default(),
     };
