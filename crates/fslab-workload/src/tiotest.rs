@@ -384,6 +384,32 @@ fn work(
     part
 }
 
+/// One `write` or `read` of `buf` at the file position.
+#[inline]
+fn transfer(fd: &OwnedFd, buf: &mut [u8], write: bool) -> Result<usize, String> {
+    let r = if write {
+        rustix::io::write(fd, &*buf)
+    } else {
+        rustix::io::read(fd, buf)
+    };
+    r.map_err(|e| io_error(if write { "write" } else { "read" }, e))
+}
+
+fn io_error(what: &str, e: rustix::io::Errno) -> String {
+    format!("{what}: {}", std::io::Error::from(e))
+}
+
+/// Refuses a transfer of `n` bytes where a block of `b` was asked for.
+fn whole_block(n: usize, b: u64, write: bool) -> Result<(), String> {
+    if n as u64 == b {
+        return Ok(());
+    }
+    Err(format!(
+        "short {} ({n} of {b} bytes)",
+        if write { "write" } else { "read" }
+    ))
+}
+
 /// The write or read test: every block in order.
 fn sequential(
     o: &TioOptions,
@@ -398,10 +424,9 @@ fn sequential(
     let b = o.block;
     let blocks = o.file_bytes / b;
     let mut buf = Aligned::new(b as usize, 0x5a);
-    let io = |what: &str, e: rustix::io::Errno| format!("{what}: {}", std::io::Error::from(e));
     let mut map = if o.mmap {
         if write {
-            rustix::fs::ftruncate(fd, blocks * b).map_err(|e| io("ftruncate", e))?;
+            rustix::fs::ftruncate(fd, blocks * b).map_err(|e| io_error("ftruncate", e))?;
         }
         Some(
             SharedMap::new(std::os::fd::AsFd::as_fd(fd), (blocks * b) as usize)
@@ -424,15 +449,9 @@ fn sequential(
                 m.read_bytes((i * b) as usize, buf.get());
                 b as usize
             }
-            (None, true) => rustix::io::write(fd, buf.get()).map_err(|e| io("write", e))?,
-            (None, false) => rustix::io::read(fd, buf.get()).map_err(|e| io("read", e))?,
+            (None, _) => transfer(fd, buf.get(), write)?,
         };
-        if n as u64 != b {
-            return Err(format!(
-                "short {} ({n} of {b} bytes)",
-                if write { "write" } else { "read" }
-            ));
-        }
+        whole_block(n, b, write)?;
         part.bytes += b;
         // One clock read per call: the interval also holds the loop's own
         // few nanoseconds (the counter, the stop check).
@@ -464,26 +483,16 @@ fn random(
     let mut rng = fslab_stats::rng::XorShift64(
         0x9e37_79b9_7f4a_7c15u64 ^ ((t as u64 + 1) * 0x2545_f491_4f6c_dd1d) ^ test as u64,
     );
-    let io = |what: &str, e: rustix::io::Errno| format!("{what}: {}", std::io::Error::from(e));
     for i in 0..o.random_ops {
         if i % 64 == 0 && stop.load(Ordering::Relaxed) {
             break;
         }
         let off = rng.below(choices) * b;
-        rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(off)).map_err(|e| io("lseek", e))?;
+        rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(off)).map_err(|e| io_error("lseek", e))?;
         let start = crate::measure::now_ns();
-        let n = if write {
-            rustix::io::write(fd, buf.get()).map_err(|e| io("write", e))?
-        } else {
-            rustix::io::read(fd, buf.get()).map_err(|e| io("read", e))?
-        };
+        let n = transfer(fd, buf.get(), write)?;
         let end = crate::measure::now_ns();
-        if n as u64 != b {
-            return Err(format!(
-                "short {} ({n} of {b} bytes)",
-                if write { "write" } else { "read" }
-            ));
-        }
+        whole_block(n, b, write)?;
         part.bytes += b;
         part.lat(end - start);
         progress.set(t, i + 1);

@@ -328,21 +328,8 @@ impl Worker {
             self.calls[CREAT].add(t1 - t0);
             let mut prev = t1;
             let mut left = opts.file_size;
-            if left == 0 {
-                // fs_mark writes an empty file's zero bytes too.
-                if let Err(e) = rustix::io::write(&fd, &self.buf[..0]) {
-                    let name = self.names.name(secs, name_seq);
-                    return Err(WorkError::new(
-                        "write",
-                        Self::path_of(&self.dir, subdir, name),
-                        e,
-                    ));
-                }
-                let t = now_ns();
-                self.calls[WRITE].add(t - prev);
-                prev = t;
-            }
-            while left > 0 {
+            // At least one write: fs_mark writes an empty file's zero bytes too.
+            loop {
                 let n = left.min(self.buf.len() as u64) as usize;
                 match rustix::io::write(&fd, &self.buf[..n]) {
                     Ok(w) => {
@@ -362,6 +349,9 @@ impl Worker {
                 let t = now_ns();
                 self.calls[WRITE].add(t - prev);
                 prev = t;
+                if left == 0 {
+                    break;
+                }
             }
             if opts.sync.fsync_before_close() {
                 if let Err(e) = rustix::fs::fsync(&fd) {
