@@ -81,7 +81,12 @@ impl MergedRun {
         );
         s += &format!(
             "SUMMARY rate (ops/s)   {:>14} {:>14} {:>14} {:>14} {:>14} {:>10}\n",
-            "aggregate", "max", "min", "mean", "std dev", "MB/s"
+            "aggregate",
+            "max",
+            "min",
+            "mean",
+            "std dev",
+            fslab_record::Unit::MibPerSec.symbol()
         );
         for (r, p) in self.rates.iter().zip(&self.run.phases) {
             let mbs = if p.bytes > 0 && p.elapsed_s > 0.0 {

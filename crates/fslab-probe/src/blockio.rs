@@ -3,6 +3,7 @@
 //! a compact binary record for keeping every completion, and blkparse's
 //! completion-line format for showing them.
 
+use crate::names;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 
@@ -242,13 +243,13 @@ impl DevTracker {
 pub fn metrics(a: &DevAcc, dt: f64) -> Vec<(String, f64)> {
     let n = a.reads + a.writes;
     let mut v = vec![
-        ("iops".to_string(), n as f64 / dt),
-        ("read_iops".into(), a.reads as f64 / dt),
-        ("write_iops".into(), a.writes as f64 / dt),
-        ("read_mb_s".into(), a.read_bytes as f64 / dt / 1e6),
-        ("write_mb_s".into(), a.write_bytes as f64 / dt / 1e6),
+        (names::IOPS.to_string(), n as f64 / dt),
+        (names::READ_IOPS.into(), a.reads as f64 / dt),
+        (names::WRITE_IOPS.into(), a.writes as f64 / dt),
+        (names::READ_MB_S.into(), a.read_bytes as f64 / dt / 1e6),
+        (names::WRITE_MB_S.into(), a.write_bytes as f64 / dt / 1e6),
         (
-            "avg_io_kb".into(),
+            names::AVG_IO_KB.into(),
             if n > 0 {
                 (a.read_bytes + a.write_bytes) as f64 / n as f64 / 1024.0
             } else {
@@ -256,7 +257,7 @@ pub fn metrics(a: &DevAcc, dt: f64) -> Vec<(String, f64)> {
             },
         ),
         (
-            "sequential_pct".into(),
+            names::SEQUENTIAL_PCT.into(),
             if n > 0 {
                 a.sequential as f64 * 100.0 / n as f64
             } else {
@@ -264,15 +265,15 @@ pub fn metrics(a: &DevAcc, dt: f64) -> Vec<(String, f64)> {
             },
         ),
         (
-            "latency_avg_us".into(),
+            names::LATENCY_AVG_US.into(),
             if a.lat_n > 0 {
                 a.lat_sum_ns as f64 / a.lat_n as f64 / 1e3
             } else {
                 0.0
             },
         ),
-        ("latency_max_us".into(), a.lat_max_ns as f64 / 1e3),
-        ("queue_depth".into(), a.inflight_ns as f64 / (dt * 1e9)),
+        (names::LATENCY_MAX_US.into(), a.lat_max_ns as f64 / 1e3),
+        (names::QUEUE_DEPTH.into(), a.inflight_ns as f64 / (dt * 1e9)),
     ];
     for (i, (_, name)) in SIZE_BUCKETS.iter().enumerate() {
         v.push((name.to_string(), a.sizes[i] as f64));

@@ -2,16 +2,17 @@
 //! event (one line per commit, as seed 004 reads them), XFS's log counters
 //! and btrfs's commit statistics from sysfs.
 
+use crate::names;
 use std::path::{Path, PathBuf};
 
 /// The numbers of one jbd2 commit (times in ms).
 pub const JBD2_FIELDS: [&str; 10] = [
     "wait",
     "request_delay",
-    "running",
-    "locked",
+    names::JBD2_RUNNING,
+    names::JBD2_LOCKED,
     "flushing",
-    "logging",
+    names::JBD2_LOGGING,
     "handle_count",
     "blocks",
     "blocks_logged",
@@ -40,7 +41,7 @@ pub fn xfs_log_counters(dev_name: &str) -> Option<Vec<(&'static str, f64)>> {
         .filter_map(|x| x.parse().ok())
         .collect();
     let names = [
-        "log_writes",
+        names::XFS_LOG_WRITES,
         "log_blocks",
         "log_noiclogs",
         "log_forces",
@@ -65,7 +66,7 @@ pub fn btrfs_commit_stats(dir: &Path) -> Option<Vec<(String, f64)>> {
         text.lines()
             .filter_map(|l| {
                 let mut f = l.split_whitespace();
-                Some((format!("btrfs_{}", f.next()?), f.next()?.parse().ok()?))
+                Some((names::btrfs(f.next()?), f.next()?.parse().ok()?))
             })
             .collect(),
     )

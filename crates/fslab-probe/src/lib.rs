@@ -23,6 +23,7 @@ pub mod blockio;
 pub mod devices;
 pub mod frag;
 pub mod journal;
+pub mod names;
 pub mod notes;
 pub mod perf;
 pub mod procfs;

@@ -7,6 +7,7 @@
 //! that does not decode (an older or foreign shape) gives the type's
 //! defaults instead of failing a report.
 
+use crate::names;
 use std::collections::BTreeMap;
 
 use serde::de::DeserializeOwned;
@@ -74,13 +75,13 @@ impl CpuShares {
         let mut s = CpuShares::default();
         for (name, v) in samples {
             let slot = match name {
-                "usr_pct" => &mut s.usr_pct,
-                "sys_pct" => &mut s.sys_pct,
-                "iowait_pct" => &mut s.iowait_pct,
-                "irq_pct" => &mut s.irq_pct,
-                "softirq_pct" => &mut s.softirq_pct,
-                "steal_pct" => &mut s.steal_pct,
-                "idle_pct" => &mut s.idle_pct,
+                names::USR_PCT => &mut s.usr_pct,
+                names::SYS_PCT => &mut s.sys_pct,
+                names::IOWAIT_PCT => &mut s.iowait_pct,
+                names::IRQ_PCT => &mut s.irq_pct,
+                names::SOFTIRQ_PCT => &mut s.softirq_pct,
+                names::STEAL_PCT => &mut s.steal_pct,
+                names::IDLE_PCT => &mut s.idle_pct,
                 _ => continue,
             };
             *slot += v / secs;
@@ -173,16 +174,16 @@ impl BlockioPhase {
         };
         for (name, v) in crate::blockio::metrics(a, secs) {
             let slot = match name.as_str() {
-                "iops" => &mut p.iops,
-                "read_iops" => &mut p.read_iops,
-                "write_iops" => &mut p.write_iops,
-                "read_mb_s" => &mut p.read_mb_s,
-                "write_mb_s" => &mut p.write_mb_s,
-                "avg_io_kb" => &mut p.avg_io_kb,
-                "sequential_pct" => &mut p.sequential_pct,
-                "latency_avg_us" => &mut p.latency_avg_us,
-                "latency_max_us" => &mut p.latency_max_us,
-                "queue_depth" => &mut p.queue_depth,
+                names::IOPS => &mut p.iops,
+                names::READ_IOPS => &mut p.read_iops,
+                names::WRITE_IOPS => &mut p.write_iops,
+                names::READ_MB_S => &mut p.read_mb_s,
+                names::WRITE_MB_S => &mut p.write_mb_s,
+                names::AVG_IO_KB => &mut p.avg_io_kb,
+                names::SEQUENTIAL_PCT => &mut p.sequential_pct,
+                names::LATENCY_AVG_US => &mut p.latency_avg_us,
+                names::LATENCY_MAX_US => &mut p.latency_max_us,
+                names::QUEUE_DEPTH => &mut p.queue_depth,
                 _ => {
                     p.sizes.insert(name, v);
                     continue;

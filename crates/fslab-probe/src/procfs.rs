@@ -1,6 +1,8 @@
 //! Parsers for /proc/stat, /proc/diskstats, /proc/meminfo and
 //! /proc/PID/stat, and the per-second rates made from two readings.
 
+use crate::names;
+
 /// The aggregate `cpu` line of /proc/stat, in USER_HZ ticks.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CpuTicks {
@@ -44,15 +46,15 @@ impl CpuTicks {
         let pct = |a: u64, b: u64| (a.saturating_sub(b)) as f64 / USER_HZ / dt * 100.0;
         vec![
             (
-                "usr_pct",
+                names::USR_PCT,
                 pct(self.user + self.nice, before.user + before.nice),
             ),
-            ("sys_pct", pct(self.system, before.system)),
-            ("iowait_pct", pct(self.iowait, before.iowait)),
-            ("irq_pct", pct(self.irq, before.irq)),
-            ("softirq_pct", pct(self.softirq, before.softirq)),
-            ("steal_pct", pct(self.steal, before.steal)),
-            ("idle_pct", pct(self.idle, before.idle)),
+            (names::SYS_PCT, pct(self.system, before.system)),
+            (names::IOWAIT_PCT, pct(self.iowait, before.iowait)),
+            (names::IRQ_PCT, pct(self.irq, before.irq)),
+            (names::SOFTIRQ_PCT, pct(self.softirq, before.softirq)),
+            (names::STEAL_PCT, pct(self.steal, before.steal)),
+            (names::IDLE_PCT, pct(self.idle, before.idle)),
         ]
     }
 }
@@ -102,21 +104,30 @@ impl DiskStats {
     pub fn rates_since(&self, b: &DiskStats, dt: f64) -> Vec<(&'static str, f64)> {
         let r = |a: u64, b: u64| a.saturating_sub(b) as f64 / dt;
         vec![
-            ("reads_per_s", r(self.reads, b.reads)),
-            ("writes_per_s", r(self.writes, b.writes)),
+            (names::READS_PER_S, r(self.reads, b.reads)),
+            (names::WRITES_PER_S, r(self.writes, b.writes)),
             (
-                "read_mb_s",
+                names::READ_MB_S,
                 r(self.sectors_read, b.sectors_read) * 512.0 / 1e6,
             ),
             (
-                "write_mb_s",
+                names::WRITE_MB_S,
                 r(self.sectors_written, b.sectors_written) * 512.0 / 1e6,
             ),
-            ("read_merges_per_s", r(self.reads_merged, b.reads_merged)),
-            ("write_merges_per_s", r(self.writes_merged, b.writes_merged)),
-            ("util_pct", (r(self.ms_io, b.ms_io) / 10.0).min(100.0)),
-            ("avg_queue", r(self.ms_weighted, b.ms_weighted) / 1000.0),
-            ("in_flight", self.in_flight as f64),
+            (
+                names::READ_MERGES_PER_S,
+                r(self.reads_merged, b.reads_merged),
+            ),
+            (
+                names::WRITE_MERGES_PER_S,
+                r(self.writes_merged, b.writes_merged),
+            ),
+            (names::UTIL_PCT, (r(self.ms_io, b.ms_io) / 10.0).min(100.0)),
+            (
+                names::AVG_QUEUE,
+                r(self.ms_weighted, b.ms_weighted) / 1000.0,
+            ),
+            (names::IN_FLIGHT, self.in_flight as f64),
         ]
     }
 }
@@ -133,11 +144,11 @@ pub fn parse_meminfo(text: &str) -> Vec<(&'static str, f64)> {
             .map(|kb| kb * 1024.0)
     };
     [
-        ("dirty_bytes", "Dirty"),
-        ("writeback_bytes", "Writeback"),
-        ("cached_bytes", "Cached"),
-        ("slab_bytes", "Slab"),
-        ("available_bytes", "MemAvailable"),
+        (names::DIRTY_BYTES, "Dirty"),
+        (names::WRITEBACK_BYTES, "Writeback"),
+        (names::CACHED_BYTES, "Cached"),
+        (names::SLAB_BYTES, "Slab"),
+        (names::AVAILABLE_BYTES, "MemAvailable"),
     ]
     .into_iter()
     .filter_map(|(m, k)| get(k).map(|v| (m, v)))

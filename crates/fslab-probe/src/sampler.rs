@@ -1,6 +1,7 @@
 //! The probes' own thread: samples once a second (wait stacks ten times a
 //! second) while a phase runs, and a reader thread for the trace events.
 
+use crate::names;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::PathBuf;
@@ -500,7 +501,7 @@ impl Sampler {
         if let (true, Some(img)) = (self.on(Kind::Frag), self.targets.image.clone()) {
             if let Ok(n) = frag::count(&img) {
                 let mut out = Vec::new();
-                self.push(&mut out, "frag", "image_extents", n as f64);
+                self.push(&mut out, "frag", names::IMAGE_EXTENTS, n as f64);
                 self.points
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -537,9 +538,9 @@ impl Sampler {
             return;
         };
         let mut pts = Vec::new();
-        for (label, dev) in [
-            ("", self.targets.device.clone()),
-            ("host.", self.targets.host.clone()),
+        for (host, dev) in [
+            (false, self.targets.device.clone()),
+            (true, self.targets.host.clone()),
         ] {
             let Some(dev) = dev else { continue };
             let Some(now) = procfs::parse_diskstats(&text, &dev.name) else {
@@ -547,7 +548,7 @@ impl Sampler {
             };
             if let (Some(prev), true) = (self.disk_prev.get(&dev.name), dt > 0.0) {
                 for (m, v) in now.rates_since(prev, dt) {
-                    pts.push((format!("{label}{m}"), v));
+                    pts.push((if host { names::host(m) } else { m.to_string() }, v));
                 }
             }
             self.disk_prev.insert(dev.name.clone(), now);
@@ -579,7 +580,7 @@ impl Sampler {
             self.push(
                 out,
                 "cpu",
-                "fs_kthreads_pct",
+                names::FS_KTHREADS_PCT,
                 total as f64 / procfs::USER_HZ / dt * 100.0,
             );
         }
@@ -634,9 +635,9 @@ impl Sampler {
             }
             if let Some(cg) = own_memory_cgroup() {
                 for (file, metric) in [
-                    ("memory.usage_in_bytes", "cgroup_usage_bytes"),
-                    ("memory.failcnt", "cgroup_failcnt"),
-                    ("memory.current", "cgroup_usage_bytes"),
+                    ("memory.usage_in_bytes", names::CGROUP_USAGE_BYTES),
+                    ("memory.failcnt", names::CGROUP_FAILCNT),
+                    ("memory.current", names::CGROUP_USAGE_BYTES),
                 ] {
                     if let Some(v) = std::fs::read_to_string(cg.join(file))
                         .ok()
@@ -652,19 +653,20 @@ impl Sampler {
             let mono = mono_ns();
             let mut pts = Vec::new();
             if self.kinds.contains(&Kind::Blockio) {
-                for (label, dev) in [
-                    ("", self.targets.device.clone()),
-                    ("host.", self.targets.host.clone()),
+                for (host, dev) in [
+                    (false, self.targets.device.clone()),
+                    (true, self.targets.host.clone()),
                 ] {
                     let Some(dev) = dev else { continue };
                     let tr = st.devs.entry(dev.trace_dev()).or_default();
                     for (m, v) in tr.take_second(mono, dt) {
-                        pts.push(("blockio", format!("{label}{m}"), v, None));
+                        let m = if host { names::host(&m) } else { m };
+                        pts.push(("blockio", m, v, None));
                     }
                 }
                 pts.push((
                     "blockio",
-                    "dropped_events".into(),
+                    names::DROPPED_EVENTS.into(),
                     t.instance.dropped() as f64,
                     None,
                 ));
@@ -674,12 +676,12 @@ impl Sampler {
                 let ts = at.saturating_sub(start_mono) as f64 / 1e9;
                 for (k, v) in fields {
                     if k != "tid" {
-                        pts.push(("journal", format!("commit.{k}"), v, Some(ts)));
+                        pts.push(("journal", names::jbd2_commit(k), v, Some(ts)));
                     }
                 }
             }
             for (reason, n) in std::mem::take(&mut st.wb_second) {
-                pts.push(("writeback", format!("start.{reason}"), n as f64, None));
+                pts.push(("writeback", names::writeback_start(&reason), n as f64, None));
             }
             drop(st);
             for (probe, m, v, at) in pts {
@@ -709,7 +711,7 @@ impl Sampler {
                         .map(|((k, a), (_, b))| (*k, (a - b) / dt))
                         .collect();
                     for (k, v) in deltas {
-                        self.push(&mut out, "journal", format!("xfs.{k}_per_s"), v);
+                        self.push(&mut out, "journal", names::xfs_per_s(k), v);
                     }
                     self.xfs_prev = Some(cur);
                 }
@@ -727,7 +729,7 @@ impl Sampler {
             if let Some(img) = &self.targets.image {
                 let t0 = Instant::now();
                 if let Ok(n) = frag::count(img) {
-                    self.push(&mut out, "frag", "image_extents", n as f64);
+                    self.push(&mut out, "frag", names::IMAGE_EXTENTS, n as f64);
                 }
                 // Counting costs about 0.5 us an extent: keep it under 5% of the time.
                 self.frag_every = Duration::from_secs(1).max(t0.elapsed() * 20);

@@ -6,6 +6,7 @@
 
 mod experiment;
 pub mod journal;
+pub mod json;
 mod latency;
 mod mem;
 pub mod metric;

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The unit of a metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Unit {
     /// Files per second (fs_mark's Files/sec).
@@ -25,6 +25,7 @@ pub enum Unit {
     /// A percentage (of a CPU, of operations).
     Percent,
     /// A plain count (extents, runs, operations).
+    #[default]
     Count,
 }
 

@@ -239,7 +239,8 @@ pub struct KindResult {
     pub sys_s: f64,
     /// The average of the runs' MB/s, or of their seconds (delete, stat).
     pub avg: f64,
-    pub unit: String,
+    /// `mib_per_sec` (compilebench's "MB/s" are MiB), or `seconds`.
+    pub unit: fslab_record::Unit,
     #[serde(skip)]
     sum: f64,
 }
@@ -266,10 +267,10 @@ impl KindResult {
         if self.runs == 0 {
             return Vec::new();
         }
-        let (unit, better) = if self.unit == "seconds" {
-            (Unit::Seconds, Better::Lower)
+        let better = if self.unit.is_time() {
+            Better::Lower
         } else {
-            (Unit::MibPerSec, Better::Higher)
+            Better::Higher
         };
         let k = Some(self.test.as_str());
         vec![
@@ -281,7 +282,7 @@ impl KindResult {
                 Unit::Count,
                 Better::Neither,
             ),
-            Metric::new("compilebench", k, "avg", self.avg, unit, better),
+            Metric::new("compilebench", k, AVG, self.avg, self.unit, better),
         ]
     }
 
@@ -296,7 +297,7 @@ impl KindResult {
             self.test,
             self.runs,
             self.avg,
-            self.unit,
+            word(self.unit),
             self.usr_s / n,
             self.sys_s / n
         )
@@ -642,7 +643,11 @@ pub fn run(
                     .iter()
                     .map(|k| KindResult {
                         test: k.label().into(),
-                        unit: if k.in_seconds() { "seconds" } else { "MB/s" }.into(),
+                        unit: if k.in_seconds() {
+                            fslab_record::Unit::Seconds
+                        } else {
+                            fslab_record::Unit::MibPerSec
+                        },
                         ..Default::default()
                     })
                     .collect(),
@@ -722,6 +727,18 @@ fn run_all(
     Ok(())
 }
 
+/// compilebench's word for a kind's average, in its table and as the metric's name.
+const AVG: &str = "avg";
+
+/// How compilebench writes a unit after a number.
+fn word(u: fslab_record::Unit) -> &'static str {
+    if u.is_time() {
+        "seconds"
+    } else {
+        "MB/s"
+    }
+}
+
 /// compilebench's `run complete:` table, then seed 001's.
 fn finish_table(out: &mut dyn Write, results: &[KindResult]) {
     let _ = writeln!(out, "\nrun complete:");
@@ -729,13 +746,16 @@ fn finish_table(out: &mut dyn Write, results: &[KindResult]) {
     for r in results {
         let _ = writeln!(out, "{}", r.line());
     }
-    let _ = writeln!(out, "\n{:<24}{:>6}    {:>14}", "test", "runs", "avg");
+    let _ = writeln!(out, "\n{:<24}{:>6}    {:>14}", "test", "runs", AVG);
     let _ = writeln!(out, "{}", "=".repeat(48));
     for r in results.iter().filter(|r| r.runs > 0) {
         let _ = writeln!(
             out,
             "{:<24}{:>6}    {:>8.2} {}",
-            r.test, r.runs, r.avg, r.unit
+            r.test,
+            r.runs,
+            r.avg,
+            word(r.unit)
         );
     }
     let _ = out.flush();
@@ -757,7 +777,7 @@ mod tests {
     fn a_kind_averages_its_runs_rates_as_compilebench() {
         let mut r = KindResult {
             test: "create".into(),
-            unit: "MB/s".into(),
+            unit: fslab_record::Unit::MibPerSec,
             ..Default::default()
         };
         assert_eq!(r.line(), "no runs for create");

@@ -117,13 +117,13 @@ pub fn loop_metrics(loops: &[LoopRow]) -> Vec<fslab_record::Metric> {
             Metric::new("fsmark", Some(&phase), name, value, unit, better).detail()
         };
         v.push(row(
-            "Files/sec",
+            output::FILES_PER_SEC,
             l.files_per_sec,
             Unit::FilesPerSec,
             Better::Higher,
         ));
         v.push(row(
-            "App Overhead",
+            output::APP_OVERHEAD,
             l.app_overhead_us as f64,
             Unit::Microseconds,
             Better::Lower,

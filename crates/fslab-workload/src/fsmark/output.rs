@@ -55,11 +55,7 @@ pub fn header(argv: &[String], opts: &FsMarkOptions, start_ctime: &str, to_log: 
     }
     if opts.verbose {
         s.push_str("#\tAll system call times are reported in microseconds.\n\n");
-        let _ = write!(
-            s,
-            "{:>6} {:>12} {:>12} {:>12} {:>16}",
-            "FSUse%", "Count", "Size", "Files/sec", "App Overhead"
-        );
+        s.push_str(columns().trim_end_matches('\n'));
         for c in CALLS {
             let _ = write!(s, " {:>26}", format!("{} (Min/Avg/Max)", c.to_uppercase()));
         }
@@ -71,11 +67,16 @@ pub fn header(argv: &[String], opts: &FsMarkOptions, start_ctime: &str, to_log: 
     s
 }
 
+/// fs_mark's words for its loop rows' numbers, as column heads and as
+/// the metrics' names.
+pub const FILES_PER_SEC: &str = "Files/sec";
+pub const APP_OVERHEAD: &str = "App Overhead";
+
 /// fs_mark's column line (without `-v`'s per-call columns).
 pub fn columns() -> String {
     format!(
         "{:>6} {:>12} {:>12} {:>12} {:>16}\n",
-        "FSUse%", "Count", "Size", "Files/sec", "App Overhead"
+        "FSUse%", "Count", "Size", FILES_PER_SEC, APP_OVERHEAD
     )
 }
 
@@ -128,7 +129,7 @@ pub fn phase_summary(phases: &[PhaseResult]) -> String {
     let _ = writeln!(
         s,
         "#\t{:<8} {:>12} {:>12} {:>12} {:>12} {:>12}",
-        "Phase", "Files", "Time (s)", "Files/sec", "Usr CPU (s)", "Sys CPU (s)"
+        "Phase", "Files", "Time (s)", FILES_PER_SEC, "Usr CPU (s)", "Sys CPU (s)"
     );
     for p in phases {
         let _ = writeln!(

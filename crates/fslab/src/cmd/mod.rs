@@ -134,6 +134,15 @@ fn print_all(bytes: &[u8]) -> Result<(), Failure> {
     }
 }
 
+/// A rendering error as an exit status: a bad selection is bad input.
+fn results_failure(e: fslab_results::Error) -> Failure {
+    if e.is_usage() {
+        Failure::Usage(e.to_string())
+    } else {
+        Failure::Failed(e.to_string())
+    }
+}
+
 /// Opens the results store to write, or explains why not.
 fn open_store(db: &Path) -> Result<fslab_store::Store, Failure> {
     fslab_store::Store::open(db).map_err(|e| Failure::Failed(format!("results store {e}")))

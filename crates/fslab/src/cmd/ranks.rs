@@ -159,9 +159,9 @@ pub fn run<R: Report>(
         None => {}
     }
     if common.json {
-        println!(
+        print!(
             "{}",
-            serde_json::to_string_pretty(&report_json(id, &merged)).unwrap_or_default()
+            fslab_record::json::Versioned::new(report_json(id, &merged)).to_pretty()
         );
     }
     if common.progress {

@@ -120,9 +120,9 @@ pub fn run<R: Report>(
         .map_err(|e| Failure::Failed(format!("{name}: {e}")))?;
     drop(text_out);
     if common.json {
-        println!(
+        print!(
             "{}",
-            serde_json::to_string_pretty(&report).unwrap_or_default()
+            fslab_record::json::Versioned::new(&report).to_pretty()
         );
     }
     for n in report.notes() {

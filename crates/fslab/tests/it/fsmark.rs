@@ -405,6 +405,11 @@ fn json_report_has_loops_phases_and_latency() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value =
         serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("{\n  \"fslab_schema\": 1,"),
+        "the schema version comes first: {text}"
+    );
     assert_eq!(v["status"], "complete");
     assert_eq!(v["loops"].as_array().unwrap().len(), 2);
     assert_eq!(v["loops"][1]["count"], 600);

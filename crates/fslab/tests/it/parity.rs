@@ -117,43 +117,53 @@ fn tiotest_write_rates_include_the_flush_to_disk() {
     }
     let lab = Lab::new();
     let fs = LoopFs::new(fslab_lab::mkfs::FsType::Ext4, 2 << 30, &[]);
-    let o = lab.run(&[
-        "tiotest",
-        "-t",
-        "1",
-        "-f",
-        "256",
-        "-r",
-        "2000",
-        "-b",
-        "4096",
-        "-k",
-        "2",
-        "-k",
-        "3",
-        "--probes",
-        "none",
-        "--json",
-        "-d",
-        fs.path().to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let write = v["tests"][0]["mb_per_s"].as_f64().unwrap();
-    let dd = std::process::Command::new("dd")
-        .arg("if=/dev/zero")
-        .arg(format!("of={}", fs.path().join("dd").display()))
-        .args(["bs=4096", "count=65536", "conv=fsync"])
-        .output()
-        .unwrap();
-    let text = stderr(&dd);
-    // "268435456 bytes (268 MB, 256 MiB) copied, 0.5 s, 537 MB/s"
-    let secs: f64 = text
-        .split(", ")
-        .find_map(|p| p.strip_suffix(" s"))
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or_else(|| panic!("{text}"));
-    let dd_mib_s = 256.0 / secs;
+    // Best of two each, interleaved: the machine's other work (tests run
+    // side by side) slows one run, not the comparison.
+    let (mut write, mut dd_mib_s) = (0.0f64, 0.0f64);
+    for round in 0..2 {
+        let dir = fs.path().join(format!("t{round}"));
+        std::fs::create_dir(&dir).unwrap();
+        let o = lab.run(&[
+            "tiotest",
+            "-t",
+            "1",
+            "-f",
+            "256",
+            "-r",
+            "2000",
+            "-b",
+            "4096",
+            "-k",
+            "2",
+            "-k",
+            "3",
+            "--probes",
+            "none",
+            "--json",
+            "-d",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        write = write.max(v["tests"][0]["mb_per_s"].as_f64().unwrap());
+        let out = fs.path().join(format!("dd{round}"));
+        let dd = std::process::Command::new("dd")
+            .arg("if=/dev/zero")
+            .arg(format!("of={}", out.display()))
+            .args(["bs=4096", "count=65536", "conv=fsync"])
+            .output()
+            .unwrap();
+        let text = stderr(&dd);
+        // "268435456 bytes (268 MB, 256 MiB) copied, 0.5 s, 537 MB/s"
+        let secs: f64 = text
+            .split(", ")
+            .find_map(|p| p.strip_suffix(" s"))
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{text}"));
+        dd_mib_s = dd_mib_s.max(256.0 / secs);
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_file(&out).unwrap();
+    }
     let ratio = write / dd_mib_s;
     assert!(
         (0.33..3.0).contains(&ratio),

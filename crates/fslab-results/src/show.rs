@@ -1,0 +1,501 @@
+//! `fslab results list | experiments | show | export`: runs as text (and JSON/CSV).
+
+use fslab_probe::names;
+use std::fmt::Write as _;
+
+use fslab_cluster::MpiParams;
+use fslab_lab::human_bytes;
+use fslab_probe::notes::{
+    BlockioEvents, BlockioSummary, CpuSummary, DiskSummary, FragFinalMap, Jbd2Commits, Note,
+    PerfTop, StacksTop, WritebackReasons,
+};
+use fslab_probe::TargetsNote;
+use fslab_record::json::Versioned;
+use fslab_store::{RunOrigin, RunRecord, Store};
+use fslab_workload::fsmark::output;
+
+use crate::Result;
+
+/// `results list`: one line per run, newest last, with its headline number.
+pub fn list(store: &Store) -> Result<String> {
+    let mut s = String::new();
+    for r in store.list_runs()? {
+        // The tool's own headline number, else the first phase's rate.
+        let metrics = store.metrics(r.id)?;
+        let headline = match fslab_record::metric::headline(&metrics) {
+            Some(m) => format!("{} {}", m.label(), fslab_stats::fmt_g(m.value, 6)),
+            None => store
+                .phases(r.id)?
+                .first()
+                .map(|p| format!("{} {:.1} ops/s", p.phase, p.ops_per_s))
+                .unwrap_or_else(|| "-".into()),
+        };
+        let ranks = match MpiParams::of(&r.params) {
+            Some(m) => format!(" ({} MPI ranks)", m.ranks),
+            None => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "{:<5} {}  {:<8} {:<11} {:<6} {}  {headline}{ranks}",
+            r.id,
+            r.started_at.get(..19).unwrap_or(&r.started_at),
+            r.workload,
+            r.status.as_str(),
+            if r.fs_type.is_empty() {
+                "?"
+            } else {
+                &r.fs_type
+            },
+            r.target_path,
+        );
+    }
+    Ok(s)
+}
+
+/// `results experiments`: one line per experiment.
+pub fn experiments(store: &Store) -> Result<String> {
+    let mut s = String::new();
+    for e in store.list_experiments()? {
+        let total = e.cells * e.repetitions;
+        let _ = writeln!(
+            s,
+            "{:<5} {}  {:<11} {:>12}  {}  ({} cell{} x {} repetition{}, scale {}, {})",
+            e.id,
+            e.started_at.get(..19).unwrap_or(&e.started_at),
+            e.status,
+            format!("{}/{total} runs", e.completed),
+            e.name,
+            e.cells,
+            if e.cells == 1 { "" } else { "s" },
+            e.repetitions,
+            if e.repetitions == 1 { "" } else { "s" },
+            e.scale,
+            e.file
+        );
+    }
+    Ok(s)
+}
+
+/// `results show ID`: the run, how its filesystem was made, its probes.
+pub fn run_text(store: &Store, id: i64) -> Result<String> {
+    let rec = store.run(id)?;
+    let notes = store.probe_notes(id)?;
+    let points = store.probe_point_summary(id)?;
+    let made = store
+        .run_origin(id)?
+        .map(|o| origin(&o))
+        .unwrap_or_default();
+    Ok(format!(
+        "{}{made}{}",
+        show(&rec),
+        probes(&rec, &notes, &points)
+    ))
+}
+
+/// `results export ID --format json`: the run's record with its schema version.
+pub fn export_json(store: &Store, id: i64) -> Result<String> {
+    Ok(Versioned::new(store.run(id)?).to_pretty())
+}
+
+/// `results export ID --format csv`.
+pub fn export_csv(store: &Store, id: i64) -> Result<String> {
+    Ok(store.run(id)?.to_csv())
+}
+
+/// How `fslab run` made the run's filesystem: the cell's setup as recorded.
+pub fn origin(o: &RunOrigin) -> String {
+    let (c, r) = (&o.cell, &o.cell_run);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nmade by experiment {} ({}), cell {} {:?}, repetition {}:",
+        o.experiment_id, o.experiment, c.index, c.label, r.repetition
+    );
+    if let Some(h) = c.image_host() {
+        let _ = writeln!(
+            s,
+            "  image host:  {} on {} ({}, {} sparse, on {}), mounted at {}",
+            h.fs,
+            h.loop_device,
+            h.image,
+            human_bytes(h.image_size),
+            h.on,
+            h.mount_point,
+        );
+    }
+    if !r.image_path.is_empty() {
+        let _ = writeln!(
+            s,
+            "  image:       {} ({} sparse, {} written at the end) on {}",
+            r.image_path,
+            human_bytes(r.image_size),
+            human_bytes(r.image_allocated),
+            r.host_fs
+        );
+    }
+    if !r.loop_device.is_empty() {
+        let _ = writeln!(
+            s,
+            "  device:      {}{}",
+            r.loop_device,
+            if r.image_path.is_empty() {
+                ""
+            } else if r.direct_io {
+                " (loop, direct IO)"
+            } else {
+                " (loop, buffered IO)"
+            }
+        );
+    }
+    if !r.mkfs_argv.is_empty() {
+        let _ = writeln!(
+            s,
+            "  mkfs:        {}  ({:.2} s; {})",
+            r.mkfs_argv.join(" "),
+            r.mkfs_s,
+            c.mkfs_version
+        );
+    }
+    for a in &r.after_mkfs {
+        let _ = writeln!(s, "  after mkfs:  {}", a.join(" "));
+    }
+    if !r.mount_argv.is_empty() {
+        let _ = writeln!(s, "  mount:       {}", r.mount_argv.join(" "));
+        let _ = writeln!(s, "  kernel says: {}", r.kernel_mount_options);
+    }
+    for (k, v) in &c.sysctl {
+        let before = r.sysctl_before.get(k).map(String::as_str).unwrap_or("?");
+        let _ = writeln!(s, "  sysctl:      {k} = {v} (was {before})");
+    }
+    if let Some(limit) = c.memory_limit_bytes {
+        let _ = writeln!(
+            s,
+            "  memory:      limit {}, peak {}, limit hit {} times",
+            human_bytes(limit),
+            r.memory_max_usage_bytes
+                .map(human_bytes)
+                .unwrap_or("-".into()),
+            r.memory_failcnt
+                .map(|n| n.to_string())
+                .unwrap_or("-".into())
+        );
+    }
+    if c.drop_caches {
+        let _ = writeln!(s, "  caches:      dropped before each phase");
+    }
+    if let (Some(u), Some(m)) = (r.unmount_s, r.remount_s) {
+        let _ = writeln!(s, "  unmount:     {u:.3} s, remount {m:.3} s");
+    }
+    s
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.1}", ns / 1000.0)
+}
+
+/// The human-readable account of one run.
+pub fn show(rec: &RunRecord) -> String {
+    let r = &rec.run;
+    let mut s = String::new();
+    let _ = writeln!(s, "run {}: {} ({})", r.id, r.workload, r.status.as_str());
+    if let Some(e) = &r.error {
+        let _ = writeln!(s, "error:     {e}");
+    }
+    let _ = writeln!(s, "command:   {}", r.command_line.join(" "));
+    let _ = writeln!(s, "started:   {}", r.started_at);
+    let _ = writeln!(s, "finished:  {}", r.finished_at.as_deref().unwrap_or("-"));
+    let _ = writeln!(
+        s,
+        "fslab:     {}   kernel: {}   host: {}",
+        r.fslab_version, r.kernel, r.hostname
+    );
+    let _ = writeln!(
+        s,
+        "target:    {} on {} ({}, mounted at {})",
+        r.target_path, r.mount_source, r.fs_type, r.mount_point
+    );
+    let _ = writeln!(s, "options:   {}", r.mount_options);
+    if let Some(mpi) = MpiParams::of(&r.params) {
+        let _ = writeln!(
+            s,
+            "mpi:       {} ranks on {}, each in rankNNNN under the directories given",
+            mpi.ranks,
+            mpi.host_counts()
+        );
+        for r in &mpi.rates {
+            let _ = writeln!(
+                s,
+                "           {:<14} rank ops/s: min {:.1}  mean {:.1}  max {:.1}  sd {:.1}  ({} ranks)",
+                r.phase, r.min, r.mean, r.max, r.sd, r.ranks
+            );
+        }
+    }
+    if !rec.loops.is_empty() {
+        s.push_str("\nloops (fs_mark table):\n");
+        s.push_str(&output::columns());
+        for l in &rec.loops {
+            s.push_str(&output::row(l, false));
+        }
+    }
+    // The tool's own numbers (fsmark's are its loop rows, shown above).
+    let own: Vec<&fslab_record::Metric> = rec
+        .metrics
+        .iter()
+        .filter(|m| !(m.source == "fsmark" && m.detail))
+        .collect();
+    if !own.is_empty() {
+        let _ = writeln!(s, "\n{} reported:", r.workload);
+        let w = own.iter().map(|m| m.label().len()).max().unwrap_or(0);
+        for m in own {
+            let _ = writeln!(s, "  {:<w$}  {}", m.label(), fslab_stats::fmt_g(m.value, 6));
+        }
+    }
+    if !rec.phases.is_empty() {
+        s.push_str("\nphases:\n");
+        let _ = writeln!(
+            s,
+            "{:<8} {:>12} {:>10} {:>12} {:>9} {:>9}  done",
+            "phase", "ops", "time s", "ops/s", "usr s", "sys s"
+        );
+        for p in &rec.phases {
+            let _ = writeln!(
+                s,
+                "{:<8} {:>12} {:>10.3} {:>12.1} {:>9.3} {:>9.3}  {}",
+                p.phase,
+                p.ops,
+                p.elapsed_s,
+                p.ops_per_s,
+                p.usr_cpu_s,
+                p.sys_cpu_s,
+                if p.complete { "yes" } else { "no" }
+            );
+        }
+    }
+    if !rec.latency.is_empty() {
+        s.push_str("\nlatency (microseconds):\n");
+        let _ = writeln!(
+            s,
+            "{:<8} {:<7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+            "phase", "call", "count", "min", "mean", "p50", "p99", "p99.9", "max"
+        );
+        for l in &rec.latency {
+            let _ = writeln!(
+                s,
+                "{:<8} {:<7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+                l.phase,
+                l.op,
+                l.count,
+                us(l.min_ns as f64),
+                us(l.mean_ns),
+                us(l.p50_ns as f64),
+                us(l.p99_ns as f64),
+                us(l.p999_ns as f64),
+                us(l.max_ns as f64)
+            );
+        }
+    }
+    if !rec.series.is_empty() {
+        s.push_str("\nper-second rate (ops/s):\n");
+        let _ = writeln!(
+            s,
+            "{:<8} {:>8} {:>12} {:>12} {:>12}",
+            "phase", "samples", "min", "mean", "max"
+        );
+        for p in &rec.phases {
+            let pts: Vec<f64> = rec
+                .series
+                .iter()
+                .filter(|x| x.phase_index == p.seq)
+                .scan(0.0, |prev, x| {
+                    let dt = x.t_s - *prev;
+                    *prev = x.t_s;
+                    Some(if dt > 0.0 { x.ops as f64 / dt } else { 0.0 })
+                })
+                .collect();
+            if pts.is_empty() {
+                continue;
+            }
+            let mean = pts.iter().sum::<f64>() / pts.len() as f64;
+            let min = pts.iter().cloned().fold(f64::INFINITY, f64::min);
+            let max = pts.iter().cloned().fold(0.0, f64::max);
+            let _ = writeln!(
+                s,
+                "{:<8} {:>8} {:>12.1} {:>12.1} {:>12.1}",
+                p.phase,
+                pts.len(),
+                min,
+                mean,
+                max
+            );
+        }
+    }
+    s
+}
+
+/// The stored note of type `T` for phase `phase` (`None`: the run's own).
+pub fn note_of<T: Note>(notes: &[fslab_store::StoredNote], phase: Option<u32>) -> Option<T> {
+    notes
+        .iter()
+        .find(|n| n.phase_index == phase && T::is(&n.probe, &n.key))
+        .map(|n| T::from_value(&n.value))
+}
+
+/// The probes' summaries, phase by phase.
+pub fn probes(
+    rec: &RunRecord,
+    notes: &[fslab_store::StoredNote],
+    points: &[(u32, String, String, u64, f64, f64)],
+) -> String {
+    let mut s = String::new();
+    if notes.is_empty() {
+        return s;
+    }
+    s.push_str("\nprobes:\n");
+    if let Some(t) = note_of::<TargetsNote>(notes, None) {
+        let _ = writeln!(
+            s,
+            "  watching: device {}, image {}, host device {} ({})",
+            t.device.as_deref().unwrap_or("-"),
+            t.image.as_deref().unwrap_or("-"),
+            t.host.as_deref().unwrap_or("-"),
+            t.probes.join(",")
+        );
+    }
+    for n in notes
+        .iter()
+        .filter(|n| n.phase_index.is_none() && n.key == "unavailable")
+    {
+        let _ = writeln!(
+            s,
+            "  {}: unavailable: {}",
+            n.probe,
+            n.value.as_str().unwrap_or("")
+        );
+    }
+    if let Some(e) = note_of::<BlockioEvents>(notes, None) {
+        let _ = writeln!(
+            s,
+            "  blockio: {} completions kept (see `fslab trace show {}`), {} not kept, {} dropped by the kernel",
+            e.kept, rec.run.id, e.not_kept, e.dropped
+        );
+    }
+    if let Some(m) = note_of::<FragFinalMap>(notes, None) {
+        let _ = writeln!(
+            s,
+            "  frag: image {} ends with {} extents",
+            m.image, m.extents
+        );
+    }
+    for p in &rec.phases {
+        let _ = writeln!(s, "  phase {}:", p.phase);
+        let pt = |probe: &str, metric: &str| {
+            points
+                .iter()
+                .find(|x| x.0 == p.seq && x.1 == probe && x.2 == metric)
+                .map(|x| (x.4, x.5))
+        };
+        let here = Some(p.seq);
+        if let Some(c) = note_of::<CpuSummary>(notes, here) {
+            let m = &c.mean;
+            let _ = write!(
+                s,
+                "    cpu: {:.0}% busy (usr {:.0}%, sys {:.0}%, iowait {:.0}%, steal {:.0}%) of one CPU",
+                m.busy_pct(),
+                m.usr_pct,
+                m.sys_pct,
+                m.iowait_pct,
+                m.steal_pct
+            );
+            let top: Vec<String> = c
+                .fs_kthreads
+                .iter()
+                .take(3)
+                .map(|t| format!("{} {:.2}s", t.thread, t.cpu_s))
+                .collect();
+            if !top.is_empty() {
+                let _ = write!(s, "; fs threads: {}", top.join(", "));
+            }
+            s.push('\n');
+        }
+        for (dev, d) in note_of::<DiskSummary>(notes, here).unwrap_or_default().0 {
+            let _ = writeln!(
+                s,
+                "    disk {dev}: {:.1} MB written in {} writes, {:.1} MB read, {:.0}% utilised",
+                d.write_bytes as f64 / 1e6,
+                d.writes,
+                d.read_bytes as f64 / 1e6,
+                d.util_pct
+            );
+        }
+        for (dev, d) in note_of::<BlockioSummary>(notes, here)
+            .unwrap_or_default()
+            .devices
+        {
+            let _ = writeln!(
+                s,
+                "    blockio {dev}: {:.0} IOPS, {:.1} MB/s written, {:.1} KiB average, {:.0}% sequential, latency {:.0} us average / {:.0} us max, queue depth {:.2}",
+                d.iops, d.write_mb_s, d.avg_io_kb, d.sequential_pct, d.latency_avg_us, d.latency_max_us, d.queue_depth
+            );
+        }
+        if let Some((mean, max)) = pt("mem", names::DIRTY_BYTES) {
+            let wb = pt("mem", names::WRITEBACK_BYTES).unwrap_or((0.0, 0.0));
+            let _ = write!(
+                s,
+                "    mem: dirty {:.0} MB average / {:.0} MB max, writeback {:.0} MB max",
+                mean / 1e6,
+                max / 1e6,
+                wb.1 / 1e6
+            );
+            if let Some((_, fails)) = pt("mem", names::CGROUP_FAILCNT) {
+                let _ = write!(s, "; cgroup limit hit {fails:.0} times");
+            }
+            s.push('\n');
+        }
+        if let Some(Jbd2Commits(lines)) = note_of::<Jbd2Commits>(notes, here) {
+            let run = pt("journal", &names::jbd2_commit(names::JBD2_RUNNING)).unwrap_or((0.0, 0.0));
+            let log = pt("journal", &names::jbd2_commit(names::JBD2_LOGGING)).unwrap_or((0.0, 0.0));
+            let _ = writeln!(s, "    journal: {} jbd2 commits, running {:.0} ms average / {:.0} max, logging {:.0} ms average / {:.0} max", lines.len(), run.0, run.1, log.0, log.1);
+            for l in lines.iter().take(3) {
+                let _ = writeln!(s, "      {l}");
+            }
+        } else if let Some((mean, _)) = pt("journal", &names::xfs_per_s(names::XFS_LOG_WRITES)) {
+            let _ = writeln!(s, "    journal: xfs log writes {mean:.0}/s average");
+        } else if let Some((_, commits)) = pt("journal", names::BTRFS_COMMITS) {
+            let _ = writeln!(
+                s,
+                "    journal: btrfs transaction commits {commits:.0} (mount total)"
+            );
+        }
+        if let Some(WritebackReasons(r)) =
+            note_of::<WritebackReasons>(notes, here).filter(|r| !r.0.is_empty())
+        {
+            let r: Vec<String> = r.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            let _ = writeln!(s, "    writeback starts: {}", r.join(", "));
+        }
+        for st in note_of::<StacksTop>(notes, here)
+            .unwrap_or_default()
+            .stacks
+            .iter()
+            .take(3)
+        {
+            let frames: Vec<&str> = st.frames.iter().map(String::as_str).take(5).collect();
+            let _ = writeln!(
+                s,
+                "    blocked {:>5.1}% {}: {}",
+                st.share_pct,
+                st.thread,
+                frames.join(" <- ")
+            );
+        }
+        if let Some(PerfTop(syms)) = note_of::<PerfTop>(notes, here) {
+            let top: Vec<String> = syms
+                .iter()
+                .filter(|x| x.kernel)
+                .take(5)
+                .map(|x| format!("{:.1}% {}", x.percent, x.symbol))
+                .collect();
+            let _ = writeln!(s, "    perf: {}", top.join(", "));
+        }
+    }
+    s
+}

@@ -1,0 +1,167 @@
+//! Rendering from a store written through the `Recorder` trait, as the
+//! workloads write it: the same number has one name and unit in `results
+//! show`, `compare`'s JSON and the report, and the JSON has its version.
+
+use fslab_record::{Better, Metric, PhaseResult, Recorder, RunInfo, RunStatus, TargetInfo, Unit};
+use fslab_results::{page, select, show};
+use fslab_store::Store;
+
+fn run(store: &mut Store, throughput: f64, status: RunStatus) -> i64 {
+    let info = RunInfo {
+        workload: "dbench".into(),
+        command_line: vec!["fslab".into(), "dbench".into(), "2".into()],
+        fslab_version: "0.1.0".into(),
+        kernel: "6.1.0".into(),
+        hostname: "here".into(),
+        started_at: fslab_record::time::now(),
+        target: TargetInfo {
+            path: "/mnt".into(),
+            fs_type: "ext4".into(),
+            ..Default::default()
+        },
+        params: serde_json::json!({}),
+    };
+    let id = store.begin_run(&info).unwrap();
+    store
+        .record_phase(
+            id,
+            &PhaseResult {
+                phase: "execute".into(),
+                ops: 1000,
+                elapsed_s: 2.0,
+                ops_per_s: 500.0,
+                complete: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let m = [
+        Metric::new(
+            "dbench",
+            None,
+            "Throughput",
+            throughput,
+            Unit::MbPerSec,
+            Better::Higher,
+        ),
+        Metric::new(
+            "dbench",
+            Some("NTCreateX"),
+            "AvgLat",
+            0.25,
+            Unit::Milliseconds,
+            Better::Lower,
+        )
+        .detail(),
+    ];
+    store.record_metrics(id, &m).unwrap();
+    store
+        .finish_run(
+            id,
+            status,
+            (status == RunStatus::Failed).then_some("disk full"),
+        )
+        .unwrap();
+    id
+}
+
+#[test]
+fn one_number_one_name_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("r.sqlite")).unwrap();
+    for (i, t) in [101.5, 98.5, 100.0, 120.0, 121.0, 119.0].iter().enumerate() {
+        assert_eq!(run(&mut store, *t, RunStatus::Complete), i as i64 + 1);
+    }
+    let failed = run(&mut store, 0.0, RunStatus::Failed);
+
+    // results show: the tool's numbers, breakdown rows included.
+    let text = show::run_text(&store, 1).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("Throughput (MB/s) ") && l.ends_with(" 101.5")),
+        "{text}"
+    );
+    assert!(text.contains("NTCreateX AvgLat (ms)"), "{text}");
+    let text = show::run_text(&store, failed).unwrap();
+    assert!(text.contains("error:     disk full"), "{text}");
+    // results list: the headline is the tool's own.
+    let list = show::list(&store).unwrap();
+    assert!(
+        list.lines()
+            .next()
+            .unwrap()
+            .ends_with("Throughput (MB/s) 101.5"),
+        "{list}"
+    );
+    // export: versioned, with the metric's unit typed.
+    let j: serde_json::Value =
+        serde_json::from_str(&show::export_json(&store, 1).unwrap()).unwrap();
+    assert_eq!(j["fslab_schema"], fslab_record::json::SCHEMA_VERSION);
+    assert_eq!(j["metrics"][0]["unit"], "mb_per_sec");
+
+    // compare: the same label, breakdown rows left out.
+    let runs = ["1,2,3".to_string(), "4,5,6".to_string()];
+    let g = select::select(&store, &[], &runs).unwrap();
+    let metrics = select::metrics(&store, &g).unwrap();
+    let names: Vec<&str> = metrics.iter().map(|m| m.name.as_str()).collect();
+    assert!(names.contains(&"dbench Throughput (MB/s)"), "{names:?}");
+    assert!(!names.iter().any(|n| n.contains("AvgLat")), "{names:?}");
+    let rows = fslab_stats::compare::compare(&g.labels, &metrics, 0);
+    let doc: serde_json::Value = serde_json::from_str(&select::json(&g.labels, 0, &rows)).unwrap();
+    assert_eq!(doc["fslab_schema"], 1);
+    assert_eq!(doc["baseline"], "runs 1,2,3");
+    let row = doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "dbench Throughput (MB/s)" && r["group"] == "runs 4,5,6")
+        .unwrap();
+    assert!((row["mean"].as_f64().unwrap() - 120.0).abs() < 1e-9);
+    assert!((row["diff_pct"].as_f64().unwrap() - 20.0).abs() < 1e-9);
+
+    // The report: the same row, under the same name.
+    let p = page::build(
+        &store,
+        &page::Selection {
+            runs: runs.to_vec(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(p.cells, 2);
+    assert!(p.html.contains("dbench Throughput (MB/s)"));
+    assert!(p.html.contains("+20.0%"), "the difference is in the page");
+
+    // Bad selections are bad input; a missing run is too.
+    let e = select::select(&store, &[], &["1,x".to_string()]).unwrap_err();
+    assert!(
+        e.is_usage() && e.to_string().contains("\"x\" is not a run id"),
+        "{e}"
+    );
+    let e = show::run_text(&store, 99).unwrap_err();
+    assert!(
+        e.is_usage() && e.to_string() == "no run with id 99 in the results store",
+        "{e}"
+    );
+    let e = select::baseline(&g.labels, Some("nope")).unwrap_err();
+    assert!(e.is_usage(), "{e}");
+}
+
+#[test]
+fn a_selection_with_no_completed_run_is_said_not_printed_empty() {
+    let g = select::Groups {
+        labels: vec!["a".into(), "b".into()],
+        runs: vec![vec![], vec![(1, None, None)]],
+    };
+    let w = select::complete_runs(&g).unwrap();
+    assert_eq!(w, ["a: no completed run, left out of the comparison"]);
+    let g = select::Groups {
+        labels: vec!["a".into()],
+        runs: vec![vec![]],
+    };
+    let e = select::complete_runs(&g).unwrap_err();
+    assert!(
+        !e.is_usage() && e.to_string().starts_with("nothing to compare"),
+        "{e}"
+    );
+}
