@@ -43,8 +43,13 @@ pub struct MpiParams {
 impl MpiParams {
     /// The MPI facts of a run's parameters; None for a run of one process.
     pub fn of(params: &serde_json::Value) -> Option<MpiParams> {
-        let v = params.as_object()?.get("mpi")?;
-        Some(MpiParams::deserialize(v).unwrap_or_default())
+        /// The part of a run's parameters that merged ranks add.
+        #[derive(Deserialize)]
+        struct Params {
+            mpi: Option<serde_json::Value>,
+        }
+        let p = Params::deserialize(params).ok()?;
+        Some(MpiParams::deserialize(p.mpi?).unwrap_or_default())
     }
 
     /// The hosts as `NAME xN`, comma-separated.

@@ -8,7 +8,7 @@ use fslab_lab::human_bytes;
 use fslab_lab::mkfs::{mkfs_argv, FsType};
 use fslab_lab::mount::mount_argv;
 
-use crate::spec::{Cell, Device, Experiment, ImageHost, Order};
+use crate::spec::{Cell, Device, Experiment, ImageHost, Order, WorkloadKind};
 
 /// The (cell index, repetition) pairs in the order they run; repetitions count from 1.
 pub fn schedule(exp: &Experiment) -> Vec<(u32, u32)> {
@@ -79,10 +79,10 @@ pub fn scaled(exp: &Experiment, f: f64) -> Experiment {
         let s = ((*size as f64 * f) as u64).div_ceil(mib) * mib;
         *size = s.max(512 * mib);
     }
-    let kind = e.workload.kind.clone();
-    e.workload.args = scale_args(&kind, &e.workload.args, f);
+    let kind = e.workload.kind;
+    e.workload.args = scale_args(kind, &e.workload.args, f);
     for c in &mut e.cells {
-        c.workload_args = scale_args(&kind, &c.workload_args, f);
+        c.workload_args = scale_args(kind, &c.workload_args, f);
     }
     e
 }
@@ -90,13 +90,13 @@ pub fn scaled(exp: &Experiment, f: f64) -> Experiment {
 /// Scales a workload's counts and sizes: fsmark `-n` and `-D`; tiotest `-f`
 /// and `-r`; createmany's COUNT; alloctest's LEN (at least 1 MiB); dbench's
 /// `-t` and `--warmup` (at least 1 s); compilebench's `-i` and `-r`.
-pub fn scale_args(kind: &str, args: &[String], f: f64) -> Vec<String> {
+pub fn scale_args(kind: WorkloadKind, args: &[String], f: f64) -> Vec<String> {
     match kind {
-        "fsmark" => scale_fsmark_args(args, f),
-        "tiotest" => scale_flags(args, &["-f", "-r"], f),
-        "dbench" => scale_flags(args, &["-t", "--warmup"], f),
-        "compilebench" => scale_flags(args, &["-i", "-r"], f),
-        "createmany" => {
+        WorkloadKind::FsMark => scale_fsmark_args(args, f),
+        WorkloadKind::TioTest => scale_flags(args, &["-f", "-r"], f),
+        WorkloadKind::Dbench => scale_flags(args, &["-t", "--warmup"], f),
+        WorkloadKind::CompileBench => scale_flags(args, &["-i", "-r"], f),
+        WorkloadKind::CreateMany => {
             let mut v = args.to_vec();
             let takes_value = ["-l", "-r", "-x", "-S", "-W", "-U", "-G", "-t", "--threads"];
             if let Some(last) = v.len().checked_sub(1) {
@@ -109,7 +109,7 @@ pub fn scale_args(kind: &str, args: &[String], f: f64) -> Vec<String> {
             }
             v
         }
-        "alloctest" => {
+        WorkloadKind::AllocTest => {
             let mut v = args.to_vec();
             if let Some(last) = v.last_mut() {
                 if let Some(b) = fslab_lab::parse_bytes(last) {
@@ -121,7 +121,6 @@ pub fn scale_args(kind: &str, args: &[String], f: f64) -> Vec<String> {
             }
             v
         }
-        _ => args.to_vec(),
     }
 }
 
@@ -167,12 +166,6 @@ pub fn workload_dirs(exp: &Experiment, mnt: &Path) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// Whether the workload takes its directories as `-d DIR` options
-/// (fsmark, tiotest), which fslab adds; the others put `{dir}` in a path.
-pub fn takes_dirs(kind: &str) -> bool {
-    matches!(kind, "fsmark" | "tiotest")
-}
-
 /// The experiment's and the cell's workload arguments with `{dir}`
 /// (`{dir1}`, ...) replaced by the workload directories under `mnt`.
 pub fn substituted_args(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
@@ -196,9 +189,9 @@ pub fn substituted_args(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String
 /// `mnt`: `{dir}` (`{dir1}`, ...) in an argument becomes a workload
 /// directory; fsmark and tiotest get `-d DIR` for each.
 pub fn workload_argv(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
-    let mut v = vec![exp.workload.kind.clone()];
+    let mut v = vec![exp.workload.kind.name().to_string()];
     v.extend(substituted_args(exp, cell, mnt));
-    if exp.workload.kind == "fsmark" && !v.iter().any(|a| a.starts_with("-l")) {
+    if exp.workload.kind == WorkloadKind::FsMark && !v.iter().any(|a| a.starts_with("-l")) {
         // fs_mark's log file would go to the current directory; the text is stored instead.
         v.push("-l".into());
         v.push("/dev/null".into());
@@ -206,7 +199,7 @@ pub fn workload_argv(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
     if let Some(p) = &exp.workload.probes {
         v.push(format!("--probes={p}"));
     }
-    if takes_dirs(&exp.workload.kind) {
+    if exp.workload.kind.takes_dirs() {
         for d in workload_dirs(exp, mnt) {
             v.push("-d".into());
             v.push(d.display().to_string());

@@ -318,11 +318,9 @@ impl ExperimentOutcome {
             }
             // The tool's own numbers, named as compare names them (fs_mark's
             // per-loop rows stay out: their mean stands for them).
-            for m in r
-                .metrics
-                .iter()
-                .filter(|m| !(m.source == "fsmark" && m.phase.is_some()))
-            {
+            for m in r.metrics.iter().filter(|m| {
+                !(m.source == fslab_record::WorkloadKind::FsMark.name() && m.phase.is_some())
+            }) {
                 push(
                     format!("{} {}", m.source, m.label()),
                     direction_of(m),
@@ -503,7 +501,7 @@ fn run_cells(
             sysctl: c.sysctl.clone(),
             drop_caches: exp.machine.drop_caches,
             memory_limit_bytes: exp.machine.memory_limit,
-            workload: exp.workload.kind.clone(),
+            workload: exp.workload.kind.name().into(),
             workload_argv: workload_argv(exp, c, placeholder),
             device: {
                 let mut d = serde_json::to_value(&exp.device).unwrap_or_default();

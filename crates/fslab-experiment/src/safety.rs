@@ -286,7 +286,7 @@ fn workload_error(exp: &Experiment, cell: &Cell) -> Option<String> {
         }
     }
     let mut argv = plan::substituted_args(exp, cell, &scratch.0);
-    let fslab_dirs = if plan::takes_dirs(&exp.workload.kind) {
+    let fslab_dirs = if exp.workload.kind.takes_dirs() {
         for d in &dirs {
             argv.push("-d".into());
             argv.push(d.display().to_string());
@@ -295,7 +295,7 @@ fn workload_error(exp: &Experiment, cell: &Cell) -> Option<String> {
     } else {
         0
     };
-    fslab_workload::args::check_experiment_args(&exp.workload.kind, &argv, fslab_dirs, &scratch.0)
+    fslab_workload::args::check_experiment_args(exp.workload.kind, &argv, fslab_dirs, &scratch.0)
         .err()
         .map(|e| {
             let stand_in = scratch.0.display().to_string();

@@ -139,7 +139,7 @@ struct VariantSpec {
     after_mkfs: Vec<String>,
 }
 
-pub use fslab_workload::args::WORKLOADS;
+pub use fslab_record::WorkloadKind;
 
 /// In what order the (cell, repetition) pairs run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -210,7 +210,7 @@ pub struct Machine {
 /// The workload every cell runs.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Workload {
-    pub kind: String,
+    pub kind: WorkloadKind,
     pub args: Vec<String>,
     /// Number of top-level directories (`-d MOUNT/0`, ...).
     pub dirs: u32,
@@ -487,20 +487,11 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
         memory_limit,
     };
 
-    let wk = spec.workload.kind.get_ref().as_str();
-    if !WORKLOADS.contains(&wk) {
-        return ctx.err(
-            spec.workload.kind.span(),
-            "workload.kind",
-            format!(
-                "unknown workload {wk:?} (available: {})",
-                WORKLOADS.join(", ")
-            ),
-        );
-    }
-    if matches!(wk, "createmany" | "alloctest" | "dbench" | "compilebench")
-        && !spec.workload.args.iter().any(|a| a.contains("{dir"))
-    {
+    let wk = match spec.workload.kind.get_ref().parse::<WorkloadKind>() {
+        Ok(k) => k,
+        Err(e) => return ctx.err(spec.workload.kind.span(), "workload.kind", e),
+    };
+    if !wk.takes_dirs() && !spec.workload.args.iter().any(|a| a.contains("{dir")) {
         return ctx.err(
             spec.workload.kind.span(),
             "workload.args",
@@ -544,7 +535,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
         }
     };
     let workload = Workload {
-        kind: wk.to_string(),
+        kind: wk,
         args: spec.workload.args.clone(),
         dirs,
         ranks,

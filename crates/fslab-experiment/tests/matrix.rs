@@ -128,12 +128,20 @@ fn scale_shrinks_counts_and_sizes() {
     assert!(describe(&e, 0.01).contains("1 TiB"));
     let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     assert_eq!(
-        scale_args("dbench", &v(&["-t", "120", "--warmup", "0", "8"]), 0.01),
+        scale_args(
+            fslab_record::WorkloadKind::of("dbench").unwrap(),
+            &v(&["-t", "120", "--warmup", "0", "8"]),
+            0.01
+        ),
         ["-t", "1", "--warmup", "0", "8"],
         "at least 1 s, and no warm-up stays none"
     );
     assert_eq!(
-        scale_args("compilebench", &v(&["-i", "30", "-r", "0"]), 0.1),
+        scale_args(
+            fslab_record::WorkloadKind::of("compilebench").unwrap(),
+            &v(&["-i", "30", "-r", "0"]),
+            0.1
+        ),
         ["-i", "3", "-r", "0"]
     );
 }

@@ -49,8 +49,13 @@ pub struct CellInfo {
 impl CellInfo {
     /// The host XFS the cell's images were made in, if there was one.
     pub fn image_host(&self) -> Option<ImageHostFacts> {
-        let v = self.device.as_object()?.get("image_host_fs")?;
-        Some(ImageHostFacts::deserialize(v).unwrap_or_default())
+        /// The part of the device facts an image host adds.
+        #[derive(Deserialize)]
+        struct Device {
+            image_host_fs: Option<serde_json::Value>,
+        }
+        let d = Device::deserialize(&self.device).ok()?;
+        Some(ImageHostFacts::deserialize(d.image_host_fs?).unwrap_or_default())
     }
 }
 

@@ -17,6 +17,7 @@ pub mod protocol;
 pub mod time;
 mod types;
 pub mod units;
+mod workload;
 
 pub use experiment::{CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, ImageHostFacts};
 pub use latency::{LatencyHistogram, LatencySummary};
@@ -24,6 +25,7 @@ pub use mem::MemRecorder;
 pub use metric::{Better, Metric, Unit};
 pub use probe::{Monitor, NoMonitor, ProbeNote, ProbePoint};
 pub use types::*;
+pub use workload::WorkloadKind;
 
 /// Failure of a recorder (the store could not write).
 #[derive(Debug, thiserror::Error)]

@@ -12,7 +12,7 @@ use fslab_probe::notes::{BlockioEvents, Note, PerfTop, StacksTop};
 use fslab_probe::TargetsNote;
 use fslab_record::RunStatus;
 use fslab_report::{page, Bars, Block, Chart, Io, Movie, Series, Style};
-use fslab_store::{PointRow, RunRecord, Store, StoredNote};
+use fslab_store::{RunRecord, Store, StoredNote, StoredPoint};
 
 use crate::select::{baseline, metrics, select};
 use crate::Result;
@@ -53,15 +53,18 @@ fn offsets(store: &Store, run: i64) -> BTreeMap<u32, f64> {
 }
 
 fn points(
-    all: &[PointRow],
+    all: &[StoredPoint],
     off: &BTreeMap<u32, f64>,
     probe: &str,
     metric: &str,
     scale: f64,
 ) -> Vec<(f64, f64)> {
     all.iter()
-        .filter(|p| p.2 == probe && p.3 == metric)
-        .map(|p| (off.get(&p.0).copied().unwrap_or(0.0) + p.1, p.4 * scale))
+        .filter(|p| p.probe == probe && p.metric == metric)
+        .map(|p| {
+            let t0 = off.get(&p.phase_index).copied().unwrap_or(0.0);
+            (t0 + p.t_s, p.value * scale)
+        })
         .collect()
 }
 
@@ -159,7 +162,7 @@ fn rate_charts(rec: &RunRecord, all: &[(i64, RunRecord)]) -> Vec<Block> {
             series,
         ));
     }
-    if rec.run.workload == "createmany" {
+    if rec.run.workload == fslab_record::WorkloadKind::CreateMany.name() {
         let mut series = Vec::new();
         for (r, run) in all {
             let mut prev = 0.0;
@@ -276,7 +279,7 @@ fn io_pattern(notes: &[StoredNote]) -> Vec<Block> {
 
 /// The sampled probes over run time: IOPS, MB/s, IO sizes, image extents,
 /// CPU, memory, journal commits.
-fn probe_charts(pts: &[PointRow], off: &BTreeMap<u32, f64>) -> Vec<Block> {
+fn probe_charts(pts: &[StoredPoint], off: &BTreeMap<u32, f64>) -> Vec<Block> {
     let mut out = Vec::new();
     out.extend(chart(
         "IOPS",
@@ -385,10 +388,11 @@ fn latency_blocks(store: &Store, run: i64) -> Result<Vec<Block>> {
     if !hists.is_empty() {
         let series: Vec<Series> = hists
             .iter()
-            .map(|(p, o, h)| {
+            .map(|h| {
                 line(
-                    format!("{p} {o}"),
-                    h.cdf()
+                    format!("{} {}", h.phase, h.op),
+                    h.histogram
+                        .cdf()
                         .into_iter()
                         .map(|(v, f)| (v as f64 / 1000.0, f))
                         .collect(),
@@ -404,12 +408,12 @@ fn latency_blocks(store: &Store, run: i64) -> Result<Vec<Block>> {
         }));
         let rows = hists
             .iter()
-            .map(|(p, o, h)| {
-                let s = h.summary();
+            .map(|h| {
+                let s = h.histogram.summary();
                 let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
                 vec![
-                    p.clone(),
-                    o.clone(),
+                    h.phase.clone(),
+                    h.op.clone(),
                     s.count.to_string(),
                     us(s.p50_ns),
                     us(s.p90_ns),

@@ -241,7 +241,7 @@ pub fn show(rec: &RunRecord) -> String {
     let own: Vec<&fslab_record::Metric> = rec
         .metrics
         .iter()
-        .filter(|m| !(m.source == "fsmark" && m.detail))
+        .filter(|m| !(m.source == fslab_record::WorkloadKind::FsMark.name() && m.detail))
         .collect();
     if !own.is_empty() {
         let _ = writeln!(s, "\n{} reported:", r.workload);
@@ -344,7 +344,7 @@ pub fn note_of<T: Note>(notes: &[fslab_store::StoredNote], phase: Option<u32>) -
 pub fn probes(
     rec: &RunRecord,
     notes: &[fslab_store::StoredNote],
-    points: &[(u32, String, String, u64, f64, f64)],
+    points: &[fslab_store::ProbeSummary],
 ) -> String {
     let mut s = String::new();
     if notes.is_empty() {
@@ -391,8 +391,8 @@ pub fn probes(
         let pt = |probe: &str, metric: &str| {
             points
                 .iter()
-                .find(|x| x.0 == p.seq && x.1 == probe && x.2 == metric)
-                .map(|x| (x.4, x.5))
+                .find(|x| x.phase_index == p.seq && x.probe == probe && x.metric == metric)
+                .map(|x| (x.mean, x.max))
         };
         let here = Some(p.seq);
         if let Some(c) = note_of::<CpuSummary>(notes, here) {

@@ -23,7 +23,10 @@ fn host_name() -> String {
 }
 
 pub use experiment::{ExperimentRecord, ExperimentRow, RunOrigin};
-pub use read::{PointRow, RunRecord, RunRow, StoredLatency, StoredNote, StoredPhase};
+pub use read::{
+    ProbeSummary, RunRecord, RunRow, StoredHistogram, StoredLatency, StoredNote, StoredPhase,
+    StoredPoint,
+};
 
 /// A store error, with the database path in its message.
 #[derive(Debug, thiserror::Error)]

@@ -8,7 +8,17 @@ use serde::Serialize;
 use crate::{Store, StoreError};
 
 /// (phase_index, probe, metric, samples, mean, max) of one probe metric.
-pub type ProbeSummaryRow = (u32, String, String, u64, f64, f64);
+/// A probe series summarised over one phase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProbeSummary {
+    pub phase_index: u32,
+    pub probe: String,
+    /// The series' name (see `fslab_probe::names`).
+    pub metric: String,
+    pub samples: u64,
+    pub mean: f64,
+    pub max: f64,
+}
 /// (phase, op, HDR V2 bytes, min_ns, sum_ns, max_ns) as stored.
 type HistogramRow = (String, String, Vec<u8>, i64, i64, i64);
 
@@ -525,23 +535,22 @@ impl Store {
         q().map_err(|e| self.err(e))
     }
 
-    /// Per-probe, per-metric summaries of a run's probe points:
-    /// (phase_index, probe, metric, samples, mean, max).
-    pub fn probe_point_summary(&self, id: i64) -> Result<Vec<ProbeSummaryRow>, StoreError> {
-        let q = || -> rusqlite::Result<Vec<ProbeSummaryRow>> {
+    /// Per-probe, per-metric summaries of a run's probe points, phase by phase.
+    pub fn probe_point_summary(&self, id: i64) -> Result<Vec<ProbeSummary>, StoreError> {
+        let q = || -> rusqlite::Result<Vec<ProbeSummary>> {
             let mut st = self.conn().prepare(
                 "SELECT phase_index, probe, metric, COUNT(*), AVG(value), MAX(value) FROM probe_points
                  WHERE run_id = ?1 GROUP BY phase_index, probe, metric ORDER BY phase_index, probe, metric",
             )?;
             let rows = st.query_map([id], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get::<_, i64>(3)? as u64,
-                    r.get(4)?,
-                    r.get(5)?,
-                ))
+                Ok(ProbeSummary {
+                    phase_index: r.get(0)?,
+                    probe: r.get(1)?,
+                    metric: r.get(2)?,
+                    samples: r.get::<_, i64>(3)? as u64,
+                    mean: r.get(4)?,
+                    max: r.get(5)?,
+                })
             })?;
             rows.collect()
         };
@@ -549,29 +558,49 @@ impl Store {
     }
 }
 
-/// One stored probe point: (phase_index, t_s, probe, metric, value).
-pub type PointRow = (u32, f64, String, String, f64);
+/// One stored probe point.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredPoint {
+    pub phase_index: u32,
+    /// Seconds into the phase.
+    pub t_s: f64,
+    pub probe: String,
+    /// The series' name (see `fslab_probe::names`).
+    pub metric: String,
+    pub value: f64,
+}
+
+/// A latency histogram as stored, with its phase and call.
+#[derive(Debug, Clone)]
+pub struct StoredHistogram {
+    pub phase: String,
+    pub op: String,
+    pub histogram: fslab_record::LatencyHistogram,
+}
 
 impl Store {
     /// All probe points of run `id`, in time order within each phase.
-    pub fn probe_points(&self, id: i64) -> Result<Vec<PointRow>, StoreError> {
-        let q = || -> rusqlite::Result<Vec<PointRow>> {
+    pub fn probe_points(&self, id: i64) -> Result<Vec<StoredPoint>, StoreError> {
+        let q = || -> rusqlite::Result<Vec<StoredPoint>> {
             let mut st = self.conn().prepare(
                 "SELECT phase_index, t_s, probe, metric, value FROM probe_points WHERE run_id = ?1 ORDER BY phase_index, t_s",
             )?;
             let rows = st.query_map([id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                Ok(StoredPoint {
+                    phase_index: r.get(0)?,
+                    t_s: r.get(1)?,
+                    probe: r.get(2)?,
+                    metric: r.get(3)?,
+                    value: r.get(4)?,
+                })
             })?;
             rows.collect()
         };
         q().map_err(|e| self.err(e))
     }
 
-    /// The latency histograms of run `id`: (phase, op, histogram).
-    pub fn latency_histograms(
-        &self,
-        id: i64,
-    ) -> Result<Vec<(String, String, fslab_record::LatencyHistogram)>, StoreError> {
+    /// The latency histograms of run `id`.
+    pub fn latency_histograms(&self, id: i64) -> Result<Vec<StoredHistogram>, StoreError> {
         let q = || -> rusqlite::Result<Vec<HistogramRow>> {
             let mut st = self.conn().prepare("SELECT phase, op, hdr, min_ns, sum_ns, max_ns FROM latency WHERE run_id = ?1 ORDER BY rowid")?;
             let rows = st.query_map([id], |r| {
@@ -597,7 +626,11 @@ impl Store {
                     max as u64,
                 )
                 .ok()
-                .map(|h| (p, o, h))
+                .map(|histogram| StoredHistogram {
+                    phase: p,
+                    op: o,
+                    histogram,
+                })
             })
             .collect())
     }

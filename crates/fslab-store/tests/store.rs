@@ -197,7 +197,7 @@ fn an_old_database_is_migrated_without_losing_runs() {
         }],
     )
     .unwrap();
-    assert_eq!(s.probe_point_summary(runs[0].id).unwrap()[0].4, 50.0);
+    assert_eq!(s.probe_point_summary(runs[0].id).unwrap()[0].mean, 50.0);
 }
 
 #[test]

@@ -15,16 +15,7 @@ use crate::createmany::CreateManyArgs;
 use crate::dbench::DbenchArgs;
 use crate::fsmark::cli::FsMarkArgs;
 use crate::tiotest::TioArgs;
-
-/// The workloads an experiment can run.
-pub const WORKLOADS: [&str; 6] = [
-    "fsmark",
-    "createmany",
-    "tiotest",
-    "alloctest",
-    "dbench",
-    "compilebench",
-];
+use fslab_record::WorkloadKind;
 
 /// What the check needs to know of a workload's parsed arguments.
 trait Checked: Args + FromArgMatches {
@@ -244,23 +235,19 @@ fn check_as<T: Checked>(
 /// `cell`, which must exist) with `fslab_dirs` `-d` options of fslab's own
 /// at its end. The error is one line naming the bad option or value.
 pub fn check_experiment_args(
-    kind: &str,
+    kind: WorkloadKind,
     argv: &[String],
     fslab_dirs: usize,
     cell: &Path,
 ) -> Result<(), String> {
     let cmd = clap::Command::new("workload");
     match kind {
-        "fsmark" => check_as::<FsMarkArgs>(fsmark_command(), argv, fslab_dirs, cell),
-        "tiotest" => check_as::<TioArgs>(cmd, argv, fslab_dirs, cell),
-        "createmany" => check_as::<CreateManyArgs>(cmd, argv, fslab_dirs, cell),
-        "alloctest" => check_as::<AllocArgs>(cmd, argv, fslab_dirs, cell),
-        "dbench" => check_as::<DbenchArgs>(cmd, argv, fslab_dirs, cell),
-        "compilebench" => check_as::<CompileArgs>(cmd, argv, fslab_dirs, cell),
-        other => Err(format!(
-            "unknown workload {other:?} (available: {})",
-            WORKLOADS.join(", ")
-        )),
+        WorkloadKind::FsMark => check_as::<FsMarkArgs>(fsmark_command(), argv, fslab_dirs, cell),
+        WorkloadKind::TioTest => check_as::<TioArgs>(cmd, argv, fslab_dirs, cell),
+        WorkloadKind::CreateMany => check_as::<CreateManyArgs>(cmd, argv, fslab_dirs, cell),
+        WorkloadKind::AllocTest => check_as::<AllocArgs>(cmd, argv, fslab_dirs, cell),
+        WorkloadKind::Dbench => check_as::<DbenchArgs>(cmd, argv, fslab_dirs, cell),
+        WorkloadKind::CompileBench => check_as::<CompileArgs>(cmd, argv, fslab_dirs, cell),
     }
 }
 
@@ -295,7 +282,7 @@ mod tests {
         let fs = |s: &str| {
             let mut v = argv(s);
             v.extend(["-d".to_string(), d0.clone()]);
-            check_experiment_args("fsmark", &v, 1, cell)
+            check_experiment_args(WorkloadKind::of("fsmark").unwrap(), &v, 1, cell)
         };
         assert_eq!(fs("-n 10 -s 0"), Ok(()));
         assert!(fs("-n abc").unwrap_err().contains("abc"));
@@ -308,27 +295,34 @@ mod tests {
         assert!(fs("--text-to=/etc/x").unwrap_err().contains("--text-to"));
         assert!(fs("--db /tmp/x.sqlite").unwrap_err().contains("--db"));
 
-        let cm = |s: &str| check_experiment_args("createmany", &argv(s), 0, cell);
+        let cm = |s: &str| {
+            check_experiment_args(WorkloadKind::of("createmany").unwrap(), &argv(s), 0, cell)
+        };
         assert_eq!(cm(&format!("-m {d0}/f 10")), Ok(()));
         assert!(cm(&format!("-m {d0}/../../../x 10"))
             .unwrap_err()
             .contains("outside"));
         assert!(cm("-m f 10").unwrap_err().contains("outside"), "relative");
-        let al = |s: &str| check_experiment_args("alloctest", &argv(s), 0, cell);
+        let al = |s: &str| {
+            check_experiment_args(WorkloadKind::of("alloctest").unwrap(), &argv(s), 0, cell)
+        };
         assert!(al("/tmp/big 1G").unwrap_err().contains("outside"));
         assert!(al(&format!("{d0}/big nonsense")).is_err());
-        let db = |s: &str| check_experiment_args("dbench", &argv(s), 0, cell);
+        let db =
+            |s: &str| check_experiment_args(WorkloadKind::of("dbench").unwrap(), &argv(s), 0, cell);
         assert!(db(&format!("-D {d0} -t 1 2")).is_ok());
         assert!(db("-D / -t 1 2").unwrap_err().contains("outside"));
-        let cb = |s: &str| check_experiment_args("compilebench", &argv(s), 0, cell);
+        let cb = |s: &str| {
+            check_experiment_args(WorkloadKind::of("compilebench").unwrap(), &argv(s), 0, cell)
+        };
         assert!(cb(&format!("-D {d0} -i x")).is_err());
         let tio = |s: &str| {
             let mut v = argv(s);
             v.extend(["-d".to_string(), d0.clone()]);
-            check_experiment_args("tiotest", &v, 1, cell)
+            check_experiment_args(WorkloadKind::of("tiotest").unwrap(), &v, 1, cell)
         };
         assert!(tio("-t 2 -f 1 -r 10").is_ok());
         assert!(tio("-d /tmp -t 1").unwrap_err().contains("-d is set"));
-        assert!(check_experiment_args("nosuch", &[], 0, cell).is_err());
+        assert!(WorkloadKind::of("nosuch").is_none());
     }
 }

@@ -139,7 +139,7 @@ pub fn run<R: Report>(
         .record(&mut store)
         .map_err(|e| Failure::Failed(format!("{name}: results store: {e}")))?;
     let mut summary = merged.summary(name);
-    if name == "fsmark" && !merged.run.loops.is_empty() {
+    if name == fslab_record::WorkloadKind::FsMark.name() && !merged.run.loops.is_empty() {
         // fs_mark's table for all ranks, so scripts that read its rows
         // (seed 000's `stats`) read MPI runs too.
         summary += &format!(

@@ -613,7 +613,11 @@ fn random_experiment_files_never_crash_the_binary() {
         "[ -~]{0,10}",
     ];
     let strategy = (
-        prop::sample::select(fslab_experiment::spec::WORKLOADS.to_vec()),
+        prop::sample::select(
+            fslab_record::WorkloadKind::ALL
+                .map(fslab_record::WorkloadKind::name)
+                .to_vec(),
+        ),
         prop::collection::vec(word.clone(), 0..6),
         prop::collection::vec(word, 0..3),
         "[a-z.]{0,16}",

@@ -47,6 +47,51 @@ fn printed(out: &str, prefix: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {prefix:?} in:\n{out}"))
 }
 
+/// The number `label` (`NAME (UNIT)` or `PHASE NAME (UNIT)`) of `source`'s
+/// run `id` is `value` in `results show`, `compare --format json` and the
+/// report, under the one name `SOURCE LABEL`.
+fn everywhere(lab: &Lab, id: i64, source: &str, label: &str, value: f64) {
+    let id = id.to_string();
+    let show = stdout(&lab.run(&["results", "show", &id]));
+    let shown = show
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{label} ")))
+        .and_then(|l| l.split_whitespace().last()?.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no {label:?} in results show:\n{show}"));
+    close(value, shown, &format!("results show {label}"));
+    let name = format!("{source} {label}");
+    let doc: serde_json::Value = serde_json::from_slice(
+        &lab.run(&["compare", "--runs", &id, "--format", "json"])
+            .stdout,
+    )
+    .unwrap();
+    let mean = doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == name.as_str())
+        .and_then(|r| r["mean"].as_f64())
+        .unwrap_or_else(|| panic!("no {name:?} in compare: {doc}"));
+    close(value, mean, &format!("compare {name}"));
+    let o = lab.run(&["report", "--runs", &id, "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = stdout(&o);
+    let text = stdout(&lab.run(&["compare", "--runs", &id]));
+    // The mean as the comparison prints it (the report's table is the same).
+    let printed_mean = text
+        .split("\n\n")
+        .find(|b| b.starts_with(&name))
+        .and_then(|b| b.lines().nth(1))
+        .and_then(|l| l[name.len().max(5)..].split_whitespace().nth(1))
+        .unwrap_or_else(|| panic!("no {name:?} block in:\n{text}"))
+        .to_string();
+    assert!(
+        page.contains(&format!("<td>{name}</td>"))
+            && page.contains(&format!("<td>{printed_mean}</td>")),
+        "the report has {name:?} = {printed_mean}"
+    );
+}
+
 fn close(a: f64, b: f64, what: &str) {
     assert!(
         (a - b).abs() <= 0.0051 * a.abs().max(1.0),
@@ -81,6 +126,7 @@ fn each_workloads_printed_numbers_are_its_stored_metrics() {
     let (unit, v) = find(&ms, "Throughput");
     assert_eq!(unit, "mb_per_sec");
     close(printed(&stdout(&o), "Throughput "), v, "dbench Throughput");
+    everywhere(&lab, 1, "dbench", "Throughput (MB/s)", v);
     let max = stdout(&o)
         .lines()
         .find_map(|l| l.split("max_latency=").nth(1))
@@ -125,6 +171,7 @@ fn each_workloads_printed_numbers_are_its_stored_metrics() {
     let (unit, v) = find(&exported(&lab, 2), "Write Rate");
     assert_eq!(unit, "mib_per_sec");
     close(write.parse().unwrap(), v, "tiotest Write Rate");
+    everywhere(&lab, 2, "tiotest", "Write Rate (MiB/s)", v);
 
     // createmany: its total line.
     let d = shm();
@@ -147,6 +194,7 @@ fn each_workloads_printed_numbers_are_its_stored_metrics() {
     let (unit, v) = find(&exported(&lab, 3), "open/close ops/second");
     assert_eq!(unit, "ops_per_sec");
     close(rate, v, "createmany ops/second");
+    everywhere(&lab, 3, "createmany", "open/close ops/second (ops/s)", v);
 
     // compilebench: MB/s (MiB), not "ops/s".
     let model = lab.path("model");
@@ -176,6 +224,7 @@ fn each_workloads_printed_numbers_are_its_stored_metrics() {
     let (unit, v) = find(&exported(&lab, 4), "intial create avg");
     assert_eq!(unit, "mib_per_sec");
     close(avg, v, "compilebench intial create avg");
+    everywhere(&lab, 4, "compilebench", "intial create avg (MiB/s)", v);
     let show = stdout(&lab.run(&["results", "show", "4"]));
     assert!(show.contains("intial create avg (MiB/s)"), "{show}");
 
@@ -216,6 +265,54 @@ fn each_workloads_printed_numbers_are_its_stored_metrics() {
         "mean",
     );
     assert_eq!(find(&ms, "loop 1 Files/sec").0, "files_per_sec");
+    let mean = find(&ms, "Files/sec (mean of loops)").1;
+    everywhere(
+        &lab,
+        5,
+        "fsmark",
+        "Files/sec (mean of loops) (files/s)",
+        mean,
+    );
+
+    // alloctest: the seed's touched line and filefrag's extents (a real
+    // filesystem, for FIEMAP).
+    if !privileged("alloctest's extents on a loop-device ext4") {
+        return;
+    }
+    let fs = LoopFs::new(fslab_lab::mkfs::FsType::Ext4, 256 << 20, &[]);
+    let f = fs.path().join("f");
+    let o = lab.run(&["alloctest", "--probes", "none", f.to_str().unwrap(), "8M"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ms = exported(&lab, 6);
+    // "touched 2048 pages in 0.01 seconds (... usec/page, 700.00 MB/s)"
+    let touched = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("touched "))
+        .and_then(|l| l.rsplit(", ").next())
+        .and_then(|r| r.split_whitespace().next()?.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("{}", stdout(&o)));
+    let (unit, v) = find(&ms, "touched MB/s");
+    assert_eq!(unit, "mib_per_sec");
+    close(touched, v, "alloctest touched MB/s");
+    everywhere(&lab, 6, "alloctest", "touched MB/s (MiB/s)", v);
+    // "/path/f: 1 extent found" (filefrag's words: "N extents found")
+    let extents = stdout(&o)
+        .lines()
+        .filter(|l| l.ends_with(" found"))
+        .find_map(|l| {
+            l.rsplit(": ")
+                .next()?
+                .split_whitespace()
+                .next()?
+                .parse::<f64>()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("{}", stdout(&o)));
+    close(
+        extents,
+        find(&ms, "filefrag extents found").1,
+        "filefrag extents found",
+    );
 }
 
 #[test]
