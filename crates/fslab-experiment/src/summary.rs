@@ -1,13 +1,15 @@
 //! The end-of-run table: for each cell, the mean, sample standard deviation
 //! and count of each headline metric over its successful repetitions, and
-//! the difference of each cell's mean from the first cell's, in the style
-//! of seed 001 ("+5.2% (slower)"), with Welch's p when both cells have at
-//! least three repetitions. `fslab compare` gives the full statistics
-//! (confidence intervals, more columns); this is the quick look.
+//! the difference of each cell's mean from the first cell's with its
+//! verdict (`fslab_stats::verdict`): "+5.2% slower" only when the
+//! difference is real, "same" within the noise threshold, "unresolved"
+//! otherwise. `fslab compare` gives the full statistics (intervals,
+//! corrected p-values, runs needed); this is the quick look.
 
 use std::fmt::Write as _;
 
 pub use fslab_stats::compare::Direction;
+use fslab_stats::verdict::Verdict;
 
 /// One measured value of one repetition.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,18 +47,33 @@ pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
         .max()
         .unwrap_or(6)
         .max(6);
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut any_p = false;
-    for (m, dir) in &metrics {
-        let mut row = vec![m.clone()];
-        let mut base: Option<(f64, Vec<f64>)> = None;
-        for (ci, _) in cells {
-            let v: Vec<f64> = samples
+    // Every metric's values per cell, compared with the first cell.
+    let stats: Vec<fslab_stats::compare::Metric> = metrics
+        .iter()
+        .map(|(m, dir)| fslab_stats::compare::Metric {
+            name: m.clone(),
+            direction: *dir,
+            values: cells
                 .iter()
-                .filter(|s| s.cell == *ci && &s.metric == m)
-                .map(|s| s.value)
-                .collect();
-            let fslab_stats::Summary { n, mean, sd, .. } = fslab_stats::summarize(&v);
+                .map(|(ci, _)| {
+                    samples
+                        .iter()
+                        .filter(|s| s.cell == *ci && &s.metric == m)
+                        .map(|s| s.value)
+                        .collect()
+                })
+                .collect(),
+        })
+        .collect();
+    let labels: Vec<String> = cells.iter().map(|c| c.1.clone()).collect();
+    let compared = fslab_stats::compare::compare(&labels, &stats, 0);
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut unresolved = false;
+    for (mi, (m, _)) in metrics.iter().enumerate() {
+        let mut row = vec![m.clone()];
+        for ci in 0..cells.len() {
+            let r = &compared[mi * cells.len() + ci];
+            let fslab_stats::Summary { n, mean, sd, .. } = r.summary;
             if n == 0 {
                 row.push("-".into());
                 continue;
@@ -66,19 +83,16 @@ pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
             } else {
                 format!("{} (n=1)", fmt_num(mean))
             };
-            match &base {
-                None => base = Some((mean, v)),
-                Some((b, bv)) if *b != 0.0 => {
-                    let pct = (mean - b) / b * 100.0;
-                    let _ = write!(cell, " {pct:+.1}% ({})", dir.word(pct));
-                    if let (true, Some((_, _, p))) =
-                        (v.len() >= 3 && bv.len() >= 3, fslab_stats::welch(bv, &v))
-                    {
-                        let _ = write!(cell, " p={p:.3}");
-                        any_p = true;
+            if let (Some(pct), Some(v)) = (r.diff_pct, r.verdict) {
+                let word = match v {
+                    Verdict::Same => "same",
+                    Verdict::Unresolved => {
+                        unresolved = true;
+                        "unresolved"
                     }
-                }
-                Some(_) => {}
+                    v => v.name(),
+                };
+                let _ = write!(cell, " {pct:+.1}% {word}");
             }
             row.push(cell);
         }
@@ -109,10 +123,8 @@ pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
         s.truncate(s.trim_end().len());
         s.push('\n');
     }
-    if any_p {
-        s.push_str(
-            "p: Welch's t-test against the first cell (fslab compare gives confidence intervals)\n",
-        );
+    if unresolved {
+        s.push_str("unresolved: not enough runs to tell (fslab compare says how many would)\n");
     }
     s
 }
@@ -136,11 +148,14 @@ mod tests {
             s(1, "create rate (ops/s)", Direction::Rate, 105.0),
         ];
         let t = table(&[(0, "no CRCs".into()), (1, "CRCs".into())], &samples);
-        assert!(t.contains("+5.6% (slower)"), "{t}");
-        assert!(t.contains("-3.7% (slower)"), "{t}");
+        assert!(
+            t.contains("+5.6% unresolved"),
+            "one run each settles nothing: {t}"
+        );
+        assert!(t.contains("-3.7% unresolved"), "{t}");
+        assert!(!t.contains("slower"), "no word without a verdict: {t}");
         assert!(t.lines().next().unwrap().contains("no CRCs"));
-        assert!(!t.contains("p="), "one repetition each: no test: {t}");
-        // Three repetitions each: Welch's p, and a line saying what it is.
+        // Three repetitions each: a clear difference has its word.
         let mut three = Vec::new();
         for (cell, v) in [(0, [10.0, 11.0, 12.0]), (1, [20.0, 21.0, 22.0])] {
             for x in v {
@@ -148,11 +163,8 @@ mod tests {
             }
         }
         let t = table(&[(0, "a".into()), (1, "b".into())], &three);
-        assert!(t.contains("+90.9% (slower) p=0.000"), "{t}");
-        assert!(
-            t.ends_with("(fslab compare gives confidence intervals)\n"),
-            "{t}"
-        );
+        assert!(t.contains("+90.9% slower"), "{t}");
+        assert!(!t.contains("unresolved"), "{t}");
         assert!(
             t.lines().all(|l| l == l.trim_end()),
             "no trailing blanks: {t:?}"

@@ -14,7 +14,7 @@ use fslab_record::RunStatus;
 use fslab_report::{page, Bars, Block, Chart, Io, Movie, Series, Style};
 use fslab_store::{RunRecord, Store, StoredNote, StoredPoint};
 
-use crate::select::{baseline, metrics, select};
+use crate::select::{baseline_of, check_mix, metrics, select};
 use crate::Result;
 
 fn line(name: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
@@ -533,13 +533,20 @@ pub struct Selection {
     pub experiments: Vec<i64>,
     pub runs: Vec<String>,
     pub baseline: Option<String>,
+    /// The noise threshold of the verdicts (None: calibrated).
+    pub delta_pct: Option<f64>,
 }
 
 /// Builds the report of `sel` from the store.
 pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
     let g = select(store, &sel.experiments, &sel.runs)?;
-    let base = baseline(&g.labels, sel.baseline.as_deref())?;
-    let rows = fslab_stats::compare::compare(&g.labels, &metrics(store, &g)?, base);
+    let notes = check_mix(store, &g)?;
+    let base = baseline_of(&g, sel.baseline.as_deref())?;
+    let policy = fslab_stats::verdict::Policy {
+        delta_pct: sel.delta_pct,
+        ..Default::default()
+    };
+    let rows = fslab_stats::compare::compare_with(&g.labels, &metrics(store, &g)?, base, policy);
     // The experiments shown (none when groups of runs were given).
     let exp_ids = if !sel.runs.is_empty() {
         Vec::new()
@@ -562,6 +569,7 @@ pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
         format!("fslab report: {}", names.join("; "))
     };
     let mut blocks = vec![Block::Heading("comparison".into())];
+    blocks.extend(notes.into_iter().map(|n| Block::Text(format!("note: {n}"))));
     blocks.extend(not_completed(&experiments));
     blocks.push(Block::Table(
         fslab_stats::compare::COLUMNS.map(String::from).to_vec(),

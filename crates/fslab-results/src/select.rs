@@ -10,6 +10,8 @@ use crate::{Error, Result};
 /// Groups of runs and the extra per-run values (unmount, remount).
 #[derive(Debug, Clone)]
 pub struct Groups {
+    /// The experiments the groups are cells of (none for groups of runs).
+    pub experiments: Vec<i64>,
     pub labels: Vec<String>,
     /// Per group: (run id, unmount s, remount s).
     pub runs: Vec<Vec<RunExtras>>,
@@ -22,6 +24,7 @@ pub type RunExtras = (i64, Option<f64>, Option<f64>);
 pub fn select(store: &Store, experiments: &[i64], runs: &[String]) -> Result<Groups> {
     if !runs.is_empty() {
         let mut g = Groups {
+            experiments: Vec::new(),
             labels: Vec::new(),
             runs: Vec::new(),
         };
@@ -54,6 +57,7 @@ pub fn select(store: &Store, experiments: &[i64], runs: &[String]) -> Result<Gro
     // its kernel when the kernels differ (the usual regression question).
     let kernels_differ = records.iter().any(|e| e.kernel != records[0].kernel);
     let mut g = Groups {
+        experiments: ids.clone(),
         labels: Vec::new(),
         runs: Vec::new(),
     };
@@ -178,6 +182,165 @@ pub fn metrics(store: &Store, g: &Groups) -> Result<Vec<Metric>> {
         }
     }
     Ok(out)
+}
+
+/// A run's options as `name = value` leaves of its parameters, without
+/// paths (directories and file names differ between repetitions).
+fn options(params: &serde_json::Value) -> std::collections::BTreeMap<String, String> {
+    fn walk(
+        prefix: &str,
+        v: &serde_json::Value,
+        out: &mut std::collections::BTreeMap<String, String>,
+    ) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    let name = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(&name, x, out);
+                }
+            }
+            serde_json::Value::String(t) if t.starts_with('/') => {}
+            serde_json::Value::Array(a)
+                if a.iter()
+                    .all(|x| x.as_str().is_some_and(|t| t.starts_with('/'))) => {}
+            x => {
+                out.insert(prefix.to_string(), x.to_string());
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk("", params, &mut out);
+    out
+}
+
+/// The options in which two runs differ, as `name A vs B`.
+fn differences(a: &serde_json::Value, b: &serde_json::Value) -> Vec<String> {
+    let (a, b) = (options(a), options(b));
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| {
+            let v = |m: &std::collections::BTreeMap<String, String>| {
+                m.get(k).cloned().unwrap_or_else(|| "-".into())
+            };
+            format!("{k} {} vs {}", v(&a), v(&b))
+        })
+        .collect()
+}
+
+/// What a selection mixes that a comparison should not hide. Runs of
+/// different workloads are refused (their numbers do not compare). Notes:
+/// a group whose runs differ in options or kernel (a group should be
+/// repetitions of one thing); for groups of runs, the options and kernels
+/// in which the groups differ; for experiments, different scales.
+pub fn check_mix(store: &Store, g: &Groups) -> Result<Vec<String>> {
+    let experiments = &g.experiments;
+    let mut runs = Vec::new();
+    for (label, group) in g.labels.iter().zip(&g.runs) {
+        for (id, _, _) in group {
+            runs.push((label.as_str(), store.run(*id)?.run));
+        }
+    }
+    let mut workloads: Vec<(&str, Vec<String>)> = Vec::new();
+    for (_, r) in &runs {
+        match workloads.iter_mut().find(|w| w.0 == r.workload) {
+            Some(w) => w.1.push(r.id.to_string()),
+            None => workloads.push((r.workload.as_str(), vec![r.id.to_string()])),
+        }
+    }
+    if workloads.len() > 1 {
+        let list: Vec<String> = workloads
+            .iter()
+            .map(|(w, ids)| format!("{w} (runs {})", ids.join(",")))
+            .collect();
+        return Err(Error::Selection(format!(
+            "the selection mixes workloads: {}; their numbers do not compare: choose runs of one workload",
+            list.join(", ")
+        )));
+    }
+    let mut notes = Vec::new();
+    for label in &g.labels {
+        let mine: Vec<&fslab_store::RunRow> =
+            runs.iter().filter(|r| r.0 == label).map(|r| &r.1).collect();
+        let Some(first) = mine.first() else { continue };
+        for r in &mine[1..] {
+            let d = differences(&first.params, &r.params);
+            if !d.is_empty() {
+                notes.push(format!(
+                    "{label}: run {} differs from run {} in {}: a group should be repetitions of one thing",
+                    r.id,
+                    first.id,
+                    d.join(", ")
+                ));
+            }
+            if r.kernel != first.kernel {
+                notes.push(format!(
+                    "{label}: run {} ran on kernel {}, run {} on {}",
+                    r.id, r.kernel, first.id, first.kernel
+                ));
+            }
+        }
+    }
+    if experiments.is_empty() {
+        // Groups of runs: say how the groups differ beyond their labels.
+        let firsts: Vec<(&str, &fslab_store::RunRow)> = g
+            .labels
+            .iter()
+            .filter_map(|l| runs.iter().find(|r| r.0 == l).map(|r| (l.as_str(), &r.1)))
+            .collect();
+        if let Some((l0, r0)) = firsts.first() {
+            for (l, r) in &firsts[1..] {
+                let d = differences(&r0.params, &r.params);
+                if !d.is_empty() {
+                    notes.push(format!("{l} differs from {l0} in {}", d.join(", ")));
+                }
+                if r.kernel != r0.kernel {
+                    notes.push(format!(
+                        "{l} ran on kernel {}, {l0} on {}",
+                        r.kernel, r0.kernel
+                    ));
+                }
+            }
+        }
+    } else {
+        let recs = experiments
+            .iter()
+            .map(|&id| store.experiment(id))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        if recs.iter().any(|e| e.scale != recs[0].scale) {
+            let list: Vec<String> = recs
+                .iter()
+                .map(|e| format!("experiment {} at scale {}", e.id, e.scale))
+                .collect();
+            notes.push(format!(
+                "the experiments ran at different scales ({}): their differences are mostly the scale's",
+                list.join(", ")
+            ));
+        }
+    }
+    Ok(notes)
+}
+
+/// The baseline group's position: `--baseline`'s, which must have a
+/// completed run, or the first group that has one.
+pub fn baseline_of(g: &Groups, b: Option<&str>) -> Result<usize> {
+    if b.is_none() {
+        return Ok(g.runs.iter().position(|r| !r.is_empty()).unwrap_or(0));
+    }
+    let i = baseline(&g.labels, b)?;
+    if g.runs[i].is_empty() {
+        return Err(Error::Selection(format!(
+            "the baseline {:?} has no completed run: choose another with --baseline",
+            g.labels[i]
+        )));
+    }
+    Ok(i)
 }
 
 /// The baseline group's position from `--baseline`.

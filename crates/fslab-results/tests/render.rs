@@ -7,8 +7,18 @@ use fslab_results::{page, select, show};
 use fslab_store::Store;
 
 fn run(store: &mut Store, throughput: f64, status: RunStatus) -> i64 {
+    run_of(store, "dbench", serde_json::json!({}), throughput, status)
+}
+
+fn run_of(
+    store: &mut Store,
+    workload: &str,
+    params: serde_json::Value,
+    throughput: f64,
+    status: RunStatus,
+) -> i64 {
     let info = RunInfo {
-        workload: "dbench".into(),
+        workload: workload.into(),
         command_line: vec!["fslab".into(), "dbench".into(), "2".into()],
         fslab_version: "0.1.0".into(),
         kernel: "6.1.0".into(),
@@ -19,7 +29,7 @@ fn run(store: &mut Store, throughput: f64, status: RunStatus) -> i64 {
             fs_type: "ext4".into(),
             ..Default::default()
         },
-        params: serde_json::json!({}),
+        params,
     };
     let id = store.begin_run(&info).unwrap();
     store
@@ -150,12 +160,24 @@ fn one_number_one_name_everywhere() {
 #[test]
 fn a_selection_with_no_completed_run_is_said_not_printed_empty() {
     let g = select::Groups {
+        experiments: vec![],
         labels: vec!["a".into(), "b".into()],
         runs: vec![vec![], vec![(1, None, None)]],
     };
     let w = select::complete_runs(&g).unwrap();
     assert_eq!(w, ["a: no completed run, left out of the comparison"]);
+    let e = select::baseline_of(&g, Some("a")).unwrap_err();
+    assert!(
+        e.is_usage() && e.to_string().contains("no completed run"),
+        "{e}"
+    );
+    assert_eq!(
+        select::baseline_of(&g, None).unwrap(),
+        1,
+        "the first group with runs"
+    );
     let g = select::Groups {
+        experiments: vec![],
         labels: vec!["a".into()],
         runs: vec![vec![]],
     };
@@ -164,4 +186,41 @@ fn a_selection_with_no_completed_run_is_said_not_printed_empty() {
         !e.is_usage() && e.to_string().starts_with("nothing to compare"),
         "{e}"
     );
+}
+
+#[test]
+fn a_selection_that_mixes_things_is_refused_or_noted() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("r.sqlite")).unwrap();
+    let p = |n: u64| serde_json::json!({"clients": n, "dir": "/mnt/a", "opts": {"sync": false}});
+    let ok = RunStatus::Complete;
+    run_of(&mut store, "dbench", p(2), 100.0, ok);
+    run_of(&mut store, "dbench", p(2), 101.0, ok);
+    run_of(&mut store, "dbench", p(4), 150.0, ok);
+    run_of(&mut store, "fsmark", p(2), 1.0, ok);
+    let groups = |lists: &[&str]| {
+        let runs: Vec<String> = lists.iter().map(|s| s.to_string()).collect();
+        select::select(&store, &[], &runs).unwrap()
+    };
+    // Different workloads: refused, naming them.
+    let e = select::check_mix(&store, &groups(&["1,2", "4"])).unwrap_err();
+    assert!(e.is_usage(), "{e}");
+    assert!(
+        e.to_string()
+            .contains("mixes workloads: dbench (runs 1,2), fsmark (runs 4)"),
+        "{e}"
+    );
+    // Groups that differ: said (paths are not a difference).
+    let n = select::check_mix(&store, &groups(&["1,2", "3"])).unwrap();
+    assert_eq!(n, ["runs 3 differs from runs 1,2 in clients 2 vs 4"]);
+    // A group that is not repetitions of one thing: said.
+    let n = select::check_mix(&store, &groups(&["1,3"])).unwrap();
+    assert_eq!(n.len(), 1);
+    assert!(
+        n[0].starts_with("runs 1,3: run 3 differs from run 1 in clients 2 vs 4"),
+        "{n:?}"
+    );
+    assert!(select::check_mix(&store, &groups(&["1,2"]))
+        .unwrap()
+        .is_empty());
 }

@@ -13,6 +13,7 @@
 
 pub mod compare;
 pub mod rng;
+pub mod verdict;
 
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};

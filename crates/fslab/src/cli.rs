@@ -111,9 +111,21 @@ pub struct CompareArgs {
     /// The group others are compared with: its position (from 0) or its label [default: the first]
     #[arg(long, value_name = "N|LABEL")]
     pub baseline: Option<String>,
+    /// The noise threshold in percent: differences smaller than this are "no difference"
+    /// [default: calibrated from A/A splits of each cell's runs]
+    #[arg(long, value_name = "PCT", value_parser = delta_pct)]
+    pub delta: Option<f64>,
     /// Output format
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
+}
+
+/// `--delta PCT`: a percentage above 0 and below 100.
+fn delta_pct(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(x) if x > 0.0 && x < 100.0 => Ok(x),
+        _ => Err(format!("{s:?} is not a percentage between 0 and 100")),
+    }
 }
 
 /// Which runs a report covers.
@@ -128,6 +140,10 @@ pub struct ReportSelect {
     /// The group others are compared with: its position (from 0) or its label
     #[arg(long, value_name = "N|LABEL")]
     pub baseline: Option<String>,
+    /// The noise threshold in percent: differences smaller than this are "no difference"
+    /// [default: calibrated from A/A splits of each cell's runs]
+    #[arg(long, value_name = "PCT", value_parser = delta_pct)]
+    pub delta: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

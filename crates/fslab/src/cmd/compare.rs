@@ -15,10 +15,16 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
     for w in select::complete_runs(&g).map_err(super::results_failure)? {
         eprintln!("fslab: compare: {w}");
     }
-    let base =
-        select::baseline(&g.labels, args.baseline.as_deref()).map_err(super::results_failure)?;
+    for n in select::check_mix(&store, &g).map_err(super::results_failure)? {
+        eprintln!("fslab: compare: note: {n}");
+    }
+    let base = select::baseline_of(&g, args.baseline.as_deref()).map_err(super::results_failure)?;
     let m = select::metrics(&store, &g).map_err(super::results_failure)?;
-    let rows = compare::compare(&g.labels, &m, base);
+    let policy = fslab_stats::verdict::Policy {
+        delta_pct: args.delta,
+        ..Default::default()
+    };
+    let rows = compare::compare_with(&g.labels, &m, base, policy);
     let text = match args.format {
         CompareFormat::Text => compare::text(&rows),
         CompareFormat::Markdown => compare::markdown(&rows),

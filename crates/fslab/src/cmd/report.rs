@@ -23,6 +23,7 @@ pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {
         experiments: sel.experiment,
         runs: sel.runs,
         baseline: sel.baseline,
+        delta_pct: sel.delta,
     };
     let p = page::build(&store, &selection).map_err(super::results_failure)?;
     // `-o -`: the page on stdout (the line about it on stderr).

@@ -162,10 +162,17 @@ fn compare_reads_the_latest_experiment_in_every_format() {
     let f4k: Vec<&str> = rate_block[2].split_whitespace().collect();
     assert_eq!((f4k[0], f4k[1]), ("4k", "3"));
     assert!(
-        rate_block[2].contains("95% CI [") && rate_block[2].contains(" p="),
+        rate_block[2].contains("95% CI [") && rate_block[2].contains(" (Holm)"),
         "{}",
         rate_block[2]
     );
+    // A verdict, and "faster"/"slower" only with one.
+    let verdict = ["faster", "slower", "no difference within", "not resolved"]
+        .iter()
+        .find(|w| rate_block[2].contains(*w))
+        .unwrap_or_else(|| panic!("no verdict: {}", rate_block[2]));
+    assert!(!rate_block[2].contains("(slower)") && !rate_block[2].contains("(faster)"));
+    let _ = verdict;
 
     let md = stdout(&lab.run(&["compare", "--format", "markdown", "--baseline", "4k"]));
     assert!(
@@ -174,7 +181,7 @@ fn compare_reads_the_latest_experiment_in_every_format() {
         "{md}"
     );
     let csv = stdout(&lab.run(&["compare", "--format", "csv"]));
-    assert!(csv.starts_with("metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note\n"));
+    assert!(csv.starts_with("metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_holm,verdict,delta_pct,needed_n\n"));
     let json: serde_json::Value =
         serde_json::from_slice(&lab.run(&["compare", "--format", "json"]).stdout).unwrap();
     assert_eq!(json["fslab_schema"], 1, "{json}");
@@ -186,6 +193,8 @@ fn compare_reads_the_latest_experiment_in_every_format() {
         .find(|r| r["metric"] == "create rate (ops/s)" && r["group"] == "4k")
         .unwrap();
     assert_eq!(row["n"], 3);
+    assert!(row["verdict"].as_str().is_some(), "{row}");
+    assert!(row["p_holm"].as_f64().is_some(), "{row}");
     assert!(row["hmean"].as_f64().unwrap() > 0.0 && row["p_value"].as_f64().is_some());
 
     // Groups of runs chosen by id.

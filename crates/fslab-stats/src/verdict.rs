@@ -1,0 +1,228 @@
+//! When is a difference real: a verdict per metric and comparison.
+//!
+//! For each metric, a group is compared with the baseline by
+//! - the 95% percentile-bootstrap interval of the ratio of means, resampling
+//!   whole runs (each run is a fresh filesystem instance, so the runs are
+//!   the independent units);
+//! - Welch's t-test, its p-values corrected across the metrics compared
+//!   for that group with Holm's step-down method (Holm 1979), which holds
+//!   the family-wise error rate at alpha without assuming independence;
+//! - a noise threshold delta: given (`--delta PCT`), or calibrated from
+//!   A/A comparisons: every cell's runs split at random into two halves,
+//!   the 95th percentile of |mean(half 1) / mean(half 2) - 1| over the
+//!   splits of all cells, scaled by 1/sqrt(2) to means of whole cells
+//!   (at least 0.5%; 2% when no cell has two runs).
+//!
+//! The verdict:
+//! - **faster / slower** (more / less for costs): corrected p < alpha, the
+//!   interval excludes 0 and the difference is at least delta;
+//! - **same**: the whole interval lies within +-delta ("no difference
+//!   within delta");
+//! - **unresolved**: anything else, or fewer than 2 runs in a group. Then
+//!   `needed_n` estimates the runs per group that would settle it:
+//!   n = 2 (z_0.975 + z_0.8)^2 cv^2 / d^2 with the pooled CV and
+//!   d = max(|difference|, delta) (a two-sample test at 80% power).
+
+use serde::Serialize;
+
+use crate::compare::Direction;
+
+/// The rules a verdict follows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Policy {
+    /// Family-wise error rate (0.05).
+    pub alpha: f64,
+    /// The noise threshold in percent; None: calibrated from A/A splits.
+    pub delta_pct: Option<f64>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            alpha: 0.05,
+            delta_pct: None,
+        }
+    }
+}
+
+/// The threshold when nothing can be calibrated.
+pub const DEFAULT_DELTA_PCT: f64 = 2.0;
+/// The least calibrated threshold.
+pub const MIN_DELTA_PCT: f64 = 0.5;
+
+/// What a comparison says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Faster,
+    Slower,
+    More,
+    Less,
+    /// No difference larger than delta.
+    Same,
+    /// Not enough evidence either way.
+    Unresolved,
+}
+
+impl Verdict {
+    /// Its name in CSV and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::More => "more",
+            Verdict::Less => "less",
+            Verdict::Same => "same",
+            Verdict::Unresolved => "unresolved",
+        }
+    }
+
+    /// The words shown beside a difference.
+    pub fn words(self, delta_pct: f64) -> String {
+        match self {
+            Verdict::Faster => "faster".into(),
+            Verdict::Slower => "slower".into(),
+            Verdict::More => "more".into(),
+            Verdict::Less => "less".into(),
+            Verdict::Same => format!("no difference within {delta_pct:.1}%"),
+            Verdict::Unresolved => "not resolved".into(),
+        }
+    }
+
+    /// A real difference (not same, not unresolved).
+    pub fn differs(self) -> bool {
+        !matches!(self, Verdict::Same | Verdict::Unresolved)
+    }
+
+    /// The verdict of a real difference of sign `pct` in `direction`.
+    pub fn of_difference(direction: Direction, pct: f64) -> Verdict {
+        match (direction, pct > 0.0) {
+            (Direction::Time, true) | (Direction::Rate, false) => Verdict::Slower,
+            (Direction::Time, false) | (Direction::Rate, true) => Verdict::Faster,
+            (Direction::Cost, true) => Verdict::More,
+            (Direction::Cost, false) => Verdict::Less,
+        }
+    }
+}
+
+/// Holm's step-down adjusted p-values, in the order given.
+pub fn holm(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|a, b| p[*a].total_cmp(&p[*b]));
+    let mut adj = vec![0.0; m];
+    let mut running: f64 = 0.0;
+    for (rank, &i) in order.iter().enumerate() {
+        let v = ((m - rank) as f64 * p[i]).min(1.0);
+        running = running.max(v);
+        adj[i] = running;
+    }
+    adj
+}
+
+/// The A/A noise threshold of one metric, in percent, from its groups'
+/// values (see the module's text); None when no group has two values.
+pub fn aa_delta_pct(groups: &[Vec<f64>], seed: u64) -> Option<f64> {
+    let mut rng = crate::rng::SplitMix64(seed);
+    let mut diffs = Vec::new();
+    for g in groups.iter().filter(|g| g.len() >= 2) {
+        for _ in 0..200 {
+            let mut idx: Vec<usize> = (0..g.len()).collect();
+            // Fisher-Yates.
+            for i in (1..idx.len()).rev() {
+                let j = rng.below(i as u64 + 1) as usize;
+                idx.swap(i, j);
+            }
+            let half = g.len() / 2;
+            let mean = |ix: &[usize]| ix.iter().map(|&i| g[i]).sum::<f64>() / ix.len() as f64;
+            let (a, b) = (mean(&idx[..half]), mean(&idx[half..]));
+            if b != 0.0 {
+                diffs.push((a / b - 1.0).abs() * 100.0);
+            }
+        }
+    }
+    if diffs.is_empty() {
+        return None;
+    }
+    diffs.sort_by(f64::total_cmp);
+    let p95 = crate::quantile(&diffs, 0.95);
+    Some((p95 / std::f64::consts::SQRT_2).max(MIN_DELTA_PCT))
+}
+
+/// The runs per group that would resolve a difference of `diff_pct` at a
+/// pooled CV of `cv_pct` against threshold `delta_pct`.
+pub fn needed_n(cv_pct: f64, diff_pct: f64, delta_pct: f64) -> Option<usize> {
+    let d = diff_pct.abs().max(delta_pct);
+    if !cv_pct.is_finite() || d <= 0.0 {
+        return None;
+    }
+    let z = 1.959_964 + 0.841_621;
+    Some(((2.0 * z * z * cv_pct * cv_pct / (d * d)).ceil() as usize).max(2))
+}
+
+/// The verdict on one comparison: difference `pct`, interval `ci` (both
+/// percent), corrected p-value `p_adj`, both groups' sizes.
+pub fn judge(
+    direction: Direction,
+    pct: f64,
+    ci: Option<(f64, f64)>,
+    p_adj: Option<f64>,
+    n: (usize, usize),
+    delta_pct: f64,
+    alpha: f64,
+) -> Verdict {
+    if n.0 < 2 || n.1 < 2 {
+        return Verdict::Unresolved;
+    }
+    let Some((lo, hi)) = ci else {
+        return Verdict::Unresolved;
+    };
+    if lo >= -delta_pct && hi <= delta_pct {
+        return Verdict::Same;
+    }
+    let excludes_zero = lo > 0.0 || hi < 0.0;
+    match p_adj {
+        Some(p) if p < alpha && excludes_zero && pct.abs() >= delta_pct => {
+            Verdict::of_difference(direction, pct)
+        }
+        _ => Verdict::Unresolved,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holm_matches_the_textbook_example() {
+        // Holm (1979)-style example: p = 0.01, 0.04, 0.03, 0.005 (m = 4).
+        let adj = holm(&[0.01, 0.04, 0.03, 0.005]);
+        let want = [0.03, 0.06, 0.06, 0.02];
+        for (a, w) in adj.iter().zip(want) {
+            assert!((a - w).abs() < 1e-12, "{adj:?}");
+        }
+        assert_eq!(holm(&[0.9, 0.8]), vec![1.0, 1.0]);
+        assert_eq!(holm(&[0.3, 0.01]), vec![0.3, 0.02]);
+        assert!(holm(&[]).is_empty());
+    }
+
+    #[test]
+    fn aa_threshold_follows_the_noise() {
+        let quiet = vec![vec![100.0, 100.5, 99.5, 100.2, 99.8, 100.1]];
+        let noisy = vec![vec![100.0, 130.0, 80.0, 115.0, 90.0, 105.0]];
+        let q = aa_delta_pct(&quiet, 1).unwrap();
+        let n = aa_delta_pct(&noisy, 1).unwrap();
+        assert!((MIN_DELTA_PCT..1.0).contains(&q), "{q}");
+        assert!(n > 5.0 * q, "{n} vs {q}");
+        assert_eq!(aa_delta_pct(&[vec![1.0]], 1), None);
+    }
+
+    #[test]
+    fn needed_runs_grow_with_noise_and_shrink_with_the_effect() {
+        // CV 10%, a 10% difference: 2 * 2.8^2 = 15.7 -> 16 per group.
+        assert_eq!(needed_n(10.0, 10.0, 2.0), Some(16));
+        assert_eq!(needed_n(1.0, 10.0, 2.0), Some(2));
+        assert!(needed_n(20.0, 5.0, 2.0).unwrap() > 100);
+        assert_eq!(needed_n(f64::NAN, 5.0, 2.0), None);
+    }
+}
