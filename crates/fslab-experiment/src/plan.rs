@@ -234,6 +234,13 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
         pairs.len(),
         format!("{:?}", exp.order).to_lowercase()
     );
+    if let Some(max) = exp.until_resolved {
+        let _ = writeln!(
+            s,
+            "  then, until resolved: one more repetition of cell 0 and of every cell with an \
+             unresolved headline comparison with it, up to {max} each"
+        );
+    }
     if !exp.description.is_empty() {
         let _ = writeln!(s, "  {}", exp.description.trim());
     }

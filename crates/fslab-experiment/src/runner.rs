@@ -284,6 +284,9 @@ pub struct ExperimentOutcome {
     pub interrupted: bool,
     /// Problems met while undoing (normally empty).
     pub teardown_problems: Vec<String>,
+    /// With `until_resolved`: how many repetitions it took, or what is
+    /// still unresolved.
+    pub resolution: Option<String>,
 }
 
 impl ExperimentOutcome {
@@ -291,12 +294,13 @@ impl ExperimentOutcome {
     pub fn samples(&self) -> Vec<Sample> {
         let mut v = Vec::new();
         for r in self.runs.iter().filter(|r| r.ok) {
-            let mut push = |metric: String, direction, value: f64| {
+            let mut push = |metric: String, direction, value: f64, headline| {
                 v.push(Sample {
                     cell: r.cell,
                     metric,
                     direction,
                     value,
+                    headline,
                 })
             };
             for p in &r.phases {
@@ -304,18 +308,22 @@ impl ExperimentOutcome {
                     format!("{} time (s)", p.phase),
                     Direction::Time,
                     p.elapsed_s,
+                    false,
                 );
                 push(
                     format!("{} rate (ops/s)", p.phase),
                     Direction::Rate,
                     p.ops_per_s,
+                    true,
                 );
                 push(
                     format!("{} sys cpu (s)", p.phase),
                     Direction::Cost,
                     p.sys_cpu_s,
+                    false,
                 );
             }
+            let headline = fslab_record::metric::headline(&r.metrics);
             // The tool's own numbers, named as compare names them (fs_mark's
             // per-loop rows stay out: their mean stands for them).
             for m in r.metrics.iter().filter(|m| {
@@ -325,17 +333,81 @@ impl ExperimentOutcome {
                     format!("{} {}", m.source, m.label()),
                     direction_of(m),
                     m.value,
+                    headline == Some(m),
                 );
             }
             if let Some(u) = r.unmount_s {
-                push("unmount (s)".into(), Direction::Time, u);
+                push("unmount (s)".into(), Direction::Time, u, false);
             }
             if let Some(u) = r.remount_s {
-                push("remount (s)".into(), Direction::Time, u);
+                push("remount (s)".into(), Direction::Time, u, false);
             }
         }
         v
     }
+}
+
+/// For `until_resolved`: the cells to run once more (the first cell, the
+/// baseline, with every cell whose headline comparison with it is
+/// unresolved), and what to say about it after `reps` repetitions.
+fn resolution(exp: &Experiment, o: &ExperimentOutcome, reps: u32, max: u32) -> (Vec<u32>, String) {
+    use fslab_stats::compare::{compare, Metric};
+    use fslab_stats::verdict::Verdict;
+    let samples: Vec<Sample> = o.samples().into_iter().filter(|s| s.headline).collect();
+    let mut metrics: Vec<Metric> = Vec::new();
+    for s in &samples {
+        let i = match metrics.iter().position(|m| m.name == s.metric) {
+            Some(i) => i,
+            None => {
+                metrics.push(Metric {
+                    name: s.metric.clone(),
+                    direction: s.direction,
+                    values: vec![Vec::new(); exp.cells.len()],
+                });
+                metrics.len() - 1
+            }
+        };
+        metrics[i].values[s.cell as usize].push(s.value);
+    }
+    let labels: Vec<String> = exp.cells.iter().map(|c| c.label.clone()).collect();
+    let rows = compare(&labels, &metrics, 0);
+    let mut open: Vec<u32> = Vec::new();
+    let mut unresolved = Vec::new();
+    for r in rows
+        .iter()
+        .filter(|r| r.verdict == Some(Verdict::Unresolved))
+    {
+        let cell = labels.iter().position(|l| *l == r.group).unwrap_or(0) as u32;
+        if !open.contains(&cell) {
+            open.push(cell);
+        }
+        unresolved.push(format!("{}: {}", r.group, r.metric));
+    }
+    if unresolved.is_empty() {
+        return (
+            Vec::new(),
+            format!(
+                "until resolved: every headline comparison is resolved after {reps} repetitions"
+            ),
+        );
+    }
+    let said = format!(
+        "until resolved: after {reps} repetitions {} headline comparison(s) unresolved ({}){}",
+        unresolved.len(),
+        unresolved.join("; "),
+        if reps >= max {
+            format!("; stopped at the maximum, {max}")
+        } else {
+            String::new()
+        }
+    );
+    if reps >= max {
+        return (Vec::new(), said);
+    }
+    open.sort_unstable();
+    let mut more = vec![0];
+    more.extend(open.into_iter().filter(|c| *c != 0));
+    (more, said)
 }
 
 /// How a tool's number compares: rates up are faster, times up slower,
@@ -523,23 +595,43 @@ fn run_cells(
         .as_ref()
         .map(|r| r.done.clone())
         .unwrap_or_default();
-    let pairs: Vec<(u32, u32)> = schedule(exp)
+    let mut queue: std::collections::VecDeque<(u32, u32)> = schedule(exp)
         .into_iter()
         .filter(|(c, r)| !done.iter().any(|d| d.cell == *c && d.repetition == *r))
         .collect();
+    let mut total = queue.len();
     let mut outcome = ExperimentOutcome {
         experiment_id: exp_id,
         runs: done,
         interrupted: false,
         teardown_problems: Vec::new(),
+        resolution: None,
     };
-    for (k, (ci, rep)) in pairs.iter().enumerate() {
+    let mut next_rep = exp.repetitions + 1;
+    let mut k = 0;
+    loop {
+        let Some((ci, rep)) = queue.pop_front() else {
+            // `until_resolved`: one more repetition of the baseline and of
+            // every cell with an unresolved headline comparison, interleaved.
+            let Some(max) = exp.until_resolved else { break };
+            let (more, said) = resolution(exp, &outcome, next_rep - 1, max);
+            outcome.resolution = Some(said);
+            if more.is_empty() || next_rep > max || stop.load(Ordering::Relaxed) {
+                break;
+            }
+            total += more.len();
+            queue.extend(more.into_iter().map(|c| (c, next_rep)));
+            next_rep += 1;
+            continue;
+        };
+        let (ci, rep) = (&ci, &rep);
         if stop.load(Ordering::Relaxed) {
             outcome.interrupted = true;
             break;
         }
         let cell = &exp.cells[*ci as usize];
-        progress.cell_start(k, pairs.len(), cell, *rep, exp.repetitions);
+        progress.cell_start(k, total, cell, *rep, exp.repetitions.max(*rep));
+        k += 1;
         let mut info = CellRunInfo {
             cell: cell.index,
             repetition: *rep,
@@ -946,5 +1038,123 @@ mod tests {
             "only the state directory (and fslab's marker) is left"
         );
         assert!(journal.resources().is_empty());
+    }
+
+    /// Answers each (cell, repetition) with a create rate from `rate`.
+    struct RateExecutor {
+        ran: Vec<(u32, u32)>,
+        rate: fn(u32, u32) -> f64,
+    }
+
+    impl Executor for RateExecutor {
+        fn run(
+            &mut self,
+            argv: &[String],
+            cgroup: Option<&Path>,
+            stop: &AtomicBool,
+            progress: &mut dyn Progress,
+        ) -> WorkloadOutcome {
+            let mut fake = FakeExecutor {
+                ran: Vec::new(),
+                stop_after: None,
+            };
+            let mut o = fake.run(argv, cgroup, stop, progress);
+            let (c, r) = fake.ran[0];
+            self.ran.push((c, r));
+            let rate = (self.rate)(c, r);
+            o.run_id = Some(self.ran.len() as i64);
+            o.phases[0].ops_per_s = rate;
+            o.phases[0].elapsed_s = 100.0 / rate;
+            o
+        }
+    }
+
+    fn two_cells(dir: &Path, until: u32) -> Experiment {
+        let text = format!(
+            "name = \"t\"\nrepetitions = 3\nuntil_resolved = {until}\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"createmany\"\nargs = [\"-o\", \"{{dir}}/f\", \"10\"]\n",
+            dir.display()
+        );
+        let mut exp = crate::spec::parse("t.toml", &text).unwrap();
+        let mut second = exp.cells[0].clone();
+        second.index = 1;
+        second.label = "b".into();
+        exp.cells.push(second);
+        exp
+    }
+
+    fn run_until(
+        exp: &Experiment,
+        dir: &Path,
+        rate: fn(u32, u32) -> f64,
+    ) -> (Vec<(u32, u32)>, ExperimentOutcome) {
+        let mut journal = Journal::create(&dir.join("state"), "run", vec![]).unwrap();
+        let mut exec = RateExecutor {
+            ran: Vec::new(),
+            rate,
+        };
+        let o = run(
+            exp,
+            &config(None),
+            &mut exec,
+            &mut MemRecorder::default(),
+            &mut NoProgress,
+            &AtomicBool::new(false),
+            &mut journal,
+        )
+        .unwrap();
+        (exec.ran, o)
+    }
+
+    #[test]
+    fn until_resolved_adds_interleaved_repetitions_while_a_comparison_is_open() {
+        let d = tempfile::tempdir().unwrap();
+        // A clear 30% difference: resolved at 3, nothing added.
+        let exp = two_cells(d.path(), 10);
+        let (ran, o) = run_until(&exp, d.path(), |c, r| {
+            100.0 * if c == 1 { 1.3 } else { 1.0 } + f64::from(r % 2)
+        });
+        assert_eq!(ran.len(), 6, "{ran:?}");
+        assert_eq!(
+            o.resolution.as_deref(),
+            Some("until resolved: every headline comparison is resolved after 3 repetitions")
+        );
+
+        // An 8% difference under noise that settles: more repetitions,
+        // the baseline and the open cell in turn, until it is resolved.
+        let noisy = |c: u32, r: u32| {
+            let noise = [10.0, -10.0, 6.0, -6.0, 2.0, -2.0];
+            let base = if c == 1 { 108.0 } else { 100.0 };
+            base + noise
+                .get(r as usize - 1)
+                .copied()
+                .unwrap_or(if r.is_multiple_of(2) { 0.5 } else { -0.5 })
+        };
+        let (ran, o) = run_until(&exp, d.path(), noisy);
+        let extra = &ran[6..];
+        assert!(!extra.is_empty(), "{ran:?}");
+        for (i, pair) in extra.chunks(2).enumerate() {
+            let rep = 4 + i as u32;
+            assert_eq!(pair, [(0, rep), (1, rep)], "interleaved: {ran:?}");
+        }
+        let said = o.resolution.unwrap();
+        let reps = 3 + extra.len() / 2;
+        assert_eq!(
+            said,
+            format!(
+                "until resolved: every headline comparison is resolved after {reps} repetitions"
+            )
+        );
+        assert_eq!(o.runs.len(), ran.len());
+
+        // The same at a maximum of 4: it stops there and says what is open.
+        let exp = two_cells(d.path(), 4);
+        let (ran, o) = run_until(&exp, d.path(), noisy);
+        assert_eq!(ran.len(), 8, "{ran:?}");
+        let said = o.resolution.unwrap();
+        assert!(
+            said.starts_with("until resolved: after 4 repetitions 1 headline comparison(s) unresolved (b: create rate (ops/s))")
+                && said.ends_with("stopped at the maximum, 4"),
+            "{said}"
+        );
     }
 }

@@ -4,6 +4,7 @@
 //! ```toml
 //! name = "seed001"
 //! repetitions = 3
+//! until_resolved = 10           # optional: more repetitions, up to 10, while a headline comparison is unresolved
 //! order = "interleaved"          # interleaved (default) | sequential | shuffled
 //!
 //! [device]
@@ -62,6 +63,7 @@ struct FileSpec {
     #[serde(default)]
     description: String,
     repetitions: Option<Spanned<i64>>,
+    until_resolved: Option<Spanned<i64>>,
     order: Option<Spanned<String>>,
     seed: Option<u64>,
     #[serde(default)]
@@ -243,6 +245,9 @@ pub struct Experiment {
     pub name: String,
     pub description: String,
     pub repetitions: u32,
+    /// Keep adding repetitions to cells whose headline comparisons are
+    /// unresolved, up to this many per cell (`until_resolved = N`).
+    pub until_resolved: Option<u32>,
     pub order: Order,
     pub seed: u64,
     pub device: Device,
@@ -341,6 +346,20 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
             )
         }
         Some(r) => *r.get_ref() as u32,
+    };
+    let until_resolved = match &spec.until_resolved {
+        None => None,
+        Some(u) if *u.get_ref() < i64::from(repetitions) || *u.get_ref() > 10_000 => {
+            return ctx.err(
+                u.span(),
+                "until_resolved",
+                format!(
+                    "{} is not from repetitions ({repetitions}) to 10000",
+                    u.get_ref()
+                ),
+            )
+        }
+        Some(u) => Some(*u.get_ref() as u32),
     };
     let order = match spec
         .order
@@ -712,6 +731,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
         name,
         description: spec.description,
         repetitions,
+        until_resolved,
         order,
         seed: spec.seed.unwrap_or(1),
         device,

@@ -18,6 +18,9 @@ pub struct Sample {
     pub metric: String,
     pub direction: Direction,
     pub value: f64,
+    /// A headline metric: each phase's rate and the tool's own headline
+    /// number (what `until_resolved` waits on).
+    pub headline: bool,
 }
 
 fn fmt_num(x: f64) -> String {
@@ -136,6 +139,7 @@ mod tests {
     #[test]
     fn differences_use_the_metrics_direction() {
         let s = |cell, metric: &str, direction, value| Sample {
+            headline: true,
             cell,
             metric: metric.into(),
             direction,

@@ -209,6 +209,10 @@ pub struct RunArgs {
     /// Override the number of repetitions (with --resume: add repetitions up to N)
     #[arg(long, value_name = "N")]
     pub repetitions: Option<u32>,
+    /// Keep adding repetitions (the first cell and every cell with an unresolved headline
+    /// comparison with it, interleaved) until all are resolved or each cell has MAX
+    #[arg(long, value_name = "MAX")]
+    pub until_resolved: Option<u32>,
     /// Leave the image files in place after each run
     #[arg(long)]
     pub keep_images: bool,

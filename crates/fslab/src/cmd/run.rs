@@ -281,6 +281,15 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         }
         exp.repetitions = r;
     }
+    if let Some(max) = args.until_resolved {
+        if max < exp.repetitions {
+            return Err(Failure::Usage(format!(
+                "--until-resolved {max}: below the {} repetitions every cell has",
+                exp.repetitions
+            )));
+        }
+        exp.until_resolved = Some(max);
+    }
     if let Some(p) = &args.probes {
         fslab_probe::parse_list(p).map_err(Failure::Usage)?;
         exp.workload.probes = Some(p.clone());
@@ -422,6 +431,9 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     );
     println!();
     print!("{}", summary::table(&cells, &outcome.samples()));
+    if let Some(r) = &outcome.resolution {
+        println!("{r}");
+    }
     let failed: Vec<_> = outcome.runs.iter().filter(|r| !r.ok).collect();
     if !failed.is_empty() {
         println!();

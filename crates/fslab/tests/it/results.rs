@@ -324,3 +324,54 @@ fn completions_and_a_man_page_are_generated() {
     let o = lab.run(&["completions", "tcsh"]);
     assert_eq!(o.status.code(), Some(2), "an unknown shell is bad input");
 }
+
+/// `--until-resolved MAX` on a real (directory) experiment: it runs at
+/// least the planned repetitions, no more than MAX per cell, and says how
+/// it ended; a MAX below the repetitions is refused.
+#[test]
+fn until_resolved_runs_more_repetitions_and_says_how_it_ended() {
+    let lab = Lab::new();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let f = lab.experiment(
+        "ur.toml",
+        &format!(
+            "name = \"ur\"\nrepetitions = 2\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"200\", \"-s\", \"0\", \"-S0\"]\nprobes = []\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\nworkload_args = [\"-s\", \"8192\"]\n",
+            dir.path().display()
+        ),
+    );
+    let o = lab
+        .run_cmd()
+        .args(["run", "--until-resolved", "1"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--until-resolved 1: below the 2 repetitions"));
+    let o = lab
+        .run_cmd()
+        .args(["run", "--until-resolved", "4"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let said = out
+        .lines()
+        .find(|l| l.starts_with("until resolved: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let rows = stdout(&lab.run(&["results", "list"]));
+    let runs = rows.lines().count();
+    eprintln!("{said} ({runs} runs)");
+    assert!((4..=8).contains(&runs), "{rows}");
+    if said.contains("every headline comparison is resolved") {
+        assert!(
+            runs % 2 == 0 && said.ends_with(&format!("after {} repetitions", runs / 2)),
+            "{said}"
+        );
+    } else {
+        assert!(
+            said.ends_with("stopped at the maximum, 4") && runs == 8,
+            "{said}\n{rows}"
+        );
+    }
+}
