@@ -365,7 +365,7 @@ fn until_resolved_runs_more_repetitions_and_says_how_it_ended() {
     assert!((4..=8).contains(&runs), "{rows}");
     if said.contains("every headline comparison is resolved") {
         assert!(
-            runs % 2 == 0 && said.ends_with(&format!("after {} repetitions", runs / 2)),
+            runs.is_multiple_of(2) && said.ends_with(&format!("after {} repetitions", runs / 2)),
             "{said}"
         );
     } else {
