@@ -8,7 +8,7 @@ pub mod svg;
 use std::fmt::Write as _;
 
 pub use movie::{Io, Movie};
-pub use svg::{Bars, Chart, Series, Style};
+pub use svg::{cell_colour, Bars, Chart, IntervalRow, Intervals, Marker, Series, Style};
 
 /// A block of the page.
 #[derive(Debug, Clone)]
@@ -17,6 +17,10 @@ pub enum Block {
     Text(String),
     Chart(Chart),
     Bars(Bars),
+    /// Groups' means and intervals on one axis.
+    Intervals(Intervals),
+    /// `name: value` lines (the page's header: kernel, version, commands).
+    Facts(Vec<(String, String)>),
     /// An iowatcher-style movie of a device's IO.
     Movie(Movie),
     /// A table: header cells, rows.
@@ -42,7 +46,11 @@ pub fn page(title: &str, blocks: &[Block]) -> String {
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <title>{}</title>
 <style>
-body {{ font-family: sans-serif; margin: 2em; color: #222; max-width: 1500px; }}
+body {{ font-family: sans-serif; margin: 1em 2em; color: #222; }}
+svg.chart.wide {{ width: 100%; height: auto; }}
+figure.wide {{ display: block; margin: 0.5em 0; }}
+dl.facts {{ display: grid; grid-template-columns: max-content auto; gap: 2px 1em; font-size: 0.9em; }}
+dl.facts dt {{ font-weight: bold; }} dl.facts dd {{ margin: 0; font-family: monospace; white-space: pre-wrap; }}
 h1 {{ font-size: 1.5em; }} h2 {{ font-size: 1.25em; border-bottom: 1px solid #ccc; margin-top: 2em; }} h3 {{ font-size: 1.05em; }}
 figure {{ display: inline-block; margin: 0.5em; vertical-align: top; }}
 figcaption {{ font-size: 0.9em; text-align: center; }}
@@ -67,10 +75,26 @@ pre {{ font-size: 0.8em; background: #f7f7f7; padding: 0.5em; overflow-x: auto; 
             Block::Chart(c) => {
                 let _ = writeln!(
                     s,
-                    "<figure>{}<figcaption>{}</figcaption></figure>",
+                    "<figure{}>{}<figcaption>{}</figcaption></figure>",
+                    if c.wide { " class=\"wide\"" } else { "" },
                     c.svg(),
                     esc(&c.title)
                 );
+            }
+            Block::Intervals(c) => {
+                let _ = writeln!(
+                    s,
+                    "<figure class=\"wide\">{}<figcaption>{}</figcaption></figure>",
+                    c.svg(),
+                    esc(&c.title)
+                );
+            }
+            Block::Facts(facts) => {
+                s.push_str("<dl class=\"facts\">");
+                for (k, v) in facts {
+                    let _ = write!(s, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(v));
+                }
+                s.push_str("</dl>\n");
             }
             Block::Bars(b) => {
                 let _ = writeln!(

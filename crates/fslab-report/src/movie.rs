@@ -157,7 +157,11 @@ impl Movie {
                 );
                 for (&c, &(wr, rd)) in &f.cells {
                     let (x, y) = xy(c);
-                    let colour = if wr >= rd { "#d62728" } else { "#1f77b4" };
+                    let colour = if wr >= rd {
+                        crate::svg::WRITE
+                    } else {
+                        crate::svg::READ
+                    };
                     let o = 0.45 + 0.55 * ((wr + rd) as f64).ln_1p() / most.ln_1p();
                     let _ = write!(
                         s,
@@ -176,8 +180,8 @@ impl Movie {
         // Legend.
         let lx = LEFT + gw + 12.0;
         for (i, (colour, what)) in [
-            ("#d62728", "writes (this window)"),
-            ("#1f77b4", "reads (this window)"),
+            (crate::svg::WRITE, "writes (this window)"),
+            (crate::svg::READ, "reads (this window)"),
             ("#888", "all IO of the run"),
         ]
         .iter()

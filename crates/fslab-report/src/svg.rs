@@ -12,6 +12,21 @@ const B: f64 = 45.0;
 const PALETTE: [&str; 8] = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
+/// Writes are this red and reads this blue in every chart and the movie.
+pub const WRITE: &str = "#d62728";
+pub const READ: &str = "#1f77b4";
+/// Cells' colours: one per cell, the same in every chart, none of them
+/// the read or write colour.
+const CELLS: [&str; 8] = [
+    "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",
+];
+
+/// The colour of cell `i` (its position in the comparison).
+pub fn cell_colour(i: usize) -> &'static str {
+    CELLS[i % CELLS.len()]
+}
+/// The width of a wide chart (the overview's).
+const WIDE: f64 = 1300.0;
 
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +41,16 @@ pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
     pub style: Style,
+    /// A fixed colour (a cell's, reads', writes'); None: by position.
+    pub colour: Option<&'static str>,
+}
+
+/// A vertical line at `x` with a label (a phase boundary).
+#[derive(Debug, Clone)]
+pub struct Marker {
+    pub x: f64,
+    pub label: String,
+    pub colour: &'static str,
 }
 
 /// An x-y chart.
@@ -37,6 +62,31 @@ pub struct Chart {
     pub series: Vec<Series>,
     /// Logarithmic x axis (latency CDFs).
     pub log_x: bool,
+    /// Logarithmic y axis (rates that differ by orders of magnitude).
+    pub log_y: bool,
+    /// Vertical lines (phase boundaries).
+    pub markers: Vec<Marker>,
+    /// As wide as the page (the overview's charts).
+    pub wide: bool,
+}
+
+/// Each group's mean with its interval and its values, on one axis.
+#[derive(Debug, Clone)]
+pub struct Intervals {
+    pub title: String,
+    pub x_label: String,
+    pub rows: Vec<IntervalRow>,
+}
+
+/// One group of an [`Intervals`] chart.
+#[derive(Debug, Clone)]
+pub struct IntervalRow {
+    pub label: String,
+    pub colour: &'static str,
+    pub mean: f64,
+    /// The 95% interval of the mean, when there are two values or more.
+    pub interval: Option<(f64, f64)>,
+    pub values: Vec<f64>,
 }
 
 /// A bar chart of labelled values.
@@ -104,16 +154,25 @@ impl Chart {
     /// The chart as an `<svg class="chart">`; data marks have class `mark`.
     pub fn svg(&self) -> String {
         let tx = |x: f64| if self.log_x { x.max(1e-12).log10() } else { x };
+        let ty = |y: f64| match (self.log_y, y > 0.0) {
+            (false, _) => y,
+            (true, true) => y.log10(),
+            (true, false) => f64::NAN,
+        };
         let pts: Vec<(f64, f64)> = self
             .series
             .iter()
-            .flat_map(|s| s.points.iter().map(|&(x, y)| (tx(x), y)))
+            .flat_map(|s| s.points.iter().map(|&(x, y)| (tx(x), ty(y))))
             .filter(|(x, y)| x.is_finite() && y.is_finite())
             .collect();
+        // The markers (phase starts) are on the axis too.
         let (mut x0, mut x1) = pts
             .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
-                (a.min(p.0), b.max(p.0))
+            .map(|p| p.0)
+            .chain(self.markers.iter().map(|m| tx(m.x)))
+            .filter(|x| x.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                (a.min(x), b.max(x))
             });
         let (mut y0, mut y1) = pts
             .iter()
@@ -123,21 +182,29 @@ impl Chart {
         if pts.is_empty() {
             (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
         }
-        y0 = y0.min(0.0);
+        if self.log_y && !pts.is_empty() {
+            (y0, y1) = (y0.floor(), y1.ceil());
+        } else {
+            y0 = y0.min(0.0);
+        }
         if x1 <= x0 {
             x1 = x0 + 1.0;
         }
         if y1 <= y0 {
             y1 = y0 + 1.0;
         }
-        y1 *= 1.05;
-        let (pw, ph) = (W - L - R, H - T - B);
+        if !self.log_y {
+            y1 *= 1.05;
+        }
+        let w = if self.wide { WIDE } else { W };
+        let (pw, ph) = (w - L - R, H - T - B);
         let sx = |x: f64| L + (x - x0) / (x1 - x0) * pw;
         let sy = |y: f64| T + ph - (y - y0) / (y1 - y0) * ph;
         let mut s = String::new();
         let _ = write!(
             s,
-            r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{}">"#,
+            r#"<svg class="chart{}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {H}" width="{w}" height="{H}" role="img" aria-label="{}">"#,
+            if self.wide { " wide" } else { "" },
             esc(&self.title)
         );
         let _ = write!(
@@ -146,13 +213,14 @@ impl Chart {
         );
         for t in ticks(y0, y1) {
             let y = sy(t);
+            let v = if self.log_y { 10f64.powf(t) } else { t };
             let _ = write!(
                 s,
                 r##"<line x1="{L}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#eee"/><text x="{}" y="{:.1}" text-anchor="end" font-size="11">{}</text>"##,
                 L + pw,
                 L - 4.0,
                 y + 4.0,
-                label(t)
+                label(v)
             );
         }
         for t in ticks(x0, x1) {
@@ -179,12 +247,28 @@ impl Chart {
             T + ph / 2.0,
             esc(&self.y_label)
         );
+        for m in &self.markers {
+            let x = sx(tx(m.x));
+            if !x.is_finite() {
+                continue;
+            }
+            let _ = write!(
+                s,
+                r#"<line class="marker" x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="{}" stroke-dasharray="4 3"/><text x="{:.1}" y="{}" font-size="10" fill="{}">{}</text>"#,
+                T + ph,
+                m.colour,
+                x + 3.0,
+                T + 10.0,
+                m.colour,
+                esc(&m.label)
+            );
+        }
         for (i, ser) in self.series.iter().enumerate() {
-            let c = PALETTE[i % PALETTE.len()];
+            let c = ser.colour.unwrap_or(PALETTE[i % PALETTE.len()]);
             let p: Vec<(f64, f64)> = ser
                 .points
                 .iter()
-                .map(|&(x, y)| (sx(tx(x)), sy(y)))
+                .map(|&(x, y)| (sx(tx(x)), sy(ty(y))))
                 .filter(|(x, y)| x.is_finite() && y.is_finite())
                 .collect();
             match ser.style {
@@ -225,12 +309,104 @@ impl Chart {
             let _ = write!(
                 s,
                 r#"<rect x="{}" y="{}" width="10" height="10" fill="{c}"/><text x="{}" y="{}" font-size="11">{}</text>"#,
-                W - R + 10.0,
+                w - R + 10.0,
                 ly - 9.0,
-                W - R + 24.0,
+                w - R + 24.0,
                 ly,
                 esc(&ser.name)
             );
+        }
+        s.push_str("</svg>");
+        s
+    }
+}
+
+impl Intervals {
+    /// One row per group: its values as small marks, its mean as a dot and
+    /// its 95% interval as a bar, all on one shared x axis.
+    pub fn svg(&self) -> String {
+        let row_h = 26.0;
+        let left = 260.0;
+        let h = T + B + row_h * self.rows.len().max(1) as f64;
+        let pw = WIDE - left - 40.0;
+        let all: Vec<f64> = self
+            .rows
+            .iter()
+            .flat_map(|r| {
+                let mut v = r.values.clone();
+                v.push(r.mean);
+                if let Some((lo, hi)) = r.interval {
+                    v.extend([lo, hi]);
+                }
+                v
+            })
+            .filter(|x| x.is_finite())
+            .collect();
+        let mut x0 = all.iter().copied().fold(f64::INFINITY, f64::min).min(0.0);
+        let mut x1 = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if !x1.is_finite() || x1 <= x0 {
+            (x0, x1) = (0.0, 1.0);
+        }
+        x1 *= 1.05;
+        let sx = |x: f64| left + (x - x0) / (x1 - x0) * pw;
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            r#"<svg class="chart wide" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDE} {h}" width="{WIDE}" height="{h}" role="img" aria-label="{}">"#,
+            esc(&self.title)
+        );
+        let ph = h - T - B;
+        let _ = write!(
+            s,
+            r##"<rect x="{left}" y="{T}" width="{pw}" height="{ph}" fill="#fff" stroke="#999"/>"##
+        );
+        for t in ticks(x0, x1) {
+            let x = sx(t);
+            let _ = write!(
+                s,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle" font-size="11">{}</text>"##,
+                T + ph,
+                T + ph + 15.0,
+                label(t)
+            );
+        }
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle" font-size="12">{}</text>"#,
+            left + pw / 2.0,
+            h - 8.0,
+            esc(&self.x_label)
+        );
+        for (i, r) in self.rows.iter().enumerate() {
+            let y = T + row_h * (i as f64 + 0.5);
+            let c = r.colour;
+            let _ = write!(
+                s,
+                r#"<text x="{}" y="{:.1}" text-anchor="end" font-size="11">{}</text><g class="mark" fill="{c}" stroke="{c}">"#,
+                left - 6.0,
+                y + 4.0,
+                esc(&r.label)
+            );
+            if let Some((lo, hi)) = r.interval {
+                let _ = write!(
+                    s,
+                    r#"<line x1="{:.1}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" stroke-width="3"/>"#,
+                    sx(lo),
+                    sx(hi)
+                );
+            }
+            for v in &r.values {
+                let _ = write!(
+                    s,
+                    r#"<rect x="{:.1}" y="{:.1}" width="2" height="8" fill-opacity="0.5" stroke="none"/>"#,
+                    sx(*v) - 1.0,
+                    y - 10.0
+                );
+            }
+            if r.mean.is_finite() {
+                let _ = write!(s, r#"<circle cx="{:.1}" cy="{y:.1}" r="4"/>"#, sx(r.mean));
+            }
+            s.push_str("</g>");
         }
         s.push_str("</svg>");
         s
@@ -320,8 +496,12 @@ mod tests {
                 name: "run 1".into(),
                 points: vec![(1.0, 10.0), (2.0, 20.0), (3.0, 15.0)],
                 style: Style::Line,
+                colour: None,
             }],
             log_x: false,
+            log_y: false,
+            markers: Vec::new(),
+            wide: false,
         };
         insta::assert_snapshot!("line_chart", c.svg());
     }
@@ -336,8 +516,12 @@ mod tests {
                 name: "s".into(),
                 points,
                 style: Style::Points,
+                colour: None,
             }],
             log_x: false,
+            log_y: false,
+            markers: Vec::new(),
+            wide: false,
         };
         // 10,000 points over an x range of 1000 on a 460-pixel plot: at most
         // two columns of half pixels per unit, and one y value.

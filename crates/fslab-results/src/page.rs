@@ -22,7 +22,14 @@ fn line(name: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
         name: name.into(),
         points,
         style: Style::Line,
+        colour: None,
     }
+}
+
+/// A series in a fixed colour (a cell's, reads' or writes').
+fn coloured(mut s: Series, colour: &'static str) -> Series {
+    s.colour = Some(colour);
+    s
 }
 
 fn chart(title: &str, x: &str, y: &str, series: Vec<Series>) -> Option<Block> {
@@ -37,6 +44,9 @@ fn chart(title: &str, x: &str, y: &str, series: Vec<Series>) -> Option<Block> {
             y_label: y.into(),
             series,
             log_x: false,
+            log_y: false,
+            markers: Vec::new(),
+            wide: false,
         })
     })
 }
@@ -245,11 +255,13 @@ fn io_pattern(notes: &[StoredNote]) -> Vec<Block> {
                 name: "writes".into(),
                 points: w,
                 style: Style::Points,
+                colour: Some(fslab_report::svg::WRITE),
             },
             Series {
                 name: "reads".into(),
                 points: r,
                 style: Style::Points,
+                colour: Some(fslab_report::svg::READ),
             },
         ];
         out.extend(chart(&title, "time (s)", "sector", series));
@@ -299,11 +311,17 @@ fn probe_charts(pts: &[StoredPoint], off: &BTreeMap<u32, f64>) -> Vec<Block> {
         "time (s)",
         mb_s,
         vec![
-            line(
-                "written",
-                points(pts, off, "blockio", names::WRITE_MB_S, 1.0),
+            coloured(
+                line(
+                    "written",
+                    points(pts, off, "blockio", names::WRITE_MB_S, 1.0),
+                ),
+                fslab_report::svg::WRITE,
             ),
-            line("read", points(pts, off, "blockio", names::READ_MB_S, 1.0)),
+            coloured(
+                line("read", points(pts, off, "blockio", names::READ_MB_S, 1.0)),
+                fslab_report::svg::READ,
+            ),
         ],
     ));
     let sizes: Vec<(String, f64)> = fslab_probe::blockio::SIZE_BUCKETS
@@ -366,6 +384,7 @@ fn probe_charts(pts: &[StoredPoint], off: &BTreeMap<u32, f64>) -> Vec<Block> {
         name: field.into(),
         points: points(pts, off, "journal", &names::jbd2_commit(field), 1.0),
         style: Style::Points,
+        colour: None,
     };
     out.extend(chart(
         "journal commits (jbd2)",
@@ -405,6 +424,9 @@ fn latency_blocks(store: &Store, run: i64) -> Result<Vec<Block>> {
             y_label: "fraction of calls".into(),
             series,
             log_x: true,
+            log_y: false,
+            markers: Vec::new(),
+            wide: false,
         }));
         let rows = hists
             .iter()
@@ -533,8 +555,8 @@ pub struct Selection {
     pub experiments: Vec<i64>,
     pub runs: Vec<String>,
     pub baseline: Option<String>,
-    /// The noise threshold of the verdicts (None: calibrated).
-    pub delta_pct: Option<f64>,
+    /// How the verdicts are reached (noise threshold, correction).
+    pub policy: fslab_stats::verdict::Policy,
 }
 
 /// Builds the report of `sel` from the store.
@@ -542,11 +564,9 @@ pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
     let g = select(store, &sel.experiments, &sel.runs)?;
     let notes = check_mix(store, &g)?;
     let base = baseline_of(&g, sel.baseline.as_deref())?;
-    let policy = fslab_stats::verdict::Policy {
-        delta_pct: sel.delta_pct,
-        ..Default::default()
-    };
-    let rows = fslab_stats::compare::compare_with(&g.labels, &metrics(store, &g)?, base, policy);
+    let policy = sel.policy;
+    let all_metrics = metrics(store, &g)?;
+    let rows = fslab_stats::compare::compare_with(&g.labels, &all_metrics, base, policy);
     // The experiments shown (none when groups of runs were given).
     let exp_ids = if !sel.runs.is_empty() {
         Vec::new()
@@ -564,13 +584,36 @@ pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
     } else {
         let names: Vec<String> = experiments
             .iter()
-            .map(|e| format!("experiment {} ({}), {}", e.id, e.name, e.started_at))
+            .map(|e| format!("experiment {} ({})", e.id, e.name))
             .collect();
         format!("fslab report: {}", names.join("; "))
     };
-    let mut blocks = vec![Block::Heading("comparison".into())];
+    let mut blocks = vec![crate::overview::header(store, &g, &experiments)?];
     blocks.extend(notes.into_iter().map(|n| Block::Text(format!("note: {n}"))));
     blocks.extend(not_completed(&experiments));
+    // Each cell's run of median time stands for it in the overview's rates.
+    let mut medians = Vec::new();
+    for runs in &g.runs {
+        let mut times = Vec::new();
+        for (id, _, _) in runs {
+            let rec = store.run(*id)?;
+            let t = rec.phases.iter().map(|p| p.elapsed_s).sum::<f64>();
+            times.push((*id, rec.run.status == RunStatus::Complete, t));
+        }
+        medians.push(match median_run(&times) {
+            Some(id) => Some(store.run(id)?),
+            None => None,
+        });
+    }
+    let headlines = crate::select::headlines(store, &g)?;
+    blocks.extend(crate::overview::blocks(
+        &g,
+        &all_metrics,
+        &rows,
+        &headlines,
+        &medians,
+    ));
+    blocks.push(Block::Heading("every metric".into()));
     blocks.push(Block::Table(
         fslab_stats::compare::COLUMNS.map(String::from).to_vec(),
         fslab_stats::compare::table(&rows),
@@ -581,7 +624,12 @@ pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
     }
     let charts = blocks
         .iter()
-        .filter(|b| matches!(b, Block::Chart(_) | Block::Bars(_) | Block::Movie(_)))
+        .filter(|b| {
+            matches!(
+                b,
+                Block::Chart(_) | Block::Bars(_) | Block::Movie(_) | Block::Intervals(_)
+            )
+        })
         .count();
     Ok(Page {
         html: page(&title, &blocks),

@@ -327,6 +327,32 @@ pub fn check_mix(store: &Store, g: &Groups) -> Result<Vec<String>> {
     Ok(notes)
 }
 
+/// The headline metrics' names as [`metrics`] names them: each phase's
+/// rate, and each tool's own headline number (`fslab_record::metric::headline`).
+pub fn headlines(store: &Store, g: &Groups) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for runs in &g.runs {
+        let Some((id, _, _)) = runs.first() else {
+            continue;
+        };
+        let mut names: Vec<String> = store
+            .phases(*id)?
+            .iter()
+            .map(|p| format!("{} rate (ops/s)", p.phase))
+            .collect();
+        let metrics = store.metrics(*id)?;
+        if let Some(m) = fslab_record::metric::headline(&metrics) {
+            names.push(format!("{} {}", m.source, m.label()));
+        }
+        for n in names {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The baseline group's position: `--baseline`'s, which must have a
 /// completed run, or the first group that has one.
 pub fn baseline_of(g: &Groups, b: Option<&str>) -> Result<usize> {

@@ -141,6 +141,29 @@ fn one_number_one_name_everywhere() {
     assert_eq!(p.cells, 2);
     assert!(p.html.contains("dbench Throughput (MB/s)"));
     assert!(p.html.contains("+20.0%"), "the difference is in the page");
+    // The overview: the header, the verdict table, every cell on one axis.
+    assert!(
+        p.html.contains("<dt>kernel</dt><dd>6.1.0</dd>"),
+        "the header names the kernel"
+    );
+    assert!(p
+        .html
+        .contains("<dt>commands</dt><dd>runs 1,2,3: fslab dbench 2"));
+    let overview = &p.html[p.html.find("<h2>overview</h2>").unwrap()..];
+    assert!(overview.contains("<th>headline metric</th><th>runs 1,2,3</th><th>runs 4,5,6</th>"));
+    assert!(
+        overview.contains("+20.0% faster"),
+        "a clear shift has its verdict"
+    );
+    let axis = overview
+        .split("<svg class=\"chart wide\"")
+        .nth(1)
+        .unwrap()
+        .split("</svg>")
+        .next()
+        .unwrap();
+    assert!(axis.contains(">runs 1,2,3</text>") && axis.contains(">runs 4,5,6</text>"));
+    assert_eq!(axis.matches("<circle").count(), 2, "one mean per cell");
 
     // Bad selections are bad input; a missing run is too.
     let e = select::select(&store, &[], &["1,x".to_string()]).unwrap_err();

@@ -56,8 +56,11 @@ pub struct Row {
     pub ci_high_pct: Option<f64>,
     /// Welch's t-test p-value against the baseline.
     pub p_value: Option<f64>,
-    /// The p-value corrected (Holm) across the metrics compared for this group.
-    pub p_holm: Option<f64>,
+    /// The p-value corrected across the metrics compared for this group
+    /// (see `correction`).
+    pub p_adjusted: Option<f64>,
+    /// How: "BH" (Benjamini-Hochberg) or "Holm".
+    pub correction: Option<&'static str>,
     /// The verdict (see [`crate::verdict`]); None for the baseline.
     pub verdict: Option<Verdict>,
     /// The noise threshold the verdict used, in percent.
@@ -102,7 +105,8 @@ pub fn compare_with(
                 ci_low_pct: None,
                 ci_high_pct: None,
                 p_value: None,
-                p_holm: None,
+                p_adjusted: None,
+                correction: None,
                 verdict: None,
                 delta_pct: None,
                 needed_n: None,
@@ -154,8 +158,9 @@ fn judge_rows(
             .iter()
             .map(|&r| rows[r].p_value.unwrap_or(1.0))
             .collect();
-        for (&r, adj) in tested.iter().zip(verdict::holm(&p)) {
-            rows[r].p_holm = Some(adj);
+        for (&r, adj) in tested.iter().zip(policy.correction.adjust(&p)) {
+            rows[r].p_adjusted = Some(adj);
+            rows[r].correction = Some(policy.correction.name());
         }
         for (i, &r) in idx.iter().enumerate() {
             let (Some(pct), Some(delta)) = (rows[r].diff_pct, rows[r].delta_pct) else {
@@ -168,7 +173,7 @@ fn judge_rows(
                 metrics[i].direction,
                 pct,
                 ci,
-                row.p_holm,
+                row.p_adjusted,
                 (base_n, row.summary.n),
                 delta,
                 policy.alpha,
@@ -180,7 +185,10 @@ fn judge_rows(
                 row.direction = Some(metrics[i].direction.word(pct));
             }
             if v == Verdict::Unresolved {
-                row.needed_n = cv.and_then(|cv| verdict::needed_n(cv, pct, delta));
+                let have = base_n.max(row.summary.n);
+                row.needed_n = cv
+                    .and_then(|cv| verdict::needed_n(cv, pct, delta))
+                    .map(|n| n.max(have + 1));
             }
         }
     }
@@ -234,8 +242,8 @@ fn diff(r: &Row) -> String {
     if let (Some(lo), Some(hi)) = (r.ci_low_pct, r.ci_high_pct) {
         let _ = write!(s, " 95% CI [{lo:+.1}%, {hi:+.1}%]");
     }
-    if let Some(p) = r.p_holm {
-        let _ = write!(s, " p={p:.3} (Holm)");
+    if let (Some(p), Some(c)) = (r.p_adjusted, r.correction) {
+        let _ = write!(s, " p={p:.3} ({c})");
     }
     if r.verdict == Some(Verdict::Unresolved) {
         match r.needed_n {
@@ -353,7 +361,7 @@ fn csv_field(s: &str) -> String {
 
 /// CSV, one line per metric and group.
 pub fn csv(rows: &[Row]) -> String {
-    let mut s = String::from("metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_holm,verdict,delta_pct,needed_n\n");
+    let mut s = String::from("metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n\n");
     let o = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     let f = |x: f64| {
         if x.is_nan() {
@@ -365,7 +373,7 @@ pub fn csv(rows: &[Row]) -> String {
     for r in rows {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             csv_field(&r.metric),
             csv_field(&r.group),
             r.summary.n,
@@ -382,7 +390,8 @@ pub fn csv(rows: &[Row]) -> String {
             o(r.ci_high_pct),
             o(r.p_value),
             csv_field(r.note.as_deref().unwrap_or("")),
-            o(r.p_holm),
+            o(r.p_adjusted),
+            r.correction.unwrap_or(""),
             r.verdict.map(Verdict::name).unwrap_or(""),
             o(r.delta_pct),
             r.needed_n.map(|n| n.to_string()).unwrap_or_default()
@@ -529,29 +538,19 @@ mod tests {
                 values: vec![a, b],
             });
         }
-        let rows = compare_with(
-            &groups,
-            &metrics,
-            0,
-            Policy {
-                delta_pct: Some(1.0),
-                ..Policy::default()
-            },
-        );
+        let holm = Policy {
+            delta_pct: Some(1.0),
+            correction: verdict::Correction::Holm,
+            ..Policy::default()
+        };
+        let rows = compare_with(&groups, &metrics, 0, holm);
         let r = &rows[1];
         assert!(r.p_value.unwrap() < 0.05, "{r:?}");
-        assert!(r.p_holm.unwrap() >= 0.05, "{r:?}");
+        assert!(r.p_adjusted.unwrap() >= 0.05, "{r:?}");
+        assert_eq!(r.correction, Some("Holm"));
         assert_ne!(r.verdict, Some(Verdict::Slower), "{r:?}");
         // With one metric alone it would be slower.
-        let alone = compare_with(
-            &groups,
-            &metrics[..1],
-            0,
-            Policy {
-                delta_pct: Some(1.0),
-                ..Policy::default()
-            },
-        );
+        let alone = compare_with(&groups, &metrics[..1], 0, holm);
         assert_eq!(alone[1].verdict, Some(Verdict::Slower), "{:?}", alone[1]);
     }
 
@@ -563,8 +562,8 @@ mod tests {
         insta::assert_snapshot!("compare_markdown", markdown(&rows));
         insta::assert_snapshot!("compare_csv", csv(&rows));
         let c = csv(&rows);
-        assert_eq!(c.lines().next().unwrap(), "metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_holm,verdict,delta_pct,needed_n");
+        assert_eq!(c.lines().next().unwrap(), "metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n");
         assert_eq!(c.lines().count(), 7);
-        assert!(c.lines().all(|l| l.split(',').count() >= 20));
+        assert!(c.lines().all(|l| l.split(',').count() >= 21));
     }
 }

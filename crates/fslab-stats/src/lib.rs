@@ -107,6 +107,20 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
     Some((t, df, p))
 }
 
+/// Student's t interval of the mean at `level` (e.g. 0.95); None with
+/// fewer than 2 values.
+pub fn mean_interval(v: &[f64], level: f64) -> Option<(f64, f64)> {
+    let s = summarize(v);
+    if s.n < 2 {
+        return None;
+    }
+    let t = StudentsT::new(0.0, 1.0, (s.n - 1) as f64)
+        .ok()?
+        .inverse_cdf(1.0 - (1.0 - level) / 2.0);
+    let half = t * s.sd / (s.n as f64).sqrt();
+    Some((s.mean - half, s.mean + half))
+}
+
 /// Percentile bootstrap interval of mean(b) / mean(a) at `level` (e.g. 0.95).
 pub fn bootstrap_ratio(
     a: &[f64],
@@ -224,6 +238,15 @@ mod tests {
         assert!((df - 25.0).abs() < 0.1, "{df}");
         assert!((p - 0.021).abs() < 0.001, "{p}");
         assert!(welch(&[1.0], &[2.0, 3.0]).is_none());
+    }
+
+    #[test]
+    fn the_t_interval_of_a_mean() {
+        // n = 4, mean 10, sd 2: t(0.975, 3) = 3.182, half-width 3.182.
+        let (lo, hi) = mean_interval(&[8.0, 10.0, 10.0, 12.0], 0.95).unwrap();
+        let half = 3.182_446 * (8.0f64 / 3.0).sqrt() / 2.0;
+        assert!((lo - (10.0 - half)).abs() < 1e-3 && (hi - (10.0 + half)).abs() < 1e-3);
+        assert_eq!(mean_interval(&[1.0], 0.95), None);
     }
 
     #[test]

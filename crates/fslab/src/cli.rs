@@ -115,6 +115,10 @@ pub struct CompareArgs {
     /// [default: calibrated from A/A splits of each cell's runs]
     #[arg(long, value_name = "PCT", value_parser = delta_pct)]
     pub delta: Option<f64>,
+    /// How p-values are corrected across the metrics compared: bh (Benjamini-Hochberg, the
+    /// false discovery rate) or holm (the family-wise error rate)
+    #[arg(long, value_enum, default_value_t = Correction::Bh)]
+    pub correction: Correction,
     /// Output format
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
@@ -144,6 +148,29 @@ pub struct ReportSelect {
     /// [default: calibrated from A/A splits of each cell's runs]
     #[arg(long, value_name = "PCT", value_parser = delta_pct)]
     pub delta: Option<f64>,
+    /// How p-values are corrected across the metrics compared: bh (Benjamini-Hochberg, the
+    /// false discovery rate) or holm (the family-wise error rate)
+    #[arg(long, value_enum, default_value_t = Correction::Bh)]
+    pub correction: Correction,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Correction {
+    Bh,
+    Holm,
+}
+
+impl Correction {
+    pub fn policy(self, delta_pct: Option<f64>) -> fslab_stats::verdict::Policy {
+        fslab_stats::verdict::Policy {
+            delta_pct,
+            correction: match self {
+                Correction::Bh => fslab_stats::verdict::Correction::BenjaminiHochberg,
+                Correction::Holm => fslab_stats::verdict::Correction::Holm,
+            },
+            ..Default::default()
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -20,10 +20,7 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
     }
     let base = select::baseline_of(&g, args.baseline.as_deref()).map_err(super::results_failure)?;
     let m = select::metrics(&store, &g).map_err(super::results_failure)?;
-    let policy = fslab_stats::verdict::Policy {
-        delta_pct: args.delta,
-        ..Default::default()
-    };
+    let policy = args.correction.policy(args.delta);
     let rows = compare::compare_with(&g.labels, &m, base, policy);
     let text = match args.format {
         CompareFormat::Text => compare::text(&rows),

@@ -53,7 +53,7 @@ fn the_report_renders_every_chart_and_loads_nothing() {
         "rep.toml",
         r#"
 name = "report"
-repetitions = 2
+repetitions = 3
 [device]
 size = "512M"
 image_dir = "IMAGES"
@@ -67,6 +67,8 @@ fs = "ext4"
 fs = "ext4"
 label = "ext4 nojournal"
 mkfs_options = ["-O ^has_journal"]
+[[target]]
+fs = "xfs"
 "#,
     );
     let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
@@ -110,7 +112,7 @@ mkfs_options = ["-O ^has_journal"]
     );
     let dom = String::from_utf8_lossy(&dom.stdout).into_owned();
     let charts: Vec<&str> = dom
-        .split("<svg class=\"chart\"")
+        .split("<svg class=\"chart")
         .skip(1)
         .map(|c| c.split("</svg>").next().unwrap())
         .collect();
@@ -154,6 +156,64 @@ mkfs_options = ["-O ^has_journal"]
         dom.contains("<td>ext4 nojournal</td>"),
         "the comparison table is there"
     );
+    // The overview comes first and holds every cell: the verdict table,
+    // one axis per headline metric with each cell's mean and interval,
+    // and every cell's rate over time on shared axes with phase starts.
+    let overview = &dom[dom.find("<h2>overview</h2>").expect("an overview")..];
+    let overview = &overview[..overview.find("<h2>every metric</h2>").unwrap()];
+    assert!(dom.find("<h2>overview</h2>") < dom.find("<h2>cell: "));
+    assert!(overview
+        .contains("<th>headline metric</th><th>ext4</th><th>ext4 nojournal</th><th>xfs</th>"));
+    let wide: Vec<&str> = overview
+        .split("<svg class=\"chart wide\"")
+        .skip(1)
+        .map(|c| c.split("</svg>").next().unwrap())
+        .collect();
+    assert!(
+        wide.len() >= 3,
+        "intervals per headline metric and the rates"
+    );
+    let create = wide
+        .iter()
+        .find(|c| c.contains("aria-label=\"create rate (ops/s)"))
+        .expect("the create rate on one axis");
+    for cell in ["ext4", "ext4 nojournal", "xfs"] {
+        assert!(
+            create.contains(&format!(">{cell}</text>")),
+            "{cell} on the axis"
+        );
+    }
+    assert_eq!(create.matches("<circle").count(), 3, "a mean per cell");
+    assert_eq!(
+        create.matches("stroke-width=\"3\"").count(),
+        3,
+        "an interval per cell"
+    );
+    let rates = wide
+        .iter()
+        .find(|c| c.contains("aria-label=\"operations per second over the run"))
+        .expect("the rates of every cell overlaid");
+    assert_eq!(
+        rates.matches("<path class=\"mark\"").count(),
+        3,
+        "one line per cell"
+    );
+    assert_eq!(
+        rates.matches("class=\"marker\"").count(),
+        6,
+        "two phase starts per cell"
+    );
+    // The page uses the window's width: wide charts scale to it.
+    assert!(dom.contains("svg.chart.wide { width: 100%; height: auto; }"));
+    assert!(!dom.contains("max-width: 1500px"));
+    // The header: kernel, version, file, scale, commands, date.
+    for fact in ["experiment", "kernel", "fslab", "commands", "runs"] {
+        assert!(
+            dom.contains(&format!("<dt>{fact}</dt>")),
+            "the header has {fact}"
+        );
+    }
+    assert!(dom.contains("rep.toml, scale 1, 3 repetition(s)"));
     // Each cell says how its filesystem was made.
     assert!(
         dom.contains("mkfs:        mkfs.ext4 -F -q -O ^has_journal /dev/loop"),
@@ -164,7 +224,7 @@ mkfs_options = ["-O ^has_journal"]
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/fslab-report-screenshot.png");
     let o = headless(&browser, profile.path())
         .arg(format!("--screenshot={}", shot.display()))
-        .args(["--window-size=1400,5000", &url])
+        .args(["--window-size=1600,6000", &url])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -162,7 +162,7 @@ fn compare_reads_the_latest_experiment_in_every_format() {
     let f4k: Vec<&str> = rate_block[2].split_whitespace().collect();
     assert_eq!((f4k[0], f4k[1]), ("4k", "3"));
     assert!(
-        rate_block[2].contains("95% CI [") && rate_block[2].contains(" (Holm)"),
+        rate_block[2].contains("95% CI [") && rate_block[2].contains(" (BH)"),
         "{}",
         rate_block[2]
     );
@@ -181,7 +181,7 @@ fn compare_reads_the_latest_experiment_in_every_format() {
         "{md}"
     );
     let csv = stdout(&lab.run(&["compare", "--format", "csv"]));
-    assert!(csv.starts_with("metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_holm,verdict,delta_pct,needed_n\n"));
+    assert!(csv.starts_with("metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n\n"));
     let json: serde_json::Value =
         serde_json::from_slice(&lab.run(&["compare", "--format", "json"]).stdout).unwrap();
     assert_eq!(json["fslab_schema"], 1, "{json}");
@@ -194,7 +194,8 @@ fn compare_reads_the_latest_experiment_in_every_format() {
         .unwrap();
     assert_eq!(row["n"], 3);
     assert!(row["verdict"].as_str().is_some(), "{row}");
-    assert!(row["p_holm"].as_f64().is_some(), "{row}");
+    assert!(row["p_adjusted"].as_f64().is_some(), "{row}");
+    assert_eq!(row["correction"], "BH");
     assert!(row["hmean"].as_f64().unwrap() > 0.0 && row["p_value"].as_f64().is_some());
 
     // Groups of runs chosen by id.
