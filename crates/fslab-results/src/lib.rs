@@ -9,6 +9,7 @@
 //! Everything here reads a [`fslab_store::Store`] and returns text or
 //! values; the binary parses arguments, calls these and prints.
 
+pub mod history;
 pub mod overview;
 pub mod page;
 pub mod select;

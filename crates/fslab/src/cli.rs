@@ -56,6 +56,16 @@ pub enum Command {
     Results(ResultsCommand),
     /// Compare the cells of an experiment (default: the latest) or groups of runs, with statistics
     Compare(CompareArgs),
+    /// Every stored run of one experiment: its headline metrics by kernel and fslab version,
+    /// changes marked
+    #[command(after_help = "Example:\n  fslab history seed001-crc-overhead")]
+    History {
+        /// The experiment's name [default: the latest experiment's]
+        name: Option<String>,
+        /// The noise threshold in percent [default: calibrated from A/A splits]
+        #[arg(long, value_name = "PCT", value_parser = delta_pct)]
+        delta: Option<f64>,
+    },
     /// One self-contained HTML page: the comparison, and charts and tables of every cell
     Report {
         #[command(flatten)]

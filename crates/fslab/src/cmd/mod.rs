@@ -64,6 +64,19 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Compare(c) => compare::run(c, &db),
         Command::Stats { trim_outliers } => stats::run(trim_outliers),
         Command::Report { select, output } => report::run(select, &output, &db),
+        Command::History { name, delta } => {
+            let store = open_store_read(&db)?;
+            let text = fslab_results::history::history(
+                &store,
+                name.as_deref(),
+                fslab_stats::verdict::Policy {
+                    delta_pct: delta,
+                    ..Default::default()
+                },
+            )
+            .map_err(results_failure)?;
+            print_all(text.as_bytes())
+        }
         Command::Frag { verbose, files } => frag::run(&files, verbose),
         Command::Trace(t) => trace::run(t, &db),
         Command::Completions { shell } => {

@@ -376,3 +376,58 @@ fn until_resolved_runs_more_repetitions_and_says_how_it_ended() {
         );
     }
 }
+
+/// `fslab history`: the same experiment run four times, the third and
+/// fourth with a workload that writes 64 KiB files instead of empty ones
+/// (standing in for a kernel that got slower): each stored run of it in
+/// order, with the change marked where it happened and not before.
+#[test]
+fn history_marks_the_change_where_it_happened() {
+    let lab = Lab::new();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let exp = |size: u32| {
+        format!(
+            "name = \"hist\"\nrepetitions = 4\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"400\", \"-s\", \"{size}\", \"-S0\"]\nprobes = []\n",
+            dir.path().display()
+        )
+    };
+    for (i, size) in [0, 0, 65536, 65536].iter().enumerate() {
+        let f = lab.experiment(&format!("h{i}.toml"), &exp(*size));
+        let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    // tmpfs runs are noisy: only a change of 30% or more counts here.
+    let o = lab.run(&["history", "--delta", "30"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("history of experiment \"hist\": 4 stored run(s)"),
+        "{text}"
+    );
+    let block: Vec<&str> = text
+        .split("\n\n")
+        .find(|b| b.contains("create rate (ops/s)"))
+        .unwrap_or_else(|| panic!("{text}"))
+        .lines()
+        .collect();
+    // The heading, the column line, four experiments.
+    assert_eq!(block.len(), 6, "{text}");
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    assert!(block[2].contains(kernel.trim()), "{text}");
+    assert!(
+        !block[3].contains("CHANGE"),
+        "no change between equal runs: {text}"
+    );
+    assert!(
+        block[4].contains("CHANGE: -") && block[4].contains("slower than exp 1,2"),
+        "the change at the third: {text}"
+    );
+    assert!(
+        !block[5].contains("CHANGE") && block[5].contains("against exp 3"),
+        "{text}"
+    );
+    let o = lab.run(&["history", "nosuch"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o)
+        .contains("no experiment named \"nosuch\" in the results store (there are: hist)"));
+}

@@ -1,0 +1,156 @@
+//! `fslab history`: every stored run of one experiment (by name), each
+//! headline metric of each cell experiment by experiment, with kernel and
+//! fslab version, and the changes that pass the verdict marked.
+//!
+//! Change points, sequentially: the experiments since the last change form
+//! a segment; each new experiment's runs are compared with all the
+//! segment's runs pooled (the verdict of `fslab compare`: interval, test,
+//! noise threshold). A real difference (faster, slower, more, less) marks
+//! a change there and starts a new segment. Pooling makes a stable period
+//! a better baseline the longer it lasts; a change shows against it
+//! rather than against one noisy neighbour.
+
+use std::fmt::Write as _;
+
+use fslab_stats::compare::{compare_with, Direction, Metric};
+use fslab_stats::verdict::Policy;
+use fslab_store::Store;
+
+use crate::select::{headlines, metrics, select};
+use crate::{Error, Result};
+
+/// One experiment of the history, as one cell saw it.
+struct Point {
+    experiment: i64,
+    date: String,
+    kernel: String,
+    fslab: String,
+    values: Vec<f64>,
+}
+
+/// The history of experiment `name` (None: the latest experiment's name).
+pub fn history(store: &Store, name: Option<&str>, policy: Policy) -> Result<String> {
+    let all = store.list_experiments()?;
+    let name = match name {
+        Some(n) => n.to_string(),
+        None => all
+            .iter()
+            .max_by_key(|e| e.id)
+            .map(|e| e.name.clone())
+            .ok_or_else(|| {
+                Error::Selection(
+                    "the results store has no experiment yet: run one (fslab run)".into(),
+                )
+            })?,
+    };
+    let mine: Vec<&fslab_store::ExperimentRow> = all.iter().filter(|e| e.name == name).collect();
+    if mine.is_empty() {
+        let mut names: Vec<&str> = all.iter().map(|e| e.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        return Err(Error::Selection(format!(
+            "no experiment named {name:?} in the results store (there are: {})",
+            names.join(", ")
+        )));
+    }
+    // Per (cell label, metric): the experiments in order.
+    type Key = (String, String);
+    let mut series: Vec<(Key, Direction, Vec<Point>)> = Vec::new();
+    for e in &mine {
+        let rec = store.experiment(e.id)?;
+        let g = select(store, &[e.id], &[])?;
+        let heads = headlines(store, &g)?;
+        let ms: Vec<Metric> = metrics(store, &g)?;
+        let (mut fslab, mut kernel) = (String::new(), rec.kernel.clone());
+        if let Some((id, _, _)) = g.runs.iter().flatten().next() {
+            let r = store.run(*id)?.run;
+            fslab = r.fslab_version;
+            kernel = r.kernel;
+        }
+        for m in ms.iter().filter(|m| heads.contains(&m.name)) {
+            for (label, values) in g.labels.iter().zip(&m.values) {
+                if values.is_empty() {
+                    continue;
+                }
+                let key = (label.clone(), m.name.clone());
+                let point = Point {
+                    experiment: e.id,
+                    date: e.started_at.get(..10).unwrap_or(&e.started_at).to_string(),
+                    kernel: kernel.clone(),
+                    fslab: fslab.clone(),
+                    values: values.clone(),
+                };
+                match series.iter_mut().find(|s| s.0 == key) {
+                    Some(s) => s.2.push(point),
+                    None => series.push((key, m.direction, vec![point])),
+                }
+            }
+        }
+    }
+    let mut s = format!(
+        "history of experiment {name:?}: {} stored run(s) of it; a change is a verdict against the \
+         runs since the last change\n",
+        mine.len()
+    );
+    for ((cell, metric), direction, points) in &series {
+        let _ = writeln!(s, "\n{cell}: {metric}");
+        let _ = writeln!(
+            s,
+            "  {:>5}  {:<10}  {:<24}  {:<8} {:>3}  {:>22}  change",
+            "exp", "date", "kernel", "fslab", "n", "mean ± sd"
+        );
+        let mut segment: Vec<usize> = Vec::new();
+        for (i, p) in points.iter().enumerate() {
+            let sum = fslab_stats::summarize(&p.values);
+            let sd = if sum.sd >= 10.0 {
+                format!("{:.0}", sum.sd)
+            } else {
+                fslab_stats::fmt_g(sum.sd, 2)
+            };
+            let mean = format!("{} ± {sd}", fslab_stats::fmt_g(sum.mean, 6));
+            let change = if segment.is_empty() {
+                String::new()
+            } else {
+                let base: Vec<f64> = segment
+                    .iter()
+                    .flat_map(|&k| points[k].values.iter().copied())
+                    .collect();
+                let m = Metric {
+                    name: metric.clone(),
+                    direction: *direction,
+                    values: vec![base, p.values.clone()],
+                };
+                let labels = ["before".to_string(), "now".to_string()];
+                let rows = compare_with(&labels, &[m], 0, policy);
+                let r = &rows[1];
+                let since: Vec<String> = segment
+                    .iter()
+                    .map(|&k| points[k].experiment.to_string())
+                    .collect();
+                match (r.verdict, r.diff_pct) {
+                    (Some(v), Some(pct)) if v.differs() => {
+                        segment.clear();
+                        format!(
+                            "CHANGE: {pct:+.1}% {} than exp {}",
+                            v.name(),
+                            since.join(",")
+                        )
+                    }
+                    (Some(v), Some(pct)) => format!(
+                        "{pct:+.1}% {} against exp {}",
+                        v.words(r.delta_pct.unwrap_or(0.0)),
+                        since.join(",")
+                    ),
+                    _ => String::new(),
+                }
+            };
+            segment.push(i);
+            let _ = writeln!(
+                s,
+                "  {:>5}  {:<10}  {:<24}  {:<8} {:>3}  {:>22}  {}",
+                p.experiment, p.date, p.kernel, p.fslab, sum.n, mean, change
+            );
+        }
+    }
+    Ok(s)
+}
