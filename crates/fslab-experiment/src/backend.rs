@@ -75,6 +75,7 @@ pub fn setup(
             let mut scratch = CellRunInfo::default();
             let _ = p.teardown_quietly(journal, &mut scratch);
             info.image_allocated = scratch.image_allocated;
+            info.image_extents = scratch.image_extents;
             Err(e)
         }
     }
@@ -396,6 +397,7 @@ impl Prepared {
         }
         if let Some((img, id)) = self.image.take() {
             info.image_allocated = img.allocated();
+            info.image_extents = fslab_probe::frag::count(img.path()).ok();
             match img.remove() {
                 Ok(()) => journal.done(id),
                 Err(e) => note(Err(e)),

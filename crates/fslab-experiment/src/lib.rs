@@ -16,6 +16,7 @@
 //! - [`summary`]: mean, standard deviation and difference per cell.
 
 pub mod backend;
+pub mod findings;
 pub mod image_host;
 pub mod machine;
 pub mod plan;

@@ -274,6 +274,8 @@ pub struct RepOutcome {
     pub metrics: Vec<fslab_record::Metric>,
     pub unmount_s: Option<f64>,
     pub remount_s: Option<f64>,
+    /// The image's extents on the host after the run.
+    pub image_extents: Option<u64>,
 }
 
 /// The whole run.
@@ -287,6 +289,8 @@ pub struct ExperimentOutcome {
     /// With `until_resolved`: how many repetitions it took, or what is
     /// still unresolved.
     pub resolution: Option<String>,
+    /// The experiment's stated findings, evaluated.
+    pub findings: Vec<fslab_record::FindingResult>,
 }
 
 impl ExperimentOutcome {
@@ -341,6 +345,9 @@ impl ExperimentOutcome {
             }
             if let Some(u) = r.remount_s {
                 push("remount (s)".into(), Direction::Time, u, false);
+            }
+            if let Some(n) = r.image_extents {
+                push(IMAGE_EXTENTS.into(), Direction::Cost, n as f64, false);
             }
         }
         v
@@ -409,6 +416,9 @@ fn resolution(exp: &Experiment, o: &ExperimentOutcome, reps: u32, max: u32) -> (
     more.extend(open.into_iter().filter(|c| *c != 0));
     (more, said)
 }
+
+/// The name of the image's final extent count among a cell's samples.
+pub const IMAGE_EXTENTS: &str = "image extents";
 
 /// How a tool's number compares: rates up are faster, times up slower,
 /// anything else more or less.
@@ -606,6 +616,7 @@ fn run_cells(
         interrupted: false,
         teardown_problems: Vec::new(),
         resolution: None,
+        findings: Vec::new(),
     };
     let mut next_rep = exp.repetitions + 1;
     let mut k = 0;
@@ -675,12 +686,22 @@ fn run_cells(
             phases: r.phases,
             metrics: r.metrics,
             unmount_s: info.unmount_s,
+            image_extents: info.image_extents,
             remount_s: info.remount_s,
         });
         if info.status == Some(RunStatus::Interrupted) || stop.load(Ordering::Relaxed) {
             outcome.interrupted = true;
             break;
         }
+    }
+    // The stated findings, over every completed run.
+    let labels: Vec<String> = exp.cells.iter().map(|c| c.label.clone()).collect();
+    let samples = outcome.samples();
+    for (seq, f) in exp.findings.iter().enumerate() {
+        let r = crate::findings::evaluate(f, &labels, &samples);
+        rec.record_finding(exp_id, seq as u32, &r)
+            .map_err(|e| format!("results store: {e}"))?;
+        outcome.findings.push(r);
     }
     let status = if outcome.interrupted {
         RunStatus::Interrupted

@@ -93,6 +93,10 @@ pub struct CellRunInfo {
     pub image_size: u64,
     /// Bytes the image occupied on the host after the workload.
     pub image_allocated: u64,
+    /// Extents of the image file on the host after the workload (FIEMAP,
+    /// counted by the supervising process after unmount).
+    #[serde(default)]
+    pub image_extents: Option<u64>,
     pub loop_device: String,
     pub direct_io: bool,
     pub mkfs_argv: Vec<String>,
@@ -119,7 +123,61 @@ pub struct CellRunInfo {
 }
 
 /// A [`Recorder`] that also knows experiments.
+/// Whether an experiment's stated finding showed in its results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingOutcome {
+    Reproduced,
+    NotReproduced,
+    /// The numbers it needs are not there (a failed cell, a missing metric).
+    NotEvaluated,
+}
+
+impl FindingOutcome {
+    /// Its name in the store and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            FindingOutcome::Reproduced => "reproduced",
+            FindingOutcome::NotReproduced => "not_reproduced",
+            FindingOutcome::NotEvaluated => "not_evaluated",
+        }
+    }
+
+    pub fn words(self) -> &'static str {
+        match self {
+            FindingOutcome::Reproduced => "reproduced",
+            FindingOutcome::NotReproduced => "not reproduced",
+            FindingOutcome::NotEvaluated => "not evaluated",
+        }
+    }
+}
+
+/// A finding (`[[finding]]` in an experiment file) as evaluated at the end
+/// of the run: the ratio of two means against the bound the file states.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FindingResult {
+    /// The claim, in the file's words.
+    pub says: String,
+    pub outcome: FindingOutcome,
+    /// Mean of the left side over mean of the right side.
+    pub ratio: Option<f64>,
+    /// The 95% bootstrap interval of the ratio (two runs or more a side).
+    pub ci: Option<(f64, f64)>,
+    /// The whole interval is on the outcome's side of the bound.
+    pub confident: bool,
+    /// The numbers, in a sentence.
+    pub detail: String,
+}
+
 pub trait ExperimentRecorder: Recorder {
+    /// The experiment's finding number `seq` as evaluated at the end of the
+    /// run (replacing an earlier evaluation: a resumed run evaluates again).
+    fn record_finding(
+        &mut self,
+        experiment: i64,
+        seq: u32,
+        finding: &FindingResult,
+    ) -> RecordResult<()>;
     fn begin_experiment(&mut self, info: &ExperimentInfo) -> RecordResult<i64>;
     fn record_cell(&mut self, experiment: i64, cell: &CellInfo) -> RecordResult<()>;
     fn record_cell_run(&mut self, experiment: i64, run: &CellRunInfo) -> RecordResult<()>;

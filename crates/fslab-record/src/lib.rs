@@ -19,7 +19,10 @@ mod types;
 pub mod units;
 mod workload;
 
-pub use experiment::{CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, ImageHostFacts};
+pub use experiment::{
+    CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, FindingOutcome, FindingResult,
+    ImageHostFacts,
+};
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use mem::MemRecorder;
 pub use metric::{Better, Metric, Unit};

@@ -19,9 +19,20 @@ pub struct MemRecorder {
     pub cells: Vec<CellInfo>,
     pub cell_runs: Vec<CellRunInfo>,
     pub experiment_status: Option<RunStatus>,
+    pub findings: Vec<FindingResult>,
 }
 
 impl ExperimentRecorder for MemRecorder {
+    fn record_finding(
+        &mut self,
+        _experiment: i64,
+        seq: u32,
+        finding: &FindingResult,
+    ) -> RecordResult<()> {
+        self.findings.truncate(seq as usize);
+        self.findings.push(finding.clone());
+        Ok(())
+    }
     fn begin_experiment(&mut self, info: &ExperimentInfo) -> RecordResult<i64> {
         self.experiments.push(info.clone());
         Ok(self.experiments.len() as i64)

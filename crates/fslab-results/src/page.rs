@@ -590,6 +590,28 @@ pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
     };
     let mut blocks = vec![crate::overview::header(store, &g, &experiments)?];
     blocks.extend(notes.into_iter().map(|n| Block::Text(format!("note: {n}"))));
+    let findings: Vec<Vec<String>> = experiments
+        .iter()
+        .flat_map(|e| {
+            e.findings.iter().map(move |f| {
+                vec![
+                    format!("{} ({})", e.id, e.name),
+                    f.says.clone(),
+                    f.outcome.words().to_string(),
+                    f.detail.clone(),
+                ]
+            })
+        })
+        .collect();
+    if !findings.is_empty() {
+        blocks.push(Block::Heading("findings".into()));
+        blocks.push(Block::Table(
+            ["experiment", "finding", "outcome", "the numbers"]
+                .map(String::from)
+                .to_vec(),
+            findings,
+        ));
+    }
     blocks.extend(not_completed(&experiments));
     // Each cell's run of median time stands for it in the overview's rates.
     let mut medians = Vec::new();

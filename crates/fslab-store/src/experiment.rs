@@ -1,7 +1,8 @@
 //! Experiments in the store: writing them (ExperimentRecorder) and reading them back.
 
 use fslab_record::{
-    CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, RecordResult, RunStatus,
+    CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, FindingResult, RecordResult,
+    RunStatus,
 };
 use rusqlite::params;
 use serde::Serialize;
@@ -40,6 +41,16 @@ impl ExperimentRecorder for Store {
             .execute(
                 "INSERT OR REPLACE INTO cells VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![experiment, c.index, c.label, c.fs_type, json(c)],
+            )
+            .map_err(rec_err)?;
+        Ok(())
+    }
+
+    fn record_finding(&mut self, experiment: i64, seq: u32, f: &FindingResult) -> RecordResult<()> {
+        self.conn()
+            .execute(
+                "INSERT OR REPLACE INTO findings VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![experiment, seq, f.says, f.outcome.name(), json(f)],
             )
             .map_err(rec_err)?;
         Ok(())
@@ -111,6 +122,8 @@ pub struct ExperimentRecord {
     pub status: String,
     pub cells: Vec<CellInfo>,
     pub cell_runs: Vec<CellRunInfo>,
+    /// The experiment's stated findings as evaluated.
+    pub findings: Vec<FindingResult>,
 }
 
 /// How the filesystem of one run was made: its experiment, cell and
@@ -236,6 +249,7 @@ impl Store {
                         kernel: r.get(8)?,
                         cells: Vec::new(),
                         cell_runs: Vec::new(),
+                        findings: Vec::new(),
                     })
                 })?
                 .next()
@@ -253,6 +267,12 @@ impl Store {
                 "SELECT info FROM cell_runs WHERE experiment_id = ?1 ORDER BY cell, repetition",
             )?;
             e.cell_runs = st
+                .query_map([id], |r| r.get::<_, String>(0))?
+                .filter_map(|t| t.ok().and_then(|t| serde_json::from_str(&t).ok()))
+                .collect();
+            let mut st =
+                c.prepare("SELECT result FROM findings WHERE experiment_id = ?1 ORDER BY seq")?;
+            e.findings = st
                 .query_map([id], |r| r.get::<_, String>(0))?
                 .filter_map(|t| t.ok().and_then(|t| serde_json::from_str(&t).ok()))
                 .collect();

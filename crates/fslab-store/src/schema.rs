@@ -157,4 +157,15 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX metrics_run ON metrics(run_id);
     "#,
+    // 6: an experiment's stated findings as evaluated (fslab_record::FindingResult).
+    r#"
+    CREATE TABLE findings (
+        experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        seq           INTEGER NOT NULL,
+        says          TEXT NOT NULL,
+        outcome       TEXT NOT NULL,        -- reproduced | not_reproduced | not_evaluated
+        result        TEXT NOT NULL,        -- the whole FindingResult, JSON
+        PRIMARY KEY (experiment_id, seq)
+    );
+    "#,
 ];

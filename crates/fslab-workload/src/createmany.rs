@@ -451,10 +451,25 @@ impl WithOutcome for CreateManyReport {
 #[derive(Default)]
 struct Tally {
     done: u64,
+    /// This thread's first and last tenth of its entries: (entries, ns).
+    tenths: Option<Tenths>,
     hist: LatencyHistogram,
     unlink_hist: LatencyHistogram,
     error: Option<String>,
     fds: Vec<OwnedFd>,
+}
+
+/// When a thread made its first tenth of entries and its last tenth.
+#[derive(Debug, Default, Clone, Copy)]
+struct Tenths {
+    /// Entries in a tenth.
+    tenth: u64,
+    /// Clock (ns) at the start, after the first tenth, at the start of the
+    /// last tenth, and at the end.
+    start: u64,
+    first_done: u64,
+    last_start: u64,
+    end: u64,
 }
 
 /// Seconds since the epoch, as createmany's `time` field.
@@ -678,6 +693,13 @@ pub fn run(
                 let mut n = 0u64;
                 let mut prev = crate::measure::now_ns();
                 let mut marks = Marks::new(prev, threads == 1);
+                // The names this thread makes: a tenth of them first and last.
+                let mine = (o.count.saturating_sub(t as u64)).div_ceil(threads);
+                let mut tenths = Tenths {
+                    tenth: mine / 10,
+                    start: prev,
+                    ..Tenths::default()
+                };
                 while i < o.count {
                     if n.is_multiple_of(256)
                         && (stop.load(Ordering::Relaxed)
@@ -740,6 +762,12 @@ pub fn run(
                         prev = now;
                     }
                     n += 1;
+                    if n == tenths.tenth {
+                        tenths.first_done = prev;
+                    }
+                    if n == mine - tenths.tenth {
+                        tenths.last_start = prev;
+                    }
                     progress.set(t, n);
                     i += threads;
                     if let Some(l) = marks.after(n, prev, &verb) {
@@ -747,6 +775,10 @@ pub fn run(
                     }
                 }
                 tally.done = n;
+                if n == mine && tenths.tenth > 0 {
+                    tenths.end = prev;
+                    tally.tenths = Some(tenths);
+                }
             },
             |pt| {
                 if threads == 1 {
@@ -787,8 +819,22 @@ pub fn run(
     let mut uhist = LatencyHistogram::new();
     let mut error = None;
     let mut fds = Vec::new();
+    // Each thread's rates over its first and last tenth, summed: the
+    // rates of all threads together while the directory was small and
+    // when it was nearly full.
+    let mut tenth_rates: Option<(f64, f64)> = Some((0.0, 0.0));
     for t in tallies {
         let t = t.into_inner().unwrap_or_else(|e| e.into_inner());
+        tenth_rates = match (tenth_rates, t.tenths) {
+            (Some((f, l)), Some(x)) => {
+                let rate = |ns: u64| x.tenth as f64 / (ns.max(1) as f64 / 1e9);
+                Some((
+                    f + rate(x.first_done - x.start),
+                    l + rate(x.end - x.last_start),
+                ))
+            }
+            _ => None,
+        };
         total += t.done;
         hist.merge(&t.hist);
         uhist.merge(&t.unlink_hist);
@@ -840,7 +886,22 @@ pub fn run(
         use fslab_record::{Better, Metric, Unit};
         let words = o.op_words();
         let op = Some(words.as_str());
-        ctx.record_metrics(vec![
+        let mut metrics = Vec::new();
+        // The rate as the directory grows: over its first and last tenth
+        // of entries (seed 004's finding), for a run that made them all.
+        if let Some((first, last)) = tenth_rates.filter(|_| complete) {
+            for (name, v) in [(FIRST_TENTH, first), (LAST_TENTH, last)] {
+                metrics.push(Metric::new(
+                    "createmany",
+                    op,
+                    name,
+                    v,
+                    Unit::OpsPerSec,
+                    Better::Higher,
+                ));
+            }
+        }
+        metrics.extend([
             Metric::new(
                 "createmany",
                 op,
@@ -865,8 +926,11 @@ pub fn run(
                 Unit::OpsPerSec,
                 Better::Higher,
             ),
-        ])
-        .map_err(store)?;
+        ]);
+        // The run's own rate first: it is the headline.
+        let own = metrics.len() - 3;
+        metrics.rotate_left(own);
+        ctx.record_metrics(metrics).map_err(store)?;
     }
     let outcome = ctx.finish(error).map_err(store)?;
     Ok(CreateManyReport {
@@ -881,6 +945,10 @@ pub fn run(
 
 /// The create rate against entries made, at about eight points per
 /// doubling: each point averages the seconds whose counts fall in its band.
+/// The names of the rates over the first and last tenth of the entries.
+pub const FIRST_TENTH: &str = "ops/second, first tenth";
+pub const LAST_TENTH: &str = "ops/second, last tenth";
+
 pub fn by_entries(series: &[fslab_record::SeriesPoint]) -> Vec<RateAt> {
     let mut out: Vec<RateAt> = Vec::new();
     let mut band_end = 1000.0f64;

@@ -194,6 +194,7 @@ fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
             },
             unmount_s: r.unmount_s,
             remount_s: r.remount_s,
+            image_extents: r.image_extents,
         });
     }
     Ok(Earlier {
@@ -434,6 +435,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     if let Some(r) = &outcome.resolution {
         println!("{r}");
     }
+    print!("{}", fslab_experiment::findings::text(&outcome.findings));
     let failed: Vec<_> = outcome.runs.iter().filter(|r| !r.ok).collect();
     if !failed.is_empty() {
         println!();

@@ -538,7 +538,35 @@ fn the_built_in_experiments_complete_at_scale_0_01() {
             .output()
             .unwrap();
         assert!(o.status.success(), "{name}: {}", stderr(&o));
-        assert!(stdout(&o).contains(want), "{name}: {}", stdout(&o));
+        let out = stdout(&o);
+        assert!(out.contains(want), "{name}: {out}");
+        // Every stated finding is evaluated (whether or not it reproduces
+        // at this scale) and recorded with the experiment.
+        let stated = stdout(
+            &lab.run_cmd()
+                .args(["run", name, "--scale", "0.01", "--dry-run"])
+                .output()
+                .unwrap(),
+        )
+        .matches("\nfinding: ")
+        .count();
+        let shown: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with("  reproduced: ") || l.starts_with("  not reproduced: "))
+            .collect();
+        assert_eq!(
+            shown.len(),
+            stated,
+            "{name}: every finding evaluated: {out}"
+        );
+        assert!(!out.contains("  not evaluated: "), "{name}: {out}");
+        let id = lab.latest_experiment();
+        let store = fslab_store::Store::open_read(&lab.db()).unwrap();
+        assert_eq!(
+            store.experiment(id).unwrap().findings.len(),
+            stated,
+            "{name}"
+        );
     }
     assert_eq!(lab.leftovers(), Vec::<String>::new());
 }

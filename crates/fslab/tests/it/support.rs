@@ -52,6 +52,15 @@ impl Lab {
         self.tmp.path().join("results.sqlite")
     }
 
+    /// The id of the experiment run last.
+    pub fn latest_experiment(&self) -> i64 {
+        fslab_store::Store::open_read(&self.db())
+            .unwrap()
+            .latest_experiment()
+            .unwrap()
+            .expect("an experiment")
+    }
+
     pub fn path(&self, p: &str) -> PathBuf {
         self.tmp.path().join(p)
     }
