@@ -66,13 +66,22 @@ pub fn scale_fsmark_args(args: &[String], f: f64) -> Vec<String> {
     out
 }
 
+/// The least memory limit scaling leaves (the workload process itself,
+/// its libraries and buffers, need about this much).
+pub const MIN_SCALED_MEMORY_LIMIT: u64 = 256 << 20;
+
 /// The experiment shrunk (or grown) by `f`: image sizes (at least 512 MiB,
-/// the smallest all filesystems accept) and the workload's counts.
-/// Memory limits are not scaled.
+/// the smallest all filesystems accept) and the workload's counts; the
+/// memory limit too with `memory_limit_scales` (at least 256 MiB).
 pub fn scaled(exp: &Experiment, f: f64) -> Experiment {
     let mut e = exp.clone();
     if (f - 1.0).abs() < f64::EPSILON {
         return e;
+    }
+    if let (true, Some(limit)) = (e.machine.memory_limit_scales, e.machine.memory_limit) {
+        let mib = 1u64 << 20;
+        let s = ((limit as f64 * f) as u64).div_ceil(mib) * mib;
+        e.machine.memory_limit = Some(s.max(MIN_SCALED_MEMORY_LIMIT));
     }
     if let Device::Image { size, .. } = &mut e.device {
         let mib = 1u64 << 20;

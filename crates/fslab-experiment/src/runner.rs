@@ -276,6 +276,8 @@ pub struct RepOutcome {
     pub remount_s: Option<f64>,
     /// The image's extents on the host after the run.
     pub image_extents: Option<u64>,
+    /// What the workload printed (its original's tables, in its form).
+    pub output: String,
 }
 
 /// The whole run.
@@ -294,6 +296,20 @@ pub struct ExperimentOutcome {
 }
 
 impl ExperimentOutcome {
+    /// Each cell's last completed repetition's output: (cell, repetition, text).
+    pub fn outputs(&self) -> Vec<(u32, u32, &str)> {
+        let mut v: Vec<(u32, u32, &str)> = Vec::new();
+        for r in self.runs.iter().filter(|r| r.ok && !r.output.is_empty()) {
+            match v.iter_mut().find(|x| x.0 == r.cell) {
+                Some(x) if x.1 < r.repetition => *x = (r.cell, r.repetition, &r.output),
+                Some(_) => {}
+                None => v.push((r.cell, r.repetition, &r.output)),
+            }
+        }
+        v.sort_by_key(|x| x.0);
+        v
+    }
+
     /// The headline samples for the summary table.
     pub fn samples(&self) -> Vec<Sample> {
         let mut v = Vec::new();
@@ -687,6 +703,7 @@ fn run_cells(
             metrics: r.metrics,
             unmount_s: info.unmount_s,
             image_extents: info.image_extents,
+            output: info.output.clone(),
             remount_s: info.remount_s,
         });
         if info.status == Some(RunStatus::Interrupted) || stop.load(Ordering::Relaxed) {

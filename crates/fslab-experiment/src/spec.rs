@@ -19,6 +19,7 @@
 //! sysctl = { "vm.dirty_ratio" = 20 }
 //! drop_caches = true             # sync + drop caches before each phase
 //! memory_limit = "4G"            # memory cgroup around the workload
+//! memory_limit_scales = false    # --scale scales the limit too (at least 256M)
 //!
 //! [workload]
 //! kind = "fsmark"                # fsmark | createmany | tiotest | alloctest | dbench | compilebench
@@ -111,6 +112,8 @@ struct MachineSpec {
     #[serde(default)]
     drop_caches: bool,
     memory_limit: Option<Spanned<String>>,
+    #[serde(default)]
+    memory_limit_scales: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -222,6 +225,9 @@ pub struct Machine {
     pub sysctl: BTreeMap<String, String>,
     pub drop_caches: bool,
     pub memory_limit: Option<u64>,
+    /// `--scale` scales the memory limit too (at least 256 MiB), keeping
+    /// the workload's memory footprint against its limit.
+    pub memory_limit_scales: bool,
 }
 
 /// The workload every cell runs.
@@ -597,6 +603,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
         sysctl: sysctls(&ctx, "machine.sysctl", &spec.machine.sysctl)?,
         drop_caches: spec.machine.drop_caches,
         memory_limit,
+        memory_limit_scales: spec.machine.memory_limit_scales,
     };
 
     let wk = match spec.workload.kind.get_ref().parse::<WorkloadKind>() {

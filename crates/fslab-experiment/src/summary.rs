@@ -132,8 +132,57 @@ pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
     s
 }
 
+/// What each cell's tool printed, in its original's form (fs_mark's loop
+/// table, tiotest's two tables, alloctest's and filefrag's lines, ...):
+/// the last completed repetition of each cell, a long output cut to its
+/// first 10 and last 30 lines.
+pub fn outputs(cells: &[(u32, String)], outs: &[(u32, u32, &str)]) -> String {
+    let mut s = String::new();
+    if outs.is_empty() {
+        return s;
+    }
+    s.push_str("\nwhat the tools printed (each cell's last completed repetition):\n");
+    for (cell, rep, text) in outs {
+        let label = cells
+            .iter()
+            .find(|c| c.0 == *cell)
+            .map(|c| c.1.as_str())
+            .unwrap_or("?");
+        let _ = writeln!(s, "\n== {label} (repetition {rep})");
+        let lines: Vec<&str> = text.lines().collect();
+        if lines.len() <= 45 {
+            for l in &lines {
+                let _ = writeln!(s, "{l}");
+            }
+        } else {
+            for l in &lines[..10] {
+                let _ = writeln!(s, "{l}");
+            }
+            let _ = writeln!(s, "... ({} lines left out)", lines.len() - 40);
+            for l in &lines[lines.len() - 30..] {
+                let _ = writeln!(s, "{l}");
+            }
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn each_cells_output_is_shown_long_ones_cut() {
+        let cells = vec![(0, "a".to_string()), (1, "b".to_string())];
+        let long: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let s = super::outputs(&cells, &[(0, 3, "FSUse% Count\n0 100\n"), (1, 2, &long)]);
+        assert!(
+            s.contains("\n== a (repetition 3)\nFSUse% Count\n0 100\n"),
+            "{s}"
+        );
+        assert!(s.contains("line 9\n... (60 lines left out)\n"), "{s}");
+        assert!(s.ends_with("line 99\n") && !s.contains("line 50\n"), "{s}");
+        assert_eq!(super::outputs(&cells, &[]), "");
+    }
+
     use super::*;
 
     #[test]

@@ -101,6 +101,29 @@ fn orders_cover_every_pair_once() {
 }
 
 #[test]
+fn scale_keeps_the_memory_limit_unless_told_to_scale_it() {
+    let with = |extra: &str| {
+        format!(
+            "name = \"m\"\n[machine]\nmemory_limit = \"4G\"\n{extra}[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"1000\"]\n[[target]]\nfs = \"xfs\"\n"
+        )
+    };
+    let fixed = scaled(&parse("m.toml", &with("")).unwrap(), 0.01);
+    assert_eq!(fixed.machine.memory_limit, Some(4 << 30));
+    let e = parse("m.toml", &with("memory_limit_scales = true\n")).unwrap();
+    assert_eq!(
+        scaled(&e, 0.1).machine.memory_limit,
+        Some(410 << 20),
+        "4 GiB / 10, in MiB"
+    );
+    assert_eq!(
+        scaled(&e, 0.01).machine.memory_limit,
+        Some(256 << 20),
+        "never below 256 MiB"
+    );
+    assert_eq!(scaled(&e, 1.0).machine.memory_limit, Some(4 << 30));
+}
+
+#[test]
 fn scale_shrinks_counts_and_sizes() {
     let e = scaled(&parse("m.toml", FILE).unwrap(), 0.01);
     assert_eq!(

@@ -195,6 +195,7 @@ fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
             unmount_s: r.unmount_s,
             remount_s: r.remount_s,
             image_extents: r.image_extents,
+            output: r.output.clone(),
         });
     }
     Ok(Earlier {
@@ -435,6 +436,10 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     if let Some(r) = &outcome.resolution {
         println!("{r}");
     }
+    print!(
+        "{}",
+        fslab_experiment::summary::outputs(&cells, &outcome.outputs())
+    );
     print!("{}", fslab_experiment::findings::text(&outcome.findings));
     let failed: Vec<_> = outcome.runs.iter().filter(|r| !r.ok).collect();
     if !failed.is_empty() {
