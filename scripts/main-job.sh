@@ -9,4 +9,4 @@ export FSLAB_MPI=${FSLAB_MPI:-0}
 source scripts/install-deps.sh
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo build --release -p fslab
-./target/release/fslab run seed000-fsmark-sparse --scale 0.01
+./target/release/fslab run seed000-fsmark-sparse --scale 0.01 --repetitions 3

@@ -111,14 +111,14 @@ fn scale_keeps_the_memory_limit_unless_told_to_scale_it() {
     assert_eq!(fixed.machine.memory_limit, Some(4 << 30));
     let e = parse("m.toml", &with("memory_limit_scales = true\n")).unwrap();
     assert_eq!(
-        scaled(&e, 0.1).machine.memory_limit,
-        Some(410 << 20),
-        "4 GiB / 10, in MiB"
+        scaled(&e, 0.5).machine.memory_limit,
+        Some(2 << 30),
+        "4 GiB / 2"
     );
     assert_eq!(
         scaled(&e, 0.01).machine.memory_limit,
-        Some(256 << 20),
-        "never below 256 MiB"
+        Some(1 << 30),
+        "never below 1 GiB"
     );
     assert_eq!(scaled(&e, 1.0).machine.memory_limit, Some(4 << 30));
 }
