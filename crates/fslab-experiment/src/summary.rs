@@ -150,6 +150,11 @@ pub fn outputs(cells: &[(u32, String)], outs: &[(u32, u32, &str)]) -> String {
             .unwrap_or("?");
         let _ = writeln!(s, "\n== {label} (repetition {rep})");
         let lines: Vec<&str> = text.lines().collect();
+        // fs_mark's table gets seed 000's `stats --trim-outliers | tail -1`.
+        let stats = text
+            .contains("FSUse%")
+            .then(|| fslab_stats::columns::stats_line(text, true))
+            .flatten();
         if lines.len() <= 45 {
             for l in &lines {
                 let _ = writeln!(s, "{l}");
@@ -162,6 +167,9 @@ pub fn outputs(cells: &[(u32, String)], outs: &[(u32, u32, &str)]) -> String {
             for l in &lines[lines.len() - 30..] {
                 let _ = writeln!(s, "{l}");
             }
+        }
+        if let Some(line) = stats {
+            let _ = writeln!(s, "stats --trim-outliers:\n{line}");
         }
     }
     s
@@ -181,6 +189,10 @@ mod tests {
         assert!(s.contains("line 9\n... (60 lines left out)\n"), "{s}");
         assert!(s.ends_with("line 99\n") && !s.contains("line 50\n"), "{s}");
         assert_eq!(super::outputs(&cells, &[]), "");
+        // fs_mark's table: seed 000's stats line after it.
+        let table = "FSUse%        Count         Size    Files/sec     App Overhead\n     0       800000            0      53498.9          7898900\n     0      1600000            0      11186.5          9409278\n";
+        let s = super::outputs(&cells, &[(0, 1, table)]);
+        assert!(s.ends_with("stats --trim-outliers:\n     0 800000-1600000(1.2e+06+/-5.7e+05)            0 11186.500000-53498.900000(32342.7+/-3e+04) 7898900-9409278(8.65409e+06+/-1.1e+06)\n"), "{s}");
     }
 
     use super::*;
