@@ -36,14 +36,18 @@ pub fn parse_cpu(stat: &str) -> Option<CpuTicks> {
     })
 }
 
-/// Ticks per second of /proc/stat and /proc/PID/stat times.
-pub const USER_HZ: f64 = 100.0;
+/// Ticks per second of /proc/stat and /proc/PID/stat times (USER_HZ, from
+/// the kernel's auxiliary vector: 100 on most machines, not all).
+pub fn user_hz() -> f64 {
+    rustix::param::clock_ticks_per_second() as f64
+}
 
 impl CpuTicks {
     /// Each state as a percentage of one CPU over `dt` seconds (so 2 busy
     /// CPUs read 200%, as seed 000 counts).
     pub fn percent_since(&self, before: &CpuTicks, dt: f64) -> Vec<(&'static str, f64)> {
-        let pct = |a: u64, b: u64| (a.saturating_sub(b)) as f64 / USER_HZ / dt * 100.0;
+        let hz = user_hz();
+        let pct = |a: u64, b: u64| (a.saturating_sub(b)) as f64 / hz / dt * 100.0;
         vec![
             (
                 names::USR_PCT,

@@ -581,7 +581,7 @@ impl Sampler {
                 out,
                 "cpu",
                 names::FS_KTHREADS_PCT,
-                total as f64 / procfs::USER_HZ / dt * 100.0,
+                total as f64 / procfs::user_hz() / dt * 100.0,
             );
         }
     }
@@ -765,7 +765,7 @@ impl Sampler {
                     .take(8)
                     .map(|(c, t)| ThreadCpu {
                         thread: c.to_string(),
-                        cpu_s: **t as f64 / procfs::USER_HZ,
+                        cpu_s: **t as f64 / procfs::user_hz(),
                     })
                     .collect(),
             };

@@ -11,15 +11,57 @@ use fslab_probe::notes::{
 };
 use fslab_probe::TargetsNote;
 use fslab_record::json::Versioned;
+use fslab_record::WorkloadKind;
 use fslab_store::{RunOrigin, RunRecord, Store};
 use fslab_workload::fsmark::output;
 
 use crate::Result;
 
-/// `results list`: one line per run, newest last, with its headline number.
-pub fn list(store: &Store) -> Result<String> {
+/// One run of `results list --json`.
+#[derive(Debug, serde::Serialize)]
+pub struct Listed {
+    #[serde(flatten)]
+    pub run: fslab_store::RunRow,
+    /// The tool's own headline number, if it reports one.
+    pub headline: Option<fslab_record::Metric>,
+}
+
+/// `results list --json`: `{fslab_schema, runs: [...]}`.
+pub fn list_json(store: &Store, workload: Option<WorkloadKind>) -> Result<String> {
+    #[derive(serde::Serialize)]
+    struct Doc {
+        runs: Vec<Listed>,
+    }
+    let mut runs = Vec::new();
+    for r in listed(store, workload)? {
+        let metrics = store.metrics(r.id)?;
+        let headline = fslab_record::metric::headline(&metrics).cloned();
+        runs.push(Listed { run: r, headline });
+    }
+    Ok(Versioned::new(Doc { runs }).to_pretty())
+}
+
+fn listed(store: &Store, workload: Option<WorkloadKind>) -> Result<Vec<fslab_store::RunRow>> {
+    Ok(store
+        .list_runs()?
+        .into_iter()
+        .filter(|r| workload.is_none_or(|w| r.workload == w.name()))
+        .collect())
+}
+
+/// `results list`: a header, then one line per run, oldest first, with its
+/// headline number.
+pub fn list(store: &Store, workload: Option<WorkloadKind>) -> Result<String> {
     let mut s = String::new();
-    for r in store.list_runs()? {
+    let runs = listed(store, workload)?;
+    if !runs.is_empty() {
+        let _ = writeln!(
+            s,
+            "{:<5} {:<19}  {:<8} {:<11} {:<6} target  headline",
+            "id", "started (UTC)", "workload", "status", "fs"
+        );
+    }
+    for r in runs {
         // The tool's own headline number, else the first phase's rate.
         let metrics = store.metrics(r.id)?;
         let headline = match fslab_record::metric::headline(&metrics) {

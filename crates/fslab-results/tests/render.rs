@@ -95,14 +95,27 @@ fn one_number_one_name_everywhere() {
     let text = show::run_text(&store, failed).unwrap();
     assert!(text.contains("error:     disk full"), "{text}");
     // results list: the headline is the tool's own.
-    let list = show::list(&store).unwrap();
+    let list = show::list(&store, None).unwrap();
+    let mut lines = list.lines();
     assert!(
-        list.lines()
-            .next()
-            .unwrap()
-            .ends_with("Throughput (MB/s) 101.5"),
+        lines.next().unwrap().starts_with("id    started (UTC)"),
         "{list}"
     );
+    assert!(
+        lines.next().unwrap().ends_with("Throughput (MB/s) 101.5"),
+        "{list}"
+    );
+    assert_eq!(lines.count(), 6);
+    // Filtered by workload, and as JSON with the headline typed.
+    let none = show::list(&store, Some(fslab_record::WorkloadKind::FsMark)).unwrap();
+    assert_eq!(none, "", "no fsmark runs: not even a header");
+    let j: serde_json::Value =
+        serde_json::from_str(&show::list_json(&store, None).unwrap()).unwrap();
+    assert_eq!(j["fslab_schema"], 1);
+    assert_eq!(j["runs"].as_array().unwrap().len(), 7);
+    assert_eq!(j["runs"][0]["id"], 1);
+    assert_eq!(j["runs"][0]["headline"]["name"], "Throughput");
+    assert_eq!(j["runs"][0]["headline"]["unit"], "mb_per_sec");
     // export: versioned, with the metric's unit typed.
     let j: serde_json::Value =
         serde_json::from_str(&show::export_json(&store, 1).unwrap()).unwrap();

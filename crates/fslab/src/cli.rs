@@ -280,7 +280,14 @@ pub struct RunArgs {
 #[derive(Debug, Subcommand)]
 pub enum ResultsCommand {
     /// One line per recorded run, starting with its id
-    List,
+    List {
+        /// Only runs of this workload (fsmark, createmany, tiotest, alloctest, dbench, compilebench)
+        #[arg(long, value_name = "KIND")]
+        workload: Option<fslab_record::WorkloadKind>,
+        /// One JSON document (with fslab_schema) instead of text
+        #[arg(long)]
+        json: bool,
+    },
     /// One line per experiment (`fslab run`), starting with its id, with runs completed
     Experiments,
     /// Everything recorded for one run

@@ -10,7 +10,13 @@ use crate::Failure;
 pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
     let store = super::open_store_read(db)?;
     let text = match cmd {
-        ResultsCommand::List => show::list(&store),
+        ResultsCommand::List { workload, json } => {
+            if json {
+                show::list_json(&store, workload)
+            } else {
+                show::list(&store, workload)
+            }
+        }
         ResultsCommand::Experiments => show::experiments(&store),
         ResultsCommand::Show { id } => show::run_text(&store, id),
         ResultsCommand::Export { id, format } => match format {

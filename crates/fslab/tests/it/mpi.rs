@@ -143,7 +143,12 @@ mod with_mpi {
         // One run in the store, holding every rank's files: 3 ranks x 2
         // threads x 400 files x 2 loops.
         let o = lab.run(&["results", "list"]);
-        assert_eq!(stdout(&o).lines().count(), 1, "{}", stdout(&o));
+        assert_eq!(
+            stdout(&o).lines().count(),
+            2,
+            "a header and one run: {}",
+            stdout(&o)
+        );
         assert!(
             stdout(&o).trim_end().ends_with(" ops/s (3 MPI ranks)"),
             "{}",
