@@ -85,6 +85,29 @@ pub fn default_path() -> PathBuf {
     base.join("fslab").join("results.sqlite")
 }
 
+/// Runs `f` again while SQLite says the database is busy or locked where
+/// its busy handler does not wait (a journal-mode switch, a lock upgrade),
+/// for up to 10 s.
+fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match f() {
+            Err(rusqlite::Error::SqliteFailure(e, m))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) =>
+            {
+                if std::time::Instant::now() >= until {
+                    return Err(rusqlite::Error::SqliteFailure(e, m));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            r => return r,
+        }
+    }
+}
+
 impl Store {
     /// Opens (creating if needed) the store at `path` and brings its schema
     /// up to date; marks runs and experiments of processes that died while
@@ -177,7 +200,10 @@ impl Store {
 
     fn init(&mut self) -> rusqlite::Result<()> {
         self.conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        self.conn.pragma_update(None, "journal_mode", "WAL")?;
+        // Switching a new database to WAL needs it to itself: SQLite
+        // answers BUSY at once, without its busy handler, while another
+        // opener holds it (four processes opening a new store at once).
+        retry_busy(|| self.conn.pragma_update(None, "journal_mode", "WAL"))?;
         self.conn.pragma_update(None, "synchronous", "NORMAL")?;
         self.conn.pragma_update(None, "foreign_keys", "ON")?;
         Ok(())
