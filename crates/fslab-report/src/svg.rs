@@ -150,6 +150,27 @@ fn trim(x: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// The x axis under a plot `ph` high: at each (pixel, value) a grid line
+/// and the value, and the axis title centred at `title_at`.
+fn x_axis(s: &mut String, marks: &[(f64, f64)], ph: f64, title_at: (f64, f64), title: &str) {
+    for (x, v) in marks {
+        let _ = write!(
+            s,
+            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle" font-size="11">{}</text>"##,
+            T + ph,
+            T + ph + 15.0,
+            label(*v)
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle" font-size="12">{}</text>"#,
+        title_at.0,
+        title_at.1,
+        esc(title)
+    );
+}
+
 impl Chart {
     /// The chart as an `<svg class="chart">`; data marks have class `mark`.
     pub fn svg(&self) -> String {
@@ -223,24 +244,11 @@ impl Chart {
                 label(v)
             );
         }
-        for t in ticks(x0, x1) {
-            let x = sx(t);
-            let v = if self.log_x { 10f64.powf(t) } else { t };
-            let _ = write!(
-                s,
-                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle" font-size="11">{}</text>"##,
-                T + ph,
-                T + ph + 15.0,
-                label(v)
-            );
-        }
-        let _ = write!(
-            s,
-            r#"<text x="{}" y="{}" text-anchor="middle" font-size="12">{}</text>"#,
-            L + pw / 2.0,
-            H - 8.0,
-            esc(&self.x_label)
-        );
+        let marks: Vec<(f64, f64)> = ticks(x0, x1)
+            .into_iter()
+            .map(|t| (sx(t), if self.log_x { 10f64.powf(t) } else { t }))
+            .collect();
+        x_axis(&mut s, &marks, ph, (L + pw / 2.0, H - 8.0), &self.x_label);
         let _ = write!(
             s,
             r#"<text transform="translate(14,{}) rotate(-90)" text-anchor="middle" font-size="12">{}</text>"#,
@@ -360,22 +368,13 @@ impl Intervals {
             s,
             r##"<rect x="{left}" y="{T}" width="{pw}" height="{ph}" fill="#fff" stroke="#999"/>"##
         );
-        for t in ticks(x0, x1) {
-            let x = sx(t);
-            let _ = write!(
-                s,
-                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{T}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle" font-size="11">{}</text>"##,
-                T + ph,
-                T + ph + 15.0,
-                label(t)
-            );
-        }
-        let _ = write!(
-            s,
-            r#"<text x="{}" y="{}" text-anchor="middle" font-size="12">{}</text>"#,
-            left + pw / 2.0,
-            h - 8.0,
-            esc(&self.x_label)
+        let marks: Vec<(f64, f64)> = ticks(x0, x1).into_iter().map(|t| (sx(t), t)).collect();
+        x_axis(
+            &mut s,
+            &marks,
+            ph,
+            (left + pw / 2.0, h - 8.0),
+            &self.x_label,
         );
         for (i, r) in self.rows.iter().enumerate() {
             let y = T + row_h * (i as f64 + 0.5);
