@@ -363,7 +363,12 @@ impl ExperimentOutcome {
                 push("remount (s)".into(), Direction::Time, u, false);
             }
             if let Some(n) = r.image_extents {
-                push(IMAGE_EXTENTS.into(), Direction::Cost, n as f64, false);
+                push(
+                    fslab_record::IMAGE_EXTENTS.into(),
+                    Direction::Cost,
+                    n as f64,
+                    false,
+                );
             }
         }
         v
@@ -432,9 +437,6 @@ fn resolution(exp: &Experiment, o: &ExperimentOutcome, reps: u32, max: u32) -> (
     more.extend(open.into_iter().filter(|c| *c != 0));
     (more, said)
 }
-
-/// The name of the image's final extent count among a cell's samples.
-pub const IMAGE_EXTENTS: &str = "image extents";
 
 /// How a tool's number compares: rates up are faster, times up slower,
 /// anything else more or less.

@@ -123,6 +123,10 @@ pub struct CellRunInfo {
 }
 
 /// A [`Recorder`] that also knows experiments.
+/// The name under which summaries and comparisons show
+/// [`CellRunInfo::image_extents`].
+pub const IMAGE_EXTENTS: &str = "image extents";
+
 /// Whether an experiment's stated finding showed in its results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -21,7 +21,7 @@ mod workload;
 
 pub use experiment::{
     CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, FindingOutcome, FindingResult,
-    ImageHostFacts,
+    ImageHostFacts, IMAGE_EXTENTS,
 };
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use mem::MemRecorder;

@@ -62,7 +62,7 @@ pub fn history(store: &Store, name: Option<&str>, policy: Policy) -> Result<Stri
         let heads = headlines(store, &g)?;
         let ms: Vec<Metric> = metrics(store, &g)?;
         let (mut fslab, mut kernel) = (String::new(), rec.kernel.clone());
-        if let Some((id, _, _)) = g.runs.iter().flatten().next() {
+        if let Some(crate::select::GroupRun { id, .. }) = g.runs.iter().flatten().next() {
             let r = store.run(*id)?.run;
             fslab = r.fslab_version;
             kernel = r.kernel;

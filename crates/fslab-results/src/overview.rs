@@ -27,7 +27,7 @@ pub fn header(store: &Store, g: &Groups, experiments: &[ExperimentRecord]) -> Re
     let (mut first, mut last) = (None::<String>, None::<String>);
     let mut commands = Vec::new();
     for (label, runs) in g.labels.iter().zip(&g.runs) {
-        for (i, (id, _, _)) in runs.iter().enumerate() {
+        for (i, crate::select::GroupRun { id, .. }) in runs.iter().enumerate() {
             let r = store.run(*id)?.run;
             for (list, v) in [
                 (&mut kernels, &r.kernel),

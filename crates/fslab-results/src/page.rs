@@ -617,7 +617,7 @@ pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
     let mut medians = Vec::new();
     for runs in &g.runs {
         let mut times = Vec::new();
-        for (id, _, _) in runs {
+        for crate::select::GroupRun { id, .. } in runs {
             let rec = store.run(*id)?;
             let t = rec.phases.iter().map(|p| p.elapsed_s).sum::<f64>();
             times.push((*id, rec.run.status == RunStatus::Complete, t));
@@ -641,7 +641,7 @@ pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
         fslab_stats::compare::table(&rows),
     ));
     for (label, runs) in g.labels.iter().zip(&g.runs) {
-        let ids: Vec<i64> = runs.iter().map(|r| r.0).collect();
+        let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
         cell_blocks(store, label, &ids, &mut blocks)?;
     }
     let charts = blocks

@@ -7,18 +7,35 @@ use fslab_store::Store;
 
 use crate::{Error, Result};
 
-/// Groups of runs and the extra per-run values (unmount, remount).
+/// Groups of runs, each run with what `fslab run` measured around it.
 #[derive(Debug, Clone)]
 pub struct Groups {
     /// The experiments the groups are cells of (none for groups of runs).
     pub experiments: Vec<i64>,
     pub labels: Vec<String>,
-    /// Per group: (run id, unmount s, remount s).
-    pub runs: Vec<Vec<RunExtras>>,
+    pub runs: Vec<Vec<GroupRun>>,
 }
 
-/// A run id with its unmount and remount times in seconds.
-pub type RunExtras = (i64, Option<f64>, Option<f64>);
+/// A run of a group, with the numbers `fslab run` measured around it
+/// (none for a run started by hand).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct GroupRun {
+    pub id: i64,
+    pub unmount_s: Option<f64>,
+    pub remount_s: Option<f64>,
+    /// The image's extents on the host after the run.
+    pub image_extents: Option<u64>,
+}
+
+impl GroupRun {
+    /// A run started by hand: nothing measured around it.
+    pub fn of(id: i64) -> GroupRun {
+        GroupRun {
+            id,
+            ..GroupRun::default()
+        }
+    }
+}
 
 /// What `args` selects: an experiment's cells, or groups of run ids.
 pub fn select(store: &Store, experiments: &[i64], runs: &[String]) -> Result<Groups> {
@@ -35,7 +52,7 @@ pub fn select(store: &Store, experiments: &[i64], runs: &[String]) -> Result<Gro
                     Error::Selection(format!("--runs {list}: {w:?} is not a run id"))
                 })?;
                 store.run(id)?;
-                ids.push((id, None, None));
+                ids.push(GroupRun::of(id));
             }
             g.labels.push(format!("runs {list}"));
             g.runs.push(ids);
@@ -74,7 +91,14 @@ pub fn select(store: &Store, experiments: &[i64], runs: &[String]) -> Result<Gro
                     .filter(|r| {
                         r.cell == c.index && r.status == Some(fslab_record::RunStatus::Complete)
                     })
-                    .filter_map(|r| r.run_id.map(|id| (id, r.unmount_s, r.remount_s)))
+                    .filter_map(|r| {
+                        r.run_id.map(|id| GroupRun {
+                            id,
+                            unmount_s: r.unmount_s,
+                            remount_s: r.remount_s,
+                            image_extents: r.image_extents,
+                        })
+                    })
                     .collect(),
             );
         }
@@ -126,7 +150,8 @@ pub fn metrics(store: &Store, g: &Groups) -> Result<Vec<Metric>> {
         m.values[group].push(v);
     };
     for (gi, runs) in g.runs.iter().enumerate() {
-        for (id, unmount, remount) in runs {
+        for run in runs {
+            let id = &run.id;
             for p in store.phases(*id)? {
                 push(
                     format!("{} time (s)", p.phase),
@@ -173,11 +198,19 @@ pub fn metrics(store: &Store, g: &Groups) -> Result<Vec<Metric>> {
                     m.value,
                 );
             }
-            if let Some(u) = unmount {
-                push("unmount (s)".into(), Direction::Time, gi, *u);
+            if let Some(u) = run.unmount_s {
+                push("unmount (s)".into(), Direction::Time, gi, u);
             }
-            if let Some(r) = remount {
-                push("remount (s)".into(), Direction::Time, gi, *r);
+            if let Some(r) = run.remount_s {
+                push("remount (s)".into(), Direction::Time, gi, r);
+            }
+            if let Some(n) = run.image_extents {
+                push(
+                    fslab_record::IMAGE_EXTENTS.into(),
+                    Direction::Cost,
+                    gi,
+                    n as f64,
+                );
             }
         }
     }
@@ -243,8 +276,8 @@ pub fn check_mix(store: &Store, g: &Groups) -> Result<Vec<String>> {
     let experiments = &g.experiments;
     let mut runs = Vec::new();
     for (label, group) in g.labels.iter().zip(&g.runs) {
-        for (id, _, _) in group {
-            runs.push((label.as_str(), store.run(*id)?.run));
+        for r in group {
+            runs.push((label.as_str(), store.run(r.id)?.run));
         }
     }
     let mut workloads: Vec<(&str, Vec<String>)> = Vec::new();
@@ -332,7 +365,7 @@ pub fn check_mix(store: &Store, g: &Groups) -> Result<Vec<String>> {
 pub fn headlines(store: &Store, g: &Groups) -> Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     for runs in &g.runs {
-        let Some((id, _, _)) = runs.first() else {
+        let Some(GroupRun { id, .. }) = runs.first() else {
             continue;
         };
         let mut names: Vec<String> = store

@@ -198,7 +198,7 @@ fn a_selection_with_no_completed_run_is_said_not_printed_empty() {
     let g = select::Groups {
         experiments: vec![],
         labels: vec!["a".into(), "b".into()],
-        runs: vec![vec![], vec![(1, None, None)]],
+        runs: vec![vec![], vec![select::GroupRun::of(1)]],
     };
     let w = select::complete_runs(&g).unwrap();
     assert_eq!(w, ["a: no completed run, left out of the comparison"]);

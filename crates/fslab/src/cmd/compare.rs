@@ -23,7 +23,17 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
     let policy = args.correction.policy(args.delta);
     let rows = compare::compare_with(&g.labels, &m, base, policy);
     let text = match args.format {
-        CompareFormat::Text => compare::text(&rows),
+        // The experiments' stated findings follow the table.
+        CompareFormat::Text => {
+            let mut t = compare::text(&rows);
+            for id in &g.experiments {
+                let e = store
+                    .experiment(*id)
+                    .map_err(|e| super::results_failure(e.into()))?;
+                t.push_str(&fslab_experiment::findings::text(&e.findings));
+            }
+            t
+        }
         CompareFormat::Markdown => compare::markdown(&rows),
         CompareFormat::Csv => compare::csv(&rows),
         CompareFormat::Json => select::json(&g.labels, base, &rows),
