@@ -22,8 +22,9 @@ fn results_read_back_what_fsmark_recorded() {
         .unwrap();
     let list = stdout(&o);
     let lines: Vec<&str> = list.lines().collect();
-    assert_eq!(lines.len(), 2, "{list}");
-    for (i, l) in lines.iter().enumerate() {
+    assert_eq!(lines.len(), 3, "a header and two runs: {list}");
+    assert!(lines[0].starts_with("id    started (UTC)"), "{list}");
+    for (i, l) in lines[1..].iter().enumerate() {
         let f: Vec<&str> = l.split_whitespace().collect();
         assert_eq!(
             f[0],
