@@ -132,72 +132,57 @@ pub fn drop_caches() -> LabResult<()> {
 /// A memory cgroup made for one workload.
 #[derive(Debug)]
 pub struct MemCgroup {
-    path: PathBuf,
-    v2: bool,
+    cg: fslab_probe::cgroup::MemoryCgroup,
 }
 
-/// Where this process's memory cgroup is: (mount + own path, is v2).
-fn own_memory_cgroup() -> LabResult<(PathBuf, bool)> {
-    let text = std::fs::read_to_string("/proc/self/cgroup")
-        .map_err(|e| LabError(format!("cannot read /proc/self/cgroup: {e}")))?;
-    for line in text.lines() {
-        let mut f = line.splitn(3, ':');
-        let (_, ctrl, path) = (f.next(), f.next().unwrap_or(""), f.next().unwrap_or("/"));
-        if ctrl.split(',').any(|c| c == "memory") {
-            let base = Path::new("/sys/fs/cgroup/memory");
-            if base.join("memory.limit_in_bytes").exists() {
-                return Ok((base.join(path.trim_start_matches('/')), false));
-            }
-        }
-    }
-    // cgroup v2: the unified hierarchy, when it has the memory controller.
-    for base in ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"] {
-        let ctrls =
-            std::fs::read_to_string(Path::new(base).join("cgroup.controllers")).unwrap_or_default();
-        if ctrls.split_whitespace().any(|c| c == "memory") {
-            let own = text
-                .lines()
-                .find_map(|l| l.strip_prefix("0::"))
-                .unwrap_or("/");
-            return Ok((Path::new(base).join(own.trim_start_matches('/')), true));
-        }
-    }
-    Err(LabError(
-        "no memory cgroup controller is available (neither cgroup v1 memory nor v2 with memory)"
-            .into(),
-    ))
+/// Where this process's memory cgroup is.
+fn own_memory_cgroup() -> LabResult<fslab_probe::cgroup::MemoryCgroup> {
+    fslab_probe::cgroup::own_memory_cgroup().map_err(LabError)
 }
 
 impl MemCgroup {
     /// Where [`MemCgroup::create`] would make `NAME`: below this process's
     /// own memory cgroup.
     pub fn path_for(name: &str) -> LabResult<PathBuf> {
-        Ok(own_memory_cgroup()?.0.join(name))
+        Ok(own_memory_cgroup()?.path.join(name))
     }
 
     /// Makes `NAME` below this process's own memory cgroup, limited to `limit` bytes.
     pub fn create(name: &str, limit: u64) -> LabResult<MemCgroup> {
-        let (parent, v2) = own_memory_cgroup()?;
-        let path = parent.join(name);
+        let own = own_memory_cgroup()?;
+        let path = own.path.join(name);
+        let v2 = own.v2;
         std::fs::create_dir(&path).map_err(|e| {
             LabError(format!(
                 "cannot create memory cgroup {}: {e}",
                 path.display()
             ))
         })?;
-        let cg = MemCgroup { path, v2 };
         let file = if v2 {
             "memory.max"
         } else {
             "memory.limit_in_bytes"
         };
-        std::fs::write(cg.path.join(file), limit.to_string())
-            .map_err(|e| LabError(format!("cannot set {} in {}: {e}", file, cg.path.display())))?;
+        let cg = MemCgroup {
+            cg: fslab_probe::cgroup::MemoryCgroup { path, v2 },
+        };
+        std::fs::write(cg.path().join(file), limit.to_string()).map_err(|e| {
+            LabError(format!(
+                "cannot set {} in {}: {e}",
+                file,
+                cg.path().display()
+            ))
+        })?;
         Ok(cg)
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.cg.path
+    }
+
+    /// The cgroup as the probes watch it.
+    pub fn watched(&self) -> fslab_probe::cgroup::MemoryCgroup {
+        self.cg.clone()
     }
 
     /// Moves process `pid` into the cgroup.
@@ -210,38 +195,19 @@ impl MemCgroup {
         })
     }
 
-    fn read_u64(&self, file: &str) -> Option<u64> {
-        std::fs::read_to_string(self.path.join(file))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
-    }
-
     /// Peak memory use.
     pub fn max_usage(&self) -> Option<u64> {
-        self.read_u64(if self.v2 {
-            "memory.peak"
-        } else {
-            "memory.max_usage_in_bytes"
-        })
+        self.cg.peak()
     }
 
     /// How often the limit was hit.
     pub fn failcnt(&self) -> Option<u64> {
-        if self.v2 {
-            let ev = std::fs::read_to_string(self.path.join("memory.events")).ok()?;
-            ev.lines()
-                .find_map(|l| l.strip_prefix("max "))
-                .and_then(|v| v.trim().parse().ok())
-        } else {
-            self.read_u64("memory.failcnt")
-        }
+        self.cg.limit_hits()
     }
 
     /// Removes the cgroup (its processes must have exited).
     pub fn remove(self) -> LabResult<()> {
-        remove_cgroup(&self.path)
+        remove_cgroup(&self.cg.path)
     }
 }
 
@@ -272,18 +238,6 @@ pub fn remove_cgroup(path: &Path) -> LabResult<()> {
         path.display(),
         last.map(|e| e.to_string()).unwrap_or_default()
     )))
-}
-
-/// The memory cgroup path of a process, as /proc/PID/cgroup says.
-pub fn memory_cgroup_of(pid: &str) -> Option<String> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
-    text.lines().find_map(|l| {
-        let mut f = l.splitn(3, ':');
-        let (_, ctrl, path) = (f.next()?, f.next()?, f.next()?);
-        ctrl.split(',')
-            .any(|c| c == "memory")
-            .then(|| path.to_string())
-    })
 }
 
 #[cfg(test)]

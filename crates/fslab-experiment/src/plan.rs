@@ -198,6 +198,20 @@ pub fn substituted_args(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String
         .collect()
 }
 
+/// The probes `fslab run` runs beside the workload, in its own process and
+/// outside the cell's cgroup; None when the workload runs on several MPI
+/// ranks, each of which then runs its own.
+pub fn probes_beside(exp: &Experiment) -> Option<Vec<fslab_probe::Kind>> {
+    if exp.workload.ranks > 1 {
+        return None;
+    }
+    // The list was checked when the experiment was read.
+    Some(
+        fslab_probe::parse_list(exp.workload.probes.as_deref().unwrap_or("default"))
+            .unwrap_or_default(),
+    )
+}
+
 /// The workload's argv (after `fslab`) for a cell whose filesystem is at
 /// `mnt`: `{dir}` (`{dir1}`, ...) in an argument becomes a workload
 /// directory; fsmark and tiotest get `-d DIR` for each.
@@ -209,8 +223,11 @@ pub fn workload_argv(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
         v.push("-l".into());
         v.push("/dev/null".into());
     }
-    if let Some(p) = &exp.workload.probes {
-        v.push(format!("--probes={p}"));
+    match (probes_beside(exp), &exp.workload.probes) {
+        // fslab run runs them, outside the workload's process and cgroup.
+        (Some(_), _) => v.push("--probes=none".into()),
+        (None, Some(p)) => v.push(format!("--probes={p}")),
+        (None, None) => {}
     }
     if exp.workload.kind.takes_dirs() {
         for d in workload_dirs(exp, mnt) {
@@ -344,6 +361,18 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
                 .unwrap_or_default(),
             workload_argv(exp, c, mnt).join(" ")
         );
+        if let Some(kinds) = probes_beside(exp) {
+            let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+            let _ = writeln!(
+                s,
+                "    probes:   {} (run by fslab run, beside the workload)",
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(",")
+                }
+            );
+        }
         if !c.sysctl.is_empty() {
             let list: Vec<String> = c.sysctl.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let _ = writeln!(s, "    sysctl:   {}", list.join(" "));

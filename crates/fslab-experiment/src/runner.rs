@@ -66,14 +66,31 @@ pub struct WorkloadOutcome {
     pub signal: Option<i32>,
     /// What the workload said on stderr (not progress lines).
     pub stderr: String,
+    /// What the probes beside the workload recorded, for its run.
+    pub probe_points: Vec<fslab_record::ProbePoint>,
+    pub probe_notes: Vec<fslab_record::ProbeNote>,
+}
+
+/// The probes `fslab run` runs beside a workload, outside its cgroup: they
+/// find the filesystem and its device from `dir`, and watch the workload's
+/// process and `memory_cgroup`.
+#[derive(Debug, Clone)]
+pub struct Watch {
+    pub kinds: Vec<fslab_probe::Kind>,
+    pub dir: PathBuf,
+    /// The user named the probes (so one that does not apply says why).
+    pub explicit: bool,
+    pub memory_cgroup: Option<fslab_probe::cgroup::MemoryCgroup>,
 }
 
 /// Runs a workload command line in a cell.
 pub trait Executor {
+    /// Runs `argv` in `cgroup`, with the probes of `watch` beside it.
     fn run(
         &mut self,
         argv: &[String],
         cgroup: Option<&Path>,
+        watch: Option<&Watch>,
         stop: &AtomicBool,
         progress: &mut dyn Progress,
     ) -> WorkloadOutcome;
@@ -93,6 +110,7 @@ impl Executor for ProcessExecutor {
         &mut self,
         argv: &[String],
         cgroup: Option<&Path>,
+        watch: Option<&Watch>,
         stop: &AtomicBool,
         progress: &mut dyn Progress,
     ) -> WorkloadOutcome {
@@ -130,6 +148,15 @@ impl Executor for ProcessExecutor {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // The probes start first, in this process: outside the workload's
+        // memory cgroup, and ready for its first phase.
+        let mut probes = watch.map(|w| {
+            fslab_probe::ProbeSet::start(&w.kinds, &w.dir, &fslab_probe::scratch_dir(), w.explicit)
+        });
+        let mut said: Vec<String> = probes
+            .iter()
+            .flat_map(|p| p.problems.iter().map(|e| format!("fslab: {e}")))
+            .collect();
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
@@ -137,6 +164,12 @@ impl Executor for ProcessExecutor {
                 return out;
             }
         };
+        if let (Some(p), Some(w)) = (probes.as_mut(), watch) {
+            p.watch(fslab_probe::Watched {
+                pid: child.id(),
+                memory_cgroup: w.memory_cgroup.clone(),
+            });
+        }
         let mut stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
         let reader = std::thread::spawn(move || {
@@ -152,9 +185,25 @@ impl Executor for ProcessExecutor {
                 }
             }
         });
-        let mut said = Vec::new();
         let mut handle = |line: String, out: &mut WorkloadOutcome, progress: &mut dyn Progress| {
             match ChildMessage::parse(&line) {
+                Some(ChildMessage::PhaseStart {
+                    index,
+                    phase,
+                    mono_ns,
+                }) => {
+                    if let Some(p) = probes.as_mut() {
+                        use fslab_record::Monitor;
+                        p.phase_start(index, &phase, fslab_probe::instant_of_mono(mono_ns));
+                    }
+                }
+                Some(ChildMessage::PhaseEnd { index, phase }) => {
+                    if let Some(p) = probes.as_mut() {
+                        use fslab_record::Monitor;
+                        out.probe_notes.extend(p.phase_end(index, &phase));
+                        out.probe_points.extend(p.drain());
+                    }
+                }
                 Some(ChildMessage::Progress {
                     phase,
                     ops_per_s,
@@ -201,6 +250,12 @@ impl Executor for ProcessExecutor {
         let _ = err_reader.join();
         while let Ok(line) = rx.try_recv() {
             handle(line, &mut out, progress);
+        }
+        if let Some(mut p) = probes.take() {
+            use fslab_record::Monitor;
+            out.probe_points.extend(p.drain());
+            out.probe_notes.extend(p.finish());
+            out.probe_points.extend(p.drain());
         }
         out.stderr = said.join("\n");
         // The workload's --json report is for people; its end came as a message.
@@ -891,8 +946,32 @@ fn run_cell(
                                 return res;
                             }
                         };
-                        let w =
-                            exec.run(&argv, cgroup.as_ref().map(|c| c.0.path()), stop, progress);
+                        let watch = crate::plan::probes_beside(exp)
+                            .filter(|k| !k.is_empty())
+                            .map(|kinds| Watch {
+                                kinds,
+                                dir: prepared.workdir().to_path_buf(),
+                                explicit: exp.workload.probes.is_some(),
+                                memory_cgroup: cgroup.as_ref().map(|c| c.0.watched()),
+                            });
+                        let w = exec.run(
+                            &argv,
+                            cgroup.as_ref().map(|c| c.0.path()),
+                            watch.as_ref(),
+                            stop,
+                            progress,
+                        );
+                        if let Some(id) = w.run_id {
+                            let kept =
+                                rec.record_probe_points(id, &w.probe_points).and_then(|_| {
+                                    w.probe_notes
+                                        .iter()
+                                        .try_for_each(|n| rec.record_probe_note(id, n))
+                                });
+                            if let Err(e) = kept {
+                                problems.push(format!("results store: the probes' records: {e}"));
+                            }
+                        }
                         info.run_id = w.run_id;
                         info.status = w.status;
                         info.output = std::fs::read_to_string(&log).unwrap_or_default();
@@ -961,6 +1040,7 @@ mod tests {
             &mut self,
             argv: &[String],
             _cgroup: Option<&Path>,
+            _watch: Option<&Watch>,
             stop: &AtomicBool,
             _progress: &mut dyn Progress,
         ) -> WorkloadOutcome {
@@ -1091,6 +1171,7 @@ mod tests {
             &mut self,
             argv: &[String],
             cgroup: Option<&Path>,
+            watch: Option<&Watch>,
             stop: &AtomicBool,
             progress: &mut dyn Progress,
         ) -> WorkloadOutcome {
@@ -1098,7 +1179,7 @@ mod tests {
                 ran: Vec::new(),
                 stop_after: None,
             };
-            let mut o = fake.run(argv, cgroup, stop, progress);
+            let mut o = fake.run(argv, cgroup, watch, stop, progress);
             let (c, r) = fake.ran[0];
             self.ran.push((c, r));
             let rate = (self.rate)(c, r);

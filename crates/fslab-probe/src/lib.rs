@@ -1,7 +1,11 @@
 //! fslab's instruments, recorded on the workload's clock.
 //!
-//! A [`ProbeSet`] implements [`fslab_record::Monitor`]: the workload tells
-//! it when phases start and end, and drains its points once a second. The
+//! A [`ProbeSet`] implements [`fslab_record::Monitor`]: it is told when
+//! phases start and end, and its points are drained once a second. It runs
+//! beside the workload: in `fslab run`'s process for a cell (the workload's
+//! phase messages drive it, [`ProbeSet::watch`] names the workload's process
+//! and memory cgroup), or on threads of its own in a standalone workload
+//! command. The
 //! probes sample on their own thread (every second; wait stacks ten times a
 //! second), and a second thread reads a private tracefs instance for block
 //! IO, jbd2 commits and writeback starts. Each probe that cannot start says
@@ -9,10 +13,10 @@
 //!
 //! | probe | source |
 //! |---|---|
-//! | `cpu` | /proc/stat (usr/sys/iowait/irq/softirq/steal as % of one CPU), CPU of the filesystem's kernel threads |
+//! | `cpu` | the workload process's usr/sys (/proc/PID/stat), the device's kernel threads, the machine's usr/sys/iowait/irq/softirq/steal (/proc/stat), as % of one CPU |
 //! | `disk` | /proc/diskstats of the filesystem's device and of the host device under its image |
 //! | `mem` | /proc/meminfo (dirty, writeback, cache, slab), the memory cgroup's usage and limit hits |
-//! | `blockio` | `block:block_rq_issue`/`complete`: IOPS, MB/s, sizes, sequential share, latency, queue depth; every completion kept |
+//! | `blockio` | `block:block_rq_issue`/`complete`: IOPS, MB/s, sizes, sequential share, latency, queue depth; every completion spooled ([`trace::Spool`]) |
 //! | `frag` | FIEMAP extent count of the image behind a loop device, and its final extent map |
 //! | `journal` | `jbd2:jbd2_run_stats` (ext3/ext4), XFS log counters, btrfs commit_stats |
 //! | `writeback` | `writeback:writeback_start` reasons |
@@ -20,6 +24,7 @@
 //! | `perf` | `perf record -a -g` per phase: top symbols and call chains (not on by default) |
 
 pub mod blockio;
+pub mod cgroup;
 pub mod devices;
 pub mod frag;
 pub mod journal;
@@ -28,6 +33,7 @@ pub mod notes;
 pub mod perf;
 pub mod procfs;
 pub mod stacks;
+pub mod trace;
 pub mod tracefs;
 
 mod sampler;
@@ -35,7 +41,7 @@ mod sampler;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use fslab_record::{Monitor, ProbeNote, ProbePoint};
 
@@ -133,9 +139,35 @@ pub fn parse_list(s: &str) -> Result<Vec<Kind>, String> {
 }
 
 enum Cmd {
+    Watch(Watched),
     PhaseStart(u32, Instant),
     PhaseEnd(u32, mpsc::Sender<Vec<ProbeNote>>),
     Finish(mpsc::Sender<Vec<ProbeNote>>),
+}
+
+/// The workload the probes watch, when it is not this process: its
+/// process (CPU, wait stacks) and memory cgroup.
+#[derive(Debug, Clone)]
+pub struct Watched {
+    pub pid: u32,
+    pub memory_cgroup: Option<cgroup::MemoryCgroup>,
+}
+
+/// CLOCK_MONOTONIC now, in ns (the clock of `Instant` on Linux).
+pub fn mono_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// `at` as CLOCK_MONOTONIC ns, to send to another process.
+pub fn mono_ns_of(at: Instant) -> u64 {
+    mono_ns().saturating_sub(at.elapsed().as_nanos() as u64)
+}
+
+/// The instant of CLOCK_MONOTONIC time `ns` (sent by another process).
+pub fn instant_of_mono(ns: u64) -> Instant {
+    let ago = Duration::from_nanos(mono_ns().saturating_sub(ns));
+    Instant::now().checked_sub(ago).unwrap_or_else(Instant::now)
 }
 
 /// The probes of one run.
@@ -165,7 +197,7 @@ impl ProbeSet {
             explicit,
         );
         let thread = std::thread::Builder::new()
-            .name("fslab-probes".into())
+            .name(stacks::PROBE_THREADS[0].into())
             .spawn(move || sampler.run(rx))
             .ok();
         ProbeSet {
@@ -173,6 +205,14 @@ impl ProbeSet {
             tx: Some(tx),
             thread,
             problems,
+        }
+    }
+
+    /// From now on, watch process `w.pid` (not this one) and its memory
+    /// cgroup: `fslab run` starts the probes, then the workload.
+    pub fn watch(&mut self, w: Watched) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(Cmd::Watch(w));
         }
     }
 

@@ -5,7 +5,8 @@
 //! bytes per second, `_per_s` per second, `_bytes` bytes, `_us` and `_ms`
 //! micro- and milliseconds, `_kb` KiB.
 
-// cpu: shares of one CPU from /proc/stat (2 busy CPUs read 200%).
+// cpu: shares of one CPU (2 busy CPUs read 200%). The machine's, from
+// /proc/stat: every process on it, not only the workload.
 pub const USR_PCT: &str = "usr_pct";
 pub const SYS_PCT: &str = "sys_pct";
 pub const IOWAIT_PCT: &str = "iowait_pct";
@@ -13,7 +14,12 @@ pub const IRQ_PCT: &str = "irq_pct";
 pub const SOFTIRQ_PCT: &str = "softirq_pct";
 pub const STEAL_PCT: &str = "steal_pct";
 pub const IDLE_PCT: &str = "idle_pct";
-/// The filesystem's kernel threads (jbd2, loop, workers), % of one CPU.
+/// The workload's own process and its waited-for children, from
+/// /proc/PID/stat: user and system time, % of one CPU.
+pub const WORKLOAD_USR_PCT: &str = "workload_usr_pct";
+pub const WORKLOAD_SYS_PCT: &str = "workload_sys_pct";
+/// The filesystem's kernel threads for its device only (loopN, jbd2/loopN-8,
+/// the filesystem's named workers), % of one CPU.
 pub const FS_KTHREADS_PCT: &str = "fs_kthreads_pct";
 
 // disk: /proc/diskstats of the filesystem's device (and, with HOST, the host's).

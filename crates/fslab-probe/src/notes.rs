@@ -46,9 +46,22 @@ impl Note for crate::TargetsNote {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CpuSummary {
+    /// The machine's, from /proc/stat (other processes' load included).
     pub mean: CpuShares,
+    /// The workload's own process (None in runs recorded before it was kept).
+    pub workload: Option<ProcessCpu>,
     /// Busiest first, at most eight.
     pub fs_kthreads: Vec<ThreadCpu>,
+}
+
+/// A process's CPU over a phase: seconds, and % of one CPU.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProcessCpu {
+    pub usr_s: f64,
+    pub sys_s: f64,
+    pub usr_pct: f64,
+    pub sys_pct: f64,
 }
 
 impl Note for CpuSummary {

@@ -159,6 +159,36 @@ pub fn parse_meminfo(text: &str) -> Vec<(&'static str, f64)> {
     .collect()
 }
 
+/// A process's CPU time in USER_HZ ticks: its own (all its threads) and
+/// that of the children it has waited for.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProcessTicks {
+    pub usr: u64,
+    pub sys: u64,
+}
+
+/// [`ProcessTicks`] from /proc/PID/stat (utime + cutime, stime + cstime).
+pub fn parse_process_ticks(text: &str) -> Option<ProcessTicks> {
+    let close = text.rfind(')')?;
+    let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
+    let f = |i: usize| rest.get(i).and_then(|v| v.parse::<u64>().ok());
+    Some(ProcessTicks {
+        usr: f(11)? + f(13)?,
+        sys: f(12)? + f(14)?,
+    })
+}
+
+/// Whether kernel thread `comm` works for block device `dev` (`loop3`,
+/// numbers `majmin` = `7:3`): the device is one of its name's words
+/// (`loop3`, `jbd2/loop3-8`, `xfs-buf/loop3`, `kworker/u8:1-loop3`) or it
+/// is flushing the device's dirty pages (`kworker/u8:2+flush-7:3`).
+pub fn kthread_works_for(comm: &str, dev: &str, majmin: &str) -> bool {
+    comm.split(['/', '-', '+', ' ']).any(|w| w == dev)
+        || comm
+            .split('+')
+            .any(|w| w.strip_prefix("flush-") == Some(majmin))
+}
+
 /// (comm, state, utime + stime ticks) from /proc/PID/stat.
 pub fn parse_pid_stat(text: &str) -> Option<(String, char, u64)> {
     let open = text.find('(')?;
@@ -174,6 +204,40 @@ pub fn parse_pid_stat(text: &str) -> Option<(String, char, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_threads_are_the_devices_own() {
+        for comm in [
+            "loop3",
+            "jbd2/loop3-8",
+            "xfs-buf/loop3",
+            "kworker/u8:1-loop3",
+            "kworker/u8:2+flush-7:3",
+        ] {
+            assert!(kthread_works_for(comm, "loop3", "7:3"), "{comm}");
+        }
+        for comm in [
+            "loop30",
+            "jbd2/sda1-8",
+            "xfs-buf/loop31",
+            "kworker/u8:2+flush-7:30",
+            "ext4-rsv-conver",
+            "kworker/0:1",
+        ] {
+            assert!(!kthread_works_for(comm, "loop3", "7:3"), "{comm}");
+        }
+    }
+
+    #[test]
+    fn a_process_counts_its_threads_and_reaped_children() {
+        let stat =
+            "4242 (fslab fsmark) S 1 4242 4242 0 -1 4194304 300 0 0 0 150 70 5 3 20 0 3 0 100 0 0";
+        assert_eq!(
+            parse_process_ticks(stat),
+            Some(ProcessTicks { usr: 155, sys: 73 })
+        );
+        assert_eq!(parse_process_ticks("1 (x) S 0"), None);
+    }
 
     #[test]
     fn cpu_percent_of_one_cpu() {

@@ -11,39 +11,18 @@ use std::time::{Duration, Instant};
 
 use fslab_record::{ProbeNote, ProbePoint};
 
-use crate::blockio::{self, DevTracker};
+use crate::blockio;
+use crate::cgroup::{own_memory_cgroup, MemoryCgroup};
 use crate::devices::Targets;
+use crate::mono_ns;
 use crate::notes::{
     BlockioEvents, BlockioPhase, BlockioSummary, CpuShares, CpuSummary, DiskPhase, DiskSummary,
-    FragFinalMap, Jbd2Commits, Note, StacksTop, ThreadCpu, WritebackReasons,
+    FragFinalMap, Jbd2Commits, Note, ProcessCpu, StacksTop, ThreadCpu, WritebackReasons,
 };
-use crate::procfs::{self, CpuTicks, DiskStats};
+use crate::procfs::{self, CpuTicks, DiskStats, ProcessTicks};
 use crate::stacks::StackCounts;
+use crate::trace::{Spool, TraceState};
 use crate::{frag, journal, perf, tracefs, Cmd, Kind};
-
-/// Completions kept for `fslab trace show`, at most (44 bytes each before compression).
-const KEEP_EVENTS: u64 = 20_000_000;
-
-fn mono_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
-
-/// What the trace reader gathered.
-#[derive(Default)]
-struct TraceState {
-    devs: HashMap<u32, DevTracker>,
-    raw: Vec<u8>,
-    kept: u64,
-    not_kept: u64,
-    /// (time, fields) of jbd2 commits since the last second.
-    commits: Vec<(u64, Vec<(&'static str, f64)>)>,
-    /// Raw jbd2 lines of the phase, as seed 004 quotes them.
-    commit_lines: Vec<String>,
-    wb_second: BTreeMap<String, u64>,
-    wb_phase: BTreeMap<String, u64>,
-    events: u64,
-}
 
 struct Tracer {
     instance: tracefs::Instance,
@@ -84,7 +63,12 @@ fn start_tracer(kinds: &[Kind], t: &Targets, scratch: &std::path::Path) -> Resul
             Some(&format!("name == \"{}:{}\"", dev.major, dev.minor)),
         )?;
     }
-    let state = Arc::new(Mutex::new(TraceState::default()));
+    let spool = if kinds.contains(&Kind::Blockio) {
+        Some(Spool::new(scratch)?)
+    } else {
+        None
+    };
+    let state = Arc::new(Mutex::new(TraceState::new(spool)));
     let stop = Arc::new(AtomicBool::new(false));
     let pipe = std::fs::OpenOptions::new()
         .read(true)
@@ -95,7 +79,7 @@ fn start_tracer(kinds: &[Kind], t: &Targets, scratch: &std::path::Path) -> Resul
     let (st, sp) = (Arc::clone(&state), Arc::clone(&stop));
     let keep_dev = dev.trace_dev();
     let reader = std::thread::Builder::new()
-        .name("fslab-trace".into())
+        .name(crate::stacks::PROBE_THREADS[1].into())
         .spawn(move || read_pipe(pipe, st, sp, keep_dev))
         .map_err(|e| format!("cannot start the trace reader: {e}"))?;
     Ok(Tracer {
@@ -138,7 +122,7 @@ fn read_pipe(
                 let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
                 let last_nl = carry.rfind('\n').map(|i| i + 1).unwrap_or(0);
                 for line in carry[..last_nl].lines() {
-                    handle_line(line, &mut st);
+                    st.line(line);
                 }
                 carry.drain(..last_nl);
             }
@@ -148,65 +132,15 @@ fn read_pipe(
     }
 }
 
-fn handle_line(line: &str, st: &mut TraceState) {
-    let Some((ev, cpu, pid, t, body)) = blockio::split_line(line) else {
-        return;
-    };
-    st.events += 1;
-    match ev {
-        "block_rq_issue" => {
-            if let Some((dev, sector)) = blockio::parse_issue(body) {
-                st.devs.entry(dev).or_default().issue(sector, t);
-            }
-        }
-        "block_rq_complete" => {
-            if let Some(mut c) = blockio::parse_complete(body, t, cpu, pid) {
-                st.devs.entry(c.dev).or_default().complete(&mut c);
-                if st.kept < KEEP_EVENTS {
-                    blockio::encode(&c, &mut st.raw);
-                    st.kept += 1;
-                } else {
-                    st.not_kept += 1;
-                }
-            }
-        }
-        "jbd2_run_stats" => {
-            if let Some(f) = journal::parse_jbd2(body) {
-                st.commits.push((t, f));
-                if st.commit_lines.len() < 10_000 {
-                    st.commit_lines
-                        .push(format!("{:.6}: jbd2_run_stats: {body}", t as f64 / 1e9));
-                }
-            }
-        }
-        "writeback_start" => {
-            if let Some(r) = body
-                .split_whitespace()
-                .find_map(|w| w.strip_prefix("reason="))
-            {
-                *st.wb_second.entry(r.to_string()).or_insert(0) += 1;
-                *st.wb_phase.entry(r.to_string()).or_insert(0) += 1;
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Kernel threads that work for the filesystem: named after its device, or
-/// the filesystem's own daemons.
-fn fs_kthreads(t: &Targets) -> Vec<u32> {
-    let dev = t
-        .device
-        .as_ref()
-        .map(|d| d.name.clone())
-        .unwrap_or_else(|| "\u{0}".into());
-    let fs_prefixes: &[&str] = match t.fs_type.as_str() {
-        "xfs" => &["xfs"],
-        "btrfs" => &["btrfs"],
-        "ext4" | "ext3" | "ext2" => &["ext4", "jbd2"],
-        _ => &[],
-    };
+/// The kernel threads (children of kthreadd) working for the filesystem's
+/// device now: (pid, comm, CPU ticks). A kernel worker counts while its
+/// name says it works for this device.
+fn fs_kthreads(t: &Targets) -> Vec<(u32, String, u64)> {
     let mut v = Vec::new();
+    let Some(dev) = t.device.as_ref() else {
+        return v;
+    };
+    let majmin = format!("{}:{}", dev.major, dev.minor);
     let Ok(rd) = std::fs::read_dir("/proc") else {
         return v;
     };
@@ -225,9 +159,9 @@ fn fs_kthreads(t: &Targets) -> Vec<u32> {
         if ppid != "2" {
             continue;
         }
-        if let Some((comm, _, _)) = procfs::parse_pid_stat(&stat) {
-            if comm.contains(&dev) || fs_prefixes.iter().any(|p| comm.starts_with(p)) {
-                v.push(pid);
+        if let Some((comm, _, ticks)) = procfs::parse_pid_stat(&stat) {
+            if procfs::kthread_works_for(&comm, &dev.name, &majmin) {
+                v.push((pid, comm, ticks));
             }
         }
     }
@@ -250,10 +184,13 @@ pub(crate) struct Sampler {
     cpu_prev: Option<CpuTicks>,
     disk_prev: HashMap<String, DiskStats>,
     disk_first: HashMap<String, DiskStats>,
-    kthreads: Vec<u32>,
+    watch_kthreads: bool,
     kthread_prev: HashMap<u32, (String, u64)>,
     kthread_phase: BTreeMap<String, u64>,
     cpu_phase: Vec<(String, f64)>,
+    /// The workload process's CPU at the last sample, and over the phase.
+    proc_prev: Option<ProcessTicks>,
+    proc_phase: ProcessTicks,
     frag_next: Instant,
     frag_every: Duration,
     stacks: StackCounts,
@@ -265,6 +202,9 @@ pub(crate) struct Sampler {
     perf: Option<perf::Profile>,
     run_notes: Vec<ProbeNote>,
     first_mono: Option<u64>,
+    /// The workload's process and memory cgroup (this process's by default).
+    pid: u32,
+    mem_cgroup: Option<MemoryCgroup>,
 }
 
 /// The note of a typed value.
@@ -352,11 +292,7 @@ impl Sampler {
             .device
             .as_ref()
             .and_then(|d| journal::btrfs_dir(&d.name));
-        let kthreads = if kinds.contains(&Kind::Cpu) || kinds.contains(&Kind::Stacks) {
-            fs_kthreads(&targets)
-        } else {
-            Vec::new()
-        };
+        let watch_kthreads = kinds.contains(&Kind::Cpu) || kinds.contains(&Kind::Stacks);
         let now = Instant::now();
         run_notes.push(typed(
             None,
@@ -387,8 +323,10 @@ impl Sampler {
                 cpu_prev: None,
                 disk_prev: HashMap::new(),
                 disk_first: HashMap::new(),
-                kthreads,
+                watch_kthreads,
                 kthread_prev: HashMap::new(),
+                proc_prev: None,
+                proc_phase: ProcessTicks::default(),
                 kthread_phase: BTreeMap::new(),
                 cpu_phase: Vec::new(),
                 frag_next: now,
@@ -402,6 +340,8 @@ impl Sampler {
                 perf: None,
                 run_notes,
                 first_mono: None,
+                pid: std::process::id(),
+                mem_cgroup: own_memory_cgroup().ok(),
             },
             problems,
         )
@@ -426,6 +366,10 @@ impl Sampler {
                 }
             };
             match rx.recv_timeout(wait) {
+                Ok(Cmd::Watch(w)) => {
+                    self.pid = w.pid;
+                    self.mem_cgroup = w.memory_cgroup;
+                }
                 Ok(Cmd::PhaseStart(index, start)) => self.phase_start(index, start),
                 Ok(Cmd::PhaseEnd(index, reply)) => {
                     let notes = self.phase_end(index);
@@ -475,6 +419,9 @@ impl Sampler {
         self.kthread_prev.clear();
         self.kthread_phase.clear();
         self.read_kthreads(None, 0.0);
+        self.proc_prev = None;
+        self.proc_phase = ProcessTicks::default();
+        self.read_process(None, 0.0);
         self.cpu_phase.clear();
         self.stacks.clear();
         self.xfs_prev = self
@@ -561,21 +508,20 @@ impl Sampler {
     }
 
     fn read_kthreads(&mut self, out: Option<&mut Vec<ProbePoint>>, dt: f64) {
+        if !self.watch_kthreads {
+            return;
+        }
         let mut total = 0u64;
-        for pid in &self.kthreads {
-            let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                continue;
-            };
-            let Some((comm, _, ticks)) = procfs::parse_pid_stat(&s) else {
-                continue;
-            };
-            if let Some((_, before)) = self.kthread_prev.get(pid) {
+        let mut now = HashMap::new();
+        for (pid, comm, ticks) in fs_kthreads(&self.targets) {
+            if let Some((_, before)) = self.kthread_prev.get(&pid) {
                 let d = ticks.saturating_sub(*before);
                 total += d;
                 *self.kthread_phase.entry(comm.clone()).or_insert(0) += d;
             }
-            self.kthread_prev.insert(*pid, (comm, ticks));
+            now.insert(pid, (comm, ticks));
         }
+        self.kthread_prev = now;
         if let (Some(out), true) = (out, dt > 0.0) {
             self.push(
                 out,
@@ -586,16 +532,38 @@ impl Sampler {
         }
     }
 
+    /// The workload process's CPU since the last reading (its usr and sys
+    /// as % of one CPU into `out`, and added to the phase's).
+    fn read_process(&mut self, out: Option<&mut Vec<ProbePoint>>, dt: f64) {
+        let Some(now) = std::fs::read_to_string(format!("/proc/{}/stat", self.pid))
+            .ok()
+            .and_then(|s| procfs::parse_process_ticks(&s))
+        else {
+            return;
+        };
+        if let (Some(prev), Some(out), true) = (self.proc_prev, out, dt > 0.0) {
+            let (usr, sys) = (
+                now.usr.saturating_sub(prev.usr),
+                now.sys.saturating_sub(prev.sys),
+            );
+            self.proc_phase.usr += usr;
+            self.proc_phase.sys += sys;
+            let pct = |t: u64| t as f64 / procfs::user_hz() / dt * 100.0;
+            self.push(out, "cpu", names::WORKLOAD_USR_PCT, pct(usr));
+            self.push(out, "cpu", names::WORKLOAD_SYS_PCT, pct(sys));
+        }
+        self.proc_prev = Some(now);
+    }
+
     fn sample_stacks(&mut self) {
         if self.phase.is_none() {
             return;
         }
-        self.stacks.sample_process(std::process::id(), "workload");
-        for pid in &self.kthreads {
-            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        self.stacks.sample_process(self.pid, "workload");
+        for (pid, (comm, _)) in &self.kthread_prev {
             self.stacks.sample_task(
                 std::path::Path::new(&format!("/proc/{pid}")),
-                &format!("kthread {}", comm.trim()),
+                &format!("kthread {comm}"),
             );
         }
         self.stacks.round();
@@ -623,6 +591,7 @@ impl Sampler {
                 self.cpu_prev = Some(cur);
             }
             self.read_kthreads(Some(&mut out), dt);
+            self.read_process(Some(&mut out), dt);
         }
         if self.on(Kind::Disk) {
             self.read_disks(Some(&mut out), dt, 0.0);
@@ -633,18 +602,14 @@ impl Sampler {
                     self.push(&mut out, "mem", k, v);
                 }
             }
-            if let Some(cg) = own_memory_cgroup() {
-                for (file, metric) in [
-                    ("memory.usage_in_bytes", names::CGROUP_USAGE_BYTES),
-                    ("memory.failcnt", names::CGROUP_FAILCNT),
-                    ("memory.current", names::CGROUP_USAGE_BYTES),
-                ] {
-                    if let Some(v) = std::fs::read_to_string(cg.join(file))
-                        .ok()
-                        .and_then(|s| s.trim().parse::<f64>().ok())
-                    {
-                        self.push(&mut out, "mem", metric, v);
-                    }
+            if let Some(cg) = &self.mem_cgroup {
+                let usage = cg.usage();
+                let hits = cg.limit_hits();
+                if let Some(v) = usage {
+                    self.push(&mut out, "mem", names::CGROUP_USAGE_BYTES, v as f64);
+                }
+                if let Some(v) = hits {
+                    self.push(&mut out, "mem", names::CGROUP_FAILCNT, v as f64);
                 }
             }
         }
@@ -760,6 +725,15 @@ impl Sampler {
                     self.cpu_phase.iter().map(|(m, v)| (m.as_str(), *v)),
                     secs,
                 ),
+                workload: self.proc_prev.map(|_| {
+                    let s = |t: u64| t as f64 / procfs::user_hz();
+                    ProcessCpu {
+                        usr_s: s(self.proc_phase.usr),
+                        sys_s: s(self.proc_phase.sys),
+                        usr_pct: s(self.proc_phase.usr) / secs * 100.0,
+                        sys_pct: s(self.proc_phase.sys) / secs * 100.0,
+                    }
+                }),
                 fs_kthreads: threads
                     .iter()
                     .take(8)
@@ -863,8 +837,9 @@ impl Sampler {
             if let Some(r) = t.reader.take() {
                 let _ = r.join();
             }
-            let st = t.state.lock().unwrap_or_else(|e| e.into_inner());
+            let mut st = t.state.lock().unwrap_or_else(|e| e.into_inner());
             if self.kinds.contains(&Kind::Blockio) {
+                let blob = st.spool.take().map(|s| s.finish());
                 let mut n = typed(
                     None,
                     &BlockioEvents {
@@ -875,7 +850,13 @@ impl Sampler {
                         record_bytes: blockio::RECORD as u64,
                     },
                 );
-                n.blob = Some(blockio::compress(&st.raw));
+                match blob {
+                    Some(Ok(b)) => n.blob = Some(b),
+                    Some(Err(e)) => {
+                        notes.push(note(None, "blockio", "error", serde_json::Value::String(e)))
+                    }
+                    None => {}
+                }
                 notes.push(n);
             }
             drop(st);
@@ -891,23 +872,13 @@ impl Sampler {
                             extents: ext.len() as u64,
                         },
                     );
-                    n.blob = Some(blockio::compress(&frag::encode_map(&ext)));
+                    n.blob = Some(fslab_record::Blob::Bytes(blockio::compress(
+                        &frag::encode_map(&ext),
+                    )));
                     notes.push(n);
                 }
             }
         }
         notes
     }
-}
-
-fn own_memory_cgroup() -> Option<PathBuf> {
-    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    for l in text.lines() {
-        let mut f = l.splitn(3, ':');
-        let (_, ctrl, path) = (f.next()?, f.next()?, f.next()?);
-        if ctrl.split(',').any(|c| c == "memory") {
-            return Some(PathBuf::from("/sys/fs/cgroup/memory").join(path.trim_start_matches('/')));
-        }
-    }
-    None
 }

@@ -17,6 +17,9 @@ pub fn frames(stack: &str) -> Vec<String> {
         .collect()
 }
 
+/// The names of the probes' own threads (see [`crate::ProbeSet`]).
+pub const PROBE_THREADS: [&str; 2] = ["fslab-probes", "fslab-trace"];
+
 /// Counts of blocked-thread stacks.
 #[derive(Default)]
 pub struct StackCounts {
@@ -26,13 +29,20 @@ pub struct StackCounts {
 }
 
 impl StackCounts {
-    /// Samples every thread of `pid`; `kind` names it (e.g. `workload`).
+    /// Samples every thread of `pid` but the probes' own; `kind` names it
+    /// (e.g. `workload`).
     pub fn sample_process(&mut self, pid: u32, kind: &str) {
         let base = format!("/proc/{pid}/task");
         let Ok(rd) = std::fs::read_dir(&base) else {
             return;
         };
         for e in rd.flatten() {
+            // The probes' own threads, when they run in the workload's
+            // process (a standalone workload command), are not the workload.
+            let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+            if PROBE_THREADS.iter().any(|t| comm.trim() == *t) {
+                continue;
+            }
             self.sample_task(&e.path(), kind);
         }
     }

@@ -26,7 +26,7 @@ pub use experiment::{
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use mem::MemRecorder;
 pub use metric::{Better, Metric, Unit};
-pub use probe::{Monitor, NoMonitor, ProbeNote, ProbePoint};
+pub use probe::{Blob, Monitor, NoMonitor, ProbeNote, ProbePoint};
 pub use types::*;
 pub use workload::WorkloadKind;
 

@@ -1,5 +1,7 @@
 //! What probes record, and the [`Monitor`] a workload drives them through.
 
+use std::io::{Read, Seek, Write};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -25,7 +27,70 @@ pub struct ProbeNote {
     pub key: String,
     pub value: serde_json::Value,
     #[serde(skip)]
-    pub blob: Option<Vec<u8>>,
+    pub blob: Option<Blob>,
+}
+
+/// A note's binary data: in memory, or spooled to a file of its own (a long
+/// block trace), so that it is never all in memory; the store copies a
+/// spooled blob in pieces.
+#[derive(Debug, Clone)]
+pub enum Blob {
+    Bytes(Vec<u8>),
+    /// `len` bytes from the start of `file` (an unnamed file, gone when
+    /// the last handle closes).
+    Spooled {
+        file: Arc<Mutex<std::fs::File>>,
+        len: u64,
+    },
+}
+
+impl PartialEq for Blob {
+    fn eq(&self, other: &Blob) -> bool {
+        match (self, other) {
+            (Blob::Bytes(a), Blob::Bytes(b)) => a == b,
+            (Blob::Spooled { file: a, .. }, Blob::Spooled { file: b, .. }) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl Blob {
+    pub fn len(&self) -> u64 {
+        match self {
+            Blob::Bytes(b) => b.len() as u64,
+            Blob::Spooled { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the bytes to `out`, a piece at a time.
+    pub fn copy_to(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        match self {
+            Blob::Bytes(b) => out.write_all(b),
+            Blob::Spooled { file, len } => {
+                let mut f = file.lock().unwrap_or_else(|e| e.into_inner());
+                f.rewind()?;
+                let copied = std::io::copy(&mut (&mut *f).take(*len), out)?;
+                if copied != *len {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        format!("spool holds {copied} of {len} bytes"),
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The bytes, all in memory (for small blobs and tests).
+    pub fn to_vec(&self) -> std::io::Result<Vec<u8>> {
+        let mut v = Vec::with_capacity(self.len() as usize);
+        self.copy_to(&mut v)?;
+        Ok(v)
+    }
 }
 
 /// Instruments that watch a workload. The workload calls these from its

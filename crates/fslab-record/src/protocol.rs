@@ -15,6 +15,16 @@ pub const PREFIX: &str = "fslab-msg ";
 pub enum ChildMessage {
     /// The run is in the store under this id.
     RunStarted { run_id: i64 },
+    /// A phase starts: `mono_ns` is the CLOCK_MONOTONIC time its series
+    /// counts from, so the probes of `fslab run` sample on the workload's
+    /// clock.
+    PhaseStart {
+        index: u32,
+        phase: String,
+        mono_ns: u64,
+    },
+    /// The phase's operations are done.
+    PhaseEnd { index: u32, phase: String },
     /// Once a second: the phase, its rate over the second and its total.
     Progress {
         phase: String,
@@ -56,6 +66,15 @@ mod tests {
     fn messages_round_trip_as_lines() {
         for m in [
             ChildMessage::RunStarted { run_id: 7 },
+            ChildMessage::PhaseStart {
+                index: 1,
+                phase: "create".into(),
+                mono_ns: 123_456_789,
+            },
+            ChildMessage::PhaseEnd {
+                index: 1,
+                phase: "create".into(),
+            },
             ChildMessage::Progress {
                 phase: "create".into(),
                 ops_per_s: 1234.5,

@@ -359,9 +359,20 @@ fn probe_charts(pts: &[StoredPoint], off: &BTreeMap<u32, f64>) -> Vec<Block> {
         "time (s)",
         "% of one CPU",
         vec![
-            line("usr", points(pts, off, "cpu", names::USR_PCT, 1.0)),
-            line("sys", points(pts, off, "cpu", names::SYS_PCT, 1.0)),
-            line("iowait", points(pts, off, "cpu", names::IOWAIT_PCT, 1.0)),
+            line(
+                "workload usr",
+                points(pts, off, "cpu", names::WORKLOAD_USR_PCT, 1.0),
+            ),
+            line(
+                "workload sys",
+                points(pts, off, "cpu", names::WORKLOAD_SYS_PCT, 1.0),
+            ),
+            line("machine usr", points(pts, off, "cpu", names::USR_PCT, 1.0)),
+            line("machine sys", points(pts, off, "cpu", names::SYS_PCT, 1.0)),
+            line(
+                "machine iowait",
+                points(pts, off, "cpu", names::IOWAIT_PCT, 1.0),
+            ),
             line(
                 "fs threads",
                 points(pts, off, "cpu", names::FS_KTHREADS_PCT, 1.0),

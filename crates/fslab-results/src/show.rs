@@ -439,9 +439,16 @@ pub fn probes(
         let here = Some(p.seq);
         if let Some(c) = note_of::<CpuSummary>(notes, here) {
             let m = &c.mean;
+            if let Some(w) = &c.workload {
+                let _ = writeln!(
+                    s,
+                    "    cpu, workload: usr {:.0}%, sys {:.0}% of one CPU ({:.2} s usr, {:.2} s sys)",
+                    w.usr_pct, w.sys_pct, w.usr_s, w.sys_s
+                );
+            }
             let _ = write!(
                 s,
-                "    cpu: {:.0}% busy (usr {:.0}%, sys {:.0}%, iowait {:.0}%, steal {:.0}%) of one CPU",
+                "    cpu, machine: {:.0}% busy (usr {:.0}%, sys {:.0}%, iowait {:.0}%, steal {:.0}%) of one CPU",
                 m.busy_pct(),
                 m.usr_pct,
                 m.sys_pct,

@@ -462,12 +462,30 @@ impl Recorder for Store {
     }
 
     fn record_probe_note(&mut self, run: i64, n: &ProbeNote) -> RecordResult<()> {
-        self.conn
-            .execute(
+        let tx = self.conn.transaction().map_err(rec_err)?;
+        let insert = |blob: &dyn rusqlite::ToSql| {
+            tx.execute(
                 "INSERT INTO probe_notes VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![run, n.phase_index, n.probe, n.key, json(&n.value), n.blob],
+                params![run, n.phase_index, n.probe, n.key, json(&n.value), blob],
             )
-            .map_err(rec_err)?;
+            .map_err(rec_err)
+        };
+        match &n.blob {
+            None => insert(&None::<Vec<u8>>)?,
+            Some(fslab_record::Blob::Bytes(b)) => insert(b)?,
+            // A spooled blob goes in a piece at a time: never all in memory.
+            Some(blob) => {
+                insert(&rusqlite::blob::ZeroBlob(blob.len()))?;
+                let row = tx.last_insert_rowid();
+                let mut b = tx
+                    .blob_open(rusqlite::MAIN_DB, "probe_notes", "blob", row, false)
+                    .map_err(rec_err)?;
+                blob.copy_to(&mut b)
+                    .map_err(|e| RecordError(format!("{} {}: {e}", n.probe, n.key)))?;
+                0
+            }
+        };
+        tx.commit().map_err(rec_err)?;
         Ok(())
     }
 

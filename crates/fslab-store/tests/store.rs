@@ -272,3 +272,46 @@ fn a_run_whose_process_died_is_marked_interrupted_on_the_next_open() {
     assert_eq!(d.status, RunStatus::Interrupted);
     assert!(d.error.unwrap_or_default().contains("pid 999999999"));
 }
+
+#[test]
+fn probe_notes_keep_blobs_in_memory_and_spooled_ones_alike() {
+    use std::io::{Seek, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("r.sqlite")).unwrap();
+    let id = s.begin_run(&info()).unwrap();
+    // 3 MiB that do not compress, spooled to an unnamed file.
+    let data: Vec<u8> = (0..3u64 << 20)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    let mut f = tempfile::tempfile().unwrap();
+    f.write_all(&data).unwrap();
+    f.write_all(b"past the end").unwrap();
+    f.rewind().unwrap();
+    let note = |key: &str, blob| ProbeNote {
+        phase_index: None,
+        probe: "blockio".into(),
+        key: key.into(),
+        value: serde_json::json!({"kept": 1}),
+        blob,
+    };
+    s.record_probe_note(
+        id,
+        &note(
+            "events",
+            Some(Blob::Spooled {
+                file: std::sync::Arc::new(std::sync::Mutex::new(f)),
+                len: data.len() as u64,
+            }),
+        ),
+    )
+    .unwrap();
+    s.record_probe_note(id, &note("small", Some(Blob::Bytes(vec![1, 2, 3]))))
+        .unwrap();
+    s.record_probe_note(id, &note("none", None)).unwrap();
+    let notes = s.probe_notes(id).unwrap();
+    assert_eq!(notes.len(), 3);
+    assert_eq!(notes[0].blob.as_deref(), Some(&data[..]));
+    assert_eq!(notes[1].blob.as_deref(), Some(&[1u8, 2, 3][..]));
+    assert_eq!(notes[2].blob, None);
+    assert_eq!(notes[0].value, serde_json::json!({"kept": 1}));
+}

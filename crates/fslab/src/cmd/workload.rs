@@ -104,6 +104,8 @@ pub fn run<R: Report>(
         (None, false) => Box::new(stdout.lock()),
     };
     let mut probes = start_probes(name, common, kinds, dir);
+    let inner = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
+    let mut messages = PhaseMessages { inner };
     let mut hooks = Hooks::default();
     if common.drop_caches {
         let mut drop_caches = cache_dropper(name.to_string());
@@ -115,7 +117,11 @@ pub fn run<R: Report>(
         }));
         hooks.each_second = Some(progress_lines());
     }
-    hooks.monitor = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
+    hooks.monitor = if common.progress {
+        Some(&mut messages)
+    } else {
+        messages.inner
+    };
     let report = body(&stop, &mut *text_out, &mut store, &mut hooks)
         .map_err(|e| Failure::Failed(format!("{name}: {e}")))?;
     drop(text_out);
@@ -198,6 +204,47 @@ pub fn finished(
         metrics: metrics.to_vec(),
     };
     eprintln!("{}", m.line());
+}
+
+/// Tells `fslab run` when each phase starts and ends, so that its probes,
+/// which run beside this process, sample on this run's clock; passes each
+/// call on to this process's own probes, if it has any.
+struct PhaseMessages<'a> {
+    inner: Option<&'a mut dyn fslab_record::Monitor>,
+}
+
+impl fslab_record::Monitor for PhaseMessages<'_> {
+    fn phase_start(&mut self, index: u32, phase: &str, start: std::time::Instant) {
+        let m = ChildMessage::PhaseStart {
+            index,
+            phase: phase.into(),
+            mono_ns: fslab_probe::mono_ns_of(start),
+        };
+        eprintln!("{}", m.line());
+        if let Some(i) = self.inner.as_mut() {
+            i.phase_start(index, phase, start);
+        }
+    }
+
+    fn drain(&mut self) -> Vec<fslab_record::ProbePoint> {
+        self.inner.as_mut().map(|i| i.drain()).unwrap_or_default()
+    }
+
+    fn phase_end(&mut self, index: u32, phase: &str) -> Vec<fslab_record::ProbeNote> {
+        let m = ChildMessage::PhaseEnd {
+            index,
+            phase: phase.into(),
+        };
+        eprintln!("{}", m.line());
+        self.inner
+            .as_mut()
+            .map(|i| i.phase_end(index, phase))
+            .unwrap_or_default()
+    }
+
+    fn finish(&mut self) -> Vec<fslab_record::ProbeNote> {
+        self.inner.as_mut().map(|i| i.finish()).unwrap_or_default()
+    }
 }
 
 /// The progress message `fslab run` reads, once a second.

@@ -300,11 +300,27 @@ fn a_workload_killed_like_the_oom_killer_does_leaves_no_tracefs_instance() {
         .unwrap();
     let pid = child.id();
     assert!(
-        wait_for(60, || !journals_named(&lab.state(), "probes-").is_empty()),
-        "the workload's probes never journalled a tracefs instance"
+        wait_for(60, || !journals_named(&lab.state(), "probes-").is_empty()
+            && children_with(pid, "fsmark").len() == 1),
+        "the probes never journalled a tracefs instance, or the workload never started"
     );
     let workload = children_with(pid, "fsmark");
     assert_eq!(workload.len(), 1, "{workload:?}");
+    // The probes run in fslab run, beside the workload, not inside it.
+    let threads = |pid: u32| -> Vec<String> {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .unwrap()
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let (inside, beside) = (threads(workload[0]), threads(pid));
+    assert!(
+        !inside.iter().any(|t| t.starts_with("fslab-")),
+        "{inside:?}"
+    );
+    assert!(beside.iter().any(|t| t == "fslab-trace"), "{beside:?}");
     let journal = std::fs::read_to_string(&journals_named(&lab.state(), "probes-")[0]).unwrap();
     assert!(journal.contains("tracefs_instance"), "{journal}");
     kill_process(Pid::from_raw(workload[0] as i32).unwrap(), Signal::KILL).unwrap();

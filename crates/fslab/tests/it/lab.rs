@@ -741,14 +741,20 @@ fn probes_are_chosen_per_experiment_and_on_the_command_line() {
         .arg(&f)
         .output()
         .unwrap();
-    assert!(stdout(&o).contains("--probes=cpu,mem"), "{}", stdout(&o));
+    // fslab run runs them beside the workload, which runs none itself.
+    assert!(
+        stdout(&o).contains("probes:   cpu,mem (run by fslab run, beside the workload)"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).contains("--probes=none"), "{}", stdout(&o));
     let o = lab
         .run_cmd()
         .args(["run", "--dry-run", "--probes", "none"])
         .arg(&f)
         .output()
         .unwrap();
-    assert!(stdout(&o).contains("--probes=none"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("probes:   none"), "{}", stdout(&o));
     // The cell's run watched what the experiment chose.
     let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));

@@ -4,7 +4,8 @@
 
 use fslab_lab::mkfs::FsType;
 use fslab_probe::notes::{
-    BlockioEvents, BlockioSummary, DiskSummary, FragFinalMap, Jbd2Commits, Note, StacksTop,
+    BlockioEvents, BlockioSummary, CpuSummary, DiskSummary, FragFinalMap, Jbd2Commits, Note,
+    StacksTop,
 };
 use fslab_probe::TargetsNote;
 use fslab_store::{Store, StoredNote};
@@ -388,4 +389,147 @@ fn frag_prints_filefrags_line_and_the_kernels_extent_records() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("/nonexistent/file"));
+}
+
+#[test]
+fn probes_run_beside_the_workload_and_leave_its_memory_alone() {
+    if !privileged("memory cgroups and tracing") {
+        return;
+    }
+    let lab = Lab::new();
+    // A limit well above what the workload needs (128 MiB of mapped file).
+    let f = lab.experiment(
+        "mem.toml",
+        r#"
+name = "mem"
+[device]
+size = "1G"
+image_dir = "IMAGES"
+[machine]
+memory_limit = "256M"
+[workload]
+kind = "alloctest"
+args = ["{dir}/big", "128M"]
+[[target]]
+fs = "ext3"
+"#,
+    );
+    let mut peaks = Vec::new();
+    for (exp, probes) in [(1, "default"), (2, "none")] {
+        let o = lab
+            .run_cmd()
+            .args(["run", "--probes", probes])
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+        let e = Store::open(&lab.db()).unwrap().experiment(exp).unwrap();
+        let c = &e.cell_runs[0];
+        assert_eq!(
+            c.memory_failcnt,
+            Some(0),
+            "the limit is well above the need"
+        );
+        peaks.push(c.memory_max_usage_bytes.unwrap() as f64);
+        let run = c.run_id.unwrap();
+        // The workload itself runs no probe: fslab run does, beside it.
+        let rec = Store::open(&lab.db()).unwrap().run(run).unwrap();
+        assert!(
+            rec.run.command_line.iter().any(|a| a == "--probes=none"),
+            "{:?}",
+            rec.run.command_line
+        );
+        let n = notes(&lab, run);
+        if probes == "default" {
+            let ev: BlockioEvents = typed(&n);
+            assert!(ev.kept > 1000, "{ev:?}");
+            let cpu: CpuSummary = typed(&n);
+            assert!(cpu.workload.is_some(), "{cpu:?}");
+            assert!(
+                series(&lab, run, "mem", fslab_probe::names::CGROUP_USAGE_BYTES)
+                    .iter()
+                    .any(|x| x.1 > 64e6),
+                "the mem probe watches the cell's cgroup"
+            );
+        } else {
+            assert!(n.is_empty(), "{n:?}");
+        }
+    }
+    let ratio = peaks[0] / peaks[1];
+    assert!(
+        (0.95..=1.05).contains(&ratio),
+        "the cell's peak memory with probes {} vs without {}",
+        peaks[0],
+        peaks[1]
+    );
+    assert_eq!(lab.leftovers(), Vec::<String>::new());
+}
+
+#[test]
+fn a_cpu_burner_outside_the_cell_leaves_the_workloads_cpu_alone() {
+    if !privileged("loop devices") {
+        return;
+    }
+    let _lock = machine_lock();
+    let lab = Lab::new();
+    let f = lab.experiment(
+        "cpu.toml",
+        r#"
+name = "cpu"
+[device]
+size = "1G"
+image_dir = "IMAGES"
+[workload]
+kind = "fsmark"
+args = ["-n", "1500", "-s", "4096", "-S1", "-t", "1", "-k"]
+probes = ["cpu"]
+[[target]]
+fs = "ext4"
+"#,
+    );
+    let cpu_of = |exp: i64| {
+        let e = Store::open(&lab.db()).unwrap().experiment(exp).unwrap();
+        let n = notes(&lab, e.cell_runs[0].run_id.unwrap());
+        let c: CpuSummary = typed(&n);
+        c
+    };
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let quiet = cpu_of(1);
+    // A busy loop in a process of its own, outside the cell.
+    let mut burner = std::process::Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let o = lab.run_cmd().arg("run").arg(&f).output();
+    let wall = t0.elapsed().as_secs_f64();
+    let burned = std::fs::read_to_string(format!("/proc/{}/stat", burner.id()))
+        .ok()
+        .and_then(|s| fslab_probe::procfs::parse_process_ticks(&s))
+        .map(|t| (t.usr + t.sys) as f64 / fslab_probe::procfs::user_hz())
+        .unwrap_or(0.0);
+    let _ = burner.kill();
+    let _ = burner.wait();
+    let o = o.unwrap();
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let busy = cpu_of(2);
+    // The burner really burned beside the run (and the machine's figure,
+    // which counts every process, had it in) ...
+    assert!(
+        burned > 0.5 * wall,
+        "the burner used {burned:.2} s of CPU in {wall:.2} s"
+    );
+    // ... the workload's does not.
+    let (q, b) = (quiet.workload.unwrap(), busy.workload.unwrap());
+    let (qs, bs) = (q.usr_s + q.sys_s, b.usr_s + b.sys_s);
+    assert!(
+        (bs - qs).abs() <= 0.3 * qs + 0.05,
+        "workload CPU: {qs:.3} s quiet, {bs:.3} s with the burner"
+    );
+    assert!(
+        b.usr_pct + b.sys_pct < 90.0,
+        "an fsync-bound workload: {b:?}"
+    );
+    assert_eq!(lab.leftovers(), Vec::<String>::new());
 }

@@ -1,0 +1,185 @@
+//! What the trace reader makes of tracefs lines: per-device block IO
+//! accounting, the completions spooled (compressed, to an unnamed file) for
+//! `fslab trace show`, jbd2 commits and writeback starts. Memory stays
+//! bounded whatever the number of events: completions go to the spool as
+//! they come, and only its compressor's window is held.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use fslab_record::Blob;
+
+use crate::blockio::{self, DevTracker};
+use crate::journal;
+
+/// Completions kept for `fslab trace show`, at most (about 9 bytes each
+/// once compressed).
+pub const KEEP_EVENTS: u64 = 20_000_000;
+
+/// Completions, encoded and compressed, in an unnamed file.
+pub struct Spool {
+    enc: flate2::write::DeflateEncoder<std::io::BufWriter<std::fs::File>>,
+    record: Vec<u8>,
+    error: Option<String>,
+}
+
+impl Spool {
+    /// A spool in directory `dir` (its file has no name: nothing to clean up).
+    pub fn new(dir: &Path) -> Result<Spool, String> {
+        let f = tempfile::tempfile_in(dir)
+            .map_err(|e| format!("cannot make a trace spool in {}: {e}", dir.display()))?;
+        Ok(Spool {
+            enc: flate2::write::DeflateEncoder::new(
+                std::io::BufWriter::with_capacity(1 << 20, f),
+                flate2::Compression::fast(),
+            ),
+            record: Vec::with_capacity(blockio::RECORD),
+            error: None,
+        })
+    }
+
+    pub fn push(&mut self, c: &blockio::Completion) {
+        if self.error.is_some() {
+            return;
+        }
+        self.record.clear();
+        blockio::encode(c, &mut self.record);
+        if let Err(e) = self.enc.write_all(&self.record) {
+            self.error = Some(format!("trace spool: {e}"));
+        }
+    }
+
+    /// The compressed completions, as a note's blob.
+    pub fn finish(self) -> Result<Blob, String> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let w = self.enc.finish().map_err(|e| format!("trace spool: {e}"))?;
+        let mut f = w
+            .into_inner()
+            .map_err(|e| format!("trace spool: {}", e.error()))?;
+        f.flush().map_err(|e| format!("trace spool: {e}"))?;
+        let len = f.metadata().map_err(|e| format!("trace spool: {e}"))?.len();
+        Ok(Blob::Spooled {
+            file: Arc::new(Mutex::new(f)),
+            len,
+        })
+    }
+}
+
+/// What the trace reader gathered.
+#[derive(Default)]
+pub struct TraceState {
+    pub devs: HashMap<u32, DevTracker>,
+    pub spool: Option<Spool>,
+    pub kept: u64,
+    pub not_kept: u64,
+    /// (time, fields) of jbd2 commits since the last second.
+    pub commits: Vec<(u64, Vec<(&'static str, f64)>)>,
+    /// Raw jbd2 lines of the phase, as seed 004 quotes them.
+    pub commit_lines: Vec<String>,
+    pub wb_second: BTreeMap<String, u64>,
+    pub wb_phase: BTreeMap<String, u64>,
+    pub events: u64,
+}
+
+impl TraceState {
+    /// Keeps completions in `spool` (None: counts them only).
+    pub fn new(spool: Option<Spool>) -> TraceState {
+        TraceState {
+            spool,
+            ..Default::default()
+        }
+    }
+
+    /// Takes one line of trace_pipe.
+    pub fn line(&mut self, line: &str) {
+        let Some((ev, cpu, pid, t, body)) = blockio::split_line(line) else {
+            return;
+        };
+        self.events += 1;
+        match ev {
+            "block_rq_issue" => {
+                if let Some((dev, sector)) = blockio::parse_issue(body) {
+                    self.devs.entry(dev).or_default().issue(sector, t);
+                }
+            }
+            "block_rq_complete" => {
+                if let Some(mut c) = blockio::parse_complete(body, t, cpu, pid) {
+                    self.devs.entry(c.dev).or_default().complete(&mut c);
+                    match self.spool.as_mut() {
+                        Some(s) if self.kept < KEEP_EVENTS => {
+                            s.push(&c);
+                            self.kept += 1;
+                        }
+                        _ => self.not_kept += 1,
+                    }
+                }
+            }
+            "jbd2_run_stats" => {
+                if let Some(f) = journal::parse_jbd2(body) {
+                    self.commits.push((t, f));
+                    if self.commit_lines.len() < 10_000 {
+                        self.commit_lines
+                            .push(format!("{:.6}: jbd2_run_stats: {body}", t as f64 / 1e9));
+                    }
+                }
+            }
+            "writeback_start" => {
+                if let Some(r) = body
+                    .split_whitespace()
+                    .find_map(|w| w.strip_prefix("reason="))
+                {
+                    *self.wb_second.entry(r.to_string()).or_insert(0) += 1;
+                    *self.wb_phase.entry(r.to_string()).or_insert(0) += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn complete(t_us: u64, sector: u64) -> String {
+        format!(
+            "  kworker/0:1-42 [001] ..... {}.{:06}: block_rq_complete: 7,3 WS () {sector} + 8 [0]",
+            t_us / 1_000_000,
+            t_us % 1_000_000
+        )
+    }
+
+    #[test]
+    fn completions_go_to_the_spool_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut st = TraceState::new(Some(Spool::new(dir.path()).unwrap()));
+        for i in 0..10_000u64 {
+            st.line(&complete(1_000_000 + i, 8 * i));
+        }
+        st.line("not a trace line");
+        assert_eq!((st.events, st.kept, st.not_kept), (10_000, 10_000, 0));
+        let blob = st.spool.take().unwrap().finish().unwrap();
+        assert!(matches!(blob, Blob::Spooled { .. }));
+        // Compressed well below the raw 44 bytes a completion.
+        assert!(blob.len() < 10_000 * 44 / 4, "{}", blob.len());
+        let raw = blockio::decompress(&blob.to_vec().unwrap()).unwrap();
+        let back = blockio::decode(&raw);
+        assert_eq!(back.len(), 10_000);
+        assert_eq!(back[9_999].sector, 8 * 9_999);
+        assert_eq!(back[0].t_ns, 1_000_000_000);
+        // The spool's file has no name in the directory.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn without_a_spool_completions_are_counted_not_kept() {
+        let mut st = TraceState::new(None);
+        st.line(&complete(5, 0));
+        assert_eq!((st.kept, st.not_kept), (0, 1));
+        assert_eq!(st.devs.len(), 1);
+    }
+}
