@@ -69,6 +69,8 @@ pub struct WorkloadOutcome {
     /// What the probes beside the workload recorded, for its run.
     pub probe_points: Vec<fslab_record::ProbePoint>,
     pub probe_notes: Vec<fslab_record::ProbeNote>,
+    /// The probes' own metrics (guest against backend IO).
+    pub probe_metrics: Vec<fslab_record::Metric>,
 }
 
 /// The probes `fslab run` runs beside a workload, outside its cgroup: they
@@ -202,6 +204,7 @@ impl Executor for ProcessExecutor {
                         use fslab_record::Monitor;
                         out.probe_notes.extend(p.phase_end(index, &phase));
                         out.probe_points.extend(p.drain());
+                        out.probe_metrics.extend(p.metrics());
                     }
                 }
                 Some(ChildMessage::Progress {
@@ -256,6 +259,7 @@ impl Executor for ProcessExecutor {
             out.probe_points.extend(p.drain());
             out.probe_notes.extend(p.finish());
             out.probe_points.extend(p.drain());
+            out.probe_metrics.extend(p.metrics());
         }
         out.stderr = said.join("\n");
         // The workload's --json report is for people; its end came as a message.
@@ -962,8 +966,10 @@ fn run_cell(
                             progress,
                         );
                         if let Some(id) = w.run_id {
-                            let kept =
-                                rec.record_probe_points(id, &w.probe_points).and_then(|_| {
+                            let kept = rec
+                                .record_probe_points(id, &w.probe_points)
+                                .and_then(|_| rec.record_metrics(id, &w.probe_metrics))
+                                .and_then(|_| {
                                     w.probe_notes
                                         .iter()
                                         .try_for_each(|n| rec.record_probe_note(id, n))
@@ -983,6 +989,7 @@ fn run_cell(
                         }
                         res.phases = w.phases;
                         res.metrics = w.metrics;
+                        res.metrics.extend(w.probe_metrics);
                         if let Some(e) = w.error {
                             let mut e = e;
                             if w.signal == Some(9) {

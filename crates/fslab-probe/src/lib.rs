@@ -140,7 +140,7 @@ pub fn parse_list(s: &str) -> Result<Vec<Kind>, String> {
 
 enum Cmd {
     Watch(Watched),
-    PhaseStart(u32, Instant),
+    PhaseStart(u32, String, Instant),
     PhaseEnd(u32, mpsc::Sender<Vec<ProbeNote>>),
     Finish(mpsc::Sender<Vec<ProbeNote>>),
 }
@@ -173,6 +173,7 @@ pub fn instant_of_mono(ns: u64) -> Instant {
 /// The probes of one run.
 pub struct ProbeSet {
     points: Arc<Mutex<Vec<ProbePoint>>>,
+    metrics: Arc<Mutex<Vec<fslab_record::Metric>>>,
     tx: Option<mpsc::Sender<Cmd>>,
     thread: Option<std::thread::JoinHandle<()>>,
     /// Probes that could not start and should be said on stderr: every
@@ -188,12 +189,13 @@ impl ProbeSet {
     pub fn start(kinds: &[Kind], dir: &Path, scratch: &Path, explicit: bool) -> ProbeSet {
         let targets = resolve(dir);
         let points = Arc::new(Mutex::new(Vec::new()));
+        let metrics = Arc::new(Mutex::new(Vec::new()));
         let (tx, rx) = mpsc::channel();
         let (sampler, problems) = sampler::Sampler::new(
             kinds,
             targets,
             scratch.to_path_buf(),
-            Arc::clone(&points),
+            (Arc::clone(&points), Arc::clone(&metrics)),
             explicit,
         );
         let thread = std::thread::Builder::new()
@@ -202,6 +204,7 @@ impl ProbeSet {
             .ok();
         ProbeSet {
             points,
+            metrics,
             tx: Some(tx),
             thread,
             problems,
@@ -226,10 +229,14 @@ impl ProbeSet {
 }
 
 impl Monitor for ProbeSet {
-    fn phase_start(&mut self, index: u32, _phase: &str, start: Instant) {
+    fn phase_start(&mut self, index: u32, phase: &str, start: Instant) {
         if let Some(tx) = &self.tx {
-            let _ = tx.send(Cmd::PhaseStart(index, start));
+            let _ = tx.send(Cmd::PhaseStart(index, phase.to_string(), start));
         }
+    }
+
+    fn metrics(&mut self) -> Vec<fslab_record::Metric> {
+        std::mem::take(&mut *self.metrics.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     fn drain(&mut self) -> Vec<ProbePoint> {

@@ -56,6 +56,15 @@ pub const QUEUE_DEPTH: &str = "queue_depth";
 /// Events the kernel's trace buffer dropped (a running total).
 pub const DROPPED_EVENTS: &str = "dropped_events";
 
+// blockio metrics of a phase, for a filesystem on a loop device: the IOs the
+// filesystem issued (the guest: the loop device) against those that reached
+// the device under the image (the backend, with whatever else it served).
+pub const GUEST_IOS: &str = "guest IOs";
+pub const BACKEND_IOS: &str = "backend IOs";
+pub const GUEST_IOPS: &str = "guest IOPS";
+pub const BACKEND_IOPS: &str = "backend IOPS";
+pub const BACKEND_PER_GUEST: &str = "backend IOs per guest IO";
+
 // frag: the backing image's extents.
 pub const IMAGE_EXTENTS: &str = "image_extents";
 

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fslab_record::{ProbeNote, ProbePoint};
+use fslab_record::{Better, Metric, ProbeNote, ProbePoint, Unit};
 
 use crate::blockio;
 use crate::cgroup::{own_memory_cgroup, MemoryCgroup};
@@ -168,8 +168,12 @@ fn fs_kthreads(t: &Targets) -> Vec<(u32, String, u64)> {
     v
 }
 
+/// What the sampler hands over to [`crate::ProbeSet`] as it goes.
+pub(crate) type Shared<T> = Arc<Mutex<Vec<T>>>;
+
 struct Phase {
     index: u32,
+    name: String,
     start: Instant,
     start_mono: u64,
     last: Instant,
@@ -179,7 +183,8 @@ pub(crate) struct Sampler {
     kinds: Vec<Kind>,
     targets: Targets,
     scratch: PathBuf,
-    points: Arc<Mutex<Vec<ProbePoint>>>,
+    points: Shared<ProbePoint>,
+    metrics: Shared<Metric>,
     phase: Option<Phase>,
     cpu_prev: Option<CpuTicks>,
     disk_prev: HashMap<String, DiskStats>,
@@ -230,7 +235,7 @@ impl Sampler {
         kinds: &[Kind],
         targets: Targets,
         scratch: PathBuf,
-        points: Arc<Mutex<Vec<ProbePoint>>>,
+        (points, metrics): (Shared<ProbePoint>, Shared<Metric>),
         explicit: bool,
     ) -> (Sampler, Vec<String>) {
         let mut problems = Vec::new();
@@ -319,6 +324,7 @@ impl Sampler {
                 targets,
                 scratch,
                 points,
+                metrics,
                 phase: None,
                 cpu_prev: None,
                 disk_prev: HashMap::new(),
@@ -370,7 +376,7 @@ impl Sampler {
                     self.pid = w.pid;
                     self.mem_cgroup = w.memory_cgroup;
                 }
-                Ok(Cmd::PhaseStart(index, start)) => self.phase_start(index, start),
+                Ok(Cmd::PhaseStart(index, name, start)) => self.phase_start(index, name, start),
                 Ok(Cmd::PhaseEnd(index, reply)) => {
                     let notes = self.phase_end(index);
                     let _ = reply.send(notes);
@@ -401,11 +407,12 @@ impl Sampler {
         }
     }
 
-    fn phase_start(&mut self, index: u32, start: Instant) {
+    fn phase_start(&mut self, index: u32, name: String, start: Instant) {
         let start_mono = mono_ns().saturating_sub(start.elapsed().as_nanos() as u64);
         self.first_mono.get_or_insert(start_mono);
         self.phase = Some(Phase {
             index,
+            name,
             start,
             start_mono,
             last: start,
@@ -789,6 +796,23 @@ impl Sampler {
                     }
                 }
                 notes.push(typed(Some(index), &summary));
+                let phase = self.phase.as_ref().map(|p| p.name.as_str());
+                let guest = self
+                    .targets
+                    .device
+                    .as_ref()
+                    .and_then(|d| st.devs.get(&d.trace_dev()));
+                let backend = self
+                    .targets
+                    .host
+                    .as_ref()
+                    .and_then(|d| st.devs.get(&d.trace_dev()));
+                if let (Some(g), Some(b)) = (guest, backend) {
+                    self.metrics
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .extend(guest_and_backend(phase, &g.phase, &b.phase, secs));
+                }
             }
             if self.kinds.contains(&Kind::Journal) && !st.commit_lines.is_empty() {
                 notes.push(typed(Some(index), &Jbd2Commits(st.commit_lines.clone())));
@@ -880,5 +904,61 @@ impl Sampler {
             }
         }
         notes
+    }
+}
+
+/// A phase's IOs on the filesystem's loop device (the guest) against those
+/// on the device under its image (the backend): counts, per second, and
+/// backend IOs per guest IO (seed 000: "btrfs does a couple of hundred
+/// IOPS, the back end 25,000").
+pub(crate) fn guest_and_backend(
+    phase: Option<&str>,
+    guest: &blockio::DevAcc,
+    backend: &blockio::DevAcc,
+    secs: f64,
+) -> Vec<Metric> {
+    let g = (guest.reads + guest.writes) as f64;
+    let b = (backend.reads + backend.writes) as f64;
+    let m = |name: &str, v: f64, unit: Unit| {
+        Metric::new("blockio", phase, name, v, unit, Better::Neither)
+    };
+    let mut v = vec![
+        m(names::GUEST_IOS, g, Unit::Count),
+        m(names::BACKEND_IOS, b, Unit::Count),
+        m(names::GUEST_IOPS, g / secs, Unit::OpsPerSec),
+        m(names::BACKEND_IOPS, b / secs, Unit::OpsPerSec),
+    ];
+    if g > 0.0 {
+        v.push(m(names::BACKEND_PER_GUEST, b / g, Unit::Count));
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guest_and_backend_ios_and_their_ratio() {
+        let guest = blockio::DevAcc {
+            reads: 50,
+            writes: 150,
+            ..Default::default()
+        };
+        let backend = blockio::DevAcc {
+            writes: 25_000,
+            ..Default::default()
+        };
+        let v = guest_and_backend(Some("create"), &guest, &backend, 2.0);
+        let get = |n: &str| v.iter().find(|m| m.name == n).map(|m| m.value);
+        assert_eq!(get(names::GUEST_IOS), Some(200.0));
+        assert_eq!(get(names::BACKEND_IOPS), Some(12_500.0));
+        assert_eq!(get(names::BACKEND_PER_GUEST), Some(125.0));
+        assert!(v
+            .iter()
+            .all(|m| m.source == "blockio" && m.phase.as_deref() == Some("create")));
+        // No guest IO: no ratio.
+        let none = guest_and_backend(None, &Default::default(), &backend, 1.0);
+        assert!(none.iter().all(|m| m.name != names::BACKEND_PER_GUEST));
     }
 }

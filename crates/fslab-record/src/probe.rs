@@ -106,6 +106,11 @@ pub trait Monitor {
     fn phase_end(&mut self, index: u32, phase: &str) -> Vec<ProbeNote>;
     /// The run ended: whole-run notes; every probe is stopped and cleaned up.
     fn finish(&mut self) -> Vec<ProbeNote>;
+    /// The probes' own metrics of the phases ended since the last call
+    /// (guest against backend IO, say), recorded beside the tool's.
+    fn metrics(&mut self) -> Vec<crate::Metric> {
+        Vec::new()
+    }
 }
 
 /// A [`Monitor`] with no probes.

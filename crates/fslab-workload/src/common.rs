@@ -243,6 +243,8 @@ impl<'r, 'h> RunCtx<'r, 'h> {
                 self.rec.record_probe_note(run, &n)?;
                 self.out.probes.push(n);
             }
+            let probed = m.metrics();
+            self.record_metrics(probed)?;
         }
         Ok(PhaseRun {
             results,

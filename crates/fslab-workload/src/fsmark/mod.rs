@@ -249,6 +249,7 @@ pub fn run_with(
     );
 
     let mut failed = false;
+    let mut probed = Vec::new();
     for (pi, phase) in opts.phases.iter().enumerate() {
         if stop.load(Ordering::Relaxed) || failed {
             break;
@@ -286,6 +287,7 @@ pub fn run_with(
                 rec.record_probe_note(run_id, &n)?;
                 report.probes.push(n);
             }
+            probed.extend(m.metrics());
         }
     }
     if let Some(m) = hooks.monitor.as_mut() {
@@ -306,6 +308,7 @@ pub fn run_with(
         RunStatus::Complete
     };
     report.metrics = loop_metrics(&report.loops);
+    report.metrics.extend(probed);
     rec.record_metrics(run_id, &report.metrics)?;
     rec.finish_run(run_id, report.status, report.error.as_deref())?;
     Ok(report)

@@ -245,6 +245,10 @@ impl fslab_record::Monitor for PhaseMessages<'_> {
     fn finish(&mut self) -> Vec<fslab_record::ProbeNote> {
         self.inner.as_mut().map(|i| i.finish()).unwrap_or_default()
     }
+
+    fn metrics(&mut self) -> Vec<fslab_record::Metric> {
+        self.inner.as_mut().map(|i| i.metrics()).unwrap_or_default()
+    }
 }
 
 /// The progress message `fslab run` reads, once a second.
