@@ -53,41 +53,49 @@ pub fn memory_cgroup_in(text: &str, root: &Path) -> Result<MemoryCgroup, String>
 }
 
 impl MemoryCgroup {
-    fn read_u64(&self, file: &str) -> Option<u64> {
-        std::fs::read_to_string(self.path.join(file))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
+    fn read(&self, file: &str) -> Option<String> {
+        std::fs::read_to_string(self.path.join(file)).ok()
     }
 
     /// Memory charged to the cgroup now, bytes.
     pub fn usage(&self) -> Option<u64> {
-        self.read_u64(if self.v2 {
-            "memory.current"
-        } else {
-            "memory.usage_in_bytes"
-        })
+        self.usage_in(|f| self.read(f))
     }
 
     /// Peak memory charged, bytes.
     pub fn peak(&self) -> Option<u64> {
-        self.read_u64(if self.v2 {
+        let f = if self.v2 {
             "memory.peak"
         } else {
             "memory.max_usage_in_bytes"
-        })
+        };
+        self.read(f)?.trim().parse().ok()
     }
 
     /// How often the limit was hit.
     pub fn limit_hits(&self) -> Option<u64> {
+        self.limit_hits_in(|f| self.read(f))
+    }
+
+    /// [`MemoryCgroup::usage`], reading the cgroup's files (by name) with `read`.
+    pub fn usage_in(&self, read: impl Fn(&str) -> Option<String>) -> Option<u64> {
+        let f = if self.v2 {
+            "memory.current"
+        } else {
+            "memory.usage_in_bytes"
+        };
+        read(f)?.trim().parse().ok()
+    }
+
+    /// [`MemoryCgroup::limit_hits`], reading the cgroup's files with `read`.
+    pub fn limit_hits_in(&self, read: impl Fn(&str) -> Option<String>) -> Option<u64> {
         if self.v2 {
-            let ev = std::fs::read_to_string(self.path.join("memory.events")).ok()?;
-            ev.lines()
+            read("memory.events")?
+                .lines()
                 .find_map(|l| l.strip_prefix("max "))
                 .and_then(|v| v.trim().parse().ok())
         } else {
-            self.read_u64("memory.failcnt")
+            read("memory.failcnt")?.trim().parse().ok()
         }
     }
 }

@@ -105,6 +105,21 @@ pub struct TargetsNote {
 }
 
 impl TargetsNote {
+    /// What probes `kinds` watch among `t`.
+    pub fn of(t: &Targets, kinds: &[crate::Kind]) -> TargetsNote {
+        let numbers = |d: &Device| format!("{},{}", d.major, d.minor);
+        TargetsNote {
+            device: t.device.as_ref().map(|d| d.name.clone()),
+            device_dev: t.device.as_ref().map(numbers),
+            device_sectors: t.device.as_ref().and_then(|d| d.sectors()),
+            image: t.image.as_ref().map(|p| p.display().to_string()),
+            host: t.host.as_ref().map(|d| d.name.clone()),
+            host_dev: t.host.as_ref().map(numbers),
+            fs_type: t.fs_type.clone(),
+            probes: kinds.iter().map(|k| k.name().to_string()).collect(),
+        }
+    }
+
     /// The filesystem's device as the kernel's trace events number it
     /// (`major << 20 | minor`).
     pub fn device_number(&self) -> Option<u32> {

@@ -5,6 +5,8 @@
 use crate::names;
 use std::path::{Path, PathBuf};
 
+use crate::source::Source;
+
 /// The numbers of one jbd2 commit (times in ms).
 pub const JBD2_FIELDS: [&str; 10] = [
     "wait",
@@ -31,9 +33,13 @@ pub fn parse_jbd2(body: &str) -> Option<Vec<(&'static str, f64)>> {
     Some(out)
 }
 
-/// XFS's `log` counters for a device: /sys/fs/xfs/NAME/stats/stats.
-pub fn xfs_log_counters(dev_name: &str) -> Option<Vec<(&'static str, f64)>> {
-    let text = std::fs::read_to_string(format!("/sys/fs/xfs/{dev_name}/stats/stats")).ok()?;
+/// Where XFS keeps the counters of the filesystem on device `dev_name`.
+pub fn xfs_stats_path(dev_name: &str) -> PathBuf {
+    PathBuf::from(format!("/sys/fs/xfs/{dev_name}/stats/stats"))
+}
+
+/// XFS's `log` counters, from the text of its stats file.
+pub fn xfs_log_counters(text: &str) -> Option<Vec<(&'static str, f64)>> {
     let line = text.lines().find(|l| l.starts_with("log "))?;
     let v: Vec<f64> = line
         .split_whitespace()
@@ -51,25 +57,28 @@ pub fn xfs_log_counters(dev_name: &str) -> Option<Vec<(&'static str, f64)>> {
 }
 
 /// The btrfs sysfs directory of the filesystem on device `dev_name`.
-pub fn btrfs_dir(dev_name: &str) -> Option<PathBuf> {
-    std::fs::read_dir("/sys/fs/btrfs")
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.join("devices").join(dev_name).exists())
+pub fn btrfs_dir(source: &dyn Source, dev_name: &str) -> Option<PathBuf> {
+    let base = Path::new("/sys/fs/btrfs");
+    source
+        .list(base)
+        .into_iter()
+        .map(|n| base.join(n))
+        .find(|p| {
+            source
+                .list(&p.join("devices"))
+                .iter()
+                .any(|d| d == dev_name)
+        })
 }
 
-/// btrfs's commit_stats: commits, last/max/total commit ms.
-pub fn btrfs_commit_stats(dir: &Path) -> Option<Vec<(String, f64)>> {
-    let text = std::fs::read_to_string(dir.join("commit_stats")).ok()?;
-    Some(
-        text.lines()
-            .filter_map(|l| {
-                let mut f = l.split_whitespace();
-                Some((names::btrfs(f.next()?), f.next()?.parse().ok()?))
-            })
-            .collect(),
-    )
+/// btrfs's commit_stats (commits, last/max/total commit ms), from its text.
+pub fn btrfs_commit_stats(text: &str) -> Vec<(String, f64)> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            Some((names::btrfs(f.next()?), f.next()?.parse().ok()?))
+        })
+        .collect()
 }
 
 #[cfg(test)]

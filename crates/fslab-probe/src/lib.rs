@@ -5,10 +5,11 @@
 //! beside the workload: in `fslab run`'s process for a cell (the workload's
 //! phase messages drive it, [`ProbeSet::watch`] names the workload's process
 //! and memory cgroup), or on threads of its own in a standalone workload
-//! command. The
-//! probes sample on their own thread (every second; wait stacks ten times a
-//! second), and a second thread reads a private tracefs instance for block
-//! IO, jbd2 commits and writeback starts. Each probe that cannot start says
+//! command. The probes sample on their own thread (every second; wait
+//! stacks ten times a second), and a second thread reads a private tracefs instance for block
+//! IO, jbd2 commits and writeback starts. Every probe implements
+//! [`probe::Probe`] in its own module under [`probes`] and reads the machine
+//! through a [`source::Source`]; the sampler only schedules them. Each probe that cannot start says
 //! why in a note and on stderr, and the run goes on without it.
 //!
 //! | probe | source |
@@ -31,7 +32,10 @@ pub mod journal;
 pub mod names;
 pub mod notes;
 pub mod perf;
+pub mod probe;
+pub mod probes;
 pub mod procfs;
+pub mod source;
 pub mod stacks;
 pub mod trace;
 pub mod tracefs;
@@ -141,7 +145,7 @@ pub fn parse_list(s: &str) -> Result<Vec<Kind>, String> {
 enum Cmd {
     Watch(Watched),
     PhaseStart(u32, String, Instant),
-    PhaseEnd(u32, mpsc::Sender<Vec<ProbeNote>>),
+    PhaseEnd(mpsc::Sender<Vec<ProbeNote>>),
     Finish(mpsc::Sender<Vec<ProbeNote>>),
 }
 
@@ -187,17 +191,52 @@ impl ProbeSet {
     /// private mounts and temporary files. `explicit`: the user named the
     /// probes (see [`ProbeSet::problems`]).
     pub fn start(kinds: &[Kind], dir: &Path, scratch: &Path, explicit: bool) -> ProbeSet {
-        let targets = resolve(dir);
-        let points = Arc::new(Mutex::new(Vec::new()));
-        let metrics = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = mpsc::channel();
+        let shared = (
+            Arc::new(Mutex::new(Vec::new())),
+            Arc::new(Mutex::new(Vec::new())),
+        );
         let (sampler, problems) = sampler::Sampler::new(
             kinds,
+            resolve(dir),
+            scratch.to_path_buf(),
+            (Arc::clone(&shared.0), Arc::clone(&shared.1)),
+            explicit,
+            Box::new(source::Machine),
+        );
+        ProbeSet::spawn(sampler, shared, problems)
+    }
+
+    /// The given probes (fakes, in tests) reading `source`, watching
+    /// `targets`, scheduled as [`ProbeSet::start`] schedules its own.
+    pub fn with_probes(
+        probes: Vec<Box<dyn probe::Probe>>,
+        source: Box<dyn source::Source>,
+        targets: Targets,
+        scratch: &Path,
+    ) -> ProbeSet {
+        let shared = (
+            Arc::new(Mutex::new(Vec::new())),
+            Arc::new(Mutex::new(Vec::new())),
+        );
+        let sampler = sampler::Sampler::with_probes(
+            probes,
+            source,
             targets,
             scratch.to_path_buf(),
-            (Arc::clone(&points), Arc::clone(&metrics)),
-            explicit,
+            (Arc::clone(&shared.0), Arc::clone(&shared.1)),
         );
+        ProbeSet::spawn(sampler, shared, Vec::new())
+    }
+
+    fn spawn(
+        sampler: sampler::Sampler,
+        (points, metrics): (
+            sampler::Shared<ProbePoint>,
+            sampler::Shared<fslab_record::Metric>,
+        ),
+        problems: Vec<String>,
+    ) -> ProbeSet {
+        let (tx, rx) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name(stacks::PROBE_THREADS[0].into())
             .spawn(move || sampler.run(rx))
@@ -243,8 +282,8 @@ impl Monitor for ProbeSet {
         std::mem::take(&mut *self.points.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
-    fn phase_end(&mut self, index: u32, _phase: &str) -> Vec<ProbeNote> {
-        self.ask(|r| Cmd::PhaseEnd(index, r))
+    fn phase_end(&mut self, _index: u32, _phase: &str) -> Vec<ProbeNote> {
+        self.ask(Cmd::PhaseEnd)
     }
 
     fn finish(&mut self) -> Vec<ProbeNote> {

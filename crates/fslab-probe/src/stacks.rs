@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::notes::BlockedStack;
+use crate::source::Source;
 
 /// Function names of a kernel stack, innermost first (`[<0>] fn+0x1/0x2`).
 pub fn frames(stack: &str) -> Vec<String> {
@@ -31,25 +32,23 @@ pub struct StackCounts {
 impl StackCounts {
     /// Samples every thread of `pid` but the probes' own; `kind` names it
     /// (e.g. `workload`).
-    pub fn sample_process(&mut self, pid: u32, kind: &str) {
-        let base = format!("/proc/{pid}/task");
-        let Ok(rd) = std::fs::read_dir(&base) else {
-            return;
-        };
-        for e in rd.flatten() {
+    pub fn sample_process(&mut self, source: &dyn Source, pid: u32, kind: &str) {
+        let base = Path::new("/proc").join(pid.to_string()).join("task");
+        for tid in source.list(&base) {
+            let task = base.join(tid);
             // The probes' own threads, when they run in the workload's
             // process (a standalone workload command), are not the workload.
-            let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+            let comm = source.read(&task.join("comm")).unwrap_or_default();
             if PROBE_THREADS.iter().any(|t| comm.trim() == *t) {
                 continue;
             }
-            self.sample_task(&e.path(), kind);
+            self.sample_task(source, &task, kind);
         }
     }
 
     /// Samples one thread directory if it is blocked (state D).
-    pub fn sample_task(&mut self, task: &Path, kind: &str) {
-        let Ok(stat) = std::fs::read_to_string(task.join("stat")) else {
+    pub fn sample_task(&mut self, source: &dyn Source, task: &Path, kind: &str) {
+        let Some(stat) = source.read(&task.join("stat")) else {
             return;
         };
         let state = stat
@@ -60,7 +59,7 @@ impl StackCounts {
         if state != "D" {
             return;
         }
-        let Ok(stack) = std::fs::read_to_string(task.join("stack")) else {
+        let Some(stack) = source.read(&task.join("stack")) else {
             return;
         };
         let f = frames(&stack);

@@ -5,14 +5,18 @@
 //! they come, and only its compressor's window is held.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use fslab_record::Blob;
 
 use crate::blockio::{self, DevTracker};
+use crate::devices::Targets;
 use crate::journal;
+use crate::{tracefs, Kind};
 
 /// Completions kept for `fslab trace show`, at most (about 9 bytes each
 /// once compressed).
@@ -138,6 +142,133 @@ impl TraceState {
             }
             _ => {}
         }
+    }
+}
+
+/// A private tracefs instance and the thread reading its pipe into a
+/// [`TraceState`].
+pub struct Tracer {
+    pub instance: tracefs::Instance,
+    pub state: Arc<Mutex<TraceState>>,
+    stop: Arc<AtomicBool>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Traces what `kinds` need on the targets' devices, completions spooled in `scratch`.
+pub fn start_tracer(kinds: &[Kind], t: &Targets, scratch: &Path) -> Result<Tracer, String> {
+    let dev = t
+        .device
+        .as_ref()
+        .ok_or("the workload's filesystem has no block device")?;
+    let name = format!("fslab-{}-{}", std::process::id(), dev.name);
+    let inst = tracefs::Instance::create(&name, scratch, 4096)?;
+    let mut devs = vec![dev.trace_dev()];
+    if let Some(h) = &t.host {
+        devs.push(h.trace_dev());
+    }
+    let filter = devs
+        .iter()
+        .map(|d| format!("dev == {d}"))
+        .collect::<Vec<_>>()
+        .join(" || ");
+    if kinds.contains(&Kind::Blockio) {
+        inst.enable("block/block_rq_issue", Some(&filter))?;
+        inst.enable("block/block_rq_complete", Some(&filter))?;
+    }
+    if kinds.contains(&Kind::Journal) && inst.has_event("jbd2/jbd2_run_stats") {
+        inst.enable(
+            "jbd2/jbd2_run_stats",
+            Some(&format!("dev == {}", dev.trace_dev())),
+        )?;
+    }
+    if kinds.contains(&Kind::Writeback) && inst.has_event("writeback/writeback_start") {
+        inst.enable(
+            "writeback/writeback_start",
+            Some(&format!("name == \"{}:{}\"", dev.major, dev.minor)),
+        )?;
+    }
+    let spool = if kinds.contains(&Kind::Blockio) {
+        Some(Spool::new(scratch)?)
+    } else {
+        None
+    };
+    let state = Arc::new(Mutex::new(TraceState::new(spool)));
+    let stop = Arc::new(AtomicBool::new(false));
+    let pipe = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(inst.pipe_path())
+        .map_err(|e| format!("cannot open {}: {e}", inst.pipe_path().display()))?;
+    inst.set_on(true)?;
+    let (st, sp) = (Arc::clone(&state), Arc::clone(&stop));
+    let keep_dev = dev.trace_dev();
+    let reader = std::thread::Builder::new()
+        .name(crate::stacks::PROBE_THREADS[1].into())
+        .spawn(move || read_pipe(pipe, st, sp, keep_dev))
+        .map_err(|e| format!("cannot start the trace reader: {e}"))?;
+    Ok(Tracer {
+        instance: inst,
+        state,
+        stop,
+        reader: Some(reader),
+    })
+}
+
+fn read_pipe(
+    mut pipe: std::fs::File,
+    state: Arc<Mutex<TraceState>>,
+    stop: Arc<AtomicBool>,
+    _dev: u32,
+) {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut carry = String::new();
+    loop {
+        // Once told to stop (tracing is already off), drain what is left without waiting.
+        let stopping = stop.load(Ordering::Relaxed);
+        if !stopping {
+            let mut fds = [rustix::event::PollFd::new(
+                &pipe,
+                rustix::event::PollFlags::IN,
+            )];
+            let _ = rustix::event::poll(
+                &mut fds,
+                Some(&rustix::time::Timespec {
+                    tv_sec: 0,
+                    tv_nsec: 50_000_000,
+                }),
+            );
+        }
+        match pipe.read(&mut buf) {
+            Ok(n) if n > 0 => {
+                carry.push_str(&String::from_utf8_lossy(&buf[..n]));
+                let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
+                let last_nl = carry.rfind('\n').map(|i| i + 1).unwrap_or(0);
+                for line in carry[..last_nl].lines() {
+                    st.line(line);
+                }
+                carry.drain(..last_nl);
+            }
+            _ if stopping => return,
+            _ => {}
+        }
+    }
+}
+
+impl Tracer {
+    /// Switches tracing off and reads what is left: the state is complete after this.
+    pub fn stop(&mut self) {
+        let _ = self.instance.set_on(false);
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+    }
+}
+
+impl Drop for Tracer {
+    fn drop(&mut self) {
+        self.stop();
+        // Dropping the instance switches tracing off and removes it.
     }
 }
 

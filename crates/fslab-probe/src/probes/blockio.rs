@@ -1,0 +1,210 @@
+//! `blockio`: the block requests the trace reader saw on the filesystem's
+//! device and on the host device under its image: per second IOPS, MB/s,
+//! sizes, sequential share, latency, queue depth; per phase a summary and
+//! the guest-against-backend metrics; at the end every completion, spooled
+//! (see [`crate::trace`]).
+
+use fslab_record::{Better, Metric, ProbeNote, Unit};
+
+use crate::blockio::{self, DevAcc};
+use crate::names;
+use crate::notes::{BlockioEvents, BlockioPhase, BlockioSummary};
+use crate::probe::{note, typed_note, Ctx, PhaseOut, Probe, Sample};
+use crate::Kind;
+
+#[derive(Default)]
+pub struct Blockio;
+
+impl Probe for Blockio {
+    fn kind(&self) -> Kind {
+        Kind::Blockio
+    }
+
+    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
+        if let Some(mut st) = ctx.trace_state() {
+            for d in st.devs.values_mut() {
+                d.phase = Default::default();
+                d.second = Default::default();
+            }
+        }
+        Vec::new()
+    }
+
+    fn sample(&mut self, ctx: &Ctx, dt: f64) -> Vec<Sample> {
+        let mut out = Vec::new();
+        let Some(mut st) = ctx.trace_state() else {
+            return out;
+        };
+        for (host, dev) in [(false, &ctx.targets.device), (true, &ctx.targets.host)] {
+            let Some(dev) = dev else { continue };
+            let tr = st.devs.entry(dev.trace_dev()).or_default();
+            for (m, v) in tr.take_second(ctx.now_mono_ns, dt) {
+                out.push(Sample::now(if host { names::host(&m) } else { m }, v));
+            }
+        }
+        out.push(Sample::now(names::DROPPED_EVENTS, ctx.trace_dropped as f64));
+        out
+    }
+
+    fn phase_end(&mut self, ctx: &Ctx, secs: f64) -> PhaseOut {
+        let mut out = PhaseOut::default();
+        let Some(st) = ctx.trace_state() else {
+            return out;
+        };
+        let mut summary = BlockioSummary {
+            dropped_events: ctx.trace_dropped,
+            ..Default::default()
+        };
+        for dev in [&ctx.targets.device, &ctx.targets.host]
+            .into_iter()
+            .flatten()
+        {
+            if let Some(tr) = st.devs.get(&dev.trace_dev()) {
+                summary
+                    .devices
+                    .insert(dev.name.clone(), BlockioPhase::new(&tr.phase, secs));
+            }
+        }
+        out.notes.push(ctx.phase_note(&summary));
+        let of = |d: &Option<crate::devices::Device>| {
+            d.as_ref().and_then(|d| st.devs.get(&d.trace_dev()))
+        };
+        if let (Some(g), Some(b)) = (of(&ctx.targets.device), of(&ctx.targets.host)) {
+            out.metrics = guest_and_backend(Some(&ctx.phase.name), &g.phase, &b.phase, secs);
+        }
+        out
+    }
+
+    fn finish(&mut self, ctx: &Ctx) -> Vec<ProbeNote> {
+        let Some(mut st) = ctx.trace_state() else {
+            return Vec::new();
+        };
+        let mut notes = Vec::new();
+        let mut n = typed_note(
+            None,
+            &BlockioEvents {
+                kept: st.kept,
+                not_kept: st.not_kept,
+                dropped: ctx.trace_dropped,
+                t0_mono_ns: ctx.first_mono_ns,
+                record_bytes: blockio::RECORD as u64,
+            },
+        );
+        match st.spool.take().map(|s| s.finish()) {
+            Some(Ok(b)) => n.blob = Some(b),
+            Some(Err(e)) => {
+                notes.push(note(None, "blockio", "error", serde_json::Value::String(e)))
+            }
+            None => {}
+        }
+        notes.push(n);
+        notes
+    }
+}
+
+/// A phase's IOs on the filesystem's loop device (the guest) against those
+/// on the device under its image (the backend): counts, per second, and
+/// backend IOs per guest IO (seed 000: "btrfs does a couple of hundred
+/// IOPS, the back end 25,000").
+pub fn guest_and_backend(
+    phase: Option<&str>,
+    guest: &DevAcc,
+    backend: &DevAcc,
+    secs: f64,
+) -> Vec<Metric> {
+    let g = (guest.reads + guest.writes) as f64;
+    let b = (backend.reads + backend.writes) as f64;
+    let m = |name: &str, v: f64, unit: Unit| {
+        Metric::new("blockio", phase, name, v, unit, Better::Neither)
+    };
+    let mut v = vec![
+        m(names::GUEST_IOS, g, Unit::Count),
+        m(names::BACKEND_IOS, b, Unit::Count),
+        m(names::GUEST_IOPS, g / secs, Unit::OpsPerSec),
+        m(names::BACKEND_IOPS, b / secs, Unit::OpsPerSec),
+    ];
+    if g > 0.0 {
+        v.push(m(names::BACKEND_PER_GUEST, b / g, Unit::Count));
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::bed::*;
+    use super::*;
+    use crate::notes::Note;
+    use crate::trace::{Spool, TraceState};
+
+    /// An issue and its completion on `dev` (e.g. "7,3"), `at_us` into the trace.
+    fn io(dev: &str, rw: &str, sector: u64, at_us: u64) -> [String; 2] {
+        let ts = |us: u64| format!("{}.{:06}", us / 1_000_000, us % 1_000_000);
+        [
+            format!("  fslab-1 [000] ..... {}: block_rq_issue: {dev} {rw} 4096 () {sector} + 8 none,0,0 [fslab]", ts(at_us)),
+            format!("  <idle>-0 [000] ..s.. {}: block_rq_complete: {dev} {rw} () {sector} + 8 none,0,0 [0]", ts(at_us + 100)),
+        ]
+    }
+
+    #[test]
+    fn a_phase_of_guest_and_backend_io() {
+        let mut b = Bed::new();
+        let dir = tempfile::tempdir().unwrap();
+        b.trace = std::sync::Mutex::new(TraceState::new(Some(Spool::new(dir.path()).unwrap())));
+        let mut p = Blockio;
+        p.phase_start(&b.ctx());
+        // 1 s into the trace: 4 sequential guest writes, 8 backend writes, 1 read.
+        let mut lines = Vec::new();
+        for i in 0..4 {
+            lines.extend(io("7,3", "WS", 8 * i, 1_000_000 + i * 1000));
+        }
+        for i in 0..8 {
+            lines.extend(io("253,0", "W", 1000 + 8 * i, 1_000_500 + i * 500));
+        }
+        lines.extend(io("7,3", "R", 9999, 1_900_000));
+        b.trace_lines(&lines);
+        b.now_mono_ns = 2_000_000_000;
+        let s = p.sample(&b.ctx(), 1.0);
+        assert_eq!(value(&s, names::IOPS), 5.0);
+        assert_eq!(value(&s, names::WRITE_IOPS), 4.0);
+        assert_eq!(value(&s, &names::host(names::IOPS)), 8.0);
+        assert_eq!(value(&s, names::LATENCY_AVG_US), 100.0);
+        assert_eq!(value(&s, names::DROPPED_EVENTS), 0.0);
+        let out = p.phase_end(&b.ctx(), 2.0);
+        let sum = BlockioSummary::from_value(&out.notes[0].value);
+        assert_eq!(sum.devices["loop3"].write_bytes, 4 * 4096);
+        assert_eq!(sum.devices["vda"].iops, 4.0);
+        let m = |n: &str| out.metrics.iter().find(|x| x.name == n).unwrap().value;
+        assert_eq!(m(names::GUEST_IOS), 5.0);
+        assert_eq!(m(names::BACKEND_IOPS), 4.0);
+        assert_eq!(m(names::BACKEND_PER_GUEST), 1.6);
+        assert!(out
+            .metrics
+            .iter()
+            .all(|x| x.phase.as_deref() == Some("create")));
+        // The run's end: every completion, spooled.
+        let notes = p.finish(&b.ctx());
+        let ev = BlockioEvents::from_value(&notes[0].value);
+        assert_eq!((ev.kept, ev.not_kept), (13, 0));
+        let raw = blockio::decompress(&notes[0].blob.as_ref().unwrap().to_vec().unwrap()).unwrap();
+        let back = blockio::decode(&raw);
+        assert_eq!(back.len(), 13);
+        assert_eq!(back[0].latency_ns, Some(100_000));
+    }
+
+    #[test]
+    fn no_guest_io_no_ratio() {
+        let backend = DevAcc {
+            writes: 25_000,
+            ..Default::default()
+        };
+        let v = guest_and_backend(None, &DevAcc::default(), &backend, 1.0);
+        assert!(v.iter().all(|m| m.name != names::BACKEND_PER_GUEST));
+        assert_eq!(
+            v.iter()
+                .find(|m| m.name == names::BACKEND_IOPS)
+                .unwrap()
+                .value,
+            25_000.0
+        );
+    }
+}

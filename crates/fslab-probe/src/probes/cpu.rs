@@ -1,0 +1,207 @@
+//! `cpu`: three figures, each labelled, as % of one CPU. The workload's
+//! own process (usr and sys of its threads and reaped children, from
+//! /proc/PID/stat); the device's kernel threads ([`super::device_kthreads`]);
+//! and the machine as a whole (/proc/stat: other processes' load included).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use crate::names;
+use crate::notes::{CpuShares, CpuSummary, ProcessCpu, ThreadCpu};
+use crate::probe::{Ctx, PhaseOut, Probe, Sample};
+use crate::procfs::{self, CpuTicks, ProcessTicks};
+use crate::Kind;
+
+#[derive(Default)]
+pub struct Cpu {
+    machine_prev: Option<CpuTicks>,
+    /// (column, percent × seconds) of the phase's samples.
+    machine_phase: Vec<(&'static str, f64)>,
+    kthread_prev: HashMap<u32, (String, u64)>,
+    kthread_phase: BTreeMap<String, u64>,
+    process_prev: Option<ProcessTicks>,
+    process_phase: ProcessTicks,
+}
+
+fn pct(ticks: u64, dt: f64) -> f64 {
+    ticks as f64 / procfs::user_hz() / dt * 100.0
+}
+
+impl Cpu {
+    fn machine(ctx: &Ctx) -> Option<CpuTicks> {
+        procfs::parse_cpu(&ctx.source.read(Path::new("/proc/stat"))?)
+    }
+
+    fn process(ctx: &Ctx) -> Option<ProcessTicks> {
+        procfs::parse_process_ticks(
+            &ctx.source
+                .read(&Path::new("/proc").join(ctx.pid.to_string()).join("stat"))?,
+        )
+    }
+
+    /// The device's kernel threads' ticks since the last reading, in total.
+    fn kthreads(&mut self, ctx: &Ctx) -> u64 {
+        let mut total = 0;
+        let mut now = HashMap::new();
+        for (pid, comm, ticks) in super::device_kthreads(ctx.source, ctx.targets) {
+            if let Some((_, before)) = self.kthread_prev.get(&pid) {
+                let d = ticks.saturating_sub(*before);
+                total += d;
+                *self.kthread_phase.entry(comm.clone()).or_insert(0) += d;
+            }
+            now.insert(pid, (comm, ticks));
+        }
+        self.kthread_prev = now;
+        total
+    }
+}
+
+impl Probe for Cpu {
+    fn kind(&self) -> Kind {
+        Kind::Cpu
+    }
+
+    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
+        self.machine_prev = Cpu::machine(ctx);
+        self.machine_phase.clear();
+        self.kthread_prev.clear();
+        self.kthread_phase.clear();
+        self.kthreads(ctx);
+        self.process_prev = Cpu::process(ctx);
+        self.process_phase = ProcessTicks::default();
+        Vec::new()
+    }
+
+    fn sample(&mut self, ctx: &Ctx, dt: f64) -> Vec<Sample> {
+        let mut out = Vec::new();
+        if let Some(cur) = Cpu::machine(ctx) {
+            if let Some(prev) = self.machine_prev {
+                for (m, v) in cur.percent_since(&prev, dt) {
+                    self.machine_phase.push((m, v * dt));
+                    out.push(Sample::now(m, v));
+                }
+            }
+            self.machine_prev = Some(cur);
+        }
+        let k = self.kthreads(ctx);
+        out.push(Sample::now(names::FS_KTHREADS_PCT, pct(k, dt)));
+        if let Some(now) = Cpu::process(ctx) {
+            if let Some(prev) = self.process_prev {
+                let usr = now.usr.saturating_sub(prev.usr);
+                let sys = now.sys.saturating_sub(prev.sys);
+                self.process_phase.usr += usr;
+                self.process_phase.sys += sys;
+                out.push(Sample::now(names::WORKLOAD_USR_PCT, pct(usr, dt)));
+                out.push(Sample::now(names::WORKLOAD_SYS_PCT, pct(sys, dt)));
+            }
+            self.process_prev = Some(now);
+        }
+        out
+    }
+
+    fn phase_end(&mut self, ctx: &Ctx, secs: f64) -> PhaseOut {
+        let mut threads: Vec<(&String, &u64)> =
+            self.kthread_phase.iter().filter(|(_, t)| **t > 0).collect();
+        threads.sort_by(|a, b| b.1.cmp(a.1));
+        let s = |t: u64| t as f64 / procfs::user_hz();
+        let summary = CpuSummary {
+            mean: CpuShares::from_samples(self.machine_phase.iter().copied(), secs),
+            workload: self.process_prev.map(|_| ProcessCpu {
+                usr_s: s(self.process_phase.usr),
+                sys_s: s(self.process_phase.sys),
+                usr_pct: s(self.process_phase.usr) / secs * 100.0,
+                sys_pct: s(self.process_phase.sys) / secs * 100.0,
+            }),
+            fs_kthreads: threads
+                .iter()
+                .take(8)
+                .map(|(c, t)| ThreadCpu {
+                    thread: c.to_string(),
+                    cpu_s: s(**t),
+                })
+                .collect(),
+        };
+        PhaseOut {
+            notes: vec![ctx.phase_note(&summary)],
+            metrics: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::bed::*;
+    use super::*;
+    use crate::notes::Note;
+
+    #[test]
+    fn the_workload_the_devices_threads_and_the_machine_apart() {
+        let hz = procfs::user_hz();
+        let b = Bed::new();
+        let t = |x: f64| (x * hz) as u64;
+        b.source.set(
+            "/proc/stat",
+            format!("cpu  {} 0 {} {} 0 0 0 0 0 0\n", t(10.0), t(5.0), t(100.0)),
+        );
+        b.source.set(
+            "/proc/4242/stat",
+            pid_stat(4242, "fslab", 'S', 1, t(1.0), t(2.0)),
+        );
+        b.source.set(
+            "/proc/10/stat",
+            pid_stat(10, "jbd2/loop3-8", 'S', 2, 0, t(1.0)),
+        );
+        b.source.set(
+            "/proc/12/stat",
+            pid_stat(12, "jbd2/sda1-8", 'S', 2, 0, t(1.0)),
+        );
+        let mut p = Cpu::default();
+        let ctx = b.ctx();
+        assert!(p.phase_start(&ctx).is_empty());
+        // Two seconds: the machine is busy (a burner: 1.5 CPUs of usr), the
+        // workload used 0.2 s usr and 0.4 s sys, jbd2 0.1 s; sda1's jbd2 0.5 s.
+        b.source.set(
+            "/proc/stat",
+            format!("cpu  {} 0 {} {} 0 0 0 0 0 0\n", t(13.0), t(5.6), t(100.4)),
+        );
+        b.source.set(
+            "/proc/4242/stat",
+            pid_stat(4242, "fslab", 'S', 1, t(1.2), t(2.4)),
+        );
+        b.source.set(
+            "/proc/10/stat",
+            pid_stat(10, "jbd2/loop3-8", 'S', 2, 0, t(1.1)),
+        );
+        b.source.set(
+            "/proc/12/stat",
+            pid_stat(12, "jbd2/sda1-8", 'S', 2, 0, t(1.5)),
+        );
+        let s = p.sample(&ctx, 2.0);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
+        assert!(close(value(&s, names::USR_PCT), 150.0));
+        assert!(close(value(&s, names::SYS_PCT), 30.0));
+        assert!(close(value(&s, names::WORKLOAD_USR_PCT), 10.0));
+        assert!(close(value(&s, names::WORKLOAD_SYS_PCT), 20.0));
+        assert!(close(value(&s, names::FS_KTHREADS_PCT), 5.0));
+        let out = p.phase_end(&ctx, 2.0);
+        let c = CpuSummary::from_value(&out.notes[0].value);
+        assert_eq!(out.notes[0].phase_index, Some(2));
+        let w = c.workload.unwrap();
+        assert!(close(w.usr_s, 0.2) && close(w.sys_s, 0.4) && close(w.sys_pct, 20.0));
+        assert!(close(c.mean.usr_pct, 150.0));
+        assert_eq!(c.fs_kthreads.len(), 1);
+        assert_eq!(c.fs_kthreads[0].thread, "jbd2/loop3-8");
+    }
+
+    #[test]
+    fn a_workload_that_is_gone_leaves_its_figure_out() {
+        let b = Bed::new();
+        b.source.set("/proc/stat", "cpu  1 0 1 1 0 0 0 0 0 0\n");
+        let mut p = Cpu::default();
+        p.phase_start(&b.ctx());
+        let s = p.sample(&b.ctx(), 1.0);
+        assert!(s.iter().all(|x| x.metric != names::WORKLOAD_USR_PCT));
+        let out = p.phase_end(&b.ctx(), 1.0);
+        assert_eq!(CpuSummary::from_value(&out.notes[0].value).workload, None);
+    }
+}

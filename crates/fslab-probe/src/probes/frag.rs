@@ -1,0 +1,119 @@
+//! `frag`: the extent count of the image behind the loop device, at the
+//! phase's start and then sampled (at most 5% of the time: counting costs
+//! about 0.5 us an extent), and its final extent map when the run ends.
+
+use std::time::{Duration, Instant};
+
+use fslab_record::{Blob, ProbeNote};
+
+use crate::blockio;
+use crate::frag;
+use crate::names;
+use crate::notes::FragFinalMap;
+use crate::probe::{typed_note, Ctx, PhaseOut, Probe, Sample};
+use crate::Kind;
+
+pub struct Frag {
+    next: Instant,
+    every: Duration,
+}
+
+impl Default for Frag {
+    fn default() -> Frag {
+        Frag {
+            next: Instant::now(),
+            every: Duration::from_secs(1),
+        }
+    }
+}
+
+impl Frag {
+    fn count(ctx: &Ctx) -> Option<u64> {
+        ctx.source.extent_count(ctx.targets.image.as_ref()?)
+    }
+}
+
+impl Probe for Frag {
+    fn kind(&self) -> Kind {
+        Kind::Frag
+    }
+
+    /// A baseline at t = 0, so growth during the phase shows.
+    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
+        Frag::count(ctx)
+            .map(|n| vec![Sample::at(names::IMAGE_EXTENTS, n as f64, 0.0)])
+            .unwrap_or_default()
+    }
+
+    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Sample> {
+        let now = Instant::now();
+        if now < self.next {
+            return Vec::new();
+        }
+        let n = Frag::count(ctx);
+        self.every = Duration::from_secs(1).max(now.elapsed() * 20);
+        self.next = now + self.every;
+        n.map(|n| vec![Sample::now(names::IMAGE_EXTENTS, n as f64)])
+            .unwrap_or_default()
+    }
+
+    fn phase_end(&mut self, _ctx: &Ctx, _secs: f64) -> PhaseOut {
+        PhaseOut::default()
+    }
+
+    fn finish(&mut self, ctx: &Ctx) -> Vec<ProbeNote> {
+        let Some(img) = ctx.targets.image.as_ref() else {
+            return Vec::new();
+        };
+        let Some(ext) = ctx.source.extent_map(img) else {
+            return Vec::new();
+        };
+        let mut n = typed_note(
+            None,
+            &FragFinalMap {
+                image: img.display().to_string(),
+                extents: ext.len() as u64,
+            },
+        );
+        n.blob = Some(Blob::Bytes(blockio::compress(&frag::encode_map(&ext))));
+        vec![n]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::bed::*;
+    use super::*;
+    use crate::notes::Note;
+    use fslab_sys::fiemap::Extent;
+
+    fn extents(n: u64) -> Vec<Extent> {
+        (0..n)
+            .map(|i| Extent {
+                logical: i * 8192,
+                physical: i * 16384,
+                length: 4096,
+                flags: 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn counts_from_the_start_and_the_final_map() {
+        let b = Bed::new();
+        b.source.set_extents("/img/fs.img", extents(3));
+        let mut p = Frag::default();
+        assert_eq!(
+            p.phase_start(&b.ctx()),
+            vec![Sample::at(names::IMAGE_EXTENTS, 3.0, 0.0)]
+        );
+        b.source.set_extents("/img/fs.img", extents(40));
+        assert_eq!(value(&p.sample(&b.ctx(), 1.0), names::IMAGE_EXTENTS), 40.0);
+        // Not again within the second.
+        assert!(p.sample(&b.ctx(), 0.1).is_empty());
+        let n = p.finish(&b.ctx());
+        assert_eq!(FragFinalMap::from_value(&n[0].value).extents, 40);
+        let map = blockio::decompress(&n[0].blob.as_ref().unwrap().to_vec().unwrap()).unwrap();
+        assert_eq!(map, frag::encode_map(&extents(40)));
+    }
+}

@@ -1,0 +1,118 @@
+//! `stacks`: ten times a second, the kernel stacks of the workload's
+//! threads and of the device's kernel threads that are blocked (D); per
+//! phase the top stacks by share of samples.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::notes::StacksTop;
+use crate::probe::{Ctx, PhaseOut, Probe, Sample};
+use crate::stacks::StackCounts;
+use crate::Kind;
+
+#[derive(Default)]
+pub struct Stacks {
+    counts: StackCounts,
+    /// The device's kernel threads, looked for again every tenth round.
+    kthreads: Vec<(u32, String)>,
+    round: u64,
+}
+
+impl Probe for Stacks {
+    fn kind(&self) -> Kind {
+        Kind::Stacks
+    }
+
+    fn period(&self) -> Duration {
+        Duration::from_millis(100)
+    }
+
+    fn phase_start(&mut self, _ctx: &Ctx) -> Vec<Sample> {
+        self.counts.clear();
+        self.round = 0;
+        Vec::new()
+    }
+
+    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Sample> {
+        if self.round.is_multiple_of(10) {
+            self.kthreads = super::device_kthreads(ctx.source, ctx.targets)
+                .into_iter()
+                .map(|(pid, comm, _)| (pid, comm))
+                .collect();
+        }
+        self.round += 1;
+        self.counts.sample_process(ctx.source, ctx.pid, "workload");
+        for (pid, comm) in &self.kthreads {
+            self.counts.sample_task(
+                ctx.source,
+                &Path::new("/proc").join(pid.to_string()),
+                &format!("kthread {comm}"),
+            );
+        }
+        self.counts.round();
+        Vec::new()
+    }
+
+    fn phase_end(&mut self, ctx: &Ctx, _secs: f64) -> PhaseOut {
+        PhaseOut {
+            notes: vec![ctx.phase_note(&StacksTop {
+                rounds: self.counts.samples,
+                stacks: self.counts.top(10),
+            })],
+            metrics: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::bed::*;
+    use super::*;
+    use crate::notes::Note;
+
+    #[test]
+    fn blocked_workload_and_device_threads_but_not_the_probes() {
+        let b = Bed::new();
+        let fsync = "[<0>] jbd2_log_wait_commit+0xe6/0x140\n[<0>] ext4_sync_file+0x1b4/0x380\n";
+        // The workload: one thread in fsync (D), one running, a probe thread in D.
+        b.source.set(
+            "/proc/4242/task/4242/stat",
+            pid_stat(4242, "fslab", 'D', 1, 0, 0),
+        );
+        b.source.set("/proc/4242/task/4242/stack", fsync);
+        b.source.set(
+            "/proc/4242/task/4243/stat",
+            pid_stat(4243, "fslab", 'R', 1, 0, 0),
+        );
+        b.source.set(
+            "/proc/4242/task/4244/stat",
+            pid_stat(4244, "fslab-trace", 'D', 1, 0, 0),
+        );
+        b.source.set("/proc/4242/task/4244/comm", "fslab-trace\n");
+        b.source
+            .set("/proc/4242/task/4244/stack", "[<0>] __vm_munmap+0x1/0x2\n");
+        // The device's journal thread, blocked writing; another device's.
+        b.source
+            .set("/proc/10/stat", pid_stat(10, "jbd2/loop3-8", 'D', 2, 0, 0));
+        b.source.set(
+            "/proc/10/stack",
+            "[<0>] jbd2_journal_commit_transaction+0x1/0x2\n",
+        );
+        b.source
+            .set("/proc/11/stat", pid_stat(11, "jbd2/sda1-8", 'D', 2, 0, 0));
+        b.source.set("/proc/11/stack", "[<0>] elsewhere+0x1/0x2\n");
+        let mut p = Stacks::default();
+        p.phase_start(&b.ctx());
+        for _ in 0..4 {
+            p.sample(&b.ctx(), 0.1);
+        }
+        let top = StacksTop::from_value(&p.phase_end(&b.ctx(), 0.4).notes[0].value);
+        assert_eq!(top.rounds, 4);
+        let threads: Vec<&str> = top.stacks.iter().map(|s| s.thread.as_str()).collect();
+        assert_eq!(threads.len(), 2, "{top:?}");
+        assert!(threads.contains(&"workload") && threads.contains(&"kthread jbd2/loop3-8"));
+        let w = top.stacks.iter().find(|s| s.thread == "workload").unwrap();
+        assert_eq!(w.frames, ["jbd2_log_wait_commit", "ext4_sync_file"]);
+        assert_eq!((w.samples, w.per_round, w.share_pct), (4, 1.0, 50.0));
+    }
+}
