@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::io::{Read, Write};
 
 /// A completed request.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Completion {
     /// CLOCK_MONOTONIC, nanoseconds.
     pub t_ns: u64,
@@ -299,24 +299,42 @@ pub fn encode(c: &Completion, out: &mut Vec<u8>) {
 
 /// Reads back what [`encode`] wrote.
 pub fn decode(b: &[u8]) -> Vec<Completion> {
-    b.chunks_exact(RECORD)
-        .map(|r| {
-            let u64at = |o: usize| u64::from_le_bytes(r[o..o + 8].try_into().expect("8 bytes"));
-            let u32at = |o: usize| u32::from_le_bytes(r[o..o + 4].try_into().expect("4 bytes"));
-            let lat = u64at(36);
-            Completion {
-                t_ns: u64at(0),
-                cpu: u16::from_le_bytes([r[8], r[9]]),
-                pid: u32at(10),
-                dev: u32at(14),
-                sector: u64at(18),
-                nr_sector: u32at(26),
-                rwbs: [r[30], r[31], r[32], r[33]],
-                error: i16::from_le_bytes([r[34], r[35]]) as i32,
-                latency_ns: (lat != u64::MAX).then_some(lat),
+    b.chunks_exact(RECORD).map(decode_one).collect()
+}
+
+fn decode_one(r: &[u8]) -> Completion {
+    let u64at = |o: usize| u64::from_le_bytes(r[o..o + 8].try_into().expect("8 bytes"));
+    let u32at = |o: usize| u32::from_le_bytes(r[o..o + 4].try_into().expect("4 bytes"));
+    let lat = u64at(36);
+    Completion {
+        t_ns: u64at(0),
+        cpu: u16::from_le_bytes([r[8], r[9]]),
+        pid: u32at(10),
+        dev: u32at(14),
+        sector: u64at(18),
+        nr_sector: u32at(26),
+        rwbs: [r[30], r[31], r[32], r[33]],
+        error: i16::from_le_bytes([r[34], r[35]]) as i32,
+        latency_ns: (lat != u64::MAX).then_some(lat),
+    }
+}
+
+/// Calls `f` with each completion of compressed records `z`, one at a time
+/// (a long trace is never all in memory), until it returns false.
+pub fn each_completion(z: &[u8], mut f: impl FnMut(&Completion) -> bool) -> std::io::Result<()> {
+    let mut d = std::io::BufReader::with_capacity(1 << 16, flate2::read::DeflateDecoder::new(z));
+    let mut r = [0u8; RECORD];
+    loop {
+        match d.read_exact(&mut r) {
+            Ok(()) => {
+                if !f(&decode_one(&r)) {
+                    return Ok(());
+                }
             }
-        })
-        .collect()
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Deflate-compresses stored records.
@@ -422,6 +440,37 @@ mod tests {
         assert_eq!(get("size_le_4k"), 2.0);
         // 2 in flight for 2 us, then 1 for 2 us: 6 us of request-time over 1 s.
         assert!((get("queue_depth") - 6e-6).abs() < 1e-12);
+    }
+
+    #[test]
+    fn completions_stream_back_one_at_a_time() {
+        let mut raw = Vec::new();
+        for i in 0..1000u64 {
+            let c = Completion {
+                t_ns: i,
+                sector: i * 8,
+                nr_sector: 8,
+                rwbs: *b"W\0\0\0",
+                ..Default::default()
+            };
+            encode(&c, &mut raw);
+        }
+        let z = compress(&raw);
+        let mut seen = Vec::new();
+        each_completion(&z, |c| {
+            seen.push(c.sector);
+            seen.len() < 600
+        })
+        .unwrap();
+        assert_eq!(seen.len(), 600);
+        assert_eq!(seen[599], 599 * 8);
+        let mut n = 0;
+        each_completion(&z, |_| {
+            n += 1;
+            true
+        })
+        .unwrap();
+        assert_eq!(n, 1000);
     }
 
     #[test]

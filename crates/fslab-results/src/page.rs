@@ -204,13 +204,18 @@ fn io_pattern(notes: &[StoredNote]) -> Vec<Block> {
     let mut out = Vec::new();
     // The IO pattern: sector against time for every completed request.
     if let Some(ev) = notes.iter().find(|n| BlockioEvents::is(&n.probe, &n.key)) {
-        let raw = fslab_probe::blockio::decompress(ev.blob.as_deref().unwrap_or_default())
-            .unwrap_or_default();
-        let events = fslab_probe::blockio::decode(&raw);
+        let blob = ev.blob.as_deref().unwrap_or_default();
+        // Two passes over the records, one at a time: counts per device and
+        // time zero, then every step-th request of the filesystem's device.
         let mut by_dev: BTreeMap<u32, usize> = BTreeMap::new();
-        for e in &events {
-            *by_dev.entry(e.dev).or_default() += 1;
-        }
+        let mut first = u64::MAX;
+        let _ = fslab_probe::blockio::each_completion(blob, |e| {
+            if e.nr_sector > 0 {
+                *by_dev.entry(e.dev).or_default() += 1;
+            }
+            first = first.min(e.t_ns);
+            true
+        });
         let targets = notes
             .iter()
             .find(|n| TargetsNote::is(&n.probe, &n.key))
@@ -225,14 +230,22 @@ fn io_pattern(notes: &[StoredNote]) -> Vec<Block> {
             .unwrap_or(0);
         let t0 = BlockioEvents::from_value(&ev.value)
             .t0_mono_ns
-            .min(events.iter().map(|e| e.t_ns).min().unwrap_or(0));
-        let mine: Vec<_> = events
-            .iter()
-            .filter(|e| e.dev == dev && e.nr_sector > 0)
-            .collect();
-        let step = (mine.len() / 30_000).max(1);
+            .min(if first == u64::MAX { 0 } else { first });
+        let count = by_dev.get(&dev).copied().unwrap_or(0);
+        let step = (count / 30_000).max(1);
+        let mut mine = Vec::new();
+        let mut i = 0usize;
+        let _ = fslab_probe::blockio::each_completion(blob, |e| {
+            if e.dev == dev && e.nr_sector > 0 {
+                if i.is_multiple_of(step) {
+                    mine.push(*e);
+                }
+                i += 1;
+            }
+            true
+        });
         let (mut w, mut r) = (Vec::new(), Vec::new());
-        for e in mine.iter().step_by(step) {
+        for e in &mine {
             let p = ((e.t_ns - t0) as f64 / 1e9, e.sector as f64);
             if e.is_write() {
                 w.push(p)
@@ -265,10 +278,10 @@ fn io_pattern(notes: &[StoredNote]) -> Vec<Block> {
             },
         ];
         out.extend(chart(&title, "time (s)", "sector", series));
-        // The same requests as iowatcher's movie: where on the device, window by window.
-        let ios: Vec<Io> = events
+        // The same requests (every step-th of a long trace) as iowatcher's
+        // movie: where on the device, window by window.
+        let ios: Vec<Io> = mine
             .iter()
-            .filter(|e| e.dev == dev && e.nr_sector > 0)
             .map(|e| Io {
                 t_s: (e.t_ns - t0) as f64 / 1e9,
                 sector: e.sector,

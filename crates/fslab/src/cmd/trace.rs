@@ -52,20 +52,27 @@ pub fn run(cmd: TraceCommand, db: &Path) -> Result<(), Failure> {
             "run {id} has no block IO trace (was the blockio probe on, on a block device?)"
         )));
     };
-    let raw = blockio::decompress(&blob.unwrap_or_default())
-        .map_err(|e| Failure::Failed(format!("trace of run {id} is damaged: {e}")))?;
-    let mut events = blockio::decode(&raw);
+    let blob = blob.unwrap_or_default();
+    let damaged = |e: std::io::Error| Failure::Failed(format!("trace of run {id} is damaged: {e}"));
+    // Two passes over the records, one at a time: the first finds time
+    // zero and the devices traced, the second prints.
+    let mut first = u64::MAX;
+    let mut traced = std::collections::BTreeSet::new();
+    blockio::each_completion(&blob, |c| {
+        first = first.min(c.t_ns);
+        traced.insert(c.dev);
+        true
+    })
+    .map_err(damaged)?;
     // Times count from the first phase's start, or from an earlier first event.
-    let first = events.iter().map(|c| c.t_ns).min().unwrap_or(0);
+    let first = if first == u64::MAX { 0 } else { first };
     let t0 = match BlockioEvents::from_value(&value).t0_mono_ns {
         0 => first,
         t => t.min(first),
     };
-    if let Some((maj, min)) = dev {
-        let want = maj << 20 | min;
-        let traced: std::collections::BTreeSet<u32> = events.iter().map(|c| c.dev).collect();
-        events.retain(|c| c.dev == want);
-        if events.is_empty() {
+    let want = dev.map(|(maj, min)| maj << 20 | min);
+    if let (Some((maj, min)), Some(w)) = (dev, want) {
+        if !traced.contains(&w) {
             let names: Vec<String> = traced
                 .iter()
                 .map(|d| format!("{},{}", d >> 20, d & 0xfffff))
@@ -83,15 +90,20 @@ pub fn run(cmd: TraceCommand, db: &Path) -> Result<(), Failure> {
     let out = std::io::stdout();
     let mut out = out.lock();
     let mut seq: std::collections::HashMap<u16, u64> = Default::default();
-    for (i, c) in events.iter().enumerate() {
-        if limit.is_some_and(|l| i >= l) {
-            break;
+    let mut printed = 0usize;
+    blockio::each_completion(&blob, |c| {
+        if want.is_some_and(|w| c.dev != w) {
+            return true;
         }
+        if limit.is_some_and(|l| printed >= l) {
+            return false;
+        }
+        printed += 1;
         let s = seq.entry(c.cpu).or_insert(0);
         *s += 1;
-        if writeln!(out, "{}", blockio::blkparse_line(c, *s, t0)).is_err() {
-            break; // closed pipe (| head)
-        }
-    }
+        // A closed pipe (| head) ends it.
+        writeln!(out, "{}", blockio::blkparse_line(c, *s, t0)).is_ok()
+    })
+    .map_err(damaged)?;
     Ok(())
 }
