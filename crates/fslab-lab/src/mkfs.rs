@@ -57,10 +57,6 @@ impl FsType {
         }
     }
 
-    pub fn is_ext(&self) -> bool {
-        matches!(self, FsType::Ext2 | FsType::Ext3 | FsType::Ext4)
-    }
-
     /// The mkfs program.
     pub fn tool(&self) -> String {
         format!("mkfs.{}", self.name())

@@ -37,9 +37,6 @@ impl Completion {
     pub fn is_write(&self) -> bool {
         self.rwbs.contains(&b'W')
     }
-    pub fn is_read(&self) -> bool {
-        self.rwbs.contains(&b'R')
-    }
 }
 
 /// A parsed trace_pipe line: (event name, cpu, pid, time in ns, body).

@@ -12,7 +12,7 @@ use fslab_record::{
     LatencyHistogram, LoopRow, PhaseResult, ProbeNote, ProbePoint, RecordError, RecordResult,
     Recorder, RunInfo, RunStatus, SeriesPoint,
 };
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 
 /// This host's name, as runs record it (uname's nodename).
 fn host_name() -> String {
@@ -527,13 +527,3 @@ impl Recorder for Store {
     }
 }
 
-impl Store {
-    /// Whether a run with this id exists.
-    pub fn has_run(&self, id: i64) -> Result<bool, StoreError> {
-        self.conn
-            .query_row("SELECT 1 FROM runs WHERE id = ?1", [id], |_| Ok(()))
-            .optional()
-            .map(|o| o.is_some())
-            .map_err(|e| self.err(e))
-    }
-}

@@ -82,10 +82,6 @@ impl CallTimes {
     pub fn loop_count(&self) -> u64 {
         self.loop_count
     }
-
-    pub fn loop_sum_ns(&self) -> u64 {
-        self.loop_sum_ns
-    }
 }
 
 /// A worker's state, kept across loops.
@@ -102,8 +98,6 @@ pub struct Worker {
     pub calls: [CallTimes; 6],
     /// Files this worker completed in the create phase (all loops).
     pub phase_files: u64,
-    /// Subdirectories this worker created or used.
-    pub subdirs_used: std::collections::BTreeSet<u32>,
     /// The last loop's files, to unlink when files are not kept.
     to_unlink: Option<NameLog>,
 }
@@ -151,7 +145,6 @@ impl Worker {
             rel: Vec::with_capacity(300),
             calls: Default::default(),
             phase_files: 0,
-            subdirs_used: Default::default(),
             to_unlink: None,
         }
     }
@@ -263,7 +256,6 @@ impl Worker {
             // fs_mark makes the file's directory before every file.
             let made = match subdir {
                 Some(n) => {
-                    self.subdirs_used.insert(n);
                     let mut b = [0u8; 12];
                     rustix::fs::mkdirat(
                         &top,
