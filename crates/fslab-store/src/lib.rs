@@ -526,4 +526,3 @@ impl Recorder for Store {
         Ok(())
     }
 }
-
