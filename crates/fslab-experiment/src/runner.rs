@@ -147,9 +147,14 @@ impl Executor for ProcessExecutor {
         // process alone, which passes one SIGINT on (two would make the
         // workload exit at once instead of finishing its partial loop).
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        // With probes beside it, the workload waits at each phase boundary
+        // for this process to answer on its stdin.
+        if watch.is_some() {
+            cmd.arg("--phase-acks").stdin(Stdio::piped());
+        } else {
+            cmd.stdin(Stdio::null());
+        }
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         // The probes start first, in this process: outside the workload's
         // memory cgroup, and ready for its first phase.
         let mut probes = watch.map(|w| {
@@ -172,6 +177,7 @@ impl Executor for ProcessExecutor {
                 memory_cgroup: w.memory_cgroup.clone(),
             });
         }
+        let mut acks = child.stdin.take();
         let mut stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
         let reader = std::thread::spawn(move || {
@@ -198,6 +204,7 @@ impl Executor for ProcessExecutor {
                         use fslab_record::Monitor;
                         p.phase_start(index, &phase, fslab_probe::instant_of_mono(mono_ns));
                     }
+                    ack(&mut acks);
                 }
                 Some(ChildMessage::PhaseEnd { index, phase }) => {
                     if let Some(p) = probes.as_mut() {
@@ -206,6 +213,7 @@ impl Executor for ProcessExecutor {
                         out.probe_points.extend(p.drain());
                         out.probe_metrics.extend(p.metrics());
                     }
+                    ack(&mut acks);
                 }
                 Some(ChildMessage::Progress {
                     phase,
@@ -293,6 +301,17 @@ impl Executor for ProcessExecutor {
                 .push_str(&format!("\nfslab: after the workload: {l}"));
         }
         out
+    }
+}
+
+/// Answers a workload's phase message (see `--phase-acks`); a workload that
+/// is gone is not waited for.
+fn ack(to: &mut Option<std::process::ChildStdin>) {
+    use std::io::Write;
+    if let Some(w) = to.as_mut() {
+        if w.write_all(b"ok\n").and_then(|_| w.flush()).is_err() {
+            *to = None;
+        }
     }
 }
 

@@ -144,7 +144,8 @@ pub fn parse_list(s: &str) -> Result<Vec<Kind>, String> {
 
 enum Cmd {
     Watch(Watched),
-    PhaseStart(u32, String, Instant),
+    /// Answered once the probes took their baselines.
+    PhaseStart(u32, String, Instant, mpsc::Sender<()>),
     PhaseEnd(mpsc::Sender<Vec<ProbeNote>>),
     Finish(mpsc::Sender<Vec<ProbeNote>>),
 }
@@ -270,7 +271,14 @@ impl ProbeSet {
 impl Monitor for ProbeSet {
     fn phase_start(&mut self, index: u32, phase: &str, start: Instant) {
         if let Some(tx) = &self.tx {
-            let _ = tx.send(Cmd::PhaseStart(index, phase.to_string(), start));
+            // Synchronous: what the workload does next belongs to this phase.
+            let (rtx, rrx) = mpsc::channel();
+            if tx
+                .send(Cmd::PhaseStart(index, phase.to_string(), start, rtx))
+                .is_ok()
+            {
+                let _ = rrx.recv();
+            }
         }
     }
 

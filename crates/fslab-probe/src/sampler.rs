@@ -203,7 +203,10 @@ impl Sampler {
                     self.world.pid = w.pid;
                     self.world.memory_cgroup = w.memory_cgroup;
                 }
-                Ok(Cmd::PhaseStart(index, name, start)) => self.phase_start(index, name, start),
+                Ok(Cmd::PhaseStart(index, name, start, reply)) => {
+                    self.phase_start(index, name, start);
+                    let _ = reply.send(());
+                }
                 Ok(Cmd::PhaseEnd(reply)) => {
                     let _ = reply.send(self.phase_end());
                 }
@@ -241,6 +244,10 @@ impl Sampler {
     }
 
     fn phase_start(&mut self, index: u32, name: String, start: Instant) {
+        // What was traced before the phase is read before its baselines.
+        if let Some(t) = &self.world.tracer {
+            t.catch_up(Duration::from_millis(250));
+        }
         let start_mono = crate::mono_ns_of(start);
         self.world.first_mono.get_or_insert(start_mono);
         let info = PhaseInfo {
@@ -290,6 +297,9 @@ impl Sampler {
     }
 
     fn phase_end(&mut self) -> Vec<ProbeNote> {
+        if let Some(t) = &self.world.tracer {
+            t.catch_up(Duration::from_millis(250));
+        }
         self.sample(Instant::now(), true);
         let Some((info, start)) = self.phase.take() else {
             return Vec::new();

@@ -151,7 +151,15 @@ pub struct Tracer {
     pub instance: tracefs::Instance,
     pub state: Arc<Mutex<TraceState>>,
     stop: Arc<AtomicBool>,
+    sync: Arc<Sync>,
     reader: Option<std::thread::JoinHandle<()>>,
+}
+
+/// How the sampler waits for the reader to catch up: (asked, done) rounds.
+#[derive(Default)]
+struct Sync {
+    rounds: Mutex<(u64, u64)>,
+    caught_up: std::sync::Condvar,
 }
 
 /// Traces what `kinds` need on the targets' devices, completions spooled in `scratch`.
@@ -200,16 +208,17 @@ pub fn start_tracer(kinds: &[Kind], t: &Targets, scratch: &Path) -> Result<Trace
         .open(inst.pipe_path())
         .map_err(|e| format!("cannot open {}: {e}", inst.pipe_path().display()))?;
     inst.set_on(true)?;
-    let (st, sp) = (Arc::clone(&state), Arc::clone(&stop));
-    let keep_dev = dev.trace_dev();
+    let sync = Arc::new(Sync::default());
+    let (st, sp, sy) = (Arc::clone(&state), Arc::clone(&stop), Arc::clone(&sync));
     let reader = std::thread::Builder::new()
         .name(crate::stacks::PROBE_THREADS[1].into())
-        .spawn(move || read_pipe(pipe, st, sp, keep_dev))
+        .spawn(move || read_pipe(pipe, st, sp, sy))
         .map_err(|e| format!("cannot start the trace reader: {e}"))?;
     Ok(Tracer {
         instance: inst,
         state,
         stop,
+        sync,
         reader: Some(reader),
     })
 }
@@ -218,7 +227,7 @@ fn read_pipe(
     mut pipe: std::fs::File,
     state: Arc<Mutex<TraceState>>,
     stop: Arc<AtomicBool>,
-    _dev: u32,
+    sync: Arc<Sync>,
 ) {
     let mut buf = vec![0u8; 1 << 20];
     let mut carry = String::new();
@@ -249,12 +258,31 @@ fn read_pipe(
                 carry.drain(..last_nl);
             }
             _ if stopping => return,
-            _ => {}
+            // The pipe is empty: whoever waits for what was traced so far has it.
+            _ => {
+                let mut r = sync.rounds.lock().unwrap_or_else(|e| e.into_inner());
+                if r.1 < r.0 {
+                    r.1 = r.0;
+                    sync.caught_up.notify_all();
+                }
+            }
         }
     }
 }
 
 impl Tracer {
+    /// Waits (at most `limit`) until the reader has read everything traced
+    /// until now: a phase's summary then holds its last IOs.
+    pub fn catch_up(&self, limit: std::time::Duration) {
+        let mut r = self.sync.rounds.lock().unwrap_or_else(|e| e.into_inner());
+        r.0 += 1;
+        let want = r.0;
+        let _ = self
+            .sync
+            .caught_up
+            .wait_timeout_while(r, limit, |r| r.1 < want);
+    }
+
     /// Switches tracing off and reads what is left: the state is complete after this.
     pub fn stop(&mut self) {
         let _ = self.instance.set_on(false);

@@ -207,6 +207,7 @@ fn check_as<T: Checked>(
         ("--cgroup", c.cgroup.is_some()),
         ("--die-with-parent", c.die_with_parent),
         ("--progress", c.progress),
+        ("--phase-acks", c.phase_acks),
         ("--text-to", c.text_to.is_some()),
         ("--drop-caches (use [machine] drop_caches)", c.drop_caches),
         (

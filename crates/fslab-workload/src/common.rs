@@ -37,6 +37,9 @@ pub struct CommonArgs {
     /// Print `fslab-progress PHASE OPS_PER_SEC TOTAL` to stderr every second (used by `fslab run`)
     #[arg(long, hide = true)]
     pub progress: bool,
+    /// With --progress: after each phase start and end message, wait for `fslab run` to answer on stdin (its probes then have the phase's boundary; used by `fslab run`)
+    #[arg(long, hide = true)]
+    pub phase_acks: bool,
     /// Write the tool's text output to PATH (also with --json; used by `fslab run`)
     #[arg(long, value_name = "PATH", hide = true)]
     pub text_to: Option<PathBuf>,

@@ -759,6 +759,7 @@ mod tests {
                 cgroup: None,
                 die_with_parent: false,
                 progress: false,
+                phase_acks: false,
                 text_to: None,
             },
         }

@@ -105,7 +105,10 @@ pub fn run<R: Report>(
     };
     let mut probes = start_probes(name, common, kinds, dir);
     let inner = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
-    let mut messages = PhaseMessages { inner };
+    let mut messages = PhaseMessages {
+        inner,
+        acks: common.phase_acks,
+    };
     let mut hooks = Hooks::default();
     if common.drop_caches {
         let mut drop_caches = cache_dropper(name.to_string());
@@ -211,16 +214,42 @@ pub fn finished(
 /// call on to this process's own probes, if it has any.
 struct PhaseMessages<'a> {
     inner: Option<&'a mut dyn fslab_record::Monitor>,
+    /// Wait for `fslab run`'s answer after each message (`--phase-acks`).
+    acks: bool,
+}
+
+impl PhaseMessages<'_> {
+    /// Says `m` and, with acks, waits (at most 10 s) for `fslab run` to
+    /// answer on stdin: its probes then hold the phase's boundary, so no IO
+    /// of one phase is counted in another. Outside the timed region.
+    fn say(&self, m: ChildMessage) {
+        eprintln!("{}", m.line());
+        if !self.acks {
+            return;
+        }
+        let stdin = std::io::stdin();
+        let mut fds = [rustix::event::PollFd::new(
+            &stdin,
+            rustix::event::PollFlags::IN,
+        )];
+        let limit = rustix::time::Timespec {
+            tv_sec: 10,
+            tv_nsec: 0,
+        };
+        if matches!(rustix::event::poll(&mut fds, Some(&limit)), Ok(n) if n > 0) {
+            let mut line = String::new();
+            let _ = std::io::BufRead::read_line(&mut stdin.lock(), &mut line);
+        }
+    }
 }
 
 impl fslab_record::Monitor for PhaseMessages<'_> {
     fn phase_start(&mut self, index: u32, phase: &str, start: std::time::Instant) {
-        let m = ChildMessage::PhaseStart {
+        self.say(ChildMessage::PhaseStart {
             index,
             phase: phase.into(),
             mono_ns: fslab_probe::mono_ns_of(start),
-        };
-        eprintln!("{}", m.line());
+        });
         if let Some(i) = self.inner.as_mut() {
             i.phase_start(index, phase, start);
         }
@@ -231,11 +260,10 @@ impl fslab_record::Monitor for PhaseMessages<'_> {
     }
 
     fn phase_end(&mut self, index: u32, phase: &str) -> Vec<fslab_record::ProbeNote> {
-        let m = ChildMessage::PhaseEnd {
+        self.say(ChildMessage::PhaseEnd {
             index,
             phase: phase.into(),
-        };
-        eprintln!("{}", m.line());
+        });
         self.inner
             .as_mut()
             .map(|i| i.phase_end(index, phase))
