@@ -125,8 +125,13 @@ impl SysctlLock {
 /// `sync`, then drop the page cache, dentries and inodes (drop_caches = 3).
 pub fn drop_caches() -> LabResult<()> {
     rustix::fs::sync();
-    std::fs::write("/proc/sys/vm/drop_caches", "3")
-        .map_err(|e| LabError(format!("cannot drop caches: {e}")))
+    std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| {
+        LabError(if e.kind() == std::io::ErrorKind::PermissionDenied {
+            format!("cannot drop caches: {e}: dropping caches needs root")
+        } else {
+            format!("cannot drop caches: {e}")
+        })
+    })
 }
 
 /// A memory cgroup made for one workload.

@@ -125,6 +125,27 @@ impl Sampler {
                 }
             }
         }
+        // Kernel stacks of other threads need root; so does a system-wide
+        // profile, on most machines.
+        if !rustix::process::geteuid().is_root() {
+            for k in [Kind::Stacks, Kind::Perf] {
+                if kinds.contains(&k) {
+                    unavailable(
+                        k,
+                        format!(
+                            "{} needs root (run fslab as root for it)",
+                            match k {
+                                Kind::Stacks => "reading kernel stacks (/proc/PID/task/TID/stack)",
+                                _ => "a system-wide kernel profile (perf record -a)",
+                            }
+                        ),
+                        false,
+                        &mut run_notes,
+                    );
+                    kinds.retain(|x| *x != k);
+                }
+            }
+        }
         if kinds.contains(&Kind::Frag) && targets.image.is_none() {
             unavailable(
                 Kind::Frag,

@@ -557,3 +557,65 @@ fs = "ext4"
     );
     assert_eq!(lab.leftovers(), Vec::<String>::new());
 }
+
+#[test]
+fn as_another_user_root_only_probes_and_drop_caches_say_they_need_root() {
+    if !privileged("changing user") || !need_tool("setpriv") {
+        return;
+    }
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let open = |p: &std::path::Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o777)).unwrap();
+    };
+    open(dir.path());
+    let as_nobody = |args: &[&str]| {
+        std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(assert_cmd::cargo::cargo_bin("fslab"))
+            .arg("--db")
+            .arg(dir.path().join("r.sqlite"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("FSLAB_STATE_DIR", dir.path().join("state"))
+            .output()
+            .unwrap()
+    };
+    let w = dir.path().join("w");
+    let o = as_nobody(&[
+        "fsmark",
+        "-d",
+        w.to_str().unwrap(),
+        "-n",
+        "100",
+        "-s",
+        "0",
+        "-S0",
+        "--probes",
+        "cpu,stacks",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("probe stacks: reading kernel stacks (/proc/PID/task/TID/stack) needs root"),
+        "{}",
+        stderr(&o)
+    );
+    let o = as_nobody(&[
+        "fsmark",
+        "-d",
+        w.to_str().unwrap(),
+        "-n",
+        "100",
+        "-s",
+        "0",
+        "-S0",
+        "--drop-caches",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("dropping caches needs root"),
+        "{}",
+        stderr(&o)
+    );
+}
