@@ -898,6 +898,36 @@ impl MachineHeld {
     }
 }
 
+impl Watch {
+    /// The probes `fslab run` runs beside the workload of `exp` working in
+    /// `dir` (None: none, or the workload's MPI ranks run their own).
+    fn of(exp: &Experiment, dir: &Path, cgroup: Option<&MemCgroup>) -> Option<Watch> {
+        crate::plan::probes_beside(exp)
+            .filter(|k| !k.is_empty())
+            .map(|kinds| Watch {
+                kinds,
+                dir: dir.to_path_buf(),
+                explicit: exp.workload.probes.is_some(),
+                memory_cgroup: cgroup.map(MemCgroup::watched),
+            })
+    }
+}
+
+/// Keeps what the probes beside a workload recorded, with its run.
+fn record_probes(
+    rec: &mut dyn ExperimentRecorder,
+    w: &WorkloadOutcome,
+) -> Result<(), fslab_record::RecordError> {
+    let Some(id) = w.run_id else {
+        return Ok(());
+    };
+    rec.record_probe_points(id, &w.probe_points)?;
+    rec.record_metrics(id, &w.probe_metrics)?;
+    w.probe_notes
+        .iter()
+        .try_for_each(|n| rec.record_probe_note(id, n))
+}
+
 struct CellResult {
     error: Option<String>,
     phases: Vec<PhaseResult>,
@@ -969,14 +999,8 @@ fn run_cell(
                                 return res;
                             }
                         };
-                        let watch = crate::plan::probes_beside(exp)
-                            .filter(|k| !k.is_empty())
-                            .map(|kinds| Watch {
-                                kinds,
-                                dir: prepared.workdir().to_path_buf(),
-                                explicit: exp.workload.probes.is_some(),
-                                memory_cgroup: cgroup.as_ref().map(|c| c.0.watched()),
-                            });
+                        let watch =
+                            Watch::of(exp, prepared.workdir(), cgroup.as_ref().map(|c| &c.0));
                         let w = exec.run(
                             &argv,
                             cgroup.as_ref().map(|c| c.0.path()),
@@ -984,18 +1008,8 @@ fn run_cell(
                             stop,
                             progress,
                         );
-                        if let Some(id) = w.run_id {
-                            let kept = rec
-                                .record_probe_points(id, &w.probe_points)
-                                .and_then(|_| rec.record_metrics(id, &w.probe_metrics))
-                                .and_then(|_| {
-                                    w.probe_notes
-                                        .iter()
-                                        .try_for_each(|n| rec.record_probe_note(id, n))
-                                });
-                            if let Err(e) = kept {
-                                problems.push(format!("results store: the probes' records: {e}"));
-                            }
+                        if let Err(e) = record_probes(rec, &w) {
+                            problems.push(format!("results store: the probes' records: {e}"));
                         }
                         info.run_id = w.run_id;
                         info.status = w.status;

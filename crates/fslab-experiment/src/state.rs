@@ -30,111 +30,20 @@ pub fn close(mut journal: Journal) -> Vec<String> {
 /// Undoes one resource; returns what was done (None if nothing was left to do).
 pub fn undo(r: &Resource) -> Result<Option<String>, String> {
     match r {
-        Resource::Mount { target } => {
-            if !is_mount_point(target) {
-                return Ok(None);
-            }
-            let mut res = rustix::mount::unmount(target, rustix::mount::UnmountFlags::empty());
-            for _ in 0..30 {
-                if res != Err(rustix::io::Errno::BUSY) {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(100));
-                res = rustix::mount::unmount(target, rustix::mount::UnmountFlags::empty());
-            }
-            if res.is_err() {
-                rustix::mount::unmount(target, rustix::mount::UnmountFlags::DETACH).map_err(
-                    |e| {
-                        format!(
-                            "cannot unmount {}: {}",
-                            target.display(),
-                            std::io::Error::from(e)
-                        )
-                    },
-                )?;
-            }
-            Ok(Some(format!("unmounted {}", target.display())))
-        }
+        Resource::Mount { target } => unmount(target),
         Resource::MountDir { path } => match std::fs::remove_dir(path) {
             Ok(()) => Ok(Some(format!("removed mount point {}", path.display()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
         },
-        Resource::Loop { number, backing } => {
-            if backing_file(*number).as_deref() != Some(backing.as_path()) {
-                return Ok(None); // gone, or now someone else's: not ours to touch
-            }
-            let dev = PathBuf::from(format!("/dev/loop{number}"));
-            let fd = rustix::fs::open(
-                &dev,
-                rustix::fs::OFlags::RDWR | rustix::fs::OFlags::CLOEXEC,
-                rustix::fs::Mode::empty(),
-            )
-            .map_err(|e| format!("cannot open {}: {}", dev.display(), std::io::Error::from(e)))?;
-            let _ = fslab_sys::loopdev::clear(std::os::fd::AsFd::as_fd(&fd));
-            drop(fd);
-            for _ in 0..200 {
-                if backing_file(*number).is_none() {
-                    return Ok(Some(format!("detached {}", dev.display())));
-                }
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            Err(format!(
-                "{} is still bound to {}",
-                dev.display(),
-                backing.display()
-            ))
-        }
+        Resource::Loop { number, backing } => detach(*number, backing),
         Resource::Tree { path } => match std::fs::remove_dir_all(path) {
             Ok(()) => Ok(Some(format!("removed {}", path.display()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
         },
-        Resource::TracefsInstance { path } => {
-            if !path.exists() {
-                return Ok(None);
-            }
-            let _ = std::fs::write(path.join("tracing_on"), "0");
-            let _ = std::fs::write(path.join("events/enable"), "0");
-            let mut last = None;
-            for _ in 0..50 {
-                match std::fs::remove_dir(path) {
-                    Ok(()) => {
-                        return Ok(Some(format!("removed tracefs instance {}", path.display())))
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-                    Err(e) => last = Some(e),
-                }
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            Err(format!(
-                "cannot remove tracefs instance {}: {}",
-                path.display(),
-                last.map(|e| e.to_string()).unwrap_or_default()
-            ))
-        }
-        Resource::TracefsMount { path } => {
-            let mounted = is_mount_point(path);
-            if mounted {
-                rustix::mount::unmount(path, rustix::mount::UnmountFlags::DETACH).map_err(|e| {
-                    format!(
-                        "cannot unmount {}: {}",
-                        path.display(),
-                        std::io::Error::from(e)
-                    )
-                })?;
-            }
-            match std::fs::remove_dir(path) {
-                Ok(()) => Ok(Some(format!(
-                    "removed private tracefs mount {}",
-                    path.display()
-                ))),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    Ok(mounted.then(|| format!("unmounted private tracefs {}", path.display())))
-                }
-                Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
-            }
-        }
+        Resource::TracefsInstance { path } => remove_tracefs_instance(path),
+        Resource::TracefsMount { path } => remove_tracefs_mount(path),
         Resource::File { path } => match std::fs::remove_file(path) {
             Ok(()) => Ok(Some(format!("removed {}", path.display()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -169,6 +78,105 @@ pub fn undo(r: &Resource) -> Result<Option<String>, String> {
             remove_cgroup(path).map_err(|e| e.0)?;
             Ok(Some(format!("removed cgroup {}", path.display())))
         }
+    }
+}
+
+/// Unmounts `target` (lazily when it stays busy for 3 s).
+fn unmount(target: &Path) -> Result<Option<String>, String> {
+    if !is_mount_point(target) {
+        return Ok(None);
+    }
+    let mut res = rustix::mount::unmount(target, rustix::mount::UnmountFlags::empty());
+    for _ in 0..30 {
+        if res != Err(rustix::io::Errno::BUSY) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        res = rustix::mount::unmount(target, rustix::mount::UnmountFlags::empty());
+    }
+    if res.is_err() {
+        rustix::mount::unmount(target, rustix::mount::UnmountFlags::DETACH).map_err(|e| {
+            format!(
+                "cannot unmount {}: {}",
+                target.display(),
+                std::io::Error::from(e)
+            )
+        })?;
+    }
+    Ok(Some(format!("unmounted {}", target.display())))
+}
+
+/// Detaches loop device `number` if it is still bound to `backing`.
+fn detach(number: u32, backing: &Path) -> Result<Option<String>, String> {
+    if backing_file(number).as_deref() != Some(backing) {
+        return Ok(None); // gone, or now someone else's: not ours to touch
+    }
+    let dev = PathBuf::from(format!("/dev/loop{number}"));
+    let fd = rustix::fs::open(
+        &dev,
+        rustix::fs::OFlags::RDWR | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| format!("cannot open {}: {}", dev.display(), std::io::Error::from(e)))?;
+    let _ = fslab_sys::loopdev::clear(std::os::fd::AsFd::as_fd(&fd));
+    drop(fd);
+    for _ in 0..200 {
+        if backing_file(number).is_none() {
+            return Ok(Some(format!("detached {}", dev.display())));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    Err(format!(
+        "{} is still bound to {}",
+        dev.display(),
+        backing.display()
+    ))
+}
+
+/// Switches a tracefs instance off and removes it.
+fn remove_tracefs_instance(path: &Path) -> Result<Option<String>, String> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let _ = std::fs::write(path.join("tracing_on"), "0");
+    let _ = std::fs::write(path.join("events/enable"), "0");
+    let mut last = None;
+    for _ in 0..50 {
+        match std::fs::remove_dir(path) {
+            Ok(()) => return Ok(Some(format!("removed tracefs instance {}", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => last = Some(e),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Err(format!(
+        "cannot remove tracefs instance {}: {}",
+        path.display(),
+        last.map(|e| e.to_string()).unwrap_or_default()
+    ))
+}
+
+/// Unmounts and removes a private tracefs mount.
+fn remove_tracefs_mount(path: &Path) -> Result<Option<String>, String> {
+    let mounted = is_mount_point(path);
+    if mounted {
+        rustix::mount::unmount(path, rustix::mount::UnmountFlags::DETACH).map_err(|e| {
+            format!(
+                "cannot unmount {}: {}",
+                path.display(),
+                std::io::Error::from(e)
+            )
+        })?;
+    }
+    match std::fs::remove_dir(path) {
+        Ok(()) => Ok(Some(format!(
+            "removed private tracefs mount {}",
+            path.display()
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(mounted.then(|| format!("unmounted private tracefs {}", path.display())))
+        }
+        Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
     }
 }
 

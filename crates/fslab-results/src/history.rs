@@ -53,40 +53,7 @@ pub fn history(store: &Store, name: Option<&str>, policy: Policy) -> Result<Stri
             names.join(", ")
         )));
     }
-    // Per (cell label, metric): the experiments in order.
-    type Key = (String, String);
-    let mut series: Vec<(Key, Direction, Vec<Point>)> = Vec::new();
-    for e in &mine {
-        let rec = store.experiment(e.id)?;
-        let g = select(store, &[e.id], &[])?;
-        let heads = headlines(store, &g)?;
-        let ms: Vec<Metric> = metrics(store, &g)?;
-        let (mut fslab, mut kernel) = (String::new(), rec.kernel.clone());
-        if let Some(crate::select::GroupRun { id, .. }) = g.runs.iter().flatten().next() {
-            let r = store.run(*id)?.run;
-            fslab = r.fslab_version;
-            kernel = r.kernel;
-        }
-        for m in ms.iter().filter(|m| heads.contains(&m.name)) {
-            for (label, values) in g.labels.iter().zip(&m.values) {
-                if values.is_empty() {
-                    continue;
-                }
-                let key = (label.clone(), m.name.clone());
-                let point = Point {
-                    experiment: e.id,
-                    date: e.started_at.get(..10).unwrap_or(&e.started_at).to_string(),
-                    kernel: kernel.clone(),
-                    fslab: fslab.clone(),
-                    values: values.clone(),
-                };
-                match series.iter_mut().find(|s| s.0 == key) {
-                    Some(s) => s.2.push(point),
-                    None => series.push((key, m.direction, vec![point])),
-                }
-            }
-        }
-    }
+    let series = headline_series(store, &mine)?;
     let mut s = format!(
         "history of experiment {name:?}: {} stored run(s) of it; a change is a verdict against the \
          runs since the last change\n",
@@ -153,4 +120,44 @@ pub fn history(store: &Store, name: Option<&str>, policy: Policy) -> Result<Stri
         }
     }
     Ok(s)
+}
+
+/// Per (cell label, headline metric): the direction and the experiments in order.
+type Series = ((String, String), Direction, Vec<Point>);
+
+/// The headline metrics of experiments `mine`, cell by cell, in order.
+fn headline_series(store: &Store, mine: &[&fslab_store::ExperimentRow]) -> Result<Vec<Series>> {
+    let mut series: Vec<Series> = Vec::new();
+    for e in mine {
+        let rec = store.experiment(e.id)?;
+        let g = select(store, &[e.id], &[])?;
+        let heads = headlines(store, &g)?;
+        let ms: Vec<Metric> = metrics(store, &g)?;
+        let (mut fslab, mut kernel) = (String::new(), rec.kernel.clone());
+        if let Some(crate::select::GroupRun { id, .. }) = g.runs.iter().flatten().next() {
+            let r = store.run(*id)?.run;
+            fslab = r.fslab_version;
+            kernel = r.kernel;
+        }
+        for m in ms.iter().filter(|m| heads.contains(&m.name)) {
+            for (label, values) in g.labels.iter().zip(&m.values) {
+                if values.is_empty() {
+                    continue;
+                }
+                let key = (label.clone(), m.name.clone());
+                let point = Point {
+                    experiment: e.id,
+                    date: e.started_at.get(..10).unwrap_or(&e.started_at).to_string(),
+                    kernel: kernel.clone(),
+                    fslab: fslab.clone(),
+                    values: values.clone(),
+                };
+                match series.iter_mut().find(|s| s.0 == key) {
+                    Some(s) => s.2.push(point),
+                    None => series.push((key, m.direction, vec![point])),
+                }
+            }
+        }
+    }
+    Ok(series)
 }

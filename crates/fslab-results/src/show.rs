@@ -313,16 +313,22 @@ pub fn show(rec: &RunRecord) -> String {
             );
         }
     }
+    latency_and_rates(rec, &mut s);
+    s
+}
+
+/// The latency table and the per-second rate summary of a run.
+fn latency_and_rates(rec: &RunRecord, s: &mut String) {
     if !rec.latency.is_empty() {
         s.push_str("\nlatency (microseconds):\n");
         let _ = writeln!(
-            s,
+            *s,
             "{:<8} {:<7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
             "phase", "call", "count", "min", "mean", "p50", "p99", "p99.9", "max"
         );
         for l in &rec.latency {
             let _ = writeln!(
-                s,
+                *s,
                 "{:<8} {:<7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
                 l.phase,
                 l.op,
@@ -339,7 +345,7 @@ pub fn show(rec: &RunRecord) -> String {
     if !rec.series.is_empty() {
         s.push_str("\nper-second rate (ops/s):\n");
         let _ = writeln!(
-            s,
+            *s,
             "{:<8} {:>8} {:>12} {:>12} {:>12}",
             "phase", "samples", "min", "mean", "max"
         );
@@ -361,7 +367,7 @@ pub fn show(rec: &RunRecord) -> String {
             let min = pts.iter().cloned().fold(f64::INFINITY, f64::min);
             let max = pts.iter().cloned().fold(0.0, f64::max);
             let _ = writeln!(
-                s,
+                *s,
                 "{:<8} {:>8} {:>12.1} {:>12.1} {:>12.1}",
                 p.phase,
                 pts.len(),
@@ -371,7 +377,6 @@ pub fn show(rec: &RunRecord) -> String {
             );
         }
     }
-    s
 }
 
 /// The stored note of type `T` for phase `phase` (`None`: the run's own).
