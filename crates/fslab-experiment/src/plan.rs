@@ -274,49 +274,7 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
     if !exp.description.is_empty() {
         let _ = writeln!(s, "  {}", exp.description.trim());
     }
-    match &exp.device {
-        Device::Image {
-            size,
-            dir,
-            direct_io,
-            host,
-        } => {
-            let _ = writeln!(
-                s,
-                "device: a fresh sparse image of {} in {} per run, on a loop device ({} IO)",
-                human_bytes(*size),
-                dir.display(),
-                if *direct_io { "direct" } else { "buffered" }
-            );
-            let where_ = match host {
-                ImageHost::None => None,
-                ImageHost::Xfs => Some("always"),
-                ImageHost::Auto => Some("if the image does not fit there"),
-            };
-            if let Some(w) = where_ {
-                let _ = writeln!(
-                    s,
-                    "image host: the images go on an XFS that fslab makes on a sparse image of {} in {} ({w})",
-                    human_bytes(crate::image_host::HOST_IMAGE_SIZE),
-                    dir.display()
-                );
-            }
-        }
-        Device::Block { path } => {
-            let _ = writeln!(
-                s,
-                "device: block device {} (formatted for every run; needs --format-device)",
-                path.display()
-            );
-        }
-        Device::Directory { path } => {
-            let _ = writeln!(
-                s,
-                "device: existing directory {} (no mkfs, no mount)",
-                path.display()
-            );
-        }
-    }
+    describe_device(exp, &mut s);
     let m = &exp.machine;
     let _ = writeln!(
         s,
@@ -397,6 +355,53 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
         );
     }
     s
+}
+
+/// The dry run's device lines.
+fn describe_device(exp: &Experiment, s: &mut String) {
+    match &exp.device {
+        Device::Image {
+            size,
+            dir,
+            direct_io,
+            host,
+        } => {
+            let _ = writeln!(
+                s,
+                "device: a fresh sparse image of {} in {} per run, on a loop device ({} IO)",
+                human_bytes(*size),
+                dir.display(),
+                if *direct_io { "direct" } else { "buffered" }
+            );
+            let where_ = match host {
+                ImageHost::None => None,
+                ImageHost::Xfs => Some("always"),
+                ImageHost::Auto => Some("if the image does not fit there"),
+            };
+            if let Some(w) = where_ {
+                let _ = writeln!(
+                    s,
+                    "image host: the images go on an XFS that fslab makes on a sparse image of {} in {} ({w})",
+                    human_bytes(crate::image_host::HOST_IMAGE_SIZE),
+                    dir.display()
+                );
+            }
+        }
+        Device::Block { path } => {
+            let _ = writeln!(
+                s,
+                "device: block device {} (formatted for every run; needs --format-device)",
+                path.display()
+            );
+        }
+        Device::Directory { path } => {
+            let _ = writeln!(
+                s,
+                "device: existing directory {} (no mkfs, no mount)",
+                path.display()
+            );
+        }
+    }
 }
 
 /// Filesystem types whose mkfs tool is missing, each with what to install.

@@ -175,15 +175,8 @@ pub fn run(
     run_with(opts, argv, stop, out, rec, &mut Hooks::default())
 }
 
-/// [`run`] with [`Hooks`].
-pub fn run_with(
-    opts: &FsMarkOptions,
-    argv: &[String],
-    stop: &AtomicBool,
-    out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-    hooks: &mut Hooks,
-) -> Result<FsMarkReport, FsMarkError> {
+/// Makes the -d directories and opens the -l log file.
+fn prepare(opts: &FsMarkOptions) -> Result<std::fs::File, FsMarkError> {
     for d in &opts.dirs {
         match std::fs::create_dir(d) {
             Ok(()) => {}
@@ -196,7 +189,7 @@ pub fn run_with(
             }
         }
     }
-    let log = OpenOptions::new()
+    OpenOptions::new()
         .create(true)
         .append(true)
         .open(&opts.log_file)
@@ -205,7 +198,19 @@ pub fn run_with(
                 "-l {}: cannot open the log file: {e}",
                 opts.log_file.display()
             ))
-        })?;
+        })
+}
+
+/// [`run`] with [`Hooks`].
+pub fn run_with(
+    opts: &FsMarkOptions,
+    argv: &[String],
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+    rec: &mut dyn Recorder,
+    hooks: &mut Hooks,
+) -> Result<FsMarkReport, FsMarkError> {
+    let log = prepare(opts)?;
     let mut sinks = Sinks { out, log };
 
     let target = crate::target::describe(&opts.dirs[0]);

@@ -218,6 +218,42 @@ pub fn parse_size(flag: &str, s: &str) -> Result<u64, OptionError> {
 }
 
 impl RawOptions {
+    /// -D, -N and --subdir-secs: how files spread over subdirectories.
+    fn dir_policy(&self) -> Result<DirPolicy, OptionError> {
+        Ok(match (self.subdirs, self.per_subdir) {
+            (None, None) => DirPolicy::NoSubdirs,
+            (None, Some(_)) => {
+                return err(
+                    "-N needs -D: round robin spreads files over the subdirectories -D makes"
+                        .into(),
+                )
+            }
+            (Some(d), per) => {
+                if d < 2 {
+                    return err(format!(
+                        "-D {d}: the number of subdirectories must be at least 2"
+                    ));
+                }
+                if d > u32::MAX as i64 {
+                    return err(format!("-D {d}: too many subdirectories"));
+                }
+                match per {
+                    Some(k) => DirPolicy::RoundRobin {
+                        subdirs: d as u32,
+                        per_subdir: positive("-N", "files per subdirectory", k)?,
+                    },
+                    None => DirPolicy::TimeHash {
+                        subdirs: d as u32,
+                        secs: match self.subdir_secs {
+                            Some(s) => positive("--subdir-secs", "seconds", s)?,
+                            None => 180,
+                        },
+                    },
+                }
+            }
+        })
+    }
+
     /// Checks every option, with fs_mark's defaults for those not given.
     pub fn validate(&self) -> Result<FsMarkOptions, OptionError> {
         if self.dirs.is_empty() {
@@ -271,38 +307,7 @@ impl RawOptions {
             })?,
             None => SyncMethod::FsyncBeforeClose,
         };
-        let dir_policy = match (self.subdirs, self.per_subdir) {
-            (None, None) => DirPolicy::NoSubdirs,
-            (None, Some(_)) => {
-                return err(
-                    "-N needs -D: round robin spreads files over the subdirectories -D makes"
-                        .into(),
-                )
-            }
-            (Some(d), per) => {
-                if d < 2 {
-                    return err(format!(
-                        "-D {d}: the number of subdirectories must be at least 2"
-                    ));
-                }
-                if d > u32::MAX as i64 {
-                    return err(format!("-D {d}: too many subdirectories"));
-                }
-                match per {
-                    Some(k) => DirPolicy::RoundRobin {
-                        subdirs: d as u32,
-                        per_subdir: positive("-N", "files per subdirectory", k)?,
-                    },
-                    None => DirPolicy::TimeHash {
-                        subdirs: d as u32,
-                        secs: match self.subdir_secs {
-                            Some(s) => positive("--subdir-secs", "seconds", s)?,
-                            None => 180,
-                        },
-                    },
-                }
-            }
-        };
+        let dir_policy = self.dir_policy()?;
         let name_len = match self.name_len {
             Some(p) if p < 1 || p > MAX_NAME_LEN as i64 => {
                 return err(format!(
