@@ -107,16 +107,10 @@ pub struct ProcessExecutor {
     pub ranks: u32,
 }
 
-impl Executor for ProcessExecutor {
-    fn run(
-        &mut self,
-        argv: &[String],
-        cgroup: Option<&Path>,
-        watch: Option<&Watch>,
-        stop: &AtomicBool,
-        progress: &mut dyn Progress,
-    ) -> WorkloadOutcome {
-        let mut out = WorkloadOutcome::default();
+impl ProcessExecutor {
+    /// `EXE --db DB ARGV --json --progress --die-with-parent [--cgroup CG]
+    /// [--phase-acks]`, under mpirun for several ranks.
+    fn command(&self, argv: &[String], cgroup: Option<&Path>, acks: bool) -> Command {
         let mut cmd = match crate::plan::mpirun_prefix(self.ranks) {
             Some(prefix) => {
                 let mut c = Command::new(&prefix[0]);
@@ -149,12 +143,45 @@ impl Executor for ProcessExecutor {
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         // With probes beside it, the workload waits at each phase boundary
         // for this process to answer on its stdin.
-        if watch.is_some() {
+        if acks {
             cmd.arg("--phase-acks").stdin(Stdio::piped());
         } else {
             cmd.stdin(Stdio::null());
         }
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd
+    }
+}
+
+/// Why a workload that sent no end message ended: its signal or status,
+/// and the last thing it said.
+fn why_it_ended(status: Option<std::process::ExitStatus>, said: &[String]) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let why = match (
+        status.and_then(|s| s.signal()),
+        status.and_then(|s| s.code()),
+    ) {
+        (Some(sig), _) => format!("the workload was killed by signal {sig}"),
+        (None, Some(code)) => format!("the workload exited with status {code}"),
+        _ => "the workload ended without a report".into(),
+    };
+    match said.iter().rev().find(|l| !l.trim().is_empty()) {
+        Some(last) => format!("{why}: {last}"),
+        None => why,
+    }
+}
+
+impl Executor for ProcessExecutor {
+    fn run(
+        &mut self,
+        argv: &[String],
+        cgroup: Option<&Path>,
+        watch: Option<&Watch>,
+        stop: &AtomicBool,
+        progress: &mut dyn Progress,
+    ) -> WorkloadOutcome {
+        let mut out = WorkloadOutcome::default();
+        let mut cmd = self.command(argv, cgroup, watch.is_some());
         // The probes start first, in this process: outside the workload's
         // memory cgroup, and ready for its first phase.
         let mut probes = watch.map(|w| {
@@ -275,22 +302,7 @@ impl Executor for ProcessExecutor {
         use std::os::unix::process::ExitStatusExt;
         out.signal = status.and_then(|s| s.signal());
         if out.status.is_none() {
-            let why = match (out.signal, status.and_then(|s| s.code())) {
-                (Some(sig), _) => format!("the workload was killed by signal {sig}"),
-                (None, Some(code)) => format!("the workload exited with status {code}"),
-                _ => "the workload ended without a report".into(),
-            };
-            let last = said
-                .iter()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .cloned()
-                .unwrap_or_default();
-            out.error = Some(if last.is_empty() {
-                why
-            } else {
-                format!("{why}: {last}")
-            });
+            out.error = Some(why_it_ended(status, &said));
         }
         // What a killed workload could not undo itself.
         for l in crate::state::cleanup_children(

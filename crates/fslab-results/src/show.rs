@@ -379,6 +379,61 @@ fn latency_and_rates(rec: &RunRecord, s: &mut String) {
     }
 }
 
+/// A phase's CPU: the workload's, the machine's, the device's threads.
+fn cpu_lines(c: &CpuSummary, s: &mut String) {
+    let m = &c.mean;
+    if let Some(w) = &c.workload {
+        let _ = writeln!(
+            *s,
+            "    cpu, workload: usr {:.0}%, sys {:.0}% of one CPU ({:.2} s usr, {:.2} s sys)",
+            w.usr_pct, w.sys_pct, w.usr_s, w.sys_s
+        );
+    }
+    let _ = write!(
+        *s,
+        "    cpu, machine: {:.0}% busy (usr {:.0}%, sys {:.0}%, iowait {:.0}%, steal {:.0}%) of one CPU",
+        m.busy_pct(),
+        m.usr_pct,
+        m.sys_pct,
+        m.iowait_pct,
+        m.steal_pct
+    );
+    let top: Vec<String> = c
+        .fs_kthreads
+        .iter()
+        .take(3)
+        .map(|t| format!("{} {:.2}s", t.thread, t.cpu_s))
+        .collect();
+    if !top.is_empty() {
+        let _ = write!(s, "; fs threads: {}", top.join(", "));
+    }
+    s.push('\n');
+}
+
+/// A phase's journal: jbd2 commits, XFS log writes or btrfs commits.
+fn journal_lines(
+    notes: &[fslab_store::StoredNote],
+    here: Option<u32>,
+    pt: &dyn Fn(&str, &str) -> Option<(f64, f64)>,
+    s: &mut String,
+) {
+    if let Some(Jbd2Commits(lines)) = note_of::<Jbd2Commits>(notes, here) {
+        let run = pt("journal", &names::jbd2_commit(names::JBD2_RUNNING)).unwrap_or((0.0, 0.0));
+        let log = pt("journal", &names::jbd2_commit(names::JBD2_LOGGING)).unwrap_or((0.0, 0.0));
+        let _ = writeln!(*s, "    journal: {} jbd2 commits, running {:.0} ms average / {:.0} max, logging {:.0} ms average / {:.0} max", lines.len(), run.0, run.1, log.0, log.1);
+        for l in lines.iter().take(3) {
+            let _ = writeln!(*s, "      {l}");
+        }
+    } else if let Some((mean, _)) = pt("journal", &names::xfs_per_s(names::XFS_LOG_WRITES)) {
+        let _ = writeln!(*s, "    journal: xfs log writes {mean:.0}/s average");
+    } else if let Some((_, commits)) = pt("journal", names::BTRFS_COMMITS) {
+        let _ = writeln!(
+            s,
+            "    journal: btrfs transaction commits {commits:.0} (mount total)"
+        );
+    }
+}
+
 /// The stored note of type `T` for phase `phase` (`None`: the run's own).
 pub fn note_of<T: Note>(notes: &[fslab_store::StoredNote], phase: Option<u32>) -> Option<T> {
     notes
@@ -443,33 +498,7 @@ pub fn probes(
         };
         let here = Some(p.seq);
         if let Some(c) = note_of::<CpuSummary>(notes, here) {
-            let m = &c.mean;
-            if let Some(w) = &c.workload {
-                let _ = writeln!(
-                    s,
-                    "    cpu, workload: usr {:.0}%, sys {:.0}% of one CPU ({:.2} s usr, {:.2} s sys)",
-                    w.usr_pct, w.sys_pct, w.usr_s, w.sys_s
-                );
-            }
-            let _ = write!(
-                s,
-                "    cpu, machine: {:.0}% busy (usr {:.0}%, sys {:.0}%, iowait {:.0}%, steal {:.0}%) of one CPU",
-                m.busy_pct(),
-                m.usr_pct,
-                m.sys_pct,
-                m.iowait_pct,
-                m.steal_pct
-            );
-            let top: Vec<String> = c
-                .fs_kthreads
-                .iter()
-                .take(3)
-                .map(|t| format!("{} {:.2}s", t.thread, t.cpu_s))
-                .collect();
-            if !top.is_empty() {
-                let _ = write!(s, "; fs threads: {}", top.join(", "));
-            }
-            s.push('\n');
+            cpu_lines(&c, &mut s);
         }
         for (dev, d) in note_of::<DiskSummary>(notes, here).unwrap_or_default().0 {
             let _ = writeln!(
@@ -505,21 +534,7 @@ pub fn probes(
             }
             s.push('\n');
         }
-        if let Some(Jbd2Commits(lines)) = note_of::<Jbd2Commits>(notes, here) {
-            let run = pt("journal", &names::jbd2_commit(names::JBD2_RUNNING)).unwrap_or((0.0, 0.0));
-            let log = pt("journal", &names::jbd2_commit(names::JBD2_LOGGING)).unwrap_or((0.0, 0.0));
-            let _ = writeln!(s, "    journal: {} jbd2 commits, running {:.0} ms average / {:.0} max, logging {:.0} ms average / {:.0} max", lines.len(), run.0, run.1, log.0, log.1);
-            for l in lines.iter().take(3) {
-                let _ = writeln!(s, "      {l}");
-            }
-        } else if let Some((mean, _)) = pt("journal", &names::xfs_per_s(names::XFS_LOG_WRITES)) {
-            let _ = writeln!(s, "    journal: xfs log writes {mean:.0}/s average");
-        } else if let Some((_, commits)) = pt("journal", names::BTRFS_COMMITS) {
-            let _ = writeln!(
-                s,
-                "    journal: btrfs transaction commits {commits:.0} (mount total)"
-            );
-        }
+        journal_lines(notes, here, &pt, &mut s);
         if let Some(WritebackReasons(r)) =
             note_of::<WritebackReasons>(notes, here).filter(|r| !r.0.is_empty())
         {
