@@ -410,11 +410,14 @@ fn cpu_lines(c: &CpuSummary, s: &mut String) {
     s.push('\n');
 }
 
+/// A phase's (mean, max) of a probe's series, by probe and metric.
+type PointOf<'a> = &'a dyn Fn(&str, &str) -> Option<(f64, f64)>;
+
 /// A phase's journal: jbd2 commits, XFS log writes or btrfs commits.
 fn journal_lines(
     notes: &[fslab_store::StoredNote],
     here: Option<u32>,
-    pt: &dyn Fn(&str, &str) -> Option<(f64, f64)>,
+    pt: PointOf,
     s: &mut String,
 ) {
     if let Some(Jbd2Commits(lines)) = note_of::<Jbd2Commits>(notes, here) {
