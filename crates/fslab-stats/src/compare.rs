@@ -351,17 +351,32 @@ fn columns(r: &Row) -> [String; 9] {
     ]
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// CSV, one line per metric and group.
 pub fn csv(rows: &[Row]) -> String {
-    let mut s = String::from("metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n\n");
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record([
+        "metric",
+        "group",
+        "n",
+        "mean",
+        "sd",
+        "median",
+        "min",
+        "max",
+        "hmean",
+        "cv_pct",
+        "diff_pct",
+        "direction",
+        "ci_low_pct",
+        "ci_high_pct",
+        "p_value",
+        "note",
+        "p_adjusted",
+        "correction",
+        "verdict",
+        "delta_pct",
+        "needed_n",
+    ]);
     let o = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     let f = |x: f64| {
         if x.is_nan() {
@@ -371,12 +386,10 @@ pub fn csv(rows: &[Row]) -> String {
         }
     };
     for r in rows {
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            csv_field(&r.metric),
-            csv_field(&r.group),
-            r.summary.n,
+        let _ = w.write_record([
+            r.metric.clone(),
+            r.group.clone(),
+            r.summary.n.to_string(),
             f(r.summary.mean),
             f(r.summary.sd),
             f(r.summary.median),
@@ -385,19 +398,19 @@ pub fn csv(rows: &[Row]) -> String {
             f(r.summary.hmean),
             f(r.summary.cv_pct),
             o(r.diff_pct),
-            r.direction.unwrap_or(""),
+            r.direction.unwrap_or("").to_string(),
             o(r.ci_low_pct),
             o(r.ci_high_pct),
             o(r.p_value),
-            csv_field(r.note.as_deref().unwrap_or("")),
+            r.note.clone().unwrap_or_default(),
             o(r.p_adjusted),
-            r.correction.unwrap_or(""),
-            r.verdict.map(Verdict::name).unwrap_or(""),
+            r.correction.unwrap_or("").to_string(),
+            r.verdict.map(Verdict::name).unwrap_or("").to_string(),
             o(r.delta_pct),
-            r.needed_n.map(|n| n.to_string()).unwrap_or_default()
-        );
+            r.needed_n.map(|n| n.to_string()).unwrap_or_default(),
+        ]);
     }
-    s
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -287,177 +287,61 @@ impl RunRecord {
     /// The run as long-format CSV: `run_id,table,phase,op,index,metric,value`,
     /// one measured value per line (tidy data for R, pandas or a spreadsheet).
     pub fn to_csv(&self) -> String {
-        let id = self.run.id;
-        let mut out = String::from("run_id,table,phase,op,index,metric,value\n");
+        let id = self.run.id.to_string();
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let _ = w.write_record(["run_id", "table", "phase", "op", "index", "metric", "value"]);
         let mut line =
-            |table: &str, phase: &str, op: &str, index: String, metric: &str, value: String| {
-                out.push_str(&format!(
-                    "{id},{table},{},{},{index},{metric},{value}\n",
-                    csv_field(phase),
-                    csv_field(op)
-                ));
+            |table: &str, phase: &str, op: &str, index: &str, metric: &str, value: String| {
+                let _ = w.write_record([id.as_str(), table, phase, op, index, metric, &value]);
             };
-        let phase_name = |i: u32| {
-            self.phases
-                .iter()
-                .find(|p| p.seq == i)
-                .map(|p| p.phase.clone())
-                .unwrap_or_default()
-        };
         for m in &self.metrics {
+            let phase = m.phase.as_deref().unwrap_or("");
             line(
                 "metric",
-                m.phase.as_deref().unwrap_or(""),
+                phase,
                 &m.source,
-                String::new(),
-                &csv_field(&m.name_with_unit()),
+                "",
+                &m.name_with_unit(),
                 m.value.to_string(),
             );
         }
         for l in &self.loops {
             let i = l.index.to_string();
-            line(
-                "loop",
-                "create",
-                "",
-                i.clone(),
-                "fs_use_pct",
-                l.fs_use_pct.to_string(),
-            );
-            line(
-                "loop",
-                "create",
-                "",
-                i.clone(),
-                "count",
-                l.count.to_string(),
-            );
-            line(
-                "loop",
-                "create",
-                "",
-                i.clone(),
-                "files",
-                l.files.to_string(),
-            );
-            line(
-                "loop",
-                "create",
-                "",
-                i.clone(),
-                "file_size",
-                l.file_size.to_string(),
-            );
-            line(
-                "loop",
-                "create",
-                "",
-                i.clone(),
-                "files_per_sec",
-                l.files_per_sec.to_string(),
-            );
-            line(
-                "loop",
-                "create",
-                "",
-                i.clone(),
-                "wall_files_per_sec",
-                l.wall_files_per_sec.to_string(),
-            );
-            line(
-                "loop",
-                "create",
-                "",
-                i.clone(),
-                "wall_s",
-                l.wall_s.to_string(),
-            );
-            line(
-                "loop",
-                "create",
-                "",
-                i.clone(),
-                "app_overhead_us",
-                l.app_overhead_us.to_string(),
-            );
+            for (metric, v) in [
+                ("fs_use_pct", l.fs_use_pct.to_string()),
+                ("count", l.count.to_string()),
+                ("files", l.files.to_string()),
+                ("file_size", l.file_size.to_string()),
+                ("files_per_sec", l.files_per_sec.to_string()),
+                ("wall_files_per_sec", l.wall_files_per_sec.to_string()),
+                ("wall_s", l.wall_s.to_string()),
+                ("app_overhead_us", l.app_overhead_us.to_string()),
+            ] {
+                line("loop", "create", "", &i, metric, v);
+            }
             for (name, c) in &l.calls {
-                line(
-                    "loop",
-                    "create",
-                    name,
-                    i.clone(),
-                    "min_us",
-                    c.min_us.to_string(),
-                );
-                line(
-                    "loop",
-                    "create",
-                    name,
-                    i.clone(),
-                    "avg_us",
-                    c.avg_us.to_string(),
-                );
-                line(
-                    "loop",
-                    "create",
-                    name,
-                    i.clone(),
-                    "max_us",
-                    c.max_us.to_string(),
-                );
+                for (metric, v) in [
+                    ("min_us", c.min_us),
+                    ("avg_us", c.avg_us),
+                    ("max_us", c.max_us),
+                ] {
+                    line("loop", "create", name, &i, metric, v.to_string());
+                }
             }
         }
         for p in &self.phases {
             let i = p.seq.to_string();
-            line("phase", &p.phase, "", i.clone(), "ops", p.ops.to_string());
-            line(
-                "phase",
-                &p.phase,
-                "",
-                i.clone(),
-                "elapsed_s",
-                p.elapsed_s.to_string(),
-            );
-            line(
-                "phase",
-                &p.phase,
-                "",
-                i.clone(),
-                "ops_per_s",
-                p.ops_per_s.to_string(),
-            );
-            line(
-                "phase",
-                &p.phase,
-                "",
-                i.clone(),
-                "usr_cpu_s",
-                p.usr_cpu_s.to_string(),
-            );
-            line(
-                "phase",
-                &p.phase,
-                "",
-                i.clone(),
-                "sys_cpu_s",
-                p.sys_cpu_s.to_string(),
-            );
-            line(
-                "phase",
-                &p.phase,
-                "",
-                i.clone(),
-                "bytes",
-                p.bytes.to_string(),
-            );
-            line(
-                "phase",
-                &p.phase,
-                "",
-                i,
-                "complete",
-                (p.complete as u8).to_string(),
-            );
+            for (metric, v) in [
+                ("ops", p.ops.to_string()),
+                ("elapsed_s", p.elapsed_s.to_string()),
+                ("ops_per_s", p.ops_per_s.to_string()),
+                ("usr_cpu_s", p.usr_cpu_s.to_string()),
+                ("sys_cpu_s", p.sys_cpu_s.to_string()),
+                ("bytes", p.bytes.to_string()),
+                ("complete", (p.complete as u8).to_string()),
+            ] {
+                line("phase", &p.phase, "", &i, metric, v);
+            }
         }
         for l in &self.latency {
             for (m, v) in [
@@ -470,16 +354,23 @@ impl RunRecord {
                 ("p999_ns", l.p999_ns as f64),
                 ("max_ns", l.max_ns as f64),
             ] {
-                line("latency", &l.phase, &l.op, String::new(), m, v.to_string());
+                line("latency", &l.phase, &l.op, "", m, v.to_string());
             }
         }
+        let phase_name = |i: u32| {
+            self.phases
+                .iter()
+                .find(|p| p.seq == i)
+                .map(|p| p.phase.clone())
+                .unwrap_or_default()
+        };
         for (i, s) in self.series.iter().enumerate() {
             let phase = phase_name(s.phase_index);
             line(
                 "series",
                 &phase,
                 "",
-                i.to_string(),
+                &i.to_string(),
                 "t_s",
                 s.t_s.to_string(),
             );
@@ -487,20 +378,12 @@ impl RunRecord {
                 "series",
                 &phase,
                 "",
-                i.to_string(),
+                &i.to_string(),
                 "ops",
                 s.ops.to_string(),
             );
         }
-        out
-    }
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
     }
 }
 
