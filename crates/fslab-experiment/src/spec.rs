@@ -430,7 +430,6 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
         field: String::new(),
         message: e.message().trim().replace('\n', " "),
     })?;
-
     let name = spec.name.get_ref().trim().to_string();
     if name.is_empty() {
         return ctx.err(spec.name.span(), "name", "must not be empty");
@@ -477,343 +476,14 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
         }
     };
 
-    let kind = spec
-        .device
-        .kind
-        .as_ref()
-        .map(|k| (k.get_ref().as_str(), k.span()));
-    let device = match kind {
-        None | Some(("image", _)) => {
-            let size = match &spec.device.size {
-                None => 1 << 30,
-                Some(s) => match parse_bytes(s.get_ref()) {
-                    Some(b) if b >= 16 << 20 => b,
-                    Some(_) => {
-                        return ctx.err(
-                            s.span(),
-                            "device.size",
-                            format!("{:?} is too small (at least 16M)", s.get_ref()),
-                        )
-                    }
-                    None => {
-                        return ctx.err(
-                            s.span(),
-                            "device.size",
-                            format!("{:?} is not a size (like 100G or 100T)", s.get_ref()),
-                        )
-                    }
-                },
-            };
-            let dir = spec
-                .device
-                .image_dir
-                .clone()
-                .or_else(|| std::env::var("FSLAB_IMAGE_DIR").ok())
-                .unwrap_or_else(|| "/var/tmp".into());
-            let host = match &spec.device.image_host {
-                None => ImageHost::None,
-                Some(h) => match h.get_ref().as_str() {
-                    "none" => ImageHost::None,
-                    "auto" => ImageHost::Auto,
-                    "xfs" => ImageHost::Xfs,
-                    other => {
-                        return ctx.err(
-                            h.span(),
-                            "device.image_host",
-                            format!("{other:?} is not one of none, auto, xfs"),
-                        )
-                    }
-                },
-            };
-            Device::Image {
-                size,
-                dir: PathBuf::from(dir),
-                direct_io: spec.device.direct_io.unwrap_or(false),
-                host,
-            }
-        }
-        Some((other @ ("block" | "directory"), span)) if image_only(&spec.device).is_some() => {
-            return ctx.err(
-                span,
-                &format!("device.{}", image_only(&spec.device).unwrap_or_default()),
-                format!("applies to kind = \"image\" only, not to kind = \"{other}\""),
-            )
-        }
-        Some(("block", span)) => match &spec.device.path {
-            Some(p) if p.get_ref().starts_with("/dev/") => Device::Block {
-                path: PathBuf::from(p.get_ref()),
-            },
-            Some(p) => {
-                return ctx.err(
-                    p.span(),
-                    "device.path",
-                    format!("{:?} is not a device under /dev", p.get_ref()),
-                )
-            }
-            None => {
-                return ctx.err(
-                    span,
-                    "device.path",
-                    "a block device needs path = \"/dev/...\"",
-                )
-            }
-        },
-        Some(("directory", span)) => match &spec.device.path {
-            Some(p) if Path::new(p.get_ref()).is_absolute() => Device::Directory {
-                path: PathBuf::from(p.get_ref()),
-            },
-            Some(p) => {
-                return ctx.err(
-                    p.span(),
-                    "device.path",
-                    format!("{:?} is not an absolute path", p.get_ref()),
-                )
-            }
-            None => {
-                return ctx.err(
-                    span,
-                    "device.path",
-                    "a directory device needs path = \"/...\"",
-                )
-            }
-        },
-        Some((k, span)) => {
-            return ctx.err(
-                span,
-                "device.kind",
-                format!("unknown device kind {k:?} (use image, block or directory)"),
-            )
-        }
+    let device = device(&ctx, &spec.device)?;
+    let machine = machine(&ctx, &spec.machine)?;
+    let workload = workload(&ctx, &spec.workload)?;
+    let variants = variants(&ctx, &spec.variants)?;
+    let cells = match device {
+        Device::Directory { .. } => directory_cells(&ctx, &spec, &machine, &variants)?,
+        _ => target_cells(&ctx, &spec, &machine, &variants)?,
     };
-
-    let memory_limit = match &spec.machine.memory_limit {
-        None => None,
-        Some(m) => match parse_bytes(m.get_ref()) {
-            Some(b) if b >= 16 << 20 => Some(b),
-            _ => {
-                return ctx.err(
-                    m.span(),
-                    "machine.memory_limit",
-                    format!("{:?} is not a size of at least 16M", m.get_ref()),
-                )
-            }
-        },
-    };
-    let machine = Machine {
-        sysctl: sysctls(&ctx, "machine.sysctl", &spec.machine.sysctl)?,
-        drop_caches: spec.machine.drop_caches,
-        memory_limit,
-        memory_limit_scales: spec.machine.memory_limit_scales,
-    };
-
-    let wk = match spec.workload.kind.get_ref().parse::<WorkloadKind>() {
-        Ok(k) => k,
-        Err(e) => return ctx.err(spec.workload.kind.span(), "workload.kind", e),
-    };
-    if !wk.takes_dirs() && !spec.workload.args.iter().any(|a| a.contains("{dir")) {
-        return ctx.err(
-            spec.workload.kind.span(),
-            "workload.args",
-            format!("{wk} names its files itself: put {{dir}} (the new filesystem's directory) in its path, like \"{{dir}}/f\""),
-        );
-    }
-    let dirs = match &spec.workload.dirs {
-        None => 1,
-        Some(d) if *d.get_ref() < 1 || *d.get_ref() > 256 => {
-            return ctx.err(
-                d.span(),
-                "workload.dirs",
-                format!("{} is not from 1 to 256", d.get_ref()),
-            )
-        }
-        Some(d) => *d.get_ref() as u32,
-    };
-    let ranks = match &spec.workload.ranks {
-        None => 1,
-        Some(r) if *r.get_ref() < 1 || *r.get_ref() > 1024 => {
-            return ctx.err(
-                r.span(),
-                "workload.ranks",
-                format!("{} is not from 1 to 1024", r.get_ref()),
-            )
-        }
-        Some(r) => *r.get_ref() as u32,
-    };
-    let probes = match &spec.workload.probes {
-        None => None,
-        Some(p) => {
-            let list = p.get_ref().join(",");
-            if let Err(e) = fslab_probe::parse_list(&list) {
-                return ctx.err(
-                    p.span(),
-                    "workload.probes",
-                    e.trim_start_matches("--probes: "),
-                );
-            }
-            Some(list)
-        }
-    };
-    let workload = Workload {
-        kind: wk,
-        args: spec.workload.args.clone(),
-        dirs,
-        ranks,
-        probes,
-    };
-
-    struct Variant {
-        name: String,
-        sysctl: BTreeMap<String, String>,
-        workload_args: Vec<String>,
-        mkfs_options: Option<String>,
-        mount_options: Option<String>,
-        after_mkfs: Vec<String>,
-    }
-    let mut variants = Vec::new();
-    for (i, var) in spec.variants.iter().enumerate() {
-        let n = var.name.get_ref().trim();
-        if n.is_empty() {
-            return ctx.err(
-                var.name.span(),
-                &format!("variant[{i}].name"),
-                "must not be empty",
-            );
-        }
-        variants.push(Variant {
-            name: n.to_string(),
-            sysctl: sysctls(&ctx, &format!("variant[{i}].sysctl"), &var.sysctl)?,
-            workload_args: var.workload_args.clone(),
-            mkfs_options: var.mkfs_options.clone(),
-            mount_options: var.mount_options.clone(),
-            after_mkfs: var.after_mkfs.clone(),
-        });
-    }
-    if variants.is_empty() {
-        variants.push(Variant {
-            name: String::new(),
-            sysctl: BTreeMap::new(),
-            workload_args: vec![],
-            mkfs_options: None,
-            mount_options: None,
-            after_mkfs: vec![],
-        });
-    }
-
-    let mut cells = Vec::new();
-    if let Device::Directory { .. } = device {
-        if let Some(t) = spec.targets.first() {
-            return ctx.err(
-                t.fs.span(),
-                "target",
-                "a directory device makes no filesystem: remove the [[target]] tables",
-            );
-        }
-        for v in &variants {
-            cells.push(Cell {
-                index: cells.len() as u32,
-                label: if v.name.is_empty() {
-                    "directory".into()
-                } else {
-                    v.name.clone()
-                },
-                fs: None,
-                mkfs_options: vec![],
-                mount_options: String::new(),
-                sysctl: machine
-                    .sysctl
-                    .iter()
-                    .chain(&v.sysctl)
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-                workload_args: v.workload_args.clone(),
-                after_mkfs: vec![],
-            });
-        }
-    } else {
-        if spec.targets.is_empty() {
-            return ctx.err(
-                0..0,
-                "target",
-                "no [[target]]: name at least one filesystem (fs = \"ext4\")",
-            );
-        }
-        for (ti, t) in spec.targets.iter().enumerate() {
-            let fsname = t.fs.get_ref().trim();
-            if fsname.is_empty()
-                || !fsname
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            {
-                return ctx.err(
-                    t.fs.span(),
-                    &format!("target[{ti}].fs"),
-                    format!("{fsname:?} is not a filesystem type"),
-                );
-            }
-            let fs = FsType::parse(fsname);
-            let tsys = sysctls(&ctx, &format!("target[{ti}].sysctl"), &t.sysctl)?;
-            let mkfs_axis = if t.mkfs_options.is_empty() {
-                vec![String::new()]
-            } else {
-                t.mkfs_options.clone()
-            };
-            let mount_axis = if t.mount_options.is_empty() {
-                vec![String::new()]
-            } else {
-                t.mount_options.clone()
-            };
-            for mk in &mkfs_axis {
-                for mo in &mount_axis {
-                    for v in &variants {
-                        let mut mkfs_options = split_args(mk);
-                        if let Some(x) = &v.mkfs_options {
-                            mkfs_options.extend(split_args(x));
-                        }
-                        let mount_options: Vec<&str> =
-                            [mo.as_str(), v.mount_options.as_deref().unwrap_or("")]
-                                .into_iter()
-                                .filter(|s| !s.trim().is_empty())
-                                .collect();
-                        let mount_options = mount_options.join(",");
-                        let mut label = t.label.clone().unwrap_or_else(|| fs.name().to_string());
-                        if (t.label.is_none() || mkfs_axis.len() > 1) && !mk.trim().is_empty() {
-                            label.push(' ');
-                            label.push_str(mk.trim());
-                        }
-                        if (t.label.is_none() || mount_axis.len() > 1) && !mo.trim().is_empty() {
-                            label.push_str(" -o ");
-                            label.push_str(mo.trim());
-                        }
-                        if !v.name.is_empty() {
-                            label.push_str(" [");
-                            label.push_str(&v.name);
-                            label.push(']');
-                        }
-                        let mut sysctl = machine.sysctl.clone();
-                        sysctl.extend(tsys.clone());
-                        sysctl.extend(v.sysctl.clone());
-                        let mut workload_args = t.workload_args.clone();
-                        workload_args.extend(v.workload_args.iter().cloned());
-                        cells.push(Cell {
-                            index: cells.len() as u32,
-                            label,
-                            fs: Some(fs.clone()),
-                            mkfs_options,
-                            mount_options,
-                            sysctl,
-                            workload_args,
-                            after_mkfs: t
-                                .after_mkfs
-                                .iter()
-                                .chain(&v.after_mkfs)
-                                .map(|c| split_args(c))
-                                .collect(),
-                        });
-                    }
-                }
-            }
-        }
-    }
     let mut seen = std::collections::BTreeSet::new();
     for c in &cells {
         if !seen.insert(c.label.clone()) {
@@ -845,4 +515,372 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
         workload,
         cells,
     })
+}
+
+struct Variant {
+    name: String,
+    sysctl: BTreeMap<String, String>,
+    workload_args: Vec<String>,
+    mkfs_options: Option<String>,
+    mount_options: Option<String>,
+    after_mkfs: Vec<String>,
+}
+
+/// `[device]`.
+fn device(ctx: &Ctx, d: &DeviceSpec) -> Result<Device, SpecError> {
+    let kind = d.kind.as_ref().map(|k| (k.get_ref().as_str(), k.span()));
+    Ok(match kind {
+        None | Some(("image", _)) => image_device(ctx, d)?,
+        Some((other @ ("block" | "directory"), span)) if image_only(d).is_some() => {
+            return ctx.err(
+                span,
+                &format!("device.{}", image_only(d).unwrap_or_default()),
+                format!("applies to kind = \"image\" only, not to kind = \"{other}\""),
+            )
+        }
+        Some(("block", span)) => match &d.path {
+            Some(p) if p.get_ref().starts_with("/dev/") => Device::Block {
+                path: PathBuf::from(p.get_ref()),
+            },
+            Some(p) => {
+                return ctx.err(
+                    p.span(),
+                    "device.path",
+                    format!("{:?} is not a device under /dev", p.get_ref()),
+                )
+            }
+            None => {
+                return ctx.err(
+                    span,
+                    "device.path",
+                    "a block device needs path = \"/dev/...\"",
+                )
+            }
+        },
+        Some(("directory", span)) => match &d.path {
+            Some(p) if Path::new(p.get_ref()).is_absolute() => Device::Directory {
+                path: PathBuf::from(p.get_ref()),
+            },
+            Some(p) => {
+                return ctx.err(
+                    p.span(),
+                    "device.path",
+                    format!("{:?} is not an absolute path", p.get_ref()),
+                )
+            }
+            None => {
+                return ctx.err(
+                    span,
+                    "device.path",
+                    "a directory device needs path = \"/...\"",
+                )
+            }
+        },
+        Some((k, span)) => {
+            return ctx.err(
+                span,
+                "device.kind",
+                format!("unknown device kind {k:?} (use image, block or directory)"),
+            )
+        }
+    })
+}
+
+/// `[device]` of kind "image".
+fn image_device(ctx: &Ctx, d: &DeviceSpec) -> Result<Device, SpecError> {
+    let size = match &d.size {
+        None => 1 << 30,
+        Some(s) => match parse_bytes(s.get_ref()) {
+            Some(b) if b >= 16 << 20 => b,
+            Some(_) => {
+                return ctx.err(
+                    s.span(),
+                    "device.size",
+                    format!("{:?} is too small (at least 16M)", s.get_ref()),
+                )
+            }
+            None => {
+                return ctx.err(
+                    s.span(),
+                    "device.size",
+                    format!("{:?} is not a size (like 100G or 100T)", s.get_ref()),
+                )
+            }
+        },
+    };
+    let dir = d
+        .image_dir
+        .clone()
+        .or_else(|| std::env::var("FSLAB_IMAGE_DIR").ok())
+        .unwrap_or_else(|| "/var/tmp".into());
+    let host = match &d.image_host {
+        None => ImageHost::None,
+        Some(h) => match h.get_ref().as_str() {
+            "none" => ImageHost::None,
+            "auto" => ImageHost::Auto,
+            "xfs" => ImageHost::Xfs,
+            other => {
+                return ctx.err(
+                    h.span(),
+                    "device.image_host",
+                    format!("{other:?} is not one of none, auto, xfs"),
+                )
+            }
+        },
+    };
+    Ok(Device::Image {
+        size,
+        dir: PathBuf::from(dir),
+        direct_io: d.direct_io.unwrap_or(false),
+        host,
+    })
+}
+
+/// `[machine]`.
+fn machine(ctx: &Ctx, m: &MachineSpec) -> Result<Machine, SpecError> {
+    let memory_limit = match &m.memory_limit {
+        None => None,
+        Some(l) => match parse_bytes(l.get_ref()) {
+            Some(b) if b >= 16 << 20 => Some(b),
+            _ => {
+                return ctx.err(
+                    l.span(),
+                    "machine.memory_limit",
+                    format!("{:?} is not a size of at least 16M", l.get_ref()),
+                )
+            }
+        },
+    };
+    Ok(Machine {
+        sysctl: sysctls(ctx, "machine.sysctl", &m.sysctl)?,
+        drop_caches: m.drop_caches,
+        memory_limit,
+        memory_limit_scales: m.memory_limit_scales,
+    })
+}
+
+/// `[workload]`.
+fn workload(ctx: &Ctx, w: &WorkloadSpec) -> Result<Workload, SpecError> {
+    let wk = match w.kind.get_ref().parse::<WorkloadKind>() {
+        Ok(k) => k,
+        Err(e) => return ctx.err(w.kind.span(), "workload.kind", e),
+    };
+    if !wk.takes_dirs() && !w.args.iter().any(|a| a.contains("{dir")) {
+        return ctx.err(
+            w.kind.span(),
+            "workload.args",
+            format!("{wk} names its files itself: put {{dir}} (the new filesystem's directory) in its path, like \"{{dir}}/f\""),
+        );
+    }
+    let dirs = match &w.dirs {
+        None => 1,
+        Some(d) if *d.get_ref() < 1 || *d.get_ref() > 256 => {
+            return ctx.err(
+                d.span(),
+                "workload.dirs",
+                format!("{} is not from 1 to 256", d.get_ref()),
+            )
+        }
+        Some(d) => *d.get_ref() as u32,
+    };
+    let ranks = match &w.ranks {
+        None => 1,
+        Some(r) if *r.get_ref() < 1 || *r.get_ref() > 1024 => {
+            return ctx.err(
+                r.span(),
+                "workload.ranks",
+                format!("{} is not from 1 to 1024", r.get_ref()),
+            )
+        }
+        Some(r) => *r.get_ref() as u32,
+    };
+    let probes = match &w.probes {
+        None => None,
+        Some(p) => {
+            let list = p.get_ref().join(",");
+            if let Err(e) = fslab_probe::parse_list(&list) {
+                return ctx.err(
+                    p.span(),
+                    "workload.probes",
+                    e.trim_start_matches("--probes: "),
+                );
+            }
+            Some(list)
+        }
+    };
+    Ok(Workload {
+        kind: wk,
+        args: w.args.clone(),
+        dirs,
+        ranks,
+        probes,
+    })
+}
+
+/// `[[variant]]`s (one unnamed variant when there are none).
+fn variants(ctx: &Ctx, specs: &[VariantSpec]) -> Result<Vec<Variant>, SpecError> {
+    let mut variants = Vec::new();
+    for (i, var) in specs.iter().enumerate() {
+        let n = var.name.get_ref().trim();
+        if n.is_empty() {
+            return ctx.err(
+                var.name.span(),
+                &format!("variant[{i}].name"),
+                "must not be empty",
+            );
+        }
+        variants.push(Variant {
+            name: n.to_string(),
+            sysctl: sysctls(ctx, &format!("variant[{i}].sysctl"), &var.sysctl)?,
+            workload_args: var.workload_args.clone(),
+            mkfs_options: var.mkfs_options.clone(),
+            mount_options: var.mount_options.clone(),
+            after_mkfs: var.after_mkfs.clone(),
+        });
+    }
+    if variants.is_empty() {
+        variants.push(Variant {
+            name: String::new(),
+            sysctl: BTreeMap::new(),
+            workload_args: vec![],
+            mkfs_options: None,
+            mount_options: None,
+            after_mkfs: vec![],
+        });
+    }
+    Ok(variants)
+}
+
+/// The cells on a directory device: one per variant.
+fn directory_cells(
+    ctx: &Ctx,
+    spec: &FileSpec,
+    machine: &Machine,
+    variants: &[Variant],
+) -> Result<Vec<Cell>, SpecError> {
+    let mut cells = Vec::new();
+    if let Some(t) = spec.targets.first() {
+        return ctx.err(
+            t.fs.span(),
+            "target",
+            "a directory device makes no filesystem: remove the [[target]] tables",
+        );
+    }
+    for v in variants {
+        cells.push(Cell {
+            index: cells.len() as u32,
+            label: if v.name.is_empty() {
+                "directory".into()
+            } else {
+                v.name.clone()
+            },
+            fs: None,
+            mkfs_options: vec![],
+            mount_options: String::new(),
+            sysctl: machine
+                .sysctl
+                .iter()
+                .chain(&v.sysctl)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            workload_args: v.workload_args.clone(),
+            after_mkfs: vec![],
+        });
+    }
+    Ok(cells)
+}
+
+/// The cells of the targets: each target's mkfs options x mount options
+/// x the variants.
+fn target_cells(
+    ctx: &Ctx,
+    spec: &FileSpec,
+    machine: &Machine,
+    variants: &[Variant],
+) -> Result<Vec<Cell>, SpecError> {
+    let mut cells = Vec::new();
+    if spec.targets.is_empty() {
+        return ctx.err(
+            0..0,
+            "target",
+            "no [[target]]: name at least one filesystem (fs = \"ext4\")",
+        );
+    }
+    for (ti, t) in spec.targets.iter().enumerate() {
+        let fsname = t.fs.get_ref().trim();
+        if fsname.is_empty()
+            || !fsname
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            return ctx.err(
+                t.fs.span(),
+                &format!("target[{ti}].fs"),
+                format!("{fsname:?} is not a filesystem type"),
+            );
+        }
+        let fs = FsType::parse(fsname);
+        let tsys = sysctls(ctx, &format!("target[{ti}].sysctl"), &t.sysctl)?;
+        let mkfs_axis = if t.mkfs_options.is_empty() {
+            vec![String::new()]
+        } else {
+            t.mkfs_options.clone()
+        };
+        let mount_axis = if t.mount_options.is_empty() {
+            vec![String::new()]
+        } else {
+            t.mount_options.clone()
+        };
+        for mk in &mkfs_axis {
+            for mo in &mount_axis {
+                for v in variants {
+                    let mut mkfs_options = split_args(mk);
+                    if let Some(x) = &v.mkfs_options {
+                        mkfs_options.extend(split_args(x));
+                    }
+                    let mount_options: Vec<&str> =
+                        [mo.as_str(), v.mount_options.as_deref().unwrap_or("")]
+                            .into_iter()
+                            .filter(|s| !s.trim().is_empty())
+                            .collect();
+                    let mount_options = mount_options.join(",");
+                    let mut label = t.label.clone().unwrap_or_else(|| fs.name().to_string());
+                    if (t.label.is_none() || mkfs_axis.len() > 1) && !mk.trim().is_empty() {
+                        label.push(' ');
+                        label.push_str(mk.trim());
+                    }
+                    if (t.label.is_none() || mount_axis.len() > 1) && !mo.trim().is_empty() {
+                        label.push_str(" -o ");
+                        label.push_str(mo.trim());
+                    }
+                    if !v.name.is_empty() {
+                        label.push_str(" [");
+                        label.push_str(&v.name);
+                        label.push(']');
+                    }
+                    let mut sysctl = machine.sysctl.clone();
+                    sysctl.extend(tsys.clone());
+                    sysctl.extend(v.sysctl.clone());
+                    let mut workload_args = t.workload_args.clone();
+                    workload_args.extend(v.workload_args.iter().cloned());
+                    cells.push(Cell {
+                        index: cells.len() as u32,
+                        label,
+                        fs: Some(fs.clone()),
+                        mkfs_options,
+                        mount_options,
+                        sysctl,
+                        workload_args,
+                        after_mkfs: t
+                            .after_mkfs
+                            .iter()
+                            .chain(&v.after_mkfs)
+                            .map(|c| split_args(c))
+                            .collect(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(cells)
 }
