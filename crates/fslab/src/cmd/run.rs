@@ -237,17 +237,7 @@ fn load(name: &str) -> Result<(String, String), Failure> {
 
 pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     if args.list {
-        let w = builtin::BUILTIN
-            .iter()
-            .map(|(n, _)| n.len())
-            .max()
-            .unwrap_or(0);
-        for (n, text) in builtin::BUILTIN {
-            let desc = spec::parse(n, text)
-                .map(|e| e.description)
-                .unwrap_or_default();
-            println!("{n:<w$}  {desc}");
-        }
+        list_builtin();
         return Ok(());
     }
     if !(args.scale > 0.0 && args.scale.is_finite()) {
@@ -268,34 +258,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         }
     };
     let mut exp = spec::parse(&file, &text).map_err(|e| Failure::Usage(e.to_string()))?;
-    if let Some(e) = &earlier {
-        exp.repetitions = exp.repetitions.max(e.repetitions);
-    }
-    if let Some(r) = args.repetitions {
-        if r == 0 {
-            return Err(Failure::Usage("--repetitions 0: must be at least 1".into()));
-        }
-        if let Some(e) = earlier.as_ref().filter(|e| r < e.repetitions) {
-            return Err(Failure::Usage(format!(
-                "--repetitions {r}: experiment {} already has {} repetitions (resume adds, never removes)",
-                e.resume.experiment_id, e.repetitions
-            )));
-        }
-        exp.repetitions = r;
-    }
-    if let Some(max) = args.until_resolved {
-        if max < exp.repetitions {
-            return Err(Failure::Usage(format!(
-                "--until-resolved {max}: below the {} repetitions every cell has",
-                exp.repetitions
-            )));
-        }
-        exp.until_resolved = Some(max);
-    }
-    if let Some(p) = &args.probes {
-        fslab_probe::parse_list(p).map_err(Failure::Usage)?;
-        exp.workload.probes = Some(p.clone());
-    }
+    apply_options(&mut exp, &args, earlier.as_ref())?;
     let exp = plan::scaled(&exp, scale);
     let resume = earlier.map(|e| e.resume);
     if let Some(r) = &resume {
@@ -334,21 +297,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         return Ok(());
     }
     runner::preflight(&exp).map_err(|e| Failure::Failed(format!("run: {e}")))?;
-    if exp.workload.ranks > 1 {
-        if !cfg!(feature = "mpi") {
-            return Err(Failure::Usage(format!(
-                "run: workload.ranks = {} needs MPI, and this fslab was built without it: \
-                 build it with `cargo build --release -p fslab --features mpi`",
-                exp.workload.ranks
-            )));
-        }
-        if fslab_lab::mkfs::find_tool("mpirun").is_none() {
-            return Err(Failure::Usage(format!(
-                "run: workload.ranks = {} needs mpirun: install Open MPI (apt-get install openmpi-bin)",
-                exp.workload.ranks
-            )));
-        }
-    }
+    check_mpi(&exp)?;
     let mut store = super::open_store(db)?;
     let stop = super::stop_on_signals()?;
     let argv: Vec<String> = std::env::args().collect();
@@ -412,6 +361,108 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         }
     };
 
+    print_outcome(&exp, &outcome, args.scale);
+    for p in &outcome.teardown_problems {
+        eprintln!("fslab: run: teardown: {p}");
+    }
+    if outcome.interrupted || stop.load(Ordering::Relaxed) {
+        eprintln!(
+            "fslab: run: interrupted; what was measured is kept as experiment {}",
+            outcome.experiment_id
+        );
+        return Err(Failure::Interrupted);
+    }
+    let failed = outcome.runs.iter().filter(|r| !r.ok).count();
+    if failed > 0 {
+        return Err(Failure::Failed(format!(
+            "run: {failed} of {} runs failed (see above); what was measured is kept as experiment {}",
+            outcome.runs.len(),
+            outcome.experiment_id
+        )));
+    }
+    Ok(())
+}
+
+/// `fslab run --list`: the built-in experiments.
+fn list_builtin() {
+    let w = builtin::BUILTIN
+        .iter()
+        .map(|(n, _)| n.len())
+        .max()
+        .unwrap_or(0);
+    for (n, text) in builtin::BUILTIN {
+        let desc = spec::parse(n, text)
+            .map(|e| e.description)
+            .unwrap_or_default();
+        println!("{n:<w$}  {desc}");
+    }
+}
+
+/// The command line's say over the experiment file: repetitions (never
+/// fewer than a resumed experiment has), until-resolved, probes.
+fn apply_options(
+    exp: &mut fslab_experiment::spec::Experiment,
+    args: &RunArgs,
+    earlier: Option<&Earlier>,
+) -> Result<(), Failure> {
+    if let Some(e) = earlier {
+        exp.repetitions = exp.repetitions.max(e.repetitions);
+    }
+    if let Some(r) = args.repetitions {
+        if r == 0 {
+            return Err(Failure::Usage("--repetitions 0: must be at least 1".into()));
+        }
+        if let Some(e) = earlier.filter(|e| r < e.repetitions) {
+            return Err(Failure::Usage(format!(
+                "--repetitions {r}: experiment {} already has {} repetitions (resume adds, never removes)",
+                e.resume.experiment_id, e.repetitions
+            )));
+        }
+        exp.repetitions = r;
+    }
+    if let Some(max) = args.until_resolved {
+        if max < exp.repetitions {
+            return Err(Failure::Usage(format!(
+                "--until-resolved {max}: below the {} repetitions every cell has",
+                exp.repetitions
+            )));
+        }
+        exp.until_resolved = Some(max);
+    }
+    if let Some(p) = &args.probes {
+        fslab_probe::parse_list(p).map_err(Failure::Usage)?;
+        exp.workload.probes = Some(p.clone());
+    }
+    Ok(())
+}
+
+/// An experiment on several ranks needs MPI in this build and mpirun.
+fn check_mpi(exp: &fslab_experiment::spec::Experiment) -> Result<(), Failure> {
+    if exp.workload.ranks > 1 {
+        if !cfg!(feature = "mpi") {
+            return Err(Failure::Usage(format!(
+                "run: workload.ranks = {} needs MPI, and this fslab was built without it: \
+                 build it with `cargo build --release -p fslab --features mpi`",
+                exp.workload.ranks
+            )));
+        }
+        if fslab_lab::mkfs::find_tool("mpirun").is_none() {
+            return Err(Failure::Usage(format!(
+                "run: workload.ranks = {} needs mpirun: install Open MPI (apt-get install openmpi-bin)",
+                exp.workload.ranks
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What `fslab run` prints at the end: the summary, the tools' tables,
+/// the findings and the runs that failed.
+fn print_outcome(
+    exp: &fslab_experiment::spec::Experiment,
+    outcome: &runner::ExperimentOutcome,
+    scale: f64,
+) {
     let cells: Vec<(u32, String)> = exp
         .cells
         .iter()
@@ -429,7 +480,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         } else {
             ""
         },
-        args.scale
+        scale
     );
     println!();
     print!("{}", summary::table(&cells, &outcome.samples()));
@@ -454,23 +505,4 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
             );
         }
     }
-    for p in &outcome.teardown_problems {
-        eprintln!("fslab: run: teardown: {p}");
-    }
-    if outcome.interrupted || stop.load(Ordering::Relaxed) {
-        eprintln!(
-            "fslab: run: interrupted; what was measured is kept as experiment {}",
-            outcome.experiment_id
-        );
-        return Err(Failure::Interrupted);
-    }
-    let failed = outcome.runs.len() - ok;
-    if failed > 0 {
-        return Err(Failure::Failed(format!(
-            "run: {failed} of {} runs failed (see above); what was measured is kept as experiment {}",
-            outcome.runs.len(),
-            outcome.experiment_id
-        )));
-    }
-    Ok(())
 }
