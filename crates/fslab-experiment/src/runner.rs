@@ -648,65 +648,7 @@ fn run_cells(
     stop: &AtomicBool,
     journal: &mut Journal,
 ) -> Result<ExperimentOutcome, String> {
-    let (kernel, hostname) = fslab_workload::host_facts();
-    let exp_id = match &cfg.resume {
-        Some(r) => {
-            rec.reopen_experiment(r.experiment_id, exp.repetitions)
-                .map_err(|e| format!("results store: {e}"))?;
-            r.experiment_id
-        }
-        None => rec
-            .begin_experiment(&ExperimentInfo {
-                name: exp.name.clone(),
-                file: cfg.file.clone(),
-                text: cfg.text.clone(),
-                scale: cfg.scale,
-                repetitions: exp.repetitions,
-                command_line: cfg.command_line.clone(),
-                fslab_version: env!("CARGO_PKG_VERSION").into(),
-                kernel,
-                hostname,
-                started_at: now(),
-            })
-            .map_err(|e| format!("results store: {e}"))?,
-    };
-    let mut versions = Versions::default();
-    let placeholder = Path::new("MNT");
-    for c in &exp.cells {
-        let info = CellInfo {
-            index: c.index,
-            label: c.label.clone(),
-            fs_type: c
-                .fs
-                .as_ref()
-                .map(|f| f.name().to_string())
-                .unwrap_or_else(|| "directory".into()),
-            mkfs_argv: c
-                .fs
-                .as_ref()
-                .map(|f| fslab_lab::mkfs::mkfs_argv(f, &c.mkfs_options, Path::new("DEVICE")))
-                .unwrap_or_default(),
-            mkfs_version: c.fs.as_ref().map(|f| versions.of(f)).unwrap_or_default(),
-            mount_options: mount_options(c),
-            sysctl: c.sysctl.clone(),
-            drop_caches: exp.machine.drop_caches,
-            memory_limit_bytes: exp.machine.memory_limit,
-            workload: exp.workload.kind.name().into(),
-            workload_argv: workload_argv(exp, c, placeholder),
-            device: {
-                let mut d = serde_json::to_value(&exp.device).unwrap_or_default();
-                if let (Some(h), Some(m)) = (image_host, d.as_object_mut()) {
-                    m.insert(
-                        "image_host_fs".into(),
-                        serde_json::to_value(h).unwrap_or_default(),
-                    );
-                }
-                d
-            },
-        };
-        rec.record_cell(exp_id, &info)
-            .map_err(|e| format!("results store: {e}"))?;
-    }
+    let exp_id = begin(exp, image_host, cfg, rec)?;
 
     let done = cfg
         .resume
@@ -803,6 +745,88 @@ fn run_cells(
             break;
         }
     }
+    finish(exp, exp_id, &mut outcome, rec)?;
+    Ok(outcome)
+}
+
+/// Starts the experiment's record (or reopens a resumed one) and records
+/// its cells.
+fn begin(
+    exp: &Experiment,
+    image_host: Option<&ImageHostFacts>,
+    cfg: &RunConfig,
+    rec: &mut dyn ExperimentRecorder,
+) -> Result<i64, String> {
+    let (kernel, hostname) = fslab_workload::host_facts();
+    let exp_id = match &cfg.resume {
+        Some(r) => {
+            rec.reopen_experiment(r.experiment_id, exp.repetitions)
+                .map_err(|e| format!("results store: {e}"))?;
+            r.experiment_id
+        }
+        None => rec
+            .begin_experiment(&ExperimentInfo {
+                name: exp.name.clone(),
+                file: cfg.file.clone(),
+                text: cfg.text.clone(),
+                scale: cfg.scale,
+                repetitions: exp.repetitions,
+                command_line: cfg.command_line.clone(),
+                fslab_version: env!("CARGO_PKG_VERSION").into(),
+                kernel,
+                hostname,
+                started_at: now(),
+            })
+            .map_err(|e| format!("results store: {e}"))?,
+    };
+    let mut versions = Versions::default();
+    let placeholder = Path::new("MNT");
+    for c in &exp.cells {
+        let info = CellInfo {
+            index: c.index,
+            label: c.label.clone(),
+            fs_type: c
+                .fs
+                .as_ref()
+                .map(|f| f.name().to_string())
+                .unwrap_or_else(|| "directory".into()),
+            mkfs_argv: c
+                .fs
+                .as_ref()
+                .map(|f| fslab_lab::mkfs::mkfs_argv(f, &c.mkfs_options, Path::new("DEVICE")))
+                .unwrap_or_default(),
+            mkfs_version: c.fs.as_ref().map(|f| versions.of(f)).unwrap_or_default(),
+            mount_options: mount_options(c),
+            sysctl: c.sysctl.clone(),
+            drop_caches: exp.machine.drop_caches,
+            memory_limit_bytes: exp.machine.memory_limit,
+            workload: exp.workload.kind.name().into(),
+            workload_argv: workload_argv(exp, c, placeholder),
+            device: {
+                let mut d = serde_json::to_value(&exp.device).unwrap_or_default();
+                if let (Some(h), Some(m)) = (image_host, d.as_object_mut()) {
+                    m.insert(
+                        "image_host_fs".into(),
+                        serde_json::to_value(h).unwrap_or_default(),
+                    );
+                }
+                d
+            },
+        };
+        rec.record_cell(exp_id, &info)
+            .map_err(|e| format!("results store: {e}"))?;
+    }
+    Ok(exp_id)
+}
+
+/// Evaluates the stated findings over every completed run and closes the
+/// experiment's record.
+fn finish(
+    exp: &Experiment,
+    exp_id: i64,
+    outcome: &mut ExperimentOutcome,
+    rec: &mut dyn ExperimentRecorder,
+) -> Result<(), String> {
     // The stated findings, over every completed run.
     let labels: Vec<String> = exp.cells.iter().map(|c| c.label.clone()).collect();
     let samples = outcome.samples();
@@ -821,7 +845,7 @@ fn run_cells(
     };
     rec.finish_experiment(exp_id, status)
         .map_err(|e| format!("results store: {e}"))?;
-    Ok(outcome)
+    Ok(())
 }
 
 /// The machine-wide settings a cell holds while it runs: its sysctls
