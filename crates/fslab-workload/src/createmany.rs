@@ -636,6 +636,185 @@ fn one(
 }
 
 /// Runs createmany.
+/// What every creating thread shares.
+struct Work<'a> {
+    o: &'a CreateManyOptions,
+    fill: &'a [u8],
+    threads: u64,
+    stop: &'a AtomicBool,
+    /// Set by the thread that met an error: the others stop too.
+    abort: &'a AtomicBool,
+    deadline: Option<Instant>,
+    /// Progress lines made at exact counts (one thread only).
+    lines: &'a Mutex<Vec<String>>,
+}
+
+/// Thread `t`'s names, one after the other, into its `tally`.
+fn work(w: &Work, t: usize, progress: &crate::measure::Progress, tally: &mut Tally) {
+    let Work {
+        o,
+        fill,
+        threads,
+        stop,
+        abort,
+        deadline,
+        lines,
+    } = *w;
+    let verb = o.op_words();
+    let fmt = thread_fmt(o, &o.fmt, t as u32);
+    let ufmt = o.unlink_fmt.as_ref().map(|f| thread_fmt(o, f, t as u32));
+    let mut buf = Vec::with_capacity(256);
+    let mut ubuf = Vec::with_capacity(256);
+    let mut i = t as u64;
+    let mut n = 0u64;
+    let mut prev = crate::measure::now_ns();
+    let mut marks = Marks::new(prev, threads == 1);
+    // The names this thread makes: a tenth of them first and last.
+    let mine = (o.count.saturating_sub(t as u64)).div_ceil(threads);
+    let mut tenths = Tenths {
+        tenth: mine / 10,
+        start: prev,
+        ..Tenths::default()
+    };
+    while i < o.count {
+        if n.is_multiple_of(256)
+            && (stop.load(Ordering::Relaxed)
+                || abort.load(Ordering::Relaxed)
+                || deadline.is_some_and(|d| Instant::now() >= d))
+        {
+            break;
+        }
+        let number = o.start.wrapping_add(i as i64);
+        // Counting up in place is much cheaper than formatting every name.
+        if n == 0 || !fmt.bump(&mut buf, number - threads as i64, threads) {
+            fmt.render(number, &mut buf);
+        }
+        let name = std::ffi::CStr::from_bytes_with_nul(&buf)
+            .map_err(|_| ())
+            .ok();
+        let Some(name) = name else {
+            tally.error = Some(format!("name {} holds a NUL byte", fmt.name(number)));
+            break;
+        };
+        if let Err((op, e)) = one(o, name, fill, tally) {
+            tally.error = Some(format!(
+                "{op}({}) error: {}",
+                fmt.name(number),
+                std::io::Error::from(e)
+            ));
+            abort.store(true, Ordering::Relaxed);
+            break;
+        }
+        // One clock read per name: the interval also holds making the next
+        // name (tens of nanoseconds beside microseconds of system call).
+        let now = crate::measure::now_ns();
+        tally.hist.record(now - prev);
+        prev = now;
+        if let Some(uf) = &ufmt {
+            uf.render(number, &mut ubuf);
+            let Ok(uname) = std::ffi::CStr::from_bytes_with_nul(&ubuf) else {
+                tally.error = Some(format!("name {} holds a NUL byte", uf.name(number)));
+                break;
+            };
+            let t1 = prev;
+            let flags = if o.op == Op::Mkdir {
+                AtFlags::REMOVEDIR
+            } else {
+                AtFlags::empty()
+            };
+            let r = rustix::fs::unlinkat(CWD, uname, flags);
+            if let Err(e) = r {
+                tally.error = Some(format!(
+                    "unlink({}) error: {}",
+                    uf.name(number),
+                    std::io::Error::from(e)
+                ));
+                abort.store(true, Ordering::Relaxed);
+                break;
+            }
+            let now = crate::measure::now_ns();
+            tally.unlink_hist.record(now - t1);
+            prev = now;
+        }
+        n += 1;
+        if n == tenths.tenth {
+            tenths.first_done = prev;
+        }
+        if n == mine - tenths.tenth {
+            tenths.last_start = prev;
+        }
+        progress.set(t, n);
+        i += threads;
+        if let Some(l) = marks.after(n, prev, &verb) {
+            lines.lock().unwrap_or_else(|e| e.into_inner()).push(l);
+        }
+    }
+    tally.done = n;
+    if n == mine && tenths.tenth > 0 {
+        tenths.end = prev;
+        tally.tenths = Some(tenths);
+    }
+}
+
+/// createmany's numbers: its total line's, and with `tenths` (a complete
+/// run) the rates over the first and last tenth of the entries.
+fn metrics(
+    o: &CreateManyOptions,
+    total: u64,
+    secs: f64,
+    tenths: Option<(f64, f64)>,
+) -> Vec<fslab_record::Metric> {
+    let rate = total as f64 / secs.max(1e-9);
+    use fslab_record::{Better, Metric, Unit};
+    let words = o.op_words();
+    let op = Some(words.as_str());
+    let mut metrics = Vec::new();
+    // The rate as the directory grows: over its first and last tenth
+    // of entries (seed 004's finding), for a run that made them all.
+    if let Some((first, last)) = tenths {
+        for (name, v) in [(FIRST_TENTH, first), (LAST_TENTH, last)] {
+            metrics.push(Metric::new(
+                "createmany",
+                op,
+                name,
+                v,
+                Unit::OpsPerSec,
+                Better::Higher,
+            ));
+        }
+    }
+    metrics.extend([
+        Metric::new(
+            "createmany",
+            op,
+            "total",
+            total as f64,
+            Unit::Count,
+            Better::Neither,
+        ),
+        Metric::new(
+            "createmany",
+            op,
+            "seconds",
+            secs,
+            Unit::Seconds,
+            Better::Lower,
+        ),
+        Metric::new(
+            "createmany",
+            op,
+            "ops/second",
+            rate,
+            Unit::OpsPerSec,
+            Better::Higher,
+        ),
+    ]);
+    // The run's own rate first: it is the headline.
+    let own = metrics.len() - 3;
+    metrics.rotate_left(own);
+    metrics
+}
+
 pub fn run(
     o: &CreateManyOptions,
     argv: &[String],
@@ -679,106 +858,22 @@ pub fn run(
     // One thread (createmany's own way) makes its progress lines itself, at
     // the exact counts; the coordinator prints them within a second.
     let lines: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let shared = Work {
+        o,
+        fill: &fill,
+        threads,
+        stop,
+        abort: &abort,
+        deadline,
+        lines: &lines,
+    };
     let p = ctx
         .phase_ticking(
             phase_name,
             threads as usize,
             |t, progress| {
                 let mut tally = tallies[t].lock().unwrap_or_else(|e| e.into_inner());
-                let fmt = thread_fmt(o, &o.fmt, t as u32);
-                let ufmt = o.unlink_fmt.as_ref().map(|f| thread_fmt(o, f, t as u32));
-                let mut buf = Vec::with_capacity(256);
-                let mut ubuf = Vec::with_capacity(256);
-                let mut i = t as u64;
-                let mut n = 0u64;
-                let mut prev = crate::measure::now_ns();
-                let mut marks = Marks::new(prev, threads == 1);
-                // The names this thread makes: a tenth of them first and last.
-                let mine = (o.count.saturating_sub(t as u64)).div_ceil(threads);
-                let mut tenths = Tenths {
-                    tenth: mine / 10,
-                    start: prev,
-                    ..Tenths::default()
-                };
-                while i < o.count {
-                    if n.is_multiple_of(256)
-                        && (stop.load(Ordering::Relaxed)
-                            || abort.load(Ordering::Relaxed)
-                            || deadline.is_some_and(|d| Instant::now() >= d))
-                    {
-                        break;
-                    }
-                    let number = o.start.wrapping_add(i as i64);
-                    // Counting up in place is much cheaper than formatting every name.
-                    if n == 0 || !fmt.bump(&mut buf, number - threads as i64, threads) {
-                        fmt.render(number, &mut buf);
-                    }
-                    let name = std::ffi::CStr::from_bytes_with_nul(&buf)
-                        .map_err(|_| ())
-                        .ok();
-                    let Some(name) = name else {
-                        tally.error = Some(format!("name {} holds a NUL byte", fmt.name(number)));
-                        break;
-                    };
-                    if let Err((op, e)) = one(o, name, &fill, &mut tally) {
-                        tally.error = Some(format!(
-                            "{op}({}) error: {}",
-                            fmt.name(number),
-                            std::io::Error::from(e)
-                        ));
-                        abort.store(true, Ordering::Relaxed);
-                        break;
-                    }
-                    // One clock read per name: the interval also holds making the next
-                    // name (tens of nanoseconds beside microseconds of system call).
-                    let now = crate::measure::now_ns();
-                    tally.hist.record(now - prev);
-                    prev = now;
-                    if let Some(uf) = &ufmt {
-                        uf.render(number, &mut ubuf);
-                        let Ok(uname) = std::ffi::CStr::from_bytes_with_nul(&ubuf) else {
-                            tally.error =
-                                Some(format!("name {} holds a NUL byte", uf.name(number)));
-                            break;
-                        };
-                        let t1 = prev;
-                        let flags = if o.op == Op::Mkdir {
-                            AtFlags::REMOVEDIR
-                        } else {
-                            AtFlags::empty()
-                        };
-                        let r = rustix::fs::unlinkat(CWD, uname, flags);
-                        if let Err(e) = r {
-                            tally.error = Some(format!(
-                                "unlink({}) error: {}",
-                                uf.name(number),
-                                std::io::Error::from(e)
-                            ));
-                            abort.store(true, Ordering::Relaxed);
-                            break;
-                        }
-                        let now = crate::measure::now_ns();
-                        tally.unlink_hist.record(now - t1);
-                        prev = now;
-                    }
-                    n += 1;
-                    if n == tenths.tenth {
-                        tenths.first_done = prev;
-                    }
-                    if n == mine - tenths.tenth {
-                        tenths.last_start = prev;
-                    }
-                    progress.set(t, n);
-                    i += threads;
-                    if let Some(l) = marks.after(n, prev, &verb) {
-                        lines.lock().unwrap_or_else(|e| e.into_inner()).push(l);
-                    }
-                }
-                tally.done = n;
-                if n == mine && tenths.tenth > 0 {
-                    tenths.end = prev;
-                    tally.tenths = Some(tenths);
-                }
+                work(&shared, t, progress, &mut tally);
             },
             |pt| {
                 if threads == 1 {
@@ -882,56 +977,8 @@ pub fn run(
     }
     let _ = out.flush();
     let rate_by_entries = by_entries(&ctx.out.series);
-    {
-        use fslab_record::{Better, Metric, Unit};
-        let words = o.op_words();
-        let op = Some(words.as_str());
-        let mut metrics = Vec::new();
-        // The rate as the directory grows: over its first and last tenth
-        // of entries (seed 004's finding), for a run that made them all.
-        if let Some((first, last)) = tenth_rates.filter(|_| complete) {
-            for (name, v) in [(FIRST_TENTH, first), (LAST_TENTH, last)] {
-                metrics.push(Metric::new(
-                    "createmany",
-                    op,
-                    name,
-                    v,
-                    Unit::OpsPerSec,
-                    Better::Higher,
-                ));
-            }
-        }
-        metrics.extend([
-            Metric::new(
-                "createmany",
-                op,
-                "total",
-                total as f64,
-                Unit::Count,
-                Better::Neither,
-            ),
-            Metric::new(
-                "createmany",
-                op,
-                "seconds",
-                secs,
-                Unit::Seconds,
-                Better::Lower,
-            ),
-            Metric::new(
-                "createmany",
-                op,
-                "ops/second",
-                rate,
-                Unit::OpsPerSec,
-                Better::Higher,
-            ),
-        ]);
-        // The run's own rate first: it is the headline.
-        let own = metrics.len() - 3;
-        metrics.rotate_left(own);
-        ctx.record_metrics(metrics).map_err(store)?;
-    }
+    let metrics = metrics(o, total, secs, tenth_rates.filter(|_| complete));
+    ctx.record_metrics(metrics).map_err(store)?;
     let outcome = ctx.finish(error).map_err(store)?;
     Ok(CreateManyReport {
         outcome,
