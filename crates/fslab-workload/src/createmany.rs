@@ -459,6 +459,38 @@ struct Tally {
     fds: Vec<OwnedFd>,
 }
 
+impl Tally {
+    /// The threads' tallies as one, and each thread's rates over its first
+    /// and last tenth, summed: the rates of all threads together while the
+    /// directory was small and when it was nearly full (None unless every
+    /// thread made all its entries).
+    fn merge(tallies: Vec<Mutex<Tally>>) -> (Tally, Option<(f64, f64)>) {
+        let mut all = Tally::default();
+        let mut tenth_rates = Some((0.0, 0.0));
+        for t in tallies {
+            let t = t.into_inner().unwrap_or_else(|e| e.into_inner());
+            tenth_rates = match (tenth_rates, t.tenths) {
+                (Some((f, l)), Some(x)) => {
+                    let rate = |ns: u64| x.tenth as f64 / (ns.max(1) as f64 / 1e9);
+                    Some((
+                        f + rate(x.first_done - x.start),
+                        l + rate(x.end - x.last_start),
+                    ))
+                }
+                _ => None,
+            };
+            all.done += t.done;
+            all.hist.merge(&t.hist);
+            all.unlink_hist.merge(&t.unlink_hist);
+            if all.error.is_none() {
+                all.error = t.error;
+            }
+            all.fds.extend(t.fds);
+        }
+        (all, tenth_rates)
+    }
+}
+
 /// When a thread made its first tenth of entries and its last tenth.
 #[derive(Debug, Default, Clone, Copy)]
 struct Tenths {
@@ -909,35 +941,15 @@ pub fn run(
         let _ = writeln!(out, "{l}");
     }
     let secs = p.elapsed_s;
-    let mut total = 0;
-    let mut hist = LatencyHistogram::new();
-    let mut uhist = LatencyHistogram::new();
-    let mut error = None;
-    let mut fds = Vec::new();
-    // Each thread's rates over its first and last tenth, summed: the
-    // rates of all threads together while the directory was small and
-    // when it was nearly full.
-    let mut tenth_rates: Option<(f64, f64)> = Some((0.0, 0.0));
-    for t in tallies {
-        let t = t.into_inner().unwrap_or_else(|e| e.into_inner());
-        tenth_rates = match (tenth_rates, t.tenths) {
-            (Some((f, l)), Some(x)) => {
-                let rate = |ns: u64| x.tenth as f64 / (ns.max(1) as f64 / 1e9);
-                Some((
-                    f + rate(x.first_done - x.start),
-                    l + rate(x.end - x.last_start),
-                ))
-            }
-            _ => None,
-        };
-        total += t.done;
-        hist.merge(&t.hist);
-        uhist.merge(&t.unlink_hist);
-        if error.is_none() {
-            error = t.error;
-        }
-        fds.extend(t.fds);
-    }
+    let (all, tenth_rates) = Tally::merge(tallies);
+    let Tally {
+        done: total,
+        hist,
+        unlink_hist: uhist,
+        error,
+        fds,
+        ..
+    } = all;
     if let Some(e) = &error {
         let _ = writeln!(out, "{e}");
     }
