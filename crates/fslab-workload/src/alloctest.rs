@@ -161,21 +161,10 @@ fn mib(b: u64) -> f64 {
 }
 
 /// Runs alloctest.
-pub fn run(
-    opts: &AllocOptions,
-    argv: &[String],
-    stop: &AtomicBool,
-    out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-    hooks: &mut Hooks,
-) -> Result<AllocReport, String> {
-    let page = rustix::param::page_size() as u64;
-    let pages = opts.len / page;
-    let dir = opts
-        .file
-        .parent()
-        .map(|p| p.to_path_buf())
-        .unwrap_or_else(|| ".".into());
+/// Makes the file (refusing an existing one), sizes it (posix_fallocate
+/// with --fallocate) and maps it shared; a file that cannot be sized or
+/// mapped is removed again rather than left, sparse, at its length.
+fn make_file(opts: &AllocOptions) -> Result<(std::fs::File, SharedMap), String> {
     let io = |what: &str, e: std::io::Error| format!("{what} {}: {e}", opts.file.display());
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -202,6 +191,112 @@ pub fn run(
             return Err(e);
         }
     };
+    Ok((file, map))
+}
+
+/// The streaming pass before the random touches (-t, -d, -D): every page
+/// in order (or downward), read, or read and written back.
+fn stream(
+    ctx: &mut RunCtx,
+    opts: &AllocOptions,
+    map: &Mutex<SharedMap>,
+    say: &mut dyn FnMut(String),
+) -> Result<(), String> {
+    let page = rustix::param::page_size() as u64;
+    let pages = opts.len / page;
+    let store = |e: fslab_record::RecordError| format!("results store: {e}");
+    let p = ctx
+        .phase("stream", 1, |_, progress| {
+            let mut m = map.lock().unwrap_or_else(|e| e.into_inner());
+            let mut t = 0u8;
+            for i in 0..pages {
+                let idx = if opts.down { pages - i - 1 } else { i };
+                let off = (page * idx) as usize;
+                if opts.dirty {
+                    let v = m.read_u8(off) ^ t;
+                    m.write_u8(off, v);
+                } else {
+                    t ^= m.read_u8(off);
+                }
+                progress.set(0, i + 1);
+            }
+            m.write_u8(0, t);
+        })
+        .map_err(store)?;
+    if opts.touch {
+        say(format!(
+            "streaming {} {pages} pages in {:.6} seconds ({:.2} usec/page, {:.2} MB/s)",
+            if opts.dirty { "dirtied" } else { "touched" },
+            p.elapsed_s,
+            1e6 * p.elapsed_s / pages as f64,
+            mib(opts.len) / p.elapsed_s
+        ));
+    }
+    ctx.record_phase(phase_result("stream", pages, opts.len, &p, true))
+        .map_err(store)?;
+    Ok(())
+}
+
+/// dd's read back of the file, cold: MB/s (10^6 bytes) as dd prints it.
+fn readback(
+    ctx: &mut RunCtx,
+    opts: &AllocOptions,
+    stop: &AtomicBool,
+    say: &mut dyn FnMut(String),
+) -> Result<f64, String> {
+    let page = rustix::param::page_size() as u64;
+    let io = |what: &str, e: std::io::Error| format!("{what} {}: {e}", opts.file.display());
+    let store = |e: fslab_record::RecordError| format!("results store: {e}");
+    let f = std::fs::File::open(&opts.file).map_err(|e| io("open", e))?;
+    // Cold: write back, then drop this file's pages from the cache.
+    let _ = rustix::fs::fdatasync(&f);
+    let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed);
+    let f = Mutex::new(f);
+    let p = ctx
+        .phase("readback", 1, |_, progress| {
+            let mut f = f.lock().unwrap_or_else(|e| e.into_inner());
+            let mut buf = vec![0u8; 1 << 20];
+            let mut n = 0u64;
+            while let Ok(k) = f.read(&mut buf) {
+                if k == 0 || stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                n += k as u64;
+                progress.set(0, n / page);
+            }
+            n
+        })
+        .map_err(store)?;
+    let n = p.results.first().copied().flatten().unwrap_or(0);
+    let rate = n as f64 / p.elapsed_s / 1e6;
+    say(format!(
+        "{n} bytes ({:.1} GB, {:.1} GiB) copied, {:.4} s, {:.1} MB/s",
+        n as f64 / 1e9,
+        n as f64 / (1u64 << 30) as f64,
+        p.elapsed_s,
+        rate
+    ));
+    ctx.record_phase(phase_result("readback", n / page, n, &p, n == opts.len))
+        .map_err(store)?;
+    Ok(rate)
+}
+
+pub fn run(
+    opts: &AllocOptions,
+    argv: &[String],
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+    rec: &mut dyn Recorder,
+    hooks: &mut Hooks,
+) -> Result<AllocReport, String> {
+    let page = rustix::param::page_size() as u64;
+    let pages = opts.len / page;
+    let dir = opts
+        .file
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_else(|| ".".into());
+    let (file, map) = make_file(opts)?;
     let map = Mutex::new(map);
     let params = serde_json::to_value(opts).unwrap_or_default();
     let mut ctx = RunCtx::begin("alloctest", argv, &dir, params, rec, hooks, stop)
@@ -214,35 +309,7 @@ pub fn run(
     let store = |e: fslab_record::RecordError| format!("results store: {e}");
 
     if opts.touch || opts.dirty || opts.down {
-        let p = ctx
-            .phase("stream", 1, |_, progress| {
-                let mut m = map.lock().unwrap_or_else(|e| e.into_inner());
-                let mut t = 0u8;
-                for i in 0..pages {
-                    let idx = if opts.down { pages - i - 1 } else { i };
-                    let off = (page * idx) as usize;
-                    if opts.dirty {
-                        let v = m.read_u8(off) ^ t;
-                        m.write_u8(off, v);
-                    } else {
-                        t ^= m.read_u8(off);
-                    }
-                    progress.set(0, i + 1);
-                }
-                m.write_u8(0, t);
-            })
-            .map_err(store)?;
-        if opts.touch {
-            say(format!(
-                "streaming {} {pages} pages in {:.6} seconds ({:.2} usec/page, {:.2} MB/s)",
-                if opts.dirty { "dirtied" } else { "touched" },
-                p.elapsed_s,
-                1e6 * p.elapsed_s / pages as f64,
-                mib(opts.len) / p.elapsed_s
-            ));
-        }
-        ctx.record_phase(phase_result("stream", pages, opts.len, &p, true))
-            .map_err(store)?;
+        stream(&mut ctx, opts, &map, &mut say)?;
     }
 
     let hist = Mutex::new(LatencyHistogram::new());
@@ -341,41 +408,11 @@ pub fn run(
         }
         Err(e) => ctx.out.notes.push(format!("extent count unavailable: {e}")),
     }
-    let mut readback = None;
-    if opts.readback && error.is_none() && !ctx.stopping() {
-        let f = std::fs::File::open(&opts.file).map_err(|e| io("open", e))?;
-        // Cold: write back, then drop this file's pages from the cache.
-        let _ = rustix::fs::fdatasync(&f);
-        let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed);
-        let f = Mutex::new(f);
-        let p = ctx
-            .phase("readback", 1, |_, progress| {
-                let mut f = f.lock().unwrap_or_else(|e| e.into_inner());
-                let mut buf = vec![0u8; 1 << 20];
-                let mut n = 0u64;
-                while let Ok(k) = f.read(&mut buf) {
-                    if k == 0 || stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    n += k as u64;
-                    progress.set(0, n / page);
-                }
-                n
-            })
-            .map_err(store)?;
-        let n = p.results.first().copied().flatten().unwrap_or(0);
-        let rate = n as f64 / p.elapsed_s / 1e6;
-        say(format!(
-            "{n} bytes ({:.1} GB, {:.1} GiB) copied, {:.4} s, {:.1} MB/s",
-            n as f64 / 1e9,
-            n as f64 / (1u64 << 30) as f64,
-            p.elapsed_s,
-            rate
-        ));
-        readback = Some(rate);
-        ctx.record_phase(phase_result("readback", n / page, n, &p, n == opts.len))
-            .map_err(store)?;
-    }
+    let readback = if opts.readback && error.is_none() && !ctx.stopping() {
+        Some(readback(&mut ctx, opts, stop, &mut say)?)
+    } else {
+        None
+    };
     let report = AllocReport {
         outcome: Outcome::default(),
         options: opts.clone(),
