@@ -349,6 +349,127 @@ fn fd_of(c: &Client, f: u32) -> Option<std::os::fd::BorrowedFd<'_>> {
 
 /// Runs one operation with the calls dbench 4.0's fileio backend makes for
 /// it; returns its NT status and the bytes it moved.
+/// NTCreateX: open or create (a directory with option 0x1), fstat, DOS
+/// attributes with -x.
+fn nt_create_x(
+    o: &DbenchOptions,
+    c: &mut Client,
+    path: &LoadPath,
+    options: u32,
+    disposition: u32,
+    fnum: u32,
+) -> (&'static str, u64) {
+    let p = placed(o, &c.name, path, &mut c.paths[0]);
+    let (_, l) = resolve(o, p, &mut c.dirbuf);
+    // dbench's flags: FILE_CREATE creates, FILE_OVERWRITE(_IF)
+    // creates or truncates; the others open what is there. (FILE_CREATE
+    // adds O_EXCL, which dbench leaves out: the same one call, with the
+    // name collision the loadfile records.)
+    let mut flags = OFlags::RDWR;
+    if o.sync_open {
+        flags |= OFlags::SYNC;
+    }
+    flags |= match disposition {
+        2 => OFlags::CREATE | OFlags::EXCL,
+        4 | 5 => OFlags::CREATE | OFlags::TRUNC,
+        _ => OFlags::empty(),
+    };
+    if options & 0x1 != 0 {
+        let _ = rustix::fs::mkdirat(CWD, p, Mode::from_bits_truncate(0o700));
+        flags = OFlags::RDONLY | OFlags::DIRECTORY;
+    }
+    let opened = match rustix::fs::openat(CWD, p, flags, Mode::from_bits_truncate(0o600)) {
+        Err(Errno::ISDIR) => {
+            rustix::fs::openat(CWD, p, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())
+        }
+        other => other,
+    };
+    match opened {
+        Ok(fd) => {
+            let dir = rustix::fs::statat(&fd, "", AtFlags::EMPTY_PATH)
+                .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir());
+            if !dir && o.xattr {
+                xattr_write(fd.as_fd());
+            }
+            c.fds.insert(
+                fnum,
+                Handle {
+                    fd,
+                    path: p.to_path_buf(),
+                },
+            );
+            ("NT_STATUS_OK", 0)
+        }
+        Err(e) => (status_of(e, l.parent_missing), 0),
+    }
+}
+
+/// Sfileinfo on handle `fnum`.
+fn set_file_info(o: &DbenchOptions, c: &Client, fnum: u32) -> (&'static str, u64) {
+    let r = |res: Result<(), Errno>| match res {
+        Ok(()) => "NT_STATUS_OK",
+        Err(e) => status_of(e, false),
+    };
+    match c.fds.get(&fnum) {
+        // dbench: read the attributes, fstat, set the times by name
+        // (atime - 10 s, mtime - 12 s), write the attributes.
+        Some(h) => {
+            if o.xattr {
+                let mut b = [0u8; 44];
+                let _ = rustix::fs::fgetxattr(&h.fd, "user.DosAttrib", &mut b);
+            }
+            let res = rustix::fs::statat(&h.fd, "", AtFlags::EMPTY_PATH).and_then(|st| {
+                let ts = |sec: i64| rustix::fs::Timespec {
+                    tv_sec: sec,
+                    tv_nsec: 0,
+                };
+                let times = rustix::fs::Timestamps {
+                    last_access: ts(st.st_atime - 10),
+                    last_modification: ts(st.st_mtime - 12),
+                };
+                let r = rustix::fs::utimensat(CWD, &h.path, &times, AtFlags::empty());
+                if !rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir() && o.xattr {
+                    xattr_write(h.fd.as_fd());
+                }
+                r
+            });
+            (r(res), 0)
+        }
+        None => ("NT_STATUS_INVALID_HANDLE", 0),
+    }
+}
+
+/// Find: the lookup, and with wildcards a scan of at most `max` entries.
+fn find_first(
+    o: &DbenchOptions,
+    c: &mut Client,
+    pattern: &LoadPath,
+    max: u64,
+) -> (&'static str, u64) {
+    let p = placed(o, &c.name, pattern, &mut c.paths[0]);
+    let _ = resolve(o, p, &mut c.dirbuf);
+    let (Some(dir), Some(mask)) = (p.parent(), p.file_name()) else {
+        return ("NT_STATUS_OBJECT_PATH_NOT_FOUND", 0);
+    };
+    let mask = mask.as_encoded_bytes();
+    // A name without wildcards was the lookup alone, as in dbench.
+    if !mask.iter().any(|b| b"<>*?\"".contains(b)) {
+        return ("NT_STATUS_OK", 0);
+    }
+    // dbench reads at most the request's maximum count of entries.
+    let (mut left, mut found) = (max, false);
+    let res = scan_dir(dir, &mut c.dirbuf, |n| {
+        found |= n != b"." && n != b".." && wild(mask, n);
+        left = left.saturating_sub(1);
+        left > 0
+    });
+    match (res, found) {
+        (Err(_), _) => ("NT_STATUS_OBJECT_PATH_NOT_FOUND", 0),
+        (Ok(()), true) => ("NT_STATUS_OK", 0),
+        (Ok(()), false) => ("NT_STATUS_NO_SUCH_FILE", 0),
+    }
+}
+
 fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static str, u64) {
     let r = |res: Result<(), Errno>, l: Option<Lookup>| match res {
         Ok(()) => "NT_STATUS_OK",
@@ -360,51 +481,7 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
             options,
             disposition,
             fnum,
-        } => {
-            let p = placed(o, &c.name, path, &mut c.paths[0]);
-            let (_, l) = resolve(o, p, &mut c.dirbuf);
-            // dbench's flags: FILE_CREATE creates, FILE_OVERWRITE(_IF)
-            // creates or truncates; the others open what is there. (FILE_CREATE
-            // adds O_EXCL, which dbench leaves out: the same one call, with the
-            // name collision the loadfile records.)
-            let mut flags = OFlags::RDWR;
-            if o.sync_open {
-                flags |= OFlags::SYNC;
-            }
-            flags |= match disposition {
-                2 => OFlags::CREATE | OFlags::EXCL,
-                4 | 5 => OFlags::CREATE | OFlags::TRUNC,
-                _ => OFlags::empty(),
-            };
-            if options & 0x1 != 0 {
-                let _ = rustix::fs::mkdirat(CWD, p, Mode::from_bits_truncate(0o700));
-                flags = OFlags::RDONLY | OFlags::DIRECTORY;
-            }
-            let opened = match rustix::fs::openat(CWD, p, flags, Mode::from_bits_truncate(0o600)) {
-                Err(Errno::ISDIR) => {
-                    rustix::fs::openat(CWD, p, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())
-                }
-                other => other,
-            };
-            match opened {
-                Ok(fd) => {
-                    let dir = rustix::fs::statat(&fd, "", AtFlags::EMPTY_PATH)
-                        .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir());
-                    if !dir && o.xattr {
-                        xattr_write(fd.as_fd());
-                    }
-                    c.fds.insert(
-                        *fnum,
-                        Handle {
-                            fd,
-                            path: p.to_path_buf(),
-                        },
-                    );
-                    ("NT_STATUS_OK", 0)
-                }
-                Err(e) => (status_of(e, l.parent_missing), 0),
-            }
-        }
+        } => nt_create_x(o, c, path, *options, *disposition, *fnum),
         Op::Close { fnum } => (
             if c.fds.remove(fnum).is_some() {
                 "NT_STATUS_OK"
@@ -473,57 +550,8 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
             None => ("NT_STATUS_INVALID_HANDLE", 0),
         },
         Op::QueryFs => (r(rustix::fs::statvfs(&o.dir).map(|_| ()), None), 0),
-        Op::SetFileInfo { fnum } => match c.fds.get(fnum) {
-            // dbench: read the attributes, fstat, set the times by name
-            // (atime - 10 s, mtime - 12 s), write the attributes.
-            Some(h) => {
-                if o.xattr {
-                    let mut b = [0u8; 44];
-                    let _ = rustix::fs::fgetxattr(&h.fd, "user.DosAttrib", &mut b);
-                }
-                let res = rustix::fs::statat(&h.fd, "", AtFlags::EMPTY_PATH).and_then(|st| {
-                    let ts = |sec: i64| rustix::fs::Timespec {
-                        tv_sec: sec,
-                        tv_nsec: 0,
-                    };
-                    let times = rustix::fs::Timestamps {
-                        last_access: ts(st.st_atime - 10),
-                        last_modification: ts(st.st_mtime - 12),
-                    };
-                    let r = rustix::fs::utimensat(CWD, &h.path, &times, AtFlags::empty());
-                    if !rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir() && o.xattr {
-                        xattr_write(h.fd.as_fd());
-                    }
-                    r
-                });
-                (r(res, None), 0)
-            }
-            None => ("NT_STATUS_INVALID_HANDLE", 0),
-        },
-        Op::FindFirst { pattern, max } => {
-            let p = placed(o, &c.name, pattern, &mut c.paths[0]);
-            let _ = resolve(o, p, &mut c.dirbuf);
-            let (Some(dir), Some(mask)) = (p.parent(), p.file_name()) else {
-                return ("NT_STATUS_OBJECT_PATH_NOT_FOUND", 0);
-            };
-            let mask = mask.as_encoded_bytes();
-            // A name without wildcards was the lookup alone, as in dbench.
-            if !mask.iter().any(|b| b"<>*?\"".contains(b)) {
-                return ("NT_STATUS_OK", 0);
-            }
-            // dbench reads at most the request's maximum count of entries.
-            let (mut left, mut found) = (*max, false);
-            let res = scan_dir(dir, &mut c.dirbuf, |n| {
-                found |= n != b"." && n != b".." && wild(mask, n);
-                left = left.saturating_sub(1);
-                left > 0
-            });
-            match (res, found) {
-                (Err(_), _) => ("NT_STATUS_OBJECT_PATH_NOT_FOUND", 0),
-                (Ok(()), true) => ("NT_STATUS_OK", 0),
-                (Ok(()), false) => ("NT_STATUS_NO_SUCH_FILE", 0),
-            }
-        }
+        Op::SetFileInfo { fnum } => set_file_info(o, c, *fnum),
+        Op::FindFirst { pattern, max } => find_first(o, c, pattern, *max),
         Op::WriteX { fnum, offset, size } => match fd_of(c, *fnum) {
             Some(fd) => {
                 let n = (*size as usize).min(buf.len());
