@@ -638,6 +638,103 @@ impl WithOutcome for DbenchReport {
 }
 
 /// Runs dbench.
+/// One client's turn at a phase: thread `t`, until `deadline` (the hot
+/// loops' clock) or `passes` passes over the loadfile.
+struct Turn {
+    t: usize,
+    deadline: u64,
+    passes: u64,
+}
+
+/// A client replays the loadfile, line after line, timing each operation.
+fn client_loop(
+    o: &DbenchOptions,
+    kinds: &[usize],
+    c: &mut Client,
+    Turn {
+        t,
+        deadline,
+        passes,
+    }: Turn,
+    stop: &AtomicBool,
+    live: &Live,
+    progress: &crate::measure::Progress,
+) {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut done = 0u64;
+    let mut bytes = 0u64;
+    let mut pass = 0u64;
+    let mut now = now_ns();
+    while now < deadline && pass < passes && !stop.load(Ordering::Relaxed) {
+        let (line, kind) = (&o.lines[c.pos], kinds[c.pos]);
+        c.pos = (c.pos + 1) % o.lines.len();
+        if c.pos == 0 {
+            pass += 1;
+        }
+        let t0 = now_ns();
+        let (status, moved) = exec(o, c, &line.op, &mut buf);
+        now = now_ns();
+        let ns = now - t0;
+        c.stats[kind].hist.record(ns);
+        live.max_ns[t].fetch_max(ns, Ordering::Relaxed);
+        if status != line.status && line.op.checks_status() {
+            c.mismatches += 1;
+            if c.first_mismatches.len() < 5 {
+                let m = format!(
+                    "client {} line {}: {} returned {status}, the loadfile says {}",
+                    c.id,
+                    line.number,
+                    line.op.name(),
+                    line.status
+                );
+                c.first_mismatches.push(m);
+            }
+            if status == "NT_STATUS_DISK_FULL" {
+                c.error = Some(format!(
+                    "client {}: the filesystem is full ({} at line {})",
+                    c.id,
+                    line.op.name(),
+                    line.number
+                ));
+                break;
+            }
+        }
+        bytes += moved;
+        done += 1;
+        live.bytes[t].store(bytes, Ordering::Relaxed);
+        progress.set(t, done);
+    }
+}
+
+/// dbench's operation table (count, average and maximum latency per
+/// operation), printed; its rows and the largest latency.
+fn op_table(merged: &[LatencyHistogram], out: &mut dyn Write) -> (Vec<OpRow>, f64) {
+    let _ = writeln!(out, "\n Operation                Count    AvgLat    MaxLat");
+    let _ = writeln!(out, " --------------------------------------------------");
+    let mut rows = Vec::new();
+    let mut max_ms = 0.0f64;
+    for (i, h) in merged.iter().enumerate() {
+        if h.count() == 0 {
+            continue;
+        }
+        let s = h.summary();
+        let row = OpRow {
+            operation: OPS[i].into(),
+            count: s.count,
+            avg_ms: s.mean_ns / 1e6,
+            max_ms: s.max_ns as f64 / 1e6,
+        };
+        max_ms = max_ms.max(row.max_ms);
+        let _ = writeln!(
+            out,
+            " {:<22} {:7} {:9.03} {:9.03}",
+            row.operation, row.count, row.avg_ms, row.max_ms
+        );
+        rows.push(row);
+    }
+    (rows, max_ms)
+}
+
 pub fn run(
     o: &DbenchOptions,
     argv: &[String],
@@ -706,50 +803,12 @@ pub fn run(
                 n,
                 |t, progress| {
                     let mut c = clients[t].lock().unwrap_or_else(|e| e.into_inner());
-                    let mut buf = vec![0u8; 1 << 20];
-                    let mut done = 0u64;
-                    let mut bytes = 0u64;
-                    let mut pass = 0u64;
-                    let mut now = now_ns();
-                    while now < deadline && pass < passes && !stop.load(Ordering::Relaxed) {
-                        let (line, kind) = (&o.lines[c.pos], kinds[c.pos]);
-                        c.pos = (c.pos + 1) % o.lines.len();
-                        if c.pos == 0 {
-                            pass += 1;
-                        }
-                        let t0 = now_ns();
-                        let (status, moved) = exec(o, &mut c, &line.op, &mut buf);
-                        now = now_ns();
-                        let ns = now - t0;
-                        c.stats[kind].hist.record(ns);
-                        live.max_ns[t].fetch_max(ns, Ordering::Relaxed);
-                        if status != line.status && line.op.checks_status() {
-                            c.mismatches += 1;
-                            if c.first_mismatches.len() < 5 {
-                                let m = format!(
-                                    "client {} line {}: {} returned {status}, the loadfile says {}",
-                                    c.id,
-                                    line.number,
-                                    line.op.name(),
-                                    line.status
-                                );
-                                c.first_mismatches.push(m);
-                            }
-                            if status == "NT_STATUS_DISK_FULL" {
-                                c.error = Some(format!(
-                                    "client {}: the filesystem is full ({} at line {})",
-                                    c.id,
-                                    line.op.name(),
-                                    line.number
-                                ));
-                                break;
-                            }
-                        }
-                        bytes += moved;
-                        done += 1;
-                        live.bytes[t].store(bytes, Ordering::Relaxed);
-                        progress.set(t, done);
-                    }
+                    let turn = Turn {
+                        t,
+                        deadline,
+                        passes,
+                    };
+                    client_loop(o, &kinds, &mut c, turn, stop, &live, progress);
                 },
                 |pt| {
                     let b: u64 = live.bytes.iter().map(|x| x.load(Ordering::Relaxed)).sum();
@@ -839,29 +898,11 @@ pub fn run(
             error = c.error.clone();
         }
     }
-    let _ = writeln!(out, "\n Operation                Count    AvgLat    MaxLat");
-    let _ = writeln!(out, " --------------------------------------------------");
-    let mut rows = Vec::new();
-    let mut max_ms = 0.0f64;
+    let (rows, max_ms) = op_table(&merged, out);
     for (i, h) in merged.iter().enumerate() {
-        if h.count() == 0 {
-            continue;
+        if h.count() > 0 {
+            ctx.record_latency("execute", OPS[i], h).map_err(store)?;
         }
-        let s = h.summary();
-        let row = OpRow {
-            operation: OPS[i].into(),
-            count: s.count,
-            avg_ms: s.mean_ns / 1e6,
-            max_ms: s.max_ns as f64 / 1e6,
-        };
-        max_ms = max_ms.max(row.max_ms);
-        let _ = writeln!(
-            out,
-            " {:<22} {:7} {:9.03} {:9.03}",
-            row.operation, row.count, row.avg_ms, row.max_ms
-        );
-        ctx.record_latency("execute", OPS[i], h).map_err(store)?;
-        rows.push(row);
     }
     let throughput = bytes_total as f64 / 1e6 / execute_secs.max(1e-9);
     let _ = writeln!(
