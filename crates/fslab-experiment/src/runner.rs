@@ -187,7 +187,7 @@ impl Executor for ProcessExecutor {
         let mut probes = watch.map(|w| {
             fslab_probe::ProbeSet::start(&w.kinds, &w.dir, &fslab_probe::scratch_dir(), w.explicit)
         });
-        let mut said: Vec<String> = probes
+        let said: Vec<String> = probes
             .iter()
             .flat_map(|p| p.problems.iter().map(|e| format!("fslab: {e}")))
             .collect();
@@ -204,7 +204,7 @@ impl Executor for ProcessExecutor {
                 memory_cgroup: w.memory_cgroup.clone(),
             });
         }
-        let mut acks = child.stdin.take();
+        let acks = child.stdin.take();
         let mut stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
         let reader = std::thread::spawn(move || {
@@ -220,51 +220,9 @@ impl Executor for ProcessExecutor {
                 }
             }
         });
+        let mut side = Beside { probes, acks, said };
         let mut handle = |line: String, out: &mut WorkloadOutcome, progress: &mut dyn Progress| {
-            match ChildMessage::parse(&line) {
-                Some(ChildMessage::PhaseStart {
-                    index,
-                    phase,
-                    mono_ns,
-                }) => {
-                    if let Some(p) = probes.as_mut() {
-                        use fslab_record::Monitor;
-                        p.phase_start(index, &phase, fslab_probe::instant_of_mono(mono_ns));
-                    }
-                    ack(&mut acks);
-                }
-                Some(ChildMessage::PhaseEnd { index, phase }) => {
-                    if let Some(p) = probes.as_mut() {
-                        use fslab_record::Monitor;
-                        out.probe_notes.extend(p.phase_end(index, &phase));
-                        out.probe_points.extend(p.drain());
-                        out.probe_metrics.extend(p.metrics());
-                    }
-                    ack(&mut acks);
-                }
-                Some(ChildMessage::Progress {
-                    phase,
-                    ops_per_s,
-                    total,
-                }) => progress.rate(&phase, ops_per_s, total),
-                Some(ChildMessage::RunStarted { run_id }) => out.run_id = Some(run_id),
-                // Under MPI every rank ends with one; rank 0's names the run.
-                Some(ChildMessage::Finished {
-                    run_id,
-                    status,
-                    error,
-                    phases,
-                    metrics,
-                }) if run_id.is_some() || out.status.is_none() => {
-                    out.run_id = run_id.or(out.run_id);
-                    out.status = Some(status);
-                    out.error = error;
-                    out.phases = phases;
-                    out.metrics = metrics;
-                }
-                Some(_) => {}
-                None => said.push(line),
-            }
+            side.handle(line, out, progress)
         };
         let mut interrupted = false;
         let status = loop {
@@ -289,7 +247,8 @@ impl Executor for ProcessExecutor {
         while let Ok(line) = rx.try_recv() {
             handle(line, &mut out, progress);
         }
-        if let Some(mut p) = probes.take() {
+        let Beside { probes, said, .. } = side;
+        if let Some(mut p) = probes {
             use fslab_record::Monitor;
             out.probe_points.extend(p.drain());
             out.probe_notes.extend(p.finish());
@@ -313,6 +272,64 @@ impl Executor for ProcessExecutor {
                 .push_str(&format!("\nfslab: after the workload: {l}"));
         }
         out
+    }
+}
+
+/// What `fslab run` keeps beside a running workload: its probes, the pipe
+/// it answers phase messages on, and what the workload said.
+struct Beside {
+    probes: Option<fslab_probe::ProbeSet>,
+    acks: Option<std::process::ChildStdin>,
+    said: Vec<String>,
+}
+
+impl Beside {
+    /// One stderr line of the workload: a message, or something it said.
+    fn handle(&mut self, line: String, out: &mut WorkloadOutcome, progress: &mut dyn Progress) {
+        match ChildMessage::parse(&line) {
+            Some(ChildMessage::PhaseStart {
+                index,
+                phase,
+                mono_ns,
+            }) => {
+                if let Some(p) = self.probes.as_mut() {
+                    use fslab_record::Monitor;
+                    p.phase_start(index, &phase, fslab_probe::instant_of_mono(mono_ns));
+                }
+                ack(&mut self.acks);
+            }
+            Some(ChildMessage::PhaseEnd { index, phase }) => {
+                if let Some(p) = self.probes.as_mut() {
+                    use fslab_record::Monitor;
+                    out.probe_notes.extend(p.phase_end(index, &phase));
+                    out.probe_points.extend(p.drain());
+                    out.probe_metrics.extend(p.metrics());
+                }
+                ack(&mut self.acks);
+            }
+            Some(ChildMessage::Progress {
+                phase,
+                ops_per_s,
+                total,
+            }) => progress.rate(&phase, ops_per_s, total),
+            Some(ChildMessage::RunStarted { run_id }) => out.run_id = Some(run_id),
+            // Under MPI every rank ends with one; rank 0's names the run.
+            Some(ChildMessage::Finished {
+                run_id,
+                status,
+                error,
+                phases,
+                metrics,
+            }) if run_id.is_some() || out.status.is_none() => {
+                out.run_id = run_id.or(out.run_id);
+                out.status = Some(status);
+                out.error = error;
+                out.phases = phases;
+                out.metrics = metrics;
+            }
+            Some(_) => {}
+            None => self.said.push(line),
+        }
     }
 }
 
