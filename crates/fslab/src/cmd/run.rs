@@ -262,22 +262,9 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     let exp = plan::scaled(&exp, scale);
     let resume = earlier.map(|e| e.resume);
     if let Some(r) = &resume {
-        let total = exp.cells.len() * exp.repetitions as usize;
-        if r.done.len() >= total {
-            println!(
-                "experiment {} ({}): all {total} runs completed already; nothing to resume \
-                 (add repetitions with --repetitions N)",
-                r.experiment_id, exp.name
-            );
+        if !resume_notice(&exp, r, scale) {
             return Ok(());
         }
-        eprintln!(
-            "fslab: resuming experiment {} ({}) at scale {scale}: {} of {total} runs completed before, {} to run",
-            r.experiment_id,
-            exp.name,
-            r.done.len(),
-            total - r.done.len()
-        );
     }
     let perms = fslab_experiment::safety::Permissions {
         allow_sysctl: args.allow_sysctl.clone(),
@@ -365,7 +352,33 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     for p in &outcome.teardown_problems {
         eprintln!("fslab: run: teardown: {p}");
     }
-    if outcome.interrupted || stop.load(Ordering::Relaxed) {
+    ending(&outcome, stop.load(Ordering::Relaxed))
+}
+
+/// Says what a resumed run will do; false when nothing is left to run.
+fn resume_notice(exp: &fslab_experiment::spec::Experiment, r: &runner::Resume, scale: f64) -> bool {
+    let total = exp.cells.len() * exp.repetitions as usize;
+    if r.done.len() >= total {
+        println!(
+            "experiment {} ({}): all {total} runs completed already; nothing to resume \
+             (add repetitions with --repetitions N)",
+            r.experiment_id, exp.name
+        );
+        return false;
+    }
+    eprintln!(
+        "fslab: resuming experiment {} ({}) at scale {scale}: {} of {total} runs completed before, {} to run",
+        r.experiment_id,
+        exp.name,
+        r.done.len(),
+        total - r.done.len()
+    );
+    true
+}
+
+/// How `fslab run` ends: interrupted, failed runs (exit 1), or success.
+fn ending(outcome: &runner::ExperimentOutcome, stopped: bool) -> Result<(), Failure> {
+    if outcome.interrupted || stopped {
         eprintln!(
             "fslab: run: interrupted; what was measured is kept as experiment {}",
             outcome.experiment_id
