@@ -281,37 +281,18 @@ fn readback(
     Ok(rate)
 }
 
-pub fn run(
+/// The seed's random touches: one u32 written at the start of every page,
+/// in its pseudo-random order (or in order with -s); returns the seconds.
+fn touch(
+    ctx: &mut RunCtx,
     opts: &AllocOptions,
-    argv: &[String],
+    map: &Mutex<SharedMap>,
     stop: &AtomicBool,
-    out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-    hooks: &mut Hooks,
-) -> Result<AllocReport, String> {
+    say: &mut dyn FnMut(String),
+) -> Result<f64, String> {
     let page = rustix::param::page_size() as u64;
     let pages = opts.len / page;
-    let dir = opts
-        .file
-        .parent()
-        .map(|p| p.to_path_buf())
-        .unwrap_or_else(|| ".".into());
-    let (file, map) = make_file(opts)?;
-    let map = Mutex::new(map);
-    let params = serde_json::to_value(opts).unwrap_or_default();
-    let mut ctx = RunCtx::begin("alloctest", argv, &dir, params, rec, hooks, stop)
-        .map_err(|e| e.to_string())?;
-    let mut say = |s: String| {
-        let _ = writeln!(out, "{s}");
-        let _ = out.flush();
-    };
-    let t01 = Instant::now();
     let store = |e: fslab_record::RecordError| format!("results store: {e}");
-
-    if opts.touch || opts.dirty || opts.down {
-        stream(&mut ctx, opts, &map, &mut say)?;
-    }
-
     let hist = Mutex::new(LatencyHistogram::new());
     let hits = Mutex::new(Vec::new());
     let p = ctx
@@ -369,6 +350,41 @@ pub fn run(
         &hist.into_inner().unwrap_or_default(),
     )
     .map_err(store)?;
+    Ok(touch_s)
+}
+
+pub fn run(
+    opts: &AllocOptions,
+    argv: &[String],
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+    rec: &mut dyn Recorder,
+    hooks: &mut Hooks,
+) -> Result<AllocReport, String> {
+    let page = rustix::param::page_size() as u64;
+    let pages = opts.len / page;
+    let dir = opts
+        .file
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_else(|| ".".into());
+    let (file, map) = make_file(opts)?;
+    let map = Mutex::new(map);
+    let params = serde_json::to_value(opts).unwrap_or_default();
+    let mut ctx = RunCtx::begin("alloctest", argv, &dir, params, rec, hooks, stop)
+        .map_err(|e| e.to_string())?;
+    let mut say = |s: String| {
+        let _ = writeln!(out, "{s}");
+        let _ = out.flush();
+    };
+    let t01 = Instant::now();
+    let store = |e: fslab_record::RecordError| format!("results store: {e}");
+
+    if opts.touch || opts.dirty || opts.down {
+        stream(&mut ctx, opts, &map, &mut say)?;
+    }
+
+    let touch_s = touch(&mut ctx, opts, &map, stop, &mut say)?;
 
     let map = map.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut error = None;
