@@ -847,6 +847,48 @@ fn metrics(
     metrics
 }
 
+/// createmany's progress lines: one thread's come from the thread at the
+/// exact counts; several threads' from the coordinator, once a second.
+struct Ticker<'a> {
+    out: &'a mut dyn Write,
+    lines: &'a Mutex<Vec<String>>,
+    threads: u64,
+    verb: &'a str,
+    last_t: f64,
+    last_n: u64,
+    printed_at: u64,
+}
+
+impl Ticker<'_> {
+    fn tick(&mut self, pt: &fslab_record::SeriesPoint) {
+        if self.threads == 1 {
+            let ready = std::mem::take(&mut *self.lines.lock().unwrap_or_else(|e| e.into_inner()));
+            for l in ready {
+                let _ = writeln!(self.out, "{l}");
+            }
+            let _ = self.out.flush();
+            return;
+        }
+        // Several threads: the coordinator sees the sum once a second.
+        let crossed = pt.total_ops / 10_000 > self.printed_at / 10_000;
+        if (crossed && pt.t_s >= 2.0) || pt.t_s - self.last_t >= 10.0 {
+            let rate = (pt.total_ops - self.last_n) as f64 / (pt.t_s - self.last_t).max(1e-9);
+            let _ = writeln!(
+                self.out,
+                " - {} {} (time {:.2} total {:.2} last {rate:.2})",
+                self.verb,
+                pt.total_ops,
+                wall_now(),
+                pt.t_s
+            );
+            let _ = self.out.flush();
+            self.last_t = pt.t_s;
+            self.last_n = pt.total_ops;
+            self.printed_at = pt.total_ops;
+        }
+    }
+}
+
 pub fn run(
     o: &CreateManyOptions,
     argv: &[String],
@@ -885,7 +927,6 @@ pub fn run(
     } else {
         "create"
     };
-    let (mut last_t, mut last_n, mut printed_at) = (0.0f64, 0u64, 0u64);
     let verb = o.op_words();
     // One thread (createmany's own way) makes its progress lines itself, at
     // the exact counts; the coordinator prints them within a second.
@@ -899,6 +940,15 @@ pub fn run(
         deadline,
         lines: &lines,
     };
+    let mut ticker = Ticker {
+        out: &mut *out,
+        lines: &lines,
+        threads,
+        verb: &verb,
+        last_t: 0.0,
+        last_n: 0,
+        printed_at: 0,
+    };
     let p = ctx
         .phase_ticking(
             phase_name,
@@ -907,33 +957,7 @@ pub fn run(
                 let mut tally = tallies[t].lock().unwrap_or_else(|e| e.into_inner());
                 work(&shared, t, progress, &mut tally);
             },
-            |pt| {
-                if threads == 1 {
-                    let ready =
-                        std::mem::take(&mut *lines.lock().unwrap_or_else(|e| e.into_inner()));
-                    for l in ready {
-                        let _ = writeln!(out, "{l}");
-                    }
-                    let _ = out.flush();
-                    return;
-                }
-                // Several threads: the coordinator sees the sum once a second.
-                let crossed = pt.total_ops / 10_000 > printed_at / 10_000;
-                if (crossed && pt.t_s >= 2.0) || pt.t_s - last_t >= 10.0 {
-                    let rate = (pt.total_ops - last_n) as f64 / (pt.t_s - last_t).max(1e-9);
-                    let _ = writeln!(
-                        out,
-                        " - {verb} {} (time {:.2} total {:.2} last {rate:.2})",
-                        pt.total_ops,
-                        wall_now(),
-                        pt.t_s
-                    );
-                    let _ = out.flush();
-                    last_t = pt.t_s;
-                    last_n = pt.total_ops;
-                    printed_at = pt.total_ops;
-                }
-            },
+            |pt| ticker.tick(pt),
         )
         .map_err(store)?;
     // Lines made after the last second's tick.
