@@ -889,6 +889,23 @@ impl Ticker<'_> {
     }
 }
 
+/// -k: the files kept open are closed at the end, timed, as createmany
+/// prints it.
+fn close_kept(fds: Vec<OwnedFd>, out: &mut dyn Write) {
+    if fds.is_empty() {
+        return;
+    }
+    let n = fds.len() as u64;
+    let t = Instant::now();
+    drop(fds);
+    let s = t.elapsed().as_secs_f64();
+    let _ = writeln!(
+        out,
+        "total: {n} close in {s:.2} seconds: {:.2} close/second",
+        n as f64 / s.max(1e-9)
+    );
+}
+
 pub fn run(
     o: &CreateManyOptions,
     argv: &[String],
@@ -1000,16 +1017,8 @@ pub fn run(
         &uhist,
     )
     .map_err(store)?;
-    if o.keep_open && !fds.is_empty() {
-        let n = fds.len() as u64;
-        let t = Instant::now();
-        drop(fds);
-        let s = t.elapsed().as_secs_f64();
-        let _ = writeln!(
-            out,
-            "total: {n} close in {s:.2} seconds: {:.2} close/second",
-            n as f64 / s.max(1e-9)
-        );
+    if o.keep_open {
+        close_kept(fds, out);
     }
     let _ = out.flush();
     let rate_by_entries = by_entries(&ctx.out.series);

@@ -470,6 +470,27 @@ fn find_first(
     }
 }
 
+/// LockX / UnlockX on handle `fnum` (see the comment in [`exec`]).
+fn lock_range(c: &Client, fnum: u32, offset: u64, size: u64, lock: bool) -> (&'static str, u64) {
+    match fd_of(c, fnum) {
+        Some(fd) => {
+            let req = if lock {
+                fslab_sys::lock::Request::WriteTry
+            } else {
+                fslab_sys::lock::Request::Unlock
+            };
+            match fslab_sys::lock::range(fd, offset, size, req) {
+                Ok(_) => ("NT_STATUS_OK", 0),
+                Err(e) => (
+                    status_of(Errno::from_io_error(&e).unwrap_or(Errno::IO), false),
+                    0,
+                ),
+            }
+        }
+        None => ("NT_STATUS_INVALID_HANDLE", 0),
+    }
+}
+
 fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static str, u64) {
     let r = |res: Result<(), Errno>, l: Option<Lookup>| match res {
         Ok(()) => "NT_STATUS_OK",
@@ -584,23 +605,7 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
         // file (OFD) and not waited for, and a range the same client holds
         // through another handle counts as granted, as it would for dbench.
         Op::LockX { fnum, offset, size } | Op::UnlockX { fnum, offset, size } => {
-            match fd_of(c, *fnum) {
-                Some(fd) => {
-                    let req = if matches!(op, Op::LockX { .. }) {
-                        fslab_sys::lock::Request::WriteTry
-                    } else {
-                        fslab_sys::lock::Request::Unlock
-                    };
-                    match fslab_sys::lock::range(fd, *offset, *size, req) {
-                        Ok(_) => ("NT_STATUS_OK", 0),
-                        Err(e) => (
-                            status_of(Errno::from_io_error(&e).unwrap_or(Errno::IO), false),
-                            0,
-                        ),
-                    }
-                }
-                None => ("NT_STATUS_INVALID_HANDLE", 0),
-            }
+            lock_range(c, *fnum, *offset, *size, matches!(op, Op::LockX { .. }))
         }
         Op::Flush { fnum } => match fd_of(c, *fnum) {
             Some(fd) => (r(rustix::fs::fsync(fd), None), 0),
