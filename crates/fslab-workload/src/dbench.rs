@@ -740,6 +740,61 @@ fn op_table(merged: &[LatencyHistogram], out: &mut dyn Write) -> (Vec<OpRow>, f6
     (rows, max_ms)
 }
 
+/// dbench's clients, each with its name (`clientN`) and state.
+fn new_clients(o: &DbenchOptions) -> Vec<Mutex<Client>> {
+    (1..=o.clients)
+        .map(|id| {
+            Mutex::new(Client {
+                id,
+                name: format!("client{id}"),
+                paths: Default::default(),
+                fds: HashMap::new(),
+                dirbuf: vec![std::mem::MaybeUninit::uninit(); 32 << 10],
+                pos: 0,
+                stats: vec![OpStat::default(); OPS.len()],
+                mismatches: 0,
+                first_mismatches: Vec::new(),
+                error: None,
+            })
+        })
+        .collect()
+}
+
+/// dbench's cleanup: every client closes its handles and removes its tree.
+fn cleanup(o: &DbenchOptions, clients: &[Mutex<Client>], out: &mut dyn Write) {
+    let n = o.clients as usize;
+    let t = Instant::now();
+    for c in clients {
+        c.lock().unwrap_or_else(|e| e.into_inner()).fds.clear();
+    }
+    if o.cleanup {
+        for id in 1..=o.clients {
+            let _ = std::fs::remove_dir_all(o.dir.join(format!("clients/client{id}")));
+        }
+        let _ = std::fs::remove_dir(o.dir.join("clients"));
+    }
+    let _ = writeln!(out, "{:4}  cleanup {:3} sec", n, t.elapsed().as_secs());
+}
+
+/// Operations whose status differs from the loadfile's: a few printed, and
+/// the run's note.
+fn say_mismatches(mismatches: u64, first: &[String], out: &mut dyn Write) -> Option<String> {
+    if mismatches == 0 {
+        return None;
+    }
+    let _ = writeln!(
+        out,
+        "{mismatches} operations returned another status than the loadfile's, for example:"
+    );
+    for m in first.iter().take(5) {
+        let _ = writeln!(out, "  {m}");
+    }
+    Some(format!(
+        "{mismatches} operations returned another status than the loadfile's (first: {})",
+        first.first().cloned().unwrap_or_default()
+    ))
+}
+
 pub fn run(
     o: &DbenchOptions,
     argv: &[String],
@@ -756,22 +811,7 @@ pub fn run(
     let mut ctx = RunCtx::begin("dbench", argv, &o.dir, params, rec, hooks, stop)
         .map_err(|e| e.to_string())?;
     let n = o.clients as usize;
-    let clients: Vec<Mutex<Client>> = (1..=o.clients)
-        .map(|id| {
-            Mutex::new(Client {
-                id,
-                name: format!("client{id}"),
-                paths: Default::default(),
-                fds: HashMap::new(),
-                dirbuf: vec![std::mem::MaybeUninit::uninit(); 32 << 10],
-                pos: 0,
-                stats: vec![OpStat::default(); OPS.len()],
-                mismatches: 0,
-                first_mismatches: Vec::new(),
-                error: None,
-            })
-        })
-        .collect();
+    let clients = new_clients(o);
     let live = Live {
         bytes: (0..n).map(|_| AtomicU64::new(0)).collect(),
         max_ns: (0..n).map(|_| AtomicU64::new(0)).collect(),
@@ -876,18 +916,7 @@ pub fn run(
     for l in &lines_out {
         let _ = writeln!(out, "{l}");
     }
-    // Cleanup: every client closes its handles and removes its tree.
-    let t = Instant::now();
-    for c in &clients {
-        c.lock().unwrap_or_else(|e| e.into_inner()).fds.clear();
-    }
-    if o.cleanup {
-        for id in 1..=o.clients {
-            let _ = std::fs::remove_dir_all(o.dir.join(format!("clients/client{id}")));
-        }
-        let _ = std::fs::remove_dir(o.dir.join("clients"));
-    }
-    let _ = writeln!(out, "{:4}  cleanup {:3} sec", n, t.elapsed().as_secs());
+    cleanup(o, &clients, out);
     let mut merged: Vec<LatencyHistogram> = vec![LatencyHistogram::new(); OPS.len()];
     let mut mismatches = 0;
     let mut first = Vec::new();
@@ -918,18 +947,8 @@ pub fn run(
         n,
         max_ms
     );
-    if mismatches > 0 {
-        let _ = writeln!(
-            out,
-            "{mismatches} operations returned another status than the loadfile's, for example:"
-        );
-        for m in first.iter().take(5) {
-            let _ = writeln!(out, "  {m}");
-        }
-        ctx.out.notes.push(format!(
-            "{mismatches} operations returned another status than the loadfile's (first: {})",
-            first.first().cloned().unwrap_or_default()
-        ));
+    if let Some(note) = say_mismatches(mismatches, &first, out) {
+        ctx.out.notes.push(note);
     }
     let _ = out.flush();
     ctx.record_metrics(metrics(throughput, max_ms, &rows))
