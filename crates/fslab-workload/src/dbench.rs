@@ -795,6 +795,69 @@ fn say_mismatches(mismatches: u64, first: &[String], out: &mut dyn Write) -> Opt
     ))
 }
 
+/// dbench's line for the second just ended (replacing the previous one
+/// when the phase's last tick lands in the second already printed).
+fn second_line(
+    live: &Live,
+    n: usize,
+    phase: &'static str,
+    start: Instant,
+    pt: &fslab_record::SeriesPoint,
+    lines_out: &mut Vec<String>,
+    last_sec: &mut Option<(&'static str, u64)>,
+) {
+    let b: u64 = live.bytes.iter().map(|x| x.load(Ordering::Relaxed)).sum();
+    let lat = live
+        .max_ns
+        .iter()
+        .map(|x| x.swap(0, Ordering::Relaxed))
+        .max()
+        .unwrap_or(0);
+    let secs = start.elapsed().as_secs_f64();
+    // The phase's last tick can land in the second already printed: it
+    // replaces that line, so there is one line per second as in dbench.
+    let sec = pt.t_s.round() as u64;
+    if *last_sec == Some((phase, sec)) {
+        lines_out.pop();
+    }
+    *last_sec = Some((phase, sec));
+    lines_out.push(format!(
+        "{:4}  {:8}  {:7.2} MB/sec  {} {:3} sec  latency {:.03} ms",
+        n,
+        // As dbench: operations per client, on average.
+        pt.total_ops / n as u64,
+        b as f64 / 1e6 / secs.max(1e-9),
+        if phase == "warmup" {
+            "warmup"
+        } else {
+            "execute"
+        },
+        sec,
+        lat as f64 / 1e6
+    ));
+}
+
+/// The clients' operation statistics merged, their status mismatches (and
+/// the first few), and the first client's error.
+fn merge(clients: &[Mutex<Client>]) -> (Vec<LatencyHistogram>, u64, Vec<String>, Option<String>) {
+    let mut merged: Vec<LatencyHistogram> = vec![LatencyHistogram::new(); OPS.len()];
+    let mut mismatches = 0;
+    let mut first = Vec::new();
+    let mut error = None;
+    for c in clients {
+        let c = c.lock().unwrap_or_else(|e| e.into_inner());
+        for (i, s) in c.stats.iter().enumerate() {
+            merged[i].merge(&s.hist);
+        }
+        mismatches += c.mismatches;
+        first.extend(c.first_mismatches.iter().cloned());
+        if error.is_none() {
+            error = c.error.clone();
+        }
+    }
+    (merged, mismatches, first, error)
+}
+
 pub fn run(
     o: &DbenchOptions,
     argv: &[String],
@@ -821,7 +884,7 @@ pub fn run(
     let mut execute_secs = 0.0;
     // Each line's row in the operation table, found once rather than per operation.
     let kinds: Vec<usize> = o.lines.iter().map(|l| op_index(l.op.name())).collect();
-    let mut last_sec: Option<(&str, u64)> = None;
+    let mut last_sec: Option<(&'static str, u64)> = None;
     for (phase, secs) in [("warmup", o.warmup), ("execute", o.seconds)] {
         if secs == 0 || ctx.stopping() {
             continue;
@@ -855,37 +918,7 @@ pub fn run(
                     };
                     client_loop(o, &kinds, &mut c, turn, stop, &live, progress);
                 },
-                |pt| {
-                    let b: u64 = live.bytes.iter().map(|x| x.load(Ordering::Relaxed)).sum();
-                    let lat = live
-                        .max_ns
-                        .iter()
-                        .map(|x| x.swap(0, Ordering::Relaxed))
-                        .max()
-                        .unwrap_or(0);
-                    let secs = start.elapsed().as_secs_f64();
-                    // The phase's last tick can land in the second already printed: it
-                    // replaces that line, so there is one line per second as in dbench.
-                    let sec = pt.t_s.round() as u64;
-                    if last_sec == Some((phase, sec)) {
-                        lines_out.pop();
-                    }
-                    last_sec = Some((phase, sec));
-                    lines_out.push(format!(
-                        "{:4}  {:8}  {:7.2} MB/sec  {} {:3} sec  latency {:.03} ms",
-                        n,
-                        // As dbench: operations per client, on average.
-                        pt.total_ops / n as u64,
-                        b as f64 / 1e6 / secs.max(1e-9),
-                        if phase == "warmup" {
-                            "warmup"
-                        } else {
-                            "execute"
-                        },
-                        sec,
-                        lat as f64 / 1e6
-                    ));
-                },
+                |pt| second_line(&live, n, phase, start, pt, &mut lines_out, &mut last_sec),
             )
             .map_err(store)?;
         let ops: u64 = clients
@@ -917,21 +950,7 @@ pub fn run(
         let _ = writeln!(out, "{l}");
     }
     cleanup(o, &clients, out);
-    let mut merged: Vec<LatencyHistogram> = vec![LatencyHistogram::new(); OPS.len()];
-    let mut mismatches = 0;
-    let mut first = Vec::new();
-    let mut error = None;
-    for c in &clients {
-        let c = c.lock().unwrap_or_else(|e| e.into_inner());
-        for (i, s) in c.stats.iter().enumerate() {
-            merged[i].merge(&s.hist);
-        }
-        mismatches += c.mismatches;
-        first.extend(c.first_mismatches.iter().cloned());
-        if error.is_none() {
-            error = c.error.clone();
-        }
-    }
+    let (merged, mismatches, first, error) = merge(&clients);
     let (rows, max_ms) = op_table(&merged, out);
     for (i, h) in merged.iter().enumerate() {
         if h.count() > 0 {
