@@ -388,6 +388,147 @@ fn unlink_loop(workers: &mut [Worker]) -> (u64, f64, (f64, f64), Option<WorkErro
 }
 
 /// fs_mark's loops. Returns false when the run failed.
+/// Loop `l`'s row of fs_mark's table from its workers' outcomes (adding
+/// its files and bytes to the phase's), and its first real error.
+fn loop_row(
+    opts: &FsMarkOptions,
+    l: u64,
+    outcomes: &[Option<LoopOutcome>],
+    workers: &[Worker],
+    wall: std::time::Duration,
+    count: &mut u64,
+    bytes: &mut u64,
+) -> (LoopRow, Option<WorkError>) {
+    let mut error: Option<WorkError> = None;
+    let mut files = 0u64;
+    let mut files_per_sec = 0.0;
+    let mut overhead_us = 0u64;
+    for (o, w) in outcomes.iter().zip(workers) {
+        let Some(o) = o else {
+            error.get_or_insert(WorkError {
+                op: "worker",
+                path: w.dir.clone(),
+                errno: Errno::CANCELED,
+                hint: Some("a worker thread panicked: this is a bug in fslab"),
+            });
+            continue;
+        };
+        files += o.files;
+        *bytes += o.bytes;
+        let secs = o.loop_time.as_secs_f64();
+        if secs > 0.0 {
+            files_per_sec += o.files as f64 / secs;
+        }
+        overhead_us += o.loop_time.saturating_sub(o.call_time).as_micros() as u64;
+        if let Some(e) = &o.error {
+            // Prefer the first real failure over a secondary one.
+            if error
+                .as_ref()
+                .is_none_or(|cur| cur.is_no_space() && !e.is_no_space())
+            {
+                error = Some(e.clone());
+            }
+        }
+    }
+    *count += files;
+    let calls = CALLS
+        .iter()
+        .enumerate()
+        .map(|(c, name)| {
+            let per: Vec<CallStats> = workers
+                .iter()
+                .filter(|w| w.calls[c].loop_count() > 0)
+                .map(|w| w.calls[c].loop_stats())
+                .collect();
+            let stats = CallStats {
+                min_us: per.iter().map(|s| s.min_us).min().unwrap_or(0),
+                avg_us: per.iter().map(|s| s.avg_us).sum::<u64>() / workers.len() as u64,
+                max_us: per.iter().map(|s| s.max_us).max().unwrap_or(0),
+            };
+            (name.to_string(), stats)
+        })
+        .collect();
+    let complete = error.is_none() && files == opts.files * opts.threads as u64;
+    let row = LoopRow {
+        index: l as u32,
+        fs_use_pct: space(&opts.dirs[0]).map(|s| s.1).unwrap_or(0),
+        count: *count,
+        files,
+        file_size: opts.file_size,
+        files_per_sec,
+        wall_files_per_sec: if wall.as_secs_f64() > 0.0 {
+            files as f64 / wall.as_secs_f64()
+        } else {
+            0.0
+        },
+        wall_s: wall.as_secs_f64(),
+        app_overhead_us: overhead_us,
+        calls,
+        complete,
+    };
+    (row, error)
+}
+
+/// The create phase's record: its result (time, CPU, bytes; complete),
+/// the end-of-loop unlinks as phase `loop_unlink` when files are not kept,
+/// and each call's latency.
+fn record_create(
+    rec: &mut dyn Recorder,
+    run: i64,
+    report: &mut FsMarkReport,
+    workers: &[Worker],
+    (elapsed, usr, sys, bytes, complete): (f64, f64, f64, u64, bool),
+    (unlinked, unlink_s, unlink_cpu): (u64, f64, (f64, f64)),
+    failed: bool,
+) -> Result<(), FsMarkError> {
+    let ops: u64 = workers.iter().map(|w| w.phase_files).sum();
+    let phase = PhaseResult {
+        phase: "create".into(),
+        ops,
+        elapsed_s: elapsed,
+        ops_per_s: if elapsed > 0.0 {
+            ops as f64 / elapsed
+        } else {
+            0.0
+        },
+        usr_cpu_s: usr,
+        sys_cpu_s: sys,
+        bytes,
+        complete,
+    };
+    rec.record_phase(run, &phase)?;
+    report.phases.push(phase);
+    if unlinked > 0 {
+        let phase = PhaseResult {
+            phase: "loop_unlink".into(),
+            ops: unlinked,
+            elapsed_s: unlink_s,
+            ops_per_s: unlinked as f64 / unlink_s.max(1e-9),
+            usr_cpu_s: unlink_cpu.0,
+            sys_cpu_s: unlink_cpu.1,
+            bytes: 0,
+            complete: !failed,
+        };
+        rec.record_phase(run, &phase)?;
+        report.phases.push(phase);
+    }
+    for (c, name) in CALLS.iter().enumerate() {
+        let mut h = LatencyHistogram::new();
+        for w in workers {
+            h.merge(&w.calls[c].phase);
+        }
+        if h.count() > 0 {
+            rec.record_latency(run, "create", name, &h)?;
+            report.latency.push(LatencyEntry {
+                phase: "create".into(),
+                op: name.to_string(),
+                summary: h.summary(),
+            });
+        }
+    }
+    Ok(())
+}
+
 fn create_phase(
     opts: &FsMarkOptions,
     phase_index: u32,
@@ -469,73 +610,8 @@ fn create_phase(
             return Err(e.into());
         }
 
-        let mut error: Option<WorkError> = None;
-        let mut files = 0u64;
-        let mut files_per_sec = 0.0;
-        let mut overhead_us = 0u64;
-        for (o, w) in outcomes.iter().zip(&workers) {
-            let Some(o) = o else {
-                error.get_or_insert(WorkError {
-                    op: "worker",
-                    path: w.dir.clone(),
-                    errno: Errno::CANCELED,
-                    hint: Some("a worker thread panicked: this is a bug in fslab"),
-                });
-                continue;
-            };
-            files += o.files;
-            bytes += o.bytes;
-            let secs = o.loop_time.as_secs_f64();
-            if secs > 0.0 {
-                files_per_sec += o.files as f64 / secs;
-            }
-            overhead_us += o.loop_time.saturating_sub(o.call_time).as_micros() as u64;
-            if let Some(e) = &o.error {
-                // Prefer the first real failure over a secondary one.
-                if error
-                    .as_ref()
-                    .is_none_or(|cur| cur.is_no_space() && !e.is_no_space())
-                {
-                    error = Some(e.clone());
-                }
-            }
-        }
-        count += files;
-        let calls = CALLS
-            .iter()
-            .enumerate()
-            .map(|(c, name)| {
-                let per: Vec<CallStats> = workers
-                    .iter()
-                    .filter(|w| w.calls[c].loop_count() > 0)
-                    .map(|w| w.calls[c].loop_stats())
-                    .collect();
-                let stats = CallStats {
-                    min_us: per.iter().map(|s| s.min_us).min().unwrap_or(0),
-                    avg_us: per.iter().map(|s| s.avg_us).sum::<u64>() / workers.len() as u64,
-                    max_us: per.iter().map(|s| s.max_us).max().unwrap_or(0),
-                };
-                (name.to_string(), stats)
-            })
-            .collect();
-        let complete = error.is_none() && files == opts.files * opts.threads as u64;
-        let row = LoopRow {
-            index: l as u32,
-            fs_use_pct: space(&opts.dirs[0]).map(|s| s.1).unwrap_or(0),
-            count,
-            files,
-            file_size: opts.file_size,
-            files_per_sec,
-            wall_files_per_sec: if wall.as_secs_f64() > 0.0 {
-                files as f64 / wall.as_secs_f64()
-            } else {
-                0.0
-            },
-            wall_s: wall.as_secs_f64(),
-            app_overhead_us: overhead_us,
-            calls,
-            complete,
-        };
+        let (row, mut error) = loop_row(opts, l, &outcomes, &workers, wall, &mut count, &mut bytes);
+        let complete = row.complete;
         let line = output::row(&row, opts.verbose);
         sinks.both(&line, &line);
         rec.record_loop(run, &row)?;
@@ -576,51 +652,19 @@ fn create_phase(
     if let Some(e) = store_err {
         return Err(e.into());
     }
-    let ops: u64 = workers.iter().map(|w| w.phase_files).sum();
-    let phase = PhaseResult {
-        phase: "create".into(),
-        ops,
-        elapsed_s: elapsed,
-        ops_per_s: if elapsed > 0.0 {
-            ops as f64 / elapsed
-        } else {
-            0.0
-        },
-        usr_cpu_s: usr,
-        sys_cpu_s: sys,
-        bytes,
-        complete: !cut_short && !failed && !stop.load(Ordering::Relaxed),
-    };
-    rec.record_phase(run, &phase)?;
-    report.phases.push(phase);
-    if unlinked > 0 {
-        let phase = PhaseResult {
-            phase: "loop_unlink".into(),
-            ops: unlinked,
-            elapsed_s: unlink_s,
-            ops_per_s: unlinked as f64 / unlink_s.max(1e-9),
-            usr_cpu_s: unlink_cpu.0,
-            sys_cpu_s: unlink_cpu.1,
-            bytes: 0,
-            complete: !failed,
-        };
-        rec.record_phase(run, &phase)?;
-        report.phases.push(phase);
-    }
-    for (c, name) in CALLS.iter().enumerate() {
-        let mut h = LatencyHistogram::new();
-        for w in &workers {
-            h.merge(&w.calls[c].phase);
-        }
-        if h.count() > 0 {
-            rec.record_latency(run, "create", name, &h)?;
-            report.latency.push(LatencyEntry {
-                phase: "create".into(),
-                op: name.to_string(),
-                summary: h.summary(),
-            });
-        }
-    }
+    let (complete, loop_unlink) = (
+        !cut_short && !failed && !stop.load(Ordering::Relaxed),
+        (unlinked, unlink_s, unlink_cpu),
+    );
+    record_create(
+        rec,
+        run,
+        report,
+        &workers,
+        (elapsed, usr, sys, bytes, complete),
+        loop_unlink,
+        failed,
+    )?;
     Ok(!failed)
 }
 
