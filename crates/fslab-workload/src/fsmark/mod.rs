@@ -529,6 +529,24 @@ fn record_create(
     Ok(())
 }
 
+/// fs_mark's check before each loop: a directory without room for this
+/// loop's data gives the message it prints.
+fn out_of_space(opts: &FsMarkOptions, threads_per_dir: u64) -> Option<String> {
+    let need = opts
+        .file_size
+        .saturating_mul(opts.files)
+        .saturating_mul(threads_per_dir);
+    let dir = opts
+        .dirs
+        .iter()
+        .find(|d| space(d).is_some_and(|(free, _)| free < need))?;
+    Some(format!(
+        "Insufficient free space in {} to create {} new files, exiting",
+        dir.display(),
+        opts.files
+    ))
+}
+
 fn create_phase(
     opts: &FsMarkOptions,
     phase_index: u32,
@@ -564,20 +582,7 @@ fn create_phase(
     let mut l = 0u64;
     while (opts.fill || l < opts.loops) && !stop.load(Ordering::Relaxed) {
         // fs_mark checks before every loop that this loop's data fits.
-        let need = opts
-            .file_size
-            .saturating_mul(opts.files)
-            .saturating_mul(threads_per_dir);
-        if let Some(dir) = opts
-            .dirs
-            .iter()
-            .find(|d| space(d).is_some_and(|(free, _)| free < need))
-        {
-            let msg = format!(
-                "Insufficient free space in {} to create {} new files, exiting",
-                dir.display(),
-                opts.files
-            );
+        if let Some(msg) = out_of_space(opts, threads_per_dir) {
             sinks.both(&format!("{msg}\n"), &format!("{msg}\n"));
             if opts.fill {
                 report.notes.push(format!("filesystem full: {msg}"));
