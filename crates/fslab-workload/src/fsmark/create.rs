@@ -84,6 +84,51 @@ impl CallTimes {
     }
 }
 
+/// Which subdirectory each file goes to (-D with -N or --subdir-secs), as
+/// fs_mark chooses: a loop starts at the current second modulo the number
+/// of subdirectories, then moves on after N files or after the seconds.
+struct SubdirChooser {
+    current: Option<u32>,
+    files_in_subdir: u64,
+    since: u64,
+    start_secs: u64,
+}
+
+impl SubdirChooser {
+    #[inline]
+    fn next(&mut self, policy: DirPolicy, secs: u64) -> Option<u32> {
+        let want = match policy {
+            DirPolicy::NoSubdirs => None,
+            DirPolicy::RoundRobin {
+                subdirs,
+                per_subdir,
+            } => {
+                let mut cur = self
+                    .current
+                    .unwrap_or((self.start_secs % subdirs as u64) as u32);
+                if self.files_in_subdir >= per_subdir {
+                    cur = (cur + 1) % subdirs;
+                    self.files_in_subdir = 0;
+                }
+                self.files_in_subdir += 1;
+                Some(cur)
+            }
+            DirPolicy::TimeHash { subdirs, secs: per } => {
+                let mut cur = self
+                    .current
+                    .unwrap_or((self.start_secs % subdirs as u64) as u32);
+                if secs.saturating_sub(self.since) > per {
+                    cur = (cur + 1) % subdirs;
+                    self.since = secs;
+                }
+                Some(cur)
+            }
+        };
+        self.current = want;
+        want
+    }
+}
+
 /// A worker's state, kept across loops.
 pub struct Worker {
     pub index: usize,
@@ -204,6 +249,31 @@ impl Worker {
         Ok(log.len())
     }
 
+    /// fs_mark makes the file's directory (a subdirectory, or the -d
+    /// directory) before every file; it is there already but the first time.
+    #[inline]
+    fn make_dir(&self, top: &OwnedFd, subdir: Option<u32>) -> Result<(), WorkError> {
+        let made = match subdir {
+            Some(n) => {
+                let mut b = [0u8; 12];
+                rustix::fs::mkdirat(top, subdir_cstr(n, &mut b), Mode::from_bits_truncate(0o777))
+            }
+            None => {
+                rustix::fs::mkdirat(rustix::fs::CWD, &self.dir, Mode::from_bits_truncate(0o777))
+            }
+        };
+        match made {
+            Ok(()) | Err(Errno::EXIST) => Ok(()),
+            Err(e) => {
+                let mut path = self.dir.clone();
+                if let Some(n) = subdir {
+                    path.push(format_subdir(n));
+                }
+                Err(WorkError::new("mkdir", path, e))
+            }
+        }
+    }
+
     fn create_files(
         &mut self,
         ctx: &LoopCtx,
@@ -216,9 +286,12 @@ impl Worker {
         // Where the subdirectory policy starts, as fs_mark does for each loop:
         // the current second modulo the number of subdirectories.
         let start_secs = wall_secs_at(base_wall, start, start);
-        let mut subdir: Option<u32> = None;
-        let mut files_in_subdir = 0u64;
-        let mut subdir_since = start_secs;
+        let mut dirs = SubdirChooser {
+            current: None,
+            files_in_subdir: 0,
+            since: start_secs,
+            start_secs,
+        };
         let top = self
             .top_fd()?
             .try_clone()
@@ -229,54 +302,9 @@ impl Worker {
                 break;
             }
             let secs = wall_secs_at(base_wall, start, prev_end);
-            let want = match opts.dir_policy {
-                DirPolicy::NoSubdirs => None,
-                DirPolicy::RoundRobin {
-                    subdirs,
-                    per_subdir,
-                } => {
-                    let mut cur = subdir.unwrap_or((start_secs % subdirs as u64) as u32);
-                    if files_in_subdir >= per_subdir {
-                        cur = (cur + 1) % subdirs;
-                        files_in_subdir = 0;
-                    }
-                    files_in_subdir += 1;
-                    Some(cur)
-                }
-                DirPolicy::TimeHash { subdirs, secs: per } => {
-                    let mut cur = subdir.unwrap_or((start_secs % subdirs as u64) as u32);
-                    if secs.saturating_sub(subdir_since) > per {
-                        cur = (cur + 1) % subdirs;
-                        subdir_since = secs;
-                    }
-                    Some(cur)
-                }
-            };
-            subdir = want;
+            let subdir = dirs.next(opts.dir_policy, secs);
             // fs_mark makes the file's directory before every file.
-            let made = match subdir {
-                Some(n) => {
-                    let mut b = [0u8; 12];
-                    rustix::fs::mkdirat(
-                        &top,
-                        subdir_cstr(n, &mut b),
-                        Mode::from_bits_truncate(0o777),
-                    )
-                }
-                None => {
-                    rustix::fs::mkdirat(rustix::fs::CWD, &self.dir, Mode::from_bits_truncate(0o777))
-                }
-            };
-            match made {
-                Ok(()) | Err(Errno::EXIST) => {}
-                Err(e) => {
-                    let mut path = self.dir.clone();
-                    if let Some(n) = subdir {
-                        path.push(format_subdir(n));
-                    }
-                    return Err(WorkError::new("mkdir", path, e));
-                }
-            }
+            self.make_dir(&top, subdir)?;
             let seq = self.next_seq;
             self.next_seq += 1;
             log.push(i, subdir, secs);
