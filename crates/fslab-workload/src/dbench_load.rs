@@ -211,6 +211,131 @@ fn shown(w: &str) -> String {
 }
 
 /// Parses a loadfile; errors read `NAME:LINE: what is wrong`.
+/// One line's operation and its arguments (`t`: the tokens before the
+/// status); `e` places a message at the line.
+fn parse_op(t: &[String], e: &dyn Fn(String) -> String) -> Result<Op, String> {
+    let want = |n: usize| -> Result<(), String> {
+        if t.len() - 1 != n {
+            Err(e(format!(
+                "{} takes {n} arguments before the status, not {}",
+                t[0],
+                t.len() - 1
+            )))
+        } else {
+            Ok(())
+        }
+    };
+    let n = |k: usize| num(&t[k]).map_err(e);
+    Ok(match t[0].as_str() {
+        "NTCreateX" => {
+            want(4)?;
+            Op::NtCreateX {
+                path: LoadPath::new(&t[1]),
+                options: n(2)? as u32,
+                disposition: n(3)? as u32,
+                fnum: n(4)? as u32,
+            }
+        }
+        "Close" => {
+            want(1)?;
+            Op::Close { fnum: n(1)? as u32 }
+        }
+        "Rename" => {
+            want(2)?;
+            Op::Rename {
+                from: LoadPath::new(&t[1]),
+                to: LoadPath::new(&t[2]),
+            }
+        }
+        "Unlink" => {
+            want(2)?;
+            Op::Unlink {
+                path: LoadPath::new(&t[1]),
+            }
+        }
+        "Deltree" => {
+            want(1)?;
+            Op::Deltree {
+                path: LoadPath::new(&t[1]),
+            }
+        }
+        "Rmdir" => {
+            want(1)?;
+            Op::Rmdir {
+                path: LoadPath::new(&t[1]),
+            }
+        }
+        "Mkdir" => {
+            want(1)?;
+            Op::Mkdir {
+                path: LoadPath::new(&t[1]),
+            }
+        }
+        "QUERY_PATH_INFORMATION" => {
+            want(2)?;
+            Op::QueryPath {
+                path: LoadPath::new(&t[1]),
+            }
+        }
+        "QUERY_FILE_INFORMATION" => {
+            want(2)?;
+            Op::QueryFile { fnum: n(1)? as u32 }
+        }
+        "QUERY_FS_INFORMATION" => {
+            want(1)?;
+            Op::QueryFs
+        }
+        "SET_FILE_INFORMATION" => {
+            want(2)?;
+            Op::SetFileInfo { fnum: n(1)? as u32 }
+        }
+        "FIND_FIRST" => {
+            want(4)?;
+            Op::FindFirst {
+                pattern: LoadPath::new(&t[1]),
+                max: n(3)?,
+            }
+        }
+        "WriteX" => {
+            want(4)?;
+            Op::WriteX {
+                fnum: n(1)? as u32,
+                offset: n(2)?,
+                size: n(3)?,
+            }
+        }
+        "ReadX" => {
+            want(4)?;
+            Op::ReadX {
+                fnum: n(1)? as u32,
+                offset: n(2)?,
+                size: n(3)?,
+            }
+        }
+        "LockX" => {
+            want(3)?;
+            Op::LockX {
+                fnum: n(1)? as u32,
+                offset: n(2)?,
+                size: n(3)?,
+            }
+        }
+        "UnlockX" => {
+            want(3)?;
+            Op::UnlockX {
+                fnum: n(1)? as u32,
+                offset: n(2)?,
+                size: n(3)?,
+            }
+        }
+        "Flush" => {
+            want(1)?;
+            Op::Flush { fnum: n(1)? as u32 }
+        }
+        other => return Err(e(format!("unknown operation {}", shown(other)))),
+    })
+}
+
 pub fn parse(name: &str, text: &str) -> Result<Vec<Line>, String> {
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -234,126 +359,7 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Line>, String> {
                 shown(&status)
             )));
         }
-        let want = |n: usize| -> Result<(), String> {
-            if t.len() - 1 != n {
-                Err(e(format!(
-                    "{} takes {n} arguments before the status, not {}",
-                    t[0],
-                    t.len() - 1
-                )))
-            } else {
-                Ok(())
-            }
-        };
-        let n = |k: usize| num(&t[k]).map_err(e);
-        let op = match t[0].as_str() {
-            "NTCreateX" => {
-                want(4)?;
-                Op::NtCreateX {
-                    path: LoadPath::new(&t[1]),
-                    options: n(2)? as u32,
-                    disposition: n(3)? as u32,
-                    fnum: n(4)? as u32,
-                }
-            }
-            "Close" => {
-                want(1)?;
-                Op::Close { fnum: n(1)? as u32 }
-            }
-            "Rename" => {
-                want(2)?;
-                Op::Rename {
-                    from: LoadPath::new(&t[1]),
-                    to: LoadPath::new(&t[2]),
-                }
-            }
-            "Unlink" => {
-                want(2)?;
-                Op::Unlink {
-                    path: LoadPath::new(&t[1]),
-                }
-            }
-            "Deltree" => {
-                want(1)?;
-                Op::Deltree {
-                    path: LoadPath::new(&t[1]),
-                }
-            }
-            "Rmdir" => {
-                want(1)?;
-                Op::Rmdir {
-                    path: LoadPath::new(&t[1]),
-                }
-            }
-            "Mkdir" => {
-                want(1)?;
-                Op::Mkdir {
-                    path: LoadPath::new(&t[1]),
-                }
-            }
-            "QUERY_PATH_INFORMATION" => {
-                want(2)?;
-                Op::QueryPath {
-                    path: LoadPath::new(&t[1]),
-                }
-            }
-            "QUERY_FILE_INFORMATION" => {
-                want(2)?;
-                Op::QueryFile { fnum: n(1)? as u32 }
-            }
-            "QUERY_FS_INFORMATION" => {
-                want(1)?;
-                Op::QueryFs
-            }
-            "SET_FILE_INFORMATION" => {
-                want(2)?;
-                Op::SetFileInfo { fnum: n(1)? as u32 }
-            }
-            "FIND_FIRST" => {
-                want(4)?;
-                Op::FindFirst {
-                    pattern: LoadPath::new(&t[1]),
-                    max: n(3)?,
-                }
-            }
-            "WriteX" => {
-                want(4)?;
-                Op::WriteX {
-                    fnum: n(1)? as u32,
-                    offset: n(2)?,
-                    size: n(3)?,
-                }
-            }
-            "ReadX" => {
-                want(4)?;
-                Op::ReadX {
-                    fnum: n(1)? as u32,
-                    offset: n(2)?,
-                    size: n(3)?,
-                }
-            }
-            "LockX" => {
-                want(3)?;
-                Op::LockX {
-                    fnum: n(1)? as u32,
-                    offset: n(2)?,
-                    size: n(3)?,
-                }
-            }
-            "UnlockX" => {
-                want(3)?;
-                Op::UnlockX {
-                    fnum: n(1)? as u32,
-                    offset: n(2)?,
-                    size: n(3)?,
-                }
-            }
-            "Flush" => {
-                want(1)?;
-                Op::Flush { fnum: n(1)? as u32 }
-            }
-            other => return Err(e(format!("unknown operation {}", shown(other)))),
-        };
+        let op = parse_op(&t, &e)?;
         out.push(Line { number, op, status });
     }
     if out.is_empty() {
