@@ -171,15 +171,47 @@ fn x_axis(s: &mut String, marks: &[(f64, f64)], ph: f64, title_at: (f64, f64), t
     );
 }
 
+/// A series' points `p` (already in pixels) as a path or as dots.
+fn draw_marks(s: &mut String, style: Style, c: &str, p: &[(f64, f64)]) {
+    match style {
+        Style::Line if p.len() > 1 => {
+            let d: Vec<String> = p
+                .iter()
+                .enumerate()
+                .map(|(k, (x, y))| format!("{}{x:.1},{y:.1}", if k == 0 { "M" } else { "L" }))
+                .collect();
+            let _ = write!(
+                *s,
+                r#"<path class="mark" d="{}" fill="none" stroke="{c}" stroke-width="1.5"/>"#,
+                d.join("")
+            );
+        }
+        _ => {
+            let _ = write!(*s, r#"<g class="mark" fill="{c}">"#);
+            // A 2-pixel square at the same half pixel is the same mark:
+            // draw it once (dense scatters shrink many times over).
+            let mut seen = std::collections::HashSet::new();
+            for (x, y) in p {
+                if !seen.insert(((x * 2.0).round() as i64, (y * 2.0).round() as i64)) {
+                    continue;
+                }
+                let _ = write!(
+                    s,
+                    r#"<rect x="{:.1}" y="{:.1}" width="2" height="2"/>"#,
+                    x - 1.0,
+                    y - 1.0
+                );
+            }
+            s.push_str("</g>");
+        }
+    }
+}
+
 impl Chart {
     /// The chart as an `<svg class="chart">`; data marks have class `mark`.
-    pub fn svg(&self) -> String {
-        let tx = |x: f64| if self.log_x { x.max(1e-12).log10() } else { x };
-        let ty = |y: f64| match (self.log_y, y > 0.0) {
-            (false, _) => y,
-            (true, true) => y.log10(),
-            (true, false) => f64::NAN,
-        };
+    /// The axes' ranges (after the log transforms `tx`, `ty`): every
+    /// point's and marker's, from 0 on a linear y axis, 5% headroom.
+    fn ranges(&self, tx: &dyn Fn(f64) -> f64, ty: &dyn Fn(f64) -> f64) -> (f64, f64, f64, f64) {
         let pts: Vec<(f64, f64)> = self
             .series
             .iter()
@@ -217,6 +249,17 @@ impl Chart {
         if !self.log_y {
             y1 *= 1.05;
         }
+        (x0, x1, y0, y1)
+    }
+
+    pub fn svg(&self) -> String {
+        let tx = |x: f64| if self.log_x { x.max(1e-12).log10() } else { x };
+        let ty = |y: f64| match (self.log_y, y > 0.0) {
+            (false, _) => y,
+            (true, true) => y.log10(),
+            (true, false) => f64::NAN,
+        };
+        let (x0, x1, y0, y1) = self.ranges(&tx, &ty);
         let w = if self.wide { WIDE } else { W };
         let (pw, ph) = (w - L - R, H - T - B);
         let sx = |x: f64| L + (x - x0) / (x1 - x0) * pw;
@@ -279,40 +322,7 @@ impl Chart {
                 .map(|&(x, y)| (sx(tx(x)), sy(ty(y))))
                 .filter(|(x, y)| x.is_finite() && y.is_finite())
                 .collect();
-            match ser.style {
-                Style::Line if p.len() > 1 => {
-                    let d: Vec<String> = p
-                        .iter()
-                        .enumerate()
-                        .map(|(k, (x, y))| {
-                            format!("{}{x:.1},{y:.1}", if k == 0 { "M" } else { "L" })
-                        })
-                        .collect();
-                    let _ = write!(
-                        s,
-                        r#"<path class="mark" d="{}" fill="none" stroke="{c}" stroke-width="1.5"/>"#,
-                        d.join("")
-                    );
-                }
-                _ => {
-                    let _ = write!(s, r#"<g class="mark" fill="{c}">"#);
-                    // A 2-pixel square at the same half pixel is the same mark:
-                    // draw it once (dense scatters shrink many times over).
-                    let mut seen = std::collections::HashSet::new();
-                    for (x, y) in &p {
-                        if !seen.insert(((x * 2.0).round() as i64, (y * 2.0).round() as i64)) {
-                            continue;
-                        }
-                        let _ = write!(
-                            s,
-                            r#"<rect x="{:.1}" y="{:.1}" width="2" height="2"/>"#,
-                            x - 1.0,
-                            y - 1.0
-                        );
-                    }
-                    s.push_str("</g>");
-                }
-            }
+            draw_marks(&mut s, ser.style, c, &p);
             let ly = T + 12.0 + i as f64 * 16.0;
             let _ = write!(
                 s,
