@@ -104,6 +104,16 @@ fn close(a: f64, b: f64, what: &str) {
 #[test]
 fn each_workloads_printed_numbers_are_its_stored_metrics() {
     let lab = Lab::new();
+    dbench_numbers(&lab);
+    tiotest_numbers(&lab);
+    createmany_numbers(&lab);
+    compilebench_numbers(&lab);
+    fsmark_numbers(&lab);
+    alloctest_numbers(&lab);
+}
+
+/// run 1: dbench's closing line, in MB of 10^6 bytes.
+fn dbench_numbers(lab: &Lab) {
     // dbench: its closing line, in MB of 10^6 bytes.
     let d = shm();
     let o = lab.run(&[
@@ -122,11 +132,11 @@ fn each_workloads_printed_numbers_are_its_stored_metrics() {
         "a finished run says where it is: {}",
         stderr(&o)
     );
-    let ms = exported(&lab, 1);
+    let ms = exported(lab, 1);
     let (unit, v) = find(&ms, "Throughput");
     assert_eq!(unit, "mb_per_sec");
     close(printed(&stdout(&o), "Throughput "), v, "dbench Throughput");
-    everywhere(&lab, 1, "dbench", "Throughput (MB/s)", v);
+    everywhere(lab, 1, "dbench", "Throughput (MB/s)", v);
     let max = stdout(&o)
         .lines()
         .find_map(|l| l.split("max_latency=").nth(1))
@@ -138,7 +148,10 @@ fn each_workloads_printed_numbers_are_its_stored_metrics() {
         find(&ms, "NTCreateX Count").1,
         "NTCreateX Count",
     );
+}
 
+/// run 2: tiotest's table's Rate column, MiB/s.
+fn tiotest_numbers(lab: &Lab) {
     // tiotest: its table's Rate column, MiB/s.
     let d = shm();
     let o = lab.run(&[
@@ -168,11 +181,14 @@ fn each_workloads_printed_numbers_are_its_stored_metrics() {
                 .to_string()
         })
         .unwrap();
-    let (unit, v) = find(&exported(&lab, 2), "Write Rate");
+    let (unit, v) = find(&exported(lab, 2), "Write Rate");
     assert_eq!(unit, "mib_per_sec");
     close(write.parse().unwrap(), v, "tiotest Write Rate");
-    everywhere(&lab, 2, "tiotest", "Write Rate (MiB/s)", v);
+    everywhere(lab, 2, "tiotest", "Write Rate (MiB/s)", v);
+}
 
+/// run 3: createmany's total line.
+fn createmany_numbers(lab: &Lab) {
     // createmany: its total line.
     let d = shm();
     let f = d.path().join("f");
@@ -191,11 +207,14 @@ fn each_workloads_printed_numbers_are_its_stored_metrics() {
         .and_then(|l| l.split(": ").nth(1))
         .and_then(|r| r.split_whitespace().next()?.parse::<f64>().ok())
         .unwrap();
-    let (unit, v) = find(&exported(&lab, 3), "open/close ops/second");
+    let (unit, v) = find(&exported(lab, 3), "open/close ops/second");
     assert_eq!(unit, "ops_per_sec");
     close(rate, v, "createmany ops/second");
-    everywhere(&lab, 3, "createmany", "open/close ops/second (ops/s)", v);
+    everywhere(lab, 3, "createmany", "open/close ops/second (ops/s)", v);
+}
 
+/// run 4: compilebench's MB/s (MiB), not "ops/s".
+fn compilebench_numbers(lab: &Lab) {
     // compilebench: MB/s (MiB), not "ops/s".
     let model = lab.path("model");
     std::fs::create_dir_all(model.join("a")).unwrap();
@@ -221,13 +240,16 @@ fn each_workloads_printed_numbers_are_its_stored_metrics() {
         .find_map(|l| l.strip_prefix("intial create total runs 2 avg "))
         .and_then(|r| r.split_whitespace().next()?.parse::<f64>().ok())
         .unwrap();
-    let (unit, v) = find(&exported(&lab, 4), "intial create avg");
+    let (unit, v) = find(&exported(lab, 4), "intial create avg");
     assert_eq!(unit, "mib_per_sec");
     close(avg, v, "compilebench intial create avg");
-    everywhere(&lab, 4, "compilebench", "intial create avg (MiB/s)", v);
+    everywhere(lab, 4, "compilebench", "intial create avg (MiB/s)", v);
     let show = stdout(&lab.run(&["results", "show", "4"]));
     assert!(show.contains("intial create avg (MiB/s)"), "{show}");
+}
 
+/// run 5: fs_mark's loop rows' Files/sec, and their mean.
+fn fsmark_numbers(lab: &Lab) {
     // fs_mark: its loop rows' Files/sec, and their mean.
     let d = shm();
     let o = lab.run(&[
@@ -247,7 +269,7 @@ fn each_workloads_printed_numbers_are_its_stored_metrics() {
         d.path().to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let ms = exported(&lab, 5);
+    let ms = exported(lab, 5);
     let rows: Vec<f64> = stdout(&o)
         .lines()
         .filter(|l| {
@@ -267,13 +289,16 @@ fn each_workloads_printed_numbers_are_its_stored_metrics() {
     assert_eq!(find(&ms, "loop 1 Files/sec").0, "files_per_sec");
     let mean = find(&ms, "Files/sec (mean of loops)").1;
     everywhere(
-        &lab,
+        lab,
         5,
         "fsmark",
         "Files/sec (mean of loops) (files/s)",
         mean,
     );
+}
 
+/// run 6: the seed's touched line and filefrag's extents (a real filesystem, for FIEMAP).
+fn alloctest_numbers(lab: &Lab) {
     // alloctest: the seed's touched line and filefrag's extents (a real
     // filesystem, for FIEMAP).
     if !privileged("alloctest's extents on a loop-device ext4") {
@@ -283,7 +308,7 @@ fn each_workloads_printed_numbers_are_its_stored_metrics() {
     let f = fs.path().join("f");
     let o = lab.run(&["alloctest", "--probes", "none", f.to_str().unwrap(), "8M"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let ms = exported(&lab, 6);
+    let ms = exported(lab, 6);
     // "touched 2048 pages in 0.01 seconds (... usec/page, 700.00 MB/s)"
     let touched = stdout(&o)
         .lines()
@@ -294,7 +319,7 @@ fn each_workloads_printed_numbers_are_its_stored_metrics() {
     let (unit, v) = find(&ms, "touched MB/s");
     assert_eq!(unit, "mib_per_sec");
     close(touched, v, "alloctest touched MB/s");
-    everywhere(&lab, 6, "alloctest", "touched MB/s (MiB/s)", v);
+    everywhere(lab, 6, "alloctest", "touched MB/s (MiB/s)", v);
     // "/path/f: 1 extent found" (filefrag's words: "N extents found")
     let extents = stdout(&o)
         .lines()
