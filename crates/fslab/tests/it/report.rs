@@ -111,6 +111,46 @@ fs = "xfs"
         String::from_utf8_lossy(&dom.stderr)
     );
     let dom = String::from_utf8_lossy(&dom.stdout).into_owned();
+    every_chart_is_drawn(&dom);
+    assert!(
+        dom.contains("<td>ext4 nojournal</td>"),
+        "the comparison table is there"
+    );
+    overview_holds_every_cell(&dom);
+    // The page uses the window's width: wide charts scale to it.
+    assert!(dom.contains("svg.chart.wide { width: 100%; height: auto; }"));
+    assert!(!dom.contains("max-width: 1500px"));
+    // The header: kernel, version, file, scale, commands, date.
+    for fact in ["experiment", "kernel", "fslab", "commands", "runs"] {
+        assert!(
+            dom.contains(&format!("<dt>{fact}</dt>")),
+            "the header has {fact}"
+        );
+    }
+    assert!(dom.contains("rep.toml, scale 1, 3 repetition(s)"));
+    // Each cell says how its filesystem was made.
+    assert!(
+        dom.contains("mkfs:        mkfs.ext4 -F -q -O ^has_journal /dev/loop"),
+        "the nojournal cell's mkfs line"
+    );
+
+    let shot =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/fslab-report-screenshot.png");
+    let o = headless(&browser, profile.path())
+        .arg(format!("--screenshot={}", shot.display()))
+        .args(["--window-size=1600,6000", &url])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        std::fs::metadata(&shot).unwrap().len() > 20_000,
+        "a real screenshot"
+    );
+    assert_eq!(lab.leftovers(), Vec::<String>::new());
+}
+
+/// Every chart the page should have has a caption, and data drawn.
+fn every_chart_is_drawn(dom: &str) {
     let charts: Vec<&str> = dom
         .split("<svg class=\"chart")
         .skip(1)
@@ -152,13 +192,12 @@ fs = "xfs"
             "chart {cap:?} is empty"
         );
     }
-    assert!(
-        dom.contains("<td>ext4 nojournal</td>"),
-        "the comparison table is there"
-    );
-    // The overview comes first and holds every cell: the verdict table,
-    // one axis per headline metric with each cell's mean and interval,
-    // and every cell's rate over time on shared axes with phase starts.
+}
+
+/// The overview comes first and holds every cell: the verdict table, one
+/// axis per headline metric with each cell's mean and interval, and every
+/// cell's rate over time on shared axes with phase starts.
+fn overview_holds_every_cell(dom: &str) {
     let overview = &dom[dom.find("<h2>overview</h2>").expect("an overview")..];
     let overview = &overview[..overview.find("<h2>every metric</h2>").unwrap()];
     assert!(dom.find("<h2>overview</h2>") < dom.find("<h2>cell: "));
@@ -203,34 +242,4 @@ fs = "xfs"
         6,
         "two phase starts per cell"
     );
-    // The page uses the window's width: wide charts scale to it.
-    assert!(dom.contains("svg.chart.wide { width: 100%; height: auto; }"));
-    assert!(!dom.contains("max-width: 1500px"));
-    // The header: kernel, version, file, scale, commands, date.
-    for fact in ["experiment", "kernel", "fslab", "commands", "runs"] {
-        assert!(
-            dom.contains(&format!("<dt>{fact}</dt>")),
-            "the header has {fact}"
-        );
-    }
-    assert!(dom.contains("rep.toml, scale 1, 3 repetition(s)"));
-    // Each cell says how its filesystem was made.
-    assert!(
-        dom.contains("mkfs:        mkfs.ext4 -F -q -O ^has_journal /dev/loop"),
-        "the nojournal cell's mkfs line"
-    );
-
-    let shot =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/fslab-report-screenshot.png");
-    let o = headless(&browser, profile.path())
-        .arg(format!("--screenshot={}", shot.display()))
-        .args(["--window-size=1600,6000", &url])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(
-        std::fs::metadata(&shot).unwrap().len() > 20_000,
-        "a real screenshot"
-    );
-    assert_eq!(lab.leftovers(), Vec::<String>::new());
 }
