@@ -576,7 +576,6 @@ fn an_interrupted_experiment_is_resumed_into_the_same_record() {
     if !privileged("fslab run on loop devices") {
         return;
     }
-    use std::io::BufRead;
     let lab = Lab::new();
     let f = lab.experiment(
         "resume.toml",
@@ -594,33 +593,7 @@ args = ["-n", "3000", "-s", "4096", "-S1"]
 fs = "ext4"
 "#,
     );
-    // Ctrl-C once the first repetition is done: the second is cut short.
-    let mut child = lab
-        .run_cmd()
-        .arg("run")
-        .arg(&f)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut said = String::new();
-    let mut line = String::new();
-    while err.read_line(&mut line).unwrap() > 0 {
-        said.push_str(&line);
-        if line.contains("repetition 2/3") && !line.contains("done") {
-            break;
-        }
-        line.clear();
-    }
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    rustix::process::kill_process(
-        rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
-    let _ = std::io::Read::read_to_string(&mut err, &mut said);
-    assert_eq!(child.wait().unwrap().code(), Some(130), "{said}");
+    let said = interrupt_during_the_second_repetition(&lab, &f);
     let e = Store::open(&lab.db()).unwrap().experiment(1).unwrap();
     assert_eq!(e.status, "interrupted");
     let complete = |e: &fslab_store::ExperimentRecord| {
@@ -670,6 +643,47 @@ fs = "ext4"
         ("complete", 3, 3)
     );
     assert!(Store::open(&lab.db()).unwrap().latest_experiment().unwrap() == Some(1));
+    more_repetitions_never_fewer(&lab);
+    assert_eq!(lab.leftovers(), Vec::<String>::new());
+}
+
+/// `fslab run` of `f`, Ctrl-C once the first repetition is done (the second
+/// is cut short): exit 130. Returns what it said on stderr.
+fn interrupt_during_the_second_repetition(lab: &Lab, f: &std::path::Path) -> String {
+    use std::io::BufRead;
+    // Ctrl-C once the first repetition is done: the second is cut short.
+    let mut child = lab
+        .run_cmd()
+        .arg("run")
+        .arg(f)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    let mut line = String::new();
+    while err.read_line(&mut line).unwrap() > 0 {
+        said.push_str(&line);
+        if line.contains("repetition 2/3") && !line.contains("done") {
+            break;
+        }
+        line.clear();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let _ = std::io::Read::read_to_string(&mut err, &mut said);
+    assert_eq!(child.wait().unwrap().code(), Some(130), "{said}");
+    said
+}
+
+/// `--resume` adds repetitions, never removes them, and says when nothing
+/// is left to run.
+fn more_repetitions_never_fewer(lab: &Lab) {
     // More repetitions on top; never fewer; and nothing left is said so.
     let o = lab
         .run_cmd()
@@ -721,7 +735,6 @@ fs = "ext4"
         "{}",
         stderr(&o)
     );
-    assert_eq!(lab.leftovers(), Vec::<String>::new());
 }
 
 #[test]
