@@ -647,15 +647,34 @@ fn dbench_replays_every_operation_with_the_loadfiles_statuses() {
         f[7].starts_with("max_latency=") && f[7].ends_with("ms") || f[8] == "ms",
         "{t}"
     );
+    exact_passes_leave_the_loadfiles_trees(&lab, d.path(), &lf);
+    let v: serde_json::Value =
+        serde_json::from_slice(&lab.run(&["results", "export", "1"]).stdout).unwrap();
+    let phases: Vec<&str> = v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases, ["warmup", "execute"]);
+    assert_eq!(
+        v["latency"].as_array().unwrap().len(),
+        17,
+        "a latency histogram per operation"
+    );
+}
+
+/// `--loops 5`: exact passes leave every client's tree as the loadfile left it.
+fn exact_passes_leave_the_loadfiles_trees(lab: &Lab, d: &std::path::Path, lf: &std::path::Path) {
     // Exact passes leave every client's tree as the loadfile left it.
     let o = lab.run(&[
         "dbench",
         "--loops",
         "5",
         "-D",
-        &s(d.path()),
+        &s(d),
         "-c",
-        &s(&lf),
+        &s(lf),
         "--no-cleanup",
         "3",
     ]);
@@ -679,7 +698,7 @@ fn dbench_replays_every_operation_with_the_loadfiles_statuses() {
         "3 clients x 5 passes x 3 writes"
     );
     for c in 1..=3 {
-        let root = d.path().join(format!("clients/client{c}"));
+        let root = d.join(format!("clients/client{c}"));
         assert_eq!(
             std::fs::metadata(root.join("keep.dat")).unwrap().len(),
             1000
@@ -691,20 +710,6 @@ fn dbench_replays_every_operation_with_the_loadfiles_statuses() {
                 && !root.join("gone").exists()
         );
     }
-    let v: serde_json::Value =
-        serde_json::from_slice(&lab.run(&["results", "export", "1"]).stdout).unwrap();
-    let phases: Vec<&str> = v["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["phase"].as_str().unwrap())
-        .collect();
-    assert_eq!(phases, ["warmup", "execute"]);
-    assert_eq!(
-        v["latency"].as_array().unwrap().len(),
-        17,
-        "a latency histogram per operation"
-    );
 }
 
 #[test]
@@ -933,6 +938,12 @@ fn compilebench_makes_patches_compiles_reads_and_deletes_trees() {
             root.display()
         );
     }
+    the_same_seed_makes_the_same_choices(&lab, &model, &out);
+    compilebench_refuses_bad_input(&lab);
+}
+
+/// `--seed 7` twice: the same operations in the same order.
+fn the_same_seed_makes_the_same_choices(lab: &Lab, model: &std::path::Path, out: &str) {
     let same = lab.run(&[
         "compilebench",
         "-D",
@@ -943,7 +954,7 @@ fn compilebench_makes_patches_compiles_reads_and_deletes_trees() {
         "60",
         "-n",
         "--tree-from",
-        &s(&model),
+        &s(model),
         "--seed",
         "7",
         "--cleanup",
@@ -956,9 +967,13 @@ fn compilebench_makes_patches_compiles_reads_and_deletes_trees() {
     };
     assert_eq!(
         rows(&stdout(&same)),
-        rows(&out),
+        rows(out),
         "the same seed makes the same choices"
     );
+}
+
+/// Bad options: one line naming the value, exit 2.
+fn compilebench_refuses_bad_input(lab: &Lab) {
     for (args, want) in [
         (vec!["compilebench", "-D", "/nonexistent"], "/nonexistent"),
         (vec!["compilebench", "-D", "/dev/shm", "-i", "-1"], "-i -1"),
