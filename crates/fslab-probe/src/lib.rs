@@ -312,13 +312,10 @@ impl Drop for ProbeSet {
     }
 }
 
-/// Where probes keep private mounts and scratch files: `$FSLAB_STATE_DIR`
-/// (default `/run/fslab`), else the temp directory.
+/// Where probes keep private mounts and scratch files: the state
+/// directory ([`fslab_record::journal::state_dir`]), else the temp directory.
 pub fn scratch_dir() -> PathBuf {
-    let d = std::env::var_os("FSLAB_STATE_DIR")
-        .filter(|s| !s.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/run/fslab"));
+    let d = fslab_record::journal::state_dir();
     if std::fs::create_dir_all(&d).is_ok() {
         d
     } else {
