@@ -105,9 +105,12 @@ pub fn run<R: Report>(
     };
     let mut probes = start_probes(name, common, kinds, dir);
     let inner = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
+    let counting = silent_phases(name, common);
     let mut messages = PhaseMessages {
         inner,
+        messages: common.progress,
         acks: common.phase_acks,
+        erase: !counting.is_empty(),
     };
     let mut hooks = Hooks::default();
     if common.drop_caches {
@@ -120,7 +123,10 @@ pub fn run<R: Report>(
         }));
         hooks.each_second = Some(progress_lines());
     }
-    hooks.monitor = if common.progress {
+    if !counting.is_empty() {
+        hooks.each_second = Some(terminal_progress(counting));
+    }
+    hooks.monitor = if messages.messages || messages.erase {
         Some(&mut messages)
     } else {
         messages.inner
@@ -214,8 +220,12 @@ pub fn finished(
 /// call on to this process's own probes, if it has any.
 struct PhaseMessages<'a> {
     inner: Option<&'a mut dyn fslab_record::Monitor>,
+    /// Send the messages (`--progress`).
+    messages: bool,
     /// Wait for `fslab run`'s answer after each message (`--phase-acks`).
     acks: bool,
+    /// Erase the terminal's count line when a phase ends.
+    erase: bool,
 }
 
 impl PhaseMessages<'_> {
@@ -223,6 +233,9 @@ impl PhaseMessages<'_> {
     /// answer on stdin: its probes then hold the phase's boundary, so no IO
     /// of one phase is counted in another. Outside the timed region.
     fn say(&self, m: ChildMessage) {
+        if !self.messages {
+            return;
+        }
         eprintln!("{}", m.line());
         if !self.acks {
             return;
@@ -260,6 +273,9 @@ impl fslab_record::Monitor for PhaseMessages<'_> {
     }
 
     fn phase_end(&mut self, index: u32, phase: &str) -> Vec<fslab_record::ProbeNote> {
+        if self.erase {
+            eprint!("\r\x1b[K");
+        }
         self.say(ChildMessage::PhaseEnd {
             index,
             phase: phase.into(),
@@ -277,6 +293,34 @@ impl fslab_record::Monitor for PhaseMessages<'_> {
     fn metrics(&mut self) -> Vec<fslab_record::Metric> {
         self.inner.as_mut().map(|i| i.metrics()).unwrap_or_default()
     }
+}
+
+/// The phases of workload `name` that print nothing while they run, and so
+/// show a count on a terminal (fsmark's stat and unlink walks); none when
+/// stderr is not a terminal or `fslab run` reads the progress.
+fn silent_phases(name: &str, common: &CommonArgs) -> &'static [&'static str] {
+    use std::io::IsTerminal;
+    if name != "fsmark" || common.progress || common.json || !std::io::stderr().is_terminal() {
+        return &[];
+    }
+    &["stat", "unlink"]
+}
+
+/// On a terminal, one line on stderr, rewritten once a second: the phase,
+/// its operations so far and their rate over the last second.
+fn terminal_progress<'a>(phases: &'a [&'a str]) -> fslab_workload::SecondHook<'a> {
+    let mut last_t = 0.0;
+    Box::new(move |phase: &str, p: &SeriesPoint| {
+        if p.t_s < last_t {
+            last_t = 0.0;
+        }
+        let dt = p.t_s - last_t;
+        last_t = p.t_s;
+        if phases.contains(&phase) {
+            let rate = if dt > 0.0 { p.ops as f64 / dt } else { 0.0 };
+            eprint!("\r\x1b[K{phase}: {} done, {rate:.0}/s", p.total_ops);
+        }
+    })
 }
 
 /// The progress message `fslab run` reads, once a second.

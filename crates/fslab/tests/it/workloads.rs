@@ -994,3 +994,56 @@ fn compilebench_refuses_bad_input(lab: &Lab) {
         assert!(stderr(&o).contains(want), "{}", stderr(&o));
     }
 }
+
+/// fsmark's stat and unlink walks print nothing while they run: on a
+/// terminal they show a count on stderr, erased when the phase ends.
+#[test]
+fn silent_phases_show_a_count_on_a_terminal_only() {
+    if !need_tool("script") {
+        return;
+    }
+    let lab = Lab::new();
+    let d = shm();
+    let args = |db: &str| {
+        format!(
+            "{} --db {db} fsmark -d {} -n 3000 -s 0 -S0 -L 2 --phases create,stat,unlink -l /dev/null --probes none",
+            assert_cmd::cargo::cargo_bin("fslab").display(),
+            d.path().join("w").display()
+        )
+    };
+    // `script` gives the command a terminal and copies what it wrote.
+    let o = std::process::Command::new("script")
+        .args(["-qec", &args(&s(&lab.db())), "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tty = stdout(&o);
+    for phase in ["stat", "unlink"] {
+        assert!(
+            tty.contains(&format!("\r\x1b[K{phase}: 6000 done, ")),
+            "{tty:?}"
+        );
+    }
+    assert!(!tty.contains("create: "), "{tty:?}");
+    // Erased before the phase summary.
+    assert!(tty.contains("\r\x1b[K#"), "{tty:?}");
+    // Not on a pipe.
+    let o = lab.run(&[
+        "fsmark",
+        "-d",
+        &s(&d.path().join("p")),
+        "-n",
+        "300",
+        "-s",
+        "0",
+        "-S0",
+        "--phases",
+        "create,stat",
+        "-l",
+        "/dev/null",
+        "--probes",
+        "none",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("stat: "), "{}", stderr(&o));
+}
