@@ -1,5 +1,15 @@
 //! The `fslab` binary: parses the command line, then hands over to `cmd`.
 
+/// A remark on stderr: what fslab says that is neither a result, a
+/// warning nor an error; `--quiet` leaves it out.
+macro_rules! remark {
+    ($($t:tt)*) => {
+        if !$crate::cmd::quiet() {
+            eprintln!($($t)*);
+        }
+    };
+}
+
 mod cli;
 mod cmd;
 

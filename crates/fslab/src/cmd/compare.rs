@@ -13,10 +13,10 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
     let store = super::open_store_read(db)?;
     let g = select::select(&store, &args.experiment, &args.runs).map_err(super::results_failure)?;
     for w in select::complete_runs(&g).map_err(super::results_failure)? {
-        eprintln!("fslab: compare: {w}");
+        remark!("fslab: compare: {w}");
     }
     for n in select::check_mix(&store, &g).map_err(super::results_failure)? {
-        eprintln!("fslab: compare: note: {n}");
+        remark!("fslab: compare: note: {n}");
     }
     let base = select::baseline_of(&g, args.baseline.as_deref()).map_err(super::results_failure)?;
     let m = select::metrics(&store, &g).map_err(super::results_failure)?;

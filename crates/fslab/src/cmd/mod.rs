@@ -24,7 +24,16 @@ use crate::cli::{Cli, Command};
 use crate::Failure;
 
 /// Runs the chosen subcommand.
+/// `--quiet`: no progress display and no remarks (see [`remark!`]).
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether `--quiet` was given.
+pub fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 pub fn dispatch(cli: Cli) -> Result<(), Failure> {
+    QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     if let Some(db) = &cli.db {
         check_db_option(db)?;
     }

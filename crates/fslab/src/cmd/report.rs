@@ -29,7 +29,7 @@ pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {
     // `-o -`: the page on stdout (the line about it on stderr).
     if output == Path::new("-") {
         super::print_all(p.html.as_bytes())?;
-        eprintln!("fslab: report: {} charts, {} cells", p.charts, p.cells);
+        remark!("fslab: report: {} charts, {} cells", p.charts, p.cells);
         return Ok(());
     }
     std::fs::write(output, p.html)

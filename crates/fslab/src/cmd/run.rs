@@ -28,7 +28,7 @@ struct Display {
 
 impl Display {
     fn new() -> Display {
-        let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let tty = std::io::IsTerminal::is_terminal(&std::io::stderr()) && !super::quiet();
         let bar = if tty {
             ProgressBar::new_spinner()
         } else {
@@ -63,7 +63,7 @@ impl Display {
         if self.tty {
             self.bar.println(line);
         } else {
-            eprintln!("{line}");
+            remark!("{line}");
         }
     }
 
@@ -92,7 +92,7 @@ impl Progress for Display {
                 self.eta()
             ));
         } else {
-            eprintln!("fslab: {}", self.label);
+            remark!("fslab: {}", self.label);
         }
     }
     fn step(&mut self, what: &str) {
@@ -366,7 +366,7 @@ fn resume_notice(exp: &fslab_experiment::spec::Experiment, r: &runner::Resume, s
         );
         return false;
     }
-    eprintln!(
+    remark!(
         "fslab: resuming experiment {} ({}) at scale {scale}: {} of {total} runs completed before, {} to run",
         r.experiment_id,
         exp.name,

@@ -32,7 +32,7 @@ pub fn run(cmd: TraceCommand, db: &Path) -> Result<(), Failure> {
     let dev = match (dev, all_devices, targets.device_number()) {
         (Some(d), _, _) => Some(d),
         (None, false, Some(n)) => {
-            eprintln!(
+            remark!(
                 "fslab: trace: the completions of the filesystem's device, {} ({},{}); \
                  --all-devices shows every traced device's",
                 targets.device.as_deref().unwrap_or("?"),

@@ -156,7 +156,7 @@ pub fn run<R: Report>(
     if report.status() == RunStatus::Complete && !common.progress {
         // Where to find it again (`fslab results show N`); on stderr, so
         // the tool's own output stays as its readers expect it.
-        eprintln!("fslab: {name}: recorded as {kept}");
+        remark!("fslab: {name}: recorded as {kept}");
     }
     ending(name, report.status(), report.error(), &kept)
 }
@@ -300,7 +300,12 @@ impl fslab_record::Monitor for PhaseMessages<'_> {
 /// stderr is not a terminal or `fslab run` reads the progress.
 fn silent_phases(name: &str, common: &CommonArgs) -> &'static [&'static str] {
     use std::io::IsTerminal;
-    if name != "fsmark" || common.progress || common.json || !std::io::stderr().is_terminal() {
+    if name != "fsmark"
+        || common.progress
+        || common.json
+        || super::quiet()
+        || !std::io::stderr().is_terminal()
+    {
         return &[];
     }
     &["stat", "unlink"]

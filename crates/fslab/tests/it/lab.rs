@@ -808,3 +808,66 @@ fn probes_are_chosen_per_experiment_and_on_the_command_line() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--probes"), "{}", stderr(&o));
 }
+
+#[test]
+fn quiet_leaves_out_progress_and_remarks_but_not_results() {
+    let lab = Lab::new();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let w = dir.path().join("w");
+    let fsmark = |quiet: bool| {
+        let mut c = lab.run_cmd();
+        if quiet {
+            c.arg("--quiet");
+        }
+        c.args([
+            "fsmark",
+            "-n",
+            "100",
+            "-s",
+            "0",
+            "-S0",
+            "-l",
+            "/dev/null",
+            "--probes",
+            "none",
+            "-d",
+        ])
+        .arg(&w)
+        .output()
+        .unwrap()
+    };
+    let loud = fsmark(false);
+    assert!(
+        stderr(&loud).contains("recorded as run 1"),
+        "{}",
+        stderr(&loud)
+    );
+    let quiet = fsmark(true);
+    assert!(quiet.status.success());
+    assert_eq!(stderr(&quiet), "", "nothing but results");
+    assert!(stdout(&quiet).contains("Files/sec"), "{}", stdout(&quiet));
+    // fslab run: no per-cell lines, the summary still.
+    let d = tempfile::tempdir_in("/dev/shm").unwrap();
+    let f = lab.experiment(
+        "q.toml",
+        &format!(
+            "name = \"q\"\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"100\", \"-s\", \"0\", \"-S0\"]\nprobes = [\"none\"]\n",
+            d.path().display()
+        ),
+    );
+    let o = lab
+        .run_cmd()
+        .args(["run", "--quiet"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "", "no progress, no remarks");
+    assert!(
+        stdout(&o).contains("1 of 1 runs completed"),
+        "{}",
+        stdout(&o)
+    );
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    assert!(stderr(&o).contains("repetition 1/1"), "{}", stderr(&o));
+}
