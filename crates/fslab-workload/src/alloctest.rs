@@ -23,13 +23,13 @@ use crate::common::{phase_result, Hooks, Outcome, RunCtx, WithOutcome};
 #[derive(Debug, Clone, clap::Args)]
 pub struct AllocArgs {
     /// Touch (read) every page sequentially before the random writes
-    #[arg(short = 't')]
+    #[arg(short = 't', long = "touch")]
     pub touch: bool,
     /// Dirty every page sequentially before the random writes
-    #[arg(short = 'w')]
+    #[arg(short = 'w', long = "dirty")]
     pub dirty: bool,
     /// Go downwards in that sequential pass
-    #[arg(short = 'd')]
+    #[arg(short = 'd', long = "down")]
     pub down: bool,
     /// posix_fallocate the whole file first (the seed's workaround 1)
     #[arg(long)]

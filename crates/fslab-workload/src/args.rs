@@ -261,6 +261,28 @@ mod tests {
     }
 
     #[test]
+    fn every_option_has_a_long_name_beside_the_originals_letter() {
+        let cmd = || clap::Command::new("workload");
+        for (name, c) in [
+            ("fsmark", FsMarkArgs::augment_args(fsmark_command())),
+            ("tiotest", TioArgs::augment_args(cmd())),
+            ("createmany", CreateManyArgs::augment_args(cmd())),
+            ("alloctest", AllocArgs::augment_args(cmd())),
+            ("dbench", DbenchArgs::augment_args(cmd())),
+            ("compilebench", CompileArgs::augment_args(cmd())),
+        ] {
+            let mut longs = std::collections::BTreeSet::new();
+            for a in c.get_arguments().filter(|a| !a.is_positional()) {
+                let long = a.get_long().unwrap_or_else(|| {
+                    panic!("{name} -{}: no long name", a.get_short().unwrap_or('?'))
+                });
+                assert!(longs.insert(long), "{name} --{long} twice");
+            }
+            assert!(longs.len() > 3, "{name}: {longs:?}");
+        }
+    }
+
+    #[test]
     fn paths_that_climb_out_by_name_are_outside() {
         let cell = Path::new("/run/fslab/mnt-1/c0-r1");
         assert!(stays_inside(Path::new("/run/fslab/mnt-1/c0-r1/0/f"), cell));

@@ -29,43 +29,43 @@ use crate::common::{phase_result, CommonArgs, Hooks, Outcome, RunCtx, WithOutcom
 #[derive(Debug, Clone, clap::Args)]
 pub struct CreateManyArgs {
     /// open(O_CREAT) and close each file
-    #[arg(short = 'o')]
+    #[arg(short = 'o', long = "open")]
     pub open: bool,
     /// mknod each file (a regular file with no data)
-    #[arg(short = 'm')]
+    #[arg(short = 'm', long = "mknod")]
     pub mknod: bool,
     /// mkdir each name
-    #[arg(short = 'd')]
+    #[arg(short = 'd', long = "mkdir")]
     pub mkdir: bool,
     /// Hard-link each name to TARGET
-    #[arg(short = 'l', value_name = "TARGET")]
+    #[arg(short = 'l', long = "link", value_name = "TARGET")]
     pub link: Option<PathBuf>,
     /// Unlink each name right after creating it; alone, unlink existing names
-    #[arg(short = 'u')]
+    #[arg(short = 'u', long = "unlink")]
     pub unlink: bool,
     /// Like -u, with names from another pattern
-    #[arg(short = 'r', value_name = "FMT")]
+    #[arg(short = 'r', long = "unlink-format", value_name = "FMT")]
     pub unlink_fmt: Option<String>,
     /// With -o: keep every file open and close them all at the end
-    #[arg(short = 'k')]
+    #[arg(short = 'k', long = "keep-open")]
     pub keep_open: bool,
     /// With -o: set a user.fslab extended attribute of SIZE bytes
-    #[arg(short = 'x', value_name = "SIZE")]
+    #[arg(short = 'x', long = "xattr", value_name = "SIZE")]
     pub xattr: Option<String>,
     /// With -o: seek to SIZE and write a few bytes
-    #[arg(short = 'S', value_name = "SIZE")]
+    #[arg(short = 'S', long = "seek", value_name = "SIZE")]
     pub seek: Option<String>,
     /// With -o: write SIZE bytes
-    #[arg(short = 'W', value_name = "SIZE")]
+    #[arg(short = 'W', long = "write", value_name = "SIZE")]
     pub write: Option<String>,
     /// chown each file to UID
-    #[arg(short = 'U', value_name = "UID")]
+    #[arg(short = 'U', long = "uid", value_name = "UID")]
     pub uid: Option<u32>,
     /// chown each file to GID
-    #[arg(short = 'G', value_name = "GID")]
+    #[arg(short = 'G', long = "gid", value_name = "GID")]
     pub gid: Option<u32>,
     /// Stop after SECONDS
-    #[arg(short = 't', value_name = "SECONDS")]
+    #[arg(short = 't', long = "seconds", value_name = "SECONDS")]
     pub seconds: Option<u64>,
     /// Worker threads, all in FMT's directory (numbers interleaved)
     #[arg(long, default_value_t = 1, value_name = "N")]

@@ -33,28 +33,38 @@ use crate::measure::now_ns;
 #[derive(Debug, Clone, clap::Args)]
 pub struct DbenchArgs {
     /// Seconds to run (after the warm-up)
-    #[arg(short = 't', default_value_t = 600, value_name = "SECONDS")]
+    #[arg(
+        short = 't',
+        long = "time",
+        default_value_t = 600,
+        value_name = "SECONDS"
+    )]
     pub time: u64,
     /// Seconds of warm-up before measuring [default: a fifth of -t]
     #[arg(long, value_name = "SECONDS")]
     pub warmup: Option<u64>,
     /// Directory to work in
-    #[arg(short = 'D', default_value = ".", value_name = "DIR")]
+    #[arg(
+        short = 'D',
+        long = "directory",
+        default_value = ".",
+        value_name = "DIR"
+    )]
     pub dir: PathBuf,
     /// Loadfile [default: fslab's file-server model; Debian's dbench has /usr/share/dbench/client.txt]
-    #[arg(short = 'c', value_name = "LOADFILE")]
+    #[arg(short = 'c', long = "loadfile", value_name = "LOADFILE")]
     pub loadfile: Option<PathBuf>,
     /// Open files with O_SYNC
-    #[arg(short = 's')]
+    #[arg(short = 's', long = "sync-open")]
     pub sync_open: bool,
     /// Sync directory operations (fsync the directory after each change)
-    #[arg(short = 'S')]
+    #[arg(short = 'S', long = "sync-dirs")]
     pub sync_dirs: bool,
     /// fsync after every write
-    #[arg(short = 'F')]
+    #[arg(short = 'F', long = "fsync")]
     pub fsync: bool,
     /// Keep DOS attributes in an extended attribute (user.DosAttrib)
-    #[arg(short = 'x')]
+    #[arg(short = 'x', long = "xattr")]
     pub xattr: bool,
     /// Replay the loadfile exactly N times per client instead of for -t seconds (no warm-up)
     #[arg(long, value_name = "N")]

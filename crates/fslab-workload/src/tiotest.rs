@@ -29,6 +29,7 @@ pub struct TioArgs {
     /// Threads (each with its own file)
     #[arg(
         short = 't',
+        long = "threads",
         default_value_t = 4,
         value_name = "THREADS",
         allow_negative_numbers = true
@@ -37,6 +38,7 @@ pub struct TioArgs {
     /// Megabytes (MiB) per thread's file
     #[arg(
         short = 'f',
+        long = "file-mb",
         default_value_t = 10,
         value_name = "MB",
         allow_negative_numbers = true
@@ -45,6 +47,7 @@ pub struct TioArgs {
     /// Random operations per thread
     #[arg(
         short = 'r',
+        long = "random-ops",
         default_value_t = 1000,
         value_name = "OPS",
         allow_negative_numbers = true
@@ -53,37 +56,38 @@ pub struct TioArgs {
     /// Block size in bytes per call
     #[arg(
         short = 'b',
+        long = "block",
         default_value_t = 4096,
         value_name = "BLOCK",
         allow_negative_numbers = true
     )]
     pub block: i64,
     /// Directory for the files (repeatable: threads are spread over them)
-    #[arg(short = 'd', value_name = "DIR")]
+    #[arg(short = 'd', long = "dir", value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
     /// Skip test N: 0 write, 1 random write, 2 read, 3 random read (repeatable)
-    #[arg(short = 'k', value_name = "N")]
+    #[arg(short = 'k', long = "skip", value_name = "N")]
     pub skip: Vec<u8>,
     /// No latency tables
-    #[arg(short = 'L')]
+    #[arg(short = 'L', long = "no-latency")]
     pub no_latency: bool,
     /// Terse, machine-readable output (tiotest's write:... lines)
-    #[arg(short = 'T')]
+    #[arg(short = 'T', long = "terse")]
     pub terse: bool,
     /// Use mmap for the IO
-    #[arg(short = 'M')]
+    #[arg(short = 'M', long = "mmap")]
     pub mmap: bool,
     /// Write the files one thread at a time
-    #[arg(short = 'W')]
+    #[arg(short = 'W', long = "sequential-writers")]
     pub sequential_writers: bool,
     /// Open with O_SYNC
-    #[arg(short = 'S')]
+    #[arg(short = 'S', long = "sync")]
     pub sync: bool,
     /// Open with O_DIRECT
-    #[arg(short = 'X')]
+    #[arg(short = 'X', long = "direct")]
     pub direct: bool,
     /// Drop caches before each phase (needs root); same as --drop-caches
-    #[arg(short = 'F')]
+    #[arg(short = 'F', long = "drop-caches-each")]
     pub drop: bool,
     #[command(flatten)]
     pub common: CommonArgs,

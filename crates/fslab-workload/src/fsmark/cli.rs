@@ -12,28 +12,63 @@ use super::options::RawOptions;
 #[command(after_help = SYNC_HELP)]
 pub struct FsMarkArgs {
     /// Directory to create files in; repeat for more (one thread group each). Created if only its parent exists
-    #[arg(short = 'd', value_name = "DIR", required = true)]
+    #[arg(short = 'd', long = "dir", value_name = "DIR", required = true)]
     pub dirs: Vec<PathBuf>,
     /// Total threads, a multiple of the number of -d directories [default: one per directory]
-    #[arg(short = 't', value_name = "THREADS", allow_negative_numbers = true)]
+    #[arg(
+        short = 't',
+        long = "threads",
+        value_name = "THREADS",
+        allow_negative_numbers = true
+    )]
     pub threads: Option<i64>,
     /// Files per thread per loop [default: 1000]
-    #[arg(short = 'n', value_name = "FILES", allow_negative_numbers = true)]
+    #[arg(
+        short = 'n',
+        long = "files",
+        value_name = "FILES",
+        allow_negative_numbers = true
+    )]
     pub files: Option<i64>,
     /// Size of each file in bytes (K, M, G suffixes allowed) [default: 51200]
-    #[arg(short = 's', value_name = "SIZE", allow_hyphen_values = true)]
+    #[arg(
+        short = 's',
+        long = "size",
+        value_name = "SIZE",
+        allow_hyphen_values = true
+    )]
     pub size: Option<String>,
     /// Bytes per write() call, at most 1M [default: 16384]
-    #[arg(short = 'w', value_name = "IO_SIZE", allow_hyphen_values = true)]
+    #[arg(
+        short = 'w',
+        long = "io-size",
+        value_name = "IO_SIZE",
+        allow_hyphen_values = true
+    )]
     pub io_size: Option<String>,
     /// Sync method, 0 to 6 (see below) [default: 1]
-    #[arg(short = 'S', value_name = "METHOD", allow_negative_numbers = true)]
+    #[arg(
+        short = 'S',
+        long = "sync",
+        value_name = "METHOD",
+        allow_negative_numbers = true
+    )]
     pub sync: Option<i64>,
     /// Spread files over this many subdirectories of each -d directory
-    #[arg(short = 'D', value_name = "SUBDIRS", allow_negative_numbers = true)]
+    #[arg(
+        short = 'D',
+        long = "subdirs",
+        value_name = "SUBDIRS",
+        allow_negative_numbers = true
+    )]
     pub subdirs: Option<i64>,
     /// With -D: put this many files in a subdirectory before moving to the next (round robin); without -N, move every 180 seconds
-    #[arg(short = 'N', value_name = "PER_SUBDIR", allow_negative_numbers = true)]
+    #[arg(
+        short = 'N',
+        long = "per-subdir",
+        value_name = "PER_SUBDIR",
+        allow_negative_numbers = true
+    )]
     pub per_subdir: Option<i64>,
     /// With -D and no -N: seconds per subdirectory (fs_mark fixes this at 180)
     #[arg(
@@ -43,25 +78,40 @@ pub struct FsMarkArgs {
     )]
     pub subdir_secs: Option<i64>,
     /// Length of each file name [default: 40]
-    #[arg(short = 'p', value_name = "NAME_LEN", allow_negative_numbers = true)]
+    #[arg(
+        short = 'p',
+        long = "name-len",
+        value_name = "NAME_LEN",
+        allow_negative_numbers = true
+    )]
     pub name_len: Option<i64>,
     /// Random characters at the end of each name [default: 24]
-    #[arg(short = 'r', value_name = "RAND_LEN", allow_negative_numbers = true)]
+    #[arg(
+        short = 'r',
+        long = "rand-len",
+        value_name = "RAND_LEN",
+        allow_negative_numbers = true
+    )]
     pub rand_len: Option<i64>,
     /// Number of loops; keeps the files (implies -k)
-    #[arg(short = 'L', value_name = "LOOPS", allow_negative_numbers = true)]
+    #[arg(
+        short = 'L',
+        long = "loops",
+        value_name = "LOOPS",
+        allow_negative_numbers = true
+    )]
     pub loops: Option<i64>,
     /// Loop until the filesystem is full (implies -k)
-    #[arg(short = 'F')]
+    #[arg(short = 'F', long = "fill")]
     pub fill: bool,
     /// Keep the files after each loop
-    #[arg(short = 'k')]
+    #[arg(short = 'k', long = "keep")]
     pub keep: bool,
     /// Log file, appended to as fs_mark does [default: fs_log.txt]
-    #[arg(short = 'l', value_name = "LOGFILE")]
+    #[arg(short = 'l', long = "log-file", value_name = "LOGFILE")]
     pub log_file: Option<PathBuf>,
     /// Print min/avg/max microseconds of each system call per loop
-    #[arg(short = 'v')]
+    #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
     /// Phases to run, in order: create (fs_mark's loops), stat (N-way find+stat of all files), unlink (N-way unlink); stat and unlink imply -k
     #[arg(long, value_name = "LIST", default_value = "create")]
