@@ -40,7 +40,10 @@ pub enum Command {
     #[command(name = "tiotest")]
     TioTest(fslab_workload::tiotest::TioArgs),
     /// dbench: replay a dbench 4 loadfile with N clients (seed 001)
-    #[command(name = "dbench")]
+    #[command(
+        name = "dbench",
+        override_usage = "fslab dbench [OPTIONS] NPROCS\n       fslab dbench --print-loadfile"
+    )]
     Dbench(fslab_workload::dbench::DbenchArgs),
     /// compilebench: create, patch, compile, clean, read, stat and delete kernel-like trees (seed 001)
     #[command(name = "compilebench")]

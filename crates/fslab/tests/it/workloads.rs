@@ -1047,3 +1047,19 @@ fn silent_phases_show_a_count_on_a_terminal_only() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("stat: "), "{}", stderr(&o));
 }
+
+#[test]
+fn dbench_help_says_nprocs_is_required() {
+    let lab = Lab::new();
+    let o = lab.run(&["dbench", "--help"]);
+    assert!(o.status.success());
+    let usage = stdout(&o);
+    assert!(
+        usage.contains("Usage: fslab dbench [OPTIONS] NPROCS\n"),
+        "{usage}"
+    );
+    assert!(!usage.contains("Usage: fslab dbench [OPTIONS] [NPROCS]"), "{usage}");
+    let o = lab.run(&["dbench"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("<NPROCS>"), "{}", stderr(&o));
+}
