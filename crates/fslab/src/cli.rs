@@ -317,3 +317,23 @@ pub enum ExportFormat {
     Json,
     Csv,
 }
+
+/// The subcommands that use no results store: `--db` is hidden from
+/// their help (and, given anyway, changes nothing).
+pub const NO_STORE: [&str; 6] = ["crc32c", "stats", "frag", "completions", "man", "help"];
+
+/// The command line's definition, with `--db` left out of the help of the
+/// subcommands that use no store.
+pub fn command() -> clap::Command {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    cmd.build();
+    for name in NO_STORE {
+        if cmd
+            .find_subcommand(name)
+            .is_some_and(|s| s.get_arguments().any(|a| a.get_id() == "db"))
+        {
+            cmd = cmd.mut_subcommand(name, |s| s.mut_arg("db", |a| a.hide(true)));
+        }
+    }
+    cmd
+}

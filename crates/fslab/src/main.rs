@@ -15,8 +15,6 @@ mod cmd;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 /// How a command ended, as an exit status.
 #[derive(Debug)]
 pub enum Failure {
@@ -51,7 +49,10 @@ fn main() -> ExitCode {
             msg.replace('\n', " ")
         );
     }));
-    let cli = match cli::Cli::try_parse() {
+    let parsed = cli::command()
+        .try_get_matches()
+        .and_then(|m| <cli::Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind::*;

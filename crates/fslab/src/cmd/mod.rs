@@ -89,13 +89,13 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Frag { verbose, files } => frag::run(&files, verbose),
         Command::Trace(t) => trace::run(t, &db),
         Command::Completions { shell } => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut cmd = crate::cli::command();
             let mut text = Vec::new();
             clap_complete::generate(shell, &mut cmd, "fslab", &mut text);
             print_all(&text)
         }
         Command::Man => {
-            let cmd = <Cli as clap::CommandFactory>::command();
+            let cmd = crate::cli::command();
             let mut text = Vec::new();
             clap_mangen::Man::new(cmd)
                 .render(&mut text)

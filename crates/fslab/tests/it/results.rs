@@ -432,3 +432,17 @@ fn history_marks_the_change_where_it_happened() {
     assert!(stderr(&o)
         .contains("no experiment named \"nosuch\" in the results store (there are: hist)"));
 }
+
+#[test]
+fn db_is_listed_only_where_a_store_is_used() {
+    let lab = Lab::new();
+    let help = |cmd: &str| stdout(&lab.run(&[cmd, "--help"]));
+    for cmd in ["stats", "frag", "crc32c", "man", "completions"] {
+        assert!(!help(cmd).contains("--db"), "{cmd}: {}", help(cmd));
+    }
+    for cmd in [
+        "run", "compare", "report", "history", "cleanup", "fsmark", "results",
+    ] {
+        assert!(help(cmd).contains("--db"), "{cmd}: {}", help(cmd));
+    }
+}

@@ -1058,7 +1058,10 @@ fn dbench_help_says_nprocs_is_required() {
         usage.contains("Usage: fslab dbench [OPTIONS] NPROCS\n"),
         "{usage}"
     );
-    assert!(!usage.contains("Usage: fslab dbench [OPTIONS] [NPROCS]"), "{usage}");
+    assert!(
+        !usage.contains("Usage: fslab dbench [OPTIONS] [NPROCS]"),
+        "{usage}"
+    );
     let o = lab.run(&["dbench"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("<NPROCS>"), "{}", stderr(&o));
