@@ -72,17 +72,83 @@ pub struct Store {
 }
 
 /// Where the store lives when `--db` is not given: `$FSLAB_DB`, else
-/// `$XDG_DATA_HOME/fslab/results.sqlite`, else `~/.local/share/fslab/results.sqlite`.
+/// `$XDG_DATA_HOME/fslab/results.sqlite`, else `~/.local/share/fslab/results.sqlite`,
+/// where `~` is, under `sudo`, the home of the user who ran sudo (so their
+/// runs as root and as themselves are in one store; see [`sudo_user`]).
 pub fn default_path() -> PathBuf {
     if let Some(p) = std::env::var_os("FSLAB_DB").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
     }
+    let home = sudo_user()
+        .map(|u| u.home)
+        .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
     let base = std::env::var_os("XDG_DATA_HOME")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .or_else(|| home.map(|h| h.join(".local/share")))
         .unwrap_or_else(|| PathBuf::from("/var/lib"));
     base.join("fslab").join("results.sqlite")
+}
+
+/// The user who ran `sudo fslab ...`: their home, uid and gid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SudoUser {
+    pub home: PathBuf,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// The user `sudo` ran this root process for, from `SUDO_USER`, `SUDO_UID`
+/// and `SUDO_GID` and their home in /etc/passwd (None when not root, not
+/// under sudo, or sudo was run by root).
+pub fn sudo_user() -> Option<SudoUser> {
+    let root = std::fs::read_to_string("/proc/self/status")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|v| v.split_whitespace().nth(1).map(|e| e == "0"))?;
+    if !root {
+        return None;
+    }
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    sudo_user_in(&|k| std::env::var(k).ok(), &passwd)
+}
+
+/// [`sudo_user`] from an environment and a passwd file's text. A user whose
+/// home is not a directory of theirs (nobody's /nonexistent) has none.
+pub fn sudo_user_in(env: &dyn Fn(&str) -> Option<String>, passwd: &str) -> Option<SudoUser> {
+    let name = env("SUDO_USER").filter(|n| !n.is_empty() && n != "root")?;
+    let uid: u32 = env("SUDO_UID")?.parse().ok()?;
+    let gid: u32 = env("SUDO_GID")?.parse().ok()?;
+    let home = passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.len() >= 7 && f[0] == name && f[2].parse() == Ok(uid)).then(|| PathBuf::from(f[5]))
+    })?;
+    use std::os::unix::fs::MetadataExt;
+    let owned = std::fs::metadata(&home).is_ok_and(|m| m.is_dir() && m.uid() == uid);
+    owned.then_some(SudoUser { home, uid, gid })
+}
+
+/// Under sudo, gives the invoking user the store at `path` and the
+/// directories made for it below their home, so that their own runs can
+/// write to it.
+pub fn give_to_sudo_user(path: &Path) {
+    if let Some(u) = sudo_user() {
+        give_to(path, &u);
+    }
+}
+
+/// Gives user `u` the file `path` below their home and the directories
+/// between (their home itself is left as it is).
+pub fn give_to(path: &Path, u: &SudoUser) {
+    if !path.starts_with(&u.home) {
+        return;
+    }
+    let mut p = Some(path);
+    while let Some(x) = p.filter(|x| *x != u.home) {
+        let _ = std::os::unix::fs::chown(x, Some(u.uid), Some(u.gid));
+        p = x.parent();
+    }
 }
 
 /// Runs `f` again while SQLite says the database is busy or locked where
@@ -134,6 +200,9 @@ impl Store {
         })?;
         store.migrate()?;
         store.mark_dead_running().map_err(|e| store.err(e))?;
+        if path == default_path() {
+            give_to_sudo_user(path);
+        }
         Ok(store)
     }
 

@@ -315,3 +315,74 @@ fn probe_notes_keep_blobs_in_memory_and_spooled_ones_alike() {
     assert_eq!(notes[2].blob, None);
     assert_eq!(notes[0].value, serde_json::json!({"kept": 1}));
 }
+
+#[test]
+fn under_sudo_the_store_is_the_invoking_users() {
+    use std::os::unix::fs::MetadataExt;
+    let home = tempfile::tempdir().unwrap();
+    let uid = std::fs::metadata(home.path()).unwrap().uid();
+    let passwd = format!(
+        "root:x:0:0:root:/root:/bin/bash\nalice:x:{uid}:{uid}:Alice:{}:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+        home.path().display()
+    );
+    let env = |user: &'static str, id: u32| {
+        move |k: &str| match k {
+            "SUDO_USER" => Some(user.to_string()),
+            "SUDO_UID" | "SUDO_GID" => Some(id.to_string()),
+            _ => None,
+        }
+    };
+    let u = fslab_store::sudo_user_in(&env("alice", uid), &passwd).unwrap();
+    assert_eq!((u.home.as_path(), u.uid, u.gid), (home.path(), uid, uid));
+    // Not sudo from root, not a home that is missing, not a uid that differs.
+    assert_eq!(fslab_store::sudo_user_in(&env("root", 0), &passwd), None);
+    assert_eq!(
+        fslab_store::sudo_user_in(&env("nobody", 65534), &passwd),
+        None
+    );
+    assert_eq!(
+        fslab_store::sudo_user_in(&env("alice", uid + 1), &passwd),
+        None
+    );
+    assert_eq!(fslab_store::sudo_user_in(&|_| None, &passwd), None);
+}
+
+#[test]
+fn the_store_made_for_a_sudo_user_is_theirs() {
+    use std::os::unix::fs::MetadataExt;
+    let home = tempfile::tempdir().unwrap();
+    let root_owned = std::fs::metadata(home.path()).unwrap().uid() == 0;
+    let path = home.path().join(".local/share/fslab/results.sqlite");
+    drop(Store::open(&path).unwrap());
+    if !root_owned {
+        // Giving files away needs root; CI runs as root and must not skip.
+        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "needs root");
+        return;
+    }
+    let u = fslab_store::SudoUser {
+        home: home.path().to_path_buf(),
+        uid: 65534,
+        gid: 65534,
+    };
+    fslab_store::give_to(&path, &u);
+    for p in [
+        path.clone(),
+        home.path().join(".local/share/fslab"),
+        home.path().join(".local/share"),
+        home.path().join(".local"),
+    ] {
+        let m = std::fs::metadata(&p).unwrap();
+        assert_eq!((m.uid(), m.gid()), (65534, 65534), "{}", p.display());
+    }
+    assert_eq!(
+        std::fs::metadata(home.path()).unwrap().uid(),
+        0,
+        "the home is left alone"
+    );
+    // Outside the user's home: nothing is given away.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let f = elsewhere.path().join("x.sqlite");
+    std::fs::write(&f, "").unwrap();
+    fslab_store::give_to(&f, &u);
+    assert_eq!(std::fs::metadata(&f).unwrap().uid(), 0);
+}
