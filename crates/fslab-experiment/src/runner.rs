@@ -608,6 +608,16 @@ fn now() -> String {
     fslab_record::time::now()
 }
 
+/// What the scheduler works with: the workload's runner, the store, the
+/// display, the stop flag and the journal.
+struct RunEnv<'a> {
+    exec: &'a mut dyn Executor,
+    rec: &'a mut dyn ExperimentRecorder,
+    progress: &'a mut dyn Progress,
+    stop: &'a AtomicBool,
+    journal: &'a mut Journal,
+}
+
 /// Runs the experiment. Cells that fail are recorded and the others go on;
 /// the stop flag ends the run after tearing down the current cell.
 pub fn run(
@@ -623,7 +633,16 @@ pub fn run(
         Device::Image { dir, .. } if image_host::needed(&exp.device)? => {
             HostFs::make(dir, journal, cfg.consent.keep_images).map_err(|e| e.0)?
         }
-        _ => return run_cells(exp, None, cfg, exec, rec, progress, stop, journal),
+        _ => {
+            let mut env = RunEnv {
+                exec,
+                rec,
+                progress,
+                stop,
+                journal,
+            };
+            return run_cells(exp, None, cfg, &mut env);
+        }
     };
     progress.note(&host.describe());
     let hosted = host.hosting(exp);
@@ -632,11 +651,13 @@ pub fn run(
         &hosted,
         Some(&facts),
         cfg,
-        exec,
-        rec,
-        progress,
-        stop,
-        journal,
+        &mut RunEnv {
+            exec,
+            rec,
+            progress: &mut *progress,
+            stop,
+            journal: &mut *journal,
+        },
     );
     let torn = host.teardown(journal);
     if cfg.consent.keep_images {
@@ -654,18 +675,13 @@ pub fn run(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run_cells(
     exp: &Experiment,
     image_host: Option<&ImageHostFacts>,
     cfg: &RunConfig,
-    exec: &mut dyn Executor,
-    rec: &mut dyn ExperimentRecorder,
-    progress: &mut dyn Progress,
-    stop: &AtomicBool,
-    journal: &mut Journal,
+    env: &mut RunEnv,
 ) -> Result<ExperimentOutcome, String> {
-    let exp_id = begin(exp, image_host, cfg, rec)?;
+    let exp_id = begin(exp, image_host, cfg, env.rec)?;
 
     let done = cfg
         .resume
@@ -694,7 +710,7 @@ fn run_cells(
             let Some(max) = exp.until_resolved else { break };
             let (more, said) = resolution(exp, &outcome, next_rep - 1, max);
             outcome.resolution = Some(said);
-            if more.is_empty() || next_rep > max || stop.load(Ordering::Relaxed) {
+            if more.is_empty() || next_rep > max || env.stop.load(Ordering::Relaxed) {
                 break;
             }
             total += more.len();
@@ -703,12 +719,13 @@ fn run_cells(
             continue;
         };
         let (ci, rep) = (&ci, &rep);
-        if stop.load(Ordering::Relaxed) {
+        if env.stop.load(Ordering::Relaxed) {
             outcome.interrupted = true;
             break;
         }
         let cell = &exp.cells[*ci as usize];
-        progress.cell_start(k, total, cell, *rep, exp.repetitions.max(*rep));
+        env.progress
+            .cell_start(k, total, cell, *rep, exp.repetitions.max(*rep));
         k += 1;
         let mut info = CellRunInfo {
             cell: cell.index,
@@ -721,11 +738,7 @@ fn run_cells(
             cell,
             *rep,
             cfg,
-            exec,
-            rec,
-            progress,
-            stop,
-            journal,
+            env,
             &mut info,
             &mut outcome.teardown_problems,
         );
@@ -736,14 +749,15 @@ fn run_cells(
         if info.status.is_none() {
             info.status = Some(RunStatus::Failed);
         }
-        rec.record_cell_run(exp_id, &info)
+        env.rec
+            .record_cell_run(exp_id, &info)
             .map_err(|e| format!("results store: {e}"))?;
         let msg = match (&info.error, info.status) {
             (Some(e), _) => e.clone(),
             (None, Some(s)) => s.as_str().to_string(),
             (None, None) => String::new(),
         };
-        progress.cell_end(ok, &msg);
+        env.progress.cell_end(ok, &msg);
         outcome.runs.push(RepOutcome {
             cell: cell.index,
             repetition: *rep,
@@ -757,12 +771,12 @@ fn run_cells(
             output: info.output.clone(),
             remount_s: info.remount_s,
         });
-        if info.status == Some(RunStatus::Interrupted) || stop.load(Ordering::Relaxed) {
+        if info.status == Some(RunStatus::Interrupted) || env.stop.load(Ordering::Relaxed) {
             outcome.interrupted = true;
             break;
         }
     }
-    finish(exp, exp_id, &mut outcome, rec)?;
+    finish(exp, exp_id, &mut outcome, env.rec)?;
     Ok(outcome)
 }
 
@@ -876,26 +890,24 @@ struct MachineHeld {
 }
 
 impl MachineHeld {
-    #[allow(clippy::too_many_arguments)]
     fn apply(
         &mut self,
         exp: &Experiment,
         cell: &Cell,
         rep: u32,
-        journal: &mut Journal,
-        stop: &AtomicBool,
-        progress: &mut dyn Progress,
+        env: &mut RunEnv,
         info: &mut CellRunInfo,
     ) -> Result<(), String> {
-        let state = journal
+        let state = env
+            .journal
             .path()
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_else(crate::state::state_dir);
         // In name order, so that two runs never wait for each other.
         for (name, value) in &cell.sysctl {
-            let lock = SysctlLock::acquire(&crate::machine::lock_dir(), name, stop, &mut |m| {
-                progress.note(&m)
+            let lock = SysctlLock::acquire(&crate::machine::lock_dir(), name, env.stop, &mut |m| {
+                env.progress.note(&m)
             })
             .map_err(|e| e.0)?;
             self.locks.push(lock);
@@ -907,7 +919,8 @@ impl MachineHeld {
             }
             let orig = read_sysctl(name).map_err(|e| e.0)?;
             info.sysctl_before.insert(name.clone(), orig.clone());
-            let id = journal
+            let id = env
+                .journal
                 .add(Resource::Sysctl {
                     name: name.clone(),
                     original: orig.clone(),
@@ -921,7 +934,8 @@ impl MachineHeld {
         if let Some(limit) = exp.machine.memory_limit {
             let name = format!("fslab-{}-c{}-r{}", std::process::id(), cell.index, rep);
             let path = MemCgroup::path_for(&name).map_err(|e| e.0)?;
-            let id = journal
+            let id = env
+                .journal
                 .add(Resource::Cgroup { path })
                 .map_err(|e| e.to_string())?;
             match MemCgroup::create(&name, limit) {
@@ -930,7 +944,7 @@ impl MachineHeld {
                     self.cgroup = Some((cg, id));
                 }
                 Err(e) => {
-                    journal.done(id);
+                    env.journal.done(id);
                     return Err(e.0);
                 }
             }
@@ -987,17 +1001,12 @@ struct CellResult {
     metrics: Vec<fslab_record::Metric>,
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run_cell(
     exp: &Experiment,
     cell: &Cell,
     rep: u32,
     cfg: &RunConfig,
-    exec: &mut dyn Executor,
-    rec: &mut dyn ExperimentRecorder,
-    progress: &mut dyn Progress,
-    stop: &AtomicBool,
-    journal: &mut Journal,
+    env: &mut RunEnv,
     info: &mut CellRunInfo,
     problems: &mut Vec<String>,
 ) -> CellResult {
@@ -1008,21 +1017,21 @@ fn run_cell(
     };
     // Machine settings first, each journalled before it is changed.
     let mut held = MachineHeld::default();
-    if let Err(e) = held.apply(exp, cell, rep, journal, stop, progress, info) {
+    if let Err(e) = held.apply(exp, cell, rep, env, info) {
         res.error = Some(e);
     }
     let cgroup = held.cgroup.take();
 
     if res.error.is_none() {
-        progress.step(match &exp.device {
+        env.progress.step(match &exp.device {
             Device::Directory { .. } => "making a fresh directory",
             _ => "mkfs and mount",
         });
-        match setup(exp, cell, rep, &cfg.consent, journal, info) {
+        match setup(exp, cell, rep, &cfg.consent, env.journal, info) {
             Err(e) => res.error = Some(e.0),
             Ok(prepared) => {
                 let mut argv = workload_argv(exp, cell, prepared.workdir());
-                let log = journal.mount_base().with_file_name(format!(
+                let log = env.journal.mount_base().with_file_name(format!(
                     "log-{}-c{}-r{}.txt",
                     std::process::id(),
                     cell.index,
@@ -1044,8 +1053,8 @@ fn run_cell(
                 match check {
                     Err(e) => res.error = Some(e),
                     Ok(()) => {
-                        progress.step("workload");
-                        let log_id = match journal.add(Resource::File { path: log.clone() }) {
+                        env.progress.step("workload");
+                        let log_id = match env.journal.add(Resource::File { path: log.clone() }) {
                             Ok(id) => id,
                             Err(e) => {
                                 res.error = Some(e.to_string());
@@ -1054,21 +1063,21 @@ fn run_cell(
                         };
                         let watch =
                             Watch::of(exp, prepared.workdir(), cgroup.as_ref().map(|c| &c.0));
-                        let w = exec.run(
+                        let w = env.exec.run(
                             &argv,
                             cgroup.as_ref().map(|c| c.0.path()),
                             watch.as_ref(),
-                            stop,
-                            progress,
+                            env.stop,
+                            env.progress,
                         );
-                        if let Err(e) = record_probes(rec, &w) {
+                        if let Err(e) = record_probes(env.rec, &w) {
                             problems.push(format!("results store: the probes' records: {e}"));
                         }
                         info.run_id = w.run_id;
                         info.status = w.status;
                         info.output = std::fs::read_to_string(&log).unwrap_or_default();
                         let _ = std::fs::remove_file(&log);
-                        journal.done(log_id);
+                        env.journal.done(log_id);
                         if let Some((cg, _)) = &cgroup {
                             info.memory_max_usage_bytes = cg.max_usage();
                             info.memory_failcnt = cg.failcnt();
@@ -1089,15 +1098,15 @@ fn run_cell(
                                 }
                                 // The killed workload could not close its run.
                                 if let Some(id) = w.run_id {
-                                    let _ = rec.finish_run(id, RunStatus::Failed, Some(&e));
+                                    let _ = env.rec.finish_run(id, RunStatus::Failed, Some(&e));
                                 }
                             }
                             res.error = Some(e);
                         }
                     }
                 }
-                progress.step("unmount, remount, teardown");
-                if let Err(e) = prepared.teardown(journal, info) {
+                env.progress.step("unmount, remount, teardown");
+                if let Err(e) = prepared.teardown(env.journal, info) {
                     problems.push(e.0.clone());
                     res.error.get_or_insert(e.0);
                 }
@@ -1107,11 +1116,11 @@ fn run_cell(
 
     if let Some((cg, id)) = cgroup {
         match cg.remove() {
-            Ok(()) => journal.done(id),
+            Ok(()) => env.journal.done(id),
             Err(e) => problems.push(e.0),
         }
     }
-    held.restore(journal, problems);
+    held.restore(env.journal, problems);
     res
 }
 
