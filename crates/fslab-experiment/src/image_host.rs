@@ -20,8 +20,7 @@ use crate::backend::Prepared;
 use crate::spec::{Device, Experiment, ImageHost};
 use crate::state::Journal;
 
-/// The host image: a little under the 16 TiB - 4 KiB an ext4 file can be.
-pub const HOST_IMAGE_SIZE: u64 = (16 << 40) - (1 << 20);
+pub use crate::plan::HOST_IMAGE_SIZE;
 
 /// The host's mkfs options: no discard pass over 16 TiB, and a small log
 /// (the default 2 GiB one would be written out in full).

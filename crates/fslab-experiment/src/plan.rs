@@ -10,6 +10,9 @@ use fslab_lab::mount::mount_argv;
 
 use crate::spec::{Cell, Device, Experiment, ImageHost, Order, WorkloadKind};
 
+/// The host image: a little under the 16 TiB - 4 KiB an ext4 file can be.
+pub const HOST_IMAGE_SIZE: u64 = (16 << 40) - (1 << 20);
+
 /// The (cell index, repetition) pairs in the order they run; repetitions count from 1.
 pub fn schedule(exp: &Experiment) -> Vec<(u32, u32)> {
     let n = exp.cells.len() as u32;
@@ -382,7 +385,7 @@ fn describe_device(exp: &Experiment, s: &mut String) {
                 let _ = writeln!(
                     s,
                     "image host: the images go on an XFS that fslab makes on a sparse image of {} in {} ({w})",
-                    human_bytes(crate::image_host::HOST_IMAGE_SIZE),
+                    human_bytes(HOST_IMAGE_SIZE),
                     dir.display()
                 );
             }
