@@ -1190,7 +1190,7 @@ mod tests {
             "name = \"t\"\nrepetitions = 2\norder = \"sequential\"\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"createmany\"\nargs = [\"-o\", \"{{dir}}/f\", \"10\"]\n",
             d.path().display()
         );
-        let mut exp = crate::spec::parse("t.toml", &text).unwrap();
+        let mut exp = crate::spec::parse("t.toml", &text, &Default::default()).unwrap();
         // Two cells of the same directory, as two variants would give.
         let mut second = exp.cells[0].clone();
         second.index = 1;
@@ -1297,7 +1297,7 @@ mod tests {
             "name = \"t\"\nrepetitions = 3\nuntil_resolved = {until}\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"createmany\"\nargs = [\"-o\", \"{{dir}}/f\", \"10\"]\n",
             dir.display()
         );
-        let mut exp = crate::spec::parse("t.toml", &text).unwrap();
+        let mut exp = crate::spec::parse("t.toml", &text, &Default::default()).unwrap();
         let mut second = exp.cells[0].clone();
         second.index = 1;
         second.label = "b".into();

@@ -421,8 +421,36 @@ pub fn split_args(s: &str) -> Vec<String> {
     s.split_whitespace().map(String::from).collect()
 }
 
-/// Parses and validates an experiment file's text.
-pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
+/// What an experiment file leaves to the machine it runs on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Defaults {
+    /// Where images go when the file names no `image_dir`.
+    pub image_dir: PathBuf,
+}
+
+impl Default for Defaults {
+    fn default() -> Defaults {
+        Defaults {
+            image_dir: PathBuf::from("/var/tmp"),
+        }
+    }
+}
+
+impl Defaults {
+    /// `$FSLAB_IMAGE_DIR`, else /var/tmp.
+    pub fn from_env() -> Defaults {
+        match std::env::var_os("FSLAB_IMAGE_DIR").filter(|d| !d.is_empty()) {
+            Some(d) => Defaults {
+                image_dir: PathBuf::from(d),
+            },
+            None => Defaults::default(),
+        }
+    }
+}
+
+/// Parses and validates an experiment file's text; what it leaves open
+/// comes from `defaults`.
+pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, SpecError> {
     let ctx = Ctx { file, text };
     let spec: FileSpec = toml::from_str(text).map_err(|e| SpecError {
         file: file.to_string(),
@@ -476,7 +504,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, SpecError> {
         }
     };
 
-    let device = device(&ctx, &spec.device)?;
+    let device = device(&ctx, &spec.device, defaults)?;
     let machine = machine(&ctx, &spec.machine)?;
     let workload = workload(&ctx, &spec.workload)?;
     let variants = variants(&ctx, &spec.variants)?;
@@ -527,10 +555,10 @@ struct Variant {
 }
 
 /// `[device]`.
-fn device(ctx: &Ctx, d: &DeviceSpec) -> Result<Device, SpecError> {
+fn device(ctx: &Ctx, d: &DeviceSpec, defaults: &Defaults) -> Result<Device, SpecError> {
     let kind = d.kind.as_ref().map(|k| (k.get_ref().as_str(), k.span()));
     Ok(match kind {
-        None | Some(("image", _)) => image_device(ctx, d)?,
+        None | Some(("image", _)) => image_device(ctx, d, defaults)?,
         Some((other @ ("block" | "directory"), span)) if image_only(d).is_some() => {
             return ctx.err(
                 span,
@@ -587,7 +615,7 @@ fn device(ctx: &Ctx, d: &DeviceSpec) -> Result<Device, SpecError> {
 }
 
 /// `[device]` of kind "image".
-fn image_device(ctx: &Ctx, d: &DeviceSpec) -> Result<Device, SpecError> {
+fn image_device(ctx: &Ctx, d: &DeviceSpec, defaults: &Defaults) -> Result<Device, SpecError> {
     let size = match &d.size {
         None => 1 << 30,
         Some(s) => match parse_bytes(s.get_ref()) {
@@ -610,9 +638,9 @@ fn image_device(ctx: &Ctx, d: &DeviceSpec) -> Result<Device, SpecError> {
     };
     let dir = d
         .image_dir
-        .clone()
-        .or_else(|| std::env::var("FSLAB_IMAGE_DIR").ok())
-        .unwrap_or_else(|| "/var/tmp".into());
+        .as_ref()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| defaults.image_dir.clone());
     let host = match &d.image_host {
         None => ImageHost::None,
         Some(h) => match h.get_ref().as_str() {
@@ -630,7 +658,7 @@ fn image_device(ctx: &Ctx, d: &DeviceSpec) -> Result<Device, SpecError> {
     };
     Ok(Device::Image {
         size,
-        dir: PathBuf::from(dir),
+        dir,
         direct_io: d.direct_io.unwrap_or(false),
         host,
     })

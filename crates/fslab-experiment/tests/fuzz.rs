@@ -51,7 +51,7 @@ proptest! {
 
     #[test]
     fn any_text_parses_or_is_refused_in_one_line(text in "\\PC{0,400}") {
-        if let Err(e) = parse("x.toml", &text) {
+        if let Err(e) = parse("x.toml", &text, &Default::default()) {
             one_line(&e.to_string());
         }
     }
@@ -87,7 +87,7 @@ proptest! {
             toml_str(&mount.join(",")),
             toml_str(&after.join(" ")),
         );
-        match parse("f.toml", &text) {
+        match parse("f.toml", &text, &Default::default()) {
             Err(e) => one_line(&e.to_string()),
             Ok(exp) => {
                 if let Err(e) = check(&exp, &Permissions::default()) {

@@ -36,7 +36,7 @@ workload_args = ["-s", "4096"]
 
 #[test]
 fn axes_expand_into_cells_with_overrides() {
-    let e = parse("m.toml", FILE).unwrap();
+    let e = parse("m.toml", FILE, &Default::default()).unwrap();
     let labels: Vec<&str> = e.cells.iter().map(|c| c.label.as_str()).collect();
     assert_eq!(
         labels,
@@ -77,7 +77,7 @@ fn axes_expand_into_cells_with_overrides() {
 
 #[test]
 fn orders_cover_every_pair_once() {
-    let mut e = parse("m.toml", FILE).unwrap();
+    let mut e = parse("m.toml", FILE, &Default::default()).unwrap();
     let n = e.cells.len() as u32;
     let inter = schedule(&e);
     assert_eq!(inter.len(), (n * 2) as usize);
@@ -107,9 +107,17 @@ fn scale_keeps_the_memory_limit_unless_told_to_scale_it() {
             "name = \"m\"\n[machine]\nmemory_limit = \"4G\"\n{extra}[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"1000\"]\n[[target]]\nfs = \"xfs\"\n"
         )
     };
-    let fixed = scaled(&parse("m.toml", &with("")).unwrap(), 0.01);
+    let fixed = scaled(
+        &parse("m.toml", &with(""), &Default::default()).unwrap(),
+        0.01,
+    );
     assert_eq!(fixed.machine.memory_limit, Some(4 << 30));
-    let e = parse("m.toml", &with("memory_limit_scales = true\n")).unwrap();
+    let e = parse(
+        "m.toml",
+        &with("memory_limit_scales = true\n"),
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!(
         scaled(&e, 0.5).machine.memory_limit,
         Some(2 << 30),
@@ -125,7 +133,7 @@ fn scale_keeps_the_memory_limit_unless_told_to_scale_it() {
 
 #[test]
 fn scale_shrinks_counts_and_sizes() {
-    let e = scaled(&parse("m.toml", FILE).unwrap(), 0.01);
+    let e = scaled(&parse("m.toml", FILE, &Default::default()).unwrap(), 0.01);
     assert_eq!(
         e.device,
         Device::Image {
@@ -139,7 +147,7 @@ fn scale_shrinks_counts_and_sizes() {
         e.workload.args,
         ["-n", "1000", "-D", "100", "-S0", "-L", "63"]
     );
-    let tiny = scaled(&parse("m.toml", FILE).unwrap(), 1e-9);
+    let tiny = scaled(&parse("m.toml", FILE, &Default::default()).unwrap(), 1e-9);
     assert_eq!(tiny.workload.args[..4], ["-n", "1", "-D", "2"]);
     if let Device::Image { size, .. } = tiny.device {
         assert_eq!(size, 512 << 20, "images stay mountable");
@@ -171,7 +179,7 @@ fn scale_shrinks_counts_and_sizes() {
 
 #[test]
 fn ext4_gets_noinit_itable_unless_the_user_chose() {
-    let e = parse("m.toml", FILE).unwrap();
+    let e = parse("m.toml", FILE, &Default::default()).unwrap();
     assert_eq!(mount_options(&e.cells[0]), "noinit_itable");
     let mut c = e.cells[0].clone();
     c.mount_options = "init_itable=10".into();
@@ -180,5 +188,29 @@ fn ext4_gets_noinit_itable_unless_the_user_chose() {
         mount_options(&e.cells[6]),
         "nodatacow",
         "btrfs gets nothing added"
+    );
+}
+
+#[test]
+fn the_image_directory_comes_from_the_file_else_from_the_defaults() {
+    use fslab_experiment::spec::{Defaults, Device};
+    let text = |dir: &str| {
+        format!("name = \"d\"\n[device]\nsize = \"1G\"\n{dir}[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n")
+    };
+    let defaults = Defaults {
+        image_dir: "/srv/images".into(),
+    };
+    let dir_of = |t: &str| match parse("d.toml", t, &defaults).unwrap().device {
+        Device::Image { dir, .. } => dir,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(dir_of(&text("")), std::path::Path::new("/srv/images"));
+    assert_eq!(
+        dir_of(&text("image_dir = \"/var/tmp/x\"\n")),
+        std::path::Path::new("/var/tmp/x")
+    );
+    assert_eq!(
+        Defaults::default().image_dir,
+        std::path::Path::new("/var/tmp")
     );
 }

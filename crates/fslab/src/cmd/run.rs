@@ -257,7 +257,8 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
             (file, text, args.scale)
         }
     };
-    let mut exp = spec::parse(&file, &text).map_err(|e| Failure::Usage(e.to_string()))?;
+    let mut exp = spec::parse(&file, &text, &spec::Defaults::from_env())
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     apply_options(&mut exp, &args, earlier.as_ref())?;
     let exp = plan::scaled(&exp, scale);
     let resume = earlier.map(|e| e.resume);
@@ -404,7 +405,7 @@ fn list_builtin() {
         .max()
         .unwrap_or(0);
     for (n, text) in builtin::BUILTIN {
-        let desc = spec::parse(n, text)
+        let desc = spec::parse(n, text, &spec::Defaults::from_env())
             .map(|e| e.description)
             .unwrap_or_default();
         println!("{n:<w$}  {desc}");
