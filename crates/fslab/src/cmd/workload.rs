@@ -314,30 +314,38 @@ fn silent_phases(name: &str, common: &CommonArgs) -> &'static [&'static str] {
 /// On a terminal, one line on stderr, rewritten once a second: the phase,
 /// its operations so far and their rate over the last second.
 fn terminal_progress<'a>(phases: &'a [&'a str]) -> fslab_workload::SecondHook<'a> {
-    let mut last_t = 0.0;
+    let mut rate_of = second_rates();
     Box::new(move |phase: &str, p: &SeriesPoint| {
-        if p.t_s < last_t {
-            last_t = 0.0;
-        }
-        let dt = p.t_s - last_t;
-        last_t = p.t_s;
+        let rate = rate_of(p);
         if phases.contains(&phase) {
-            let rate = if dt > 0.0 { p.ops as f64 / dt } else { 0.0 };
             eprint!("\r\x1b[K{phase}: {} done, {rate:.0}/s", p.total_ops);
         }
     })
 }
 
-/// The progress message `fslab run` reads, once a second.
-pub fn progress_lines<'a>() -> fslab_workload::SecondHook<'a> {
+/// Each second's point's rate: its operations over the time since the
+/// previous point (a new phase's series starts again at 0).
+fn second_rates() -> impl FnMut(&SeriesPoint) -> f64 {
     let mut last_t = 0.0;
-    Box::new(move |phase: &str, p: &SeriesPoint| {
+    move |p| {
         if p.t_s < last_t {
             last_t = 0.0;
         }
         let dt = p.t_s - last_t;
         last_t = p.t_s;
-        let rate = if dt > 0.0 { p.ops as f64 / dt } else { 0.0 };
+        if dt > 0.0 {
+            p.ops as f64 / dt
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The progress message `fslab run` reads, once a second.
+pub fn progress_lines<'a>() -> fslab_workload::SecondHook<'a> {
+    let mut rate_of = second_rates();
+    Box::new(move |phase: &str, p: &SeriesPoint| {
+        let rate = rate_of(p);
         let m = ChildMessage::Progress {
             phase: phase.to_string(),
             ops_per_s: rate,
