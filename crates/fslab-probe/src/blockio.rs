@@ -294,7 +294,9 @@ pub fn encode(c: &Completion, out: &mut Vec<u8>) {
     out.extend_from_slice(&c.latency_ns.unwrap_or(u64::MAX).to_le_bytes());
 }
 
-/// Reads back what [`encode`] wrote.
+/// Reads back what [`encode`] wrote, all at once (tests: readers go one
+/// completion at a time with [`each_completion`]).
+#[cfg(test)]
 pub fn decode(b: &[u8]) -> Vec<Completion> {
     b.chunks_exact(RECORD).map(decode_one).collect()
 }
