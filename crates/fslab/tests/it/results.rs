@@ -379,9 +379,10 @@ fn until_resolved_runs_more_repetitions_and_says_how_it_ended() {
 }
 
 /// `fslab history`: the same experiment run four times, the third and
-/// fourth with a workload that writes 64 KiB files instead of empty ones
-/// (standing in for a kernel that got slower): each stored run of it in
-/// order, with the change marked where it happened and not before.
+/// fourth with a workload that writes 128 KiB files instead of empty ones
+/// (standing in for a kernel that got slower, by about 80%): each stored
+/// run of it in order, with the change marked where it happened and not
+/// before.
 #[test]
 fn history_marks_the_change_where_it_happened() {
     let lab = Lab::new();
@@ -392,13 +393,15 @@ fn history_marks_the_change_where_it_happened() {
             dir.path().display()
         )
     };
-    for (i, size) in [0, 0, 65536, 65536].iter().enumerate() {
+    for (i, size) in [0, 0, 131_072, 131_072].iter().enumerate() {
         let f = lab.experiment(&format!("h{i}.toml"), &exp(*size));
         let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
     }
-    // tmpfs runs are noisy: only a change of 30% or more counts here.
-    let o = lab.run(&["history", "--delta", "30"]);
+    // tmpfs runs on a loaded machine are noisy (two runs of the same
+    // workload have differed by a third): only a change of half or more
+    // counts here.
+    let o = lab.run(&["history", "--delta", "50"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(
