@@ -8,6 +8,7 @@
 
 use std::fmt::Write as _;
 
+use fslab_record::table::{Align, Table};
 pub use fslab_stats::compare::Direction;
 use fslab_stats::verdict::Verdict;
 
@@ -44,12 +45,6 @@ pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
             metrics.push((s.metric.clone(), s.direction));
         }
     }
-    let name_w = metrics
-        .iter()
-        .map(|(m, _)| m.len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
     // Every metric's values per cell, compared with the first cell.
     let stats: Vec<fslab_stats::compare::Metric> = metrics
         .iter()
@@ -101,31 +96,13 @@ pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
         }
         rows.push(row);
     }
-    let mut widths: Vec<usize> = vec![name_w];
-    for (i, (_, label)) in cells.iter().enumerate() {
-        let w = rows
-            .iter()
-            .map(|r| r[i + 1].len())
-            .max()
-            .unwrap_or(0)
-            .max(label.len());
-        widths.push(w);
-    }
-    let mut s = String::new();
-    let _ = write!(s, "{:<w$}", "", w = widths[0]);
-    for (i, (_, label)) in cells.iter().enumerate() {
-        let _ = write!(s, "  {:<w$}", label, w = widths[i + 1]);
-    }
-    s.truncate(s.trim_end().len());
-    s.push('\n');
+    let mut columns = vec![("", Align::Left)];
+    columns.extend(cells.iter().map(|(_, label)| (label.as_str(), Align::Left)));
+    let mut table = Table::new(&columns);
     for r in rows {
-        let _ = write!(s, "{:<w$}", r[0], w = widths[0]);
-        for (i, c) in r[1..].iter().enumerate() {
-            let _ = write!(s, "  {:<w$}", c, w = widths[i + 1]);
-        }
-        s.truncate(s.trim_end().len());
-        s.push('\n');
+        table.row(r);
     }
+    let mut s = table.render();
     if unresolved {
         s.push_str("unresolved: not enough runs to tell (fslab compare says how many would)\n");
     }

@@ -14,6 +14,7 @@ pub mod mountinfo;
 mod probe;
 pub mod process;
 pub mod protocol;
+pub mod table;
 pub mod time;
 mod types;
 pub mod units;

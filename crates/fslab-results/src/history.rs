@@ -12,6 +12,7 @@
 
 use std::fmt::Write as _;
 
+use fslab_record::table::{Align, Table};
 use fslab_stats::compare::{compare_with, Direction, Metric};
 use fslab_stats::verdict::Policy;
 use fslab_store::Store;
@@ -61,11 +62,16 @@ pub fn history(store: &Store, name: Option<&str>, policy: Policy) -> Result<Stri
     );
     for ((cell, metric), direction, points) in &series {
         let _ = writeln!(s, "\n{cell}: {metric}");
-        let _ = writeln!(
-            s,
-            "  {:>5}  {:<10}  {:<24}  {:<8} {:>3}  {:>22}  change",
-            "exp", "date", "kernel", "fslab", "n", "mean ± sd"
-        );
+        let mut table = Table::new(&[
+            ("exp", Align::Right),
+            ("date", Align::Left),
+            ("kernel", Align::Left),
+            ("fslab", Align::Left),
+            ("n", Align::Right),
+            ("mean ± sd", Align::Right),
+            ("change", Align::Left),
+        ])
+        .indent(2);
         let mut segment: Vec<usize> = Vec::new();
         for (i, p) in points.iter().enumerate() {
             let sum = fslab_stats::summarize(&p.values);
@@ -112,12 +118,17 @@ pub fn history(store: &Store, name: Option<&str>, policy: Policy) -> Result<Stri
                 }
             };
             segment.push(i);
-            let _ = writeln!(
-                s,
-                "  {:>5}  {:<10}  {:<24}  {:<8} {:>3}  {:>22}  {}",
-                p.experiment, p.date, p.kernel, p.fslab, sum.n, mean, change
-            );
+            table.row([
+                p.experiment.to_string(),
+                p.date.clone(),
+                p.kernel.clone(),
+                p.fslab.clone(),
+                sum.n.to_string(),
+                mean,
+                change,
+            ]);
         }
+        s.push_str(&table.render());
     }
     Ok(s)
 }

@@ -4,11 +4,13 @@
 //!   "made by experiment" account of a run's filesystem.
 //! - [`select`]: what `compare` and `report` compare: groups of runs (an
 //!   experiment's cells or `--runs` lists) and their metrics, typed.
+//! - [`comparison`]: `compare`'s text, Markdown and CSV.
 //! - [`page`]: the HTML report's blocks, drawn by `fslab-report`.
 //!
 //! Everything here reads a [`fslab_store::Store`] and returns text or
 //! values; the binary parses arguments, calls these and prints.
 
+pub mod comparison;
 pub mod history;
 pub mod overview;
 pub mod page;

@@ -661,8 +661,8 @@ pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
     ));
     blocks.push(Block::Heading("every metric".into()));
     blocks.push(Block::Table(
-        fslab_stats::compare::COLUMNS.map(String::from).to_vec(),
-        fslab_stats::compare::table(&rows),
+        crate::comparison::COLUMNS.map(String::from).to_vec(),
+        crate::comparison::table(&rows),
     ));
     for (label, runs) in g.labels.iter().zip(&g.runs) {
         let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();

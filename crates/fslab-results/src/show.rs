@@ -11,6 +11,7 @@ use fslab_probe::notes::{
 };
 use fslab_probe::TargetsNote;
 use fslab_record::json::Versioned;
+use fslab_record::table::{Align, Table};
 use fslab_record::WorkloadKind;
 use fslab_store::{RunOrigin, RunRecord, Store};
 use fslab_workload::fsmark::output;
@@ -52,15 +53,19 @@ fn listed(store: &Store, workload: Option<WorkloadKind>) -> Result<Vec<fslab_sto
 /// `results list`: a header, then one line per run, oldest first, with its
 /// headline number.
 pub fn list(store: &Store, workload: Option<WorkloadKind>) -> Result<String> {
-    let mut s = String::new();
     let runs = listed(store, workload)?;
-    if !runs.is_empty() {
-        let _ = writeln!(
-            s,
-            "{:<5} {:<19}  {:<8} {:<11} {:<6} target  headline",
-            "id", "started (UTC)", "workload", "status", "fs"
-        );
+    if runs.is_empty() {
+        return Ok(String::new());
     }
+    let mut table = Table::new(&[
+        ("id", Align::Left),
+        ("started (UTC)", Align::Left),
+        ("workload", Align::Left),
+        ("status", Align::Left),
+        ("fs", Align::Left),
+        ("target", Align::Left),
+        ("headline", Align::Left),
+    ]);
     for r in runs {
         // The tool's own headline number, else the first phase's rate.
         let metrics = store.metrics(r.id)?;
@@ -76,46 +81,57 @@ pub fn list(store: &Store, workload: Option<WorkloadKind>) -> Result<String> {
             Some(m) => format!(" ({} MPI ranks)", m.ranks),
             None => String::new(),
         };
-        let _ = writeln!(
-            s,
-            "{:<5} {}  {:<8} {:<11} {:<6} {}  {headline}{ranks}",
-            r.id,
-            r.started_at.get(..19).unwrap_or(&r.started_at),
-            r.workload,
-            r.status.as_str(),
+        table.row([
+            r.id.to_string(),
+            r.started_at.get(..19).unwrap_or(&r.started_at).to_string(),
+            r.workload.clone(),
+            r.status.as_str().to_string(),
             if r.fs_type.is_empty() {
-                "?"
+                "?".to_string()
             } else {
-                &r.fs_type
+                r.fs_type.clone()
             },
-            r.target_path,
-        );
+            r.target_path.clone(),
+            format!("{headline}{ranks}"),
+        ]);
     }
-    Ok(s)
+    Ok(table.render())
 }
 
 /// `results experiments`: one line per experiment.
 pub fn experiments(store: &Store) -> Result<String> {
-    let mut s = String::new();
-    for e in store.list_experiments()? {
-        let total = e.cells * e.repetitions;
-        let _ = writeln!(
-            s,
-            "{:<5} {}  {:<11} {:>12}  {}  ({} cell{} x {} repetition{}, scale {}, {})",
-            e.id,
-            e.started_at.get(..19).unwrap_or(&e.started_at),
-            e.status,
-            format!("{}/{total} runs", e.completed),
-            e.name,
-            e.cells,
-            if e.cells == 1 { "" } else { "s" },
-            e.repetitions,
-            if e.repetitions == 1 { "" } else { "s" },
-            e.scale,
-            e.file
-        );
+    let all = store.list_experiments()?;
+    if all.is_empty() {
+        return Ok(String::new());
     }
-    Ok(s)
+    let mut table = Table::new(&[
+        ("id", Align::Left),
+        ("started (UTC)", Align::Left),
+        ("status", Align::Left),
+        ("runs", Align::Right),
+        ("name", Align::Left),
+        ("cells x repetitions, scale, file", Align::Left),
+    ]);
+    for e in all {
+        let total = e.cells * e.repetitions;
+        table.row([
+            e.id.to_string(),
+            e.started_at.get(..19).unwrap_or(&e.started_at).to_string(),
+            e.status.clone(),
+            format!("{}/{total}", e.completed),
+            e.name.clone(),
+            format!(
+                "{} cell{} x {} repetition{}, scale {}, {}",
+                e.cells,
+                if e.cells == 1 { "" } else { "s" },
+                e.repetitions,
+                if e.repetitions == 1 { "" } else { "s" },
+                e.scale,
+                e.file
+            ),
+        ]);
+    }
+    Ok(table.render())
 }
 
 /// `results show ID`: the run, how its filesystem was made, its probes.
@@ -287,31 +303,35 @@ pub fn show(rec: &RunRecord) -> String {
         .collect();
     if !own.is_empty() {
         let _ = writeln!(s, "\n{} reported:", r.workload);
-        let w = own.iter().map(|m| m.label().len()).max().unwrap_or(0);
+        let mut table = Table::new(&[("metric", Align::Left), ("value", Align::Right)]).indent(2);
         for m in own {
-            let _ = writeln!(s, "  {:<w$}  {}", m.label(), fslab_stats::fmt_g(m.value, 6));
+            table.row([m.label(), fslab_stats::fmt_g(m.value, 6)]);
         }
+        s.push_str(&table.render());
     }
     if !rec.phases.is_empty() {
         s.push_str("\nphases:\n");
-        let _ = writeln!(
-            s,
-            "{:<8} {:>12} {:>10} {:>12} {:>9} {:>9}  done",
-            "phase", "ops", "time s", "ops/s", "usr s", "sys s"
-        );
+        let mut table = Table::new(&[
+            ("phase", Align::Left),
+            ("ops", Align::Right),
+            ("time s", Align::Right),
+            ("ops/s", Align::Right),
+            ("usr s", Align::Right),
+            ("sys s", Align::Right),
+            ("done", Align::Left),
+        ]);
         for p in &rec.phases {
-            let _ = writeln!(
-                s,
-                "{:<8} {:>12} {:>10.3} {:>12.1} {:>9.3} {:>9.3}  {}",
-                p.phase,
-                p.ops,
-                p.elapsed_s,
-                p.ops_per_s,
-                p.usr_cpu_s,
-                p.sys_cpu_s,
-                if p.complete { "yes" } else { "no" }
-            );
+            table.row([
+                p.phase.clone(),
+                p.ops.to_string(),
+                format!("{:.3}", p.elapsed_s),
+                format!("{:.1}", p.ops_per_s),
+                format!("{:.3}", p.usr_cpu_s),
+                format!("{:.3}", p.sys_cpu_s),
+                (if p.complete { "yes" } else { "no" }).to_string(),
+            ]);
         }
+        s.push_str(&table.render());
     }
     latency_and_rates(rec, &mut s);
     s
@@ -321,34 +341,41 @@ pub fn show(rec: &RunRecord) -> String {
 fn latency_and_rates(rec: &RunRecord, s: &mut String) {
     if !rec.latency.is_empty() {
         s.push_str("\nlatency (microseconds):\n");
-        let _ = writeln!(
-            *s,
-            "{:<8} {:<7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
-            "phase", "call", "count", "min", "mean", "p50", "p99", "p99.9", "max"
-        );
+        let mut table = Table::new(&[
+            ("phase", Align::Left),
+            ("call", Align::Left),
+            ("count", Align::Right),
+            ("min", Align::Right),
+            ("mean", Align::Right),
+            ("p50", Align::Right),
+            ("p99", Align::Right),
+            ("p99.9", Align::Right),
+            ("max", Align::Right),
+        ]);
         for l in &rec.latency {
-            let _ = writeln!(
-                *s,
-                "{:<8} {:<7} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
-                l.phase,
-                l.op,
-                l.count,
+            table.row([
+                l.phase.clone(),
+                l.op.clone(),
+                l.count.to_string(),
                 us(l.min_ns as f64),
                 us(l.mean_ns),
                 us(l.p50_ns as f64),
                 us(l.p99_ns as f64),
                 us(l.p999_ns as f64),
-                us(l.max_ns as f64)
-            );
+                us(l.max_ns as f64),
+            ]);
         }
+        s.push_str(&table.render());
     }
     if !rec.series.is_empty() {
         s.push_str("\nper-second rate (ops/s):\n");
-        let _ = writeln!(
-            *s,
-            "{:<8} {:>8} {:>12} {:>12} {:>12}",
-            "phase", "samples", "min", "mean", "max"
-        );
+        let mut table = Table::new(&[
+            ("phase", Align::Left),
+            ("samples", Align::Right),
+            ("min", Align::Right),
+            ("mean", Align::Right),
+            ("max", Align::Right),
+        ]);
         for p in &rec.phases {
             let pts: Vec<f64> = rec
                 .series
@@ -366,15 +393,16 @@ fn latency_and_rates(rec: &RunRecord, s: &mut String) {
             let mean = pts.iter().sum::<f64>() / pts.len() as f64;
             let min = pts.iter().cloned().fold(f64::INFINITY, f64::min);
             let max = pts.iter().cloned().fold(0.0, f64::max);
-            let _ = writeln!(
-                *s,
-                "{:<8} {:>8} {:>12.1} {:>12.1} {:>12.1}",
-                p.phase,
-                pts.len(),
-                min,
-                mean,
-                max
-            );
+            table.row([
+                p.phase.clone(),
+                pts.len().to_string(),
+                format!("{min:.1}"),
+                format!("{mean:.1}"),
+                format!("{max:.1}"),
+            ]);
+        }
+        if !table.is_empty() {
+            s.push_str(&table.render());
         }
     }
 }

@@ -98,7 +98,7 @@ fn one_number_one_name_everywhere() {
     let list = show::list(&store, None).unwrap();
     let mut lines = list.lines();
     assert!(
-        lines.next().unwrap().starts_with("id    started (UTC)"),
+        lines.next().unwrap().starts_with("id  started (UTC)"),
         "{list}"
     );
     assert!(

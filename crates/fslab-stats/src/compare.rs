@@ -1,7 +1,5 @@
 //! Comparing groups (the cells of an experiment) metric by metric.
 
-use std::fmt::Write as _;
-
 use serde::Serialize;
 
 use crate::verdict::{self, Policy, Verdict};
@@ -210,214 +208,11 @@ fn pooled_cv(a: &[f64], b: &[f64]) -> Option<f64> {
     (df > 0.0).then(|| (parts.iter().map(|(cv, d)| cv * cv * d).sum::<f64>() / df).sqrt())
 }
 
-fn num(x: f64) -> String {
-    if x.is_nan() {
-        return "-".into();
-    }
-    let a = x.abs();
-    if a >= 1e5 {
-        format!("{x:.0}")
-    } else if a >= 100.0 {
-        format!("{x:.1}")
-    } else if a >= 1.0 {
-        format!("{x:.3}")
-    } else {
-        format!("{x:.4}")
-    }
-}
-
-fn diff(r: &Row) -> String {
-    let Some(p) = r.diff_pct else {
-        return if r.summary.n == 0 {
-            "no runs".into()
-        } else {
-            "baseline".into()
-        };
-    };
-    let delta = r.delta_pct.unwrap_or(verdict::DEFAULT_DELTA_PCT);
-    let mut s = format!("{p:+.1}%");
-    if let Some(v) = r.verdict {
-        let _ = write!(s, " {}", v.words(delta));
-    }
-    if let (Some(lo), Some(hi)) = (r.ci_low_pct, r.ci_high_pct) {
-        let _ = write!(s, " 95% CI [{lo:+.1}%, {hi:+.1}%]");
-    }
-    if let (Some(p), Some(c)) = (r.p_adjusted, r.correction) {
-        let _ = write!(s, " p={p:.3} ({c})");
-    }
-    if r.verdict == Some(Verdict::Unresolved) {
-        match r.needed_n {
-            Some(n) => {
-                let _ = write!(s, "; ~{n} runs per cell would settle it");
-            }
-            None => s.push_str("; repeat each cell 3 or more times"),
-        }
-    }
-    s
-}
-
-/// A text table, one block per metric.
-pub fn text(rows: &[Row]) -> String {
-    let gw = rows
-        .iter()
-        .map(|r| r.group.len().max(r.metric.len()))
-        .max()
-        .unwrap_or(5)
-        .max(5);
-    let mut s = String::new();
-    let mut last = "";
-    for r in rows {
-        if r.metric != last {
-            if !last.is_empty() {
-                s.push('\n');
-            }
-            let _ = writeln!(
-                s,
-                "{:<gw$}  {:>3} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7}  difference",
-                r.metric, "n", "mean", "sd", "median", "min", "max", "hmean", "cv"
-            );
-            last = &r.metric;
-        }
-        let c = columns(r);
-        let line = format!(
-            "{:<gw$}  {:>3} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7}  {}",
-            r.group, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]
-        );
-        let _ = writeln!(s, "{}", line.trim_end());
-    }
-    let notes: Vec<&str> = rows.iter().filter_map(|r| r.note.as_deref()).collect();
-    if let Some(n) = notes.first() {
-        let _ = writeln!(s, "\nwarning: {n}");
-    }
-    s
-}
-
-/// A Markdown table.
-pub fn markdown(rows: &[Row]) -> String {
-    let mut s = format!(
-        "| {} |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
-        COLUMNS.join(" | ")
-    );
-    for cells in table(rows) {
-        let _ = writeln!(s, "| {} |", cells.join(" | "));
-    }
-    s
-}
-
-/// The columns of a comparison table ([`table`], Markdown, the report).
-pub const COLUMNS: [&str; 11] = [
-    "metric",
-    "group",
-    "n",
-    "mean",
-    "sd",
-    "median",
-    "min",
-    "max",
-    "hmean",
-    "cv",
-    "difference",
-];
-
-/// The comparison as table cells under [`COLUMNS`], one row per metric and group.
-pub fn table(rows: &[Row]) -> Vec<Vec<String>> {
-    rows.iter()
-        .map(|r| {
-            let mut v = vec![r.metric.clone(), r.group.clone()];
-            v.extend(columns(r));
-            v
-        })
-        .collect()
-}
-
-/// A row's n, mean, sd, median, min, max, hmean, cv and difference, as printed.
-fn columns(r: &Row) -> [String; 9] {
-    let m = &r.summary;
-    let cv = if m.cv_pct.is_nan() {
-        "-".into()
-    } else {
-        format!("{:.1}%", m.cv_pct)
-    };
-    [
-        m.n.to_string(),
-        num(m.mean),
-        num(m.sd),
-        num(m.median),
-        num(m.min),
-        num(m.max),
-        num(m.hmean),
-        cv,
-        diff(r),
-    ]
-}
-
-/// CSV, one line per metric and group.
-pub fn csv(rows: &[Row]) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record([
-        "metric",
-        "group",
-        "n",
-        "mean",
-        "sd",
-        "median",
-        "min",
-        "max",
-        "hmean",
-        "cv_pct",
-        "diff_pct",
-        "direction",
-        "ci_low_pct",
-        "ci_high_pct",
-        "p_value",
-        "note",
-        "p_adjusted",
-        "correction",
-        "verdict",
-        "delta_pct",
-        "needed_n",
-    ]);
-    let o = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
-    let f = |x: f64| {
-        if x.is_nan() {
-            String::new()
-        } else {
-            x.to_string()
-        }
-    };
-    for r in rows {
-        let _ = w.write_record([
-            r.metric.clone(),
-            r.group.clone(),
-            r.summary.n.to_string(),
-            f(r.summary.mean),
-            f(r.summary.sd),
-            f(r.summary.median),
-            f(r.summary.min),
-            f(r.summary.max),
-            f(r.summary.hmean),
-            f(r.summary.cv_pct),
-            o(r.diff_pct),
-            r.direction.unwrap_or("").to_string(),
-            o(r.ci_low_pct),
-            o(r.ci_high_pct),
-            o(r.p_value),
-            r.note.clone().unwrap_or_default(),
-            o(r.p_adjusted),
-            r.correction.unwrap_or("").to_string(),
-            r.verdict.map(Verdict::name).unwrap_or("").to_string(),
-            o(r.delta_pct),
-            r.needed_n.map(|n| n.to_string()).unwrap_or_default(),
-        ]);
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    pub(crate) fn fixture() -> (Vec<String>, Vec<Metric>) {
+    fn fixture() -> (Vec<String>, Vec<Metric>) {
         let groups = vec!["no CRCs".to_string(), "CRCs".to_string()];
         let metrics = vec![
             Metric {
@@ -440,23 +235,6 @@ mod tests {
             },
         ];
         (groups, metrics)
-    }
-
-    #[test]
-    fn cv_is_a_percentage_in_every_format() {
-        let groups = vec!["a".to_string()];
-        let m = vec![Metric {
-            name: "t (s)".into(),
-            direction: Direction::Time,
-            values: vec![vec![9.0, 10.0, 11.0]],
-        }];
-        let rows = compare(&groups, &m, 0);
-        assert!((rows[0].summary.cv_pct - 10.0).abs() < 1e-9);
-        assert!(text(&rows).contains(" 10.0% "), "{}", text(&rows));
-        assert_eq!(table(&rows)[0][9], "10.0%");
-        let j = serde_json::to_value(&rows[0]).unwrap();
-        assert_eq!(j.get("cv_pct").and_then(|v| v.as_f64()), Some(10.0));
-        assert!(csv(&rows).lines().nth(1).unwrap().contains(",10,"));
     }
 
     #[test]
@@ -503,7 +281,6 @@ mod tests {
         let r = verdict_of(&same, &same, Some(2.0));
         assert_eq!(r.verdict, Some(Verdict::Same), "{r:?}");
         assert_eq!(r.direction, None);
-        assert!(text(std::slice::from_ref(&r)).contains("no difference within 2.0%"));
         // A clear 10% shift: faster, with the word.
         let up: Vec<f64> = same.iter().map(|x| x * 1.1).collect();
         let r = verdict_of(&same, &up, Some(2.0));
@@ -516,11 +293,6 @@ mod tests {
         assert_eq!(r.verdict, Some(Verdict::Unresolved), "{r:?}");
         assert_eq!(r.direction, None, "no 'faster' for an unresolved +11%");
         assert!(r.needed_n.unwrap() > 3, "{r:?}");
-        let t = text(std::slice::from_ref(&r));
-        assert!(
-            t.contains("not resolved") && t.contains("runs per cell would settle it"),
-            "{t}"
-        );
         // n = 1: unresolved, whatever the difference.
         let r = verdict_of(&[100.0], &[200.0], Some(2.0));
         assert_eq!(r.verdict, Some(Verdict::Unresolved));
@@ -565,18 +337,5 @@ mod tests {
         // With one metric alone it would be slower.
         let alone = compare_with(&groups, &metrics[..1], 0, holm);
         assert_eq!(alone[1].verdict, Some(Verdict::Slower), "{:?}", alone[1]);
-    }
-
-    #[test]
-    fn text_markdown_and_csv_snapshots() {
-        let (g, m) = fixture();
-        let rows = compare(&g, &m, 0);
-        insta::assert_snapshot!("compare_text", text(&rows));
-        insta::assert_snapshot!("compare_markdown", markdown(&rows));
-        insta::assert_snapshot!("compare_csv", csv(&rows));
-        let c = csv(&rows);
-        assert_eq!(c.lines().next().unwrap(), "metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n");
-        assert_eq!(c.lines().count(), 7);
-        assert!(c.lines().all(|l| l.split(',').count() >= 21));
     }
 }

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use fslab_results::comparison;
 use fslab_results::select;
 use fslab_stats::compare;
 
@@ -25,7 +26,7 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
     let text = match args.format {
         // The experiments' stated findings follow the table.
         CompareFormat::Text => {
-            let mut t = compare::text(&rows);
+            let mut t = comparison::text(&rows);
             for id in &g.experiments {
                 let e = store
                     .experiment(*id)
@@ -34,8 +35,8 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
             }
             t
         }
-        CompareFormat::Markdown => compare::markdown(&rows),
-        CompareFormat::Csv => compare::csv(&rows),
+        CompareFormat::Markdown => comparison::markdown(&rows),
+        CompareFormat::Csv => comparison::csv(&rows),
         CompareFormat::Json => select::json(&g.labels, base, &rows),
     };
     super::print_all(text.as_bytes())

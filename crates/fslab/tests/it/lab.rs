@@ -611,11 +611,13 @@ fs = "ext4"
             .output()
             .unwrap(),
     );
+    // A header, then experiment 1.
+    let row = list.lines().nth(1).unwrap_or_default();
     assert!(
-        list.starts_with("1 ")
-            && list.contains(" interrupted ")
-            && list.contains(&format!(
-                "{before}/3 runs  resume  (1 cell x 3 repetitions, scale 1, "
+        row.starts_with("1  ")
+            && row.contains(" interrupted ")
+            && row.contains(&format!(
+                "{before}/3  resume  1 cell x 3 repetitions, scale 1, "
             )),
         "{list}"
     );
@@ -701,9 +703,13 @@ fn more_repetitions_never_fewer(lab: &Lab) {
             .output()
             .unwrap(),
     );
-    assert_eq!(list.lines().count(), 1, "{list}");
+    assert_eq!(
+        list.lines().count(),
+        2,
+        "a header and one experiment: {list}"
+    );
     assert!(
-        list.contains(" complete ") && list.contains(" 4/4 runs  resume  (1 cell x 4 repetitions"),
+        list.contains(" complete ") && list.contains(" 4/4  resume  1 cell x 4 repetitions"),
         "{list}"
     );
     let o = lab

@@ -23,7 +23,7 @@ fn results_read_back_what_fsmark_recorded() {
     let list = stdout(&o);
     let lines: Vec<&str> = list.lines().collect();
     assert_eq!(lines.len(), 3, "a header and two runs: {list}");
-    assert!(lines[0].starts_with("id    started (UTC)"), "{list}");
+    assert!(lines[0].starts_with("id  started (UTC)"), "{list}");
     for (i, l) in lines[1..].iter().enumerate() {
         let f: Vec<&str> = l.split_whitespace().collect();
         assert_eq!(
@@ -235,7 +235,11 @@ fn compare_reads_the_latest_experiment_in_every_format() {
     );
     assert!(rate_block[2].ends_with("baseline"), "{both}");
     let listed = stdout(&lab.run(&["results", "experiments"]));
-    assert_eq!(listed.lines().count(), 2, "{listed}");
+    assert_eq!(
+        listed.lines().count(),
+        3,
+        "a header and two experiments: {listed}"
+    );
 
     for (args, want) in [
         (vec!["compare", "--baseline", "nope"], "nope"),

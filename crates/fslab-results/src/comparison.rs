@@ -1,0 +1,311 @@
+//! The comparison as people and scripts read it: `compare`'s text table,
+//! Markdown and CSV, and the cells of the report's table. The numbers come
+//! from [`fslab_stats::compare`]; this only lays them out.
+
+use std::fmt::Write as _;
+
+use fslab_record::table::{Align, Table};
+use fslab_stats::compare::Row;
+use fslab_stats::verdict::{self, Verdict};
+
+fn num(x: f64) -> String {
+    if x.is_nan() {
+        return "-".into();
+    }
+    let a = x.abs();
+    if a >= 1e5 {
+        format!("{x:.0}")
+    } else if a >= 100.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+fn diff(r: &Row) -> String {
+    let Some(p) = r.diff_pct else {
+        return if r.summary.n == 0 {
+            "no runs".into()
+        } else {
+            "baseline".into()
+        };
+    };
+    let delta = r.delta_pct.unwrap_or(verdict::DEFAULT_DELTA_PCT);
+    let mut s = format!("{p:+.1}%");
+    if let Some(v) = r.verdict {
+        let _ = write!(s, " {}", v.words(delta));
+    }
+    if let (Some(lo), Some(hi)) = (r.ci_low_pct, r.ci_high_pct) {
+        let _ = write!(s, " 95% CI [{lo:+.1}%, {hi:+.1}%]");
+    }
+    if let (Some(p), Some(c)) = (r.p_adjusted, r.correction) {
+        let _ = write!(s, " p={p:.3} ({c})");
+    }
+    if r.verdict == Some(Verdict::Unresolved) {
+        match r.needed_n {
+            Some(n) => {
+                let _ = write!(s, "; ~{n} runs per cell would settle it");
+            }
+            None => s.push_str("; repeat each cell 3 or more times"),
+        }
+    }
+    s
+}
+
+/// A text table, one block per metric: the metric heads its group
+/// column; every column is as wide as its widest value.
+pub fn text(rows: &[Row]) -> String {
+    let mut s = String::new();
+    let mut blocks: Vec<(&str, Table)> = Vec::new();
+    for r in rows {
+        if blocks.last().is_none_or(|(m, _)| *m != r.metric) {
+            let mut cols = vec![(r.metric.as_str(), Align::Left)];
+            cols.extend(COLUMNS[2..10].iter().map(|c| (*c, Align::Right)));
+            cols.push((COLUMNS[10], Align::Left));
+            blocks.push((&r.metric, Table::new(&cols)));
+        }
+        if let Some((_, t)) = blocks.last_mut() {
+            let mut cells = vec![r.group.clone()];
+            cells.extend(columns(r));
+            t.row(cells);
+        }
+    }
+    for (i, (_, t)) in blocks.into_iter().enumerate() {
+        if i > 0 {
+            s.push('\n');
+        }
+        s.push_str(&t.render());
+    }
+    let notes: Vec<&str> = rows.iter().filter_map(|r| r.note.as_deref()).collect();
+    if let Some(n) = notes.first() {
+        let _ = writeln!(s, "\nwarning: {n}");
+    }
+    s
+}
+
+/// A Markdown table.
+pub fn markdown(rows: &[Row]) -> String {
+    let mut s = format!(
+        "| {} |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+        COLUMNS.join(" | ")
+    );
+    for cells in table(rows) {
+        let _ = writeln!(s, "| {} |", cells.join(" | "));
+    }
+    s
+}
+
+/// The columns of a comparison table ([`table`], Markdown, the report).
+pub const COLUMNS: [&str; 11] = [
+    "metric",
+    "group",
+    "n",
+    "mean",
+    "sd",
+    "median",
+    "min",
+    "max",
+    "hmean",
+    "cv",
+    "difference",
+];
+
+/// The comparison as table cells under [`COLUMNS`], one row per metric and group.
+pub fn table(rows: &[Row]) -> Vec<Vec<String>> {
+    rows.iter()
+        .map(|r| {
+            let mut v = vec![r.metric.clone(), r.group.clone()];
+            v.extend(columns(r));
+            v
+        })
+        .collect()
+}
+
+/// A row's n, mean, sd, median, min, max, hmean, cv and difference, as printed.
+fn columns(r: &Row) -> [String; 9] {
+    let m = &r.summary;
+    let cv = if m.cv_pct.is_nan() {
+        "-".into()
+    } else {
+        format!("{:.1}%", m.cv_pct)
+    };
+    [
+        m.n.to_string(),
+        num(m.mean),
+        num(m.sd),
+        num(m.median),
+        num(m.min),
+        num(m.max),
+        num(m.hmean),
+        cv,
+        diff(r),
+    ]
+}
+
+/// CSV, one line per metric and group.
+pub fn csv(rows: &[Row]) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record([
+        "metric",
+        "group",
+        "n",
+        "mean",
+        "sd",
+        "median",
+        "min",
+        "max",
+        "hmean",
+        "cv_pct",
+        "diff_pct",
+        "direction",
+        "ci_low_pct",
+        "ci_high_pct",
+        "p_value",
+        "note",
+        "p_adjusted",
+        "correction",
+        "verdict",
+        "delta_pct",
+        "needed_n",
+    ]);
+    let o = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    let f = |x: f64| {
+        if x.is_nan() {
+            String::new()
+        } else {
+            x.to_string()
+        }
+    };
+    for r in rows {
+        let _ = w.write_record([
+            r.metric.clone(),
+            r.group.clone(),
+            r.summary.n.to_string(),
+            f(r.summary.mean),
+            f(r.summary.sd),
+            f(r.summary.median),
+            f(r.summary.min),
+            f(r.summary.max),
+            f(r.summary.hmean),
+            f(r.summary.cv_pct),
+            o(r.diff_pct),
+            r.direction.unwrap_or("").to_string(),
+            o(r.ci_low_pct),
+            o(r.ci_high_pct),
+            o(r.p_value),
+            r.note.clone().unwrap_or_default(),
+            o(r.p_adjusted),
+            r.correction.unwrap_or("").to_string(),
+            r.verdict.map(Verdict::name).unwrap_or("").to_string(),
+            o(r.delta_pct),
+            r.needed_n.map(|n| n.to_string()).unwrap_or_default(),
+        ]);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fslab_stats::compare::{compare, compare_with, Direction, Metric};
+    use fslab_stats::verdict::Policy;
+
+    fn fixture() -> (Vec<String>, Vec<Metric>) {
+        let groups = vec!["no CRCs".to_string(), "CRCs".to_string()];
+        let metrics = vec![
+            Metric {
+                name: "create time (s)".into(),
+                direction: Direction::Time,
+                values: vec![vec![483.0, 480.0, 486.0], vec![510.0, 508.0, 512.0]],
+            },
+            Metric {
+                name: "create rate (ops/s)".into(),
+                direction: Direction::Rate,
+                values: vec![
+                    vec![109000.0, 110000.0, 108000.0],
+                    vec![105000.0, 104000.0, 106000.0],
+                ],
+            },
+            Metric {
+                name: "unmount (s)".into(),
+                direction: Direction::Time,
+                values: vec![vec![1.0], vec![1.2]],
+            },
+        ];
+        (groups, metrics)
+    }
+
+    #[test]
+    fn cv_is_a_percentage_in_every_format() {
+        let groups = vec!["a".to_string()];
+        let m = vec![Metric {
+            name: "t (s)".into(),
+            direction: Direction::Time,
+            values: vec![vec![9.0, 10.0, 11.0]],
+        }];
+        let rows = compare(&groups, &m, 0);
+        assert!((rows[0].summary.cv_pct - 10.0).abs() < 1e-9);
+        assert!(text(&rows).contains(" 10.0% "), "{}", text(&rows));
+        assert_eq!(table(&rows)[0][9], "10.0%");
+        let j = serde_json::to_value(&rows[0]).unwrap();
+        assert_eq!(j.get("cv_pct").and_then(|v| v.as_f64()), Some(10.0));
+        assert!(csv(&rows).lines().nth(1).unwrap().contains(",10,"));
+    }
+
+    #[test]
+    fn text_markdown_and_csv_snapshots() {
+        let (g, m) = fixture();
+        let rows = compare(&g, &m, 0);
+        insta::assert_snapshot!("compare_text", text(&rows));
+        insta::assert_snapshot!("compare_markdown", markdown(&rows));
+        insta::assert_snapshot!("compare_csv", csv(&rows));
+        let c = csv(&rows);
+        assert_eq!(c.lines().next().unwrap(), "metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n");
+        assert_eq!(c.lines().count(), 7);
+        assert!(c.lines().all(|l| l.split(',').count() >= 21));
+    }
+
+    #[test]
+    fn a_verdict_is_spelled_out_with_what_would_settle_it() {
+        let groups = vec!["a".to_string(), "b".to_string()];
+        let policy = Policy {
+            delta_pct: Some(2.0),
+            ..Policy::default()
+        };
+        let one = |a: &[f64], b: &[f64]| {
+            let m = vec![Metric {
+                name: "create rate (ops/s)".into(),
+                direction: Direction::Rate,
+                values: vec![a.to_vec(), b.to_vec()],
+            }];
+            text(&compare_with(&groups, &m, 0, policy)[1..])
+        };
+        let same = [100.0, 101.0, 99.0, 100.5, 99.5];
+        let t = one(&same, &same);
+        assert!(t.contains("no difference within 2.0%"), "{t}");
+        let t = one(&[100.0, 130.0, 85.0], &[110.0, 90.0, 140.0]);
+        assert!(
+            t.contains("not resolved") && t.contains("runs per cell would settle it"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn a_long_group_name_or_a_large_value_keeps_the_columns_in_line() {
+        let groups = vec!["a".to_string(), "a much longer group name".to_string()];
+        let m = vec![Metric {
+            name: "intial_create rate (bytes/s)".into(),
+            direction: Direction::Rate,
+            values: vec![vec![4.7e11, 4.8e11, 4.6e11], vec![1.0, 2.0, 3.0]],
+        }];
+        let t = text(&compare(&groups, &m, 0));
+        let lines: Vec<&str> = t.lines().collect();
+        // The n column (right-aligned under its heading).
+        let at = lines[0].find(" n ").unwrap() + 1;
+        for l in &lines[1..3] {
+            assert_eq!(l.as_bytes()[at], b'3', "{t}");
+        }
+    }
+}
