@@ -47,6 +47,20 @@ impl WorkloadKind {
         matches!(self, WorkloadKind::FsMark | WorkloadKind::TioTest)
     }
 
+    /// Whether the tool prints nothing while `phase` runs, so that on a
+    /// terminal fslab shows a count instead: fs_mark's stat and unlink walks
+    /// after its loops, and every phase of tiotest and alloctest (whose
+    /// originals print only when a phase ends). dbench (a line a second),
+    /// createmany (a line every 10 s) and compilebench (a line per
+    /// operation) speak for themselves.
+    pub fn is_silent_during(self, phase: &str) -> bool {
+        match self {
+            WorkloadKind::FsMark => matches!(phase, "stat" | "unlink"),
+            WorkloadKind::TioTest | WorkloadKind::AllocTest => true,
+            WorkloadKind::Dbench | WorkloadKind::CreateMany | WorkloadKind::CompileBench => false,
+        }
+    }
+
     /// Every name, comma-separated (for error messages).
     pub fn names() -> String {
         WorkloadKind::ALL.map(WorkloadKind::name).join(", ")

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use fslab_cluster::Cluster;
 use fslab_record::protocol::ChildMessage;
-use fslab_record::{Recorder, RunStatus, SeriesPoint};
+use fslab_record::{Recorder, RunStatus, SeriesPoint, WorkloadKind};
 use fslab_workload::{CommonArgs, Hooks, Report};
 
 use crate::Failure;
@@ -110,7 +110,7 @@ pub fn run<R: Report>(
         inner,
         messages: common.progress,
         acks: common.phase_acks,
-        erase: !counting.is_empty(),
+        erase: counting.is_some(),
     };
     let mut hooks = Hooks::default();
     if common.drop_caches {
@@ -123,8 +123,8 @@ pub fn run<R: Report>(
         }));
         hooks.each_second = Some(progress_lines());
     }
-    if !counting.is_empty() {
-        hooks.each_second = Some(terminal_progress(counting));
+    if let Some(kind) = counting {
+        hooks.each_second = Some(terminal_progress(kind));
     }
     hooks.monitor = if messages.messages || messages.erase {
         Some(&mut messages)
@@ -295,29 +295,24 @@ impl fslab_record::Monitor for PhaseMessages<'_> {
     }
 }
 
-/// The phases of workload `name` that print nothing while they run, and so
-/// show a count on a terminal (fsmark's stat and unlink walks); none when
-/// stderr is not a terminal or `fslab run` reads the progress.
-fn silent_phases(name: &str, common: &CommonArgs) -> &'static [&'static str] {
+/// The workload whose silent phases show a count on a terminal (see
+/// [`WorkloadKind::is_silent_during`]); none when stderr is not a terminal,
+/// `fslab run` reads the progress, or the output is JSON or quiet.
+fn silent_phases(name: &str, common: &CommonArgs) -> Option<WorkloadKind> {
     use std::io::IsTerminal;
-    if name != "fsmark"
-        || common.progress
-        || common.json
-        || super::quiet()
-        || !std::io::stderr().is_terminal()
-    {
-        return &[];
+    if common.progress || common.json || super::quiet() || !std::io::stderr().is_terminal() {
+        return None;
     }
-    &["stat", "unlink"]
+    WorkloadKind::of(name)
 }
 
 /// On a terminal, one line on stderr, rewritten once a second: the phase,
 /// its operations so far and their rate over the last second.
-fn terminal_progress<'a>(phases: &'a [&'a str]) -> fslab_workload::SecondHook<'a> {
+fn terminal_progress<'a>(kind: WorkloadKind) -> fslab_workload::SecondHook<'a> {
     let mut rate_of = second_rates();
     Box::new(move |phase: &str, p: &SeriesPoint| {
         let rate = rate_of(p);
-        if phases.contains(&phase) {
+        if kind.is_silent_during(phase) {
             eprint!("\r\x1b[K{phase}: {} done, {rate:.0}/s", p.total_ops);
         }
     })

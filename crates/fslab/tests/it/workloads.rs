@@ -995,8 +995,9 @@ fn compilebench_refuses_bad_input(lab: &Lab) {
     }
 }
 
-/// fsmark's stat and unlink walks print nothing while they run: on a
-/// terminal they show a count on stderr, erased when the phase ends.
+/// fsmark's stat and unlink walks, and every phase of tiotest, print
+/// nothing while they run: on a terminal they show a count on stderr,
+/// erased when the phase ends.
 #[test]
 fn silent_phases_show_a_count_on_a_terminal_only() {
     if !need_tool("script") {
@@ -1027,6 +1028,32 @@ fn silent_phases_show_a_count_on_a_terminal_only() {
     assert!(!tty.contains("create: "), "{tty:?}");
     // Erased before the phase summary.
     assert!(tty.contains("\r\x1b[K#"), "{tty:?}");
+    // tiotest: every phase counts its blocks (2 threads x 1 MiB of 4 KiB
+    // blocks sequentially, 2 x 50 at random), and its tables follow.
+    let tio = format!(
+        "{} --db {} tiotest -t 2 -f 1 -r 50 -d {} --probes none",
+        assert_cmd::cargo::cargo_bin("fslab").display(),
+        s(&lab.db()),
+        d.path().display()
+    );
+    let o = std::process::Command::new("script")
+        .args(["-qec", &tio, "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tty = stdout(&o);
+    for (phase, n) in [
+        ("write", 512),
+        ("random_write", 100),
+        ("read", 512),
+        ("random_read", 100),
+    ] {
+        assert!(
+            tty.contains(&format!("\r\x1b[K{phase}: {n} done, ")),
+            "{tty:?}"
+        );
+    }
+    assert!(tty.contains("\r\x1b[KTiotest results"), "{tty:?}");
     // Not on a pipe.
     let o = lab.run(&[
         "fsmark",
