@@ -44,6 +44,10 @@ pub struct Ctx<'a> {
     pub now_mono_ns: u64,
     /// Where scratch files go (a profile's data).
     pub scratch: &'a Path,
+    /// The kernel threads working for the filesystem's device, (pid, comm):
+    /// found by one scan of /proc at most once a second, for every probe
+    /// (see [`crate::probes::device_kthreads`]).
+    pub kthreads: &'a [(u32, String)],
 }
 
 impl Ctx<'_> {

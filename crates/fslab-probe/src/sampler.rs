@@ -30,10 +30,23 @@ struct World {
     pid: u32,
     memory_cgroup: Option<MemoryCgroup>,
     first_mono: Option<u64>,
+    /// The device's kernel threads, and when /proc was last scanned for them.
+    kthreads: Vec<(u32, String)>,
+    kthreads_at: Option<Instant>,
 }
 
 impl World {
-    fn ctx<'a>(&'a self, phase: &'a PhaseInfo, dropped: u64) -> Ctx<'a> {
+    /// What the probes see now; the device's kernel threads are looked for
+    /// again when the last look is a second old.
+    fn ctx<'a>(&'a mut self, phase: &'a PhaseInfo) -> Ctx<'a> {
+        if self
+            .kthreads_at
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
+        {
+            self.kthreads = crate::probes::device_kthreads(&*self.source, &self.targets);
+            self.kthreads_at = Some(Instant::now());
+        }
+        let dropped = self.dropped();
         Ctx {
             source: &*self.source,
             targets: &self.targets,
@@ -45,6 +58,7 @@ impl World {
             first_mono_ns: self.first_mono.unwrap_or(0),
             now_mono_ns: mono_ns(),
             scratch: &self.scratch,
+            kthreads: &self.kthreads,
         }
     }
 
@@ -190,6 +204,8 @@ impl Sampler {
                 pid: std::process::id(),
                 memory_cgroup: own_memory_cgroup().ok(),
                 first_mono: None,
+                kthreads: Vec::new(),
+                kthreads_at: None,
             },
             probes: probes
                 .into_iter()
@@ -276,7 +292,7 @@ impl Sampler {
             name,
             start_mono_ns: start_mono,
         };
-        let ctx = self.world.ctx(&info, self.world.dropped());
+        let ctx = self.world.ctx(&info);
         let mut out = Vec::new();
         let now = Instant::now();
         for e in &mut self.probes {
@@ -295,7 +311,7 @@ impl Sampler {
         let Some((info, start)) = &self.phase else {
             return;
         };
-        let ctx = self.world.ctx(info, self.world.dropped());
+        let ctx = self.world.ctx(info);
         let t_s = now.duration_since(*start).as_secs_f64();
         let mut out = Vec::new();
         for e in &mut self.probes {
@@ -326,7 +342,7 @@ impl Sampler {
             return Vec::new();
         };
         let secs = start.elapsed().as_secs_f64().max(1e-9);
-        let ctx = self.world.ctx(&info, self.world.dropped());
+        let ctx = self.world.ctx(&info);
         let mut notes = Vec::new();
         let mut metrics = Vec::new();
         for e in &mut self.probes {
@@ -352,7 +368,7 @@ impl Sampler {
             .take()
             .map(|p| p.0)
             .unwrap_or_else(|| self.last_phase.clone());
-        let ctx = self.world.ctx(&info, self.world.dropped());
+        let ctx = self.world.ctx(&info);
         for e in &mut self.probes {
             notes.extend(e.probe.finish(&ctx));
         }

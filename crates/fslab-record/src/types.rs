@@ -126,6 +126,25 @@ pub struct PhaseResult {
     pub complete: bool,
 }
 
+impl PhaseResult {
+    /// Phase `phase`: `ops` operations in `elapsed_s` seconds, and their
+    /// rate (0 for a phase that took no measurable time); CPU, bytes and
+    /// completeness to be filled in (`..PhaseResult::timed(...)`).
+    pub fn timed(phase: &str, ops: u64, elapsed_s: f64) -> PhaseResult {
+        PhaseResult {
+            phase: phase.into(),
+            ops,
+            elapsed_s,
+            ops_per_s: if elapsed_s > 0.0 {
+                ops as f64 / elapsed_s
+            } else {
+                0.0
+            },
+            ..PhaseResult::default()
+        }
+    }
+}
+
 /// Operations completed in one second of a phase.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct SeriesPoint {

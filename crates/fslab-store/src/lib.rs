@@ -100,8 +100,13 @@ pub struct SudoUser {
 
 /// The user `sudo` ran this root process for, from `SUDO_USER`, `SUDO_UID`
 /// and `SUDO_GID` and their home in /etc/passwd (None when not root, not
-/// under sudo, or sudo was run by root).
+/// under sudo, or sudo was run by root). Looked up once per process.
 pub fn sudo_user() -> Option<SudoUser> {
+    static USER: std::sync::OnceLock<Option<SudoUser>> = std::sync::OnceLock::new();
+    USER.get_or_init(look_up_sudo_user).clone()
+}
+
+fn look_up_sudo_user() -> Option<SudoUser> {
     let root = std::fs::read_to_string("/proc/self/status")
         .ok()?
         .lines()

@@ -354,17 +354,10 @@ pub fn phase_result(
     complete: bool,
 ) -> PhaseResult {
     PhaseResult {
-        phase: name.into(),
-        ops,
-        elapsed_s: p.elapsed_s,
-        ops_per_s: if p.elapsed_s > 0.0 {
-            ops as f64 / p.elapsed_s
-        } else {
-            0.0
-        },
         usr_cpu_s: p.usr_cpu_s,
         sys_cpu_s: p.sys_cpu_s,
         bytes,
         complete,
+        ..PhaseResult::timed(name, ops, p.elapsed_s)
     }
 }

@@ -1,6 +1,6 @@
 //! `cpu`: three figures, each labelled, as % of one CPU. The workload's
 //! own process (usr and sys of its threads and reaped children, from
-//! /proc/PID/stat); the device's kernel threads ([`super::device_kthreads`]);
+//! /proc/PID/stat); the device's kernel threads ([`Ctx::kthreads`]);
 //! and the machine as a whole (/proc/stat: other processes' load included).
 
 use std::collections::{BTreeMap, HashMap};
@@ -43,13 +43,20 @@ impl Cpu {
     fn kthreads(&mut self, ctx: &Ctx) -> u64 {
         let mut total = 0;
         let mut now = HashMap::new();
-        for (pid, comm, ticks) in super::device_kthreads(ctx.source, ctx.targets) {
+        for (pid, comm) in ctx.kthreads {
+            let pid = *pid;
+            let stat = ctx
+                .source
+                .read(&Path::new("/proc").join(pid.to_string()).join("stat"));
+            let Some((_, _, ticks)) = stat.as_deref().and_then(procfs::parse_pid_stat) else {
+                continue;
+            };
             if let Some((_, before)) = self.kthread_prev.get(&pid) {
                 let d = ticks.saturating_sub(*before);
                 total += d;
                 *self.kthread_phase.entry(comm.clone()).or_insert(0) += d;
             }
-            now.insert(pid, (comm, ticks));
+            now.insert(pid, (comm.clone(), ticks));
         }
         self.kthread_prev = now;
         total

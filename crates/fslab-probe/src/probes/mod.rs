@@ -36,9 +36,11 @@ pub fn make(kind: Kind) -> Box<dyn Probe> {
 }
 
 /// The kernel threads (children of kthreadd) working for the filesystem's
-/// device now: (pid, comm, CPU ticks). A kernel worker counts while its
-/// name says it works for this device (see [`procfs::kthread_works_for`]).
-pub fn device_kthreads(source: &dyn Source, t: &Targets) -> Vec<(u32, String, u64)> {
+/// device now: (pid, comm). A kernel worker counts while its name says it
+/// works for this device (see [`procfs::kthread_works_for`]). The sampler
+/// calls this at most once a second and hands the list to every probe in
+/// [`crate::probe::Ctx::kthreads`].
+pub fn device_kthreads(source: &dyn Source, t: &Targets) -> Vec<(u32, String)> {
     let mut v = Vec::new();
     let Some(dev) = t.device.as_ref() else {
         return v;
@@ -59,9 +61,9 @@ pub fn device_kthreads(source: &dyn Source, t: &Targets) -> Vec<(u32, String, u6
         if ppid != "2" {
             continue;
         }
-        if let Some((comm, _, ticks)) = procfs::parse_pid_stat(&stat) {
+        if let Some((comm, _, _)) = procfs::parse_pid_stat(&stat) {
             if procfs::kthread_works_for(&comm, &dev.name, &majmin) {
-                v.push((pid, comm, ticks));
+                v.push((pid, comm));
             }
         }
     }
@@ -72,7 +74,7 @@ pub fn device_kthreads(source: &dyn Source, t: &Targets) -> Vec<(u32, String, u6
 #[cfg(test)]
 pub(crate) mod bed {
     use std::path::PathBuf;
-    use std::sync::Mutex;
+    use std::sync::{Mutex, OnceLock};
 
     use crate::cgroup::MemoryCgroup;
     use crate::devices::{Device, Targets};
@@ -88,6 +90,8 @@ pub(crate) mod bed {
         pub phase: PhaseInfo,
         pub now_mono_ns: u64,
         pub scratch: PathBuf,
+        /// The device's kernel threads, found at the first `ctx()`.
+        pub kthreads: OnceLock<Vec<(u32, String)>>,
     }
 
     impl Bed {
@@ -118,6 +122,7 @@ pub(crate) mod bed {
                 },
                 now_mono_ns: 1_000_000_000,
                 scratch: std::env::temp_dir(),
+                kthreads: OnceLock::new(),
             }
         }
 
@@ -133,6 +138,9 @@ pub(crate) mod bed {
                 first_mono_ns: 1_000_000_000,
                 now_mono_ns: self.now_mono_ns,
                 scratch: &self.scratch,
+                kthreads: self
+                    .kthreads
+                    .get_or_init(|| super::device_kthreads(&self.source, &self.targets)),
             }
         }
 
@@ -194,8 +202,8 @@ mod tests {
         assert_eq!(
             k,
             vec![
-                (10, "jbd2/loop3-8".to_string(), 40),
-                (13, "kworker/u8:2+flush-7:3".to_string(), 7)
+                (10, "jbd2/loop3-8".to_string()),
+                (13, "kworker/u8:2+flush-7:3".to_string())
             ]
         );
     }

@@ -13,9 +13,6 @@ use crate::Kind;
 #[derive(Default)]
 pub struct Stacks {
     counts: StackCounts,
-    /// The device's kernel threads, looked for again every tenth round.
-    kthreads: Vec<(u32, String)>,
-    round: u64,
 }
 
 impl Probe for Stacks {
@@ -29,20 +26,12 @@ impl Probe for Stacks {
 
     fn phase_start(&mut self, _ctx: &Ctx) -> Vec<Sample> {
         self.counts.clear();
-        self.round = 0;
         Vec::new()
     }
 
     fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Sample> {
-        if self.round.is_multiple_of(10) {
-            self.kthreads = super::device_kthreads(ctx.source, ctx.targets)
-                .into_iter()
-                .map(|(pid, comm, _)| (pid, comm))
-                .collect();
-        }
-        self.round += 1;
         self.counts.sample_process(ctx.source, ctx.pid, "workload");
-        for (pid, comm) in &self.kthreads {
+        for (pid, comm) in ctx.kthreads {
             self.counts.sample_task(
                 ctx.source,
                 &Path::new("/proc").join(pid.to_string()),

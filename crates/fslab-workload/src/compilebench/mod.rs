@@ -672,14 +672,11 @@ pub fn run(
     finish_table(out, &results);
     for r in results.iter().filter(|r| r.runs > 0) {
         ctx.record_phase(PhaseResult {
-            phase: r.test.replace(' ', "_"),
-            ops: r.runs,
-            elapsed_s: r.seconds,
-            ops_per_s: r.runs as f64 / r.seconds.max(1e-9),
             usr_cpu_s: r.usr_s,
             sys_cpu_s: r.sys_s,
             bytes: r.bytes,
             complete: true,
+            ..PhaseResult::timed(&r.test.replace(' ', "_"), r.runs, r.seconds)
         })
         .map_err(store)?;
     }

@@ -483,31 +483,20 @@ fn record_create(
 ) -> Result<(), FsMarkError> {
     let ops: u64 = workers.iter().map(|w| w.phase_files).sum();
     let phase = PhaseResult {
-        phase: "create".into(),
-        ops,
-        elapsed_s: elapsed,
-        ops_per_s: if elapsed > 0.0 {
-            ops as f64 / elapsed
-        } else {
-            0.0
-        },
         usr_cpu_s: usr,
         sys_cpu_s: sys,
         bytes,
         complete,
+        ..PhaseResult::timed("create", ops, elapsed)
     };
     rec.record_phase(run, &phase)?;
     report.phases.push(phase);
     if unlinked > 0 {
         let phase = PhaseResult {
-            phase: "loop_unlink".into(),
-            ops: unlinked,
-            elapsed_s: unlink_s,
-            ops_per_s: unlinked as f64 / unlink_s.max(1e-9),
             usr_cpu_s: unlink_cpu.0,
             sys_cpu_s: unlink_cpu.1,
-            bytes: 0,
             complete: !failed,
+            ..PhaseResult::timed("loop_unlink", unlinked, unlink_s)
         };
         rec.record_phase(run, &phase)?;
         report.phases.push(phase);
@@ -759,18 +748,10 @@ fn tree_phase(
         return Err(e.into());
     }
     let phase = PhaseResult {
-        phase: phase_name.into(),
-        ops,
-        elapsed_s: elapsed,
-        ops_per_s: if elapsed > 0.0 {
-            ops as f64 / elapsed
-        } else {
-            0.0
-        },
         usr_cpu_s: usr,
         sys_cpu_s: sys,
-        bytes: 0,
         complete: error.is_none() && !interrupted,
+        ..PhaseResult::timed(phase_name, ops, elapsed)
     };
     rec.record_phase(run, &phase)?;
     report.phases.push(phase);
