@@ -1,4 +1,7 @@
-//! Helpers shared by the benchmark binaries.
+//! Helpers shared by the benchmark binaries (and, for [`strace`], the
+//! parity tests).
+
+pub mod strace;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

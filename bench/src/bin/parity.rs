@@ -7,21 +7,10 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
+use fslab_bench::strace::{self, By};
 use fslab_bench::{fslab_bin, median, Scratch};
 
 const RUNS: usize = 3;
-
-/// A system call's kind, the `*at` spellings and the stat family as one.
-fn kind(name: &str) -> &str {
-    match name {
-        "newfstatat" | "fstat" | "statx" | "stat" | "lstat" => "stat",
-        "mkdirat" => "mkdir",
-        "unlinkat" => "unlink",
-        "renameat" | "renameat2" => "rename",
-        "creat" | "open" => "openat",
-        other => other,
-    }
-}
 
 /// `strace -f -y` of `cmd`: per kind, the calls whose line names a path
 /// under `dir` (so the tools' own bookkeeping, such as fslab's store, is
@@ -44,27 +33,7 @@ fn calls(
         String::from_utf8_lossy(&out.stderr)
     );
     let text = std::fs::read_to_string(log).expect("strace log");
-    let marker = dir.to_str().unwrap_or_default();
-    let (mut m, mut kills) = (BTreeMap::new(), 0);
-    for l in text.lines() {
-        let rest = l
-            .split_once(char::is_whitespace)
-            .map(|x| x.1)
-            .unwrap_or(l)
-            .trim_start();
-        let Some((name, _)) = rest.split_once('(') else {
-            continue;
-        };
-        if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            continue;
-        }
-        if name == "kill" {
-            kills += 1;
-        } else if l.contains(marker) && !(name == "fcntl" && l.contains("F_GETFD")) {
-            *m.entry(kind(name).to_string()).or_insert(0) += 1;
-        }
-    }
-    (m, kills)
+    strace::count(&text, dir.to_str().unwrap_or_default(), By::Kind)
 }
 
 fn print_calls(

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use fslab_bench::strace::{self, By};
+
 use crate::support::*;
 
 /// Runs `fslab ARGS` under `strace -f -y` and counts, by system call, the
@@ -22,25 +24,7 @@ pub fn strace_counts(lab: &Lab, args: &[&str], marker: &str) -> BTreeMap<String,
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&log).unwrap();
-    let mut counts = BTreeMap::new();
-    // (F_GETFD: a debug build's check on closing a descriptor, not a file call.)
-    for line in text
-        .lines()
-        .filter(|l| l.contains(marker) && !l.contains("F_GETFD"))
-    {
-        // "PID  name(args..." (an <unfinished ...> call starts the same way).
-        let rest = line
-            .split_once(char::is_whitespace)
-            .map(|x| x.1)
-            .unwrap_or(line)
-            .trim_start();
-        if let Some((name, _)) = rest.split_once('(') {
-            if name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-                *counts.entry(name.to_string()).or_insert(0) += 1;
-            }
-        }
-    }
-    counts
+    strace::count(&text, marker, By::Name).0
 }
 
 fn count(c: &BTreeMap<String, u64>, name: &str) -> u64 {
@@ -214,47 +198,10 @@ fn frag_and_alloctest_print_what_filefrag_prints() {
     }
 }
 
-/// A system call's kind: the `*at` spellings and the stat family counted
-/// as one, as the filesystem sees them.
-fn kind(name: &str, line: &str) -> String {
-    match name {
-        "newfstatat" | "fstat" | "statx" | "stat" | "lstat" => "stat",
-        "mkdirat" => "mkdir",
-        "unlinkat" if line.contains("AT_REMOVEDIR") => "rmdir",
-        "unlinkat" => "unlink",
-        "renameat" | "renameat2" => "rename",
-        other => other,
-    }
-    .to_string()
-}
-
 /// Per kind, the calls of `log` whose line mentions `dir`; and the number
 /// of `kill(` lines (dbench checks its parent once per loadfile line).
 fn calls_in(log: &Path, dir: &str) -> (BTreeMap<String, u64>, u64) {
-    let text = std::fs::read_to_string(log).unwrap();
-    let (mut c, mut kills) = (BTreeMap::new(), 0);
-    for line in text.lines() {
-        let rest = line
-            .split_once(char::is_whitespace)
-            .map(|x| x.1)
-            .unwrap_or(line)
-            .trim_start();
-        let Some((name, _)) = rest.split_once('(') else {
-            continue;
-        };
-        if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            continue;
-        }
-        if name == "kill" {
-            kills += 1;
-        } else if name == "fcntl" && line.contains("F_GETFD") {
-            // A debug build's check on closing a descriptor: the descriptor
-            // table's, not the filesystem's (release builds make none).
-        } else if line.contains(dir) {
-            *c.entry(kind(name, line)).or_insert(0) += 1;
-        }
-    }
-    (c, kills)
+    strace::count(&std::fs::read_to_string(log).unwrap(), dir, By::Kind)
 }
 
 /// Debian's dbench 4.0 and fslab dbench replay the same operations (dbench
