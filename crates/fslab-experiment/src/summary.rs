@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 use fslab_record::table::{Align, Table};
 pub use fslab_stats::compare::Direction;
+use fslab_stats::fmt_num;
 use fslab_stats::verdict::Verdict;
 
 /// One measured value of one repetition.
@@ -22,19 +23,6 @@ pub struct Sample {
     /// A headline metric: each phase's rate and the tool's own headline
     /// number (what `until_resolved` waits on).
     pub headline: bool,
-}
-
-fn fmt_num(x: f64) -> String {
-    let a = x.abs();
-    if a >= 1e5 {
-        format!("{x:.0}")
-    } else if a >= 100.0 {
-        format!("{x:.1}")
-    } else if a >= 1.0 {
-        format!("{x:.3}")
-    } else {
-        format!("{x:.4}")
-    }
 }
 
 /// The table: one row per metric (in first-seen order), one column per cell.

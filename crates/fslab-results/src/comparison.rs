@@ -6,23 +6,8 @@ use std::fmt::Write as _;
 
 use fslab_record::table::{Align, Table};
 use fslab_stats::compare::Row;
+use fslab_stats::fmt_num;
 use fslab_stats::verdict::{self, Verdict};
-
-fn num(x: f64) -> String {
-    if x.is_nan() {
-        return "-".into();
-    }
-    let a = x.abs();
-    if a >= 1e5 {
-        format!("{x:.0}")
-    } else if a >= 100.0 {
-        format!("{x:.1}")
-    } else if a >= 1.0 {
-        format!("{x:.3}")
-    } else {
-        format!("{x:.4}")
-    }
-}
 
 fn diff(r: &Row) -> String {
     let Some(p) = r.diff_pct else {
@@ -133,12 +118,12 @@ fn columns(r: &Row) -> [String; 9] {
     };
     [
         m.n.to_string(),
-        num(m.mean),
-        num(m.sd),
-        num(m.median),
-        num(m.min),
-        num(m.max),
-        num(m.hmean),
+        fmt_num(m.mean),
+        fmt_num(m.sd),
+        fmt_num(m.median),
+        fmt_num(m.min),
+        fmt_num(m.max),
+        fmt_num(m.hmean),
         cv,
         diff(r),
     ]
@@ -209,33 +194,8 @@ pub fn csv(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fslab_stats::compare::{compare, compare_with, Direction, Metric};
+    use fslab_stats::compare::{compare, compare_with, example, Direction, Metric};
     use fslab_stats::verdict::Policy;
-
-    fn fixture() -> (Vec<String>, Vec<Metric>) {
-        let groups = vec!["no CRCs".to_string(), "CRCs".to_string()];
-        let metrics = vec![
-            Metric {
-                name: "create time (s)".into(),
-                direction: Direction::Time,
-                values: vec![vec![483.0, 480.0, 486.0], vec![510.0, 508.0, 512.0]],
-            },
-            Metric {
-                name: "create rate (ops/s)".into(),
-                direction: Direction::Rate,
-                values: vec![
-                    vec![109000.0, 110000.0, 108000.0],
-                    vec![105000.0, 104000.0, 106000.0],
-                ],
-            },
-            Metric {
-                name: "unmount (s)".into(),
-                direction: Direction::Time,
-                values: vec![vec![1.0], vec![1.2]],
-            },
-        ];
-        (groups, metrics)
-    }
 
     #[test]
     fn cv_is_a_percentage_in_every_format() {
@@ -256,7 +216,7 @@ mod tests {
 
     #[test]
     fn text_markdown_and_csv_snapshots() {
-        let (g, m) = fixture();
+        let (g, m) = example();
         let rows = compare(&g, &m, 0);
         insta::assert_snapshot!("compare_text", text(&rows));
         insta::assert_snapshot!("compare_markdown", markdown(&rows));

@@ -208,38 +208,41 @@ fn pooled_cv(a: &[f64], b: &[f64]) -> Option<f64> {
     (df > 0.0).then(|| (parts.iter().map(|(cv, d)| cv * cv * d).sum::<f64>() / df).sqrt())
 }
 
+/// A comparison to show and test with: seed 000's CRC experiment as two
+/// groups ("no CRCs", "CRCs") of three runs, with a time, a rate, and an
+/// unmount measured once.
+pub fn example() -> (Vec<String>, Vec<Metric>) {
+    let groups = vec!["no CRCs".to_string(), "CRCs".to_string()];
+    let metrics = vec![
+        Metric {
+            name: "create time (s)".into(),
+            direction: Direction::Time,
+            values: vec![vec![483.0, 480.0, 486.0], vec![510.0, 508.0, 512.0]],
+        },
+        Metric {
+            name: "create rate (ops/s)".into(),
+            direction: Direction::Rate,
+            values: vec![
+                vec![109000.0, 110000.0, 108000.0],
+                vec![105000.0, 104000.0, 106000.0],
+            ],
+        },
+        Metric {
+            name: "unmount (s)".into(),
+            direction: Direction::Time,
+            values: vec![vec![1.0], vec![1.2]],
+        },
+    ];
+    (groups, metrics)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn fixture() -> (Vec<String>, Vec<Metric>) {
-        let groups = vec!["no CRCs".to_string(), "CRCs".to_string()];
-        let metrics = vec![
-            Metric {
-                name: "create time (s)".into(),
-                direction: Direction::Time,
-                values: vec![vec![483.0, 480.0, 486.0], vec![510.0, 508.0, 512.0]],
-            },
-            Metric {
-                name: "create rate (ops/s)".into(),
-                direction: Direction::Rate,
-                values: vec![
-                    vec![109000.0, 110000.0, 108000.0],
-                    vec![105000.0, 104000.0, 106000.0],
-                ],
-            },
-            Metric {
-                name: "unmount (s)".into(),
-                direction: Direction::Time,
-                values: vec![vec![1.0], vec![1.2]],
-            },
-        ];
-        (groups, metrics)
-    }
-
     #[test]
     fn differences_carry_direction_confidence_and_warnings() {
-        let (g, m) = fixture();
+        let (g, m) = example();
         let rows = compare(&g, &m, 0);
         assert_eq!(rows.len(), 6);
         let crc_time = &rows[1];

@@ -166,6 +166,24 @@ pub fn trim_outliers(v: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// A measured number for a table: whole above 100000, one decimal above
+/// 100, three above 1, four below; "-" for none (NaN).
+pub fn fmt_num(x: f64) -> String {
+    if x.is_nan() {
+        return "-".into();
+    }
+    let a = x.abs();
+    if a >= 1e5 {
+        format!("{x:.0}")
+    } else if a >= 100.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
 /// C's `%g` (6 significant digits) and `%.Pg`.
 pub fn fmt_g(x: f64, precision: usize) -> String {
     if x == 0.0 || !x.is_finite() {
