@@ -132,16 +132,9 @@ fn columns(r: &Row) -> [String; 9] {
 /// CSV, one line per metric and group.
 pub fn csv(rows: &[Row]) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record([
-        "metric",
-        "group",
-        "n",
-        "mean",
-        "sd",
-        "median",
-        "min",
-        "max",
-        "hmean",
+    // The text columns up to hmean, then the numbers behind cv and the
+    // difference, each on its own.
+    let _ = w.write_record(COLUMNS[..9].iter().chain(&[
         "cv_pct",
         "diff_pct",
         "direction",
@@ -154,7 +147,7 @@ pub fn csv(rows: &[Row]) -> String {
         "verdict",
         "delta_pct",
         "needed_n",
-    ]);
+    ]));
     let o = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     let f = |x: f64| {
         if x.is_nan() {
