@@ -5,6 +5,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 
 use fslab_lab::image::Image;
 use fslab_lab::loopdev::LoopDevice;
@@ -290,14 +291,7 @@ fn a_workload_killed_like_the_oom_killer_does_leaves_no_tracefs_instance() {
     let _lock = machine_lock();
     let lab = Lab::new();
     let f = long_experiment(&lab, "k.toml", "");
-    let child = lab
-        .run_cmd()
-        .arg("run")
-        .arg(&f)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = lab.spawn_run(&f, Stdio::piped(), Stdio::piped());
     let pid = child.id();
     assert!(
         wait_for(60, || !journals_named(&lab.state(), "probes-").is_empty()

@@ -1,6 +1,8 @@
 //! `fslab run`: matrices of real filesystems on loop devices (root needed),
 //! and the parts that need no root (dry runs, bad files, directory devices).
 
+use std::process::Stdio;
+
 use fslab_store::Store;
 
 use crate::support::*;
@@ -199,14 +201,7 @@ fs = "ext4"
 "#
         ),
     );
-    let mut child = lab
-        .run_cmd()
-        .arg("run")
-        .arg(&f)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = lab.spawn_run(&f, Stdio::null(), Stdio::piped());
     let seen = wait_for(60, || {
         std::fs::read_to_string("/proc/sys/vm/dirty_ratio")
             .unwrap()
@@ -254,14 +249,7 @@ args = ["-n", "400", "-s", "4096", "-S1"]
 fs = "ext4"
 "#,
     );
-    let mut child = lab
-        .run_cmd()
-        .arg("run")
-        .arg(&f)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = lab.spawn_run(&f, Stdio::null(), Stdio::piped());
     let parent = child.id();
     let mut cgroup_seen = None;
     let found = wait_for(60, || {
@@ -654,14 +642,7 @@ fs = "ext4"
 fn interrupt_during_the_second_repetition(lab: &Lab, f: &std::path::Path) -> String {
     use std::io::BufRead;
     // Ctrl-C once the first repetition is done: the second is cut short.
-    let mut child = lab
-        .run_cmd()
-        .arg("run")
-        .arg(f)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = lab.spawn_run(f, Stdio::null(), Stdio::piped());
     let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut said = String::new();
     let mut line = String::new();

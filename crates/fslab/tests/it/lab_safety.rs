@@ -2,6 +2,8 @@
 //! did not make: Ctrl-C, SIGKILL + `fslab cleanup`, existing devices, and
 //! mounts that are not what they seem.
 
+use std::process::Stdio;
+
 use fslab_lab::image::Image;
 use fslab_lab::loopdev::LoopDevice;
 use fslab_lab::mkfs::{mkfs_argv, run_mkfs, FsType};
@@ -57,14 +59,7 @@ fn started(lab: &Lab, parent: u32) -> bool {
 /// waits for the workload to die with its parent (so nothing keeps the
 /// filesystems busy, and its own tracing is gone).
 fn kill_9_once_started(lab: &Lab, experiment: &std::path::Path) {
-    let mut child = lab
-        .run_cmd()
-        .arg("run")
-        .arg(experiment)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = lab.spawn_run(experiment, Stdio::null(), Stdio::null());
     let pid = child.id();
     assert!(started(lab, pid), "the workload never started");
     let workers = children_with(pid, "fsmark");
@@ -87,14 +82,7 @@ fn ctrl_c_in_the_middle_of_a_cell_leaves_nothing_behind() {
     let lab = Lab::new();
     let before = std::fs::read_to_string("/proc/sys/vm/dirty_background_ratio").unwrap();
     let f = long_cell(&lab);
-    let child = lab
-        .run_cmd()
-        .arg("run")
-        .arg(&f)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = lab.spawn_run(&f, Stdio::piped(), Stdio::piped());
     let pid = child.id();
     assert!(started(&lab, pid), "the workload never started");
     std::thread::sleep(std::time::Duration::from_millis(1500));

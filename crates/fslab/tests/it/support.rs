@@ -225,6 +225,23 @@ impl Lab {
     }
 
     /// Everything a run of this lab could have left behind.
+    /// `fslab run EXPERIMENT` started in the background, its output going
+    /// where the test wants it.
+    pub fn spawn_run(
+        &self,
+        experiment: &Path,
+        stdout: std::process::Stdio,
+        stderr: std::process::Stdio,
+    ) -> std::process::Child {
+        self.run_cmd()
+            .arg("run")
+            .arg(experiment)
+            .stdout(stdout)
+            .stderr(stderr)
+            .spawn()
+            .unwrap()
+    }
+
     pub fn leftovers(&self) -> Vec<String> {
         let mut left = Vec::new();
         let images = self.images();
