@@ -4,13 +4,13 @@ use std::path::{Path, PathBuf};
 
 use fslab_workload::alloctest::{self, AllocArgs};
 
-use fslab_cluster::Cluster;
+use super::rank::Rank;
 
 use crate::Failure;
 
-pub fn run(mut args: AllocArgs, db: &Path, cluster: &dyn Cluster) -> Result<(), Failure> {
+pub fn run(mut args: AllocArgs, db: &Path, rank: &Rank) -> Result<(), Failure> {
     let kinds = super::workload::prepare("alloctest", &args.common)?;
-    args.file = super::workload::rank_file("alloctest", cluster, &args.file)?;
+    args.file = rank.file("alloctest", &args.file)?;
     let opts = args
         .validate()
         .map_err(|e| Failure::Usage(format!("alloctest: {e}")))?;
@@ -27,7 +27,7 @@ pub fn run(mut args: AllocArgs, db: &Path, cluster: &dyn Cluster) -> Result<(), 
         &kinds,
         db,
         &dir,
-        cluster,
+        rank,
         |stop, out, store, hooks| alloctest::run(&opts, &argv, stop, out, store, hooks),
     )
 }

@@ -4,13 +4,13 @@ use std::path::Path;
 
 use fslab_workload::compilebench::{self, CompileArgs};
 
-use fslab_cluster::Cluster;
+use super::rank::Rank;
 
 use crate::Failure;
 
-pub fn run(mut args: CompileArgs, db: &Path, cluster: &dyn Cluster) -> Result<(), Failure> {
+pub fn run(mut args: CompileArgs, db: &Path, rank: &Rank) -> Result<(), Failure> {
     let kinds = super::workload::prepare("compilebench", &args.common)?;
-    args.dir = super::workload::rank_dir("compilebench", cluster, &args.dir)?;
+    args.dir = rank.dir("compilebench", &args.dir)?;
     let opts = args
         .validate()
         .map_err(|e| Failure::Usage(format!("compilebench: {e}")))?;
@@ -21,7 +21,7 @@ pub fn run(mut args: CompileArgs, db: &Path, cluster: &dyn Cluster) -> Result<()
         &kinds,
         db,
         &opts.dir,
-        cluster,
+        rank,
         |stop, out, store, hooks| compilebench::run(&opts, &argv, stop, out, store, hooks),
     )
 }

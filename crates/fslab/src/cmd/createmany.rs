@@ -4,15 +4,15 @@ use std::path::Path;
 
 use fslab_workload::createmany::{self, CreateManyArgs};
 
-use fslab_cluster::Cluster;
+use super::rank::Rank;
 
 use crate::Failure;
 
-pub fn run(mut args: CreateManyArgs, db: &Path, cluster: &dyn Cluster) -> Result<(), Failure> {
+pub fn run(mut args: CreateManyArgs, db: &Path, rank: &Rank) -> Result<(), Failure> {
     let kinds = super::workload::prepare("createmany", &args.common)?;
     // Each rank's names go in a directory of its own; a -l target is shared.
     let ranked = |f: &str| {
-        super::workload::rank_file("createmany", cluster, Path::new(f))
+        rank.file("createmany", Path::new(f))
             .map(|p| p.to_string_lossy().into_owned())
     };
     if !args.shared_dir {
@@ -24,7 +24,7 @@ pub fn run(mut args: CreateManyArgs, db: &Path, cluster: &dyn Cluster) -> Result
     let mut opts = args
         .validate()
         .map_err(|e| Failure::Usage(format!("createmany: {e}")))?;
-    if args.shared_dir && cluster.size() > 1 {
+    if args.shared_dir && rank.size() > 1 {
         // One directory for all: each rank takes its own block of numbers.
         if args.numbers.is_empty() {
             return Err(Failure::Usage(
@@ -34,12 +34,12 @@ pub fn run(mut args: CreateManyArgs, db: &Path, cluster: &dyn Cluster) -> Result
         }
         opts.start = i64::try_from(opts.count)
             .ok()
-            .and_then(|c| c.checked_mul(cluster.rank() as i64))
+            .and_then(|c| c.checked_mul(rank.cluster().rank() as i64))
             .and_then(|off| opts.start.checked_add(off))
             .ok_or_else(|| {
                 Failure::Usage(format!(
                     "createmany: --shared-dir: rank {}'s numbers would pass {}",
-                    cluster.rank(),
+                    rank.cluster().rank(),
                     i64::MAX
                 ))
             })?;
@@ -51,7 +51,7 @@ pub fn run(mut args: CreateManyArgs, db: &Path, cluster: &dyn Cluster) -> Result
         &kinds,
         db,
         &opts.dir(),
-        cluster,
+        rank,
         |stop, out, store, hooks| createmany::run(&opts, &argv, stop, out, store, hooks),
     )
 }

@@ -4,17 +4,17 @@ use std::path::Path;
 
 use fslab_workload::dbench::{self, DbenchArgs};
 
-use fslab_cluster::Cluster;
+use super::rank::Rank;
 
 use crate::Failure;
 
-pub fn run(mut args: DbenchArgs, db: &Path, cluster: &dyn Cluster) -> Result<(), Failure> {
+pub fn run(mut args: DbenchArgs, db: &Path, rank: &Rank) -> Result<(), Failure> {
     if args.print_loadfile {
         print!("{}", fslab_workload::dbench_load::model());
         return Ok(());
     }
     let kinds = super::workload::prepare("dbench", &args.common)?;
-    args.dir = super::workload::rank_dir("dbench", cluster, &args.dir)?;
+    args.dir = rank.dir("dbench", &args.dir)?;
     let opts = args
         .validate()
         .map_err(|e| Failure::Usage(format!("dbench: {e}")))?;
@@ -25,7 +25,7 @@ pub fn run(mut args: DbenchArgs, db: &Path, cluster: &dyn Cluster) -> Result<(),
         &kinds,
         db,
         &opts.dir,
-        cluster,
+        rank,
         |stop, out, store, hooks| dbench::run(&opts, &argv, stop, out, store, hooks),
     )
 }

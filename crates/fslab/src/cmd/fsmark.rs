@@ -5,15 +5,15 @@ use std::path::Path;
 use fslab_workload::fsmark::cli::FsMarkArgs;
 use fslab_workload::fsmark::{self, FsMarkError};
 
-use fslab_cluster::Cluster;
+use super::rank::Rank;
 
 use crate::Failure;
 
-pub fn run(args: FsMarkArgs, db: &Path, cluster: &dyn Cluster) -> Result<(), Failure> {
+pub fn run(args: FsMarkArgs, db: &Path, rank: &Rank) -> Result<(), Failure> {
     let kinds = super::workload::prepare("fsmark", &args.common)?;
     let mut raw = args.raw();
     for d in &mut raw.dirs {
-        *d = super::workload::rank_dir("fsmark", cluster, d)?;
+        *d = rank.dir("fsmark", d)?;
     }
     let opts = raw
         .validate()
@@ -29,7 +29,7 @@ pub fn run(args: FsMarkArgs, db: &Path, cluster: &dyn Cluster) -> Result<(), Fai
         &kinds,
         db,
         &opts.dirs[0],
-        cluster,
+        rank,
         |stop, out, store, hooks| {
             fsmark::run_with(&opts, &argv, stop, out, store, hooks).map_err(|e| match e {
                 FsMarkError::Setup(m) => m,

@@ -9,6 +9,8 @@ mod createmany;
 mod dbench;
 mod frag;
 mod fsmark;
+mod harness;
+mod rank;
 mod ranks;
 mod report;
 mod results;
@@ -111,11 +113,12 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
 /// their results ends them all, since the others would wait for it forever.
 fn on_ranks(
     name: &str,
-    command: impl FnOnce(&dyn fslab_cluster::Cluster) -> Result<(), Failure>,
+    command: impl FnOnce(&rank::Rank) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     let cluster = fslab_cluster::join().map_err(|e| Failure::Usage(format!("{name}: {e}")))?;
-    let r = command(&*cluster);
-    if cluster.size() > 1 && !ranks::settled() {
+    let place = rank::Rank::new(&*cluster);
+    let r = command(&place);
+    if cluster.size() > 1 && !place.settled() {
         if let Err(f) = &r {
             let (code, m) = match f {
                 Failure::Usage(m) => (2, m.clone()),

@@ -2,42 +2,24 @@
 //! fsmark ...`), as IOR and mdtest run.
 //!
 //! Every rank runs the workload in its own directory (`rankNNNN` under the
-//! directories given; see [`super::workload::rank_dir`]) and records into
+//! directories given; see [`super::rank::Rank::dir`]) and records into
 //! memory. Before each phase the ranks meet at a [`Gate`], so phases start
 //! together. At the end rank 0 gathers every rank's results, merges them
 //! ([`fslab_cluster::merge`]), keeps the merged run in the store and prints
 //! the aggregate and per-rank rates. Only rank 0 runs probes and opens the
 //! store; the ranks' own tool output is not printed.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::path::Path;
+use std::sync::atomic::Ordering;
 
-use fslab_cluster::{Cluster, Gate, RankRecorder, RankRun};
+use fslab_cluster::{Gate, RankRecorder, RankRun};
 use fslab_record::RunStatus;
 use fslab_workload::common::LatencyEntry;
 use fslab_workload::{CommonArgs, Hooks, Report};
 
-use super::workload::Body;
+use super::harness::{cache_dropper, ending, finished, progress_lines, start_probes, Body};
+use super::rank::Rank;
 use crate::Failure;
-
-static SETTLED: AtomicBool = AtomicBool::new(false);
-static RANK_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-/// Notes a rank directory this process made, to be removed at the end if
-/// the workload left it empty.
-pub fn made(dir: &Path) {
-    RANK_DIRS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(dir.to_path_buf());
-}
-
-/// Whether this rank has been through the last collective step (the
-/// gathering of results): after it, a rank may end on its own.
-pub fn settled() -> bool {
-    SETTLED.load(Ordering::Relaxed)
-}
 
 pub fn run<R: Report>(
     name: &str,
@@ -45,9 +27,10 @@ pub fn run<R: Report>(
     kinds: &[fslab_probe::Kind],
     db: &Path,
     dir: &Path,
-    cluster: &dyn Cluster,
+    place: &Rank,
     body: impl Body<R>,
 ) -> Result<(), Failure> {
+    let cluster = place.cluster();
     let rank = cluster.rank();
     let (_, host) = fslab_workload::host_facts();
     // Rank 0 checks that it can keep the results before anyone starts.
@@ -71,7 +54,7 @@ pub fn run<R: Report>(
     let gate = Gate::new(cluster);
     let mut rec = RankRecorder::new(rank, &host);
     let mut probes = if rank == 0 {
-        super::workload::start_probes(name, common, kinds, dir)
+        start_probes(name, common, kinds, dir)
     } else {
         None
     };
@@ -79,7 +62,7 @@ pub fn run<R: Report>(
         let mut hooks = Hooks::default();
         let mut drop_caches = common
             .drop_caches
-            .then(|| super::workload::cache_dropper(format!("{name}: rank {rank}")));
+            .then(|| cache_dropper(format!("{name}: rank {rank}")));
         let stop_ref = &*stop;
         let gate_ref = &gate;
         hooks.before_phase = Some(Box::new(move |_| {
@@ -93,7 +76,7 @@ pub fn run<R: Report>(
         }));
         if common.progress && rank == 0 {
             // Rank 0's own rate: the others' come with the merged run.
-            hooks.each_second = Some(super::workload::progress_lines());
+            hooks.each_second = Some(progress_lines());
         }
         hooks.monitor = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
         body(&stop, &mut std::io::sink(), &mut rec, &mut hooks)
@@ -112,11 +95,7 @@ pub fn run<R: Report>(
     }
     gate.finish();
     let parts = cluster.gather(&mine.to_bytes());
-    SETTLED.store(true, Ordering::Relaxed);
-    for d in RANK_DIRS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-        // Only an empty directory goes (-k and --no-cleanup leave files).
-        let _ = std::fs::remove_dir(d);
-    }
+    place.settle();
     let own_status = mine.status;
     let (Some(parts), Some(mut store)) = (parts, store) else {
         // Rank 0 speaks for the run, and its exit status is the run's. The
@@ -165,7 +144,7 @@ pub fn run<R: Report>(
         );
     }
     if common.progress {
-        super::workload::finished(
+        finished(
             id,
             merged.run.status,
             merged.run.error.as_deref(),
@@ -177,7 +156,7 @@ pub fn run<R: Report>(
         Some(id) => format!("run {id} in {}", store.path().display()),
         None => "nothing (no rank started its run)".into(),
     };
-    super::workload::ending(name, merged.run.status, merged.run.error.as_deref(), &kept)
+    ending(name, merged.run.status, merged.run.error.as_deref(), &kept)
 }
 
 /// What `--json` prints for a merged run: the fields of a one-process

@@ -4,15 +4,15 @@ use std::path::Path;
 
 use fslab_workload::tiotest::{self, TioArgs};
 
-use fslab_cluster::Cluster;
+use super::rank::Rank;
 
 use crate::Failure;
 
-pub fn run(mut args: TioArgs, db: &Path, cluster: &dyn Cluster) -> Result<(), Failure> {
+pub fn run(mut args: TioArgs, db: &Path, rank: &Rank) -> Result<(), Failure> {
     args.common.drop_caches |= args.drop;
     let kinds = super::workload::prepare("tiotest", &args.common)?;
     for d in &mut args.dirs {
-        *d = super::workload::rank_dir("tiotest", cluster, d)?;
+        *d = rank.dir("tiotest", d)?;
     }
     let opts = args
         .validate()
@@ -24,7 +24,7 @@ pub fn run(mut args: TioArgs, db: &Path, cluster: &dyn Cluster) -> Result<(), Fa
         &kinds,
         db,
         &opts.dirs[0],
-        cluster,
+        rank,
         |stop, out, store, hooks| tiotest::run(&opts, &argv, stop, out, store, hooks),
     )
 }
