@@ -112,7 +112,7 @@ fn build(
             let id = journal.add(Resource::Tree { path: d.clone() })?;
             std::fs::create_dir(&d)
                 .map_err(|e| LabError(format!("cannot create {}: {e}", d.display())))?;
-            info.host_fs = fslab_workload::target::describe(path).fs_type;
+            info.host_fs = fslab_record::TargetInfo::of(path).fs_type;
             p.workdir = d.clone();
             p.scratch = Some((d, id));
             return Ok(());

@@ -788,7 +788,7 @@ fn begin(
     cfg: &RunConfig,
     rec: &mut dyn ExperimentRecorder,
 ) -> Result<i64, String> {
-    let (kernel, hostname) = fslab_workload::host_facts();
+    let (kernel, hostname) = fslab_record::host_facts();
     let exp_id = match &cfg.resume {
         Some(r) => {
             rec.reopen_experiment(r.experiment_id, exp.repetitions)

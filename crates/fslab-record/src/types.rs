@@ -36,6 +36,35 @@ pub struct TargetInfo {
     pub mount_options: String,
 }
 
+impl TargetInfo {
+    /// The mount that holds `path` (the longest mount point that is a
+    /// prefix of its canonical form); what cannot be found is left empty.
+    pub fn of(path: &std::path::Path) -> TargetInfo {
+        let mut info = TargetInfo {
+            path: path.display().to_string(),
+            ..Default::default()
+        };
+        if let Some(m) = crate::mountinfo::holding(path) {
+            info.fs_type = m.fs_type;
+            info.source = m.source;
+            info.mount_point = m.mount_point;
+            info.mount_options = m.options;
+        }
+        info
+    }
+}
+
+/// The kernel release and host name recorded with every run (uname's
+/// release and nodename, as /proc/sys/kernel shows them).
+pub fn host_facts() -> (String, String) {
+    let read = |f: &str| {
+        std::fs::read_to_string(std::path::Path::new("/proc/sys/kernel").join(f))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    (read("osrelease"), read("hostname"))
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -156,4 +185,29 @@ pub struct SeriesPoint {
     pub ops: u64,
     /// Operations completed since the phase started.
     pub total_ops: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dev_shm_is_described_as_tmpfs() {
+        let t = TargetInfo::of(std::path::Path::new("/dev/shm"));
+        assert_eq!(t.fs_type, "tmpfs");
+        assert_eq!(t.mount_point, "/dev/shm");
+    }
+
+    #[test]
+    fn host_facts_are_unames() {
+        let (kernel, host) = host_facts();
+        let u = std::process::Command::new("uname")
+            .args(["-n", "-r"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&u.stdout).trim(),
+            format!("{host} {kernel}")
+        );
+    }
 }

@@ -130,8 +130,8 @@ impl<'r, 'h> RunCtx<'r, 'h> {
         stop: &'r AtomicBool,
     ) -> Result<Self, RecordError> {
         crate::measure::start_timebase();
-        let target = crate::target::describe(dir);
-        let (kernel, hostname) = crate::host_facts();
+        let target = fslab_record::TargetInfo::of(dir);
+        let (kernel, hostname) = fslab_record::host_facts();
         let info = RunInfo {
             workload: workload.into(),
             command_line: argv.to_vec(),

@@ -18,7 +18,6 @@ pub mod dbench;
 pub mod dbench_load;
 pub mod fsmark;
 pub mod measure;
-pub mod target;
 pub mod tiotest;
 
 pub use common::{CommonArgs, Hooks, PhaseHook, Report, RunCtx, SecondHook};
@@ -28,12 +27,3 @@ use std::sync::atomic::AtomicBool;
 /// Set by the signal handler (SIGINT, SIGTERM): workloads stop at the next
 /// operation and keep what they measured.
 pub type StopFlag = AtomicBool;
-
-/// Host facts recorded with every run.
-pub fn host_facts() -> (String, String) {
-    let u = rustix::system::uname();
-    (
-        u.release().to_string_lossy().into_owned(),
-        u.nodename().to_string_lossy().into_owned(),
-    )
-}

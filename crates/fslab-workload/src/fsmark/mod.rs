@@ -213,8 +213,8 @@ pub fn run_with(
     let log = prepare(opts)?;
     let mut sinks = Sinks { out, log };
 
-    let target = crate::target::describe(&opts.dirs[0]);
-    let (kernel, hostname) = crate::host_facts();
+    let target = fslab_record::TargetInfo::of(&opts.dirs[0]);
+    let (kernel, hostname) = fslab_record::host_facts();
     let info = RunInfo {
         workload: "fsmark".into(),
         command_line: argv.to_vec(),

@@ -32,7 +32,7 @@ pub fn run<R: Report>(
 ) -> Result<(), Failure> {
     let cluster = place.cluster();
     let rank = cluster.rank();
-    let (_, host) = fslab_workload::host_facts();
+    let (_, host) = fslab_record::host_facts();
     // Rank 0 checks that it can keep the results before anyone starts.
     let opened = if rank == 0 {
         Some(super::open_store(db))
