@@ -299,7 +299,7 @@ fn workload_error(exp: &Experiment, cell: &Cell) -> Option<String> {
         .err()
         .map(|e| {
             let stand_in = scratch.0.display().to_string();
-            format!("workload: {}", e.replace(&stand_in, "{cell}"))
+            format!("workload: {}", e.to_string().replace(&stand_in, "{cell}"))
         })
 }
 

@@ -104,7 +104,8 @@ proptest! {
     ) {
         let dir = std::env::temp_dir();
         if let Err(e) = fslab_workload::args::check_experiment_args(WorkloadKind::of(kind).unwrap(), &args, 0, &dir) {
-            one_line(&e);
+            prop_assert!(e.is_usage(), "{e:?}");
+            one_line(&e.to_string());
         }
     }
 }

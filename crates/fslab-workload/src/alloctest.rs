@@ -64,7 +64,11 @@ pub struct AllocOptions {
 }
 
 impl AllocArgs {
-    pub fn validate(&self) -> Result<AllocOptions, String> {
+    pub fn validate(&self) -> crate::Result<AllocOptions> {
+        self.check().map_err(crate::Error::Options)
+    }
+
+    fn check(&self) -> Result<AllocOptions, String> {
         let len = crate::fsmark::options::parse_size("LEN", &self.len).map_err(|e| e.0)?;
         let page = rustix::param::page_size() as u64;
         if len < page {
@@ -201,28 +205,25 @@ fn stream(
     opts: &AllocOptions,
     map: &Mutex<SharedMap>,
     say: &mut dyn FnMut(String),
-) -> Result<(), String> {
+) -> crate::Result<()> {
     let page = rustix::param::page_size() as u64;
     let pages = opts.len / page;
-    let store = |e: fslab_record::RecordError| format!("results store: {e}");
-    let p = ctx
-        .phase("stream", 1, |_, progress| {
-            let mut m = map.lock().unwrap_or_else(|e| e.into_inner());
-            let mut t = 0u8;
-            for i in 0..pages {
-                let idx = if opts.down { pages - i - 1 } else { i };
-                let off = (page * idx) as usize;
-                if opts.dirty {
-                    let v = m.read_u8(off) ^ t;
-                    m.write_u8(off, v);
-                } else {
-                    t ^= m.read_u8(off);
-                }
-                progress.set(0, i + 1);
+    let p = ctx.phase("stream", 1, |_, progress| {
+        let mut m = map.lock().unwrap_or_else(|e| e.into_inner());
+        let mut t = 0u8;
+        for i in 0..pages {
+            let idx = if opts.down { pages - i - 1 } else { i };
+            let off = (page * idx) as usize;
+            if opts.dirty {
+                let v = m.read_u8(off) ^ t;
+                m.write_u8(off, v);
+            } else {
+                t ^= m.read_u8(off);
             }
-            m.write_u8(0, t);
-        })
-        .map_err(store)?;
+            progress.set(0, i + 1);
+        }
+        m.write_u8(0, t);
+    })?;
     if opts.touch {
         say(format!(
             "streaming {} {pages} pages in {:.6} seconds ({:.2} usec/page, {:.2} MB/s)",
@@ -232,8 +233,7 @@ fn stream(
             mib(opts.len) / p.elapsed_s
         ));
     }
-    ctx.record_phase(phase_result("stream", pages, opts.len, &p, true))
-        .map_err(store)?;
+    ctx.record_phase(phase_result("stream", pages, opts.len, &p, true))?;
     Ok(())
 }
 
@@ -243,30 +243,29 @@ fn readback(
     opts: &AllocOptions,
     stop: &AtomicBool,
     say: &mut dyn FnMut(String),
-) -> Result<f64, String> {
+) -> crate::Result<f64> {
     let page = rustix::param::page_size() as u64;
-    let io = |what: &str, e: std::io::Error| format!("{what} {}: {e}", opts.file.display());
-    let store = |e: fslab_record::RecordError| format!("results store: {e}");
+    let io = |what: &str, e: std::io::Error| {
+        crate::Error::Setup(format!("{what} {}: {e}", opts.file.display()))
+    };
     let f = std::fs::File::open(&opts.file).map_err(|e| io("open", e))?;
     // Cold: write back, then drop this file's pages from the cache.
     let _ = rustix::fs::fdatasync(&f);
     let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed);
     let f = Mutex::new(f);
-    let p = ctx
-        .phase("readback", 1, |_, progress| {
-            let mut f = f.lock().unwrap_or_else(|e| e.into_inner());
-            let mut buf = vec![0u8; 1 << 20];
-            let mut n = 0u64;
-            while let Ok(k) = f.read(&mut buf) {
-                if k == 0 || stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                n += k as u64;
-                progress.set(0, n / page);
+    let p = ctx.phase("readback", 1, |_, progress| {
+        let mut f = f.lock().unwrap_or_else(|e| e.into_inner());
+        let mut buf = vec![0u8; 1 << 20];
+        let mut n = 0u64;
+        while let Ok(k) = f.read(&mut buf) {
+            if k == 0 || stop.load(Ordering::Relaxed) {
+                break;
             }
-            n
-        })
-        .map_err(store)?;
+            n += k as u64;
+            progress.set(0, n / page);
+        }
+        n
+    })?;
     let n = p.results.first().copied().flatten().unwrap_or(0);
     let rate = n as f64 / p.elapsed_s / 1e6;
     say(format!(
@@ -276,8 +275,7 @@ fn readback(
         p.elapsed_s,
         rate
     ));
-    ctx.record_phase(phase_result("readback", n / page, n, &p, n == opts.len))
-        .map_err(store)?;
+    ctx.record_phase(phase_result("readback", n / page, n, &p, n == opts.len))?;
     Ok(rate)
 }
 
@@ -289,43 +287,40 @@ fn touch(
     map: &Mutex<SharedMap>,
     stop: &AtomicBool,
     say: &mut dyn FnMut(String),
-) -> Result<f64, String> {
+) -> crate::Result<f64> {
     let page = rustix::param::page_size() as u64;
     let pages = opts.len / page;
-    let store = |e: fslab_record::RecordError| format!("results store: {e}");
     let hist = Mutex::new(LatencyHistogram::new());
     let hits = Mutex::new(Vec::new());
-    let p = ctx
-        .phase("touch", 1, |_, progress| {
-            let mut m = map.lock().unwrap_or_else(|e| e.into_inner());
-            let mut h = LatencyHistogram::new();
-            let mut done = 0;
-            for i in 0..pages {
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let pg = if opts.sequential {
-                    i
-                } else {
-                    seed_page(i, pages)
-                };
-                let off = (page * pg) as usize;
-                let t = Instant::now();
-                let old = m.read_u32(off);
-                m.write_u32(off, i as u32);
-                h.record(t.elapsed().as_nanos() as u64);
-                if old != 0 {
-                    hits.lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(format!("i={i} pgno={pg} npg={pages} hit {old}"));
-                }
-                done = i + 1;
-                progress.set(0, done);
+    let p = ctx.phase("touch", 1, |_, progress| {
+        let mut m = map.lock().unwrap_or_else(|e| e.into_inner());
+        let mut h = LatencyHistogram::new();
+        let mut done = 0;
+        for i in 0..pages {
+            if stop.load(Ordering::Relaxed) {
+                break;
             }
-            *hist.lock().unwrap_or_else(|e| e.into_inner()) = h;
-            done
-        })
-        .map_err(store)?;
+            let pg = if opts.sequential {
+                i
+            } else {
+                seed_page(i, pages)
+            };
+            let off = (page * pg) as usize;
+            let t = Instant::now();
+            let old = m.read_u32(off);
+            m.write_u32(off, i as u32);
+            h.record(t.elapsed().as_nanos() as u64);
+            if old != 0 {
+                hits.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(format!("i={i} pgno={pg} npg={pages} hit {old}"));
+            }
+            done = i + 1;
+            progress.set(0, done);
+        }
+        *hist.lock().unwrap_or_else(|e| e.into_inner()) = h;
+        done
+    })?;
     for h in hits.into_inner().unwrap_or_default() {
         say(h);
     }
@@ -342,14 +337,12 @@ fn touch(
         touched * page,
         &p,
         touched == pages,
-    ))
-    .map_err(store)?;
+    ))?;
     ctx.record_latency(
         "touch",
         "page_write",
         &hist.into_inner().unwrap_or_default(),
-    )
-    .map_err(store)?;
+    )?;
     Ok(touch_s)
 }
 
@@ -360,7 +353,7 @@ pub fn run(
     out: &mut dyn Write,
     rec: &mut dyn Recorder,
     hooks: &mut Hooks,
-) -> Result<AllocReport, String> {
+) -> crate::Result<AllocReport> {
     let page = rustix::param::page_size() as u64;
     let pages = opts.len / page;
     let dir = opts
@@ -368,17 +361,15 @@ pub fn run(
         .parent()
         .map(|p| p.to_path_buf())
         .unwrap_or_else(|| ".".into());
-    let (file, map) = make_file(opts)?;
+    let (file, map) = make_file(opts).map_err(crate::Error::Setup)?;
     let map = Mutex::new(map);
     let params = serde_json::to_value(opts).unwrap_or_default();
-    let mut ctx = RunCtx::begin("alloctest", argv, &dir, params, rec, hooks, stop)
-        .map_err(|e| e.to_string())?;
+    let mut ctx = RunCtx::begin("alloctest", argv, &dir, params, rec, hooks, stop)?;
     let mut say = |s: String| {
         let _ = writeln!(out, "{s}");
         let _ = out.flush();
     };
     let t01 = Instant::now();
-    let store = |e: fslab_record::RecordError| format!("results store: {e}");
 
     if opts.touch || opts.dirty || opts.down {
         stream(&mut ctx, opts, &map, &mut say)?;
@@ -388,13 +379,12 @@ pub fn run(
 
     let map = map.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut error = None;
-    let p = ctx.phase("msync", 1, |_, _| map.msync()).map_err(store)?;
+    let p = ctx.phase("msync", 1, |_, _| map.msync())?;
     if let Some(Some(Err(e))) = p.results.first() {
         error = Some(format!("msync {}: {e}", opts.file.display()));
     }
     let msync_s = p.elapsed_s;
-    ctx.record_phase(phase_result("msync", pages, opts.len, &p, error.is_none()))
-        .map_err(store)?;
+    ctx.record_phase(phase_result("msync", pages, opts.len, &p, error.is_none()))?;
     let t = Instant::now();
     if let Err(e) = map.unmap() {
         error.get_or_insert(format!("munmap: {e}"));
@@ -443,8 +433,8 @@ pub fn run(
         perfect_extents: frag.and_then(|f| f.perfection),
         readback_mb_s: readback,
     };
-    ctx.record_metrics(report.metrics()).map_err(store)?;
-    let outcome = ctx.finish(error).map_err(store)?;
+    ctx.record_metrics(report.metrics())?;
+    let outcome = ctx.finish(error)?;
     Ok(AllocReport { outcome, ..report })
 }
 

@@ -56,7 +56,9 @@ impl Checked for TioArgs {
         Vec::new()
     }
     fn validate(&self) -> Result<(), String> {
-        TioArgs::validate(self).map(|_| ())
+        TioArgs::validate(self)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -71,7 +73,9 @@ impl Checked for CreateManyArgs {
         v
     }
     fn validate(&self) -> Result<(), String> {
-        CreateManyArgs::validate(self).map(|_| ())
+        CreateManyArgs::validate(self)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -83,7 +87,9 @@ impl Checked for AllocArgs {
         vec![("FILE", self.file.clone())]
     }
     fn validate(&self) -> Result<(), String> {
-        AllocArgs::validate(self).map(|_| ())
+        AllocArgs::validate(self)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -95,7 +101,9 @@ impl Checked for DbenchArgs {
         vec![("-D", self.dir.clone())]
     }
     fn validate(&self) -> Result<(), String> {
-        DbenchArgs::validate(self).map(|_| ())
+        DbenchArgs::validate(self)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -107,7 +115,9 @@ impl Checked for CompileArgs {
         vec![("-D", self.dir.clone())]
     }
     fn validate(&self) -> Result<(), String> {
-        CompileArgs::validate(self).map(|_| ())
+        CompileArgs::validate(self)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -240,21 +250,30 @@ pub fn check_experiment_args(
     argv: &[String],
     fslab_dirs: usize,
     cell: &Path,
-) -> Result<(), String> {
+) -> crate::Result<()> {
     let cmd = clap::Command::new("workload");
-    match kind {
+    let checked = match kind {
         WorkloadKind::FsMark => check_as::<FsMarkArgs>(fsmark_command(), argv, fslab_dirs, cell),
         WorkloadKind::TioTest => check_as::<TioArgs>(cmd, argv, fslab_dirs, cell),
         WorkloadKind::CreateMany => check_as::<CreateManyArgs>(cmd, argv, fslab_dirs, cell),
         WorkloadKind::AllocTest => check_as::<AllocArgs>(cmd, argv, fslab_dirs, cell),
         WorkloadKind::Dbench => check_as::<DbenchArgs>(cmd, argv, fslab_dirs, cell),
         WorkloadKind::CompileBench => check_as::<CompileArgs>(cmd, argv, fslab_dirs, cell),
-    }
+    };
+    checked.map_err(crate::Error::Options)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A check's error as its message, after making sure it is a usage error.
+    fn usage(r: crate::Result<()>) -> Result<(), String> {
+        r.map_err(|e| {
+            assert!(e.is_usage(), "{e:?}");
+            e.to_string()
+        })
+    }
 
     fn argv(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
@@ -305,7 +324,12 @@ mod tests {
         let fs = |s: &str| {
             let mut v = argv(s);
             v.extend(["-d".to_string(), d0.clone()]);
-            check_experiment_args(WorkloadKind::of("fsmark").unwrap(), &v, 1, cell)
+            usage(check_experiment_args(
+                WorkloadKind::of("fsmark").unwrap(),
+                &v,
+                1,
+                cell,
+            ))
         };
         assert_eq!(fs("-n 10 -s 0"), Ok(()));
         assert!(fs("-n abc").unwrap_err().contains("abc"));
@@ -319,7 +343,12 @@ mod tests {
         assert!(fs("--db /tmp/x.sqlite").unwrap_err().contains("--db"));
 
         let cm = |s: &str| {
-            check_experiment_args(WorkloadKind::of("createmany").unwrap(), &argv(s), 0, cell)
+            usage(check_experiment_args(
+                WorkloadKind::of("createmany").unwrap(),
+                &argv(s),
+                0,
+                cell,
+            ))
         };
         assert_eq!(cm(&format!("-m {d0}/f 10")), Ok(()));
         assert!(cm(&format!("-m {d0}/../../../x 10"))
@@ -327,22 +356,43 @@ mod tests {
             .contains("outside"));
         assert!(cm("-m f 10").unwrap_err().contains("outside"), "relative");
         let al = |s: &str| {
-            check_experiment_args(WorkloadKind::of("alloctest").unwrap(), &argv(s), 0, cell)
+            usage(check_experiment_args(
+                WorkloadKind::of("alloctest").unwrap(),
+                &argv(s),
+                0,
+                cell,
+            ))
         };
         assert!(al("/tmp/big 1G").unwrap_err().contains("outside"));
         assert!(al(&format!("{d0}/big nonsense")).is_err());
-        let db =
-            |s: &str| check_experiment_args(WorkloadKind::of("dbench").unwrap(), &argv(s), 0, cell);
+        let db = |s: &str| {
+            usage(check_experiment_args(
+                WorkloadKind::of("dbench").unwrap(),
+                &argv(s),
+                0,
+                cell,
+            ))
+        };
         assert!(db(&format!("-D {d0} -t 1 2")).is_ok());
         assert!(db("-D / -t 1 2").unwrap_err().contains("outside"));
         let cb = |s: &str| {
-            check_experiment_args(WorkloadKind::of("compilebench").unwrap(), &argv(s), 0, cell)
+            usage(check_experiment_args(
+                WorkloadKind::of("compilebench").unwrap(),
+                &argv(s),
+                0,
+                cell,
+            ))
         };
         assert!(cb(&format!("-D {d0} -i x")).is_err());
         let tio = |s: &str| {
             let mut v = argv(s);
             v.extend(["-d".to_string(), d0.clone()]);
-            check_experiment_args(WorkloadKind::of("tiotest").unwrap(), &v, 1, cell)
+            usage(check_experiment_args(
+                WorkloadKind::of("tiotest").unwrap(),
+                &v,
+                1,
+                cell,
+            ))
         };
         assert!(tio("-t 2 -f 1 -r 10").is_ok());
         assert!(tio("-d /tmp -t 1").unwrap_err().contains("-d is set"));

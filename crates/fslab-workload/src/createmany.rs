@@ -295,7 +295,11 @@ fn size(flag: &str, s: &Option<String>) -> Result<Option<u64>, String> {
 }
 
 impl CreateManyArgs {
-    pub fn validate(&self) -> Result<CreateManyOptions, String> {
+    pub fn validate(&self) -> crate::Result<CreateManyOptions> {
+        self.check().map_err(crate::Error::Options)
+    }
+
+    fn check(&self) -> Result<CreateManyOptions, String> {
         let ops = [self.open, self.mknod, self.mkdir, self.link.is_some()]
             .iter()
             .filter(|x| **x)
@@ -913,18 +917,16 @@ pub fn run(
     out: &mut dyn Write,
     rec: &mut dyn Recorder,
     hooks: &mut Hooks,
-) -> Result<CreateManyReport, String> {
-    let store = |e: fslab_record::RecordError| format!("results store: {e}");
+) -> crate::Result<CreateManyReport> {
     if o.dir_per_thread {
         for t in 0..o.threads {
             let d = o.dir().join(format!("t{t}"));
             std::fs::create_dir_all(&d)
-                .map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+                .map_err(|e| crate::Error::Setup(format!("cannot create {}: {e}", d.display())))?;
         }
     }
     let params = serde_json::to_value(o).unwrap_or_default();
-    let mut ctx = RunCtx::begin("createmany", argv, &o.dir(), params, rec, hooks, stop)
-        .map_err(|e| e.to_string())?;
+    let mut ctx = RunCtx::begin("createmany", argv, &o.dir(), params, rec, hooks, stop)?;
     let abort = AtomicBool::new(false);
     let started = Instant::now();
     let deadline = o
@@ -966,17 +968,15 @@ pub fn run(
         last_n: 0,
         printed_at: 0,
     };
-    let p = ctx
-        .phase_ticking(
-            phase_name,
-            threads as usize,
-            |t, progress| {
-                let mut tally = tallies[t].lock().unwrap_or_else(|e| e.into_inner());
-                work(&shared, t, progress, &mut tally);
-            },
-            |pt| ticker.tick(pt),
-        )
-        .map_err(store)?;
+    let p = ctx.phase_ticking(
+        phase_name,
+        threads as usize,
+        |t, progress| {
+            let mut tally = tallies[t].lock().unwrap_or_else(|e| e.into_inner());
+            work(&shared, t, progress, &mut tally);
+        },
+        |pt| ticker.tick(pt),
+    )?;
     // Lines made after the last second's tick.
     for l in lines.into_inner().unwrap_or_else(|e| e.into_inner()) {
         let _ = writeln!(out, "{l}");
@@ -1001,8 +1001,7 @@ pub fn run(
         o.op_words()
     );
     let complete = error.is_none() && !ctx.stopping() && (deadline.is_some() || total == o.count);
-    ctx.record_phase(phase_result(phase_name, total, 0, &p, complete))
-        .map_err(store)?;
+    ctx.record_phase(phase_result(phase_name, total, 0, &p, complete))?;
     let call = match o.op {
         Op::Open => "open",
         Op::Mknod => "mknod",
@@ -1010,21 +1009,20 @@ pub fn run(
         Op::Link => "link",
         Op::Unlink => "unlink",
     };
-    ctx.record_latency(phase_name, call, &hist).map_err(store)?;
+    ctx.record_latency(phase_name, call, &hist)?;
     ctx.record_latency(
         phase_name,
         if o.op == Op::Mkdir { "rmdir" } else { "unlink" },
         &uhist,
-    )
-    .map_err(store)?;
+    )?;
     if o.keep_open {
         close_kept(fds, out);
     }
     let _ = out.flush();
     let rate_by_entries = by_entries(&ctx.out.series);
     let metrics = metrics(o, total, secs, tenth_rates.filter(|_| complete));
-    ctx.record_metrics(metrics).map_err(store)?;
-    let outcome = ctx.finish(error).map_err(store)?;
+    ctx.record_metrics(metrics)?;
+    let outcome = ctx.finish(error)?;
     Ok(CreateManyReport {
         outcome,
         options: o.clone(),

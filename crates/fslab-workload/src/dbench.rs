@@ -102,7 +102,11 @@ pub struct DbenchOptions {
 }
 
 impl DbenchArgs {
-    pub fn validate(&self) -> Result<DbenchOptions, String> {
+    pub fn validate(&self) -> crate::Result<DbenchOptions> {
+        self.check().map_err(crate::Error::Options)
+    }
+
+    fn check(&self) -> Result<DbenchOptions, String> {
         let n = self.nprocs.unwrap_or(0);
         if !(1..=1024).contains(&n) {
             return Err(format!("NPROCS {n}: must be from 1 to 1024"));
@@ -875,14 +879,16 @@ pub fn run(
     out: &mut dyn Write,
     rec: &mut dyn Recorder,
     hooks: &mut Hooks,
-) -> Result<DbenchReport, String> {
-    let store = |e: fslab_record::RecordError| format!("results store: {e}");
+) -> crate::Result<DbenchReport> {
     // dbench stops when it cannot make its clients' directory; so does fslab.
-    std::fs::create_dir_all(o.dir.join("clients"))
-        .map_err(|e| format!("cannot create {}: {e}", o.dir.join("clients").display()))?;
+    std::fs::create_dir_all(o.dir.join("clients")).map_err(|e| {
+        crate::Error::Setup(format!(
+            "cannot create {}: {e}",
+            o.dir.join("clients").display()
+        ))
+    })?;
     let params = serde_json::to_value(o).unwrap_or_default();
-    let mut ctx = RunCtx::begin("dbench", argv, &o.dir, params, rec, hooks, stop)
-        .map_err(|e| e.to_string())?;
+    let mut ctx = RunCtx::begin("dbench", argv, &o.dir, params, rec, hooks, stop)?;
     let n = o.clients as usize;
     let clients = new_clients(o);
     let live = Live {
@@ -915,22 +921,20 @@ pub fn run(
         };
         let passes = o.loops.unwrap_or(u64::MAX);
         let start = Instant::now();
-        let p = ctx
-            .phase_ticking(
-                phase,
-                n,
-                |t, progress| {
-                    let mut c = clients[t].lock().unwrap_or_else(|e| e.into_inner());
-                    let turn = Turn {
-                        t,
-                        deadline,
-                        passes,
-                    };
-                    client_loop(o, &kinds, &mut c, turn, stop, &live, progress);
-                },
-                |pt| second_line(&live, n, phase, start, pt, &mut lines_out, &mut last_sec),
-            )
-            .map_err(store)?;
+        let p = ctx.phase_ticking(
+            phase,
+            n,
+            |t, progress| {
+                let mut c = clients[t].lock().unwrap_or_else(|e| e.into_inner());
+                let turn = Turn {
+                    t,
+                    deadline,
+                    passes,
+                };
+                client_loop(o, &kinds, &mut c, turn, stop, &live, progress);
+            },
+            |pt| second_line(&live, n, phase, start, pt, &mut lines_out, &mut last_sec),
+        )?;
         let ops: u64 = clients
             .iter()
             .map(|c| {
@@ -949,8 +953,7 @@ pub fn run(
             bytes,
             &p,
             !stop.load(Ordering::Relaxed),
-        ))
-        .map_err(store)?;
+        ))?;
         if phase == "execute" {
             bytes_total = bytes;
             execute_secs = p.elapsed_s;
@@ -964,7 +967,7 @@ pub fn run(
     let (rows, max_ms) = op_table(&merged, out);
     for (i, h) in merged.iter().enumerate() {
         if h.count() > 0 {
-            ctx.record_latency("execute", OPS[i], h).map_err(store)?;
+            ctx.record_latency("execute", OPS[i], h)?;
         }
     }
     let throughput = bytes_total as f64 / 1e6 / execute_secs.max(1e-9);
@@ -980,9 +983,8 @@ pub fn run(
         ctx.out.notes.push(note);
     }
     let _ = out.flush();
-    ctx.record_metrics(metrics(throughput, max_ms, &rows))
-        .map_err(store)?;
-    let outcome = ctx.finish(error).map_err(store)?;
+    ctx.record_metrics(metrics(throughput, max_ms, &rows))?;
+    let outcome = ctx.finish(error)?;
     Ok(DbenchReport {
         outcome,
         options: o.clone(),

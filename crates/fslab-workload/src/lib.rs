@@ -2,7 +2,8 @@
 //!
 //! - [`measure`]: per-thread progress counters, the per-second sampler and
 //!   CPU accounting, used by every workload;
-//! - [`target`]: which filesystem a directory is on (from mountinfo);
+//! - [`Error`]: why a workload could not run (bad options, setup, the
+//!   store);
 //! - [`fsmark`]: fs_mark 3.3 re-implemented, plus stat and unlink phases.
 //!
 //! Workloads report through [`fslab_record::Recorder`] and never touch the
@@ -16,11 +17,13 @@ pub mod crc32c;
 pub mod createmany;
 pub mod dbench;
 pub mod dbench_load;
+mod error;
 pub mod fsmark;
 pub mod measure;
 pub mod tiotest;
 
 pub use common::{CommonArgs, Hooks, PhaseHook, Report, RunCtx, SecondHook};
+pub use error::{Error, Result};
 
 use std::sync::atomic::AtomicBool;
 

@@ -115,7 +115,11 @@ pub struct TioOptions {
 }
 
 impl TioArgs {
-    pub fn validate(&self) -> Result<TioOptions, String> {
+    pub fn validate(&self) -> crate::Result<TioOptions> {
+        self.check().map_err(crate::Error::Options)
+    }
+
+    fn check(&self) -> Result<TioOptions, String> {
         let pos = |flag: &str, v: i64| {
             if v < 1 {
                 Err(format!("{flag} {v}: must be at least 1"))
@@ -512,20 +516,19 @@ pub fn run(
     out: &mut dyn Write,
     rec: &mut dyn Recorder,
     hooks: &mut Hooks,
-) -> Result<TioReport, String> {
-    let store = |e: fslab_record::RecordError| format!("results store: {e}");
+) -> crate::Result<TioReport> {
     let params = serde_json::to_value(o).unwrap_or_default();
-    let mut ctx = RunCtx::begin("tiotest", argv, &o.dirs[0], params, rec, hooks, stop)
-        .map_err(|e| e.to_string())?;
+    let mut ctx = RunCtx::begin("tiotest", argv, &o.dirs[0], params, rec, hooks, stop)?;
     let threads = o.threads as usize;
     // Reading needs the files: without the write test they are written first, untimed.
     if !o.run[0] && (o.run[1] || o.run[2] || o.run[3]) {
         for t in 0..threads {
             let f = o
                 .open(t, 0)
-                .map_err(|e| format!("open {}: {e}", o.file(t).display()))?;
-            f.set_len(o.file_bytes)
-                .map_err(|e| format!("ftruncate {}: {e}", o.file(t).display()))?;
+                .map_err(|e| crate::Error::Setup(format!("open {}: {e}", o.file(t).display())))?;
+            f.set_len(o.file_bytes).map_err(|e| {
+                crate::Error::Setup(format!("ftruncate {}: {e}", o.file(t).display()))
+            })?;
         }
     }
     let mut tests = Vec::new();
@@ -536,12 +539,10 @@ pub fn run(
         }
         let turn = AtomicU32::new(0);
         let parts: Vec<Mutex<Part>> = (0..threads).map(|_| Mutex::new(Part::default())).collect();
-        let p = ctx
-            .phase(PHASES[test], threads, |t, progress| {
-                *parts[t].lock().unwrap_or_else(|e| e.into_inner()) =
-                    work(o, test, t, progress, stop, &turn);
-            })
-            .map_err(store)?;
+        let p = ctx.phase(PHASES[test], threads, |t, progress| {
+            *parts[t].lock().unwrap_or_else(|e| e.into_inner()) =
+                work(o, test, t, progress, stop, &turn);
+        })?;
         let mut r = TestResult {
             item: TESTS[test].into(),
             ..Default::default()
@@ -574,14 +575,12 @@ pub fn run(
             r.bytes,
             &p,
             r.bytes == want,
-        ))
-        .map_err(store)?;
+        ))?;
         ctx.record_latency(
             PHASES[test],
             if test < 2 { "write" } else { "read" },
             &r.hist,
-        )
-        .map_err(store)?;
+        )?;
         tests.push(r);
     }
     for t in 0..threads {
@@ -600,9 +599,8 @@ pub fn run(
         let _ = writeln!(out, "{e}");
         let _ = out.flush();
     }
-    ctx.record_metrics(tests.iter().flat_map(TestResult::metrics).collect())
-        .map_err(store)?;
-    let outcome = ctx.finish(error).map_err(store)?;
+    ctx.record_metrics(tests.iter().flat_map(TestResult::metrics).collect())?;
+    let outcome = ctx.finish(error)?;
     Ok(TioReport {
         outcome,
         options: o.clone(),

@@ -108,7 +108,11 @@ pub struct CompileOptions {
 }
 
 impl CompileArgs {
-    pub fn validate(&self) -> Result<CompileOptions, String> {
+    pub fn validate(&self) -> crate::Result<CompileOptions> {
+        self.check().map_err(crate::Error::Options)
+    }
+
+    fn check(&self) -> Result<CompileOptions, String> {
         if !self.dir.is_dir() {
             return Err(format!("-D {}: no such directory", self.dir.display()));
         }
@@ -597,11 +601,9 @@ pub fn run(
     out: &mut dyn Write,
     rec: &mut dyn Recorder,
     hooks: &mut Hooks,
-) -> Result<CompileReport, String> {
-    let store = |e: fslab_record::RecordError| format!("results store: {e}");
+) -> crate::Result<CompileReport> {
     let params = serde_json::to_value(o).unwrap_or_default();
-    let mut ctx = RunCtx::begin("compilebench", argv, &o.dir, params, rec, hooks, stop)
-        .map_err(|e| e.to_string())?;
+    let mut ctx = RunCtx::begin("compilebench", argv, &o.dir, params, rec, hooks, stop)?;
     let _ = writeln!(
         out,
         "using working directory {}, {} intial dirs {} runs",
@@ -613,8 +615,8 @@ pub fn run(
     let data = match ordered(o, &mut rnd, out) {
         Ok(d) => d,
         Err(e) => {
-            ctx.finish(Some(e.clone())).map_err(store)?;
-            return Err(e);
+            ctx.finish(Some(e.clone()))?;
+            return Err(crate::Error::Setup(e));
         }
     };
     // The generator goes on from where ordering the datasets left it, as
@@ -665,8 +667,7 @@ pub fn run(
             *results = std::mem::take(&mut b.results);
         },
         |_| print(&mut *out),
-    )
-    .map_err(store)?;
+    )?;
     print(&mut *out);
     let (err, results, _) = shared.into_inner().unwrap_or_else(|e| e.into_inner());
     finish_table(out, &results);
@@ -677,12 +678,10 @@ pub fn run(
             bytes: r.bytes,
             complete: true,
             ..PhaseResult::timed(&r.test.replace(' ', "_"), r.runs, r.seconds)
-        })
-        .map_err(store)?;
+        })?;
     }
-    ctx.record_metrics(results.iter().flat_map(KindResult::metrics).collect())
-        .map_err(store)?;
-    let outcome = ctx.finish(err).map_err(store)?;
+    ctx.record_metrics(results.iter().flat_map(KindResult::metrics).collect())?;
+    let outcome = ctx.finish(err)?;
     Ok(CompileReport {
         outcome,
         options: o.clone(),

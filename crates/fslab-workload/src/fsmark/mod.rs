@@ -76,15 +76,6 @@ impl std::fmt::Display for WorkError {
     }
 }
 
-/// Why a run could not start or could not record.
-#[derive(Debug, thiserror::Error)]
-pub enum FsMarkError {
-    #[error("{0}")]
-    Setup(String),
-    #[error("results store: {0}")]
-    Store(#[from] RecordError),
-}
-
 /// Everything a run measured (what `--json` prints).
 #[derive(Debug, Clone, Serialize)]
 pub struct FsMarkReport {
@@ -171,18 +162,18 @@ pub fn run(
     stop: &AtomicBool,
     out: &mut dyn Write,
     rec: &mut dyn Recorder,
-) -> Result<FsMarkReport, FsMarkError> {
+) -> crate::Result<FsMarkReport> {
     run_with(opts, argv, stop, out, rec, &mut Hooks::default())
 }
 
 /// Makes the -d directories and opens the -l log file.
-fn prepare(opts: &FsMarkOptions) -> Result<std::fs::File, FsMarkError> {
+fn prepare(opts: &FsMarkOptions) -> crate::Result<std::fs::File> {
     for d in &opts.dirs {
         match std::fs::create_dir(d) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => {
-                return Err(FsMarkError::Setup(format!(
+                return Err(crate::Error::Setup(format!(
                     "-d {}: cannot create directory: {e}",
                     d.display()
                 )))
@@ -194,7 +185,7 @@ fn prepare(opts: &FsMarkOptions) -> Result<std::fs::File, FsMarkError> {
         .append(true)
         .open(&opts.log_file)
         .map_err(|e| {
-            FsMarkError::Setup(format!(
+            crate::Error::Setup(format!(
                 "-l {}: cannot open the log file: {e}",
                 opts.log_file.display()
             ))
@@ -209,7 +200,7 @@ pub fn run_with(
     out: &mut dyn Write,
     rec: &mut dyn Recorder,
     hooks: &mut Hooks,
-) -> Result<FsMarkReport, FsMarkError> {
+) -> crate::Result<FsMarkReport> {
     let log = prepare(opts)?;
     let mut sinks = Sinks { out, log };
 
@@ -480,7 +471,7 @@ fn record_create(
     (elapsed, usr, sys, bytes, complete): (f64, f64, f64, u64, bool),
     (unlinked, unlink_s, unlink_cpu): (u64, f64, (f64, f64)),
     failed: bool,
-) -> Result<(), FsMarkError> {
+) -> crate::Result<()> {
     let ops: u64 = workers.iter().map(|w| w.phase_files).sum();
     let phase = PhaseResult {
         usr_cpu_s: usr,
@@ -544,7 +535,7 @@ fn create_phase(
     rec: &mut dyn Recorder,
     report: &mut FsMarkReport,
     each: &mut dyn FnMut(&SeriesPoint) -> Vec<ProbePoint>,
-) -> Result<bool, FsMarkError> {
+) -> crate::Result<bool> {
     let run = report.run_id;
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -671,7 +662,7 @@ fn tree_phase(
     rec: &mut dyn Recorder,
     report: &mut FsMarkReport,
     each: &mut dyn FnMut(&SeriesPoint) -> Vec<ProbePoint>,
-) -> Result<bool, FsMarkError> {
+) -> crate::Result<bool> {
     let run = report.run_id;
     let phase_name = match op {
         TreeOp::Stat => "stat",

@@ -173,6 +173,12 @@ pub struct FsMarkOptions {
 #[error("{0}")]
 pub struct OptionError(pub String);
 
+impl From<OptionError> for crate::Error {
+    fn from(e: OptionError) -> crate::Error {
+        crate::Error::Options(e.0)
+    }
+}
+
 /// The options as given on the command line, before validation.
 #[derive(Debug, Clone)]
 pub struct RawOptions {

@@ -13,7 +13,7 @@ pub fn run(mut args: AllocArgs, db: &Path, rank: &Rank) -> Result<(), Failure> {
     args.file = rank.file("alloctest", &args.file)?;
     let opts = args
         .validate()
-        .map_err(|e| Failure::Usage(format!("alloctest: {e}")))?;
+        .map_err(|e| super::workload_failure("alloctest", e))?;
     let dir = opts
         .file
         .parent()

@@ -13,7 +13,7 @@ pub fn run(mut args: CompileArgs, db: &Path, rank: &Rank) -> Result<(), Failure>
     args.dir = rank.dir("compilebench", &args.dir)?;
     let opts = args
         .validate()
-        .map_err(|e| Failure::Usage(format!("compilebench: {e}")))?;
+        .map_err(|e| super::workload_failure("compilebench", e))?;
     let argv: Vec<String> = std::env::args().collect();
     super::workload::run(
         "compilebench",

@@ -23,7 +23,7 @@ pub fn run(mut args: CreateManyArgs, db: &Path, rank: &Rank) -> Result<(), Failu
     }
     let mut opts = args
         .validate()
-        .map_err(|e| Failure::Usage(format!("createmany: {e}")))?;
+        .map_err(|e| super::workload_failure("createmany", e))?;
     if args.shared_dir && rank.size() > 1 {
         // One directory for all: each rank takes its own block of numbers.
         if args.numbers.is_empty() {

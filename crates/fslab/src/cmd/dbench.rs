@@ -17,7 +17,7 @@ pub fn run(mut args: DbenchArgs, db: &Path, rank: &Rank) -> Result<(), Failure> 
     args.dir = rank.dir("dbench", &args.dir)?;
     let opts = args
         .validate()
-        .map_err(|e| Failure::Usage(format!("dbench: {e}")))?;
+        .map_err(|e| super::workload_failure("dbench", e))?;
     let argv: Vec<String> = std::env::args().collect();
     super::workload::run(
         "dbench",

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
+use fslab_workload::fsmark;
 use fslab_workload::fsmark::cli::FsMarkArgs;
-use fslab_workload::fsmark::{self, FsMarkError};
 
 use super::rank::Rank;
 
@@ -17,7 +17,7 @@ pub fn run(args: FsMarkArgs, db: &Path, rank: &Rank) -> Result<(), Failure> {
     }
     let opts = raw
         .validate()
-        .map_err(|e| Failure::Usage(format!("fsmark: {e}")))?;
+        .map_err(|e| super::workload_failure("fsmark", e.into()))?;
     // The -d directories must exist for the probes to find their filesystem.
     for d in &opts.dirs {
         let _ = std::fs::create_dir(d);
@@ -30,11 +30,6 @@ pub fn run(args: FsMarkArgs, db: &Path, rank: &Rank) -> Result<(), Failure> {
         db,
         &opts.dirs[0],
         rank,
-        |stop, out, store, hooks| {
-            fsmark::run_with(&opts, &argv, stop, out, store, hooks).map_err(|e| match e {
-                FsMarkError::Setup(m) => m,
-                e @ FsMarkError::Store(_) => e.to_string(),
-            })
-        },
+        |stop, out, store, hooks| fsmark::run_with(&opts, &argv, stop, out, store, hooks),
     )
 }

@@ -16,11 +16,16 @@ use crate::Failure;
 /// A workload's body: given the stop flag, where its text goes, the
 /// recorder and the hooks, it runs and returns its report.
 pub trait Body<R>:
-    FnOnce(&AtomicBool, &mut dyn Write, &mut dyn Recorder, &mut Hooks) -> Result<R, String>
+    FnOnce(&AtomicBool, &mut dyn Write, &mut dyn Recorder, &mut Hooks) -> fslab_workload::Result<R>
 {
 }
 impl<R, F> Body<R> for F where
-    F: FnOnce(&AtomicBool, &mut dyn Write, &mut dyn Recorder, &mut Hooks) -> Result<R, String>
+    F: FnOnce(
+        &AtomicBool,
+        &mut dyn Write,
+        &mut dyn Recorder,
+        &mut Hooks,
+    ) -> fslab_workload::Result<R>
 {
 }
 

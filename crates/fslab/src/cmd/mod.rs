@@ -107,6 +107,17 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
     }
 }
 
+/// A workload's error as the command's failure: bad options exit 2,
+/// anything else 1. Every workload command maps its errors here.
+fn workload_failure(name: &str, e: fslab_workload::Error) -> Failure {
+    let m = format!("{name}: {e}");
+    if e.is_usage() {
+        Failure::Usage(m)
+    } else {
+        Failure::Failed(m)
+    }
+}
+
 /// Runs a workload command on the MPI ranks this process was started with
 /// (one process when no MPI launcher started it); MPI ends when the
 /// cluster is dropped. A rank that fails before the ranks have settled

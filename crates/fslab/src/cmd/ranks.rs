@@ -90,7 +90,7 @@ pub fn run<R: Report>(
         }
         Err(e) => {
             mine.status = RunStatus::Failed;
-            mine.error = Some(e.clone());
+            mine.error = Some(e.to_string());
         }
     }
     gate.finish();

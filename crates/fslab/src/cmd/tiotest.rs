@@ -16,7 +16,7 @@ pub fn run(mut args: TioArgs, db: &Path, rank: &Rank) -> Result<(), Failure> {
     }
     let opts = args
         .validate()
-        .map_err(|e| Failure::Usage(format!("tiotest: {e}")))?;
+        .map_err(|e| super::workload_failure("tiotest", e))?;
     let argv: Vec<String> = std::env::args().collect();
     super::workload::run(
         "tiotest",

@@ -96,7 +96,7 @@ pub fn run<R: Report>(
         messages.inner
     };
     let report = body(&stop, &mut *text_out, &mut store, &mut hooks)
-        .map_err(|e| Failure::Failed(format!("{name}: {e}")))?;
+        .map_err(|e| super::workload_failure(name, e))?;
     drop(text_out);
     if common.json {
         print!(
