@@ -22,15 +22,15 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use fslab_record::{
-    CallStats, LatencyHistogram, LoopRow, PhaseResult, ProbeNote, ProbePoint, RecordError,
-    Recorder, RunInfo, RunStatus, SeriesPoint,
+    CallStats, LatencyHistogram, LoopRow, PhaseResult, ProbePoint, RecordError, Recorder, RunInfo,
+    RunStatus, SeriesPoint,
 };
 use rustix::io::Errno;
 use serde::Serialize;
 
 pub use options::{DirPolicy, FsMarkOptions, OptionError, Phase, RawOptions, SyncMethod};
 
-use crate::common::{Hooks, LatencyEntry, Report};
+use crate::common::{Hooks, LatencyEntry, Outcome, WithOutcome};
 use crate::measure::{supervise, CpuMeter, PhaseClock, Progress};
 use create::{LoopCtx, LoopOutcome, Worker, CALLS};
 use tree::{TreeCtx, TreeOp, TreeOutcome};
@@ -79,22 +79,13 @@ impl std::fmt::Display for WorkError {
 /// Everything a run measured (what `--json` prints).
 #[derive(Debug, Clone, Serialize)]
 pub struct FsMarkReport {
-    pub run_id: i64,
-    pub status: RunStatus,
-    /// Why the run stopped early, if it did.
-    pub error: Option<String>,
-    /// Remarks that are not errors (e.g. the filesystem filled up under -F).
-    pub notes: Vec<String>,
-    pub target: fslab_record::TargetInfo,
+    /// What every workload's run has (status, error, notes such as a full
+    /// filesystem under -F, target, phases, latency, series, probes, and
+    /// fs_mark's numbers, see [`loop_metrics`]).
+    #[serde(flatten)]
+    pub outcome: Outcome,
     pub options: FsMarkOptions,
     pub loops: Vec<LoopRow>,
-    pub phases: Vec<PhaseResult>,
-    pub latency: Vec<LatencyEntry>,
-    pub series: Vec<SeriesPoint>,
-    /// Probe summaries (their binary data stays in the store).
-    pub probes: Vec<ProbeNote>,
-    /// fs_mark's numbers (see [`loop_metrics`]).
-    pub metrics: Vec<fslab_record::Metric>,
 }
 
 /// fs_mark's numbers: each loop row's Files/sec and App Overhead, and the
@@ -222,18 +213,20 @@ pub fn run_with(
         f(run_id);
     }
     let mut report = FsMarkReport {
-        run_id,
-        status: RunStatus::Running,
-        error: None,
-        notes: Vec::new(),
-        target,
+        outcome: Outcome {
+            run_id,
+            status: RunStatus::Running,
+            error: None,
+            notes: Vec::new(),
+            target,
+            phases: Vec::new(),
+            latency: Vec::new(),
+            series: Vec::new(),
+            probes: Vec::new(),
+            metrics: Vec::new(),
+        },
         options: opts.clone(),
         loops: Vec::new(),
-        phases: Vec::new(),
-        latency: Vec::new(),
-        series: Vec::new(),
-        probes: Vec::new(),
-        metrics: Vec::new(),
     };
 
     let ctime = chrono::Local::now()
@@ -281,7 +274,7 @@ pub fn run_with(
             rec.record_probe_points(run_id, &m.drain())?;
             for n in notes {
                 rec.record_probe_note(run_id, &n)?;
-                report.probes.push(n);
+                report.outcome.probes.push(n);
             }
             probed.extend(m.metrics());
         }
@@ -289,24 +282,28 @@ pub fn run_with(
     if let Some(m) = hooks.monitor.as_mut() {
         for n in m.finish() {
             rec.record_probe_note(run_id, &n)?;
-            report.probes.push(n);
+            report.outcome.probes.push(n);
         }
     }
-    if opts.phases.iter().any(|p| *p != Phase::Create) && !report.phases.is_empty() {
-        let text = output::phase_summary(&report.phases);
+    if opts.phases.iter().any(|p| *p != Phase::Create) && !report.outcome.phases.is_empty() {
+        let text = output::phase_summary(&report.outcome.phases);
         sinks.both(&text, &text);
     }
-    report.status = if failed {
+    report.outcome.status = if failed {
         RunStatus::Failed
     } else if stop.load(Ordering::Relaxed) {
         RunStatus::Interrupted
     } else {
         RunStatus::Complete
     };
-    report.metrics = loop_metrics(&report.loops);
-    report.metrics.extend(probed);
-    rec.record_metrics(run_id, &report.metrics)?;
-    rec.finish_run(run_id, report.status, report.error.as_deref())?;
+    report.outcome.metrics = loop_metrics(&report.loops);
+    report.outcome.metrics.extend(probed);
+    rec.record_metrics(run_id, &report.outcome.metrics)?;
+    rec.finish_run(
+        run_id,
+        report.outcome.status,
+        report.outcome.error.as_deref(),
+    )?;
     Ok(report)
 }
 
@@ -339,7 +336,7 @@ fn record_series(
             *store_err = Some(e);
         }
     }
-    report.series.push(p);
+    report.outcome.series.push(p);
 }
 
 /// Unlinks every worker's last loop, the workers side by side: (files,
@@ -481,7 +478,7 @@ fn record_create(
         ..PhaseResult::timed("create", ops, elapsed)
     };
     rec.record_phase(run, &phase)?;
-    report.phases.push(phase);
+    report.outcome.phases.push(phase);
     if unlinked > 0 {
         let phase = PhaseResult {
             usr_cpu_s: unlink_cpu.0,
@@ -490,7 +487,7 @@ fn record_create(
             ..PhaseResult::timed("loop_unlink", unlinked, unlink_s)
         };
         rec.record_phase(run, &phase)?;
-        report.phases.push(phase);
+        report.outcome.phases.push(phase);
     }
     for (c, name) in CALLS.iter().enumerate() {
         let mut h = LatencyHistogram::new();
@@ -499,7 +496,7 @@ fn record_create(
         }
         if h.count() > 0 {
             rec.record_latency(run, "create", name, &h)?;
-            report.latency.push(LatencyEntry {
+            report.outcome.latency.push(LatencyEntry {
                 phase: "create".into(),
                 op: name.to_string(),
                 summary: h.summary(),
@@ -536,7 +533,7 @@ fn create_phase(
     report: &mut FsMarkReport,
     each: &mut dyn FnMut(&SeriesPoint) -> Vec<ProbePoint>,
 ) -> crate::Result<bool> {
-    let run = report.run_id;
+    let run = report.outcome.run_id;
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
@@ -565,9 +562,9 @@ fn create_phase(
         if let Some(msg) = out_of_space(opts, threads_per_dir) {
             sinks.both(&format!("{msg}\n"), &format!("{msg}\n"));
             if opts.fill {
-                report.notes.push(format!("filesystem full: {msg}"));
+                report.outcome.notes.push(format!("filesystem full: {msg}"));
             } else {
-                report.error = Some(msg);
+                report.outcome.error = Some(msg);
                 failed = true;
             }
             break;
@@ -616,9 +613,9 @@ fn create_phase(
         if let Some(e) = error {
             cut_short = true;
             if e.is_no_space() && opts.fill {
-                report.notes.push(format!("filesystem full: {e}"));
+                report.outcome.notes.push(format!("filesystem full: {e}"));
             } else {
-                report.error = Some(e.to_string());
+                report.outcome.error = Some(e.to_string());
                 failed = true;
             }
             break;
@@ -663,7 +660,7 @@ fn tree_phase(
     report: &mut FsMarkReport,
     each: &mut dyn FnMut(&SeriesPoint) -> Vec<ProbePoint>,
 ) -> crate::Result<bool> {
-    let run = report.run_id;
+    let run = report.outcome.run_id;
     let phase_name = match op {
         TreeOp::Stat => "stat",
         TreeOp::Unlink => "unlink",
@@ -671,7 +668,7 @@ fn tree_phase(
     let units = match tree::plan(&opts.dirs) {
         Ok(u) => u,
         Err(e) => {
-            report.error = Some(e.to_string());
+            report.outcome.error = Some(e.to_string());
             return Ok(false);
         }
     };
@@ -745,39 +742,24 @@ fn tree_phase(
         ..PhaseResult::timed(phase_name, ops, elapsed)
     };
     rec.record_phase(run, &phase)?;
-    report.phases.push(phase);
+    report.outcome.phases.push(phase);
     if hist.count() > 0 {
         rec.record_latency(run, phase_name, op.call(), &hist)?;
-        report.latency.push(LatencyEntry {
+        report.outcome.latency.push(LatencyEntry {
             phase: phase_name.into(),
             op: op.call().into(),
             summary: hist.summary(),
         });
     }
     if let Some(e) = error {
-        report.error = Some(e.to_string());
+        report.outcome.error = Some(e.to_string());
         return Ok(false);
     }
     Ok(true)
 }
 
-impl Report for FsMarkReport {
-    fn run_id(&self) -> i64 {
-        self.run_id
-    }
-    fn status(&self) -> RunStatus {
-        self.status
-    }
-    fn error(&self) -> Option<&str> {
-        self.error.as_deref()
-    }
-    fn notes(&self) -> &[String] {
-        &self.notes
-    }
-    fn phases(&self) -> &[PhaseResult] {
-        &self.phases
-    }
-    fn metrics(&self) -> &[fslab_record::Metric] {
-        &self.metrics
+impl WithOutcome for FsMarkReport {
+    fn outcome(&self) -> &Outcome {
+        &self.outcome
     }
 }
