@@ -106,6 +106,9 @@ pub struct RunCtx<'r, 'h> {
     pub stop: &'r AtomicBool,
     pub out: Outcome,
     next_phase: u32,
+    /// The first store error of the running phase's seconds (returned when
+    /// the phase ends).
+    store_err: Option<RecordError>,
 }
 
 /// How a phase went, beside what its threads returned.
@@ -163,6 +166,7 @@ impl<'r, 'h> RunCtx<'r, 'h> {
                 metrics: Vec::new(),
             },
             next_phase: 0,
+            store_err: None,
         })
     }
 
@@ -191,6 +195,41 @@ impl<'r, 'h> RunCtx<'r, 'h> {
         work: impl Fn(usize, &Progress) -> T + Sync,
         mut on_tick: impl FnMut(&SeriesPoint),
     ) -> Result<PhaseRun<T>, RecordError> {
+        let index = self.start_phase(name);
+        let progress = Progress::new(threads);
+        let mut clock = PhaseClock::start(index);
+        let cpu = CpuMeter::start();
+        let work = &work;
+        let progress_ref = &progress;
+        let jobs: Vec<Box<dyn FnOnce() -> T + Send + '_>> = (0..threads)
+            .map(|t| Box::new(move || work(t, progress_ref)) as Box<dyn FnOnce() -> T + Send + '_>)
+            .collect();
+        let mut on_point = |p: SeriesPoint| {
+            on_tick(&p);
+            self.second(name, p);
+        };
+        let results = supervise(jobs, &mut clock, &progress, &mut on_point);
+        clock.stop();
+        let (usr, sys) = cpu.read();
+        if let Some(p) = clock.finish(progress.total()) {
+            on_point(p);
+        }
+        self.end_phase(index, name)?;
+        Ok(PhaseRun {
+            results,
+            index,
+            elapsed_s: clock.elapsed().as_secs_f64(),
+            usr_cpu_s: usr,
+            sys_cpu_s: sys,
+        })
+    }
+
+    /// Starts the next phase, `name`: the before-phase hook (where caches
+    /// are dropped), then the probes are told. Returns the phase's index.
+    /// A workload that runs its phase's threads itself (fsmark's loops)
+    /// calls this, [`RunCtx::second`] and [`RunCtx::end_phase`]; the others
+    /// call [`RunCtx::phase`].
+    pub fn start_phase(&mut self, name: &str) -> u32 {
         let index = self.next_phase;
         self.next_phase += 1;
         if let Some(f) = self.hooks.before_phase.as_mut() {
@@ -199,46 +238,46 @@ impl<'r, 'h> RunCtx<'r, 'h> {
         if let Some(m) = self.hooks.monitor.as_mut() {
             m.phase_start(index, name, Instant::now());
         }
-        let progress = Progress::new(threads);
-        let mut clock = PhaseClock::start(index);
-        let cpu = CpuMeter::start();
-        let mut store_err = None;
+        index
+    }
+
+    /// One second of phase `name` (the phase clock's point): shown through
+    /// the each-second hook, then recorded with the probes' points of that
+    /// second. A store error is kept for [`RunCtx::end_phase`].
+    pub fn second(&mut self, name: &str, p: SeriesPoint) {
+        if let Some(f) = self.hooks.each_second.as_mut() {
+            f(name, &p);
+        }
+        let probes = self
+            .hooks
+            .monitor
+            .as_mut()
+            .map(|m| m.drain())
+            .unwrap_or_default();
+        if self.store_err.is_none() {
+            let run = self.out.run_id;
+            if let Err(e) = self
+                .rec
+                .record_series(run, &p)
+                .and_then(|_| self.rec.record_probe_points(run, &probes))
+            {
+                self.store_err = Some(e);
+            }
+        }
+        self.out.series.push(p);
+    }
+
+    /// The store error of the running phase's seconds so far, if any (a
+    /// workload that runs many rounds in a phase stops at the first).
+    pub fn store_error(&mut self) -> Result<(), RecordError> {
+        self.store_err.take().map_or(Ok(()), Err)
+    }
+
+    /// Ends phase `index`: the store error of its seconds, if any; else the
+    /// probes' last points, notes and numbers for the phase are recorded.
+    pub fn end_phase(&mut self, index: u32, name: &str) -> Result<(), RecordError> {
+        self.store_error()?;
         let run = self.out.run_id;
-        let work = &work;
-        let progress_ref = &progress;
-        let jobs: Vec<Box<dyn FnOnce() -> T + Send + '_>> = (0..threads)
-            .map(|t| Box::new(move || work(t, progress_ref)) as Box<dyn FnOnce() -> T + Send + '_>)
-            .collect();
-        let (rec, hooks, series) = (&mut *self.rec, &mut *self.hooks, &mut self.out.series);
-        let mut on_point = |p: SeriesPoint| {
-            on_tick(&p);
-            if let Some(f) = hooks.each_second.as_mut() {
-                f(name, &p);
-            }
-            let probes = hooks
-                .monitor
-                .as_mut()
-                .map(|m| m.drain())
-                .unwrap_or_default();
-            if store_err.is_none() {
-                if let Err(e) = rec
-                    .record_series(run, &p)
-                    .and_then(|_| rec.record_probe_points(run, &probes))
-                {
-                    store_err = Some(e);
-                }
-            }
-            series.push(p);
-        };
-        let results = supervise(jobs, &mut clock, &progress, &mut on_point);
-        clock.stop();
-        let (usr, sys) = cpu.read();
-        if let Some(p) = clock.finish(progress.total()) {
-            on_point(p);
-        }
-        if let Some(e) = store_err {
-            return Err(e);
-        }
         if let Some(m) = self.hooks.monitor.as_mut() {
             let notes = m.phase_end(index, name);
             self.rec.record_probe_points(run, &m.drain())?;
@@ -249,13 +288,7 @@ impl<'r, 'h> RunCtx<'r, 'h> {
             let probed = m.metrics();
             self.record_metrics(probed)?;
         }
-        Ok(PhaseRun {
-            results,
-            index,
-            elapsed_s: clock.elapsed().as_secs_f64(),
-            usr_cpu_s: usr,
-            sys_cpu_s: sys,
-        })
+        Ok(())
     }
 
     /// Records a phase's result.

@@ -3,8 +3,10 @@
 //!
 //! The flow of a run ([`run`]): validate options (see [`options`]), print
 //! fs_mark's header, run each phase with one worker thread per fs_mark
-//! thread while the calling thread samples progress once a second and
-//! reports to the [`Recorder`], then print and record the results. A worker
+//! thread while the calling thread samples progress once a second, then
+//! print and record the results. The run, its phases, their seconds and
+//! the probes go through [`RunCtx`] as every workload's do; fsmark only
+//! runs each phase's threads itself (a create phase is many loops). A worker
 //! error, a full filesystem or the stop flag ends the run early; everything
 //! measured until then is printed and recorded.
 
@@ -21,16 +23,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
-use fslab_record::{
-    CallStats, LatencyHistogram, LoopRow, PhaseResult, ProbePoint, RecordError, Recorder, RunInfo,
-    RunStatus, SeriesPoint,
-};
+use fslab_record::{CallStats, LatencyHistogram, LoopRow, PhaseResult, Recorder};
 use rustix::io::Errno;
 use serde::Serialize;
 
 pub use options::{DirPolicy, FsMarkOptions, OptionError, Phase, RawOptions, SyncMethod};
 
-use crate::common::{Hooks, LatencyEntry, Outcome, WithOutcome};
+use crate::common::{Hooks, Outcome, RunCtx, WithOutcome};
 use crate::measure::{supervise, CpuMeter, PhaseClock, Progress};
 use create::{LoopCtx, LoopOutcome, Worker, CALLS};
 use tree::{TreeCtx, TreeOp, TreeOutcome};
@@ -194,40 +193,8 @@ pub fn run_with(
 ) -> crate::Result<FsMarkReport> {
     let log = prepare(opts)?;
     let mut sinks = Sinks { out, log };
-
-    let target = fslab_record::TargetInfo::of(&opts.dirs[0]);
-    let (kernel, hostname) = fslab_record::host_facts();
-    let info = RunInfo {
-        workload: "fsmark".into(),
-        command_line: argv.to_vec(),
-        fslab_version: env!("CARGO_PKG_VERSION").into(),
-        kernel,
-        hostname,
-        started_at: fslab_record::time::now(),
-        target: target.clone(),
-        params: serde_json::to_value(opts).unwrap_or_default(),
-    };
-    crate::measure::start_timebase();
-    let run_id = rec.begin_run(&info)?;
-    if let Some(f) = hooks.run_started.as_mut() {
-        f(run_id);
-    }
-    let mut report = FsMarkReport {
-        outcome: Outcome {
-            run_id,
-            status: RunStatus::Running,
-            error: None,
-            notes: Vec::new(),
-            target,
-            phases: Vec::new(),
-            latency: Vec::new(),
-            series: Vec::new(),
-            probes: Vec::new(),
-            metrics: Vec::new(),
-        },
-        options: opts.clone(),
-        loops: Vec::new(),
-    };
+    let params = serde_json::to_value(opts).unwrap_or_default();
+    let mut ctx = RunCtx::begin("fsmark", argv, &opts.dirs[0], params, rec, hooks, stop)?;
 
     let ctime = chrono::Local::now()
         .format("%a %b %e %H:%M:%S %Y")
@@ -237,74 +204,34 @@ pub fn run_with(
         &output::header(argv, opts, &ctime, true),
     );
 
+    let mut loops = Vec::new();
     let mut failed = false;
-    let mut probed = Vec::new();
-    for (pi, phase) in opts.phases.iter().enumerate() {
-        if stop.load(Ordering::Relaxed) || failed {
+    for phase in &opts.phases {
+        if ctx.stopping() || failed {
             break;
         }
-        let pi = pi as u32;
-        if let Some(f) = hooks.before_phase.as_mut() {
-            f(phase.name());
-        }
-        if let Some(m) = hooks.monitor.as_mut() {
-            m.phase_start(pi, phase.name(), std::time::Instant::now());
-        }
-        let Hooks {
-            each_second,
-            monitor,
-            ..
-        } = &mut *hooks;
-        let mut each = |p: &SeriesPoint| {
-            if let Some(f) = each_second.as_mut() {
-                f(phase.name(), p)
-            }
-            monitor.as_mut().map(|m| m.drain()).unwrap_or_default()
-        };
+        let index = ctx.start_phase(phase.name());
         let ok = match phase {
-            Phase::Create => create_phase(opts, pi, stop, &mut sinks, rec, &mut report, &mut each)?,
-            Phase::Stat => tree_phase(opts, pi, TreeOp::Stat, stop, rec, &mut report, &mut each)?,
-            Phase::Unlink => {
-                tree_phase(opts, pi, TreeOp::Unlink, stop, rec, &mut report, &mut each)?
-            }
+            Phase::Create => create_phase(opts, index, &mut sinks, &mut ctx, &mut loops)?,
+            Phase::Stat => tree_phase(opts, index, TreeOp::Stat, &mut ctx)?,
+            Phase::Unlink => tree_phase(opts, index, TreeOp::Unlink, &mut ctx)?,
         };
         failed = !ok;
-        if let Some(m) = hooks.monitor.as_mut() {
-            let notes = m.phase_end(pi, phase.name());
-            rec.record_probe_points(run_id, &m.drain())?;
-            for n in notes {
-                rec.record_probe_note(run_id, &n)?;
-                report.outcome.probes.push(n);
-            }
-            probed.extend(m.metrics());
-        }
+        ctx.end_phase(index, phase.name())?;
     }
-    if let Some(m) = hooks.monitor.as_mut() {
-        for n in m.finish() {
-            rec.record_probe_note(run_id, &n)?;
-            report.outcome.probes.push(n);
-        }
-    }
-    if opts.phases.iter().any(|p| *p != Phase::Create) && !report.outcome.phases.is_empty() {
-        let text = output::phase_summary(&report.outcome.phases);
+    if opts.phases.iter().any(|p| *p != Phase::Create) && !ctx.out.phases.is_empty() {
+        let text = output::phase_summary(&ctx.out.phases);
         sinks.both(&text, &text);
     }
-    report.outcome.status = if failed {
-        RunStatus::Failed
-    } else if stop.load(Ordering::Relaxed) {
-        RunStatus::Interrupted
-    } else {
-        RunStatus::Complete
-    };
-    report.outcome.metrics = loop_metrics(&report.loops);
-    report.outcome.metrics.extend(probed);
-    rec.record_metrics(run_id, &report.outcome.metrics)?;
-    rec.finish_run(
-        run_id,
-        report.outcome.status,
-        report.outcome.error.as_deref(),
-    )?;
-    Ok(report)
+    ctx.record_metrics(loop_metrics(&loops))?;
+    // A run that failed has said why (a full filesystem before a loop, a
+    // worker's call); one cut short by the stop flag ends interrupted.
+    let error = ctx.out.error.take();
+    Ok(FsMarkReport {
+        outcome: ctx.finish(error)?,
+        options: opts.clone(),
+        loops,
+    })
 }
 
 /// Free bytes for unprivileged users, and the FSUse% fs_mark prints.
@@ -317,26 +244,6 @@ fn space(dir: &Path) -> Option<(u64, u32)> {
         (100.0 * (v.f_blocks.saturating_sub(v.f_bavail)) as f64 / v.f_blocks as f64) as u32
     };
     Some((free, pct))
-}
-
-fn record_series(
-    rec: &mut dyn Recorder,
-    run: i64,
-    p: SeriesPoint,
-    report: &mut FsMarkReport,
-    store_err: &mut Option<RecordError>,
-    each: &mut dyn FnMut(&SeriesPoint) -> Vec<ProbePoint>,
-) {
-    let probes = each(&p);
-    if store_err.is_none() {
-        if let Err(e) = rec
-            .record_series(run, &p)
-            .and_then(|_| rec.record_probe_points(run, &probes))
-        {
-            *store_err = Some(e);
-        }
-    }
-    report.outcome.series.push(p);
 }
 
 /// Unlinks every worker's last loop, the workers side by side: (files,
@@ -461,47 +368,34 @@ fn loop_row(
 /// the end-of-loop unlinks as phase `loop_unlink` when files are not kept,
 /// and each call's latency.
 fn record_create(
-    rec: &mut dyn Recorder,
-    run: i64,
-    report: &mut FsMarkReport,
+    ctx: &mut RunCtx,
     workers: &[Worker],
     (elapsed, usr, sys, bytes, complete): (f64, f64, f64, u64, bool),
     (unlinked, unlink_s, unlink_cpu): (u64, f64, (f64, f64)),
     failed: bool,
 ) -> crate::Result<()> {
     let ops: u64 = workers.iter().map(|w| w.phase_files).sum();
-    let phase = PhaseResult {
+    ctx.record_phase(PhaseResult {
         usr_cpu_s: usr,
         sys_cpu_s: sys,
         bytes,
         complete,
         ..PhaseResult::timed("create", ops, elapsed)
-    };
-    rec.record_phase(run, &phase)?;
-    report.outcome.phases.push(phase);
+    })?;
     if unlinked > 0 {
-        let phase = PhaseResult {
+        ctx.record_phase(PhaseResult {
             usr_cpu_s: unlink_cpu.0,
             sys_cpu_s: unlink_cpu.1,
             complete: !failed,
             ..PhaseResult::timed("loop_unlink", unlinked, unlink_s)
-        };
-        rec.record_phase(run, &phase)?;
-        report.outcome.phases.push(phase);
+        })?;
     }
     for (c, name) in CALLS.iter().enumerate() {
         let mut h = LatencyHistogram::new();
         for w in workers {
             h.merge(&w.calls[c].phase);
         }
-        if h.count() > 0 {
-            rec.record_latency(run, "create", name, &h)?;
-            report.outcome.latency.push(LatencyEntry {
-                phase: "create".into(),
-                op: name.to_string(),
-                summary: h.summary(),
-            });
-        }
+        ctx.record_latency("create", name, &h)?;
     }
     Ok(())
 }
@@ -527,13 +421,12 @@ fn out_of_space(opts: &FsMarkOptions, threads_per_dir: u64) -> Option<String> {
 fn create_phase(
     opts: &FsMarkOptions,
     phase_index: u32,
-    stop: &AtomicBool,
     sinks: &mut Sinks,
-    rec: &mut dyn Recorder,
-    report: &mut FsMarkReport,
-    each: &mut dyn FnMut(&SeriesPoint) -> Vec<ProbePoint>,
+    ctx: &mut RunCtx,
+    loops: &mut Vec<LoopRow>,
 ) -> crate::Result<bool> {
-    let run = report.outcome.run_id;
+    let stop = ctx.stop;
+    let run = ctx.out.run_id;
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
@@ -550,7 +443,6 @@ fn create_phase(
     let mut bytes = 0u64;
     let mut failed = false;
     let mut cut_short = false;
-    let mut store_err = None;
     // The loops' own time (what Files/sec divides by), and the unlinks after
     // each loop when files are not kept, which fs_mark leaves out of it.
     let mut loops_s = 0.0;
@@ -562,15 +454,15 @@ fn create_phase(
         if let Some(msg) = out_of_space(opts, threads_per_dir) {
             sinks.both(&format!("{msg}\n"), &format!("{msg}\n"));
             if opts.fill {
-                report.outcome.notes.push(format!("filesystem full: {msg}"));
+                ctx.out.notes.push(format!("filesystem full: {msg}"));
             } else {
-                report.outcome.error = Some(msg);
+                ctx.out.error = Some(msg);
                 failed = true;
             }
             break;
         }
         let abort = AtomicBool::new(false);
-        let ctx = LoopCtx {
+        let in_loop = LoopCtx {
             opts,
             stop,
             abort: &abort,
@@ -580,24 +472,23 @@ fn create_phase(
         let jobs: Vec<Box<dyn FnOnce() -> LoopOutcome + Send + '_>> = workers
             .iter_mut()
             .map(|w| {
-                let ctx = &ctx;
-                Box::new(move || w.run_loop(ctx)) as Box<dyn FnOnce() -> LoopOutcome + Send + '_>
+                let in_loop = &in_loop;
+                Box::new(move || w.run_loop(in_loop))
+                    as Box<dyn FnOnce() -> LoopOutcome + Send + '_>
             })
             .collect();
         let outcomes = supervise(jobs, &mut clock, &progress, &mut |p| {
-            record_series(rec, run, p, report, &mut store_err, each)
+            ctx.second("create", p)
         });
         let wall = loop_start.elapsed();
-        if let Some(e) = store_err.take() {
-            return Err(e.into());
-        }
+        ctx.store_error()?;
 
         let (row, mut error) = loop_row(opts, l, &outcomes, &workers, wall, &mut count, &mut bytes);
         let complete = row.complete;
         let line = output::row(&row, opts.verbose);
         sinks.both(&line, &line);
-        rec.record_loop(run, &row)?;
-        report.loops.push(row);
+        ctx.rec.record_loop(run, &row)?;
+        loops.push(row);
         l += 1;
         loops_s += wall.as_secs_f64();
         if !opts.keep {
@@ -613,9 +504,9 @@ fn create_phase(
         if let Some(e) = error {
             cut_short = true;
             if e.is_no_space() && opts.fill {
-                report.outcome.notes.push(format!("filesystem full: {e}"));
+                ctx.out.notes.push(format!("filesystem full: {e}"));
             } else {
-                report.outcome.error = Some(e.to_string());
+                ctx.out.error = Some(e.to_string());
                 failed = true;
             }
             break;
@@ -629,19 +520,14 @@ fn create_phase(
     let (usr, sys) = (usr - unlink_cpu.0, sys - unlink_cpu.1);
     let elapsed = loops_s;
     if let Some(p) = clock.finish(progress.total()) {
-        record_series(rec, run, p, report, &mut store_err, each);
-    }
-    if let Some(e) = store_err {
-        return Err(e.into());
+        ctx.second("create", p);
     }
     let (complete, loop_unlink) = (
         !cut_short && !failed && !stop.load(Ordering::Relaxed),
         (unlinked, unlink_s, unlink_cpu),
     );
     record_create(
-        rec,
-        run,
-        report,
+        ctx,
         &workers,
         (elapsed, usr, sys, bytes, complete),
         loop_unlink,
@@ -655,12 +541,9 @@ fn tree_phase(
     opts: &FsMarkOptions,
     phase_index: u32,
     op: TreeOp,
-    stop: &AtomicBool,
-    rec: &mut dyn Recorder,
-    report: &mut FsMarkReport,
-    each: &mut dyn FnMut(&SeriesPoint) -> Vec<ProbePoint>,
+    ctx: &mut RunCtx,
 ) -> crate::Result<bool> {
-    let run = report.outcome.run_id;
+    let stop = ctx.stop;
     let phase_name = match op {
         TreeOp::Stat => "stat",
         TreeOp::Unlink => "unlink",
@@ -668,7 +551,7 @@ fn tree_phase(
     let units = match tree::plan(&opts.dirs) {
         Ok(u) => u,
         Err(e) => {
-            report.outcome.error = Some(e.to_string());
+            ctx.out.error = Some(e.to_string());
             return Ok(false);
         }
     };
@@ -678,7 +561,7 @@ fn tree_phase(
     let cpu = CpuMeter::start();
     let next = AtomicUsize::new(0);
     let abort = AtomicBool::new(false);
-    let ctx = TreeCtx {
+    let in_tree = TreeCtx {
         op,
         units: &units,
         next: &next,
@@ -690,13 +573,12 @@ fn tree_phase(
     };
     let jobs: Vec<Box<dyn FnOnce() -> TreeOutcome + Send + '_>> = (0..threads)
         .map(|t| {
-            let ctx = &ctx;
-            Box::new(move || tree::work(ctx, t)) as Box<dyn FnOnce() -> TreeOutcome + Send + '_>
+            let in_tree = &in_tree;
+            Box::new(move || tree::work(in_tree, t)) as Box<dyn FnOnce() -> TreeOutcome + Send + '_>
         })
         .collect();
-    let mut store_err = None;
     let outcomes = supervise(jobs, &mut clock, &progress, &mut |p| {
-        record_series(rec, run, p, report, &mut store_err, each)
+        ctx.second(phase_name, p)
     });
     let mut hist = LatencyHistogram::new();
     let mut ops = 0;
@@ -730,29 +612,17 @@ fn tree_phase(
     let (usr, sys) = cpu.read();
     let elapsed = clock.elapsed().as_secs_f64();
     if let Some(p) = clock.finish(progress.total()) {
-        record_series(rec, run, p, report, &mut store_err, each);
+        ctx.second(phase_name, p);
     }
-    if let Some(e) = store_err {
-        return Err(e.into());
-    }
-    let phase = PhaseResult {
+    ctx.record_phase(PhaseResult {
         usr_cpu_s: usr,
         sys_cpu_s: sys,
         complete: error.is_none() && !interrupted,
         ..PhaseResult::timed(phase_name, ops, elapsed)
-    };
-    rec.record_phase(run, &phase)?;
-    report.outcome.phases.push(phase);
-    if hist.count() > 0 {
-        rec.record_latency(run, phase_name, op.call(), &hist)?;
-        report.outcome.latency.push(LatencyEntry {
-            phase: phase_name.into(),
-            op: op.call().into(),
-            summary: hist.summary(),
-        });
-    }
+    })?;
+    ctx.record_latency(phase_name, op.call(), &hist)?;
     if let Some(e) = error {
-        report.outcome.error = Some(e.to_string());
+        ctx.out.error = Some(e.to_string());
         return Ok(false);
     }
     Ok(true)
