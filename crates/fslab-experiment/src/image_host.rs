@@ -17,6 +17,7 @@ use fslab_lab::{human_bytes, LabError, LabResult};
 use fslab_record::{CellRunInfo, ImageHostFacts};
 
 use crate::backend::Prepared;
+use crate::runner::Preflight;
 use crate::spec::{Device, Experiment, ImageHost};
 use crate::state::Journal;
 
@@ -42,21 +43,22 @@ pub fn needed(device: &Device) -> Result<bool, String> {
     }
 }
 
-/// What `fslab run` checks before it makes a host.
-pub fn preflight(dir: &Path) -> Result<(), String> {
+/// What `fslab run` checks before it makes a host: mkfs.xfs is here, and
+/// the image directory can hold the host's image.
+pub fn preflight(dir: &Path) -> Result<(), Preflight> {
     if find_tool("mkfs.xfs").is_none() {
-        return Err(
+        return Err(Preflight::Machine(
             "device.image_host: the image host is XFS and mkfs.xfs is missing: install xfsprogs"
                 .into(),
-        );
+        ));
     }
-    if !fits(dir, HOST_IMAGE_SIZE).map_err(|e| e.0)? {
-        return Err(format!(
+    if !fits(dir, HOST_IMAGE_SIZE).map_err(|e| Preflight::Machine(e.0))? {
+        return Err(Preflight::Input(format!(
             "device.image_host: {} ({}) cannot hold the host image of {}",
             dir.display(),
             host_fs(dir),
             human_bytes(HOST_IMAGE_SIZE)
-        ));
+        )));
     }
     Ok(())
 }

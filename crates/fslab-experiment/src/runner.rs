@@ -558,47 +558,71 @@ pub fn direction_of(m: &fslab_record::Metric) -> Direction {
     }
 }
 
+/// Why an experiment cannot start here, found before anything is touched.
+#[derive(Debug, thiserror::Error)]
+pub enum Preflight {
+    /// The experiment asks for what is not there: an image directory that
+    /// does not exist, an image its directory's filesystem cannot hold, a
+    /// sysctl this kernel does not have. Bad input: the binary exits 2.
+    #[error("{0}")]
+    Input(String),
+    /// This machine or user cannot run it: a missing tool, not root, a
+    /// filesystem that cannot be asked its limits.
+    #[error("{0}")]
+    Machine(String),
+}
+
+impl Preflight {
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Preflight::Input(_))
+    }
+}
+
 /// Checks what can be checked before anything is touched.
-pub fn preflight(exp: &Experiment) -> Result<(), String> {
+pub fn preflight(exp: &Experiment) -> Result<(), Preflight> {
     let missing = missing_tools(exp);
     if !missing.is_empty() {
-        return Err(missing.join("; "));
+        return Err(Preflight::Machine(missing.join("; ")));
     }
-    if !matches!(exp.device, Device::Directory { .. }) && !rustix::process::geteuid().is_root() {
-        return Err(
+    let root = rustix::process::geteuid().is_root();
+    if !matches!(exp.device, Device::Directory { .. }) && !root {
+        return Err(Preflight::Machine(
             "fslab run makes filesystems (loop devices, mkfs, mount): run it as root".into(),
-        );
+        ));
     }
     if let Device::Image {
         size, dir, host, ..
     } = &exp.device
     {
         if !dir.is_dir() {
-            return Err(format!("device.image_dir {} does not exist", dir.display()));
+            return Err(Preflight::Input(format!(
+                "device.image_dir {} does not exist",
+                dir.display()
+            )));
         }
-        if image_host::needed(&exp.device)? {
+        if image_host::needed(&exp.device).map_err(Preflight::Machine)? {
             image_host::preflight(dir)?;
-        } else {
-            // Can the host hold a sparse file this large at all?
-            if !fslab_lab::image::fits(dir, *size).map_err(|e| e.0)? {
-                let why = fslab_lab::image::too_large(dir, *size);
-                return Err(match host {
-                    ImageHost::None => format!("{why} (or set device.image_host = \"auto\")"),
-                    _ => why,
-                });
-            }
+        } else if !fslab_lab::image::fits(dir, *size).map_err(|e| Preflight::Machine(e.0))? {
+            // The host cannot hold a sparse file this large at all.
+            let why = fslab_lab::image::too_large(dir, *size);
+            return Err(Preflight::Input(match host {
+                ImageHost::None => format!("{why} (or set device.image_host = \"auto\")"),
+                _ => why,
+            }));
         }
     }
     if (exp.machine.memory_limit.is_some()
         || !exp.cells.iter().all(|c| c.sysctl.is_empty())
         || exp.machine.drop_caches)
-        && !rustix::process::geteuid().is_root()
+        && !root
     {
-        return Err("sysctls, drop_caches and memory limits need root".into());
+        return Err(Preflight::Machine(
+            "sysctls, drop_caches and memory limits need root".into(),
+        ));
     }
     for c in &exp.cells {
         for name in c.sysctl.keys() {
-            read_sysctl(name).map_err(|e| format!("cell {:?}: {e}", c.label))?;
+            read_sysctl(name).map_err(|e| Preflight::Input(format!("cell {:?}: {e}", c.label)))?;
         }
     }
     Ok(())

@@ -235,6 +235,17 @@ fn load(name: &str) -> Result<(String, String), Failure> {
     )))
 }
 
+/// A preflight refusal: what the experiment asks for that is not there is
+/// bad input (2); what this machine lacks, a failure (1).
+fn refused(e: runner::Preflight) -> Failure {
+    let m = format!("run: {e}");
+    if e.is_usage() {
+        Failure::Usage(m)
+    } else {
+        Failure::Failed(m)
+    }
+}
+
 pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     if args.list {
         list_builtin();
@@ -284,7 +295,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         }
         return Ok(());
     }
-    runner::preflight(&exp).map_err(|e| Failure::Failed(format!("run: {e}")))?;
+    runner::preflight(&exp).map_err(refused)?;
     check_mpi(&exp)?;
     let mut store = super::open_store(db)?;
     let stop = super::stop_on_signals()?;

@@ -89,6 +89,50 @@ fn one_line_refusal(o: &std::process::Output, what: &str) {
     assert!(lines[0].starts_with("fslab: "), "{what}: {err}");
 }
 
+/// What an experiment asks for that is not there (an image directory, a
+/// sysctl this kernel lacks) is bad input, refused in one line with status
+/// 2 before anything is made; what the machine lacks is not.
+#[test]
+fn what_an_experiment_asks_for_that_is_not_there_is_bad_input() {
+    if !privileged("fslab run's preflight as root") {
+        return;
+    }
+    let lab = Lab::new();
+    let missing = lab.path("no-such-dir");
+    let exp = |dir: &Path, target: &str| {
+        format!(
+            "name = \"p\"\n[device]\nsize = \"1G\"\nimage_dir = \"{}\"\n[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"10\"]\n[[target]]\nfs = \"ext4\"\n{target}",
+            dir.display()
+        )
+    };
+    let f = lab.experiment("p1.toml", &exp(&missing, ""));
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    one_line_refusal(&o, "a missing image_dir");
+    assert!(
+        stderr(&o).contains(&format!(
+            "device.image_dir {} does not exist",
+            missing.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let f = lab.experiment(
+        "p2.toml",
+        &exp(
+            &lab.images(),
+            "sysctl = { \"vm.no_such_knob_fslab\" = 1 }\n",
+        ),
+    );
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    one_line_refusal(&o, "a sysctl the kernel lacks");
+    assert!(
+        stderr(&o).contains("vm.no_such_knob_fslab"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(lab.leftovers(), Vec::<String>::new());
+}
+
 #[test]
 fn hostile_experiments_are_refused_before_anything_is_made() {
     if !privileged("a victim loop device") || !need_tool("mkfs.btrfs") || !need_tool("mkfs.xfs") {
