@@ -31,10 +31,23 @@ pub use probe::{Blob, Monitor, NoMonitor, ProbeNote, ProbePoint};
 pub use types::*;
 pub use workload::WorkloadKind;
 
-/// Failure of a recorder (the store could not write).
+/// Failure of a recorder: what it could not keep.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct RecordError(pub String);
+pub enum RecordError {
+    /// The database refused the write (its own message).
+    #[error("{0}")]
+    Storage(String),
+    /// A probe's data could not be copied into the store.
+    #[error("{what}: {source}")]
+    Blob {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A write named an experiment the recorder does not have.
+    #[error("no experiment {0}")]
+    NoSuchExperiment(i64),
+}
 
 /// Result of a recorder call.
 pub type RecordResult<T> = Result<T, RecordError>;

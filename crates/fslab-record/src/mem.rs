@@ -51,7 +51,7 @@ impl ExperimentRecorder for MemRecorder {
     }
     fn reopen_experiment(&mut self, experiment: i64, _repetitions: u32) -> RecordResult<()> {
         if experiment < 1 || experiment as usize > self.experiments.len() {
-            return Err(RecordError(format!("no experiment {experiment}")));
+            return Err(RecordError::NoSuchExperiment(experiment));
         }
         self.experiment_status = Some(RunStatus::Running);
         Ok(())

@@ -87,9 +87,7 @@ impl ExperimentRecorder for Store {
             )
             .map_err(rec_err)?;
         if n == 0 {
-            return Err(fslab_record::RecordError(format!(
-                "no experiment {experiment}"
-            )));
+            return Err(fslab_record::RecordError::NoSuchExperiment(experiment));
         }
         Ok(())
     }

@@ -375,7 +375,7 @@ impl Store {
 }
 
 fn rec_err(e: rusqlite::Error) -> RecordError {
-    RecordError(e.to_string())
+    RecordError::Storage(e.to_string())
 }
 
 /// A unit-like enum's serde name (`mib_per_sec`).
@@ -554,8 +554,10 @@ impl Recorder for Store {
                 let mut b = tx
                     .blob_open(rusqlite::MAIN_DB, "probe_notes", "blob", row, false)
                     .map_err(rec_err)?;
-                blob.copy_to(&mut b)
-                    .map_err(|e| RecordError(format!("{} {}: {e}", n.probe, n.key)))?;
+                blob.copy_to(&mut b).map_err(|source| RecordError::Blob {
+                    what: format!("{} {}", n.probe, n.key),
+                    source,
+                })?;
                 0
             }
         };
