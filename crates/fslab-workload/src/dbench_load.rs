@@ -226,19 +226,23 @@ fn parse_op(t: &[String], e: &dyn Fn(String) -> String) -> Result<Op, String> {
         }
     };
     let n = |k: usize| num(&t[k]).map_err(e);
+    // Handles, options and dispositions are 32-bit in SMB and in dbench.
+    let n32 = |k: usize| {
+        u32::try_from(n(k)?).map_err(|_| e(format!("{} does not fit in 32 bits", t[k])))
+    };
     Ok(match t[0].as_str() {
         "NTCreateX" => {
             want(4)?;
             Op::NtCreateX {
                 path: LoadPath::new(&t[1]),
-                options: n(2)? as u32,
-                disposition: n(3)? as u32,
-                fnum: n(4)? as u32,
+                options: n32(2)?,
+                disposition: n32(3)?,
+                fnum: n32(4)?,
             }
         }
         "Close" => {
             want(1)?;
-            Op::Close { fnum: n(1)? as u32 }
+            Op::Close { fnum: n32(1)? }
         }
         "Rename" => {
             want(2)?;
@@ -279,7 +283,7 @@ fn parse_op(t: &[String], e: &dyn Fn(String) -> String) -> Result<Op, String> {
         }
         "QUERY_FILE_INFORMATION" => {
             want(2)?;
-            Op::QueryFile { fnum: n(1)? as u32 }
+            Op::QueryFile { fnum: n32(1)? }
         }
         "QUERY_FS_INFORMATION" => {
             want(1)?;
@@ -287,7 +291,7 @@ fn parse_op(t: &[String], e: &dyn Fn(String) -> String) -> Result<Op, String> {
         }
         "SET_FILE_INFORMATION" => {
             want(2)?;
-            Op::SetFileInfo { fnum: n(1)? as u32 }
+            Op::SetFileInfo { fnum: n32(1)? }
         }
         "FIND_FIRST" => {
             want(4)?;
@@ -299,7 +303,7 @@ fn parse_op(t: &[String], e: &dyn Fn(String) -> String) -> Result<Op, String> {
         "WriteX" => {
             want(4)?;
             Op::WriteX {
-                fnum: n(1)? as u32,
+                fnum: n32(1)?,
                 offset: n(2)?,
                 size: n(3)?,
             }
@@ -307,7 +311,7 @@ fn parse_op(t: &[String], e: &dyn Fn(String) -> String) -> Result<Op, String> {
         "ReadX" => {
             want(4)?;
             Op::ReadX {
-                fnum: n(1)? as u32,
+                fnum: n32(1)?,
                 offset: n(2)?,
                 size: n(3)?,
             }
@@ -315,7 +319,7 @@ fn parse_op(t: &[String], e: &dyn Fn(String) -> String) -> Result<Op, String> {
         "LockX" => {
             want(3)?;
             Op::LockX {
-                fnum: n(1)? as u32,
+                fnum: n32(1)?,
                 offset: n(2)?,
                 size: n(3)?,
             }
@@ -323,14 +327,14 @@ fn parse_op(t: &[String], e: &dyn Fn(String) -> String) -> Result<Op, String> {
         "UnlockX" => {
             want(3)?;
             Op::UnlockX {
-                fnum: n(1)? as u32,
+                fnum: n32(1)?,
                 offset: n(2)?,
                 size: n(3)?,
             }
         }
         "Flush" => {
             want(1)?;
-            Op::Flush { fnum: n(1)? as u32 }
+            Op::Flush { fnum: n32(1)? }
         }
         other => return Err(e(format!("unknown operation {}", shown(other)))),
     })
@@ -523,6 +527,11 @@ mod tests {
         assert!(parse("f", "Close 1 OK\n")
             .unwrap_err()
             .contains("not an NT status"));
+        assert_eq!(
+            parse("f", "Close 0x100000001 NT_STATUS_OK\n").unwrap_err(),
+            "f:1: 0x100000001 does not fit in 32 bits",
+            "a handle is never silently truncated"
+        );
         assert!(parse("f", "NTCreateX \"a 0x1 0x2 3 NT_STATUS_OK\n")
             .unwrap_err()
             .contains("not closed"));
