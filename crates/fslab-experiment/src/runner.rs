@@ -222,7 +222,7 @@ impl Executor for ProcessExecutor {
         });
         let mut side = Beside { probes, acks, said };
         let mut handle = |line: String, out: &mut WorkloadOutcome, progress: &mut dyn Progress| {
-            side.handle(line, out, progress)
+            side.handle(line, out, progress);
         };
         let mut interrupted = false;
         let status = loop {
@@ -428,7 +428,7 @@ impl ExperimentOutcome {
                     direction,
                     value,
                     headline,
-                })
+                });
             };
             for p in &r.phases {
                 push(
@@ -931,7 +931,7 @@ impl MachineHeld {
         // In name order, so that two runs never wait for each other.
         for (name, value) in &cell.sysctl {
             let lock = SysctlLock::acquire(&crate::machine::lock_dir(), name, env.stop, &mut |m| {
-                env.progress.note(&m)
+                env.progress.note(&m);
             })
             .map_err(|e| e.0)?;
             self.locks.push(lock);

@@ -213,7 +213,7 @@ pub fn run_tool(argv: &[String]) -> LabResult<Duration> {
                 .rev()
                 .take(3)
                 .rev()
-                .cloned()
+                .copied()
                 .collect::<Vec<_>>()
                 .join(" / ")
         )));

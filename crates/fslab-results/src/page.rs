@@ -248,9 +248,9 @@ fn io_pattern(notes: &[StoredNote]) -> Vec<Block> {
         for e in &mine {
             let p = ((e.t_ns - t0) as f64 / 1e9, e.sector as f64);
             if e.is_write() {
-                w.push(p)
+                w.push(p);
             } else {
-                r.push(p)
+                r.push(p);
             }
         }
         let title = format!(

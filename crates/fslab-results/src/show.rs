@@ -391,8 +391,8 @@ fn latency_and_rates(rec: &RunRecord, s: &mut String) {
                 continue;
             }
             let mean = pts.iter().sum::<f64>() / pts.len() as f64;
-            let min = pts.iter().cloned().fold(f64::INFINITY, f64::min);
-            let max = pts.iter().cloned().fold(0.0, f64::max);
+            let min = pts.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = pts.iter().copied().fold(0.0, f64::max);
             table.row([
                 p.phase.clone(),
                 pts.len().to_string(),

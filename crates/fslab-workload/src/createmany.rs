@@ -124,9 +124,9 @@ impl NameFmt {
             if b[i] == b'%' {
                 if b.get(i + 1) == Some(&b'%') {
                     if spec.is_some() {
-                        suffix.push('%')
+                        suffix.push('%');
                     } else {
-                        prefix.push('%')
+                        prefix.push('%');
                     }
                     i += 2;
                     continue;
@@ -170,9 +170,9 @@ impl NameFmt {
             }
             let ch_len = fmt[i..].chars().next().map(|c| c.len_utf8()).unwrap_or(1);
             if spec.is_some() {
-                suffix.push_str(&fmt[i..i + ch_len])
+                suffix.push_str(&fmt[i..i + ch_len]);
             } else {
-                prefix.push_str(&fmt[i..i + ch_len])
+                prefix.push_str(&fmt[i..i + ch_len]);
             }
             i += ch_len;
         }
@@ -652,10 +652,11 @@ fn one(
             .map_err(|e| ("mkdir", e))?,
         Op::Link => {
             let target = o.link_target.as_ref().expect("validated");
-            rustix::fs::linkat(CWD, target, CWD, name, AtFlags::empty()).map_err(|e| ("link", e))?
+            rustix::fs::linkat(CWD, target, CWD, name, AtFlags::empty())
+                .map_err(|e| ("link", e))?;
         }
         Op::Unlink => {
-            rustix::fs::unlinkat(CWD, name, AtFlags::empty()).map_err(|e| ("unlink", e))?
+            rustix::fs::unlinkat(CWD, name, AtFlags::empty()).map_err(|e| ("unlink", e))?;
         }
     }
     if o.op != Op::Open && o.op != Op::Unlink && (o.uid.is_some() || o.gid.is_some()) {

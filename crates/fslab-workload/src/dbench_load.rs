@@ -211,25 +211,26 @@ fn shown(w: &str) -> String {
 }
 
 /// Parses a loadfile; errors read `NAME:LINE: what is wrong`.
+/// That the operation `t[0]` has `n` arguments.
+fn arity(t: &[String], n: usize) -> Result<(), String> {
+    if t.len() - 1 == n {
+        return Ok(());
+    }
+    Err(format!(
+        "{} takes {n} arguments before the status, not {}",
+        t[0],
+        t.len() - 1
+    ))
+}
+
 /// One line's operation and its arguments (`t`: the tokens before the
 /// status); `e` places a message at the line.
 fn parse_op(t: &[String], e: &dyn Fn(String) -> String) -> Result<Op, String> {
-    let want = |n: usize| -> Result<(), String> {
-        if t.len() - 1 != n {
-            Err(e(format!(
-                "{} takes {n} arguments before the status, not {}",
-                t[0],
-                t.len() - 1
-            )))
-        } else {
-            Ok(())
-        }
-    };
+    let want = |n: usize| arity(t, n).map_err(e);
     let n = |k: usize| num(&t[k]).map_err(e);
     // Handles, options and dispositions are 32-bit in SMB and in dbench.
-    let n32 = |k: usize| {
-        u32::try_from(n(k)?).map_err(|_| e(format!("{} does not fit in 32 bits", t[k])))
-    };
+    let n32 =
+        |k: usize| u32::try_from(n(k)?).map_err(|_| e(format!("{} does not fit in 32 bits", t[k])));
     Ok(match t[0].as_str() {
         "NTCreateX" => {
             want(4)?;

@@ -123,7 +123,7 @@ impl Probe for Cpu {
                 .iter()
                 .take(8)
                 .map(|(c, t)| ThreadCpu {
-                    thread: c.to_string(),
+                    thread: (*c).clone(),
                     cpu_s: s(**t),
                 })
                 .collect(),

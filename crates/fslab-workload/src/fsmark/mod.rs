@@ -478,7 +478,7 @@ fn create_phase(
             })
             .collect();
         let outcomes = supervise(jobs, &mut clock, &progress, &mut |p| {
-            ctx.second("create", p)
+            ctx.second("create", p);
         });
         let wall = loop_start.elapsed();
         ctx.store_error()?;
@@ -578,7 +578,7 @@ fn tree_phase(
         })
         .collect();
     let outcomes = supervise(jobs, &mut clock, &progress, &mut |p| {
-        ctx.second(phase_name, p)
+        ctx.second(phase_name, p);
     });
     let mut hist = LatencyHistogram::new();
     let mut ops = 0;

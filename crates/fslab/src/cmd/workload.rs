@@ -83,7 +83,7 @@ pub fn run<R: Report>(
     }
     if common.progress {
         hooks.run_started = Some(Box::new(|run_id| {
-            eprintln!("{}", ChildMessage::RunStarted { run_id }.line())
+            eprintln!("{}", ChildMessage::RunStarted { run_id }.line());
         }));
         hooks.each_second = Some(progress_lines());
     }
