@@ -425,8 +425,11 @@ fn fsmark_without_k_stores_the_create_rate_it_prints() {
     let phases = v["phases"].as_array().unwrap();
     let create = phases.iter().find(|p| p["phase"] == "create").unwrap();
     let stored = create["ops_per_s"].as_f64().unwrap();
+    // The phase's rate is over the loop's wall time, Files/sec over the
+    // thread's own time: on a machine busy with other tests a one-second
+    // loop has read 14% apart. The regression read 50% apart.
     assert!(
-        (stored / printed - 1.0).abs() < 0.1,
+        (stored / printed - 1.0).abs() < 0.25,
         "stored create rate {stored:.0} against printed Files/sec {printed:.0}"
     );
     let unlink = phases
