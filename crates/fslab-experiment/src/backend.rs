@@ -52,7 +52,7 @@ impl Versions {
     pub fn of(&mut self, fs: &FsType) -> String {
         self.0
             .entry(fs.clone())
-            .or_insert_with(|| tool_version(fs).unwrap_or_else(|e| e.0))
+            .or_insert_with(|| tool_version(fs).unwrap_or_else(|e| e.to_string()))
             .clone()
     }
 }
@@ -94,7 +94,7 @@ fn build(
     let dev_path = match &exp.device {
         Device::Directory { path } => {
             if !path.is_dir() {
-                return Err(LabError(format!(
+                return Err(LabError::Failed(format!(
                     "device.path {} is not a directory",
                     path.display()
                 )));
@@ -106,12 +106,12 @@ fn build(
                     &marker,
                     "made by fslab run: a directory device's cells work here\n",
                 )
-                .map_err(|e| LabError(format!("cannot write {}: {e}", marker.display())))?;
+                .map_err(|e| LabError::Failed(format!("cannot write {}: {e}", marker.display())))?;
             }
             let d = path.join(&tag);
             let id = journal.add(Resource::Tree { path: d.clone() })?;
             std::fs::create_dir(&d)
-                .map_err(|e| LabError(format!("cannot create {}: {e}", d.display())))?;
+                .map_err(|e| LabError::Failed(format!("cannot create {}: {e}", d.display())))?;
             info.host_fs = fslab_record::TargetInfo::of(path).fs_type;
             p.workdir = d.clone();
             p.scratch = Some((d, id));
@@ -141,7 +141,7 @@ fn build(
     let fs = cell
         .fs
         .clone()
-        .ok_or_else(|| LabError("cell has no filesystem type".into()))?;
+        .ok_or_else(|| LabError::Failed("cell has no filesystem type".into()))?;
     let argv = mkfs_argv(&fs, &cell.mkfs_options, &dev_path);
     info.mkfs_argv = argv.clone();
     info.mkfs_s = run_mkfs(&argv)?.as_secs_f64();
@@ -180,16 +180,17 @@ fn check_block_device(path: &Path, consent: &DeviceConsent) -> LabResult<()> {
         .map(|f| std::fs::canonicalize(f).unwrap_or_else(|_| f.clone()))
         .is_some_and(|f| f == canon);
     if !named {
-        return Err(LabError(format!(
+        return Err(LabError::Refused(format!(
             "{} would be formatted: fslab formats an existing device only when told so with --format-device {}",
             path.display(),
             path.display()
         )));
     }
-    let st = rustix::fs::stat(&canon)
-        .map_err(|e| LabError(format!("{}: {}", path.display(), std::io::Error::from(e))))?;
+    let st = rustix::fs::stat(&canon).map_err(|e| {
+        LabError::Failed(format!("{}: {}", path.display(), std::io::Error::from(e)))
+    })?;
     if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::BlockDevice {
-        return Err(LabError(format!(
+        return Err(LabError::Refused(format!(
             "{} is not a block device",
             path.display()
         )));
@@ -202,13 +203,13 @@ fn check_block_device(path: &Path, consent: &DeviceConsent) -> LabResult<()> {
     ) {
         Ok(fd) => drop(fd),
         Err(rustix::io::Errno::BUSY) => {
-            return Err(LabError(format!(
+            return Err(LabError::Refused(format!(
                 "{} is in use (mounted, or held by another program): refusing to format it",
                 path.display()
             )))
         }
         Err(e) => {
-            return Err(LabError(format!(
+            return Err(LabError::Failed(format!(
                 "{}: {}",
                 path.display(),
                 std::io::Error::from(e)
@@ -217,9 +218,9 @@ fn check_block_device(path: &Path, consent: &DeviceConsent) -> LabResult<()> {
     }
     if !consent.force {
         if let Some(what) = signature::probe(&canon)
-            .map_err(|e| LabError(format!("cannot read {}: {e}", path.display())))?
+            .map_err(|e| LabError::Failed(format!("cannot read {}: {e}", path.display())))?
         {
-            return Err(LabError(format!(
+            return Err(LabError::Refused(format!(
                 "{} holds {what}: refusing to format it (add --force to destroy it)",
                 path.display()
             )));
@@ -270,9 +271,9 @@ impl Prepared {
         }
         self.image = Some((image, id));
         if let Some(what) = signature::probe(path)
-            .map_err(|e| LabError(format!("cannot read {}: {e}", path.display())))?
+            .map_err(|e| LabError::Failed(format!("cannot read {}: {e}", path.display())))?
         {
-            return Err(LabError(format!(
+            return Err(LabError::Refused(format!(
                 "new image {} already holds {what}",
                 path.display()
             )));
@@ -302,8 +303,9 @@ impl Prepared {
         let id = journal.add(Resource::MountDir {
             path: mnt.to_path_buf(),
         })?;
-        std::fs::create_dir_all(mnt)
-            .map_err(|e| LabError(format!("cannot create mount point {}: {e}", mnt.display())))?;
+        std::fs::create_dir_all(mnt).map_err(|e| {
+            LabError::Failed(format!("cannot create mount point {}: {e}", mnt.display()))
+        })?;
         self.mount_dir = Some((mnt.to_path_buf(), id));
         let id = journal.add(Resource::Mount {
             target: mnt.to_path_buf(),
@@ -375,7 +377,7 @@ impl Prepared {
                                 info.remount_s = Some(t.elapsed().as_secs_f64());
                                 note(m2.unmount().map(|_| ()));
                             }
-                            Err(e) => note(Err(LabError(format!(
+                            Err(e) => note(Err(LabError::Failed(format!(
                                 "remount after the workload failed: {e}"
                             )))),
                         }
@@ -406,7 +408,10 @@ impl Prepared {
         if let Some((d, id)) = self.scratch.take() {
             match std::fs::remove_dir_all(&d) {
                 Ok(()) => journal.done(id),
-                Err(e) => note(Err(LabError(format!("cannot remove {}: {e}", d.display())))),
+                Err(e) => note(Err(LabError::Failed(format!(
+                    "cannot remove {}: {e}",
+                    d.display()
+                )))),
             }
         }
         match first_err {

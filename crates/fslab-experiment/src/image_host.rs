@@ -39,7 +39,7 @@ pub fn needed(device: &Device) -> Result<bool, String> {
     match host {
         ImageHost::None => Ok(false),
         ImageHost::Xfs => Ok(true),
-        ImageHost::Auto => Ok(!fits(dir, *size).map_err(|e| e.0)?),
+        ImageHost::Auto => Ok(!fits(dir, *size).map_err(|e| e.to_string())?),
     }
 }
 
@@ -52,7 +52,7 @@ pub fn preflight(dir: &Path) -> Result<(), Preflight> {
                 .into(),
         ));
     }
-    if !fits(dir, HOST_IMAGE_SIZE).map_err(|e| Preflight::Machine(e.0))? {
+    if !fits(dir, HOST_IMAGE_SIZE).map_err(|e| Preflight::Machine(e.to_string()))? {
         return Err(Preflight::Input(format!(
             "device.image_host: {} ({}) cannot hold the host image of {}",
             dir.display(),
@@ -82,7 +82,7 @@ impl HostFs {
             Ok(facts) => Ok(HostFs { fs, facts }),
             Err(e) => {
                 let _ = fs.teardown_quietly(journal, &mut CellRunInfo::default());
-                Err(LabError(format!("image host: {}", e.0)))
+                Err(LabError::Failed(format!("image host: {e}")))
             }
         }
     }

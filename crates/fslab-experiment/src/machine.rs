@@ -10,7 +10,7 @@ use fslab_lab::{LabError, LabResult};
 /// so no name can reach a path outside /proc/sys.
 pub fn sysctl_path(name: &str) -> LabResult<PathBuf> {
     if let Some(e) = crate::safety::sysctl_name_error(name) {
-        return Err(LabError(e));
+        return Err(LabError::Failed(e));
     }
     Ok(PathBuf::from("/proc/sys").join(name.replace('.', "/")))
 }
@@ -20,7 +20,7 @@ pub fn read_sysctl(name: &str) -> LabResult<String> {
     std::fs::read_to_string(&path)
         .map(|s| s.trim().to_string())
         .map_err(|e| {
-            LabError(format!(
+            LabError::Failed(format!(
                 "sysctl {name}: cannot read {}: {e}",
                 path.display()
             ))
@@ -29,7 +29,7 @@ pub fn read_sysctl(name: &str) -> LabResult<String> {
 
 pub fn write_sysctl(name: &str, value: &str) -> LabResult<()> {
     std::fs::write(sysctl_path(name)?, value)
-        .map_err(|e| LabError(format!("sysctl {name}: cannot set {value:?}: {e}")))
+        .map_err(|e| LabError::Failed(format!("sysctl {name}: cannot set {value:?}: {e}")))
 }
 
 /// A sysctl this process holds: every fslab process that wants to change
@@ -59,7 +59,7 @@ pub fn lock_dir() -> PathBuf {
 fn lock_file(dir: &Path, name: &str) -> LabResult<std::fs::File> {
     sysctl_path(name)?;
     std::fs::create_dir_all(dir)
-        .map_err(|e| LabError(format!("cannot create {}: {e}", dir.display())))?;
+        .map_err(|e| LabError::Failed(format!("cannot create {}: {e}", dir.display())))?;
     let p = dir.join(format!("sysctl-{name}.lock"));
     std::fs::OpenOptions::new()
         .create(true)
@@ -67,7 +67,7 @@ fn lock_file(dir: &Path, name: &str) -> LabResult<std::fs::File> {
         .read(true)
         .write(true)
         .open(&p)
-        .map_err(|e| LabError(format!("cannot open {}: {e}", p.display())))
+        .map_err(|e| LabError::Failed(format!("cannot open {}: {e}", p.display())))
 }
 
 fn try_flock(f: &std::fs::File) -> LabResult<bool> {
@@ -75,7 +75,10 @@ fn try_flock(f: &std::fs::File) -> LabResult<bool> {
     match flock(f, FlockOperation::NonBlockingLockExclusive) {
         Ok(()) => Ok(true),
         Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
-        Err(e) => Err(LabError(format!("flock: {}", std::io::Error::from(e)))),
+        Err(e) => Err(LabError::Failed(format!(
+            "flock: {}",
+            std::io::Error::from(e)
+        ))),
     }
 }
 
@@ -94,7 +97,7 @@ impl SysctlLock {
         let mut told = false;
         while !try_flock(&f)? {
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return Err(LabError(format!(
+                return Err(LabError::Failed(format!(
                     "interrupted while waiting for sysctl {name}"
                 )));
             }
@@ -126,7 +129,7 @@ impl SysctlLock {
 pub fn drop_caches() -> LabResult<()> {
     rustix::fs::sync();
     std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| {
-        LabError(if e.kind() == std::io::ErrorKind::PermissionDenied {
+        LabError::Failed(if e.kind() == std::io::ErrorKind::PermissionDenied {
             format!("cannot drop caches: {e}: dropping caches needs root")
         } else {
             format!("cannot drop caches: {e}")
@@ -142,7 +145,7 @@ pub struct MemCgroup {
 
 /// Where this process's memory cgroup is.
 fn own_memory_cgroup() -> LabResult<fslab_probe::cgroup::MemoryCgroup> {
-    fslab_probe::cgroup::own_memory_cgroup().map_err(LabError)
+    fslab_probe::cgroup::own_memory_cgroup().map_err(LabError::Failed)
 }
 
 impl MemCgroup {
@@ -158,7 +161,7 @@ impl MemCgroup {
         let path = own.path.join(name);
         let v2 = own.v2;
         std::fs::create_dir(&path).map_err(|e| {
-            LabError(format!(
+            LabError::Failed(format!(
                 "cannot create memory cgroup {}: {e}",
                 path.display()
             ))
@@ -172,7 +175,7 @@ impl MemCgroup {
             cg: fslab_probe::cgroup::MemoryCgroup { path, v2 },
         };
         std::fs::write(cg.path().join(file), limit.to_string()).map_err(|e| {
-            LabError(format!(
+            LabError::Failed(format!(
                 "cannot set {} in {}: {e}",
                 file,
                 cg.path().display()
@@ -193,7 +196,7 @@ impl MemCgroup {
     /// Moves process `pid` into the cgroup.
     pub fn add_process(path: &Path, pid: u32) -> LabResult<()> {
         std::fs::write(path.join("cgroup.procs"), pid.to_string()).map_err(|e| {
-            LabError(format!(
+            LabError::Failed(format!(
                 "cannot move process {pid} into {}: {e}",
                 path.display()
             ))
@@ -238,7 +241,7 @@ pub fn remove_cgroup(path: &Path) -> LabResult<()> {
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    Err(LabError(format!(
+    Err(LabError::Failed(format!(
         "cannot remove cgroup {}: {}",
         path.display(),
         last.map(|e| e.to_string()).unwrap_or_default()
@@ -277,7 +280,7 @@ mod tests {
         let mut said = Vec::new();
         let e = SysctlLock::acquire(dir.path(), "vm.dirty_ratio", &stop, &mut |m| said.push(m))
             .unwrap_err();
-        assert!(e.0.contains("interrupted"), "{e}");
+        assert!(e.to_string().contains("interrupted"), "{e}");
         drop(held);
         assert!(SysctlLock::try_acquire(dir.path(), "vm.dirty_ratio")
             .unwrap()

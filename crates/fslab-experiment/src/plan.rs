@@ -431,12 +431,12 @@ pub fn missing_tools(exp: &Experiment) -> Vec<String> {
                                 | FsType::Btrfs
                         )
                     {
-                        e.0
+                        e.to_string()
                     } else {
                         format!(
                             "unknown filesystem type {:?}: the kernel does not know it and {}",
                             fs.name(),
-                            e.0
+                            e
                         )
                     },
                 );

@@ -602,7 +602,9 @@ pub fn preflight(exp: &Experiment) -> Result<(), Preflight> {
         }
         if image_host::needed(&exp.device).map_err(Preflight::Machine)? {
             image_host::preflight(dir)?;
-        } else if !fslab_lab::image::fits(dir, *size).map_err(|e| Preflight::Machine(e.0))? {
+        } else if !fslab_lab::image::fits(dir, *size)
+            .map_err(|e| Preflight::Machine(e.to_string()))?
+        {
             // The host cannot hold a sparse file this large at all.
             let why = fslab_lab::image::too_large(dir, *size);
             return Err(Preflight::Input(match host {
@@ -655,7 +657,7 @@ pub fn run(
 ) -> Result<ExperimentOutcome, String> {
     let host = match &exp.device {
         Device::Image { dir, .. } if image_host::needed(&exp.device)? => {
-            HostFs::make(dir, journal, cfg.consent.keep_images).map_err(|e| e.0)?
+            HostFs::make(dir, journal, cfg.consent.keep_images).map_err(|e| e.to_string())?
         }
         _ => {
             let mut env = RunEnv {
@@ -692,7 +694,7 @@ pub fn run(
     }
     match (r, torn) {
         (Ok(mut o), Err(e)) => {
-            o.teardown_problems.push(format!("image host: {}", e.0));
+            o.teardown_problems.push(format!("image host: {e}"));
             Ok(o)
         }
         (r, _) => r,
@@ -933,7 +935,7 @@ impl MachineHeld {
             let lock = SysctlLock::acquire(&crate::machine::lock_dir(), name, env.stop, &mut |m| {
                 env.progress.note(&m);
             })
-            .map_err(|e| e.0)?;
+            .map_err(|e| e.to_string())?;
             self.locks.push(lock);
             if let Some(pid) = crate::state::sysctl_left_by_dead_run(&state, name) {
                 return Err(format!(
@@ -941,7 +943,7 @@ impl MachineHeld {
                      run `fslab cleanup` first"
                 ));
             }
-            let orig = read_sysctl(name).map_err(|e| e.0)?;
+            let orig = read_sysctl(name).map_err(|e| e.to_string())?;
             info.sysctl_before.insert(name.clone(), orig.clone());
             let id = env
                 .journal
@@ -951,13 +953,13 @@ impl MachineHeld {
                 })
                 .map_err(|e| e.to_string())?;
             self.sysctls.push((id, name.clone(), orig));
-            write_sysctl(name, value).map_err(|e| e.0)?;
-            let now = read_sysctl(name).map_err(|e| e.0)?;
+            write_sysctl(name, value).map_err(|e| e.to_string())?;
+            let now = read_sysctl(name).map_err(|e| e.to_string())?;
             info.sysctl_during.insert(name.clone(), now);
         }
         if let Some(limit) = exp.machine.memory_limit {
             let name = format!("fslab-{}-c{}-r{}", std::process::id(), cell.index, rep);
-            let path = MemCgroup::path_for(&name).map_err(|e| e.0)?;
+            let path = MemCgroup::path_for(&name).map_err(|e| e.to_string())?;
             let id = env
                 .journal
                 .add(Resource::Cgroup { path })
@@ -969,7 +971,7 @@ impl MachineHeld {
                 }
                 Err(e) => {
                     env.journal.done(id);
-                    return Err(e.0);
+                    return Err(e.to_string());
                 }
             }
         }
@@ -982,7 +984,7 @@ impl MachineHeld {
         for (id, name, orig) in self.sysctls.drain(..).rev() {
             match write_sysctl(&name, &orig) {
                 Ok(()) => journal.done(id),
-                Err(e) => problems.push(e.0),
+                Err(e) => problems.push(e.to_string()),
             }
         }
         drop(self.locks);
@@ -1052,7 +1054,7 @@ fn run_cell(
             _ => "mkfs and mount",
         });
         match setup(exp, cell, rep, &cfg.consent, env.journal, info) {
-            Err(e) => res.error = Some(e.0),
+            Err(e) => res.error = Some(e.to_string()),
             Ok(prepared) => {
                 let mut argv = workload_argv(exp, cell, prepared.workdir());
                 let log = env.journal.mount_base().with_file_name(format!(
@@ -1073,7 +1075,11 @@ fn run_cell(
                 // The workload directories must be on the new filesystem.
                 let check = std::fs::create_dir_all(prepared.workdir())
                     .map_err(|e| e.to_string())
-                    .and_then(|_| prepared.verify(prepared.workdir()).map_err(|e| e.0));
+                    .and_then(|_| {
+                        prepared
+                            .verify(prepared.workdir())
+                            .map_err(|e| e.to_string())
+                    });
                 match check {
                     Err(e) => res.error = Some(e),
                     Ok(()) => {
@@ -1131,8 +1137,8 @@ fn run_cell(
                 }
                 env.progress.step("unmount, remount, teardown");
                 if let Err(e) = prepared.teardown(env.journal, info) {
-                    problems.push(e.0.clone());
-                    res.error.get_or_insert(e.0);
+                    problems.push(e.to_string());
+                    res.error.get_or_insert(e.to_string());
                 }
             }
         }
@@ -1141,7 +1147,7 @@ fn run_cell(
     if let Some((cg, id)) = cgroup {
         match cg.remove() {
             Ok(()) => env.journal.done(id),
-            Err(e) => problems.push(e.0),
+            Err(e) => problems.push(e.to_string()),
         }
     }
     held.restore(env.journal, problems);

@@ -60,22 +60,22 @@ pub fn undo(r: &Resource) -> Result<Option<String>, String> {
         Resource::Sysctl { name, original } => {
             // Never under a live run that holds the setting now.
             let _held = crate::machine::SysctlLock::try_acquire(&crate::machine::lock_dir(), name)
-                .map_err(|e| e.0)?
+                .map_err(|e| e.to_string())?
                 .ok_or_else(|| {
                     format!("sysctl {name} is held by a running fslab run: left as it is")
                 })?;
-            let now = crate::machine::read_sysctl(name).map_err(|e| e.0)?;
+            let now = crate::machine::read_sysctl(name).map_err(|e| e.to_string())?;
             if &now == original {
                 return Ok(None);
             }
-            write_sysctl(name, original).map_err(|e| e.0)?;
+            write_sysctl(name, original).map_err(|e| e.to_string())?;
             Ok(Some(format!("restored {name} = {original}")))
         }
         Resource::Cgroup { path } => {
             if !path.exists() {
                 return Ok(None);
             }
-            remove_cgroup(path).map_err(|e| e.0)?;
+            remove_cgroup(path).map_err(|e| e.to_string())?;
             Ok(Some(format!("removed cgroup {}", path.display())))
         }
     }

@@ -49,7 +49,7 @@ pub fn fits(dir: &Path, size: u64) -> LabResult<bool> {
         Mode::from_bits_truncate(0o600),
     )
     .map_err(|e| {
-        LabError(format!(
+        LabError::Failed(format!(
             "cannot create {}: {}",
             probe.display(),
             std::io::Error::from(e)
@@ -61,7 +61,7 @@ pub fn fits(dir: &Path, size: u64) -> LabResult<bool> {
     match r {
         Ok(()) => Ok(true),
         Err(Errno::FBIG | Errno::INVAL) => Ok(false),
-        Err(e) => Err(LabError(format!(
+        Err(e) => Err(LabError::Failed(format!(
             "cannot size a probe file in {} to {}: {}",
             dir.display(),
             human_bytes(size),
@@ -84,7 +84,7 @@ impl Image {
     pub fn create(path: &Path, size: u64) -> LabResult<Image> {
         let dir = path.parent().unwrap_or(Path::new("."));
         if !dir.is_dir() {
-            return Err(LabError(format!(
+            return Err(LabError::Failed(format!(
                 "image directory {} does not exist",
                 dir.display()
             )));
@@ -95,11 +95,11 @@ impl Image {
             Mode::from_bits_truncate(0o600),
         )
         .map_err(|e| match e {
-            Errno::EXIST => LabError(format!(
+            Errno::EXIST => LabError::Refused(format!(
                 "image {} already exists: fslab only formats images it creates (remove it or choose another image_dir)",
                 path.display()
             )),
-            e => LabError(format!("cannot create image {}: {}", path.display(), std::io::Error::from(e))),
+            e => LabError::Failed(format!("cannot create image {}: {}", path.display(), std::io::Error::from(e))),
         })?;
         let image = Image {
             path: path.to_path_buf(),
@@ -118,7 +118,7 @@ impl Image {
                     std::io::Error::from(e)
                 )
             };
-            return Err(LabError(msg));
+            return Err(LabError::Failed(msg));
         }
         Ok(image)
     }
@@ -156,7 +156,7 @@ impl Image {
         match std::fs::remove_file(&self.path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(LabError(format!(
+            Err(e) => Err(LabError::Failed(format!(
                 "cannot remove image {}: {e}",
                 self.path.display()
             ))),
@@ -194,7 +194,9 @@ mod tests {
         assert_eq!(fits(d.path(), 16 << 40).unwrap(), !ext4);
         assert!(fits(d.path(), (16 << 40) - 4096).unwrap());
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
-        let e = fits(&d.path().join("nope"), 1 << 20).unwrap_err().0;
+        let e = fits(&d.path().join("nope"), 1 << 20)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("nope"), "{e}");
     }
 
@@ -203,8 +205,9 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("b.img");
         std::fs::write(&p, b"precious").unwrap();
-        let e = Image::create(&p, 1 << 20).unwrap_err().0;
-        assert!(e.contains("already exists"), "{e}");
+        let e = Image::create(&p, 1 << 20).unwrap_err();
+        assert!(e.is_refusal(), "{e:?}");
+        assert!(e.to_string().contains("already exists"), "{e}");
         assert_eq!(std::fs::read(&p).unwrap(), b"precious");
     }
 }

@@ -18,20 +18,33 @@ pub mod signature;
 
 pub use fslab_record::units::{human_bytes, parse_bytes};
 
-/// A lab failure, with a message that names what failed and why.
+/// Why the lab did not do something; the message names what and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct LabError(pub String);
+pub enum LabError {
+    /// fslab will not touch it: a device it was not told to format, one
+    /// that is mounted, held open or holds data, an image that already
+    /// exists, a directory that is not on the filesystem it made.
+    #[error("{0}")]
+    Refused(String),
+    /// A system call or a tool failed.
+    #[error("{0}")]
+    Failed(String),
+}
 
 impl From<fslab_record::journal::JournalError> for LabError {
     fn from(e: fslab_record::journal::JournalError) -> Self {
-        LabError(e.to_string())
+        LabError::Failed(e.to_string())
     }
 }
 
 impl LabError {
     pub fn new(msg: impl Into<String>) -> Self {
-        LabError(msg.into())
+        LabError::Failed(msg.into())
+    }
+
+    /// fslab refused rather than failed.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, LabError::Refused(_))
     }
 }
 

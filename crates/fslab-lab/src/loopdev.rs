@@ -32,7 +32,7 @@ impl LoopDevice {
     pub fn attach(image: &Path, direct_io: bool) -> LabResult<LoopDevice> {
         let backing = rustix::fs::open(image, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty())
             .map_err(|e| {
-                LabError(format!(
+                LabError::Failed(format!(
                     "cannot open image {}: {}",
                     image.display(),
                     std::io::Error::from(e)
@@ -44,7 +44,7 @@ impl LoopDevice {
             Mode::empty(),
         )
         .map_err(|e| {
-            LabError(format!(
+            LabError::Failed(format!(
                 "cannot open /dev/loop-control (is the loop module loaded?): {}",
                 std::io::Error::from(e)
             ))
@@ -57,7 +57,7 @@ impl LoopDevice {
         let mut last = String::new();
         for _ in 0..50 {
             let n = loopdev::get_free(ctl.as_fd())
-                .map_err(|e| LabError(format!("no free loop device: {e}")))?;
+                .map_err(|e| LabError::Failed(format!("no free loop device: {e}")))?;
             let path = PathBuf::from(format!("/dev/loop{n}"));
             let fd = match rustix::fs::open(&path, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty()) {
                 Ok(fd) => fd,
@@ -86,7 +86,7 @@ impl LoopDevice {
                     continue;
                 }
                 Err(e) => {
-                    return Err(LabError(format!(
+                    return Err(LabError::Failed(format!(
                         "cannot bind {} to {}: {e}",
                         image.display(),
                         path.display()
@@ -94,7 +94,7 @@ impl LoopDevice {
                 }
             }
         }
-        Err(LabError(format!(
+        Err(LabError::Failed(format!(
             "could not get a loop device after 50 tries (last: {last})"
         )))
     }
@@ -140,7 +140,7 @@ impl LoopDevice {
         let start = Instant::now();
         while backing.exists() {
             if start.elapsed() > wait {
-                return Err(LabError(format!(
+                return Err(LabError::Failed(format!(
                     "{} is still bound after {:?}: something still uses it",
                     self.path.display(),
                     wait

@@ -114,7 +114,7 @@ pub fn find_tool(name: &str) -> Option<PathBuf> {
 /// The tool for `fs`, or an error naming what to install.
 pub fn require_tool(fs: &FsType) -> LabResult<PathBuf> {
     find_tool(&fs.tool()).ok_or_else(|| {
-        LabError(format!(
+        LabError::Failed(format!(
             "{} not found: install {} (apt-get install {})",
             fs.tool(),
             fs.package(),
@@ -130,7 +130,7 @@ pub fn tool_version(fs: &FsType) -> LabResult<String> {
         .args(fs.version_args())
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| LabError(format!("cannot run {}: {e}", tool.display())))?;
+        .map_err(|e| LabError::Failed(format!("cannot run {}: {e}", tool.display())))?;
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -174,7 +174,7 @@ impl EmptyDir {
             N.fetch_add(1, Ordering::Relaxed)
         ));
         std::fs::create_dir(&p)
-            .map_err(|e| LabError(format!("cannot create {}: {e}", p.display())))?;
+            .map_err(|e| LabError::Failed(format!("cannot create {}: {e}", p.display())))?;
         Ok(EmptyDir(p))
     }
 }
@@ -189,7 +189,8 @@ impl Drop for EmptyDir {
 /// (never through a shell), with stdin closed, in an empty directory; the
 /// error gives the command and the last lines it printed.
 pub fn run_tool(argv: &[String]) -> LabResult<Duration> {
-    let tool = find_tool(&argv[0]).ok_or_else(|| LabError(format!("{} not found", argv[0])))?;
+    let tool =
+        find_tool(&argv[0]).ok_or_else(|| LabError::Failed(format!("{} not found", argv[0])))?;
     let cwd = EmptyDir::new()?;
     let start = Instant::now();
     let out = Command::new(tool)
@@ -197,7 +198,7 @@ pub fn run_tool(argv: &[String]) -> LabResult<Duration> {
         .current_dir(&cwd.0)
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| LabError(format!("cannot run {}: {e}", argv[0])))?;
+        .map_err(|e| LabError::Failed(format!("cannot run {}: {e}", argv[0])))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let msg: Vec<&str> = err
@@ -205,7 +206,7 @@ pub fn run_tool(argv: &[String]) -> LabResult<Duration> {
             .map(str::trim)
             .filter(|l| !l.is_empty())
             .collect();
-        return Err(LabError(format!(
+        return Err(LabError::Failed(format!(
             "`{}` failed ({}): {}",
             argv.join(" "),
             out.status,
@@ -240,7 +241,7 @@ mod tests {
     fn a_missing_tool_names_its_package() {
         let e = require_tool(&FsType::Other("nosuchfs".into()))
             .unwrap_err()
-            .0;
+            .to_string();
         assert!(e.starts_with("mkfs.nosuchfs not found: install"), "{e}");
     }
 }

@@ -115,8 +115,8 @@ impl Mount {
     #[allow(clippy::self_named_constructors)]
     pub fn mount(source: &Path, target: &Path, fstype: &str, options: &str) -> LabResult<Mount> {
         let (flags, data) = split_options(options);
-        let data_c =
-            CString::new(data).map_err(|_| LabError("mount options contain a NUL byte".into()))?;
+        let data_c = CString::new(data)
+            .map_err(|_| LabError::Failed("mount options contain a NUL byte".into()))?;
         let klog = KernelLog::start();
         if let Err(e) = rustix::mount::mount(source, target, fstype, flags, Some(data_c.as_c_str()))
         {
@@ -134,7 +134,7 @@ impl Mount {
             } else {
                 format!("; kernel: {}", said.join(" / "))
             };
-            return Err(LabError(format!(
+            return Err(LabError::Failed(format!(
                 "`{}` failed: {}{reason}",
                 mount_argv(source, target, fstype, options).join(" "),
                 std::io::Error::from(e)
@@ -158,7 +158,7 @@ impl Mount {
                 m.kernel_options = e.options;
             }
             Some(e) => {
-                return Err(LabError(format!(
+                return Err(LabError::Refused(format!(
                     "{} shows {} mounted, not {}: refusing to go on",
                     target.display(),
                     e.source,
@@ -166,7 +166,7 @@ impl Mount {
                 )))
             }
             None => {
-                return Err(LabError(format!(
+                return Err(LabError::Failed(format!(
                     "{} is not a mount point after mounting {}",
                     target.display(),
                     source.display()
@@ -175,7 +175,7 @@ impl Mount {
         }
         m.root_dev = rustix::fs::stat(target)
             .map_err(|e| {
-                LabError(format!(
+                LabError::Failed(format!(
                     "cannot stat {}: {}",
                     target.display(),
                     std::io::Error::from(e)
@@ -235,7 +235,7 @@ impl Mount {
                     return Ok(Duration::ZERO);
                 }
                 Err(e) => {
-                    return Err(LabError(format!(
+                    return Err(LabError::Failed(format!(
                         "cannot unmount {}: {}",
                         self.target.display(),
                         std::io::Error::from(e)
@@ -258,14 +258,14 @@ impl Drop for Mount {
 /// Fails unless `dir` is on the filesystem of device `dev`.
 pub fn ensure_on(dir: &Path, dev: u64) -> LabResult<()> {
     let st = rustix::fs::stat(dir).map_err(|e| {
-        LabError(format!(
+        LabError::Failed(format!(
             "cannot stat {}: {}",
             dir.display(),
             std::io::Error::from(e)
         ))
     })?;
     if st.st_dev != dev {
-        return Err(LabError(format!(
+        return Err(LabError::Refused(format!(
             "{} is on device {}:{}, not on the new filesystem ({}:{}): refusing to run the workload on the host",
             dir.display(),
             rustix::fs::major(st.st_dev),

@@ -254,15 +254,17 @@ fn a_workload_directory_off_the_new_filesystem_is_refused() {
     // A directory that is not on the filesystem fslab mounted (as when a
     // mount silently failed) is refused before any workload writes to it.
     let host = tempfile::tempdir().unwrap();
-    let e = ensure_on(host.path(), m.root_dev()).unwrap_err().0;
+    let e = ensure_on(host.path(), m.root_dev()).unwrap_err();
+    assert!(e.is_refusal(), "{e:?}");
+    let e = e.to_string();
     assert!(
         e.contains("not on the new filesystem") && e.contains("refusing"),
         "{e}"
     );
     drop(m);
     // Mounting a device onto a target where something else then shows up is caught too.
-    let e = ensure_on(mnt.path(), dev.rdev()).unwrap_err().0;
-    assert!(e.contains("refusing"), "{e}");
+    let e = ensure_on(mnt.path(), dev.rdev()).unwrap_err();
+    assert!(e.is_refusal() && e.to_string().contains("refusing"), "{e}");
 }
 
 /// A 20 TiB image in a host XFS that fslab makes (ext4 holds 16 TiB at most).
