@@ -1,12 +1,15 @@
-//! fslab fsmark's create rate against a bare open+close loop on tmpfs.
+//! fslab fsmark's create rate against a bare loop making the same calls on
+//! tmpfs: what fslab costs beyond the filesystem calls fs_mark makes.
 //!
 //! Both sides create FILES zero-length files in each of two directories with
 //! two threads, and are measured as total files over wall-clock time. The
-//! fslab side is the real binary (process start, header, results store
-//! included) with `-s 0 -S 0 -k`; the bare side opens pre-formatted
-//! 40-character names with O_CREAT (openat on an open directory, the
-//! cheapest form) and closes them, nothing else. 11 runs, the side that
-//! goes first alternating; the medians of each side are compared.
+//! fslab side is the real binary (process start, header, results store,
+//! default probes included) with `-s 0 -S 0 -k`. The bare side makes, per
+//! file, fs_mark's four calls as fslab's parity test pins them: `mkdir` of
+//! the file's directory (EEXIST), `openat(O_CREAT|O_EXCL)` of a
+//! pre-formatted 40-character name, a `write` of zero bytes and `close`;
+//! nothing else (no names made, no clock read). 11 runs, the side that goes
+//! first alternating; the medians of each side are compared.
 
 use std::ffi::CString;
 use std::time::Instant;
@@ -33,13 +36,20 @@ fn bare(dirs: &[std::path::PathBuf], files: usize) -> f64 {
                 let dfd = rustix::fs::open(dir, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())
                     .expect("open dir");
                 for n in list {
+                    // fs_mark makes the file's directory before every file.
+                    match rustix::fs::mkdirat(rustix::fs::CWD, dir, Mode::from_bits_truncate(0o777))
+                    {
+                        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                        Err(e) => panic!("bare mkdir: {e}"),
+                    }
                     let fd = rustix::fs::openat(
                         &dfd,
                         n.as_c_str(),
-                        OFlags::CREATE | OFlags::WRONLY,
-                        Mode::from_bits_truncate(0o644),
+                        OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::CLOEXEC,
+                        Mode::from_bits_truncate(0o666),
                     )
                     .expect("bare create");
+                    rustix::io::write(&fd, &[]).expect("bare write");
                     drop(fd);
                 }
             });
@@ -53,7 +63,7 @@ fn fslab(scratch: &Scratch, dirs: &[std::path::PathBuf], files: usize) -> f64 {
     let log = scratch.0.join("fs_log.txt");
     let n = files.to_string();
     let mut cmd = std::process::Command::new(fslab_bin());
-    cmd.args(["fsmark", "-s", "0", "-S", "0", "-k", "-n", &n])
+    cmd.args(["--quiet", "fsmark", "-s", "0", "-S", "0", "-k", "-n", &n])
         .arg("--db")
         .arg(&db)
         .arg("-l")
