@@ -145,7 +145,7 @@ pub struct MemCgroup {
 
 /// Where this process's memory cgroup is.
 fn own_memory_cgroup() -> LabResult<fslab_probe::cgroup::MemoryCgroup> {
-    fslab_probe::cgroup::own_memory_cgroup().map_err(LabError::Failed)
+    fslab_probe::cgroup::own_memory_cgroup().map_err(|e| LabError::Failed(e.to_string()))
 }
 
 impl MemCgroup {

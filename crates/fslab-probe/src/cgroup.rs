@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::ProbeError;
+
 /// A memory cgroup directory and which hierarchy it is in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryCgroup {
@@ -10,16 +12,16 @@ pub struct MemoryCgroup {
 }
 
 /// This process's memory cgroup.
-pub fn own_memory_cgroup() -> Result<MemoryCgroup, String> {
+pub fn own_memory_cgroup() -> Result<MemoryCgroup, ProbeError> {
     let text = std::fs::read_to_string("/proc/self/cgroup")
-        .map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
+        .map_err(|e| ProbeError::Cgroup(format!("cannot read /proc/self/cgroup: {e}")))?;
     memory_cgroup_in(&text, Path::new("/sys/fs/cgroup"))
 }
 
 /// The memory cgroup named by a /proc/PID/cgroup text, with cgroup
 /// filesystems mounted under `root` (v1: `root/memory`; v2: `root` or
 /// `root/unified`, when it has the memory controller).
-pub fn memory_cgroup_in(text: &str, root: &Path) -> Result<MemoryCgroup, String> {
+pub fn memory_cgroup_in(text: &str, root: &Path) -> Result<MemoryCgroup, ProbeError> {
     for line in text.lines() {
         let mut f = line.splitn(3, ':');
         let (_, ctrl, path) = (f.next(), f.next().unwrap_or(""), f.next().unwrap_or("/"));
@@ -46,10 +48,10 @@ pub fn memory_cgroup_in(text: &str, root: &Path) -> Result<MemoryCgroup, String>
             });
         }
     }
-    Err(
+    Err(ProbeError::Cgroup(
         "no memory cgroup controller is available (neither cgroup v1 memory nor v2 with memory)"
             .into(),
-    )
+    ))
 }
 
 impl MemoryCgroup {
@@ -147,6 +149,7 @@ mod tests {
         let root3 = tempfile::tempdir().unwrap();
         assert!(memory_cgroup_in("0::/\n", root3.path())
             .unwrap_err()
+            .to_string()
             .contains("no memory cgroup"));
     }
 }

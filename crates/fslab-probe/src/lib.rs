@@ -27,6 +27,7 @@
 pub mod blockio;
 pub mod cgroup;
 pub mod devices;
+mod error;
 pub mod frag;
 pub mod journal;
 pub mod names;
@@ -50,6 +51,7 @@ use std::time::{Duration, Instant};
 use fslab_record::{Monitor, ProbeNote, ProbePoint};
 
 pub use devices::{resolve, Targets, TargetsNote};
+pub use error::ProbeError;
 
 /// A probe that can be switched on or off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use crate::notes::{PerfSymbol, PerfTop};
+use crate::ProbeError;
 
 pub struct Profile {
     child: Child,
@@ -23,7 +24,7 @@ pub fn available() -> bool {
 }
 
 impl Profile {
-    pub fn start(dir: &Path, tag: &str) -> Result<Profile, String> {
+    pub fn start(dir: &Path, tag: &str) -> Result<Profile, ProbeError> {
         let data = dir.join(format!("perf-{}-{tag}.data", std::process::id()));
         let child = Command::new("perf")
             .args(["record", "-q", "-e", "cpu-clock", "-a", "-g", "-o"])
@@ -32,17 +33,17 @@ impl Profile {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| format!("cannot start perf: {e}"))?;
+            .map_err(|e| ProbeError::Perf(format!("cannot start perf: {e}")))?;
         Ok(Profile { child, data })
     }
 
     /// Stops recording and returns (top symbols, call-graph text).
-    pub fn finish(mut self) -> Result<(PerfTop, String), String> {
+    pub fn finish(mut self) -> Result<(PerfTop, String), ProbeError> {
         if let Some(pid) = rustix::process::Pid::from_raw(self.child.id() as i32) {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
         }
         let _ = self.child.wait();
-        let report = |args: &[&str]| -> Result<String, String> {
+        let report = |args: &[&str]| -> Result<String, ProbeError> {
             let out = Command::new("perf")
                 .arg("report")
                 .args(args)
@@ -51,7 +52,7 @@ impl Profile {
                 .stdin(Stdio::null())
                 .stderr(Stdio::null())
                 .output()
-                .map_err(|e| format!("perf report: {e}"))?;
+                .map_err(|e| ProbeError::Perf(format!("perf report: {e}")))?;
             Ok(String::from_utf8_lossy(&out.stdout).into_owned())
         };
         let flat = report(&[

@@ -129,7 +129,7 @@ impl Sampler {
                 Err(e) => {
                     for k in &traced {
                         if *k != Kind::Journal || targets.fs_type.starts_with("ext") {
-                            unavailable(*k, e.clone(), !no_device, &mut run_notes);
+                            unavailable(*k, e.to_string(), !no_device, &mut run_notes);
                         }
                     }
                     kinds.retain(|k| {

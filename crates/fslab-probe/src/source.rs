@@ -10,11 +10,12 @@ use std::sync::Mutex;
 use fslab_sys::fiemap::Extent;
 
 use crate::notes::PerfTop;
+use crate::ProbeError;
 
 /// A kernel profile being recorded (see [`crate::perf`]).
 pub trait Profiling: Send {
     /// Stops recording: (top symbols, call-graph text).
-    fn finish(self: Box<Self>) -> Result<(PerfTop, String), String>;
+    fn finish(self: Box<Self>) -> Result<(PerfTop, String), ProbeError>;
 }
 
 /// Where the probes read the machine.
@@ -30,14 +31,14 @@ pub trait Source: Send + Sync {
     /// Whether a kernel profiler can be started at all.
     fn can_profile(&self) -> bool;
     /// Starts a kernel profile, its data in `dir`, tagged `tag`.
-    fn profile(&self, dir: &Path, tag: &str) -> Result<Box<dyn Profiling>, String>;
+    fn profile(&self, dir: &Path, tag: &str) -> Result<Box<dyn Profiling>, ProbeError>;
 }
 
 /// The machine itself.
 pub struct Machine;
 
 impl Profiling for crate::perf::Profile {
-    fn finish(self: Box<Self>) -> Result<(PerfTop, String), String> {
+    fn finish(self: Box<Self>) -> Result<(PerfTop, String), ProbeError> {
         crate::perf::Profile::finish(*self)
     }
 }
@@ -69,7 +70,7 @@ impl Source for Machine {
         crate::perf::available()
     }
 
-    fn profile(&self, dir: &Path, tag: &str) -> Result<Box<dyn Profiling>, String> {
+    fn profile(&self, dir: &Path, tag: &str) -> Result<Box<dyn Profiling>, ProbeError> {
         Ok(Box::new(crate::perf::Profile::start(dir, tag)?))
     }
 }
@@ -80,7 +81,7 @@ impl Source for Machine {
 pub struct FakeSource {
     files: Mutex<BTreeMap<PathBuf, String>>,
     extents: Mutex<BTreeMap<PathBuf, Vec<Extent>>>,
-    profile: Mutex<Option<Result<(PerfTop, String), String>>>,
+    profile: Mutex<Option<Result<(PerfTop, String), ProbeError>>>,
 }
 
 impl FakeSource {
@@ -113,15 +114,15 @@ impl FakeSource {
     }
 
     /// What the next profile returns (profiling is unavailable until set).
-    pub fn set_profile(&self, result: Result<(PerfTop, String), String>) {
+    pub fn set_profile(&self, result: Result<(PerfTop, String), ProbeError>) {
         *self.profile.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
     }
 }
 
-struct FakeProfile(Result<(PerfTop, String), String>);
+struct FakeProfile(Result<(PerfTop, String), ProbeError>);
 
 impl Profiling for FakeProfile {
-    fn finish(self: Box<Self>) -> Result<(PerfTop, String), String> {
+    fn finish(self: Box<Self>) -> Result<(PerfTop, String), ProbeError> {
         self.0
     }
 }
@@ -166,13 +167,13 @@ impl Source for FakeSource {
             .is_some()
     }
 
-    fn profile(&self, _dir: &Path, _tag: &str) -> Result<Box<dyn Profiling>, String> {
+    fn profile(&self, _dir: &Path, _tag: &str) -> Result<Box<dyn Profiling>, ProbeError> {
         let r = self
             .profile
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
-            .ok_or("no profiler")?;
+            .ok_or_else(|| ProbeError::Perf("no profiler".into()))?;
         Ok(Box::new(FakeProfile(r)))
     }
 }

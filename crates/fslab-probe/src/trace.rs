@@ -16,6 +16,7 @@ use fslab_record::Blob;
 use crate::blockio::{self, DevTracker};
 use crate::devices::Targets;
 use crate::journal;
+use crate::ProbeError;
 use crate::{tracefs, Kind};
 
 /// Completions kept for `fslab trace show`, at most (about 9 bytes each
@@ -31,9 +32,9 @@ pub struct Spool {
 
 impl Spool {
     /// A spool in directory `dir` (its file has no name: nothing to clean up).
-    pub fn new(dir: &Path) -> Result<Spool, String> {
+    pub fn new(dir: &Path) -> Result<Spool, ProbeError> {
         let f = tempfile::tempfile_in(dir)
-            .map_err(|e| format!("cannot make a trace spool in {}: {e}", dir.display()))?;
+            .map_err(|e| ProbeError::Spool(format!("cannot make one in {}: {e}", dir.display())))?;
         Ok(Spool {
             enc: flate2::write::DeflateEncoder::new(
                 std::io::BufWriter::with_capacity(1 << 20, f),
@@ -51,21 +52,20 @@ impl Spool {
         self.record.clear();
         blockio::encode(c, &mut self.record);
         if let Err(e) = self.enc.write_all(&self.record) {
-            self.error = Some(format!("trace spool: {e}"));
+            self.error = Some(e.to_string());
         }
     }
 
     /// The compressed completions, as a note's blob.
-    pub fn finish(self) -> Result<Blob, String> {
+    pub fn finish(self) -> Result<Blob, ProbeError> {
         if let Some(e) = self.error {
-            return Err(e);
+            return Err(ProbeError::Spool(e));
         }
-        let w = self.enc.finish().map_err(|e| format!("trace spool: {e}"))?;
-        let mut f = w
-            .into_inner()
-            .map_err(|e| format!("trace spool: {}", e.error()))?;
-        f.flush().map_err(|e| format!("trace spool: {e}"))?;
-        let len = f.metadata().map_err(|e| format!("trace spool: {e}"))?.len();
+        let spool = |e: &dyn std::fmt::Display| ProbeError::Spool(e.to_string());
+        let w = self.enc.finish().map_err(|e| spool(&e))?;
+        let mut f = w.into_inner().map_err(|e| spool(e.error()))?;
+        f.flush().map_err(|e| spool(&e))?;
+        let len = f.metadata().map_err(|e| spool(&e))?.len();
         Ok(Blob::Spooled {
             file: Arc::new(Mutex::new(f)),
             len,
@@ -161,11 +161,8 @@ struct Sync {
 }
 
 /// Traces what `kinds` need on the targets' devices, completions spooled in `scratch`.
-pub fn start_tracer(kinds: &[Kind], t: &Targets, scratch: &Path) -> Result<Tracer, String> {
-    let dev = t
-        .device
-        .as_ref()
-        .ok_or("the workload's filesystem has no block device")?;
+pub fn start_tracer(kinds: &[Kind], t: &Targets, scratch: &Path) -> Result<Tracer, ProbeError> {
+    let dev = t.device.as_ref().ok_or(ProbeError::NoDevice)?;
     let name = format!("fslab-{}-{}", std::process::id(), dev.name);
     let inst = tracefs::Instance::create(&name, scratch, 4096)?;
     let mut devs = vec![dev.trace_dev()];
@@ -204,14 +201,16 @@ pub fn start_tracer(kinds: &[Kind], t: &Targets, scratch: &Path) -> Result<Trace
         .read(true)
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
         .open(inst.pipe_path())
-        .map_err(|e| format!("cannot open {}: {e}", inst.pipe_path().display()))?;
+        .map_err(|e| {
+            ProbeError::Tracefs(format!("cannot open {}: {e}", inst.pipe_path().display()))
+        })?;
     inst.set_on(true)?;
     let sync = Arc::new(Sync::default());
     let (st, sp, sy) = (Arc::clone(&state), Arc::clone(&stop), Arc::clone(&sync));
     let reader = std::thread::Builder::new()
         .name(crate::stacks::PROBE_THREADS[1].into())
         .spawn(move || read_pipe(pipe, st, sp, sy))
-        .map_err(|e| format!("cannot start the trace reader: {e}"))?;
+        .map_err(|e| ProbeError::Tracefs(format!("cannot start the trace reader: {e}")))?;
     Ok(Tracer {
         instance: inst,
         state,

@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::ProbeError;
 use fslab_record::journal::{state_dir, Journal, Resource};
 
 /// A tracefs instance made by this process; removed on drop.
@@ -51,10 +52,10 @@ fn find_or_mount(
 impl Instance {
     /// Makes instance `name` (a private tracefs mount under `private_base`
     /// if the system has none), with the CLOCK_MONOTONIC trace clock.
-    pub fn create(name: &str, private_base: &Path, buffer_kb: u32) -> Result<Instance, String> {
+    pub fn create(name: &str, private_base: &Path, buffer_kb: u32) -> Result<Instance, ProbeError> {
         let argv: Vec<String> = std::env::args().collect();
-        let mut journal =
-            Journal::create(&state_dir(), "probes", argv).map_err(|e| e.to_string())?;
+        let mut journal = Journal::create(&state_dir(), "probes", argv)
+            .map_err(|e| ProbeError::Tracefs(e.to_string()))?;
         let (root, own_mount) = match find_or_mount(private_base, &mut journal) {
             Ok(r) => r,
             Err(e) => {
@@ -64,7 +65,7 @@ impl Instance {
                     }
                 }
                 journal.remove();
-                return Err(e);
+                return Err(ProbeError::Tracefs(e));
             }
         };
         let dir = root.join("instances").join(name);
@@ -74,9 +75,13 @@ impl Instance {
             own_mount,
             journal,
         };
-        added.map_err(|e| e.to_string())?;
-        std::fs::create_dir(&dir)
-            .map_err(|e| format!("cannot create tracefs instance {}: {e}", dir.display()))?;
+        added.map_err(|e| ProbeError::Tracefs(e.to_string()))?;
+        std::fs::create_dir(&dir).map_err(|e| {
+            ProbeError::Tracefs(format!(
+                "cannot create tracefs instance {}: {e}",
+                dir.display()
+            ))
+        })?;
         inst.write("trace_clock", "mono")?;
         inst.write("buffer_size_kb", &buffer_kb.to_string())?;
         Ok(inst)
@@ -86,12 +91,12 @@ impl Instance {
         &self.dir
     }
 
-    fn write(&self, file: &str, value: &str) -> Result<(), String> {
+    fn write(&self, file: &str, value: &str) -> Result<(), ProbeError> {
         std::fs::write(self.dir.join(file), value).map_err(|e| {
-            format!(
+            ProbeError::Tracefs(format!(
                 "tracefs {}: cannot write {value:?}: {e}",
                 self.dir.join(file).display()
-            )
+            ))
         })
     }
 
@@ -101,9 +106,11 @@ impl Instance {
     }
 
     /// Enables an event with an optional filter (`dev == 7340034`).
-    pub fn enable(&self, event: &str, filter: Option<&str>) -> Result<(), String> {
+    pub fn enable(&self, event: &str, filter: Option<&str>) -> Result<(), ProbeError> {
         if !self.has_event(event) {
-            return Err(format!("the kernel has no trace event {event}"));
+            return Err(ProbeError::Tracefs(format!(
+                "the kernel has no trace event {event}"
+            )));
         }
         if let Some(f) = filter {
             self.write(&format!("events/{event}/filter"), f)?;
@@ -111,7 +118,7 @@ impl Instance {
         self.write(&format!("events/{event}/enable"), "1")
     }
 
-    pub fn set_on(&self, on: bool) -> Result<(), String> {
+    pub fn set_on(&self, on: bool) -> Result<(), ProbeError> {
         self.write("tracing_on", if on { "1" } else { "0" })
     }
 

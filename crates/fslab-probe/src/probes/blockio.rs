@@ -93,7 +93,12 @@ impl Probe for Blockio {
         match st.spool.take().map(|s| s.finish()) {
             Some(Ok(b)) => n.blob = Some(b),
             Some(Err(e)) => {
-                notes.push(note(None, "blockio", "error", serde_json::Value::String(e)));
+                notes.push(note(
+                    None,
+                    "blockio",
+                    "error",
+                    serde_json::Value::String(e.to_string()),
+                ));
             }
             None => {}
         }

@@ -4,12 +4,12 @@
 use crate::notes::PerfTop;
 use crate::probe::{note, Ctx, PhaseOut, Probe, Sample};
 use crate::source::Profiling;
-use crate::Kind;
+use crate::{Kind, ProbeError};
 
 #[derive(Default)]
 pub struct Perf {
     running: Option<Box<dyn Profiling>>,
-    error: Option<String>,
+    error: Option<ProbeError>,
 }
 
 impl Probe for Perf {
@@ -50,9 +50,12 @@ impl Probe for Perf {
                     serde_json::Value::String(graph),
                 ));
             }
-            Err(e) => out
-                .notes
-                .push(note(i, "perf", "error", serde_json::Value::String(e))),
+            Err(e) => out.notes.push(note(
+                i,
+                "perf",
+                "error",
+                serde_json::Value::String(e.to_string()),
+            )),
         }
         out
     }
@@ -80,8 +83,9 @@ mod tests {
             (out.notes[1].key.as_str(), out.notes[1].value.as_str()),
             ("callgraph", Some("graph"))
         );
-        b.source
-            .set_profile(Err("perf record: permission denied".into()));
+        b.source.set_profile(Err(ProbeError::Perf(
+            "perf record: permission denied".into(),
+        )));
         p.phase_start(&b.ctx());
         let out = p.phase_end(&b.ctx(), 1.0);
         assert_eq!(out.notes[0].key, "error");
