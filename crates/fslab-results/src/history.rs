@@ -72,8 +72,8 @@ pub fn history(store: &Store, name: Option<&str>, policy: Policy) -> Result<Stri
             ("change", Align::Left),
         ])
         .indent(2);
-        let mut segment: Vec<usize> = Vec::new();
-        for (i, p) in points.iter().enumerate() {
+        let changes = changes(metric, *direction, points, policy);
+        for (p, change) in points.iter().zip(changes) {
             let sum = fslab_stats::summarize(&p.values);
             let sd = if sum.sd >= 10.0 {
                 format!("{:.0}", sum.sd)
@@ -81,43 +81,6 @@ pub fn history(store: &Store, name: Option<&str>, policy: Policy) -> Result<Stri
                 fslab_stats::fmt_g(sum.sd, 2)
             };
             let mean = format!("{} ± {sd}", fslab_stats::fmt_g(sum.mean, 6));
-            let change = if segment.is_empty() {
-                String::new()
-            } else {
-                let base: Vec<f64> = segment
-                    .iter()
-                    .flat_map(|&k| points[k].values.iter().copied())
-                    .collect();
-                let m = Metric {
-                    name: metric.clone(),
-                    direction: *direction,
-                    values: vec![base, p.values.clone()],
-                };
-                let labels = ["before".to_string(), "now".to_string()];
-                let rows = compare_with(&labels, &[m], 0, policy);
-                let r = &rows[1];
-                let since: Vec<String> = segment
-                    .iter()
-                    .map(|&k| points[k].experiment.to_string())
-                    .collect();
-                match (r.verdict, r.diff_pct) {
-                    (Some(v), Some(pct)) if v.differs() => {
-                        segment.clear();
-                        format!(
-                            "CHANGE: {pct:+.1}% {} than exp {}",
-                            v.name(),
-                            since.join(",")
-                        )
-                    }
-                    (Some(v), Some(pct)) => format!(
-                        "{pct:+.1}% {} against exp {}",
-                        v.words(r.delta_pct.unwrap_or(0.0)),
-                        since.join(",")
-                    ),
-                    _ => String::new(),
-                }
-            };
-            segment.push(i);
             table.row([
                 p.experiment.to_string(),
                 p.date.clone(),
@@ -131,6 +94,55 @@ pub fn history(store: &Store, name: Option<&str>, policy: Policy) -> Result<Stri
         s.push_str(&table.render());
     }
     Ok(s)
+}
+
+/// The change column of each experiment in `points`: each is judged
+/// against the runs since the last change (none for the first); a verdict
+/// that differs is a CHANGE and starts a new segment.
+fn changes(metric: &str, direction: Direction, points: &[Point], policy: Policy) -> Vec<String> {
+    let mut out = Vec::with_capacity(points.len());
+    let mut segment: Vec<usize> = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        if segment.is_empty() {
+            out.push(String::new());
+            segment.push(i);
+            continue;
+        }
+        let base: Vec<f64> = segment
+            .iter()
+            .flat_map(|&k| points[k].values.iter().copied())
+            .collect();
+        let m = Metric {
+            name: metric.to_string(),
+            direction,
+            values: vec![base, p.values.clone()],
+        };
+        let labels = ["before".to_string(), "now".to_string()];
+        let rows = compare_with(&labels, &[m], 0, policy);
+        let r = &rows[1];
+        let since: Vec<String> = segment
+            .iter()
+            .map(|&k| points[k].experiment.to_string())
+            .collect();
+        out.push(match (r.verdict, r.diff_pct) {
+            (Some(v), Some(pct)) if v.differs() => {
+                segment.clear();
+                format!(
+                    "CHANGE: {pct:+.1}% {} than exp {}",
+                    v.name(),
+                    since.join(",")
+                )
+            }
+            (Some(v), Some(pct)) => format!(
+                "{pct:+.1}% {} against exp {}",
+                v.words(r.delta_pct.unwrap_or(0.0)),
+                since.join(",")
+            ),
+            _ => String::new(),
+        });
+        segment.push(i);
+    }
+    out
 }
 
 /// Per (cell label, headline metric): the direction and the experiments in order.
@@ -171,4 +183,50 @@ fn headline_series(store: &Store, mine: &[&fslab_store::ExperimentRow]) -> Resul
         }
     }
     Ok(series)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(experiment: i64, values: &[f64]) -> Point {
+        Point {
+            experiment,
+            date: "2026-11-24".into(),
+            kernel: "6.18".into(),
+            fslab: "0.1.0".into(),
+            values: values.to_vec(),
+        }
+    }
+
+    /// Two equal experiments, then a kernel 40% slower twice: the change is
+    /// marked at the third and not before; the fourth is judged against the
+    /// third alone.
+    #[test]
+    fn a_change_is_marked_where_it_happened_and_not_before() {
+        let points = [
+            point(1, &[100.0, 101.0, 99.0, 100.5]),
+            point(2, &[100.2, 99.5, 100.8, 99.9]),
+            point(3, &[60.0, 61.0, 59.5, 60.4]),
+            point(4, &[60.3, 59.8, 60.9, 60.1]),
+        ];
+        let policy = Policy {
+            delta_pct: Some(5.0),
+            ..Policy::default()
+        };
+        let c = changes("create rate (ops/s)", Direction::Rate, &points, policy);
+        assert_eq!(c[0], "");
+        assert!(
+            c[1].ends_with("no difference within 5.0% against exp 1"),
+            "{c:?}"
+        );
+        assert!(
+            c[2].starts_with("CHANGE: -") && c[2].ends_with("slower than exp 1,2"),
+            "{c:?}"
+        );
+        assert!(
+            !c[3].contains("CHANGE") && c[3].ends_with("against exp 3"),
+            "{c:?}"
+        );
+    }
 }
