@@ -31,37 +31,62 @@ pub enum Command {
     #[command(name = "fsmark", disable_help_flag = true, args_override_self = true)]
     FsMark(fslab_workload::fsmark::cli::FsMarkArgs),
     /// Seed 002's mmap test: random page writes through MAP_SHARED, then extents and a cold read-back
-    #[command(name = "alloctest", disable_help_flag = false)]
+    #[command(
+        name = "alloctest",
+        disable_help_flag = false,
+        after_help = "Example (seed 002, 1 GiB file, 8 threads touching pages):\n  fslab alloctest /mnt/test/big 1G"
+    )]
     AllocTest(fslab_workload::alloctest::AllocArgs),
     /// Lustre's createmany: create (open, mknod, mkdir, link) or unlink many names (seed 004)
-    #[command(name = "createmany")]
+    #[command(
+        name = "createmany",
+        after_help = "Examples:\n  fslab createmany -m /mnt/test/f 20000000          # seed 004: mknod 20M names in one directory\n  fslab createmany -o -k -x 100 /mnt/test/d/f%08d 10 5000"
+    )]
     CreateMany(fslab_workload::createmany::CreateManyArgs),
     /// tiobench's tiotest: threaded sequential and random writes and reads (seed 003)
-    #[command(name = "tiotest")]
+    #[command(
+        name = "tiotest",
+        after_help = "Example (seed 003):\n  fslab tiotest -t 4 -f 9000 -r 15000 -b 4096 -d /mnt/test"
+    )]
     TioTest(fslab_workload::tiotest::TioArgs),
     /// dbench: replay a dbench 4 loadfile with N clients (seed 001)
     #[command(
         name = "dbench",
-        override_usage = "fslab dbench [OPTIONS] NPROCS\n       fslab dbench --print-loadfile"
+        override_usage = "fslab dbench [OPTIONS] NPROCS\n       fslab dbench --print-loadfile",
+        after_help = "Examples (seed 001):\n  fslab dbench -D /mnt/test -t 60 8\n  fslab dbench -D /mnt/test -c /usr/share/dbench/client.txt -t 60 8"
     )]
     Dbench(fslab_workload::dbench::DbenchArgs),
     /// compilebench: create, patch, compile, clean, read, stat and delete kernel-like trees (seed 001)
-    #[command(name = "compilebench")]
+    #[command(
+        name = "compilebench",
+        after_help = "Example (seed 001):\n  fslab compilebench -D /mnt/test -i 10 -r 30"
+    )]
     CompileBench(fslab_workload::compilebench::CompileArgs),
     /// crc32c self-test and throughput, software and SSE4.2 (seed 001's baseline)
+    #[command(after_help = "Example:\n  fslab crc32c --chunks 1000")]
     Crc32c {
         /// Random chunks to checksum
         #[arg(long, default_value_t = 200, value_name = "N")]
         chunks: usize,
     },
     /// Run an experiment: make filesystems, run the workload on each, compare
+    #[command(
+        after_help = "Examples:\n  fslab run --list\n  fslab run seed000-fsmark-sparse --scale 0.01 --repetitions 3\n  fslab run my-experiment.toml --dry-run"
+    )]
     Run(RunArgs),
     /// Undo what a killed `fslab run` left behind (mounts, loop devices, images, sysctls, cgroups)
+    #[command(after_help = "Example (after a kill -9 of fslab run):\n  fslab cleanup")]
     Cleanup,
     /// Read back recorded runs
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  fslab results list --workload fsmark\n  fslab results show 12\n  fslab results export 12 --format csv > run12.csv"
+    )]
     Results(ResultsCommand),
     /// Compare the cells of an experiment (default: the latest) or groups of runs, with statistics
+    #[command(
+        after_help = "Examples:\n  fslab compare\n  fslab compare --experiment 3 --experiment 5 --format markdown\n  fslab compare --runs 1,2,3 --runs 4,5,6 --delta 2"
+    )]
     Compare(CompareArgs),
     /// Every stored run of one experiment: its headline metrics by kernel and fslab version,
     /// changes marked
@@ -74,6 +99,7 @@ pub enum Command {
         delta: Option<f64>,
     },
     /// One self-contained HTML page: the comparison, and charts and tables of every cell
+    #[command(after_help = "Example:\n  fslab report -o seed000.html")]
     Report {
         #[command(flatten)]
         select: ReportSelect,
@@ -87,12 +113,16 @@ pub enum Command {
         output: PathBuf,
     },
     /// Per column of numbers on stdin (or fs_mark output): min-max(mean+/-sd)
+    #[command(
+        after_help = "Example (seed 000's stats script):\n  fslab fsmark -d /mnt/test -n 8000 -s 0 -S0 -L 10 | fslab stats --trim-outliers"
+    )]
     Stats {
         /// Leave out values beyond Tukey's fences (1.5 IQR beyond the quartiles) first
         #[arg(long)]
         trim_outliers: bool,
     },
     /// Extents of files (FIEMAP records, exactly as the kernel reports them), like filefrag
+    #[command(after_help = "Example:\n  fslab frag -v /mnt/test/big")]
     Frag {
         /// List every extent
         #[arg(short = 'v')]
@@ -102,7 +132,7 @@ pub enum Command {
         files: Vec<PathBuf>,
     },
     /// Recorded block IO traces
-    #[command(subcommand)]
+    #[command(subcommand, after_help = "Example:\n  fslab trace show 12 --limit 50")]
     Trace(TraceCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     #[command(after_help = "Example: fslab completions bash > /etc/bash_completion.d/fslab")]
@@ -323,17 +353,26 @@ pub enum ExportFormat {
 pub const NO_STORE: [&str; 6] = ["crc32c", "stats", "frag", "completions", "man", "help"];
 
 /// The command line's definition, with `--db` left out of the help of the
-/// subcommands that use no store.
+/// subcommands that use no store: each gets a hidden `--db` of its own
+/// before the global one is propagated (clap propagates a global argument
+/// only to subcommands without one of that name), so `--db` is still
+/// accepted there and changes nothing. (Hiding the propagated argument
+/// after the command is built broke `fslab stats --help`.)
 pub fn command() -> clap::Command {
     let mut cmd = <Cli as clap::CommandFactory>::command();
-    cmd.build();
     for name in NO_STORE {
-        if cmd
-            .find_subcommand(name)
-            .is_some_and(|s| s.get_arguments().any(|a| a.get_id() == "db"))
-        {
-            cmd = cmd.mut_subcommand(name, |s| s.mut_arg("db", |a| a.hide(true)));
+        if cmd.find_subcommand(name).is_some() {
+            cmd = cmd.mut_subcommand(name, |s| {
+                s.arg(
+                    clap::Arg::new("db")
+                        .long("db")
+                        .value_name("PATH")
+                        .value_parser(clap::value_parser!(PathBuf))
+                        .hide(true),
+                )
+            });
         }
     }
+    cmd.build();
     cmd
 }

@@ -134,7 +134,11 @@ Sync methods (-S):
   6  sync(), then as 5
 
 Output: fs_mark's header and table (FSUse% Count Size Files/sec App Overhead), one row per loop;
-every run is also recorded in the results store (see `fslab results`).";
+every run is also recorded in the results store (see `fslab results`).
+
+Examples:
+  fslab fsmark -d /mnt/test -D 10000 -S0 -n 100000 -s 0 -L 63 -t 8   # seed 000, 8 threads
+  fslab fsmark -d /mnt/test -n 10000 -s 4096 -S1 --phases create,stat,unlink";
 
 impl FsMarkArgs {
     /// The options to validate.

@@ -452,3 +452,50 @@ fn db_is_listed_only_where_a_store_is_used() {
         assert!(help(cmd).contains("--db"), "{cmd}: {}", help(cmd));
     }
 }
+
+/// `fslab CMD --help` as a user types it (no --db, no $FSLAB_DB) works for
+/// every command `fslab --help` lists, and shows an example. (With --db
+/// hidden after clap built the command, `fslab stats --help` once failed
+/// with "a value is required for '--db <PATH>'".)
+#[test]
+fn every_command_has_help_with_an_example() {
+    let fslab = assert_cmd::cargo::cargo_bin("fslab");
+    let top = std::process::Command::new(&fslab)
+        .arg("--help")
+        .env_remove("FSLAB_DB")
+        .output()
+        .unwrap();
+    let listed: Vec<String> = stdout(&top)
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(listed.len() >= 18, "{listed:?}");
+    for cmd in &listed {
+        let o = std::process::Command::new(&fslab)
+            .args([cmd.as_str(), "--help"])
+            .env_remove("FSLAB_DB")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{cmd} --help: {}", stderr(&o));
+        assert!(
+            stdout(&o).contains("Example"),
+            "{cmd} --help shows no example:\n{}",
+            stdout(&o)
+        );
+    }
+    // --db is still accepted where it is hidden, and makes no store.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.sqlite");
+    let o = std::process::Command::new(&fslab)
+        .args(["crc32c", "--chunks", "1", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!db.exists());
+}
