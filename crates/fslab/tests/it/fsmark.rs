@@ -351,12 +351,7 @@ fn stat_and_unlink_phases_walk_everything_created() {
     // The store has all three phases with their latency distributions.
     let o = lab.run(&["results", "export", "1", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let phases: Vec<&str> = v["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["phase"].as_str().unwrap())
-        .collect();
+    let phases = phase_names(&v);
     assert_eq!(phases, ["create", "stat", "unlink"]);
     let ops: Vec<(String, String, u64)> = v["latency"]
         .as_array()

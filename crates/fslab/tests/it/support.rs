@@ -80,6 +80,16 @@ impl Lab {
     }
 }
 
+/// The names of the phases in a run's JSON export, in order.
+pub fn phase_names(export: &serde_json::Value) -> Vec<&str> {
+    export["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["phase"].as_str().unwrap())
+        .collect()
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

@@ -352,12 +352,7 @@ fn tiotest_tables_and_options() {
 
     let v: serde_json::Value =
         serde_json::from_slice(&lab.run(&["results", "export", "1"]).stdout).unwrap();
-    let phases: Vec<&str> = v["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["phase"].as_str().unwrap())
-        .collect();
+    let phases = phase_names(&v);
     assert_eq!(phases, ["write", "random_write", "read", "random_read"]);
     assert_eq!(v["phases"][0]["bytes"], 8 << 20);
 
@@ -471,12 +466,7 @@ fn alloctest_prints_the_seeds_lines_and_counts_extents() {
     );
     let v: serde_json::Value =
         serde_json::from_slice(&lab.run(&["results", "export", "1"]).stdout).unwrap();
-    let phases: Vec<&str> = v["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["phase"].as_str().unwrap())
-        .collect();
+    let phases = phase_names(&v);
     assert_eq!(phases, ["stream", "touch", "msync", "readback"]);
 
     // posix_fallocate works on ext3 too, where it must write every block.
@@ -650,12 +640,7 @@ fn dbench_replays_every_operation_with_the_loadfiles_statuses() {
     exact_passes_leave_the_loadfiles_trees(&lab, d.path(), &lf);
     let v: serde_json::Value =
         serde_json::from_slice(&lab.run(&["results", "export", "1"]).stdout).unwrap();
-    let phases: Vec<&str> = v["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["phase"].as_str().unwrap())
-        .collect();
+    let phases = phase_names(&v);
     assert_eq!(phases, ["warmup", "execute"]);
     assert_eq!(
         v["latency"].as_array().unwrap().len(),
