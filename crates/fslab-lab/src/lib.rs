@@ -38,10 +38,6 @@ impl From<fslab_record::journal::JournalError> for LabError {
 }
 
 impl LabError {
-    pub fn new(msg: impl Into<String>) -> Self {
-        LabError::Failed(msg.into())
-    }
-
     /// fslab refused rather than failed.
     pub fn is_refusal(&self) -> bool {
         matches!(self, LabError::Refused(_))

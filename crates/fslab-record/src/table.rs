@@ -19,7 +19,6 @@ pub struct Table {
     inner: comfy_table::Table,
     aligns: Vec<Align>,
     indent: usize,
-    rows: usize,
 }
 
 impl Table {
@@ -34,7 +33,6 @@ impl Table {
             inner,
             aligns: columns.iter().map(|(_, a)| *a).collect(),
             indent: 0,
-            rows: 0,
         }
     }
 
@@ -52,13 +50,12 @@ impl Table {
     {
         self.inner
             .add_row(cells.into_iter().map(|c| c.to_string()).collect::<Vec<_>>());
-        self.rows += 1;
         self
     }
 
     /// No row was added.
     pub fn is_empty(&self) -> bool {
-        self.rows == 0
+        self.inner.is_empty()
     }
 
     /// The header and the rows, each line ending in a newline.

@@ -350,7 +350,7 @@ pub enum ExportFormat {
 
 /// The subcommands that use no results store: `--db` is hidden from
 /// their help (and, given anyway, changes nothing).
-pub const NO_STORE: [&str; 6] = ["crc32c", "stats", "frag", "completions", "man", "help"];
+pub const NO_STORE: [&str; 5] = ["crc32c", "stats", "frag", "completions", "man"];
 
 /// The command line's definition, with `--db` left out of the help of the
 /// subcommands that use no store: each gets a hidden `--db` of its own
@@ -361,17 +361,15 @@ pub const NO_STORE: [&str; 6] = ["crc32c", "stats", "frag", "completions", "man"
 pub fn command() -> clap::Command {
     let mut cmd = <Cli as clap::CommandFactory>::command();
     for name in NO_STORE {
-        if cmd.find_subcommand(name).is_some() {
-            cmd = cmd.mut_subcommand(name, |s| {
-                s.arg(
-                    clap::Arg::new("db")
-                        .long("db")
-                        .value_name("PATH")
-                        .value_parser(clap::value_parser!(PathBuf))
-                        .hide(true),
-                )
-            });
-        }
+        cmd = cmd.mut_subcommand(name, |s| {
+            s.arg(
+                clap::Arg::new("db")
+                    .long("db")
+                    .value_name("PATH")
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .hide(true),
+            )
+        });
     }
     cmd.build();
     cmd
