@@ -101,10 +101,10 @@ fn tiotest_write_rates_include_the_flush_to_disk() {
     }
     let lab = Lab::new();
     let fs = LoopFs::new(fslab_lab::mkfs::FsType::Ext4, 2 << 30, &[]);
-    // Best of two each, interleaved: the machine's other work (tests run
+    // Best of three each, interleaved: the machine's other work (tests run
     // side by side) slows one run, not the comparison.
     let (mut write, mut dd_mib_s) = (0.0f64, 0.0f64);
-    for round in 0..2 {
+    for round in 0..3 {
         let dir = fs.path().join(format!("t{round}"));
         std::fs::create_dir(&dir).unwrap();
         let o = lab.run(&[
@@ -148,9 +148,13 @@ fn tiotest_write_rates_include_the_flush_to_disk() {
         std::fs::remove_dir_all(&dir).unwrap();
         std::fs::remove_file(&out).unwrap();
     }
+    // What this guards is the upper bound: with the flush outside the
+    // timed region tiotest read 3.8x dd. The lower bound only catches a
+    // write path gone badly wrong; under CI load the best of two has read
+    // 0.31 (201 against 645 MB/s).
     let ratio = write / dd_mib_s;
     assert!(
-        (0.33..3.0).contains(&ratio),
+        (0.2..3.0).contains(&ratio),
         "tiotest Write {write:.0} MB/s against dd conv=fsync {dd_mib_s:.0} MB/s (ratio {ratio:.2})"
     );
 }
