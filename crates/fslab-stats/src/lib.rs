@@ -13,6 +13,7 @@
 
 pub mod columns;
 pub mod compare;
+pub mod interval;
 pub mod rng;
 pub mod verdict;
 
