@@ -138,12 +138,14 @@ impl Guard {
             self.asked = true;
             let _ = kill_process(pid, Signal::INT);
         }
-        if hurry && self.ended_by.is_none() {
-            self.ended_by = Some(Ending::Hurried);
-        }
         let graceless = self.limit_at.is_some_and(|t| t.elapsed() > GRACE);
         if (hurry || graceless) && !self.killed {
             self.killed = true;
+            // A workload that ended by itself (on the first signal) is
+            // not dead of the second.
+            if hurry && self.ended_by.is_none() {
+                self.ended_by = Some(Ending::Hurried);
+            }
             let _ = kill_process_group(pid, Signal::KILL);
         }
     }

@@ -117,8 +117,11 @@ fn a_double_ctrl_c_during_a_starved_workload_kills_it_and_leaves_nothing_behind(
         }),
         "the workload never started beside its probes: {seen:?}"
     );
-    // Starved for a while: the first signal alone does not end it at once.
-    std::thread::sleep(Duration::from_secs(3));
+    // Starved for a while, then stopped: a workload that does not answer
+    // (the first signal alone would not end it).
+    std::thread::sleep(Duration::from_secs(2));
+    let workload = children_with(pid, "alloctest")[0];
+    kill_process(Pid::from_raw(workload as i32).unwrap(), Signal::STOP).unwrap();
     seen = journalled(&lab);
     signal(pid, 2);
     let out = ended_within(child, 45);
