@@ -320,3 +320,27 @@ fn every_preflight_refusal_is_also_a_dry_run_refusal() {
     assert_eq!(lab.leftovers(), Vec::<String>::new());
     assert!(!lab.db().exists(), "nothing was recorded");
 }
+
+#[test]
+fn every_built_in_experiment_sets_a_time_limit() {
+    let lab = Lab::new();
+    let names = stdout(&lab.run_cmd().args(["run", "--list"]).output().unwrap());
+    let names: Vec<&str> = names
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(names.len() >= 7, "{names:?}");
+    for n in names {
+        let o = lab
+            .run_cmd()
+            .args(["run", n, "--dry-run", "--scale", "0.01"])
+            .output()
+            .unwrap();
+        assert!(
+            stdout(&o).contains("  time limit per cell: "),
+            "{n}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+    }
+}
