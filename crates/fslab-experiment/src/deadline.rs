@@ -263,6 +263,27 @@ mod tests {
     }
 
     #[test]
+    fn an_experiment_file_gives_its_time_limit_and_a_bad_one_is_named_with_its_line() {
+        let text = |t: &str| {
+            format!(
+                "name = \"t\"\ntime_limit = {t}\n[device]\nkind = \"directory\"\npath = \"/tmp\"\n\
+                 [workload]\nkind = \"createmany\"\nargs = [\"-o\", \"{{dir}}/f\", \"10\"]\n"
+            )
+        };
+        let parse = |t: &str| crate::spec::parse("t.toml", &text(t), &Default::default());
+        assert_eq!(
+            parse("\"90s\"").unwrap().time_limit,
+            Some(Duration::from_secs(90))
+        );
+        let e = parse("\"1d\"").unwrap_err().to_string();
+        assert!(
+            e.starts_with("t.toml:2: time_limit: \"1d\": unknown unit \"d\""),
+            "{e}"
+        );
+        assert!(parse("90").is_err(), "a string, as sizes are");
+    }
+
+    #[test]
     fn durations_read_as_people_write_them() {
         let d = Duration::from_secs;
         assert_eq!(human_duration(d(90)), "90 s");

@@ -344,3 +344,32 @@ fn every_built_in_experiment_sets_a_time_limit() {
         );
     }
 }
+
+#[test]
+fn a_bad_cell_time_limit_is_refused_in_one_line() {
+    let lab = Lab::new();
+    for bad in ["0s", "1d", "soon"] {
+        let o = lab
+            .run_cmd()
+            .args(["run", "seed004", "--dry-run", "--cell-time-limit", bad])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with(&format!("fslab: --cell-time-limit \"{bad}\"")),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let o = lab
+        .run_cmd()
+        .args(["run", "seed004", "--dry-run", "--cell-time-limit", "90m"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&o).contains("time limit per cell: 1 h 30 min"),
+        "{}",
+        stdout(&o)
+    );
+}
