@@ -212,7 +212,7 @@ fn a_cell_past_its_time_limit_fails_with_time_limit_and_the_next_cell_completes(
         &(STARVED
             .replace(
                 "name = \"starved\"\n",
-                "name = \"starved\"\ntime_limit = \"4s\"\norder = \"sequential\"\n",
+                "name = \"starved\"\ntime_limit = \"6s\"\norder = \"sequential\"\n",
             )
             .replace("\"256M\"]", "]")
             + "[[variant]]\nname = \"starved\"\nworkload_args = [\"256M\"]\n\
@@ -235,7 +235,7 @@ fn a_cell_past_its_time_limit_fails_with_time_limit_and_the_next_cell_completes(
     let why = starved.error.as_deref().unwrap_or("");
     assert!(
         why.starts_with(
-            "time limit 4 s reached: the workload was stopped (memory limit 48 MiB hit"
+            "time limit 6 s reached: the workload was stopped (memory limit 48 MiB hit"
         ),
         "{why}"
     );
