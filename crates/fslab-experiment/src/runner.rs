@@ -614,6 +614,7 @@ pub fn preflight_as(exp: &Experiment, root: bool) -> Result<(), Preflight> {
                 dir.display()
             )));
         }
+        crate::safety::writable(dir, root)?;
         if image_host::needed(&exp.device).map_err(Preflight::Machine)? {
             image_host::preflight(dir)?;
         } else if !fslab_lab::image::fits(dir, *size)

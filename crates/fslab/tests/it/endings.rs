@@ -258,7 +258,7 @@ fn a_cell_past_its_time_limit_fails_with_time_limit_and_the_next_cell_completes(
 
 /// The experiments the run refuses before it makes anything, each with
 /// what its refusal names.
-fn refused_by_preflight(lab: &Lab) -> Vec<(&'static str, String, &'static str)> {
+fn refused_by_preflight(lab: &Lab, read_only: &Path) -> Vec<(&'static str, String, &'static str)> {
     let exp = |size: &str, dir: &Path, fs: &str, extra: &str| {
         format!(
             "name = \"p\"\n[device]\nsize = \"{size}\"\nimage_dir = \"{}\"\n[workload]\nkind = \"fsmark\"\n\
@@ -285,6 +285,11 @@ fn refused_by_preflight(lab: &Lab) -> Vec<(&'static str, String, &'static str)> 
         ),
         ("a 1 EiB image", exp("1E", &images, "ext4", ""), "1 EiB"),
         (
+            "an image directory on a read-only filesystem",
+            exp("1G", read_only, "ext4", ""),
+            "cannot be written: Read-only file system",
+        ),
+        (
             "a filesystem type with no mkfs tool",
             exp("1G", &images, "nosuchfs", ""),
             "mkfs.nosuchfs",
@@ -298,7 +303,11 @@ fn every_preflight_refusal_is_also_a_dry_run_refusal() {
         return;
     }
     let lab = Lab::new();
-    for (i, (what, text, names)) in refused_by_preflight(&lab).into_iter().enumerate() {
+    let read_only = Tmpfs::mount("ro");
+    for (i, (what, text, names)) in refused_by_preflight(&lab, read_only.path())
+        .into_iter()
+        .enumerate()
+    {
         let f = lab.experiment(&format!("p{i}.toml"), &text);
         let run = lab.run_cmd().arg("run").arg(&f).output().unwrap();
         let dry = lab
