@@ -13,15 +13,22 @@
 //!   plain directory);
 //! - [`image_host`]: the host XFS for images larger than `image_dir` holds;
 //! - [`runner`]: the scheduler;
+//! - [`signals`]: how a run ends on one, two or three signals;
+//! - [`deadline`]: stopping a workload from outside (a signal, its time
+//!   limit);
+//! - [`pressure`]: whether a workload is at its memory limit;
 //! - [`summary`]: mean, standard deviation and difference per cell.
 
 pub mod backend;
+pub mod deadline;
 pub mod findings;
 pub mod image_host;
 pub mod machine;
 pub mod plan;
+pub mod pressure;
 pub mod runner;
 pub mod safety;
+pub mod signals;
 pub mod spec;
 pub mod state;
 pub mod summary;

@@ -274,6 +274,13 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
              unresolved headline comparison with it, up to {max} each"
         );
     }
+    if let Some(t) = exp.time_limit {
+        let _ = writeln!(
+            s,
+            "  time limit per cell: {} (past it the workload is stopped and the cell fails)",
+            crate::deadline::human_duration(t)
+        );
+    }
     if !exp.description.is_empty() {
         let _ = writeln!(s, "  {}", exp.description.trim());
     }

@@ -14,7 +14,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use fslab_lab::human_bytes;
 use fslab_record::protocol::ChildMessage;
 use fslab_record::{
     CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, ImageHostFacts, PhaseResult,
@@ -41,6 +40,8 @@ pub trait Progress {
     fn cell_end(&mut self, ok: bool, message: &str);
     /// Something about the whole experiment (outside any cell).
     fn note(&mut self, _what: &str) {}
+    /// The workload's memory pressure now (None: none, or it is gone).
+    fn pressure(&mut self, _now: Option<&str>) {}
 }
 
 /// A [`Progress`] that shows nothing.
@@ -71,6 +72,10 @@ pub struct WorkloadOutcome {
     pub probe_notes: Vec<fslab_record::ProbeNote>,
     /// The probes' own metrics (guest against backend IO).
     pub probe_metrics: Vec<fslab_record::Metric>,
+    /// Why it was stopped from outside (a second signal, its time limit).
+    pub ended_by: Option<crate::deadline::Ending>,
+    /// The memory pressure it ran under, if it hit its limit.
+    pub pressure: Option<String>,
 }
 
 /// The probes `fslab run` runs beside a workload, outside its cgroup: they
@@ -87,12 +92,14 @@ pub struct Watch {
 
 /// Runs a workload command line in a cell.
 pub trait Executor {
-    /// Runs `argv` in `cgroup`, with the probes of `watch` beside it.
+    /// Runs `argv` in `cgroup`, with the probes of `watch` beside it,
+    /// stopping it past `limit`.
     fn run(
         &mut self,
         argv: &[String],
         cgroup: Option<&Path>,
         watch: Option<&Watch>,
+        limit: Option<Duration>,
         stop: &AtomicBool,
         progress: &mut dyn Progress,
     ) -> WorkloadOutcome;
@@ -177,6 +184,7 @@ impl Executor for ProcessExecutor {
         argv: &[String],
         cgroup: Option<&Path>,
         watch: Option<&Watch>,
+        limit: Option<Duration>,
         stop: &AtomicBool,
         progress: &mut dyn Progress,
     ) -> WorkloadOutcome {
@@ -224,18 +232,17 @@ impl Executor for ProcessExecutor {
         let mut handle = |line: String, out: &mut WorkloadOutcome, progress: &mut dyn Progress| {
             side.handle(line, out, progress);
         };
-        let mut interrupted = false;
+        let mut guard = crate::deadline::Guard::new(child.id(), limit);
+        let mut pressure = cgroup.and_then(crate::pressure::Watcher::new);
         let status = loop {
             match rx.recv_timeout(Duration::from_millis(100)) {
                 Ok(line) => handle(line, &mut out, progress),
                 Err(mpsc::RecvTimeoutError::Timeout)
                 | Err(mpsc::RecvTimeoutError::Disconnected) => {}
             }
-            if stop.load(Ordering::Relaxed) && !interrupted {
-                interrupted = true;
-                if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
-                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
-                }
+            guard.check(stop, crate::signals::hurry());
+            if let Some(now) = pressure.as_mut().and_then(crate::pressure::Watcher::poll) {
+                progress.pressure(now.map(|p| p.to_string()).as_deref());
             }
             match child.try_wait() {
                 Ok(Some(st)) => break Some(st),
@@ -243,6 +250,8 @@ impl Executor for ProcessExecutor {
                 Err(_) => break None,
             }
         };
+        out.ended_by = guard.ended_by();
+        out.pressure = pressure.and_then(|p| p.summary());
         let _ = err_reader.join();
         while let Ok(line) = rx.try_recv() {
             handle(line, &mut out, progress);
@@ -580,11 +589,16 @@ impl Preflight {
 
 /// Checks what can be checked before anything is touched.
 pub fn preflight(exp: &Experiment) -> Result<(), Preflight> {
+    preflight_as(exp, rustix::process::geteuid().is_root())
+}
+
+/// [`preflight`] as a user who is root or not: the dry run checks
+/// everything else as the run (as root) would.
+pub fn preflight_as(exp: &Experiment, root: bool) -> Result<(), Preflight> {
     let missing = missing_tools(exp);
     if !missing.is_empty() {
         return Err(Preflight::Machine(missing.join("; ")));
     }
-    let root = rustix::process::geteuid().is_root();
     if !matches!(exp.device, Device::Directory { .. }) && !root {
         return Err(Preflight::Machine(
             "fslab run makes filesystems (loop devices, mkfs, mount): run it as root".into(),
@@ -600,6 +614,7 @@ pub fn preflight(exp: &Experiment) -> Result<(), Preflight> {
                 dir.display()
             )));
         }
+        crate::safety::writable(dir, root)?;
         if image_host::needed(&exp.device).map_err(Preflight::Machine)? {
             image_host::preflight(dir)?;
         } else if !fslab_lab::image::fits(dir, *size)
@@ -1097,6 +1112,7 @@ fn run_cell(
                             &argv,
                             cgroup.as_ref().map(|c| c.0.path()),
                             watch.as_ref(),
+                            exp.time_limit,
                             env.stop,
                             env.progress,
                         );
@@ -1112,31 +1128,22 @@ fn run_cell(
                             info.memory_max_usage_bytes = cg.max_usage();
                             info.memory_failcnt = cg.failcnt();
                         }
+                        res.error = crate::deadline::cell_error(exp, &w, info, env.rec);
                         res.phases = w.phases;
                         res.metrics = w.metrics;
                         res.metrics.extend(w.probe_metrics);
-                        if let Some(e) = w.error {
-                            let mut e = e;
-                            if w.signal == Some(9) {
-                                if let (Some(limit), Some(fails)) =
-                                    (exp.machine.memory_limit, info.memory_failcnt)
-                                {
-                                    e = format!(
-                                        "{e} (memory limit {} was hit {fails} times)",
-                                        human_bytes(limit)
-                                    );
-                                }
-                                // The killed workload could not close its run.
-                                if let Some(id) = w.run_id {
-                                    let _ = env.rec.finish_run(id, RunStatus::Failed, Some(&e));
-                                }
-                            }
-                            res.error = Some(e);
-                        }
                     }
                 }
-                env.progress.step("unmount, remount, teardown");
-                if let Err(e) = prepared.teardown(env.journal, info) {
+                // After a second signal: no remount to time, only undoing.
+                let torn = if crate::signals::hurry() {
+                    env.progress.step("teardown (second signal)");
+                    let mut prepared = prepared;
+                    prepared.teardown_quietly(env.journal, info)
+                } else {
+                    env.progress.step("unmount, remount, teardown");
+                    prepared.teardown(env.journal, info)
+                };
+                if let Err(e) = torn {
                     problems.push(e.to_string());
                     res.error.get_or_insert(e.to_string());
                 }
@@ -1173,6 +1180,7 @@ mod tests {
             argv: &[String],
             _cgroup: Option<&Path>,
             _watch: Option<&Watch>,
+            _limit: Option<Duration>,
             stop: &AtomicBool,
             _progress: &mut dyn Progress,
         ) -> WorkloadOutcome {
@@ -1304,6 +1312,7 @@ mod tests {
             argv: &[String],
             cgroup: Option<&Path>,
             watch: Option<&Watch>,
+            limit: Option<Duration>,
             stop: &AtomicBool,
             progress: &mut dyn Progress,
         ) -> WorkloadOutcome {
@@ -1311,7 +1320,7 @@ mod tests {
                 ran: Vec::new(),
                 stop_after: None,
             };
-            let mut o = fake.run(argv, cgroup, watch, stop, progress);
+            let mut o = fake.run(argv, cgroup, watch, limit, stop, progress);
             let (c, r) = fake.ran[0];
             self.ran.push((c, r));
             let rate = (self.rate)(c, r);

@@ -375,6 +375,22 @@ pub fn check(exp: &Experiment, perms: &Permissions) -> Result<Vec<String>, Strin
     Ok(allowed)
 }
 
+/// For the preflight: an `image_dir` that cannot be written (a read-only
+/// filesystem; for root, anything else that refuses it too) is bad input.
+/// Another user's dry run is not refused for what root could write.
+pub(crate) fn writable(dir: &std::path::Path, root: bool) -> Result<(), crate::runner::Preflight> {
+    match rustix::fs::access(dir, rustix::fs::Access::WRITE_OK) {
+        Err(e) if e == rustix::io::Errno::ROFS || root => {
+            Err(crate::runner::Preflight::Input(format!(
+                "device.image_dir {} cannot be written: {}",
+                dir.display(),
+                std::io::Error::from(e)
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

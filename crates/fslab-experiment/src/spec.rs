@@ -5,6 +5,7 @@
 //! name = "seed001"
 //! repetitions = 3
 //! until_resolved = 10           # optional: more repetitions, up to 10, while a headline comparison is unresolved
+//! time_limit = "20m"             # optional: a cell's workload is stopped past it (s, m, h), the cell fails
 //! order = "interleaved"          # interleaved (default) | sequential | shuffled
 //!
 //! [device]
@@ -65,6 +66,7 @@ struct FileSpec {
     description: String,
     repetitions: Option<Spanned<i64>>,
     until_resolved: Option<Spanned<i64>>,
+    time_limit: Option<Spanned<String>>,
     order: Option<Spanned<String>>,
     seed: Option<u64>,
     #[serde(default)]
@@ -269,6 +271,9 @@ pub struct Experiment {
     /// Keep adding repetitions to cells whose headline comparisons are
     /// unresolved, up to this many per cell (`until_resolved = N`).
     pub until_resolved: Option<u32>,
+    /// The longest a cell's workload may run (`time_limit = "20m"`): past
+    /// it the workload is stopped and the cell fails with "time limit".
+    pub time_limit: Option<std::time::Duration>,
     pub order: Order,
     pub seed: u64,
     pub device: Device,
@@ -487,6 +492,13 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
         }
         Some(u) => Some(*u.get_ref() as u32),
     };
+    let time_limit = match &spec.time_limit {
+        None => None,
+        Some(t) => match crate::deadline::parse_duration(t.get_ref()) {
+            Ok(d) => Some(d),
+            Err(e) => return ctx.err(t.span(), "time_limit", e),
+        },
+    };
     let order = match spec
         .order
         .as_ref()
@@ -536,6 +548,7 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
         description: spec.description,
         repetitions,
         until_resolved,
+        time_limit,
         order,
         seed: spec.seed.unwrap_or(1),
         device,

@@ -27,6 +27,29 @@ pub fn close(mut journal: Journal) -> Vec<String> {
     report
 }
 
+/// What a journalled resource is, for people: "loop device /dev/loop7
+/// (image /var/tmp/x.img)", "sysctl vm.dirty_ratio (was 20)".
+pub fn describe(r: &Resource) -> String {
+    match r {
+        Resource::Mount { target } => format!("mount {}", target.display()),
+        Resource::MountDir { path } => format!("mount point {}", path.display()),
+        Resource::Loop { number, backing } => {
+            format!(
+                "loop device /dev/loop{number} (image {})",
+                backing.display()
+            )
+        }
+        Resource::Tree { path } => format!("directory tree {}", path.display()),
+        Resource::TracefsInstance { path } => format!("tracefs instance {}", path.display()),
+        Resource::TracefsMount { path } => format!("private tracefs mount {}", path.display()),
+        Resource::File { path } => format!("file {}", path.display()),
+        Resource::Image { path, keep: true } => format!("image {} (kept)", path.display()),
+        Resource::Image { path, .. } => format!("image {}", path.display()),
+        Resource::Sysctl { name, original } => format!("sysctl {name} (was {original})"),
+        Resource::Cgroup { path } => format!("memory cgroup {}", path.display()),
+    }
+}
+
 /// Undoes one resource; returns what was done (None if nothing was left to do).
 pub fn undo(r: &Resource) -> Result<Option<String>, String> {
     match r {

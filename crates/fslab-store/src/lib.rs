@@ -47,6 +47,15 @@ pub enum StoreError {
         found: i64,
         known: i64,
     },
+    /// The schema version says one thing and the tables another (a version
+    /// set back by hand or by another tool): the migration to the next
+    /// version failed, and the store is left as it was.
+    #[error("{}: its schema version {found} does not match its tables ({why} when bringing it to version {}); left as it was", .path.display(), .found + 1)]
+    Inconsistent {
+        path: PathBuf,
+        found: i64,
+        why: String,
+    },
     #[error("no results store at {} (run a workload first, or give --db)", .0.display())]
     Missing(PathBuf),
     #[error("{}: not an fslab results store (it has no fslab tables)", .0.display())]
@@ -55,6 +64,14 @@ pub enum StoreError {
     NoSuchRun(i64),
     #[error("no experiment with id {0} in the results store")]
     NoSuchExperiment(i64),
+}
+
+/// What SQLite said about a failed statement, without the statement.
+fn sql_reason(e: &rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+        e => e.to_string().lines().next().unwrap_or_default().to_string(),
+    }
 }
 
 /// The schema version this fslab writes (the number of migrations).
@@ -319,7 +336,11 @@ impl Store {
                 return Ok(());
             }
             tx.execute_batch(schema::MIGRATIONS[found as usize])
-                .map_err(sqlite)?;
+                .map_err(|e| StoreError::Inconsistent {
+                    path: self.path.clone(),
+                    found,
+                    why: sql_reason(&e),
+                })?;
             tx.pragma_update(None, "user_version", found + 1)
                 .map_err(sqlite)?;
             tx.commit().map_err(sqlite)?;

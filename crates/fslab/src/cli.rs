@@ -71,7 +71,7 @@ pub enum Command {
     },
     /// Run an experiment: make filesystems, run the workload on each, compare
     #[command(
-        after_help = "Examples:\n  fslab run --list\n  fslab run seed000-fsmark-sparse --scale 0.01 --repetitions 3\n  fslab run my-experiment.toml --dry-run"
+        after_help = "Examples:\n  fslab run --list\n  fslab run seed000-fsmark-sparse --scale 0.01 --repetitions 3\n  fslab run my-experiment.toml --dry-run\n  fslab run seed004-large-dir --cell-time-limit 30m"
     )]
     Run(RunArgs),
     /// Undo what a killed `fslab run` left behind (mounts, loop devices, images, sysctls, cgroups)
@@ -312,6 +312,11 @@ pub struct RunArgs {
     /// (default, all, none, names, -NAME); overrides the experiment's `probes`
     #[arg(long, value_name = "LIST")]
     pub probes: Option<String>,
+    /// Stop a cell's workload that runs longer than this ("90s", "20m", "2h"): the cell
+    /// fails with "time limit", what it measured is kept, the next cell starts; overrides
+    /// the experiment's `time_limit`
+    #[arg(long, value_name = "DURATION")]
+    pub cell_time_limit: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

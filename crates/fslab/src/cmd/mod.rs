@@ -181,15 +181,18 @@ fn results_failure(e: fslab_results::Error) -> Failure {
 
 /// Opens the results store to write, or explains why not.
 fn open_store(db: &Path) -> Result<fslab_store::Store, Failure> {
-    fslab_store::Store::open(db).map_err(|e| Failure::Failed(format!("results store {e}")))
+    fslab_store::Store::open(db).map_err(|e| match e {
+        e @ fslab_store::StoreError::Inconsistent { .. } => Failure::Usage(e.to_string()),
+        e => Failure::Failed(format!("results store {e}")),
+    })
 }
 
 /// Opens the results store to read only (it writes nothing into it).
 fn open_store_read(db: &Path) -> Result<fslab_store::Store, Failure> {
     fslab_store::Store::open_read(db).map_err(|e| match e {
-        e @ (fslab_store::StoreError::Missing(_) | fslab_store::StoreError::NotAStore(_)) => {
-            Failure::Usage(e.to_string())
-        }
+        e @ (fslab_store::StoreError::Missing(_)
+        | fslab_store::StoreError::NotAStore(_)
+        | fslab_store::StoreError::Inconsistent { .. }) => Failure::Usage(e.to_string()),
         e => Failure::Failed(format!("results store {e}")),
     })
 }

@@ -24,6 +24,8 @@ struct Display {
     done: usize,
     total: usize,
     label: String,
+    /// The workload's memory pressure, shown after its line.
+    pressure: Option<String>,
 }
 
 impl Display {
@@ -46,6 +48,7 @@ impl Display {
             done: 0,
             total: 0,
             label: String::new(),
+            pressure: None,
         }
     }
 
@@ -69,13 +72,17 @@ impl Display {
 
     fn say(&self, msg: String) {
         if self.tty {
-            self.bar.set_message(msg);
+            match &self.pressure {
+                Some(p) => self.bar.set_message(format!("{msg} [{p}]")),
+                None => self.bar.set_message(msg),
+            }
         }
     }
 }
 
 impl Progress for Display {
     fn cell_start(&mut self, k: usize, total: usize, cell: &Cell, rep: u32, reps: u32) {
+        self.pressure = None;
         self.done = k;
         self.total = total;
         self.label = format!(
@@ -111,6 +118,21 @@ impl Progress for Display {
     }
     fn note(&mut self, what: &str) {
         self.print(format!("fslab: {what}"));
+    }
+    fn pressure(&mut self, now: Option<&str>) {
+        // Without a live line, a line when the pressure starts, changes
+        // kind (at the limit, reclaiming) or ends.
+        let kind = |p: Option<&str>| p.map(|p| p.split(':').next().unwrap_or(p).to_string());
+        if !self.tty && kind(now) != kind(self.pressure.as_deref()) {
+            match now {
+                Some(p) => remark!("fslab: {}: {p}", self.label),
+                None => remark!("fslab: {}: no longer at its memory limit", self.label),
+            }
+        }
+        self.pressure = now.map(str::to_string);
+        if self.tty {
+            self.say(format!("{} (time left ~{})", self.label, self.eta()));
+        }
     }
     fn cell_end(&mut self, ok: bool, message: &str) {
         let line = format!(
@@ -285,20 +307,25 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     };
     let allowed = fslab_experiment::safety::check(&exp, &perms)
         .map_err(|e| Failure::Usage(format!("{file}: {e}")))?;
+    // The dry run refuses what the run refuses before it makes anything
+    // (as root: a user may look at what root would run).
+    let root = rustix::process::geteuid().is_root();
+    runner::preflight_as(&exp, root || args.dry_run).map_err(refused)?;
+    check_mpi(&exp)?;
     if args.dry_run {
         print!("{}", plan::describe(&exp, scale));
         for a in &allowed {
             println!("allowed on the command line: {a}");
         }
-        for m in plan::missing_tools(&exp) {
-            println!("warning: {m}");
+        if !root && runner::preflight_as(&exp, false).is_err() {
+            println!("note: fslab run needs root for this experiment");
         }
         return Ok(());
     }
-    runner::preflight(&exp).map_err(refused)?;
-    check_mpi(&exp)?;
     let mut store = super::open_store(db)?;
-    let stop = super::stop_on_signals()?;
+    let stop =
+        fslab_experiment::signals::install(state_dir(), fslab_experiment::signals::TEARDOWN_BOUND)
+            .map_err(|e| Failure::Failed(format!("cannot install signal handlers: {e}")))?;
     let argv: Vec<String> = std::env::args().collect();
     let mut journal = Journal::create(&state_dir(), "run", argv.clone()).map_err(|e| {
         Failure::Failed(format!(
@@ -390,6 +417,14 @@ fn resume_notice(exp: &fslab_experiment::spec::Experiment, r: &runner::Resume, s
 
 /// How `fslab run` ends: interrupted, failed runs (exit 1), or success.
 fn ending(outcome: &runner::ExperimentOutcome, stopped: bool) -> Result<(), Failure> {
+    if fslab_experiment::signals::hurry() {
+        eprintln!(
+            "fslab: run: interrupted by a second signal; everything set up was undone; what was \
+             measured is kept as experiment {}",
+            outcome.experiment_id
+        );
+        return Err(Failure::Interrupted);
+    }
     if outcome.interrupted || stopped {
         eprintln!(
             "fslab: run: interrupted; what was measured is kept as experiment {}",
@@ -457,6 +492,12 @@ fn apply_options(
     if let Some(p) = &args.probes {
         fslab_probe::parse_list(p).map_err(Failure::Usage)?;
         exp.workload.probes = Some(p.clone());
+    }
+    if let Some(t) = &args.cell_time_limit {
+        exp.time_limit = Some(
+            fslab_experiment::deadline::parse_duration(t)
+                .map_err(|e| Failure::Usage(format!("--cell-time-limit {e}")))?,
+        );
     }
     Ok(())
 }

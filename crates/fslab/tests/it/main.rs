@@ -3,6 +3,7 @@
 //! outside CI and fail under `CI=true`.
 
 mod conventions;
+mod endings;
 mod fsmark;
 mod fsmark_fs;
 mod hostile;

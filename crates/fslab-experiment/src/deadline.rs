@@ -1,0 +1,296 @@
+//! When a cell's workload is stopped from outside: a stop request (the
+//! first signal: SIGINT, the workload keeps what it measured), a second
+//! signal (SIGKILL to its process group: no more waiting), or its time
+//! limit (`time_limit`, `--cell-time-limit`: SIGINT, then SIGKILL when it
+//! has not ended after [`GRACE`]).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use fslab_record::RunStatus;
+use rustix::process::{kill_process, kill_process_group, Pid, Signal};
+
+/// How long a workload asked to stop at its time limit has to end by
+/// itself (closing its record) before it is killed.
+pub const GRACE: Duration = Duration::from_secs(5);
+
+/// Why a workload was ended from outside, when it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// A second signal: killed, not waited for.
+    Hurried,
+    /// Past the cell's time limit.
+    TimeLimit(Duration),
+}
+
+impl Ending {
+    /// The cell's status: a time limit fails the cell (the next one
+    /// starts), a second signal interrupts the experiment.
+    pub fn status(self) -> RunStatus {
+        match self {
+            Ending::Hurried => RunStatus::Interrupted,
+            Ending::TimeLimit(_) => RunStatus::Failed,
+        }
+    }
+
+    /// The cell's error: why it ended, then what the workload said (and
+    /// the memory pressure it was under, if any).
+    pub fn describe(self, said: Option<&str>, pressure: Option<&str>) -> String {
+        let mut s = match self {
+            Ending::Hurried => "interrupted by a second signal: the workload was killed".into(),
+            Ending::TimeLimit(t) => format!(
+                "time limit {} reached: the workload was stopped",
+                human_duration(t)
+            ),
+        };
+        if let Some(p) = pressure {
+            s.push_str(&format!(" ({p})"));
+        }
+        if let Some(w) = said.filter(|w| !w.is_empty()) {
+            s.push_str(&format!("; {w}"));
+        }
+        s
+    }
+}
+
+/// "90 s", "20 min", "1 h 30 min".
+pub fn human_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=599 if d.subsec_millis() != 0 && s < 10 => format!("{:.1} s", d.as_secs_f64()),
+        0..=599 => format!("{s} s"),
+        _ if s.is_multiple_of(3600) => format!("{} h", s / 3600),
+        _ if s >= 3600 => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+        _ if s.is_multiple_of(60) => format!("{} min", s / 60),
+        _ => format!("{} min {} s", s / 60, s % 60),
+    }
+}
+
+/// The longest time limit: 30 days.
+pub const MAX_LIMIT: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// A time limit as written: a number with `s`, `m`/`min` or `h` ("90s",
+/// "20m", "1.5h"); a bare number is seconds. From 1 s to 30 days.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let per = match unit.trim() {
+        "" | "s" | "sec" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        u => {
+            return Err(format!(
+                "{text:?}: unknown unit {u:?} (use s, m or h: \"90s\", \"20m\", \"2h\")"
+            ))
+        }
+    };
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (\"90s\", \"20m\", \"2h\")"))?;
+    let secs = n * per;
+    if !(1.0..=MAX_LIMIT.as_secs_f64()).contains(&secs) {
+        return Err(format!("{text:?} is not from 1 s to 30 days"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Watches one running workload (a process group led by `pid`) against
+/// the stop flag, a second signal and its time limit.
+pub struct Guard {
+    pid: Option<Pid>,
+    started: Instant,
+    limit: Option<Duration>,
+    asked: bool,
+    killed: bool,
+    ended_by: Option<Ending>,
+    limit_at: Option<Instant>,
+}
+
+impl Guard {
+    pub fn new(pid: u32, limit: Option<Duration>) -> Guard {
+        Guard {
+            pid: i32::try_from(pid).ok().and_then(Pid::from_raw),
+            started: Instant::now(),
+            limit,
+            asked: false,
+            killed: false,
+            ended_by: None,
+            limit_at: None,
+        }
+    }
+
+    /// Acts on what happened since the last call: one SIGINT for a stop
+    /// request or the time limit, SIGKILL to the group for a second signal
+    /// (`hurry`) or a workload past its limit and grace.
+    pub fn check(&mut self, stop: &AtomicBool, hurry: bool) {
+        let Some(pid) = self.pid else { return };
+        if let Some(limit) = self.limit {
+            if self.ended_by.is_none() && self.started.elapsed() > limit {
+                self.ended_by = Some(Ending::TimeLimit(limit));
+                self.limit_at = Some(Instant::now());
+            }
+        }
+        let over = self.limit_at.is_some();
+        if (stop.load(Ordering::Relaxed) || over) && !self.asked {
+            self.asked = true;
+            let _ = kill_process(pid, Signal::INT);
+        }
+        let graceless = self.limit_at.is_some_and(|t| t.elapsed() > GRACE);
+        if (hurry || graceless) && !self.killed {
+            self.killed = true;
+            // A workload that ended by itself (on the first signal) is
+            // not dead of the second.
+            if hurry && self.ended_by.is_none() {
+                self.ended_by = Some(Ending::Hurried);
+            }
+            let _ = kill_process_group(pid, Signal::KILL);
+        }
+    }
+
+    /// Why the workload was ended from outside, if it was.
+    pub fn ended_by(&self) -> Option<Ending> {
+        self.ended_by
+    }
+}
+
+/// Why a cell's workload did not complete, and its status when it was
+/// ended from outside: a time limit fails it, a second signal interrupts
+/// it (and the workload's own run record says so too); a workload killed
+/// with SIGKILL (the kernel at the memory limit) fails it, naming the
+/// limit. None when the workload ended by itself without error.
+pub(crate) fn cell_error(
+    exp: &crate::spec::Experiment,
+    w: &crate::runner::WorkloadOutcome,
+    info: &mut fslab_record::CellRunInfo,
+    rec: &mut dyn fslab_record::ExperimentRecorder,
+) -> Option<String> {
+    if let Some(end) = w.ended_by {
+        let e = end.describe(w.error.as_deref(), w.pressure.as_deref());
+        info.status = Some(end.status());
+        if let Some(id) = w.run_id {
+            let _ = rec.finish_run(id, end.status(), Some(&e));
+        }
+        return Some(e);
+    }
+    let mut e = w.error.clone()?;
+    if w.signal == Some(9) {
+        if let (Some(limit), Some(fails)) = (exp.machine.memory_limit, info.memory_failcnt) {
+            e = format!(
+                "{e} (memory limit {} was hit {fails} times)",
+                fslab_lab::human_bytes(limit)
+            );
+        }
+        // The killed workload could not close its run.
+        if let Some(id) = w.run_id {
+            let _ = rec.finish_run(id, RunStatus::Failed, Some(&e));
+        }
+    }
+    Some(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sleeper() -> std::process::Child {
+        let mut c = std::process::Command::new("sleep");
+        c.arg("30");
+        std::os::unix::process::CommandExt::process_group(&mut c, 0);
+        c.spawn().unwrap()
+    }
+
+    fn wait(c: &mut std::process::Child) -> std::process::ExitStatus {
+        for _ in 0..200 {
+            if let Some(s) = c.try_wait().unwrap() {
+                return s;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("still running");
+    }
+
+    #[test]
+    fn a_workload_past_its_time_limit_is_asked_to_stop_and_the_ending_says_why() {
+        use std::os::unix::process::ExitStatusExt;
+        let mut c = sleeper();
+        let mut g = Guard::new(c.id(), Some(Duration::from_millis(50)));
+        let stop = AtomicBool::new(false);
+        g.check(&stop, false);
+        assert_eq!(g.ended_by(), None);
+        std::thread::sleep(Duration::from_millis(80));
+        g.check(&stop, false);
+        assert_eq!(
+            g.ended_by(),
+            Some(Ending::TimeLimit(Duration::from_millis(50)))
+        );
+        assert_eq!(wait(&mut c).signal(), Some(2), "SIGINT first");
+        let e = Ending::TimeLimit(Duration::from_secs(90));
+        assert_eq!(e.status(), RunStatus::Failed);
+        assert_eq!(
+            e.describe(Some("fs_mark: stopped"), Some("at its memory limit")),
+            "time limit 90 s reached: the workload was stopped (at its memory limit); fs_mark: stopped"
+        );
+    }
+
+    #[test]
+    fn a_second_signal_kills_the_workload_group_at_once() {
+        use std::os::unix::process::ExitStatusExt;
+        let mut c = sleeper();
+        let mut g = Guard::new(c.id(), None);
+        let stop = AtomicBool::new(true);
+        g.check(&stop, true);
+        assert_eq!(g.ended_by(), Some(Ending::Hurried));
+        let s = wait(&mut c);
+        // SIGINT then SIGKILL: sleep dies of the first to arrive.
+        assert!(matches!(s.signal(), Some(2 | 9)), "{s:?}");
+        assert_eq!(Ending::Hurried.status(), RunStatus::Interrupted);
+    }
+
+    #[test]
+    fn time_limits_are_read_with_their_unit_and_bounded() {
+        let d = Duration::from_secs;
+        assert_eq!(parse_duration("90s"), Ok(d(90)));
+        assert_eq!(parse_duration("90"), Ok(d(90)));
+        assert_eq!(parse_duration("20m"), Ok(d(1200)));
+        assert_eq!(parse_duration("20 min"), Ok(d(1200)));
+        assert_eq!(parse_duration("1.5h"), Ok(d(5400)));
+        for bad in ["", "0s", "0.5", "1d", "-5m", "m", "1e9h", "40000h", "nan"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_experiment_file_gives_its_time_limit_and_a_bad_one_is_named_with_its_line() {
+        let text = |t: &str| {
+            format!(
+                "name = \"t\"\ntime_limit = {t}\n[device]\nkind = \"directory\"\npath = \"/tmp\"\n\
+                 [workload]\nkind = \"createmany\"\nargs = [\"-o\", \"{{dir}}/f\", \"10\"]\n"
+            )
+        };
+        let parse = |t: &str| crate::spec::parse("t.toml", &text(t), &Default::default());
+        assert_eq!(
+            parse("\"90s\"").unwrap().time_limit,
+            Some(Duration::from_secs(90))
+        );
+        let e = parse("\"1d\"").unwrap_err().to_string();
+        assert!(
+            e.starts_with("t.toml:2: time_limit: \"1d\": unknown unit \"d\""),
+            "{e}"
+        );
+        assert!(parse("90").is_err(), "a string, as sizes are");
+    }
+
+    #[test]
+    fn durations_read_as_people_write_them() {
+        let d = Duration::from_secs;
+        assert_eq!(human_duration(d(90)), "90 s");
+        assert_eq!(human_duration(d(1200)), "20 min");
+        assert_eq!(human_duration(d(5400)), "1 h 30 min");
+        assert_eq!(human_duration(d(7200)), "2 h");
+        assert_eq!(human_duration(d(650)), "10 min 50 s");
+        assert_eq!(human_duration(Duration::from_millis(1500)), "1.5 s");
+    }
+}
