@@ -1115,6 +1115,14 @@ fn run_cell(
                         res.phases = w.phases;
                         res.metrics = w.metrics;
                         res.metrics.extend(w.probe_metrics);
+                        // Measured on the filesystem after the workload (htree levels).
+                        let after = prepared.after_workload(exp, cell);
+                        if let (Some(id), false) = (w.run_id, after.is_empty()) {
+                            if let Err(e) = env.rec.record_metrics(id, &after) {
+                                problems.push(format!("results store: {e}"));
+                            }
+                        }
+                        res.metrics.extend(after);
                         if let Some(e) = w.error {
                             let mut e = e;
                             if w.signal == Some(9) {
