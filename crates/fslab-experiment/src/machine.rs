@@ -161,7 +161,8 @@ impl MemCgroup {
     /// reclaim, as a machine of that size waits, instead of being killed.
     /// The cgroup charges the inodes the workload caches, and xfs frees
     /// them lazily: seed 000's xfs cell (504k files, 512 MiB) was killed
-    /// in 2 runs of 3 with the killer on, and ran in 3 of 3 with it off.
+    /// in 2 runs of 3 with the killer on, and ran in 3 of 3 with it off
+    /// (and 3 of 3 at 256 MiB).
     pub fn create(name: &str, limit: u64) -> LabResult<MemCgroup> {
         let own = own_memory_cgroup()?;
         let path = own.path.join(name);

@@ -58,7 +58,9 @@ mkfs_options = "-O large_dir"
     let made = metric(&lab, default, "createmany", "total").unwrap();
     assert!((250_000.0..480_000.0).contains(&made), "{made}");
     assert!(
-        e.cell_runs[0].output.contains("the directory's htree is full: 2 levels"),
+        e.cell_runs[0]
+            .output
+            .contains("the directory's htree is full: 2 levels"),
         "{}",
         e.cell_runs[0].output
     );
