@@ -324,6 +324,12 @@ impl Prepared {
         Ok(self.mount.insert((m, id)).0.kernel_options())
     }
 
+    /// What `fslab run` measures on the filesystem after the workload,
+    /// still mounted (see [`after_workload`]).
+    pub fn after_workload(&self, exp: &Experiment, cell: &Cell) -> Vec<fslab_record::Metric> {
+        after_workload(exp, cell, &self.workdir)
+    }
+
     /// The directory the workload works in.
     pub fn workdir(&self) -> &Path {
         &self.workdir
@@ -418,5 +424,49 @@ impl Prepared {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+}
+
+/// The name under which summaries and comparisons show the htree depth of
+/// the directory createmany filled: `htree levels`.
+pub const HTREE_SOURCE: &str = "htree";
+pub const HTREE_LEVELS: &str = "levels";
+
+/// The directory createmany fills in a cell whose filesystem is at `mnt`:
+/// the directory of its name pattern (the argument holding `{dir}`).
+pub fn createmany_dir(exp: &Experiment, cell: &Cell, mnt: &Path) -> Option<PathBuf> {
+    if exp.workload.kind != crate::spec::WorkloadKind::CreateMany {
+        return None;
+    }
+    let dirs = crate::plan::workload_dirs(exp, mnt);
+    let pattern = exp
+        .workload
+        .args
+        .iter()
+        .chain(&cell.workload_args)
+        .find(|a| a.contains("{dir"))?
+        .replace("{dir}", &dirs.first()?.display().to_string());
+    Path::new(&pattern).parent().map(Path::to_path_buf)
+}
+
+/// Measured after the workload on its filesystem, before unmount: for
+/// createmany on ext4, the htree depth of the directory it filled
+/// (`htree levels`: indirect levels + 1; 0 for a directory too small to
+/// be indexed), read from the directory's dx_root on the device.
+pub fn after_workload(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<fslab_record::Metric> {
+    use fslab_record::{Better, Metric, Unit};
+    let Some(dir) = createmany_dir(exp, cell, mnt) else {
+        return Vec::new();
+    };
+    match fslab_probe::htree::levels(&dir) {
+        Ok(Some(l)) => vec![Metric::new(
+            HTREE_SOURCE,
+            None,
+            HTREE_LEVELS,
+            f64::from(l),
+            Unit::Count,
+            Better::Neither,
+        )],
+        _ => Vec::new(),
     }
 }

@@ -1132,6 +1132,14 @@ fn run_cell(
                         res.phases = w.phases;
                         res.metrics = w.metrics;
                         res.metrics.extend(w.probe_metrics);
+                        // Measured on the filesystem after the workload (htree levels).
+                        let after = prepared.after_workload(exp, cell);
+                        if let (Some(id), false) = (w.run_id, after.is_empty()) {
+                            if let Err(e) = env.rec.record_metrics(id, &after) {
+                                problems.push(format!("results store: {e}"));
+                            }
+                        }
+                        res.metrics.extend(after);
                     }
                 }
                 // After a second signal: no remount to time, only undoing.

@@ -20,7 +20,7 @@
 //! sysctl = { "vm.dirty_ratio" = 20 }
 //! drop_caches = true             # sync + drop caches before each phase
 //! memory_limit = "4G"            # memory cgroup around the workload
-//! memory_limit_scales = false    # --scale scales the limit too (at least 1G)
+//! memory_limit_scales = false    # --scale scales the limit too (at least 256M)
 //!
 //! [workload]
 //! kind = "fsmark"                # fsmark | createmany | tiotest | alloctest | dbench | compilebench
@@ -227,7 +227,7 @@ pub struct Machine {
     pub sysctl: BTreeMap<String, String>,
     pub drop_caches: bool,
     pub memory_limit: Option<u64>,
-    /// `--scale` scales the memory limit too (at least 1 GiB), keeping
+    /// `--scale` scales the memory limit too (at least 256 MiB), keeping
     /// the workload's memory footprint against its limit.
     pub memory_limit_scales: bool,
 }

@@ -125,8 +125,8 @@ fn scale_keeps_the_memory_limit_unless_told_to_scale_it() {
     );
     assert_eq!(
         scaled(&e, 0.01).machine.memory_limit,
-        Some(1 << 30),
-        "never below 1 GiB"
+        Some(256 << 20),
+        "never below 256 MiB"
     );
     assert_eq!(scaled(&e, 1.0).machine.memory_limit, Some(4 << 30));
 }

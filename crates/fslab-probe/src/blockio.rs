@@ -230,9 +230,13 @@ impl DevTracker {
 
     /// The current second's metrics over `dt` seconds; starts a new second.
     pub fn take_second(&mut self, t_ns: u64, dt: f64) -> Vec<(String, f64)> {
+        metrics(&self.take_second_acc(t_ns), dt)
+    }
+
+    /// The current second's requests; starts a new second.
+    pub fn take_second_acc(&mut self, t_ns: u64) -> DevAcc {
         self.advance(t_ns);
-        let a = std::mem::take(&mut self.second);
-        metrics(&a, dt)
+        std::mem::take(&mut self.second)
     }
 }
 

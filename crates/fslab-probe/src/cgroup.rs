@@ -66,12 +66,17 @@ impl MemoryCgroup {
 
     /// Peak memory charged, bytes.
     pub fn peak(&self) -> Option<u64> {
+        self.peak_in(|f| self.read(f))
+    }
+
+    /// [`MemoryCgroup::peak`], reading the cgroup's files with `read`.
+    pub fn peak_in(&self, read: impl Fn(&str) -> Option<String>) -> Option<u64> {
         let f = if self.v2 {
             "memory.peak"
         } else {
             "memory.max_usage_in_bytes"
         };
-        self.read(f)?.trim().parse().ok()
+        read(f)?.trim().parse().ok()
     }
 
     /// How often the limit was hit.

@@ -21,4 +21,7 @@ pub enum ProbeError {
     /// The memory cgroup could not be found.
     #[error("{0}")]
     Cgroup(String),
+    /// A directory's htree could not be read.
+    #[error("htree: {0}")]
+    Htree(String),
 }

@@ -29,6 +29,7 @@ pub mod cgroup;
 pub mod devices;
 mod error;
 pub mod frag;
+pub mod htree;
 pub mod journal;
 pub mod names;
 pub mod notes;

@@ -43,6 +43,15 @@ pub const CGROUP_USAGE_BYTES: &str = "cgroup_usage_bytes";
 /// Times the cgroup's memory limit was hit (a running total).
 pub const CGROUP_FAILCNT: &str = "cgroup_failcnt";
 
+// mem metrics of a phase (see `probes::mem`).
+/// Times the cgroup hit its limit during the phase (count).
+pub const LIMIT_HITS: &str = "limit hits";
+/// The cgroup's highest usage during the phase (MiB).
+pub const PEAK_USAGE: &str = "peak usage";
+/// Pages written back during the phase, machine-wide (/proc/vmstat
+/// nr_written), MiB.
+pub const DIRTY_WRITTEN: &str = "dirty written";
+
 // blockio: completions traced on the device (READ_MB_S and WRITE_MB_S too).
 pub const IOPS: &str = "iops";
 pub const READ_IOPS: &str = "read_iops";
@@ -64,6 +73,15 @@ pub const BACKEND_IOS: &str = "backend IOs";
 pub const GUEST_IOPS: &str = "guest IOPS";
 pub const BACKEND_IOPS: &str = "backend IOPS";
 pub const BACKEND_PER_GUEST: &str = "backend IOs per guest IO";
+// The guest's IOs of a phase before and after memory full: the first second
+// of the phase in which the workload's memory cgroup hit its limit (seed
+// 000: btrfs's IO pattern flips when memory runs out).
+pub const GUEST_IOS_BEFORE_FULL: &str = "guest IOs before memory full";
+pub const GUEST_IOS_AFTER_FULL: &str = "guest IOs after memory full";
+pub const GUEST_IO_SIZE_BEFORE_FULL: &str = "guest IO size before memory full";
+pub const GUEST_IO_SIZE_AFTER_FULL: &str = "guest IO size after memory full";
+pub const GUEST_IOPS_BEFORE_FULL: &str = "guest IOPS before memory full";
+pub const GUEST_IOPS_AFTER_FULL: &str = "guest IOPS after memory full";
 
 // frag: the backing image's extents.
 pub const IMAGE_EXTENTS: &str = "image_extents";

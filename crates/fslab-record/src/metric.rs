@@ -27,6 +27,10 @@ pub enum Unit {
     /// A plain count (extents, runs, operations).
     #[default]
     Count,
+    /// MiB (2^20 bytes): memory used or written back.
+    Mib,
+    /// KiB (2^10 bytes): a mean IO size.
+    Kib,
 }
 
 impl Unit {
@@ -42,6 +46,8 @@ impl Unit {
             Unit::Microseconds => "us",
             Unit::Percent => "%",
             Unit::Count => "count",
+            Unit::Mib => "MiB",
+            Unit::Kib => "KiB",
         }
     }
 

@@ -73,6 +73,11 @@ pub struct CreateManyArgs {
     /// Give each thread its own directory (FMT's directory/tN/)
     #[arg(long)]
     pub dir_per_thread: bool,
+    /// A directory whose htree is full (ENOSPC with free blocks and inodes left: ext4's 2
+    /// levels without large_dir) ends the run as complete, at the entries made, instead of
+    /// failing it (seed 004's default variant)
+    #[arg(long)]
+    pub until_full: bool,
     /// Under MPI: all ranks in FMT's directory itself, rank R taking the numbers from START + R x COUNT (default: a rankNNNN directory each)
     #[arg(long)]
     pub shared_dir: bool,
@@ -286,6 +291,9 @@ pub struct CreateManyOptions {
     pub count: u64,
     pub threads: u32,
     pub dir_per_thread: bool,
+    /// ENOSPC from a full htree ends the run as complete.
+    #[serde(default)]
+    pub until_full: bool,
 }
 
 fn size(flag: &str, s: &Option<String>) -> Result<Option<u64>, String> {
@@ -389,6 +397,7 @@ impl CreateManyArgs {
             count: count as u64,
             threads: self.threads,
             dir_per_thread: self.dir_per_thread,
+            until_full: self.until_full,
         })
     }
 }
@@ -460,6 +469,8 @@ struct Tally {
     hist: LatencyHistogram,
     unlink_hist: LatencyHistogram,
     error: Option<String>,
+    /// The directory's htree was full (with `--until-full`).
+    full: bool,
     fds: Vec<OwnedFd>,
 }
 
@@ -489,6 +500,7 @@ impl Tally {
             if all.error.is_none() {
                 all.error = t.error;
             }
+            all.full |= t.full;
             all.fds.extend(t.fds);
         }
         (all, tenth_rates)
@@ -734,11 +746,19 @@ fn work(w: &Work, t: usize, progress: &crate::measure::Progress, tally: &mut Tal
             break;
         };
         if let Err((op, e)) = one(o, name, fill, tally) {
-            tally.error = Some(format!(
-                "{op}({}) error: {}",
-                fmt.name(number),
-                std::io::Error::from(e)
-            ));
+            let why = (e == Errno::NOSPC)
+                .then(|| crate::createmany_htree::explain_enospc(&o.dir()))
+                .flatten();
+            if o.until_full && why.is_some() {
+                tally.full = true;
+            } else {
+                tally.error = Some(format!(
+                    "{op}({}) error: {}{}",
+                    fmt.name(number),
+                    std::io::Error::from(e),
+                    why.map(|w| format!(": {w}")).unwrap_or_default()
+                ));
+            }
             abort.store(true, Ordering::Relaxed);
             break;
         }
@@ -969,6 +989,7 @@ pub fn run(
         last_n: 0,
         printed_at: 0,
     };
+    let mut depth = crate::createmany_htree::DepthRates::of(o);
     let p = ctx.phase_ticking(
         phase_name,
         threads as usize,
@@ -976,7 +997,12 @@ pub fn run(
             let mut tally = tallies[t].lock().unwrap_or_else(|e| e.into_inner());
             work(&shared, t, progress, &mut tally);
         },
-        |pt| ticker.tick(pt),
+        |pt| {
+            ticker.tick(pt);
+            if let Some(d) = depth.as_mut() {
+                d.tick(pt);
+            }
+        },
     )?;
     // Lines made after the last second's tick.
     for l in lines.into_inner().unwrap_or_else(|e| e.into_inner()) {
@@ -989,19 +1015,22 @@ pub fn run(
         hist,
         unlink_hist: uhist,
         error,
+        full,
         fds,
         ..
     } = all;
     if let Some(e) = &error {
         let _ = writeln!(out, "{e}");
     }
+    crate::createmany_htree::print_end(out, depth.as_ref(), full.then_some(total), &o.dir());
     let rate = total as f64 / secs.max(1e-9);
     let _ = writeln!(
         out,
         "total: {total} {} in {secs:.2} seconds: {rate:.2} ops/second",
         o.op_words()
     );
-    let complete = error.is_none() && !ctx.stopping() && (deadline.is_some() || total == o.count);
+    let complete =
+        error.is_none() && !ctx.stopping() && (deadline.is_some() || full || total == o.count);
     ctx.record_phase(phase_result(phase_name, total, 0, &p, complete))?;
     let call = match o.op {
         Op::Open => "open",
@@ -1021,7 +1050,8 @@ pub fn run(
     }
     let _ = out.flush();
     let rate_by_entries = by_entries(&ctx.out.series);
-    let metrics = metrics(o, total, secs, tenth_rates.filter(|_| complete));
+    let mut metrics = metrics(o, total, secs, tenth_rates.filter(|_| complete));
+    metrics.extend(depth.iter().flat_map(|d| d.metrics(&verb)));
     ctx.record_metrics(metrics)?;
     let outcome = ctx.finish(error)?;
     Ok(CreateManyReport {

@@ -15,6 +15,7 @@ pub mod common;
 pub mod compilebench;
 pub mod crc32c;
 pub mod createmany;
+pub mod createmany_htree;
 pub mod dbench;
 pub mod dbench_load;
 mod error;

@@ -13,7 +13,98 @@ use crate::probe::{note, typed_note, Ctx, PhaseOut, Probe, Sample};
 use crate::Kind;
 
 #[derive(Default)]
-pub struct Blockio;
+pub struct Blockio {
+    split: Split,
+}
+
+/// The phase's guest IOs split at "memory full": the first second of the
+/// phase in which the workload's memory cgroup hit its limit (its failcnt
+/// rose above the phase's start). The seconds before it count as before,
+/// that second and the rest of the phase as after.
+#[derive(Default, Debug, Clone, PartialEq)]
+pub struct Split {
+    hits_at_start: Option<u64>,
+    /// Seconds of the phase sampled so far.
+    elapsed: f64,
+    /// Seconds into the phase at which memory was full.
+    full_at: Option<f64>,
+    before: (u64, u64),
+    after: (u64, u64),
+}
+
+impl Split {
+    fn new(hits_at_start: Option<u64>) -> Split {
+        Split {
+            hits_at_start,
+            ..Default::default()
+        }
+    }
+
+    /// One second (`dt` s) of the guest's IOs, the cgroup's limit hits at its end.
+    pub fn second(&mut self, guest: &DevAcc, hits: Option<u64>, dt: f64) {
+        if self.full_at.is_none() {
+            if let (Some(a), Some(b)) = (self.hits_at_start, hits) {
+                if b > a {
+                    self.full_at = Some(self.elapsed);
+                }
+            }
+        }
+        let side = if self.full_at.is_some() {
+            &mut self.after
+        } else {
+            &mut self.before
+        };
+        side.0 += guest.reads + guest.writes;
+        side.1 += guest.read_bytes + guest.write_bytes;
+        self.elapsed += dt;
+    }
+
+    /// The before/after metrics of phase `phase` (none when memory was never full).
+    pub fn metrics(&self, phase: Option<&str>) -> Vec<Metric> {
+        let Some(full_at) = self.full_at else {
+            return Vec::new();
+        };
+        let m = |name: &str, v: f64, unit: Unit| {
+            Metric::new("blockio", phase, name, v, unit, Better::Neither)
+        };
+        let mut v = Vec::new();
+        for ((ios, bytes), secs, [n_ios, n_size, n_iops]) in [
+            (
+                self.before,
+                full_at,
+                [
+                    names::GUEST_IOS_BEFORE_FULL,
+                    names::GUEST_IO_SIZE_BEFORE_FULL,
+                    names::GUEST_IOPS_BEFORE_FULL,
+                ],
+            ),
+            (
+                self.after,
+                self.elapsed - full_at,
+                [
+                    names::GUEST_IOS_AFTER_FULL,
+                    names::GUEST_IO_SIZE_AFTER_FULL,
+                    names::GUEST_IOPS_AFTER_FULL,
+                ],
+            ),
+        ] {
+            v.push(m(n_ios, ios as f64, Unit::Count));
+            if ios > 0 {
+                v.push(m(n_size, bytes as f64 / ios as f64 / 1024.0, Unit::Kib));
+            }
+            if secs > 0.0 {
+                v.push(m(n_iops, ios as f64 / secs, Unit::OpsPerSec));
+            }
+        }
+        v
+    }
+}
+
+/// The workload's cgroup's limit hits now.
+fn limit_hits(ctx: &Ctx) -> Option<u64> {
+    let cg = ctx.memory_cgroup?;
+    cg.limit_hits_in(|f| ctx.source.read(&cg.path.join(f)))
+}
 
 impl Probe for Blockio {
     fn kind(&self) -> Kind {
@@ -21,6 +112,7 @@ impl Probe for Blockio {
     }
 
     fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
+        self.split = Split::new(limit_hits(ctx));
         if let Some(mut st) = ctx.trace_state() {
             for d in st.devs.values_mut() {
                 d.phase = Default::default();
@@ -32,13 +124,18 @@ impl Probe for Blockio {
 
     fn sample(&mut self, ctx: &Ctx, dt: f64) -> Vec<Sample> {
         let mut out = Vec::new();
+        let hits = limit_hits(ctx);
         let Some(mut st) = ctx.trace_state() else {
             return out;
         };
         for (host, dev) in [(false, &ctx.targets.device), (true, &ctx.targets.host)] {
             let Some(dev) = dev else { continue };
             let tr = st.devs.entry(dev.trace_dev()).or_default();
-            for (m, v) in tr.take_second(ctx.now_mono_ns, dt) {
+            let acc = tr.take_second_acc(ctx.now_mono_ns);
+            if !host {
+                self.split.second(&acc, hits, dt);
+            }
+            for (m, v) in blockio::metrics(&acc, dt) {
                 out.push(Sample::now(if host { names::host(&m) } else { m }, v));
             }
         }
@@ -71,6 +168,10 @@ impl Probe for Blockio {
         };
         if let (Some(g), Some(b)) = (of(&ctx.targets.device), of(&ctx.targets.host)) {
             out.metrics = guest_and_backend(Some(&ctx.phase.name), &g.phase, &b.phase, secs);
+        }
+        if of(&ctx.targets.device).is_some() {
+            out.metrics
+                .extend(self.split.metrics(Some(&ctx.phase.name)));
         }
         out
     }
@@ -143,11 +244,123 @@ mod tests {
 
     /// An issue and its completion on `dev` (e.g. "7,3"), `at_us` into the trace.
     fn io(dev: &str, rw: &str, sector: u64, at_us: u64) -> [String; 2] {
+        io_of(dev, rw, sector, 8, at_us)
+    }
+
+    /// [`io`] of `n` sectors.
+    fn io_of(dev: &str, rw: &str, sector: u64, n: u64, at_us: u64) -> [String; 2] {
         let ts = |us: u64| format!("{}.{:06}", us / 1_000_000, us % 1_000_000);
         [
-            format!("  fslab-1 [000] ..... {}: block_rq_issue: {dev} {rw} 4096 () {sector} + 8 none,0,0 [fslab]", ts(at_us)),
-            format!("  <idle>-0 [000] ..s.. {}: block_rq_complete: {dev} {rw} () {sector} + 8 none,0,0 [0]", ts(at_us + 100)),
+            format!("  fslab-1 [000] ..... {}: block_rq_issue: {dev} {rw} {} () {sector} + {n} none,0,0 [fslab]", ts(at_us), n * 512),
+            format!("  <idle>-0 [000] ..s.. {}: block_rq_complete: {dev} {rw} () {sector} + {n} none,0,0 [0]", ts(at_us + 100)),
         ]
+    }
+
+    /// A run of the guest's writes of `n` sectors each, in the second starting at `at_s`.
+    fn writes(b: &Bed, count: u64, n: u64, at_s: u64) {
+        let mut lines = Vec::new();
+        for i in 0..count {
+            lines.extend(io_of(
+                "7,3",
+                "W",
+                1_000_000 * at_s + n * i,
+                n,
+                at_s * 1_000_000 + i * 10,
+            ));
+        }
+        b.trace_lines(&lines);
+    }
+
+    fn metric(out: &PhaseOut, name: &str) -> Option<f64> {
+        out.metrics.iter().find(|m| m.name == name).map(|m| m.value)
+    }
+
+    #[test]
+    fn the_phase_is_split_at_the_first_second_its_memory_cgroup_hit_the_limit() {
+        let mut b = Bed::new();
+        b.cgroup = Some(crate::cgroup::MemoryCgroup {
+            path: "/cg".into(),
+            v2: false,
+        });
+        // Hits left by an earlier phase do not make this one full.
+        b.source.set("/cg/memory.failcnt", "4\n");
+        let mut p = Blockio::default();
+        p.phase_start(&b.ctx());
+        // Seconds 1 and 2: 10 then 30 writes of 512 KiB, under the limit.
+        writes(&b, 10, 1024, 1);
+        b.now_mono_ns = 2_000_000_000;
+        p.sample(&b.ctx(), 1.0);
+        writes(&b, 30, 1024, 2);
+        b.now_mono_ns = 3_000_000_000;
+        p.sample(&b.ctx(), 1.0);
+        // Second 3: the limit is hit; 400 writes of 8 KiB, then 200 of 4 KiB in second 4.
+        writes(&b, 400, 16, 3);
+        b.source.set("/cg/memory.failcnt", "9\n");
+        b.now_mono_ns = 4_000_000_000;
+        p.sample(&b.ctx(), 1.0);
+        writes(&b, 200, 8, 4);
+        b.now_mono_ns = 5_000_000_000;
+        p.sample(&b.ctx(), 1.0);
+        let out = p.phase_end(&b.ctx(), 4.0);
+        assert_eq!(metric(&out, names::GUEST_IOS_BEFORE_FULL), Some(40.0));
+        assert_eq!(metric(&out, names::GUEST_IO_SIZE_BEFORE_FULL), Some(512.0));
+        assert_eq!(metric(&out, names::GUEST_IOPS_BEFORE_FULL), Some(20.0));
+        assert_eq!(metric(&out, names::GUEST_IOS_AFTER_FULL), Some(600.0));
+        let after = (400.0 * 8.0 + 200.0 * 4.0) / 600.0;
+        assert_eq!(metric(&out, names::GUEST_IO_SIZE_AFTER_FULL), Some(after));
+        assert_eq!(metric(&out, names::GUEST_IOPS_AFTER_FULL), Some(300.0));
+        let size = out
+            .metrics
+            .iter()
+            .find(|m| m.name == names::GUEST_IO_SIZE_AFTER_FULL)
+            .unwrap();
+        assert_eq!(size.label(), "create guest IO size after memory full (KiB)");
+    }
+
+    #[test]
+    fn a_phase_whose_memory_never_filled_has_no_before_and_after() {
+        let mut b = Bed::new();
+        b.cgroup = Some(crate::cgroup::MemoryCgroup {
+            path: "/cg".into(),
+            v2: false,
+        });
+        b.source.set("/cg/memory.failcnt", "0\n");
+        let mut p = Blockio::default();
+        p.phase_start(&b.ctx());
+        writes(&b, 10, 8, 1);
+        b.now_mono_ns = 2_000_000_000;
+        p.sample(&b.ctx(), 1.0);
+        let out = p.phase_end(&b.ctx(), 1.0);
+        assert_eq!(metric(&out, names::GUEST_IOS_BEFORE_FULL), None);
+        assert_eq!(metric(&out, names::GUEST_IOS_AFTER_FULL), None);
+        // Nor without a cgroup at all.
+        b.cgroup = None;
+        p.phase_start(&b.ctx());
+        writes(&b, 10, 8, 2);
+        b.now_mono_ns = 3_000_000_000;
+        p.sample(&b.ctx(), 1.0);
+        assert_eq!(
+            metric(&p.phase_end(&b.ctx(), 1.0), names::GUEST_IOS_AFTER_FULL),
+            None
+        );
+    }
+
+    #[test]
+    fn memory_full_from_the_first_second_leaves_no_time_before() {
+        let mut s = Split::new(Some(0));
+        let acc = DevAcc {
+            writes: 10,
+            write_bytes: 10 * 16384,
+            ..Default::default()
+        };
+        s.second(&acc, Some(3), 1.0);
+        let v = s.metrics(None);
+        let get = |n: &str| v.iter().find(|m| m.name == n).map(|m| m.value);
+        assert_eq!(get(names::GUEST_IOS_BEFORE_FULL), Some(0.0));
+        assert_eq!(get(names::GUEST_IO_SIZE_BEFORE_FULL), None);
+        assert_eq!(get(names::GUEST_IOPS_BEFORE_FULL), None);
+        assert_eq!(get(names::GUEST_IO_SIZE_AFTER_FULL), Some(16.0));
+        assert_eq!(get(names::GUEST_IOPS_AFTER_FULL), Some(10.0));
     }
 
     #[test]
@@ -155,7 +368,7 @@ mod tests {
         let mut b = Bed::new();
         let dir = tempfile::tempdir().unwrap();
         b.trace = std::sync::Mutex::new(TraceState::new(Some(Spool::new(dir.path()).unwrap())));
-        let mut p = Blockio;
+        let mut p = Blockio::default();
         p.phase_start(&b.ctx());
         // 1 s into the trace: 4 sequential guest writes, 8 backend writes, 1 read.
         let mut lines = Vec::new();

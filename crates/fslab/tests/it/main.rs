@@ -9,6 +9,7 @@ mod fsmark_fs;
 mod hostile;
 mod lab;
 mod lab_safety;
+mod mechanisms;
 mod metrics;
 mod mpi;
 mod parity;

@@ -276,6 +276,16 @@ fs = "ext4"
             .unwrap(),
     );
     assert!(show.contains("cgroup limit hit"), "{show}");
+    // The phase's own numbers: hits, peak, and the IOs split at memory full.
+    for m in [
+        "limit hits",
+        "peak usage (MiB)",
+        "dirty written (MiB)",
+        "guest IOs before memory full",
+        "guest IOs after memory full",
+    ] {
+        assert!(show.contains(m), "no {m} in {show}");
+    }
     assert_eq!(lab.leftovers(), Vec::<String>::new());
 }
 
