@@ -127,7 +127,7 @@ pub fn ratio(a: &[f64], b: &[f64], level: f64, deterministic: bool) -> Option<Ra
     // One value on a side: its variance is unknown, unless that side is
     // declared exact.
     let (sa, sb) = (va / na, vb / nb);
-    if (la.len() < 2 && !deterministic) || (lb.len() < 2 && !deterministic) {
+    if !deterministic && (la.len() < 2 || lb.len() < 2) {
         return None;
     }
     let se2 = sa + sb;

@@ -71,7 +71,10 @@ pub enum Command {
     },
     /// Run an experiment: make filesystems, run the workload on each, compare
     #[command(
-        after_help = "Examples:\n  fslab run --list\n  fslab run seed000-fsmark-sparse --scale 0.01 --repetitions 3\n  fslab run my-experiment.toml --dry-run"
+        after_help = format!(
+            "Examples:\n  fslab run --list\n  fslab run seed000-fsmark-sparse --scale 0.01 --repetitions 3\n  fslab run seed004-large-dir --dry-run     # its claims, ids and the author's numbers\n  fslab run my-experiment.toml --dry-run\n\n{}",
+            fslab_experiment::findings::rule::RULE
+        )
     )]
     Run(RunArgs),
     /// Undo what a killed `fslab run` left behind (mounts, loop devices, images, sysctls, cgroups)
