@@ -276,3 +276,77 @@ fn kind(ctx: &Ctx, f: &FindingSpec, cells: &[Cell]) -> Result<Kind, SpecError> {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::findings::{Kind, Reference, Threshold};
+    use crate::spec::{parse, Defaults};
+
+    const HEAD: &str = "name = \"x\"\n[workload]\nkind = \"alloctest\"\nargs = [\"{dir}/big\", \"1G\"]\n[[target]]\nfs = \"ext3\"\n[[target]]\nfs = \"ext4\"\n";
+
+    fn with(findings: &str) -> Result<crate::spec::Experiment, String> {
+        parse("x.toml", &format!("{HEAD}{findings}"), &Defaults::default())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn findings_parse_into_their_kinds_with_mechanisms_they_rest_on() {
+        let e = with(
+            "[[finding]]\nid = \"9-m1\"\nkind = \"mechanism\"\nsays = \"writeback\"\nmetric = \"mem touched dirty written (MiB)\"\ncell = \"ext3\"\nat_least = 1\n\
+             [[finding]]\nid = \"9-a\"\nkind = \"value\"\nsays = \"s\"\nauthor = \"50,435\"\nmetric = \"m\"\nper = \"p\"\ncell = \"ext3\"\nreference = 1\nauthor_value = 5604\nrests_on = [\"9-m1\"]\n\
+             [[finding]]\nid = \"9-b\"\nkind = \"ratio\"\nsays = \"s\"\nauthor = \"a\"\nmetric = \"m\"\ncell = \"ext4\"\nthan = \"ext3\"\nauthor_values = [35, 50435]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            e.findings[0].kind,
+            Kind::Mechanism {
+                cell: 0,
+                metric: "mem touched dirty written (MiB)".into(),
+                threshold: Threshold::AtLeast(1.0)
+            }
+        );
+        assert!(matches!(
+            &e.findings[1].kind,
+            Kind::Value { reference: Reference::Constant(r), author_value, per: Some(p), .. }
+                if *r == 1.0 && *author_value == 5604.0 && p == "p"
+        ));
+        assert_eq!(e.findings[1].rests_on, vec!["9-m1".to_string()]);
+        assert!(matches!(
+            e.findings[2].kind,
+            Kind::Ratio { cell: 1, than_cell: 0, author_ratio, .. } if (author_ratio - 35.0 / 50435.0).abs() < 1e-12
+        ));
+    }
+
+    #[test]
+    fn bad_findings_are_refused_naming_the_line_and_field() {
+        let e = with("[[finding]]\nid = \"9-a\"\nkind = \"bound\"\nsays = \"s\"\nauthor = \"a\"\n")
+            .unwrap_err();
+        assert!(
+            e.starts_with("x.toml:11: finding.kind: unknown kind \"bound\""),
+            "{e}"
+        );
+        // A per-finding bound is not the rule's: refused.
+        let e = with("[[finding]]\nid = \"9-a\"\nkind = \"ratio\"\nsays = \"s\"\nauthor = \"a\"\nmetric = \"m\"\ncell = \"ext3\"\nthan = \"ext4\"\nabove = 10\n").unwrap_err();
+        assert!(e.contains("unknown field `above`"), "{e}");
+        let e = with("[[finding]]\nid = \"9-a\"\nkind = \"ratio\"\nsays = \"s\"\nmetric = \"m\"\ncell = \"ext3\"\nthan = \"ext4\"\nauthor_ratio = 2\n").unwrap_err();
+        assert!(
+            e.contains("finding.author: 9-a: give the author's numbers"),
+            "{e}"
+        );
+        let e = with("[[finding]]\nid = \"9-a\"\nkind = \"untestable\"\nsays = \"s\"\nauthor = \"a\"\nwhy = \"8 CPUs\"\nrests_on = [\"9-z\"]\n").unwrap_err();
+        assert!(
+            e.contains("finding.rests_on: \"9-z\" is not the id of a mechanism"),
+            "{e}"
+        );
+        let e = with("[[finding]]\nid = \"9-a\"\nkind = \"value\"\nsays = \"s\"\nauthor = \"a\"\nmetric = \"m\"\ncell = \"ext3\"\nauthor_value = 2\n").unwrap_err();
+        assert!(e.contains("needs one reference"), "{e}");
+        let e = with("[[finding]]\nid = \"9-a\"\nkind = \"paired\"\nsays = \"s\"\nauthor = \"a\"\nmetric = \"m\"\ncell = \"xfs\"\nthan_metric = \"n\"\nauthor_ratio = 2\n").unwrap_err();
+        assert!(
+            e.contains("no cell labelled \"xfs\" (cells: ext3, ext4)"),
+            "{e}"
+        );
+        let two = "[[finding]]\nid = \"9-a\"\nkind = \"untestable\"\nsays = \"s\"\nauthor = \"a\"\nwhy = \"w\"\n";
+        let e = with(&format!("{two}{two}")).unwrap_err();
+        assert!(e.contains("\"9-a\" is the id of an earlier finding"), "{e}");
+    }
+}

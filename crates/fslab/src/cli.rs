@@ -330,6 +330,14 @@ pub enum ResultsCommand {
     },
     /// One line per experiment (`fslab run`), starting with its id, with runs completed
     Experiments,
+    /// The findings' outcome table (as the README shows it), from the store: each finding's id, claim, the author's number, fslab's and the rule's verdict, with the run's date, kernel, scale and repetitions
+    #[command(
+        after_help = "Examples:\n  fslab results outcomes              # the latest experiment of each name\n  fslab results outcomes 12 14        # these experiments"
+    )]
+    Outcomes {
+        /// Experiment ids (from `fslab results experiments`); default: the latest of each name
+        ids: Vec<i64>,
+    },
     /// Everything recorded for one run
     Show {
         /// Run id (from `fslab results list`)

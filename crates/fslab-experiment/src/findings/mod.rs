@@ -142,7 +142,7 @@ impl Finding {
             s.push_str(&format!(" (author: {})", self.author));
         }
         match &self.kind {
-            Kind::Untestable { why } => s.push_str(&format!("\n    not judged: {why}")),
+            Kind::Untestable { why } => s.push_str(&format!("\n    {why}")),
             _ => s.push_str(&format!("\n    judged from: {}", kinds::how(self, labels))),
         }
         if let Some(si) = &self.stand_in {

@@ -278,6 +278,77 @@ mod tests {
         assert_eq!(judge(&wide).0, FindingOutcome::Unresolved);
     }
 
+    /// Normal deviates (Box-Muller) from a fixed seed.
+    fn normals(seed: u64) -> impl FnMut() -> f64 {
+        let mut r = fslab_stats::rng::SplitMix64(seed);
+        move || {
+            let u = |r: &mut fslab_stats::rng::SplitMix64| {
+                (r.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+            };
+            let (a, b) = (u(&mut r).max(1e-300), u(&mut r));
+            (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
+        }
+    }
+
+    /// The verdicts of `sims` simulated experiments: n runs a side with
+    /// lognormal noise `sd`, the true ratio `truth`, the author's `author`.
+    fn simulate(truth: f64, author: f64, n: usize, sd: f64, sims: usize) -> Vec<FindingOutcome> {
+        let mut z = normals(7);
+        (0..sims)
+            .map(|_| {
+                let a: Vec<f64> = (0..n).map(|_| 100.0 * (sd * z()).exp()).collect();
+                let b: Vec<f64> = (0..n).map(|_| 100.0 * truth * (sd * z()).exp()).collect();
+                judge(&est(&a, &b, author)).0
+            })
+            .collect()
+    }
+
+    fn share(v: &[FindingOutcome], o: &[FindingOutcome]) -> f64 {
+        v.iter().filter(|x| o.contains(x)).count() as f64 / v.len() as f64
+    }
+
+    #[test]
+    fn simulated_no_effect_is_rarely_called_an_effect_and_a_real_one_is_found() {
+        use FindingOutcome::*;
+        // No effect at all: the interval is on the author's side in about
+        // 2.5% of experiments (a one-sided 95% interval), whatever n.
+        for n in [3, 5, 10] {
+            let v = simulate(1.0, 2.0, n, 0.1, 4000);
+            let wrong = share(&v, &[Reproduced, Weaker]);
+            assert!(wrong < 0.035, "n={n}: {wrong}");
+        }
+        // The author's effect exactly (2x, 10% noise, 3 runs): reproduced
+        // nearly always.
+        let v = simulate(2.0, 2.0, 3, 0.1, 4000);
+        assert!(
+            share(&v, &[Reproduced]) > 0.95,
+            "{}",
+            share(&v, &[Reproduced])
+        );
+        // A quarter of the author's effect on a log scale: never called
+        // reproduced more than by chance, mostly weaker with enough runs.
+        let v = simulate(2f64.powf(0.25), 2.0, 10, 0.05, 4000);
+        assert!(
+            share(&v, &[Reproduced]) < 0.035,
+            "{}",
+            share(&v, &[Reproduced])
+        );
+        assert!(share(&v, &[Weaker]) > 0.9, "{}", share(&v, &[Weaker]));
+        // No difference against a claim of none (10% margin, 3% noise, 5 runs).
+        let v = simulate(1.0, 1.0, 5, 0.03, 4000);
+        assert!(
+            share(&v, &[Reproduced]) > 0.9,
+            "{}",
+            share(&v, &[Reproduced])
+        );
+        let v = simulate(1.1, 1.0, 5, 0.03, 4000);
+        assert!(
+            share(&v, &[Reproduced]) < 0.035,
+            "{}",
+            share(&v, &[Reproduced])
+        );
+    }
+
     #[test]
     fn a_claim_without_a_number_needs_every_run() {
         assert_eq!(judge_presence(3, 3).0, FindingOutcome::Reproduced);
