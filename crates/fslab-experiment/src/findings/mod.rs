@@ -219,7 +219,13 @@ pub fn evaluate_all(findings: &[Finding], runs: &Runs) -> Vec<FindingResult> {
                     .and_then(|(_, r)| r.as_ref());
                 match r {
                     Some(r) if r.outcome == FindingOutcome::Happened => None,
-                    Some(r) => Some(format!("{} ({}: {})", r.id, r.says, r.outcome.words())),
+                    Some(r) => Some(format!(
+                        "{} {} ({}: {})",
+                        r.id,
+                        r.outcome.words(),
+                        r.says,
+                        r.why
+                    )),
                     None => Some(format!("{m} (not in this experiment)")),
                 }
             })
@@ -228,7 +234,7 @@ pub fn evaluate_all(findings: &[Finding], runs: &Runs) -> Vec<FindingResult> {
         if !failed.is_empty() && r.outcome != FindingOutcome::NotJudged {
             r.outcome = FindingOutcome::NotJudged;
             r.why = format!(
-                "the mechanism it rests on did not happen in this run: {}",
+                "the mechanism it rests on is not shown by this run: {}",
                 failed.join("; ")
             );
         }

@@ -116,4 +116,13 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn the_readme_states_the_rule_the_code_applies() {
+        let readme = include_str!("../../../../README.md");
+        assert!(
+            readme.contains(fslab_experiment::findings::rule::RULE),
+            "README.md's rule is not findings::rule::RULE: copy it from `fslab run --help`"
+        );
+    }
 }

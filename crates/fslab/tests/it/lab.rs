@@ -562,6 +562,28 @@ fn the_built_in_experiments_complete_at_scale_0_01() {
             "{name}"
         );
     }
+    // The outcome table, from the store: every experiment, every finding.
+    let o = lab
+        .run_cmd()
+        .args(["results", "outcomes"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    for name in [
+        "seed000-fsmark-sparse",
+        "seed002-mmap-fragmentation",
+        "seed004-large-dir",
+    ] {
+        assert!(
+            table.contains(&format!("### {name} (experiment ")),
+            "{table}"
+        );
+    }
+    assert!(
+        table.contains("| 000-a | btrfs fragments the image badly |"),
+        "{table}"
+    );
     assert_eq!(lab.leftovers(), Vec::<String>::new());
 }
 
