@@ -69,7 +69,7 @@ pub fn outcomes(store: &Store, ids: &[i64]) -> Result<String> {
             .filter(|r| r.status == Some(fslab_record::RunStatus::Complete))
             .count();
         s.push_str(&format!(
-            "### {} (experiment {}: {}, kernel {}, scale {}, {} repetition{} a cell, {} of {} runs complete, {})\n\n",
+            "#### {} (experiment {}: {}, kernel {}, scale {}, {} repetition{} a cell, {} of {} runs complete, {})\n\n",
             e.name,
             e.id,
             e.started_at.get(..10).unwrap_or(&e.started_at),

@@ -576,7 +576,7 @@ fn the_built_in_experiments_complete_at_scale_0_01() {
         "seed004-large-dir",
     ] {
         assert!(
-            table.contains(&format!("### {name} (experiment ")),
+            table.contains(&format!("#### {name} (experiment ")),
             "{table}"
         );
     }
