@@ -357,6 +357,16 @@ fn built_in_experiments_are_found_by_unique_prefix_only() {
         "{}",
         stdout(&o)
     );
+    // The dry run lists every claim with its id and the author's number,
+    // the mechanism it rests on, and why one is not judged.
+    for want in [
+        "\n  004-b growing into a 3-level htree (large_dir) the rate drops (author: HDD to 11k/s, NVMe to 46k/s)\n",
+        "\n    rests on: 004-m1\n",
+        "\n  004-g (an estimate) 207M entries",
+        "\n    not measured: an arithmetic estimate for 207M entries",
+    ] {
+        assert!(stdout(&o).contains(want), "{want}: {}", stdout(&o));
+    }
     let o = lab
         .run_cmd()
         .args(["run", "seed001", "--dry-run"])
@@ -393,6 +403,7 @@ fn bad_experiment_files_name_the_file_line_and_field() {
         ("name = \"x\"\norder = \"random\"\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n", ":2: order: unknown order \"random\""),
         ("name = \"x\"\n[workload]\nkind = \"iozone\"\n[[target]]\nfs = \"ext4\"\n", ":3: workload.kind: unknown workload \"iozone\""),
         ("name = \"x\"\n[workload]\nkind = \"fsmark\"\n", "target: no [[target]]"),
+        ("name = \"x\"\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n[[finding]]\nid = \"000-a\"\nkind = \"bound\"\nsays = \"s\"\nauthor = \"a\"\n", ":8: finding.kind: unknown kind \"bound\""),
         ("name = \"x\"\n[machine]\nsysctl = { \"../etc/passwd\" = 1 }\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n", ":3: machine.sysctl.\"../etc/passwd\""),
         ("name = \"x\"\nrepetitions = 0\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n", ":2: repetitions: 0 is not from 1"),
         ("name = \"x\"\n[workload]\nkind = \"fsmark\"\nranks = 0\n[[target]]\nfs = \"ext4\"\n", ":4: workload.ranks: 0 is not from 1 to 1024"),
