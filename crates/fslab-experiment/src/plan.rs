@@ -353,21 +353,15 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
     }
     let order: Vec<String> = pairs.iter().map(|(c, r)| format!("{c}.{r}")).collect();
     let _ = writeln!(s, "order (cell.repetition): {}", order.join(" "));
-    for f in &exp.findings {
-        let cell = |i: u32| exp.cells[i as usize].label.as_str();
-        let (word, b) = match f.bound {
-            crate::findings::Bound::Above(b) => ("above", b),
-            crate::findings::Bound::Below(b) => ("below", b),
-        };
+    if !exp.findings.is_empty() {
+        let labels: Vec<String> = exp.cells.iter().map(|c| c.label.clone()).collect();
         let _ = writeln!(
             s,
-            "finding: {} ({} of {} over {} of {}, {word} {b})",
-            f.says,
-            f.metric,
-            cell(f.cell),
-            f.than_metric,
-            cell(f.than_cell)
+            "findings (each judged by the rule of `fslab run --help`):"
         );
+        for f in &exp.findings {
+            let _ = writeln!(s, "  {}", f.listing(&labels));
+        }
     }
     s
 }

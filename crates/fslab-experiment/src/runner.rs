@@ -394,6 +394,8 @@ pub struct RepOutcome {
     pub image_extents: Option<u64>,
     /// What the workload printed (its original's tables, in its form).
     pub output: String,
+    /// What its probes give the findings (wait stacks, jbd2 commits).
+    pub evidence: crate::findings::Evidence,
 }
 
 /// The whole run.
@@ -426,6 +428,25 @@ impl ExperimentOutcome {
         v
     }
 
+    /// The samples findings read: the summary's, and each phase's median
+    /// jbd2 commit logging time from the journal probe.
+    pub fn finding_samples(&self) -> Vec<Sample> {
+        let mut v = self.samples();
+        for r in self.runs.iter().filter(|r| r.ok) {
+            for (metric, value) in r.evidence.commit_medians() {
+                v.push(Sample {
+                    cell: r.cell,
+                    repetition: r.repetition,
+                    metric,
+                    direction: Direction::Time,
+                    value,
+                    headline: false,
+                });
+            }
+        }
+        v
+    }
+
     /// The headline samples for the summary table.
     pub fn samples(&self) -> Vec<Sample> {
         let mut v = Vec::new();
@@ -433,6 +454,7 @@ impl ExperimentOutcome {
             let mut push = |metric: String, direction, value: f64, headline| {
                 v.push(Sample {
                     cell: r.cell,
+                    repetition: r.repetition,
                     metric,
                     direction,
                     value,
@@ -811,6 +833,7 @@ fn run_cells(
             image_extents: info.image_extents,
             output: info.output.clone(),
             remount_s: info.remount_s,
+            evidence: r.evidence,
         });
         if info.status == Some(RunStatus::Interrupted) || env.stop.load(Ordering::Relaxed) {
             outcome.interrupted = true;
@@ -901,13 +924,24 @@ fn finish(
 ) -> Result<(), String> {
     // The stated findings, over every completed run.
     let labels: Vec<String> = exp.cells.iter().map(|c| c.label.clone()).collect();
-    let samples = outcome.samples();
-    for (seq, f) in exp.findings.iter().enumerate() {
-        let r = crate::findings::evaluate(f, &labels, &samples);
-        rec.record_finding(exp_id, seq as u32, &r)
+    let samples = outcome.finding_samples();
+    let evidence: Vec<(u32, u32, &crate::findings::Evidence)> = outcome
+        .runs
+        .iter()
+        .filter(|r| r.ok)
+        .map(|r| (r.cell, r.repetition, &r.evidence))
+        .collect();
+    let runs = crate::findings::Runs {
+        labels: &labels,
+        samples: &samples,
+        evidence: &evidence,
+    };
+    let results = crate::findings::evaluate_all(&exp.findings, &runs);
+    for (seq, r) in results.iter().enumerate() {
+        rec.record_finding(exp_id, seq as u32, r)
             .map_err(|e| format!("results store: {e}"))?;
-        outcome.findings.push(r);
     }
+    outcome.findings = results;
     let status = if outcome.interrupted {
         RunStatus::Interrupted
     } else if outcome.runs.iter().all(|r| r.ok) {
@@ -1036,10 +1070,25 @@ fn record_probes(
         .try_for_each(|n| rec.record_probe_note(id, n))
 }
 
+/// What the findings read from a workload's probes.
+fn evidence_of(w: &WorkloadOutcome) -> crate::findings::Evidence {
+    let phases: Vec<String> = w.phases.iter().map(|p| p.phase.clone()).collect();
+    crate::findings::Evidence::of(
+        &phases,
+        w.probe_notes
+            .iter()
+            .map(|n| (n.phase_index, n.probe.as_str(), n.key.as_str(), &n.value)),
+        w.probe_points
+            .iter()
+            .map(|p| (p.phase_index, p.probe.as_str(), p.metric.as_str(), p.value)),
+    )
+}
+
 struct CellResult {
     error: Option<String>,
     phases: Vec<PhaseResult>,
     metrics: Vec<fslab_record::Metric>,
+    evidence: crate::findings::Evidence,
 }
 
 fn run_cell(
@@ -1055,6 +1104,7 @@ fn run_cell(
         error: None,
         phases: Vec::new(),
         metrics: Vec::new(),
+        evidence: crate::findings::Evidence::default(),
     };
     // Machine settings first, each journalled before it is changed.
     let mut held = MachineHeld::default();
@@ -1129,6 +1179,7 @@ fn run_cell(
                             info.memory_failcnt = cg.failcnt();
                         }
                         res.error = crate::deadline::cell_error(exp, &w, info, env.rec);
+                        res.evidence = evidence_of(&w);
                         res.phases = w.phases;
                         res.metrics = w.metrics;
                         res.metrics.extend(w.probe_metrics);

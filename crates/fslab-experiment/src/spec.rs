@@ -79,20 +79,7 @@ struct FileSpec {
     #[serde(default, rename = "variant")]
     variants: Vec<VariantSpec>,
     #[serde(default, rename = "finding")]
-    findings: Vec<FindingSpec>,
-}
-
-/// `[[finding]]`: see `crate::findings`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FindingSpec {
-    says: Spanned<String>,
-    metric: Spanned<String>,
-    cell: Spanned<String>,
-    than: Option<Spanned<String>>,
-    than_metric: Option<Spanned<String>>,
-    above: Option<Spanned<f64>>,
-    below: Option<Spanned<f64>>,
+    findings: Vec<finding::FindingSpec>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -284,81 +271,9 @@ pub struct Experiment {
     pub findings: Vec<crate::findings::Finding>,
 }
 
-/// A `[[finding]]`, its cells named by existing labels and one bound.
-fn finding(
-    ctx: &Ctx,
-    f: &FindingSpec,
-    cells: &[Cell],
-) -> Result<crate::findings::Finding, SpecError> {
-    use crate::findings::{Bound, Finding};
-    let cell_of =
-        |s: &Spanned<String>, field: &str| match cells.iter().find(|c| c.label == *s.get_ref()) {
-            Some(c) => Ok(c.index),
-            None => {
-                let labels: Vec<&str> = cells.iter().map(|c| c.label.as_str()).collect();
-                ctx.err(
-                    s.span(),
-                    field,
-                    format!(
-                        "no cell labelled {:?} (cells: {})",
-                        s.get_ref(),
-                        labels.join(", ")
-                    ),
-                )
-            }
-        };
-    let cell = cell_of(&f.cell, "finding.cell")?;
-    let than_cell = match &f.than {
-        Some(t) => cell_of(t, "finding.than")?,
-        None => cell,
-    };
-    let metric = f.metric.get_ref().trim().to_string();
-    if metric.is_empty() {
-        return ctx.err(f.metric.span(), "finding.metric", "must not be empty");
-    }
-    let than_metric = f
-        .than_metric
-        .as_ref()
-        .map(|m| m.get_ref().trim().to_string())
-        .unwrap_or_else(|| metric.clone());
-    if than_cell == cell && than_metric == metric {
-        return ctx.err(
-            f.says.span(),
-            "finding",
-            "compares a metric of a cell with itself: give `than` (another cell) or `than_metric`",
-        );
-    }
-    let bound = match (&f.above, &f.below) {
-        (Some(a), None) if *a.get_ref() > 0.0 && a.get_ref().is_finite() => {
-            Bound::Above(*a.get_ref())
-        }
-        (None, Some(b)) if *b.get_ref() > 0.0 && b.get_ref().is_finite() => {
-            Bound::Below(*b.get_ref())
-        }
-        (Some(x), None) | (None, Some(x)) => {
-            return ctx.err(
-                x.span(),
-                "finding",
-                format!("{} is not a ratio above 0", x.get_ref()),
-            )
-        }
-        _ => {
-            return ctx.err(
-                f.says.span(),
-                "finding",
-                "give exactly one of `above = RATIO` or `below = RATIO`",
-            )
-        }
-    };
-    Ok(Finding {
-        says: f.says.get_ref().trim().to_string(),
-        metric,
-        cell,
-        than_cell,
-        than_metric,
-        bound,
-    })
-}
+/// `[[finding]]` sections.
+#[path = "spec_finding.rs"]
+mod finding;
 
 struct Ctx<'a> {
     file: &'a str,
@@ -537,11 +452,7 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
             );
         }
     }
-    let findings = spec
-        .findings
-        .iter()
-        .map(|f| finding(&ctx, f, &cells))
-        .collect::<Result<Vec<_>, _>>()?;
+    let findings = finding::findings(&ctx, &spec.findings, &cells)?;
     Ok(Experiment {
         findings,
         name,

@@ -17,6 +17,8 @@ use fslab_stats::verdict::Verdict;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
     pub cell: u32,
+    /// The repetition it came from (findings pair metrics run by run).
+    pub repetition: u32,
     pub metric: String,
     pub direction: Direction,
     pub value: f64,
@@ -167,6 +169,7 @@ mod tests {
         let s = |cell, metric: &str, direction, value| Sample {
             headline: true,
             cell,
+            repetition: 1,
             metric: metric.into(),
             direction,
             value,

@@ -127,14 +127,30 @@ pub struct CellRunInfo {
 /// [`CellRunInfo::image_extents`].
 pub const IMAGE_EXTENTS: &str = "image extents";
 
-/// Whether an experiment's stated finding showed in its results.
+/// The verdict of one finding under fslab's one rule (see the README's
+/// "Findings: the rule"), or of a mechanism check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingOutcome {
+    /// On the author's side with 95% confidence, at least half the
+    /// author's effect on a log scale.
     Reproduced,
+    /// On the author's side with 95% confidence, less than half the
+    /// author's effect.
+    Weaker,
+    /// Confidently less than half the author's effect: absent or reversed.
     NotReproduced,
-    /// The numbers it needs are not there (a failed cell, a missing metric).
-    NotEvaluated,
+    /// The interval cannot tell (it holds both no effect and half the
+    /// author's): more runs would.
+    Unresolved,
+    /// Not judged: fewer than 3 runs a side, a missing value, a mechanism
+    /// that did not happen, or a claim this machine cannot test.
+    #[serde(alias = "not_evaluated")]
+    NotJudged,
+    /// A mechanism check: what the claims rest on happened in every run.
+    Happened,
+    /// A mechanism check: it did not happen in some run.
+    DidNotHappen,
 }
 
 impl FindingOutcome {
@@ -142,35 +158,61 @@ impl FindingOutcome {
     pub fn name(self) -> &'static str {
         match self {
             FindingOutcome::Reproduced => "reproduced",
+            FindingOutcome::Weaker => "weaker",
             FindingOutcome::NotReproduced => "not_reproduced",
-            FindingOutcome::NotEvaluated => "not_evaluated",
+            FindingOutcome::Unresolved => "unresolved",
+            FindingOutcome::NotJudged => "not_judged",
+            FindingOutcome::Happened => "happened",
+            FindingOutcome::DidNotHappen => "did_not_happen",
         }
     }
 
+    /// Its words, as every listing prints them.
     pub fn words(self) -> &'static str {
         match self {
             FindingOutcome::Reproduced => "reproduced",
+            FindingOutcome::Weaker => "weaker",
             FindingOutcome::NotReproduced => "not reproduced",
-            FindingOutcome::NotEvaluated => "not evaluated",
+            FindingOutcome::Unresolved => "unresolved",
+            FindingOutcome::NotJudged => "not judged",
+            FindingOutcome::Happened => "happened",
+            FindingOutcome::DidNotHappen => "did not happen",
         }
     }
 }
 
-/// A finding (`[[finding]]` in an experiment file) as evaluated at the end
-/// of the run: the ratio of two means against the bound the file states.
+/// A finding (`[[finding]]` in an experiment file) as judged at the end of
+/// the run: the claim, the author's number beside fslab's, the interval,
+/// the verdict and why, and what it was computed from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FindingResult {
+    /// The claim's id in CLAIMS.md (`000-a`), or a mechanism's (`000-m1`).
+    #[serde(default)]
+    pub id: String,
     /// The claim, in the file's words.
     pub says: String,
+    /// The author's numbers, as the claim quotes them.
+    #[serde(default)]
+    pub author: String,
     pub outcome: FindingOutcome,
-    /// Mean of the left side over mean of the right side.
+    /// fslab's estimate of the claim's ratio (or value), when there is one.
     pub ratio: Option<f64>,
-    /// The 95% bootstrap interval of the ratio (two runs or more a side).
+    /// Its 95% interval.
     pub ci: Option<(f64, f64)>,
-    /// The whole interval is on the outcome's side of the bound.
-    pub confident: bool,
-    /// The numbers, in a sentence.
+    /// The author's ratio the rule measures fslab's against.
+    #[serde(default)]
+    pub author_ratio: Option<f64>,
+    /// fslab's numbers, with n, in a sentence.
     pub detail: String,
+    /// Why the verdict is what it is (the rule's branch, or why not judged).
+    #[serde(default)]
+    pub why: String,
+    /// What it was computed from: metrics, cells, phases, the interval's method.
+    #[serde(default)]
+    pub from: String,
+    /// A stand-in for the author's setup, named (seed 001's ext4 metadata_csum).
+    #[serde(default)]
+    pub stand_in: Option<String>,
 }
 
 pub trait ExperimentRecorder: Recorder {

@@ -6,12 +6,14 @@
 //!   experiment's cells or `--runs` lists) and their metrics, typed.
 //! - [`comparison`]: `compare`'s text, Markdown and CSV.
 //! - [`page`]: the HTML report's blocks, drawn by `fslab-report`.
+//! - [`outcomes`]: `fslab results outcomes`, the README's outcome table.
 //!
 //! Everything here reads a [`fslab_store::Store`] and returns text or
 //! values; the binary parses arguments, calls these and prints.
 
 pub mod comparison;
 pub mod history;
+pub mod outcomes;
 pub mod overview;
 pub mod page;
 pub mod select;

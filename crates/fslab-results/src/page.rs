@@ -618,11 +618,21 @@ pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
         .iter()
         .flat_map(|e| {
             e.findings.iter().map(move |f| {
+                let mut numbers = f.detail.clone();
+                for (label, x) in [("why", &f.why), ("from", &f.from)] {
+                    if !x.is_empty() {
+                        numbers.push_str(&format!("; {label}: {x}"));
+                    }
+                }
+                if let Some(si) = &f.stand_in {
+                    numbers.push_str(&format!("; stand-in: {si}"));
+                }
                 vec![
                     format!("{} ({})", e.id, e.name),
-                    f.says.clone(),
+                    format!("{} {}", f.id, f.says),
+                    f.author.clone(),
                     f.outcome.words().to_string(),
-                    f.detail.clone(),
+                    numbers,
                 ]
             })
         })
@@ -630,9 +640,15 @@ pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
     if !findings.is_empty() {
         blocks.push(Block::Heading("findings".into()));
         blocks.push(Block::Table(
-            ["experiment", "finding", "outcome", "the numbers"]
-                .map(String::from)
-                .to_vec(),
+            [
+                "experiment",
+                "finding",
+                "author",
+                "verdict",
+                "fslab's numbers",
+            ]
+            .map(String::from)
+            .to_vec(),
             findings,
         ));
     }

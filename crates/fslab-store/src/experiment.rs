@@ -273,10 +273,45 @@ impl Store {
             e.findings = st
                 .query_map([id], |r| r.get::<_, String>(0))?
                 .filter_map(|t| t.ok().and_then(|t| serde_json::from_str(&t).ok()))
+                .map(before_the_rule)
                 .collect();
             Ok(Some(e))
         };
         q().map_err(|e| self.err(e))?
             .ok_or(StoreError::NoSuchExperiment(id))
+    }
+}
+
+/// A finding recorded before fslab's one rule (no claim id: a ratio
+/// checked against a bound of the file's own) is shown as not judged,
+/// with what the old check said, never under the rule's words.
+fn before_the_rule(mut f: FindingResult) -> FindingResult {
+    if f.id.is_empty() && f.why.is_empty() {
+        f.why = format!(
+            "recorded before fslab judged findings by one rule (its old check said {:?}): run the experiment again",
+            f.outcome.words()
+        );
+        f.outcome = fslab_record::FindingOutcome::NotJudged;
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finding_stored_before_the_rule_reads_back_not_judged() {
+        let old = r#"{"says":"btrfs 10x xfs","outcome":"reproduced","ratio":190.0,"ci":[180.0,200.0],"confident":true,"detail":"btrfs 3e4 is 190x xfs's"}"#;
+        let f = before_the_rule(serde_json::from_str(old).unwrap());
+        assert_eq!(f.outcome, fslab_record::FindingOutcome::NotJudged);
+        assert!(
+            f.why.contains("its old check said \"reproduced\""),
+            "{}",
+            f.why
+        );
+        let old = r#"{"says":"x","outcome":"not_evaluated","ratio":null,"ci":null,"confident":false,"detail":""}"#;
+        let f: FindingResult = serde_json::from_str(old).unwrap();
+        assert_eq!(f.outcome, fslab_record::FindingOutcome::NotJudged);
     }
 }

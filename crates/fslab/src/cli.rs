@@ -71,7 +71,10 @@ pub enum Command {
     },
     /// Run an experiment: make filesystems, run the workload on each, compare
     #[command(
-        after_help = "Examples:\n  fslab run --list\n  fslab run seed000-fsmark-sparse --scale 0.01 --repetitions 3\n  fslab run my-experiment.toml --dry-run\n  fslab run seed004-large-dir --cell-time-limit 30m"
+        after_help = format!(
+            "Examples:\n  fslab run --list\n  fslab run seed000-fsmark-sparse --scale 0.01 --repetitions 3\n  fslab run seed004-large-dir --dry-run     # its claims, ids and the author's numbers\n  fslab run my-experiment.toml --dry-run\n  fslab run seed004-large-dir --cell-time-limit 30m\n\n{}",
+            fslab_experiment::findings::rule::RULE
+        )
     )]
     Run(RunArgs),
     /// Undo what a killed `fslab run` left behind (mounts, loop devices, images, sysctls, cgroups)
@@ -332,6 +335,14 @@ pub enum ResultsCommand {
     },
     /// One line per experiment (`fslab run`), starting with its id, with runs completed
     Experiments,
+    /// The findings' outcome table (as the README shows it), from the store: each finding's id, claim, the author's number, fslab's and the rule's verdict, with the run's date, kernel, scale and repetitions
+    #[command(
+        after_help = "Examples:\n  fslab results outcomes              # the latest experiment of each name\n  fslab results outcomes 12 14        # these experiments"
+    )]
+    Outcomes {
+        /// Experiment ids (from `fslab results experiments`); default: the latest of each name
+        ids: Vec<i64>,
+    },
     /// Everything recorded for one run
     Show {
         /// Run id (from `fslab results list`)

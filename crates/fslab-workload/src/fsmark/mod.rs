@@ -87,6 +87,10 @@ pub struct FsMarkReport {
     pub loops: Vec<LoopRow>,
 }
 
+/// The metric of the files a run created (fs_mark's last Count), as the
+/// summary and `compare` name it: `fsmark files created`.
+pub const FILES_CREATED: &str = "files created";
+
 /// fs_mark's numbers: each loop row's Files/sec and App Overhead, and the
 /// mean of the complete loops' Files/sec (what `stats` makes of the column).
 pub fn loop_metrics(loops: &[LoopRow]) -> Vec<fslab_record::Metric> {
@@ -108,6 +112,18 @@ pub fn loop_metrics(loops: &[LoopRow]) -> Vec<fslab_record::Metric> {
             l.app_overhead_us as f64,
             Unit::Microseconds,
             Better::Lower,
+        ));
+    }
+    // fs_mark's cumulative Count at its last loop: the files the run
+    // created (what seed 000's extents per file are counted against).
+    if let Some(last) = loops.last() {
+        v.push(Metric::new(
+            "fsmark",
+            None,
+            FILES_CREATED,
+            last.count as f64,
+            Unit::Count,
+            Better::Neither,
         ));
     }
     let done: Vec<f64> = loops

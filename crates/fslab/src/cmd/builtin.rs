@@ -48,3 +48,81 @@ pub fn find(name: &str) -> Result<(&'static str, &'static str), Vec<&'static str
         _ => Err(m.iter().map(|(n, _)| *n).collect()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fslab_experiment::spec::{parse, Defaults};
+
+    /// The claims the built-ins judge: `experiments/CLAIMS.md`, a copy of the
+    /// project's list of what each seed's author claimed.
+    const CLAIMS: &str = include_str!("../../../../experiments/CLAIMS.md");
+
+    /// Every claim of CLAIMS.md: (id, the author's numbers), from its tables'
+    /// rows `| id | claim | author's numbers | ... |`.
+    fn claims(text: &str) -> Vec<(String, String)> {
+        text.lines()
+            .filter_map(|l| {
+                let cols: Vec<&str> = l
+                    .trim()
+                    .strip_prefix('|')?
+                    .split('|')
+                    .map(str::trim)
+                    .collect();
+                let id = *cols.first()?;
+                let is_id = id.len() == 5
+                    && id.as_bytes()[3] == b'-'
+                    && id[..3].bytes().all(|b| b.is_ascii_digit());
+                (is_id && cols.len() >= 3).then(|| (id.to_string(), cols[2].to_string()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_claim_of_claims_md_is_a_finding_of_its_seeds_builtins_with_the_authors_numbers() {
+        let claims = claims(CLAIMS);
+        // Seeds 000-004: 8 + 8 + 5 + 3 + 7 claims.
+        assert_eq!(claims.len(), 31, "CLAIMS.md read: {claims:?}");
+        let mut findings = Vec::new();
+        for (name, text) in BUILTIN {
+            let e = parse(name, text, &Defaults::default()).unwrap();
+            for f in e.findings.into_iter().filter(|f| !f.is_mechanism()) {
+                findings.push((name.to_string(), f));
+            }
+        }
+        for (id, author) in &claims {
+            let seed = format!("seed{}-", &id[..3]);
+            // A claim may take several findings (000-d and 000-d.2).
+            let of: Vec<_> = findings
+                .iter()
+                .filter(|(n, f)| {
+                    n.starts_with(&seed) && (f.id == *id || f.id.starts_with(&format!("{id}.")))
+                })
+                .collect();
+            assert!(!of.is_empty(), "claim {id} is in no {seed}* experiment");
+            for (n, f) in of {
+                assert_eq!(&f.author, author, "{n}: {}: the author's numbers", f.id);
+            }
+        }
+        // And nothing is added that CLAIMS.md does not say.
+        for (n, f) in &findings {
+            let claim = f.id.split('.').next().unwrap_or_default();
+            assert!(
+                claims
+                    .iter()
+                    .any(|(id, _)| id == claim && n.starts_with(&format!("seed{}-", &id[..3]))),
+                "{n}: finding {} is no claim of its seed in CLAIMS.md",
+                f.id
+            );
+        }
+    }
+
+    #[test]
+    fn the_readme_states_the_rule_the_code_applies() {
+        let readme = include_str!("../../../../README.md");
+        assert!(
+            readme.contains(fslab_experiment::findings::rule::RULE),
+            "README.md's rule is not findings::rule::RULE: copy it from `fslab run --help`"
+        );
+    }
+}

@@ -1,4 +1,4 @@
-//! `fslab results list | experiments | show | export` (rendered by fslab-results).
+//! `fslab results list | experiments | outcomes | show | export` (rendered by fslab-results).
 
 use std::path::Path;
 
@@ -18,6 +18,7 @@ pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
             }
         }
         ResultsCommand::Experiments => show::experiments(&store),
+        ResultsCommand::Outcomes { ids } => fslab_results::outcomes::outcomes(&store, &ids),
         ResultsCommand::Show { id } => show::run_text(&store, id),
         ResultsCommand::Export { id, format } => match format {
             ExportFormat::Json => show::export_json(&store, id),

@@ -201,6 +201,10 @@ fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
                 .collect(),
             None => Vec::new(),
         };
+        let phase_names: Vec<String> = phases
+            .iter()
+            .map(|p: &PhaseResult| p.phase.clone())
+            .collect();
         done.push(RepOutcome {
             cell: r.cell,
             repetition: r.repetition,
@@ -218,6 +222,11 @@ fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
             remount_s: r.remount_s,
             image_extents: r.image_extents,
             output: r.output.clone(),
+            evidence: match r.run_id {
+                Some(run) => evidence(&store, run, &phase_names)
+                    .map_err(|e| Failure::Failed(format!("results store {e}")))?,
+                None => Default::default(),
+            },
         });
     }
     Ok(Earlier {
@@ -230,6 +239,26 @@ fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
             done,
         },
     })
+}
+
+/// A stored run's probe evidence for the findings (a resumed experiment
+/// judges its earlier runs too).
+fn evidence(
+    store: &fslab_store::Store,
+    run: i64,
+    phases: &[String],
+) -> Result<fslab_experiment::findings::Evidence, fslab_store::StoreError> {
+    let notes = store.probe_notes(run)?;
+    let points = store.probe_points(run)?;
+    Ok(fslab_experiment::findings::Evidence::of(
+        phases,
+        notes
+            .iter()
+            .map(|n| (n.phase_index, n.probe.as_str(), n.key.as_str(), &n.value)),
+        points
+            .iter()
+            .map(|p| (p.phase_index, p.probe.as_str(), p.metric.as_str(), p.value)),
+    ))
 }
 
 /// Reads an experiment file, or a built-in by name.

@@ -357,6 +357,16 @@ fn built_in_experiments_are_found_by_unique_prefix_only() {
         "{}",
         stdout(&o)
     );
+    // The dry run lists every claim with its id and the author's number,
+    // the mechanism it rests on, and why one is not judged.
+    for want in [
+        "\n  004-b growing into a 3-level htree (large_dir) the rate drops (author: HDD to 11k/s, NVMe to 46k/s)\n",
+        "\n    rests on: 004-m1\n",
+        "\n  004-g (an estimate) 207M entries",
+        "\n    not measured: an arithmetic estimate for 207M entries",
+    ] {
+        assert!(stdout(&o).contains(want), "{want}: {}", stdout(&o));
+    }
     let o = lab
         .run_cmd()
         .args(["run", "seed001", "--dry-run"])
@@ -393,6 +403,7 @@ fn bad_experiment_files_name_the_file_line_and_field() {
         ("name = \"x\"\norder = \"random\"\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n", ":2: order: unknown order \"random\""),
         ("name = \"x\"\n[workload]\nkind = \"iozone\"\n[[target]]\nfs = \"ext4\"\n", ":3: workload.kind: unknown workload \"iozone\""),
         ("name = \"x\"\n[workload]\nkind = \"fsmark\"\n", "target: no [[target]]"),
+        ("name = \"x\"\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n[[finding]]\nid = \"000-a\"\nkind = \"bound\"\nsays = \"s\"\nauthor = \"a\"\n", ":8: finding.kind: unknown kind \"bound\""),
         ("name = \"x\"\n[machine]\nsysctl = { \"../etc/passwd\" = 1 }\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n", ":3: machine.sysctl.\"../etc/passwd\""),
         ("name = \"x\"\nrepetitions = 0\n[workload]\nkind = \"fsmark\"\n[[target]]\nfs = \"ext4\"\n", ":2: repetitions: 0 is not from 1"),
         ("name = \"x\"\n[workload]\nkind = \"fsmark\"\nranks = 0\n[[target]]\nfs = \"ext4\"\n", ":4: workload.ranks: 0 is not from 1 to 1024"),
@@ -528,26 +539,32 @@ fn the_built_in_experiments_complete_at_scale_0_01() {
         assert!(o.status.success(), "{name}: {}", stderr(&o));
         let out = stdout(&o);
         assert!(out.contains(want), "{name}: {out}");
-        // Every stated finding is evaluated (whether or not it reproduces
-        // at this scale) and recorded with the experiment.
+        // Every stated finding is judged and printed with its id; with one
+        // run a side, the rule judges no claim (mechanisms are checked).
+        let is_finding = |l: &&str| {
+            let t = l.strip_prefix("  ").unwrap_or_default();
+            t.len() > 5 && t.as_bytes()[3] == b'-' && t[..3].bytes().all(|c| c.is_ascii_digit())
+        };
         let stated = stdout(
             &lab.run_cmd()
                 .args(["run", name, "--scale", "0.01", "--dry-run"])
                 .output()
                 .unwrap(),
         )
-        .matches("\nfinding: ")
+        .lines()
+        .filter(is_finding)
         .count();
-        let shown: Vec<&str> = out
-            .lines()
-            .filter(|l| l.starts_with("  reproduced: ") || l.starts_with("  not reproduced: "))
-            .collect();
-        assert_eq!(
-            shown.len(),
-            stated,
-            "{name}: every finding evaluated: {out}"
-        );
-        assert!(!out.contains("  not evaluated: "), "{name}: {out}");
+        let shown: Vec<&str> = out.lines().filter(is_finding).collect();
+        assert_eq!(shown.len(), stated, "{name}: every finding judged: {out}");
+        for l in &shown {
+            let verdict = l.split_once(": ").map(|x| x.0).unwrap_or_default();
+            assert!(
+                verdict.ends_with(" not judged")
+                    || verdict.ends_with(" happened")
+                    || verdict.ends_with(" did not happen"),
+                "{name}: one run a side judges nothing: {l}"
+            );
+        }
         let id = lab.latest_experiment();
         let store = fslab_store::Store::open_read(&lab.db()).unwrap();
         assert_eq!(
@@ -556,6 +573,28 @@ fn the_built_in_experiments_complete_at_scale_0_01() {
             "{name}"
         );
     }
+    // The outcome table, from the store: every experiment, every finding.
+    let o = lab
+        .run_cmd()
+        .args(["results", "outcomes"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    for name in [
+        "seed000-fsmark-sparse",
+        "seed002-mmap-fragmentation",
+        "seed004-large-dir",
+    ] {
+        assert!(
+            table.contains(&format!("#### {name} (experiment ")),
+            "{table}"
+        );
+    }
+    assert!(
+        table.contains("| 000-a | btrfs fragments the image badly |"),
+        "{table}"
+    );
     assert_eq!(lab.leftovers(), Vec::<String>::new());
 }
 
