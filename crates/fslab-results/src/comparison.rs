@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use fslab_record::table::{Align, Table};
 use fslab_stats::compare::Row;
 use fslab_stats::fmt_num;
+use fslab_stats::interval::Method;
 use fslab_stats::verdict::{self, Verdict};
 
 fn diff(r: &Row) -> String {
@@ -22,7 +23,9 @@ fn diff(r: &Row) -> String {
     if let Some(v) = r.verdict {
         let _ = write!(s, " {}", v.words(delta));
     }
-    if let (Some(lo), Some(hi)) = (r.ci_low_pct, r.ci_high_pct) {
+    if r.interval == Some(Method::Deterministic.name()) {
+        s.push_str(" (exact: no variance)");
+    } else if let (Some(lo), Some(hi)) = (r.ci_low_pct, r.ci_high_pct) {
         let _ = write!(s, " 95% CI [{lo:+.1}%, {hi:+.1}%]");
     }
     if let (Some(p), Some(c)) = (r.p_adjusted, r.correction) {
@@ -32,6 +35,13 @@ fn diff(r: &Row) -> String {
         match r.needed_n {
             Some(n) => {
                 let _ = write!(s, "; ~{n} runs per cell would settle it");
+            }
+            None if r
+                .note
+                .as_deref()
+                .is_some_and(|n| n.starts_with("more runs cannot")) =>
+            {
+                s.push_str("; more runs cannot settle it");
             }
             None => s.push_str("; repeat each cell 3 or more times"),
         }
@@ -147,6 +157,7 @@ pub fn csv(rows: &[Row]) -> String {
         "verdict",
         "delta_pct",
         "needed_n",
+        "interval",
     ]));
     let o = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     let f = |x: f64| {
@@ -179,6 +190,7 @@ pub fn csv(rows: &[Row]) -> String {
             r.verdict.map(Verdict::name).unwrap_or("").to_string(),
             o(r.delta_pct),
             r.needed_n.map(|n| n.to_string()).unwrap_or_default(),
+            r.interval.unwrap_or("").to_string(),
         ]);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
@@ -215,9 +227,9 @@ mod tests {
         insta::assert_snapshot!("compare_markdown", markdown(&rows));
         insta::assert_snapshot!("compare_csv", csv(&rows));
         let c = csv(&rows);
-        assert_eq!(c.lines().next().unwrap(), "metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n");
+        assert_eq!(c.lines().next().unwrap(), "metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n,interval");
         assert_eq!(c.lines().count(), 7);
-        assert!(c.lines().all(|l| l.split(',').count() >= 21));
+        assert!(c.lines().all(|l| l.split(',').count() >= 22));
     }
 
     #[test]

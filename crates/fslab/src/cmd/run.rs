@@ -508,7 +508,11 @@ fn print_outcome(
         scale
     );
     println!();
-    print!("{}", summary::table(&cells, &outcome.samples()));
+    let policy = summary::policy(exp, outcome);
+    print!(
+        "{}",
+        summary::table_with(&cells, &outcome.samples(), policy)
+    );
     if let Some(r) = &outcome.resolution {
         println!("{r}");
     }
