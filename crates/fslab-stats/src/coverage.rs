@@ -76,6 +76,27 @@ pub fn paired_coverage(noise: Noise, n: usize, trials: usize, seed: u64) -> f64 
     hits as f64 / trials as f64
 }
 
+/// Fieller's interval (what values that are not all positive get) on
+/// additive normal noise of sd 3 around means 10 and 11 (so a run may be
+/// 0 or below): the share of bounded intervals that hold 1.1, and the
+/// share of trials that gave a bounded interval at all.
+pub fn fieller_coverage(n: usize, trials: usize, seed: u64) -> (f64, f64) {
+    let mut rng = SplitMix64(seed);
+    let (mut hits, mut bounded) = (0, 0);
+    for _ in 0..trials {
+        let a: Vec<f64> = (0..n).map(|_| 10.0 + 3.0 * rng.normal()).collect();
+        let b: Vec<f64> = (0..n).map(|_| 11.0 + 3.0 * rng.normal()).collect();
+        if let Some(r) = crate::interval::fieller(&a, &b, 0.95) {
+            bounded += 1;
+            hits += usize::from(r.low <= 1.1 && 1.1 <= r.high);
+        }
+    }
+    (
+        hits as f64 / bounded.max(1) as f64,
+        bounded as f64 / trials as f64,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,6 +145,19 @@ mod tests {
             let c = two_group_coverage(*noise, 2, 4000, 300 + k as u64);
             eprintln!("two groups, {noise:?}, n=2: coverage {:.1}%", c * 100.0);
             assert!(c >= 0.93, "{noise:?}: {c}");
+        }
+    }
+
+    #[test]
+    fn fieller_intervals_cover_95_percent_at_3_5_and_10_runs() {
+        for n in [3, 5, 10] {
+            let (c, bounded) = fieller_coverage(n, 4000, 400 + n as u64);
+            eprintln!(
+                "Fieller, normal sd 3 around 10, n={n}: coverage {:.1}% of the {:.1}% bounded",
+                c * 100.0,
+                bounded * 100.0
+            );
+            assert!((0.93..=0.97).contains(&c), "n={n}: {c}");
         }
     }
 

@@ -187,7 +187,7 @@ fn welch_parts(a: &[f64], b: &[f64]) -> Option<Welch> {
 /// ratios r with (mean b - r mean a)^2 <= t^2 (var b / n_b + r^2 var a /
 /// n_a), t at Welch's degrees of freedom for the estimated ratio. None
 /// when the set is not a bounded interval (mean a not clearly away from 0).
-fn fieller(a: &[f64], b: &[f64], level: f64) -> Option<RatioInterval> {
+pub(crate) fn fieller(a: &[f64], b: &[f64], level: f64) -> Option<RatioInterval> {
     if a.len() < 2 || b.len() < 2 {
         return None;
     }
