@@ -89,14 +89,20 @@ pub enum Command {
     )]
     Compare(CompareArgs),
     /// Every stored run of one experiment: its headline metrics by kernel and fslab version,
-    /// changes marked
-    #[command(after_help = "Example:\n  fslab history seed001-crc-overhead")]
+    /// change points (E-Divisive means over the experiments) marked
+    #[command(
+        after_help = "Examples:\n  fslab history seed001-crc-overhead\n  fslab history seed001-crc-overhead --alpha 0.01 --delta 5"
+    )]
     History {
         /// The experiment's name [default: the latest experiment's]
         name: Option<String>,
-        /// The noise threshold in percent [default: calibrated from A/A splits]
+        /// The least change worth marking, in percent; a significant shift smaller than
+        /// this is named but not marked [default: any significant one]
         #[arg(long, value_name = "PCT", value_parser = delta_pct)]
         delta: Option<f64>,
+        /// The false-alarm rate of each change point's permutation test
+        #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = alpha)]
+        alpha: f64,
     },
     /// One self-contained HTML page: the comparison, and charts and tables of every cell
     #[command(after_help = "Example:\n  fslab report -o seed000.html")]
@@ -166,9 +172,23 @@ pub struct CompareArgs {
     /// false discovery rate) or holm (the family-wise error rate)
     #[arg(long, value_enum, default_value_t = Correction::Bh)]
     pub correction: Correction,
+    /// The error rate the correction holds: a difference is called real when its corrected
+    /// p-value is below it
+    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = alpha)]
+    pub alpha: f64,
     /// Output format
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
+}
+
+/// `--alpha P`: a significance level above 0 and at most 0.5.
+fn alpha(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x <= 0.5 => Ok(x),
+        _ => Err(format!(
+            "{s:?} is not a significance level above 0 and at most 0.5 (say 0.05)"
+        )),
+    }
 }
 
 /// `--delta PCT`: a percentage above 0 and below 100.
@@ -199,6 +219,9 @@ pub struct ReportSelect {
     /// false discovery rate) or holm (the family-wise error rate)
     #[arg(long, value_enum, default_value_t = Correction::Bh)]
     pub correction: Correction,
+    /// The error rate the correction holds
+    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = alpha)]
+    pub alpha: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -216,6 +239,14 @@ impl Correction {
                 Correction::Holm => fslab_stats::verdict::Correction::Holm,
             },
             ..Default::default()
+        }
+    }
+
+    /// [`Correction::policy`] at significance level `alpha`.
+    pub fn policy_at(self, delta_pct: Option<f64>, alpha: f64) -> fslab_stats::verdict::Policy {
+        fslab_stats::verdict::Policy {
+            alpha,
+            ..self.policy(delta_pct)
         }
     }
 }
