@@ -77,6 +77,39 @@ pub fn text(rows: &[Row]) -> String {
     if let Some(n) = notes.first() {
         let _ = writeln!(s, "\nwarning: {n}");
     }
+    s.push_str(&provenance(rows));
+    s
+}
+
+/// Where the thresholds came from and how the p-values were corrected:
+/// one line each, naming the metrics when the sources differ.
+pub fn provenance(rows: &[Row]) -> String {
+    let mut s = String::new();
+    let mut sources: Vec<(&str, Vec<&str>)> = Vec::new();
+    for r in rows {
+        let Some(from) = r.delta_from.as_deref() else {
+            continue;
+        };
+        match sources.iter_mut().find(|(f, _)| *f == from) {
+            Some((_, ms)) if !ms.contains(&r.metric.as_str()) => ms.push(&r.metric),
+            Some(_) => {}
+            None => sources.push((from, vec![&r.metric])),
+        }
+    }
+    if sources.len() == 1 {
+        let _ = writeln!(s, "\u{3b4} (noise threshold): from {}", sources[0].0);
+    } else {
+        for (from, ms) in &sources {
+            let _ = writeln!(s, "\u{3b4} from {from}: {}", ms.join(", "));
+        }
+    }
+    let tested = rows.iter().filter(|r| r.p_adjusted.is_some()).count();
+    if let Some(c) = rows.iter().find_map(|r| r.correction) {
+        let _ = writeln!(
+            s,
+            "p: {tested} comparisons of every cell and metric corrected together ({c})"
+        );
+    }
     s
 }
 
@@ -158,6 +191,7 @@ pub fn csv(rows: &[Row]) -> String {
         "delta_pct",
         "needed_n",
         "interval",
+        "delta_from",
     ]));
     let o = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     let f = |x: f64| {
@@ -191,6 +225,7 @@ pub fn csv(rows: &[Row]) -> String {
             o(r.delta_pct),
             r.needed_n.map(|n| n.to_string()).unwrap_or_default(),
             r.interval.unwrap_or("").to_string(),
+            r.delta_from.clone().unwrap_or_default(),
         ]);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
@@ -227,9 +262,9 @@ mod tests {
         insta::assert_snapshot!("compare_markdown", markdown(&rows));
         insta::assert_snapshot!("compare_csv", csv(&rows));
         let c = csv(&rows);
-        assert_eq!(c.lines().next().unwrap(), "metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n,interval");
+        assert_eq!(c.lines().next().unwrap(), "metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n,interval,delta_from");
         assert_eq!(c.lines().count(), 7);
-        assert!(c.lines().all(|l| l.split(',').count() >= 22));
+        assert!(c.lines().all(|l| l.split(',').count() >= 23));
     }
 
     #[test]

@@ -67,6 +67,9 @@ pub struct Row {
     pub verdict: Option<Verdict>,
     /// The noise threshold the verdict used, in percent.
     pub delta_pct: Option<f64>,
+    /// Where it came from: "--delta", "calibration ID (...)", "A/A splits
+    /// of these runs", or the default.
+    pub delta_from: Option<String>,
     /// For an unresolved difference: runs per group that would settle it.
     pub needed_n: Option<usize>,
     /// Why a difference carries no confidence, when it does not.
@@ -110,6 +113,7 @@ fn blank_row(m: &Metric, group: &str, summary: Summary) -> Row {
         correction: None,
         verdict: None,
         delta_pct: None,
+        delta_from: None,
         needed_n: None,
         note: None,
     }
@@ -122,13 +126,46 @@ pub fn compare_with(
     baseline: usize,
     policy: Policy,
 ) -> Vec<Row> {
+    compare_calibrated(groups, metrics, baseline, policy, &[])
+}
+
+/// A noise threshold from an A/A calibration: (percent, where it came from).
+pub type Calibrated = Option<(f64, String)>;
+
+/// Where a metric's threshold comes from: `--delta`, else its calibration
+/// (`calibrated[i]`, when there is one), else the A/A splits of the runs
+/// compared, else the default.
+fn threshold(m: &Metric, policy: Policy, calibrated: Option<&Calibrated>) -> (f64, String) {
+    if let Some(d) = policy.delta_pct {
+        return (d, "--delta".into());
+    }
+    if let Some(Some((d, from))) = calibrated {
+        return (*d, from.clone());
+    }
+    match verdict::aa_delta_pct(&m.values, 11) {
+        Some(d) => (d, "A/A splits of these runs".into()),
+        None => (
+            verdict::DEFAULT_DELTA_PCT,
+            "the default (no cell has two runs to split)".into(),
+        ),
+    }
+}
+
+/// [`compare_with`] with each metric's noise threshold from its A/A
+/// calibration where one fits (`calibrated`, in metric order; shorter or
+/// empty: the rest from the A/A splits of the runs compared).
+pub fn compare_calibrated(
+    groups: &[String],
+    metrics: &[Metric],
+    baseline: usize,
+    policy: Policy,
+    calibrated: &[Calibrated],
+) -> Vec<Row> {
     let mut rows = Vec::new();
-    for m in metrics {
+    for (mi, m) in metrics.iter().enumerate() {
         let base = &m.values[baseline];
         let bs = summarize(base);
-        let delta = policy.delta_pct.unwrap_or_else(|| {
-            verdict::aa_delta_pct(&m.values, 11).unwrap_or(verdict::DEFAULT_DELTA_PCT)
-        });
+        let (delta, delta_from) = threshold(m, policy, calibrated.get(mi));
         let exact = exact(m);
         for (g, vals) in m.values.iter().enumerate() {
             let mut summary = summarize(vals);
@@ -138,6 +175,7 @@ pub fn compare_with(
             let mut row = blank_row(m, &groups[g], summary);
             if g != baseline && summary.n > 0 && bs.n > 0 {
                 row.delta_pct = Some(delta);
+                row.delta_from = Some(delta_from.clone());
                 fill(&mut row, base, vals, exact);
             }
             rows.push(row);
@@ -444,6 +482,42 @@ mod tests {
             compare(&groups2, &m, 0)[1].verdict,
             Some(Verdict::Unresolved)
         );
+    }
+
+    #[test]
+    fn a_calibration_gives_the_threshold_and_says_so() {
+        let groups = vec!["a".to_string(), "b".to_string()];
+        let m = vec![
+            Metric {
+                name: "x (s)".into(),
+                direction: Direction::Time,
+                values: vec![vec![100.0, 101.0, 99.0], vec![103.0, 104.0, 102.0]],
+            },
+            Metric {
+                name: "y (s)".into(),
+                direction: Direction::Time,
+                values: vec![vec![100.0, 101.0, 99.0], vec![103.0, 104.0, 102.0]],
+            },
+        ];
+        let cal = vec![Some((4.0, "calibration 7".to_string()))];
+        let rows = compare_calibrated(&groups, &m, 0, Policy::default(), &cal);
+        assert_eq!(rows[1].delta_pct, Some(4.0));
+        assert_eq!(rows[1].delta_from.as_deref(), Some("calibration 7"));
+        // +3% is within the calibrated 4%: not a difference; the other
+        // metric's threshold comes from its own runs' splits.
+        assert_ne!(rows[1].verdict, Some(Verdict::Slower), "{:?}", rows[1]);
+        assert_eq!(
+            rows[3].delta_from.as_deref(),
+            Some("A/A splits of these runs")
+        );
+        // --delta wins over both.
+        let given = Policy {
+            delta_pct: Some(1.0),
+            ..Policy::default()
+        };
+        let rows = compare_calibrated(&groups, &m, 0, given, &cal);
+        assert_eq!(rows[1].delta_from.as_deref(), Some("--delta"));
+        assert_eq!(rows[1].verdict, Some(Verdict::Slower));
     }
 
     #[test]

@@ -18,6 +18,7 @@
 //! - Tukey's fences (1977) for outliers: values below Q1 - 1.5 IQR or above
 //!   Q3 + 1.5 IQR (quartiles by linear interpolation).
 
+pub mod calibrate;
 pub mod changepoint;
 pub mod columns;
 pub mod compare;

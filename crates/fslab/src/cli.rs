@@ -71,7 +71,7 @@ pub enum Command {
     },
     /// Run an experiment: make filesystems, run the workload on each, compare
     #[command(
-        after_help = "Examples:\n  fslab run --list\n  fslab run seed000-fsmark-sparse --scale 0.01 --repetitions 3\n  fslab run my-experiment.toml --dry-run"
+        after_help = "Examples:\n  fslab run --list\n  fslab run seed000-fsmark-sparse --scale 0.01 --repetitions 3\n  fslab run my-experiment.toml --dry-run\n  fslab run my-experiment.toml --calibrate 0 --repetitions 5"
     )]
     Run(RunArgs),
     /// Undo what a killed `fslab run` left behind (mounts, loop devices, images, sysctls, cgroups)
@@ -85,7 +85,7 @@ pub enum Command {
     Results(ResultsCommand),
     /// Compare the cells of an experiment (default: the latest) or groups of runs, with statistics
     #[command(
-        after_help = "Examples:\n  fslab compare\n  fslab compare --experiment 3 --experiment 5 --format markdown\n  fslab compare --runs 1,2,3 --runs 4,5,6 --delta 2"
+        after_help = "Examples:\n  fslab compare\n  fslab compare --experiment 3 --experiment 5 --format markdown\n  fslab compare --runs 1,2,3 --runs 4,5,6 --delta 2\n  fslab compare --calibration 7 --correction holm --alpha 0.01"
     )]
     Compare(CompareArgs),
     /// Every stored run of one experiment: its headline metrics by kernel and fslab version,
@@ -176,6 +176,11 @@ pub struct CompareArgs {
     /// p-value is below it
     #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = alpha)]
     pub alpha: f64,
+    /// Take the noise threshold from this A/A calibration (the id of the experiment
+    /// `fslab run EXPERIMENT --calibrate CELL` made); it must fit the runs compared
+    /// [default: the newest that fits each metric, if any; else A/A splits of the runs]
+    #[arg(long, value_name = "ID", conflicts_with = "delta")]
+    pub calibration: Option<i64>,
     /// Output format
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
@@ -343,6 +348,11 @@ pub struct RunArgs {
     /// (default, all, none, names, -NAME); overrides the experiment's `probes`
     #[arg(long, value_name = "LIST")]
     pub probes: Option<String>,
+    /// Calibrate instead: run cell CELL (its index, from 0) against itself, two copies
+    /// interleaved, and keep each metric's A/A noise for `fslab compare` (per metric,
+    /// filesystem and machine)
+    #[arg(long, value_name = "CELL", conflicts_with_all = ["resume", "until_resolved"])]
+    pub calibrate: Option<u32>,
 }
 
 #[derive(Debug, Subcommand)]

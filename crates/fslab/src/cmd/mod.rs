@@ -2,6 +2,7 @@
 
 mod alloctest;
 mod builtin;
+mod calibrate;
 mod cleanup;
 mod compare;
 mod compilebench;

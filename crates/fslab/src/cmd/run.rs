@@ -361,6 +361,9 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     };
 
     print_outcome(&exp, &outcome, args.scale);
+    if args.calibrate.is_some() {
+        print!("{}", super::calibrate::record(&mut store, &exp, &outcome)?);
+    }
     for p in &outcome.teardown_problems {
         eprintln!("fslab: run: teardown: {p}");
     }
@@ -457,6 +460,9 @@ fn apply_options(
     if let Some(p) = &args.probes {
         fslab_probe::parse_list(p).map_err(Failure::Usage)?;
         exp.workload.probes = Some(p.clone());
+    }
+    if let Some(cell) = args.calibrate {
+        *exp = super::calibrate::aa(exp, cell)?;
     }
     Ok(())
 }

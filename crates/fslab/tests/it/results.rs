@@ -182,7 +182,7 @@ fn compare_reads_the_latest_experiment_in_every_format() {
         "{md}"
     );
     let csv = stdout(&lab.run(&["compare", "--format", "csv"]));
-    assert!(csv.starts_with("metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n,interval\n"));
+    assert!(csv.starts_with("metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n,interval,delta_from\n"));
     let json: serde_json::Value =
         serde_json::from_slice(&lab.run(&["compare", "--format", "json"]).stdout).unwrap();
     assert_eq!(json["fslab_schema"], 1, "{json}");

@@ -1,0 +1,129 @@
+//! A/A calibration (`fslab run --calibrate CELL`) and `fslab compare`
+//! taking its noise threshold from it, saying where it came from.
+
+use crate::support::{stderr, stdout, Lab};
+
+fn exp(dir: &std::path::Path, kind: &str, args: &str) -> String {
+    format!(
+        "name = \"cal\"\nrepetitions = 2\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"{kind}\"\nargs = [{args}]\nprobes = []\n",
+        dir.display()
+    )
+}
+
+/// A cell run against itself keeps each metric's noise; compare then takes
+/// δ from it for runs of the same workload, filesystem and machine, and
+/// says so; a calibration that does not fit, or bad --alpha, is refused in
+/// one line with status 2.
+#[test]
+fn a_calibration_is_kept_and_compare_takes_its_threshold_from_it() {
+    let lab = Lab::new();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let fsmark = lab.experiment(
+        "f.toml",
+        &exp(
+            dir.path(),
+            "fsmark",
+            "\"-n\", \"100\", \"-s\", \"0\", \"-S0\"",
+        ),
+    );
+    let o = lab
+        .run_cmd()
+        .args(["run", "--calibrate", "0", "--repetitions", "3"])
+        .arg(&fsmark)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let cal = lab.latest_experiment();
+    assert!(
+        text.contains(&format!("calibration {cal} (")) && text.contains("metric(s) kept"),
+        "{text}"
+    );
+    assert!(text.contains("directory (A')"), "the two copies: {text}");
+    // Two ordinary experiments of the same cell, compared: δ from the
+    // calibration for the metrics it has.
+    for _ in 0..2 {
+        let o = lab.run_cmd().arg("run").arg(&fsmark).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let b = lab.latest_experiment();
+    let (a, b) = ((b - 1).to_string(), b.to_string());
+    let o = lab.run(&["compare", "--experiment", &a, "--experiment", &b]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains(&format!("from calibration {cal} (")),
+        "{text}"
+    );
+    let o = lab.run(&[
+        "compare",
+        "--experiment",
+        &a,
+        "--experiment",
+        &b,
+        "--format",
+        "csv",
+    ]);
+    assert!(
+        stdout(&o).contains(&format!(",\"calibration {cal} (")),
+        "{}",
+        stdout(&o)
+    );
+    // --delta wins, and says so.
+    let o = lab.run(&[
+        "compare",
+        "--experiment",
+        &a,
+        "--experiment",
+        &b,
+        "--delta",
+        "3",
+    ]);
+    assert!(stdout(&o).contains("from --delta"), "{}", stdout(&o));
+    // A calibration of another workload does not fit fs_mark's runs.
+    let createmany = lab.experiment(
+        "c.toml",
+        &exp(dir.path(), "createmany", "\"-o\", \"{dir}/f\", \"100\""),
+    );
+    let o = lab
+        .run_cmd()
+        .args(["run", "--calibrate", "0", "--repetitions", "2"])
+        .arg(&createmany)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let other = lab.latest_experiment().to_string();
+    for (args, says) in [
+        (
+            vec!["--calibration", other.as_str()],
+            format!("--calibration {other}: made for createmany"),
+        ),
+        (
+            vec!["--calibration", "999"],
+            "--calibration 999: the store has no calibration from experiment 999".to_string(),
+        ),
+        (
+            vec!["--alpha", "0"],
+            "\"0\" is not a significance level".to_string(),
+        ),
+    ] {
+        let mut all = vec!["compare", "--experiment", &a, "--experiment", &b];
+        all.extend(args);
+        let o = lab.run(&all);
+        assert_eq!(o.status.code(), Some(2), "{all:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(&says), "{all:?}: {}", stderr(&o));
+    }
+    // One repetition gives no noise: refused before anything runs.
+    let o = lab
+        .run_cmd()
+        .args(["run", "--calibrate", "0", "--repetitions", "1"])
+        .arg(&fsmark)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--calibrate 0: 1 repetition(s) give no noise"),
+        "{}",
+        stderr(&o)
+    );
+}
