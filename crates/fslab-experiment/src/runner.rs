@@ -494,7 +494,7 @@ fn resolution(exp: &Experiment, o: &ExperimentOutcome, reps: u32, max: u32) -> (
         .iter()
         .map(|c| (c.index, c.label.clone()))
         .collect();
-    let samples = o.samples();
+    let samples = crate::summary::family(o);
     let (_, rows) =
         crate::summary::compared(&cells, &samples, crate::summary::policy_at(exp, reps));
     let headline: Vec<&str> = samples

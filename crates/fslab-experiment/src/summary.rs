@@ -30,6 +30,59 @@ pub struct Sample {
     pub headline: bool,
 }
 
+/// Every metric `fslab compare` compares for these runs, as samples: each
+/// phase's time, rate, system and user CPU, the tool's own numbers without
+/// their breakdown rows, unmount, remount and the image's extents (the
+/// metrics of `fslab_results::select::metrics`, named alike), so that the
+/// summary and `--until-resolved` correct over the same family as
+/// `compare` and the report. Headline: each phase's rate and the tool's
+/// headline number.
+pub fn family(outcome: &ExperimentOutcome) -> Vec<Sample> {
+    let mut v = Vec::new();
+    for r in outcome.runs.iter().filter(|r| r.ok) {
+        let mut push = |metric: String, direction, value: f64, headline| {
+            v.push(Sample {
+                cell: r.cell,
+                metric,
+                direction,
+                value,
+                headline,
+            });
+        };
+        for p in &r.phases {
+            let name = |what: &str| format!("{} {what}", p.phase);
+            push(name("time (s)"), Direction::Time, p.elapsed_s, false);
+            push(name("rate (ops/s)"), Direction::Rate, p.ops_per_s, true);
+            push(name("sys cpu (s)"), Direction::Cost, p.sys_cpu_s, false);
+            push(name("usr cpu (s)"), Direction::Cost, p.usr_cpu_s, false);
+        }
+        let headline = fslab_record::metric::headline(&r.metrics);
+        for m in r.metrics.iter().filter(|m| !m.detail) {
+            push(
+                format!("{} {}", m.source, m.label()),
+                crate::runner::direction_of(m),
+                m.value,
+                headline == Some(m),
+            );
+        }
+        if let Some(u) = r.unmount_s {
+            push("unmount (s)".into(), Direction::Time, u, false);
+        }
+        if let Some(u) = r.remount_s {
+            push("remount (s)".into(), Direction::Time, u, false);
+        }
+        if let Some(n) = r.image_extents {
+            push(
+                fslab_record::IMAGE_EXTENTS.into(),
+                Direction::Cost,
+                n as f64,
+                false,
+            );
+        }
+    }
+    v
+}
+
 /// The comparison of a run's samples with the first cell: every metric of
 /// every cell, the p-values corrected together (one family, as `fslab
 /// compare` corrects them), under `policy`. Returns the metrics in

@@ -59,7 +59,7 @@ pub fn record(
         .iter()
         .map(|c| (c.index, c.label.clone()))
         .collect();
-    let samples = outcome.samples();
+    let samples = summary::family(outcome);
     let (metrics, _) = summary::compared(&cells, &samples, Default::default());
     let Some(run_id) = outcome.runs.iter().find(|r| r.ok).and_then(|r| r.run_id) else {
         return Err(Failure::Failed(

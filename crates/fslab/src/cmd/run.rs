@@ -517,7 +517,7 @@ fn print_outcome(
     let policy = summary::policy(exp, outcome);
     print!(
         "{}",
-        summary::table_with(&cells, &outcome.samples(), policy)
+        summary::table_with(&cells, &summary::family(outcome), policy)
     );
     if let Some(r) = &outcome.resolution {
         println!("{r}");

@@ -127,3 +127,32 @@ fn a_calibration_is_kept_and_compare_takes_its_threshold_from_it() {
         stderr(&o)
     );
 }
+
+/// One family: `fslab run`'s summary and `fslab compare` of the same
+/// experiment correct the same number of comparisons together (every cell
+/// and every metric), and both say how many.
+#[test]
+fn the_summary_and_compare_correct_the_same_family() {
+    let lab = Lab::new();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let f = lab.experiment(
+        "fam.toml",
+        &format!(
+            "name = \"fam\"\nrepetitions = 3\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"100\", \"-s\", \"0\", \"-S0\"]\nprobes = []\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\nworkload_args = [\"-s\", \"8192\"]\n[[variant]]\nname = \"c\"\nworkload_args = [\"-s\", \"4096\"]\n",
+            dir.path().display()
+        ),
+    );
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let count = |text: &str, head: &str| -> usize {
+        text.lines()
+            .find_map(|l| l.strip_prefix(head))
+            .and_then(|r| r.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {head:?} in {text}"))
+    };
+    let summary = count(&stdout(&o), "verdicts: ");
+    let compare = count(&stdout(&lab.run(&["compare"])), "p: ");
+    assert_eq!(summary, compare);
+    // Two cells against the baseline, several metrics each.
+    assert!(summary > 2 * 4, "{summary}");
+}
