@@ -510,7 +510,13 @@ fn resolution(exp: &Experiment, o: &ExperimentOutcome, reps: u32, max: u32) -> (
         .filter(|r| r.verdict == Some(Verdict::Unresolved) && headline.contains(&r.metric.as_str()))
     {
         let cell = labels.iter().position(|l| *l == r.group).unwrap_or(0) as u32;
-        if !open.contains(&cell) {
+        // More runs cannot settle some (a ratio at the threshold, a
+        // baseline of 0): no repetition is spent on those.
+        let hopeless = r
+            .note
+            .as_deref()
+            .is_some_and(|n| n.starts_with(fslab_stats::compare::NO_MORE_RUNS));
+        if !open.contains(&cell) && !hopeless {
             open.push(cell);
         }
         unresolved.push(format!("{}: {}", r.group, r.metric));
@@ -529,11 +535,13 @@ fn resolution(exp: &Experiment, o: &ExperimentOutcome, reps: u32, max: u32) -> (
         unresolved.join("; "),
         if reps >= max {
             format!("; stopped at the maximum, {max}")
+        } else if open.is_empty() {
+            format!("; stopped: {}", fslab_stats::compare::NO_MORE_RUNS)
         } else {
             String::new()
         }
     );
-    if reps >= max {
+    if reps >= max || open.is_empty() {
         return (Vec::new(), said);
     }
     open.sort_unstable();

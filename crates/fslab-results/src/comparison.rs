@@ -14,6 +14,9 @@ fn diff(r: &Row) -> String {
     let Some(p) = r.diff_pct else {
         return if r.summary.n == 0 {
             "no runs".into()
+        } else if r.delta_pct.is_some() {
+            // Compared, but with no ratio to show (a baseline of 0).
+            format!("no ratio: {}", r.note.as_deref().unwrap_or("baseline of 0"))
         } else {
             "baseline".into()
         };

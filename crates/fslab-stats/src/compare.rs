@@ -82,6 +82,9 @@ pub fn compare(groups: &[String], metrics: &[Metric], baseline: usize) -> Vec<Ro
     compare_with(groups, metrics, baseline, Policy::default())
 }
 
+/// How a note begins when more runs would not settle a comparison.
+pub const NO_MORE_RUNS: &str = "more runs cannot settle it";
+
 /// The stated coverage of every interval a comparison prints.
 pub const LEVEL: f64 = 0.95;
 
@@ -188,6 +191,23 @@ pub fn compare_calibrated(
 /// A compared row's difference, interval, p-value and note.
 fn fill(row: &mut Row, base: &[f64], vals: &[f64], exact: bool) {
     let (bs, s) = (summarize(base), summarize(vals));
+    let constant = |v: &[f64]| v.windows(2).all(|w| w[0] == w[1]);
+    // Equal values and no variance (a count taken as exact, or two runs
+    // or more a side): the same, whatever the values (0 and 0 included).
+    if (exact || (bs.n >= 2 && s.n >= 2)) && constant(base) && constant(vals) && base[0] == vals[0]
+    {
+        row.diff_pct = Some(0.0);
+        row.ci_low_pct = Some(0.0);
+        row.ci_high_pct = Some(0.0);
+        row.interval = Some(Method::Deterministic.name());
+        if s.n < 2 || bs.n < 2 {
+            row.note = Some(format!(
+                "a count taken as exact from {} run(s) vs {}: repeat to check that it does not vary",
+                s.n, bs.n
+            ));
+        }
+        return;
+    }
     if bs.mean != 0.0 {
         row.diff_pct = Some((s.mean / bs.mean - 1.0) * 100.0);
     }
@@ -197,19 +217,11 @@ fn fill(row: &mut Row, base: &[f64], vals: &[f64], exact: bool) {
                 "too few repetitions (n={} vs {}) for confidence: use 3 or more",
                 s.n, bs.n
             )
-        } else if base.iter().chain(vals).all(|x| *x == base[0]) {
-            "no variance and equal values, but not a count: no interval".into()
+        } else if bs.mean == 0.0 || (constant(base) && base[0] == 0.0) {
+            format!("{NO_MORE_RUNS}: the baseline is 0, so there is no ratio to it")
         } else {
-            "the baseline's mean is too close to 0 for an interval of the ratio".into()
+            "the baseline's mean is too close to 0 for a bounded interval of the ratio".into()
         });
-        // Equal exact values whose ratio is undefined (0 and 0) are the same.
-        if exact && base[0] == vals[0] {
-            row.diff_pct = Some(0.0);
-            row.interval = Some(Method::Deterministic.name());
-            row.ci_low_pct = Some(0.0);
-            row.ci_high_pct = Some(0.0);
-            row.note = None;
-        }
         return;
     };
     // The difference stays the ratio of the means the table shows; the
@@ -264,12 +276,14 @@ fn judge_rows(
     // Rows are metric-major: row (metric i, group g) is i * n_groups + g.
     for (r, row) in rows.iter_mut().enumerate() {
         let (i, g) = (r / n_groups, r % n_groups);
-        let (Some(pct), Some(delta)) = (row.diff_pct, row.delta_pct) else {
+        let Some(delta) = row.delta_pct.filter(|_| g != baseline) else {
             continue;
         };
-        if g == baseline {
+        let Some(pct) = row.diff_pct else {
+            // Compared, with no ratio (a baseline of 0): nothing resolves it.
+            row.verdict = Some(Verdict::Unresolved);
             continue;
-        }
+        };
         let evidence = verdict::Evidence {
             pct,
             ci: row.ci_low_pct.zip(row.ci_high_pct),
@@ -291,7 +305,7 @@ fn judge_rows(
                 .map(|n| n.max(have + 1));
             if row.needed_n.is_none() && sd_log.is_some() && row.note.is_none() {
                 row.note = Some(format!(
-                    "more runs cannot settle it: the difference sits at the threshold δ = {delta:.1}%"
+                    "{NO_MORE_RUNS}: the difference sits at the threshold δ = {delta:.1}%"
                 ));
             }
         }
@@ -468,6 +482,18 @@ mod tests {
         assert_eq!((r.verdict, r.note), (Some(Verdict::Same), None));
         let r = one(vec![0.0], vec![0.0]);
         assert_eq!(r.verdict, Some(Verdict::Same), "{r:?}");
+        // A time that reads 0 in every run of both cells: the same.
+        let zero = vec![Metric {
+            name: "remount (s)".into(),
+            direction: Direction::Time,
+            values: vec![vec![0.0, 0.0], vec![0.0, 0.0]],
+        }];
+        assert_eq!(compare(&groups, &zero, 0)[1].verdict, Some(Verdict::Same));
+        // A baseline of 0 against something: no ratio, and more runs cannot
+        // give one; the row says so.
+        let r = one(vec![0.0, 0.0], vec![3.0, 4.0]);
+        assert_eq!(r.verdict, Some(Verdict::Unresolved), "{r:?}");
+        assert!(r.note.unwrap().starts_with(NO_MORE_RUNS));
         // A count that varies is measured like any other number.
         let r = one(vec![9.0, 10.0, 9.0], vec![128.0, 127.0, 129.0]);
         assert_eq!(r.interval, Some("Welch t on logs"));
