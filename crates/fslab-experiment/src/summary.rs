@@ -325,4 +325,22 @@ mod tests {
             "no trailing blanks: {t:?}"
         );
     }
+
+    #[test]
+    fn until_resolved_looks_test_at_their_spent_level() {
+        let exp = |until: &str| {
+            let text = format!(
+                "name = \"t\"\nrepetitions = 3\n{until}[device]\nkind = \"directory\"\npath = \"/tmp\"\n[workload]\nkind = \"createmany\"\nargs = [\"-o\", \"{{dir}}/f\", \"10\"]\n"
+            );
+            crate::spec::parse("t.toml", &text, &Default::default()).unwrap()
+        };
+        let plain = exp("");
+        assert_eq!(policy_at(&plain, 3).alpha, 0.05);
+        let seq = exp("until_resolved = 10\n");
+        let first = policy_at(&seq, 3).alpha;
+        // 0.05 ln(1 + (e - 1) 0.3) = 0.0208
+        assert!((first - 0.020_77).abs() < 1e-4, "{first}");
+        let levels: f64 = (3..=10).map(|r| policy_at(&seq, r).alpha).sum();
+        assert!((levels - 0.05).abs() < 1e-12, "{levels}");
+    }
 }
