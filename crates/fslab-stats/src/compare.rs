@@ -298,7 +298,7 @@ fn judge_rows(
         if v.differs() {
             row.direction = Some(metrics[i].direction.word(pct));
         }
-        if v == Verdict::Unresolved && row.ci_low_pct.is_some() {
+        if v == Verdict::Unresolved {
             let have = base_n.max(row.summary.n);
             row.needed_n = sd_log
                 .and_then(|sd| verdict::needed_n(sd, 1.0 + pct / 100.0, delta))
@@ -313,20 +313,34 @@ fn judge_rows(
 }
 
 /// The pooled standard deviation of two groups' logs (None when neither
-/// has two values, or a value is not positive).
+/// has two values). Where a value is not positive (no logarithm), the
+/// lognormal's sd for the pooled coefficient of variation instead,
+/// sqrt(ln(1 + cv^2)).
 fn pooled_sd_log(a: &[f64], b: &[f64]) -> Option<f64> {
-    let mut ss = 0.0;
-    let mut df = 0usize;
-    for v in [a, b].iter().filter(|v| v.len() >= 2) {
-        if v.iter().any(|x| *x <= 0.0) {
+    let sides: Vec<&[f64]> = [a, b].into_iter().filter(|v| v.len() >= 2).collect();
+    let df: usize = sides.iter().map(|v| v.len() - 1).sum();
+    if df == 0 {
+        return None;
+    }
+    let ss = |v: &[f64]| {
+        let m = v.iter().sum::<f64>() / v.len() as f64;
+        v.iter().map(|x| (x - m).powi(2)).sum::<f64>()
+    };
+    if sides.iter().all(|v| v.iter().all(|x| *x > 0.0)) {
+        let logs = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<f64>>();
+        let total: f64 = sides.iter().map(|v| ss(&logs(v))).sum();
+        return Some((total / df as f64).sqrt());
+    }
+    // The pooled CV: each side's variance over its squared mean.
+    let mut cv2 = 0.0;
+    for v in &sides {
+        let m = v.iter().sum::<f64>() / v.len() as f64;
+        if m <= 0.0 {
             return None;
         }
-        let l: Vec<f64> = v.iter().map(|x| x.ln()).collect();
-        let m = l.iter().sum::<f64>() / l.len() as f64;
-        ss += l.iter().map(|x| (x - m).powi(2)).sum::<f64>();
-        df += v.len() - 1;
+        cv2 += ss(v) / (m * m);
     }
-    (df > 0).then(|| (ss / df as f64).sqrt())
+    Some((1.0 + cv2 / df as f64).ln().sqrt())
 }
 
 /// A comparison to show and test with: seed 000's CRC experiment as two

@@ -212,9 +212,16 @@ pub(crate) fn fieller(a: &[f64], b: &[f64], level: f64) -> Option<RatioInterval>
         return None;
     }
     let root = disc.sqrt();
+    // Values that are never negative have a ratio that is never negative:
+    // the part of the interval below 0 holds no possible truth.
+    let floor = if a.iter().chain(b).all(|x| *x >= 0.0) {
+        0.0
+    } else {
+        f64::NEG_INFINITY
+    };
     Some(RatioInterval {
         ratio: r,
-        low: (ma * mb - root) / a2,
+        low: ((ma * mb - root) / a2).max(floor),
         high: (ma * mb + root) / a2,
         level,
         df,
