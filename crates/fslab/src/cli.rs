@@ -165,10 +165,10 @@ pub struct CompareArgs {
     #[arg(long, value_name = "N|LABEL")]
     pub baseline: Option<String>,
     /// The noise threshold in percent: differences smaller than this are "no difference"
-    /// [default: calibrated from A/A splits of each cell's runs]
+    /// [default: a stored A/A calibration that fits, else A/A splits of each cell's runs]
     #[arg(long, value_name = "PCT", value_parser = delta_pct)]
     pub delta: Option<f64>,
-    /// How p-values are corrected across the metrics compared: bh (Benjamini-Hochberg, the
+    /// How p-values are corrected, every cell and metric together: bh (Benjamini-Hochberg, the
     /// false discovery rate) or holm (the family-wise error rate)
     #[arg(long, value_enum, default_value_t = Correction::Bh)]
     pub correction: Correction,
@@ -217,10 +217,10 @@ pub struct ReportSelect {
     #[arg(long, value_name = "N|LABEL")]
     pub baseline: Option<String>,
     /// The noise threshold in percent: differences smaller than this are "no difference"
-    /// [default: calibrated from A/A splits of each cell's runs]
+    /// [default: a stored A/A calibration that fits, else A/A splits of each cell's runs]
     #[arg(long, value_name = "PCT", value_parser = delta_pct)]
     pub delta: Option<f64>,
-    /// How p-values are corrected across the metrics compared: bh (Benjamini-Hochberg, the
+    /// How p-values are corrected, every cell and metric together: bh (Benjamini-Hochberg, the
     /// false discovery rate) or holm (the family-wise error rate)
     #[arg(long, value_enum, default_value_t = Correction::Bh)]
     pub correction: Correction,
