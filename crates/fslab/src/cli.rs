@@ -71,7 +71,7 @@ pub enum Command {
     },
     /// Run an experiment: make filesystems, run the workload on each, compare
     #[command(
-        after_help = "Examples:\n  fslab run --list\n  fslab run seed000-fsmark-sparse --scale 0.01 --repetitions 3\n  fslab run my-experiment.toml --dry-run\n  fslab run my-experiment.toml --calibrate 0 --repetitions 5"
+        after_help = "Examples:\n  fslab run --list\n  fslab run seed000-fsmark-sparse --scale 0.01 --repetitions 3\n  fslab run my-experiment.toml --dry-run"
     )]
     Run(RunArgs),
     /// Undo what a killed `fslab run` left behind (mounts, loop devices, images, sysctls, cgroups)
@@ -323,6 +323,11 @@ pub struct RunArgs {
     /// comparison with it, interleaved) until all are resolved or each cell has MAX
     #[arg(long, value_name = "MAX")]
     pub until_resolved: Option<u32>,
+    /// Calibrate instead: run cell CELL (its index, from 0) against itself, two copies
+    /// interleaved, and keep each metric's A/A noise for `fslab compare` (per metric,
+    /// filesystem and machine). Example: fslab run my.toml --calibrate 0 --repetitions 5
+    #[arg(long, value_name = "CELL", conflicts_with_all = ["resume", "until_resolved"])]
+    pub calibrate: Option<u32>,
     /// Leave the image files in place after each run
     #[arg(long)]
     pub keep_images: bool,
@@ -348,11 +353,6 @@ pub struct RunArgs {
     /// (default, all, none, names, -NAME); overrides the experiment's `probes`
     #[arg(long, value_name = "LIST")]
     pub probes: Option<String>,
-    /// Calibrate instead: run cell CELL (its index, from 0) against itself, two copies
-    /// interleaved, and keep each metric's A/A noise for `fslab compare` (per metric,
-    /// filesystem and machine)
-    #[arg(long, value_name = "CELL", conflicts_with_all = ["resume", "until_resolved"])]
-    pub calibrate: Option<u32>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -457,12 +457,12 @@ fn apply_options(
         }
         exp.until_resolved = Some(max);
     }
+    if let Some(cell) = args.calibrate {
+        *exp = super::calibrate::aa(exp, cell)?;
+    }
     if let Some(p) = &args.probes {
         fslab_probe::parse_list(p).map_err(Failure::Usage)?;
         exp.workload.probes = Some(p.clone());
-    }
-    if let Some(cell) = args.calibrate {
-        *exp = super::calibrate::aa(exp, cell)?;
     }
     Ok(())
 }
