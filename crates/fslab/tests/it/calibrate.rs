@@ -156,3 +156,39 @@ fn the_summary_and_compare_correct_the_same_family() {
     // Two cells against the baseline, several metrics each.
     assert!(summary > 2 * 4, "{summary}");
 }
+
+/// A count that does not vary gets a verdict from one run a side: two
+/// ext4 cells of one repetition each, on loop devices; the image's extents
+/// are compared exactly (same or a difference, said to be exact), while
+/// the timed metrics stay unresolved.
+#[test]
+fn a_count_gets_its_verdict_from_one_run_a_side() {
+    if !crate::support::privileged("fslab run on loop devices") {
+        return;
+    }
+    let lab = Lab::new();
+    let f = lab.experiment(
+        "one.toml",
+        "name = \"one\"\nrepetitions = 1\n[device]\nsize = \"600M\"\nimage_dir = \"IMAGES\"\n[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"100\", \"-s\", \"4096\", \"-S0\"]\nprobes = []\n[[target]]\nfs = \"ext4\"\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\nworkload_args = [\"-s\", \"8192\"]\n",
+    );
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let extents = out
+        .lines()
+        .find(|l| l.starts_with("image extents"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(extents.ends_with("(exact)"), "{out}");
+    let rate = out
+        .lines()
+        .find(|l| l.starts_with("create rate (ops/s)"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(rate.ends_with("unresolved"), "{out}");
+    let o = lab.run(&["compare", "--format", "csv"]);
+    let row = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("image extents,ext4 [b]"))
+        .map(String::from)
+        .unwrap_or_else(|| panic!("{}", stdout(&o)));
+    assert!(row.contains(",deterministic,"), "{row}");
+}
