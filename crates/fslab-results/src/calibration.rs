@@ -1,6 +1,7 @@
 //! Which stored A/A calibration fits a comparison: per metric, one made on
-//! the same machine, filesystem and workload as every group's runs (the
-//! newest), or the one named by `--calibration ID`, which must fit.
+//! the same machine and filesystem, with the same workload and options
+//! (paths aside), as every group's runs (the newest), or the one named by
+//! `--calibration ID`, which must fit.
 
 use fslab_stats::compare::{Calibrated, Metric};
 use fslab_store::{Calibration, Store};
@@ -8,8 +9,9 @@ use fslab_store::{Calibration, Store};
 use crate::select::Groups;
 use crate::{Error, Result};
 
-/// What a group's runs were made on: (machine, filesystem, workload).
-type Where = (String, String, String);
+/// What a group's runs were made on: (machine, filesystem, workload,
+/// options).
+type Where = (String, String, String, String);
 
 /// The distinct (machine, filesystem, workload) of each group's runs.
 fn places(store: &Store, g: &Groups) -> Result<Vec<Vec<Where>>> {
@@ -18,7 +20,8 @@ fn places(store: &Store, g: &Groups) -> Result<Vec<Vec<Where>>> {
         let mut w: Vec<Where> = Vec::new();
         for r in runs {
             let run = store.run(r.id)?.run;
-            let p = (run.hostname, run.fs_type, run.workload);
+            let options = crate::select::option_key(&run.params);
+            let p = (run.hostname, run.fs_type, run.workload, options);
             if !w.contains(&p) {
                 w.push(p);
             }
@@ -29,7 +32,31 @@ fn places(store: &Store, g: &Groups) -> Result<Vec<Vec<Where>>> {
 }
 
 fn fits(c: &Calibration, w: &Where) -> bool {
-    c.hostname == w.0 && c.fs_type == w.1 && c.workload == w.2
+    c.hostname == w.0 && c.fs_type == w.1 && c.workload == w.2 && c.options == w.3
+}
+
+/// The options in which two option lines differ, as `name A vs B`.
+fn option_differences(a: &str, b: &str) -> String {
+    let pairs = |s: &str| -> Vec<(String, String)> {
+        s.split("; ")
+            .filter_map(|kv| kv.split_once(" = "))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let (a, b) = (pairs(a), pairs(b));
+    let value = |v: &[(String, String)], k: &str| {
+        v.iter()
+            .find(|(x, _)| x == k)
+            .map_or("(none)".to_string(), |(_, v)| v.clone())
+    };
+    let mut keys: Vec<&String> = a.iter().chain(&b).map(|(k, _)| k).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| value(&a, k) != value(&b, k))
+        .map(|k| format!("{k} {} vs {}", value(&a, k), value(&b, k)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn source(c: &Calibration) -> String {
@@ -62,9 +89,24 @@ pub fn thresholds(
             };
             for w in places.iter().flatten() {
                 if !fits(first, w) {
+                    let what = if (
+                        first.hostname.as_str(),
+                        first.fs_type.as_str(),
+                        first.workload.as_str(),
+                    ) == (w.0.as_str(), w.1.as_str(), w.2.as_str())
+                    {
+                        format!(
+                            "other options ({})",
+                            option_differences(&first.options, &w.3)
+                        )
+                    } else {
+                        format!(
+                            "{} on {} ({}), not {} on {} ({})",
+                            first.workload, first.fs_type, first.hostname, w.2, w.1, w.0
+                        )
+                    };
                     return Err(Error::Selection(format!(
-                        "--calibration {id}: made for {} on {} ({}), but runs compared are {} on {} ({}): it does not fit",
-                        first.workload, first.fs_type, first.hostname, w.2, w.1, w.0
+                        "--calibration {id}: made for {what}: it does not fit the runs compared"
                     )));
                 }
             }

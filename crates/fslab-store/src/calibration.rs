@@ -15,6 +15,8 @@ pub struct Calibration {
     pub hostname: String,
     pub fs_type: String,
     pub workload: String,
+    /// The workload's options, paths aside, as `name = value; ...`.
+    pub options: String,
     pub metric: String,
     /// Runs per copy.
     pub n: u32,
@@ -35,13 +37,14 @@ impl Store {
         })?;
         for c in rows {
             tx.execute(
-                "INSERT OR REPLACE INTO calibrations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                "INSERT OR REPLACE INTO calibrations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
                     c.experiment_id,
                     c.created_at,
                     c.hostname,
                     c.fs_type,
                     c.workload,
+                    c.options,
                     c.metric,
                     c.n,
                     c.sd_log,
@@ -64,8 +67,8 @@ impl Store {
     pub fn calibrations(&self) -> Result<Vec<Calibration>, StoreError> {
         let q = || -> rusqlite::Result<Vec<Calibration>> {
             let mut st = self.conn().prepare(
-                "SELECT experiment_id, created_at, hostname, fs_type, workload, metric, n, sd_log,
-                    ratio, delta_pct FROM calibrations ORDER BY experiment_id DESC, metric",
+                "SELECT experiment_id, created_at, hostname, fs_type, workload, options, metric, n,
+                    sd_log, ratio, delta_pct FROM calibrations ORDER BY experiment_id DESC, metric",
             )?;
             let rows = st.query_map([], |r| {
                 Ok(Calibration {
@@ -74,11 +77,12 @@ impl Store {
                     hostname: r.get(2)?,
                     fs_type: r.get(3)?,
                     workload: r.get(4)?,
-                    metric: r.get(5)?,
-                    n: r.get(6)?,
-                    sd_log: r.get(7)?,
-                    ratio: r.get(8)?,
-                    delta_pct: r.get(9)?,
+                    options: r.get(5)?,
+                    metric: r.get(6)?,
+                    n: r.get(7)?,
+                    sd_log: r.get(8)?,
+                    ratio: r.get(9)?,
+                    delta_pct: r.get(10)?,
                 })
             })?;
             rows.collect()
@@ -118,6 +122,7 @@ mod tests {
             hostname: "h".into(),
             fs_type: "ext4".into(),
             workload: "fsmark".into(),
+            options: "n = 100".into(),
             metric: "create rate (ops/s)".into(),
             n: 3,
             sd_log: 0.02,

@@ -178,6 +178,7 @@ pub const MIGRATIONS: &[&str] = &[
         hostname      TEXT NOT NULL,        -- the machine
         fs_type       TEXT NOT NULL,        -- the filesystem
         workload      TEXT NOT NULL,        -- fslab_record::WorkloadKind's name
+        options       TEXT NOT NULL,        -- the workload's options, paths aside (name = value; ...)
         metric        TEXT NOT NULL,        -- as compare names it
         n             INTEGER NOT NULL,     -- runs per copy
         sd_log        REAL NOT NULL,        -- pooled sd of the runs' logs

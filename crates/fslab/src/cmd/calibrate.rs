@@ -88,6 +88,7 @@ pub fn record(
             hostname: run.hostname.clone(),
             fs_type: run.fs_type.clone(),
             workload: run.workload.clone(),
+            options: fslab_results::select::option_key(&run.params),
             metric: m.clone(),
             n: noise.n as u32,
             sd_log: noise.sd_log,

@@ -10,6 +10,18 @@ fn exp(dir: &std::path::Path, kind: &str, args: &str) -> String {
     )
 }
 
+/// `fslab run FILE --calibrate 0 --repetitions REPS`: the calibration's id.
+fn calibrate(lab: &Lab, file: &std::path::Path, reps: &str) -> (i64, String) {
+    let o = lab
+        .run_cmd()
+        .args(["run", "--calibrate", "0", "--repetitions", reps])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    (lab.latest_experiment(), stdout(&o))
+}
+
 /// A cell run against itself keeps each metric's noise; compare then takes
 /// δ from it for runs of the same workload, filesystem and machine, and
 /// says so; a calibration that does not fit, or bad --alpha, is refused in
@@ -26,15 +38,7 @@ fn a_calibration_is_kept_and_compare_takes_its_threshold_from_it() {
             "\"-n\", \"100\", \"-s\", \"0\", \"-S0\"",
         ),
     );
-    let o = lab
-        .run_cmd()
-        .args(["run", "--calibrate", "0", "--repetitions", "3"])
-        .arg(&fsmark)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = stdout(&o);
-    let cal = lab.latest_experiment();
+    let (cal, text) = calibrate(&lab, &fsmark, "3");
     assert!(
         text.contains(&format!("calibration {cal} (")) && text.contains("metric(s) kept"),
         "{text}"
@@ -85,18 +89,32 @@ fn a_calibration_is_kept_and_compare_takes_its_threshold_from_it() {
         "c.toml",
         &exp(dir.path(), "createmany", "\"-o\", \"{dir}/f\", \"100\""),
     );
-    let o = lab
-        .run_cmd()
-        .args(["run", "--calibrate", "0", "--repetitions", "2"])
-        .arg(&createmany)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let other = lab.latest_experiment().to_string();
+    let other = calibrate(&lab, &createmany, "2").0.to_string();
+    // Nor does one of fs_mark with other options (4 KiB files): it is no
+    // calibration of these cells.
+    let bigger = lab.experiment(
+        "g.toml",
+        &exp(
+            dir.path(),
+            "fsmark",
+            "\"-n\", \"100\", \"-s\", \"4096\", \"-S0\"",
+        ),
+    );
+    let options = calibrate(&lab, &bigger, "2").0.to_string();
+    let o = lab.run(&["compare", "--experiment", &a, "--experiment", &b]);
+    assert!(
+        stdout(&o).contains(&format!("from calibration {cal} (")),
+        "the newest calibration of other options is passed over: {}",
+        stdout(&o)
+    );
     for (args, says) in [
         (
+            vec!["--calibration", options.as_str()],
+            format!("--calibration {options}: made for other options (file_size 4096 vs 0)"),
+        ),
+        (
             vec!["--calibration", other.as_str()],
-            format!("--calibration {other}: made for createmany"),
+            format!("--calibration {other}: made for createmany on tmpfs"),
         ),
         (
             vec!["--calibration", "999"],
