@@ -10,8 +10,13 @@ use std::fmt::Write as _;
 
 use fslab_record::table::{Align, Table};
 pub use fslab_stats::compare::Direction;
+use fslab_stats::compare::{compare_with, Metric, Row};
 use fslab_stats::fmt_num;
-use fslab_stats::verdict::Verdict;
+use fslab_stats::sequential;
+use fslab_stats::verdict::{Policy, Verdict};
+
+use crate::runner::ExperimentOutcome;
+use crate::spec::Experiment;
 
 /// One measured value of one repetition.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,18 +32,78 @@ pub struct Sample {
     pub headline: bool,
 }
 
-/// The table: one row per metric (in first-seen order), one column per cell.
-pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
+/// Every metric `fslab compare` compares for these runs, as samples: each
+/// phase's time, rate, system and user CPU, the tool's own numbers without
+/// their breakdown rows, unmount, remount and the image's extents (the
+/// metrics of `fslab_results::select::metrics`, named alike), so that the
+/// summary and `--until-resolved` correct over the same family as
+/// `compare` and the report. Headline: each phase's rate and the tool's
+/// headline number.
+pub fn family(outcome: &ExperimentOutcome) -> Vec<Sample> {
+    let mut v = Vec::new();
+    for r in outcome.runs.iter().filter(|r| r.ok) {
+        let mut push = |metric: String, direction, value: f64, headline| {
+            v.push(Sample {
+                cell: r.cell,
+                repetition: r.repetition,
+                metric,
+                direction,
+                value,
+                headline,
+            });
+        };
+        for p in &r.phases {
+            let name = |what: &str| format!("{} {what}", p.phase);
+            push(name("time (s)"), Direction::Time, p.elapsed_s, false);
+            push(name("rate (ops/s)"), Direction::Rate, p.ops_per_s, true);
+            push(name("sys cpu (s)"), Direction::Cost, p.sys_cpu_s, false);
+            push(name("usr cpu (s)"), Direction::Cost, p.usr_cpu_s, false);
+        }
+        let headline = fslab_record::metric::headline(&r.metrics);
+        for m in r.metrics.iter().filter(|m| !m.detail) {
+            push(
+                format!("{} {}", m.source, m.label()),
+                crate::runner::direction_of(m),
+                m.value,
+                headline == Some(m),
+            );
+        }
+        if let Some(u) = r.unmount_s {
+            push("unmount (s)".into(), Direction::Time, u, false);
+        }
+        if let Some(u) = r.remount_s {
+            push("remount (s)".into(), Direction::Time, u, false);
+        }
+        if let Some(n) = r.image_extents {
+            push(
+                fslab_record::IMAGE_EXTENTS.into(),
+                Direction::Cost,
+                n as f64,
+                false,
+            );
+        }
+    }
+    v
+}
+
+/// The comparison of a run's samples with the first cell: every metric of
+/// every cell, the p-values corrected together (one family, as `fslab
+/// compare` corrects them), under `policy`. Returns the metrics in
+/// first-seen order and the rows (metric-major, cells in `cells` order).
+pub fn compared(
+    cells: &[(u32, String)],
+    samples: &[Sample],
+    policy: Policy,
+) -> (Vec<(String, Direction)>, Vec<Row>) {
     let mut metrics: Vec<(String, Direction)> = Vec::new();
     for s in samples {
         if !metrics.iter().any(|(m, _)| m == &s.metric) {
             metrics.push((s.metric.clone(), s.direction));
         }
     }
-    // Every metric's values per cell, compared with the first cell.
-    let stats: Vec<fslab_stats::compare::Metric> = metrics
+    let stats: Vec<Metric> = metrics
         .iter()
-        .map(|(m, dir)| fslab_stats::compare::Metric {
+        .map(|(m, dir)| Metric {
             name: m.clone(),
             direction: *dir,
             values: cells
@@ -54,7 +119,45 @@ pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
         })
         .collect();
     let labels: Vec<String> = cells.iter().map(|c| c.1.clone()).collect();
-    let compared = fslab_stats::compare::compare(&labels, &stats, 0);
+    let rows = compare_with(&labels, &stats, 0, policy);
+    (metrics, rows)
+}
+
+/// The policy of an experiment's verdicts after `reps` repetitions: with
+/// `until_resolved = MAX`, the level of that look of the sequential
+/// design (`fslab_stats::sequential`), so that the looks together keep
+/// the chance of a false "faster/slower" at or below 5%; else the default.
+pub fn policy_at(exp: &Experiment, reps: u32) -> Policy {
+    let base = Policy::default();
+    match exp.until_resolved {
+        Some(max) => Policy {
+            alpha: sequential::look_alpha(base.alpha, exp.repetitions, reps, max),
+            ..base
+        },
+        None => base,
+    }
+}
+
+/// [`policy_at`] for a finished run: the look after its last repetition.
+pub fn policy(exp: &Experiment, outcome: &ExperimentOutcome) -> Policy {
+    let reps = outcome
+        .runs
+        .iter()
+        .map(|r| r.repetition)
+        .max()
+        .unwrap_or(exp.repetitions);
+    policy_at(exp, reps.max(exp.repetitions))
+}
+
+/// The table: one row per metric (in first-seen order), one column per
+/// cell, with the default policy.
+pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
+    table_with(cells, samples, Policy::default())
+}
+
+/// [`table`] under `policy` (see [`policy`]).
+pub fn table_with(cells: &[(u32, String)], samples: &[Sample], policy: Policy) -> String {
+    let (metrics, compared) = compared(cells, samples, policy);
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut unresolved = false;
     for (mi, (m, _)) in metrics.iter().enumerate() {
@@ -81,6 +184,9 @@ pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
                     v => v.name(),
                 };
                 let _ = write!(cell, " {pct:+.1}% {word}");
+                if r.interval == Some(fslab_stats::interval::Method::Deterministic.name()) {
+                    cell.push_str(" (exact)");
+                }
             }
             row.push(cell);
         }
@@ -93,6 +199,15 @@ pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
         table.row(r);
     }
     let mut s = table.render();
+    let tested = compared.iter().filter(|r| r.p_value.is_some()).count();
+    if tested > 0 {
+        let _ = writeln!(
+            s,
+            "verdicts: {tested} comparison(s) corrected together ({}) at alpha {}",
+            policy.correction.name(),
+            fslab_stats::fmt_g(policy.alpha, 3)
+        );
+    }
     if unresolved {
         s.push_str("unresolved: not enough runs to tell (fslab compare says how many would)\n");
     }
@@ -197,10 +312,39 @@ mod tests {
         }
         let t = table(&[(0, "a".into()), (1, "b".into())], &three);
         assert!(t.contains("+90.9% slower"), "{t}");
+        assert!(
+            t.contains("1 comparison(s) corrected together (BH) at alpha 0.05"),
+            "{t}"
+        );
+        // A count that does not vary: one run a side is a verdict.
+        let extents = [
+            s(0, "image extents", Direction::Cost, 9.0),
+            s(1, "image extents", Direction::Cost, 128.0),
+        ];
+        let t = table(&[(0, "a".into()), (1, "b".into())], &extents);
+        assert!(t.contains("+1322.2% more (exact)"), "{t}");
         assert!(!t.contains("unresolved"), "{t}");
         assert!(
             t.lines().all(|l| l == l.trim_end()),
             "no trailing blanks: {t:?}"
         );
+    }
+
+    #[test]
+    fn until_resolved_looks_test_at_their_spent_level() {
+        let exp = |until: &str| {
+            let text = format!(
+                "name = \"t\"\nrepetitions = 3\n{until}[device]\nkind = \"directory\"\npath = \"/tmp\"\n[workload]\nkind = \"createmany\"\nargs = [\"-o\", \"{{dir}}/f\", \"10\"]\n"
+            );
+            crate::spec::parse("t.toml", &text, &Default::default()).unwrap()
+        };
+        let plain = exp("");
+        assert_eq!(policy_at(&plain, 3).alpha, 0.05);
+        let seq = exp("until_resolved = 10\n");
+        let first = policy_at(&seq, 3).alpha;
+        // 0.05 ln(1 + (e - 1) 0.3) = 0.0208
+        assert!((first - 0.020_77).abs() < 1e-4, "{first}");
+        let levels: f64 = (3..=10).map(|r| policy_at(&seq, r).alpha).sum();
+        assert!((levels - 0.05).abs() < 1e-12, "{levels}");
     }
 }

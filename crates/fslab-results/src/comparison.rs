@@ -7,12 +7,16 @@ use std::fmt::Write as _;
 use fslab_record::table::{Align, Table};
 use fslab_stats::compare::Row;
 use fslab_stats::fmt_num;
+use fslab_stats::interval::Method;
 use fslab_stats::verdict::{self, Verdict};
 
 fn diff(r: &Row) -> String {
     let Some(p) = r.diff_pct else {
         return if r.summary.n == 0 {
             "no runs".into()
+        } else if r.delta_pct.is_some() {
+            // Compared, but with no ratio to show (a baseline of 0).
+            format!("no ratio: {}", r.note.as_deref().unwrap_or("baseline of 0"))
         } else {
             "baseline".into()
         };
@@ -22,7 +26,9 @@ fn diff(r: &Row) -> String {
     if let Some(v) = r.verdict {
         let _ = write!(s, " {}", v.words(delta));
     }
-    if let (Some(lo), Some(hi)) = (r.ci_low_pct, r.ci_high_pct) {
+    if r.interval == Some(Method::Deterministic.name()) {
+        s.push_str(" (exact: no variance)");
+    } else if let (Some(lo), Some(hi)) = (r.ci_low_pct, r.ci_high_pct) {
         let _ = write!(s, " 95% CI [{lo:+.1}%, {hi:+.1}%]");
     }
     if let (Some(p), Some(c)) = (r.p_adjusted, r.correction) {
@@ -32,6 +38,13 @@ fn diff(r: &Row) -> String {
         match r.needed_n {
             Some(n) => {
                 let _ = write!(s, "; ~{n} runs per cell would settle it");
+            }
+            None if r
+                .note
+                .as_deref()
+                .is_some_and(|n| n.starts_with("more runs cannot")) =>
+            {
+                s.push_str("; more runs cannot settle it");
             }
             None => s.push_str("; repeat each cell 3 or more times"),
         }
@@ -66,6 +79,39 @@ pub fn text(rows: &[Row]) -> String {
     let notes: Vec<&str> = rows.iter().filter_map(|r| r.note.as_deref()).collect();
     if let Some(n) = notes.first() {
         let _ = writeln!(s, "\nwarning: {n}");
+    }
+    s.push_str(&provenance(rows));
+    s
+}
+
+/// Where the thresholds came from and how the p-values were corrected:
+/// one line each, naming the metrics when the sources differ.
+pub fn provenance(rows: &[Row]) -> String {
+    let mut s = String::new();
+    let mut sources: Vec<(&str, Vec<&str>)> = Vec::new();
+    for r in rows {
+        let Some(from) = r.delta_from.as_deref() else {
+            continue;
+        };
+        match sources.iter_mut().find(|(f, _)| *f == from) {
+            Some((_, ms)) if !ms.contains(&r.metric.as_str()) => ms.push(&r.metric),
+            Some(_) => {}
+            None => sources.push((from, vec![&r.metric])),
+        }
+    }
+    if sources.len() == 1 {
+        let _ = writeln!(s, "\u{3b4} (noise threshold): from {}", sources[0].0);
+    } else {
+        for (from, ms) in &sources {
+            let _ = writeln!(s, "\u{3b4} from {from}: {}", ms.join(", "));
+        }
+    }
+    let tested = rows.iter().filter(|r| r.p_adjusted.is_some()).count();
+    if let Some(c) = rows.iter().find_map(|r| r.correction) {
+        let _ = writeln!(
+            s,
+            "p: {tested} comparisons of every cell and metric corrected together ({c})"
+        );
     }
     s
 }
@@ -147,6 +193,8 @@ pub fn csv(rows: &[Row]) -> String {
         "verdict",
         "delta_pct",
         "needed_n",
+        "interval",
+        "delta_from",
     ]));
     let o = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     let f = |x: f64| {
@@ -179,6 +227,8 @@ pub fn csv(rows: &[Row]) -> String {
             r.verdict.map(Verdict::name).unwrap_or("").to_string(),
             o(r.delta_pct),
             r.needed_n.map(|n| n.to_string()).unwrap_or_default(),
+            r.interval.unwrap_or("").to_string(),
+            r.delta_from.clone().unwrap_or_default(),
         ]);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
@@ -215,9 +265,9 @@ mod tests {
         insta::assert_snapshot!("compare_markdown", markdown(&rows));
         insta::assert_snapshot!("compare_csv", csv(&rows));
         let c = csv(&rows);
-        assert_eq!(c.lines().next().unwrap(), "metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n");
+        assert_eq!(c.lines().next().unwrap(), "metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n,interval,delta_from");
         assert_eq!(c.lines().count(), 7);
-        assert!(c.lines().all(|l| l.split(',').count() >= 21));
+        assert!(c.lines().all(|l| l.split(',').count() >= 23));
     }
 
     #[test]

@@ -1,20 +1,26 @@
 //! `fslab history`: every stored run of one experiment (by name), each
 //! headline metric of each cell experiment by experiment, with kernel and
-//! fslab version, and the changes that pass the verdict marked.
+//! fslab version, each experiment's estimate with its 95% interval (of its
+//! geometric mean: the scale the change points are found on), and the
+//! change points marked.
 //!
-//! Change points, sequentially: the experiments since the last change form
-//! a segment; each new experiment's runs are compared with all the
-//! segment's runs pooled (the verdict of `fslab compare`: interval, test,
-//! noise threshold). A real difference (faster, slower, more, less) marks
-//! a change there and starts a new segment. Pooling makes a stable period
-//! a better baseline the longer it lasts; a change shows against it
-//! rather than against one noisy neighbour.
+//! Change points are found over the sequence of experiments, not runs
+//! pooled across them (runs of different days and kernels are not
+//! identically distributed: two equal tmpfs experiments have differed by a
+//! third): each experiment is one point, its estimate (the mean of its
+//! runs' logs), and E-Divisive means (`fslab_stats::changepoint`, the
+//! method of Apache Otava) finds the splits whose permutation p-value is
+//! below alpha. A change is marked with its size (the ratio of the
+//! geometric means of the experiments on either side, up to the next
+//! change), its p-value, and, when each side has two experiments or more,
+//! the 95% Welch interval of that ratio with the experiments as the units.
 
 use std::fmt::Write as _;
 
 use fslab_record::table::{Align, Table};
-use fslab_stats::compare::{compare_with, Direction, Metric};
-use fslab_stats::verdict::Policy;
+use fslab_stats::changepoint;
+use fslab_stats::compare::{Direction, Metric};
+use fslab_stats::verdict::{Policy, Verdict};
 use fslab_store::Store;
 
 use crate::select::{headlines, metrics, select};
@@ -55,11 +61,20 @@ pub fn history(store: &Store, name: Option<&str>, policy: Policy) -> Result<Stri
         )));
     }
     let series = headline_series(store, &mine)?;
+    let fewest = changepoint::fewest_points(policy.alpha);
     let mut s = format!(
-        "history of experiment {name:?}: {} stored run(s) of it; a change is a verdict against the \
-         runs since the last change\n",
-        mine.len()
+        "history of experiment {name:?}: {} stored run(s) of it; change points by E-Divisive means \
+         over the experiments' estimates (permutation test, alpha {})\n",
+        mine.len(),
+        fslab_stats::fmt_g(policy.alpha, 3)
     );
+    if mine.len() < fewest {
+        let _ = writeln!(
+            s,
+            "note: with fewer than {fewest} experiments no change can be significant at alpha {}",
+            fslab_stats::fmt_g(policy.alpha, 3)
+        );
+    }
     for ((cell, metric), direction, points) in &series {
         let _ = writeln!(s, "\n{cell}: {metric}");
         let mut table = Table::new(&[
@@ -69,10 +84,11 @@ pub fn history(store: &Store, name: Option<&str>, policy: Policy) -> Result<Stri
             ("fslab", Align::Left),
             ("n", Align::Right),
             ("mean ± sd", Align::Right),
+            ("95% CI", Align::Right),
             ("change", Align::Left),
         ])
         .indent(2);
-        let changes = changes(metric, *direction, points, policy);
+        let changes = changes(*direction, points, policy);
         for (p, change) in points.iter().zip(changes) {
             let sum = fslab_stats::summarize(&p.values);
             let sd = if sum.sd >= 10.0 {
@@ -81,6 +97,15 @@ pub fn history(store: &Store, name: Option<&str>, policy: Policy) -> Result<Stri
                 fslab_stats::fmt_g(sum.sd, 2)
             };
             let mean = format!("{} ± {sd}", fslab_stats::fmt_g(sum.mean, 6));
+            let ci = point_interval(&p.values)
+                .map(|(lo, hi)| {
+                    format!(
+                        "[{}, {}]",
+                        fslab_stats::fmt_g(lo, 4),
+                        fslab_stats::fmt_g(hi, 4)
+                    )
+                })
+                .unwrap_or_else(|| "-".into());
             table.row([
                 p.experiment.to_string(),
                 p.date.clone(),
@@ -88,6 +113,7 @@ pub fn history(store: &Store, name: Option<&str>, policy: Policy) -> Result<Stri
                 p.fslab.clone(),
                 sum.n.to_string(),
                 mean,
+                ci,
                 change,
             ]);
         }
@@ -96,51 +122,86 @@ pub fn history(store: &Store, name: Option<&str>, policy: Policy) -> Result<Stri
     Ok(s)
 }
 
-/// The change column of each experiment in `points`: each is judged
-/// against the runs since the last change (none for the first); a verdict
-/// that differs is a CHANGE and starts a new segment.
-fn changes(metric: &str, direction: Direction, points: &[Point], policy: Policy) -> Vec<String> {
-    let mut out = Vec::with_capacity(points.len());
-    let mut segment: Vec<usize> = Vec::new();
-    for (i, p) in points.iter().enumerate() {
-        if segment.is_empty() {
-            out.push(String::new());
-            segment.push(i);
-            continue;
-        }
-        let base: Vec<f64> = segment
-            .iter()
-            .flat_map(|&k| points[k].values.iter().copied())
-            .collect();
-        let m = Metric {
-            name: metric.to_string(),
-            direction,
-            values: vec![base, p.values.clone()],
-        };
-        let labels = ["before".to_string(), "now".to_string()];
-        let rows = compare_with(&labels, &[m], 0, policy);
-        let r = &rows[1];
-        let since: Vec<String> = segment
-            .iter()
-            .map(|&k| points[k].experiment.to_string())
-            .collect();
-        out.push(match (r.verdict, r.diff_pct) {
-            (Some(v), Some(pct)) if v.differs() => {
-                segment.clear();
-                format!(
-                    "CHANGE: {pct:+.1}% {} than exp {}",
-                    v.name(),
-                    since.join(",")
-                )
+/// The 95% interval of an experiment's estimate, on the values' scale: of
+/// the geometric mean (the t interval of the mean log, exponentiated), of
+/// the mean when a value is not positive.
+fn point_interval(values: &[f64]) -> Option<(f64, f64)> {
+    if values.iter().all(|v| *v > 0.0) {
+        let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+        fslab_stats::mean_interval(&logs, 0.95).map(|(lo, hi)| (lo.exp(), hi.exp()))
+    } else {
+        fslab_stats::mean_interval(values, 0.95)
+    }
+}
+
+/// An experiment's estimate: the mean of its runs' logs (of the values
+/// when one is not positive).
+fn estimate(values: &[f64]) -> f64 {
+    if values.iter().all(|v| *v > 0.0) {
+        values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64
+    } else {
+        fslab_stats::summarize(values).mean
+    }
+}
+
+/// The change column of each experiment in `points`: "CHANGE: ..." at the
+/// first experiment after each change point, empty elsewhere. With a
+/// `--delta`, a significant shift smaller than it is named but not marked.
+fn changes(direction: Direction, points: &[Point], policy: Policy) -> Vec<String> {
+    let mut out = vec![String::new(); points.len()];
+    let logs = points.iter().all(|p| p.values.iter().all(|v| *v > 0.0));
+    let x: Vec<f64> = points.iter().map(|p| estimate(&p.values)).collect();
+    let search = changepoint::Search {
+        alpha: policy.alpha,
+        ..changepoint::Search::default()
+    };
+    let cuts = changepoint::e_divisive(&x, search);
+    let mut bounds: Vec<usize> = vec![0];
+    bounds.extend(cuts.iter().map(|c| c.at));
+    bounds.push(points.len());
+    for (k, c) in cuts.iter().enumerate() {
+        let (before, after) = (&x[bounds[k]..c.at], &x[c.at..bounds[k + 2]]);
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let ratio = |d: f64| {
+            if logs {
+                d.exp()
+            } else {
+                1.0 + d / mean(before)
             }
-            (Some(v), Some(pct)) => format!(
-                "{pct:+.1}% {} against exp {}",
-                v.words(r.delta_pct.unwrap_or(0.0)),
-                since.join(",")
+        };
+        let pct = (ratio(mean(after) - mean(before)) - 1.0) * 100.0;
+        let word = Verdict::of_difference(direction, pct).name();
+        let since: Vec<String> = points[bounds[k]..c.at]
+            .iter()
+            .map(|p| p.experiment.to_string())
+            .collect();
+        let mut text = match policy.delta_pct {
+            Some(d) if pct.abs() < d => format!(
+                "shift {pct:+.1}% (p={:.3}), within \u{3b4} = {d:.1}%",
+                c.p_value
             ),
-            _ => String::new(),
-        });
-        segment.push(i);
+            _ => format!(
+                "CHANGE: {pct:+.1}% {word} than exp {} (p={:.3})",
+                since.join(","),
+                c.p_value
+            ),
+        };
+        if logs {
+            if let Some(r) = fslab_stats::interval::ratio(
+                &before.iter().map(|v| v.exp()).collect::<Vec<_>>(),
+                &after.iter().map(|v| v.exp()).collect::<Vec<_>>(),
+                0.95,
+                false,
+            ) {
+                let _ = write!(
+                    text,
+                    " 95% CI [{:+.1}%, {:+.1}%]",
+                    (r.low - 1.0) * 100.0,
+                    (r.high - 1.0) * 100.0
+                );
+            }
+        }
+        out[c.at] = text;
     }
     out
 }
@@ -199,34 +260,57 @@ mod tests {
         }
     }
 
-    /// Two equal experiments, then a kernel 40% slower twice: the change is
-    /// marked at the third and not before; the fourth is judged against the
-    /// third alone.
+    /// Five equal experiments (1% noise), then a kernel 40% slower five
+    /// times: one change, marked at the sixth, with its size, p-value and
+    /// interval; nothing before or after it.
     #[test]
     fn a_change_is_marked_where_it_happened_and_not_before() {
-        let points = [
-            point(1, &[100.0, 101.0, 99.0, 100.5]),
-            point(2, &[100.2, 99.5, 100.8, 99.9]),
-            point(3, &[60.0, 61.0, 59.5, 60.4]),
-            point(4, &[60.3, 59.8, 60.9, 60.1]),
-        ];
-        let policy = Policy {
-            delta_pct: Some(5.0),
+        let noise = [0.0, 0.01, -0.01, 0.005, -0.005];
+        let mut points = Vec::new();
+        for (i, level) in [
+            100.0, 100.0, 100.0, 100.0, 100.0, 60.0, 60.0, 60.0, 60.0, 60.0,
+        ]
+        .iter()
+        .enumerate()
+        {
+            let f = 1.0 + noise[i % 5];
+            points.push(point(
+                i as i64 + 1,
+                &[level * f, level * f * 1.01, level * f * 0.99],
+            ));
+        }
+        let c = changes(Direction::Rate, &points, Policy::default());
+        assert!(c[..5].iter().all(String::is_empty), "{c:?}");
+        assert!(
+            c[5].starts_with("CHANGE: -40.") && c[5].contains("slower than exp 1,2,3,4,5 (p=0.0"),
+            "{c:?}"
+        );
+        assert!(c[5].contains("95% CI [-4"), "{c:?}");
+        assert!(c[6..].iter().all(String::is_empty), "{c:?}");
+        // With a threshold above it, the shift is named but not a change.
+        let wide = Policy {
+            delta_pct: Some(50.0),
             ..Policy::default()
         };
-        let c = changes("create rate (ops/s)", Direction::Rate, &points, policy);
-        assert_eq!(c[0], "");
+        let c = changes(Direction::Rate, &points, wide);
         assert!(
-            c[1].ends_with("no difference within 5.0% against exp 1"),
+            c[5].starts_with("shift -40.") && !c[5].contains("CHANGE"),
             "{c:?}"
         );
-        assert!(
-            c[2].starts_with("CHANGE: -") && c[2].ends_with("slower than exp 1,2"),
-            "{c:?}"
-        );
-        assert!(
-            !c[3].contains("CHANGE") && c[3].ends_with("against exp 3"),
-            "{c:?}"
-        );
+    }
+
+    /// Two equal tmpfs experiments that differ by a third, among others
+    /// that scatter as much: no change (runs of different experiments are
+    /// not pooled as if alike).
+    #[test]
+    fn experiments_that_scatter_are_not_a_change() {
+        let levels = [100.0, 133.0, 95.0, 120.0, 105.0, 90.0, 128.0, 99.0];
+        let points: Vec<Point> = levels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| point(i as i64 + 1, &[*l, l * 1.005, l * 0.995, l * 1.002]))
+            .collect();
+        let c = changes(Direction::Rate, &points, Policy::default());
+        assert!(c.iter().all(String::is_empty), "{c:?}");
     }
 }

@@ -11,6 +11,7 @@
 //! Everything here reads a [`fslab_store::Store`] and returns text or
 //! values; the binary parses arguments, calls these and prints.
 
+pub mod calibration;
 pub mod comparison;
 pub mod history;
 pub mod outcomes;

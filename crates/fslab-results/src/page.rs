@@ -590,7 +590,9 @@ pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
     let base = baseline_of(&g, sel.baseline.as_deref())?;
     let policy = sel.policy;
     let all_metrics = metrics(store, &g)?;
-    let rows = fslab_stats::compare::compare_with(&g.labels, &all_metrics, base, policy);
+    let cal = crate::calibration::thresholds(store, &g, &all_metrics, None)?;
+    let rows =
+        fslab_stats::compare::compare_calibrated(&g.labels, &all_metrics, base, policy, &cal);
     // The experiments shown (none when groups of runs were given).
     let exp_ids = if !sel.runs.is_empty() {
         Vec::new()

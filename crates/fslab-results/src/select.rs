@@ -217,6 +217,16 @@ pub fn metrics(store: &Store, g: &Groups) -> Result<Vec<Metric>> {
     Ok(out)
 }
 
+/// A run's options, paths aside, as one line (`name = value; ...`): what
+/// an A/A calibration must share with the runs it gives a threshold to.
+pub fn option_key(params: &serde_json::Value) -> String {
+    options(params)
+        .into_iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// A run's options as `name = value` leaves of its parameters, without
 /// paths (directories and file names differ between repetitions).
 fn options(params: &serde_json::Value) -> std::collections::BTreeMap<String, String> {

@@ -12,9 +12,19 @@
 //! - No variance on either side (a deterministic metric): the ratio is
 //!   exact and the interval is that point, said to be deterministic.
 //!
-//! `None` when there is nothing to say: an empty side, a value that is
-//! not positive (no logarithm), or one value a side with no declared
+//! - A value that is not positive on a side (a count that can be 0, like
+//!   "guest IOs"): no logarithm, so Fieller's interval of the ratio of
+//!   means (Fieller 1954) with Welch's degrees of freedom; it is bounded
+//!   only when the baseline's mean is itself clearly away from 0.
+//!
+//! `None` when there is nothing to say: an empty side, a baseline mean too
+//! close to 0 for a bounded ratio, or one value a side with no declared
 //! determinism to stand in for the missing variance.
+//!
+//! [`ratio_p`] is the test that goes with [`ratio`]: the two-sided p-value
+//! of "the ratio is 1", so that the interval excludes 1 at level 1 - alpha
+//! exactly when p < alpha. Coverage is checked by simulation in
+//! `crate::sim`'s tests.
 
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -29,6 +39,8 @@ pub enum Method {
     PairedLog,
     /// No variance on either side: the exact ratio.
     Deterministic,
+    /// Fieller's interval of the ratio of means (values not all positive).
+    Fieller,
 }
 
 impl Method {
@@ -38,6 +50,7 @@ impl Method {
             Method::WelchLog => "Welch t on logs",
             Method::PairedLog => "paired t on logs",
             Method::Deterministic => "deterministic",
+            Method::Fieller => "Fieller",
         }
     }
 }
@@ -121,26 +134,17 @@ pub fn ratio(a: &[f64], b: &[f64], level: f64, deterministic: bool) -> Option<Ra
             method: Method::Deterministic,
         });
     }
-    let (la, lb) = (logs(a)?, logs(b)?);
-    let ((ma, va), (mb, vb)) = (mean_var(&la), mean_var(&lb));
-    let (na, nb) = (la.len() as f64, lb.len() as f64);
     // One value on a side: its variance is unknown, unless that side is
     // declared exact.
-    let (sa, sb) = (va / na, vb / nb);
-    if (la.len() < 2 || lb.len() < 2) && !deterministic {
+    if (a.len() < 2 || b.len() < 2) && !deterministic {
         return None;
     }
-    let se2 = sa + sb;
-    let mut df_den = 0.0;
-    if la.len() > 1 {
-        df_den += sa * sa / (na - 1.0);
-    }
-    if lb.len() > 1 {
-        df_den += sb * sb / (nb - 1.0);
-    }
-    let df = se2 * se2 / df_den;
-    let t = t_quantile(df, level)?;
-    let (d, half) = (mb - ma, t * se2.sqrt());
+    let (Some(la), Some(lb)) = (logs(a), logs(b)) else {
+        return fieller(a, b, level);
+    };
+    let w = welch_parts(&la, &lb)?;
+    let t = t_quantile(w.df, level)?;
+    let (d, half, df) = (w.diff, t * w.se, w.df);
     Some(RatioInterval {
         ratio: d.exp(),
         low: (d - half).exp(),
@@ -149,6 +153,111 @@ pub fn ratio(a: &[f64], b: &[f64], level: f64, deterministic: bool) -> Option<Ra
         df,
         method: Method::WelchLog,
     })
+}
+
+/// The difference of means of two samples, its standard error and
+/// Welch-Satterthwaite degrees of freedom (a side of one value counts as
+/// exact); None when neither side varies.
+struct Welch {
+    diff: f64,
+    se: f64,
+    df: f64,
+}
+
+fn welch_parts(a: &[f64], b: &[f64]) -> Option<Welch> {
+    let ((ma, va), (mb, vb)) = (mean_var(a), mean_var(b));
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (sa, sb) = (va / na, vb / nb);
+    let se2 = sa + sb;
+    let mut df_den = 0.0;
+    if a.len() > 1 {
+        df_den += sa * sa / (na - 1.0);
+    }
+    if b.len() > 1 {
+        df_den += sb * sb / (nb - 1.0);
+    }
+    (se2 > 0.0 && df_den > 0.0).then(|| Welch {
+        diff: mb - ma,
+        se: se2.sqrt(),
+        df: se2 * se2 / df_den,
+    })
+}
+
+/// Fieller's interval of mean(b) / mean(a) for independent groups: the
+/// ratios r with (mean b - r mean a)^2 <= t^2 (var b / n_b + r^2 var a /
+/// n_a), t at Welch's degrees of freedom for the estimated ratio. None
+/// when the set is not a bounded interval (mean a not clearly away from 0).
+pub(crate) fn fieller(a: &[f64], b: &[f64], level: f64) -> Option<RatioInterval> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let ((ma, va), (mb, vb)) = (mean_var(a), mean_var(b));
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    if ma == 0.0 {
+        return None;
+    }
+    let r = mb / ma;
+    let (sa, sb) = (r * r * va / na, vb / nb);
+    let se2 = sa + sb;
+    if se2 == 0.0 {
+        return None;
+    }
+    let df = se2 * se2 / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0));
+    let t2 = t_quantile(df, level)?.powi(2);
+    let (qa, qb) = (va / na, vb / nb);
+    // (ma^2 - t^2 qa) r^2 - 2 ma mb r + (mb^2 - t^2 qb) <= 0
+    let a2 = ma * ma - t2 * qa;
+    let disc = (ma * mb).powi(2) - a2 * (mb * mb - t2 * qb);
+    if a2 <= 0.0 || disc < 0.0 {
+        return None;
+    }
+    let root = disc.sqrt();
+    // Values that are never negative have a ratio that is never negative:
+    // the part of the interval below 0 holds no possible truth.
+    let floor = if a.iter().chain(b).all(|x| *x >= 0.0) {
+        0.0
+    } else {
+        f64::NEG_INFINITY
+    };
+    Some(RatioInterval {
+        ratio: r,
+        low: ((ma * mb - root) / a2).max(floor),
+        high: (ma * mb + root) / a2,
+        level,
+        df,
+        method: Method::Fieller,
+    })
+}
+
+/// The two-sided p-value of "the ratio b / a is 1" that goes with
+/// [`ratio`]: Welch's t-test on the logs (on the values themselves when
+/// one is not positive). Some(0.0) or Some(1.0) for exact (constant)
+/// sides that differ or agree; None where `ratio` gives no interval.
+pub fn ratio_p(a: &[f64], b: &[f64], deterministic: bool) -> Option<f64> {
+    let r = ratio(a, b, 0.95, deterministic)?;
+    if r.method == Method::Deterministic {
+        return Some(if r.ratio == 1.0 { 1.0 } else { 0.0 });
+    }
+    let w = match (logs(a), logs(b)) {
+        (Some(la), Some(lb)) => welch_parts(&la, &lb)?,
+        _ => welch_parts(a, b)?,
+    };
+    let dist = StudentsT::new(0.0, 1.0, w.df).ok()?;
+    Some((2.0 * dist.sf((w.diff / w.se).abs())).min(1.0))
+}
+
+/// The two-sided p-value of "the ratio is 1" that goes with
+/// [`paired_ratio`] (the paired t-test on the log ratios).
+pub fn paired_p(pairs: &[(f64, f64)]) -> Option<f64> {
+    let r = paired_ratio(pairs, 0.95)?;
+    if r.method == Method::Deterministic {
+        return Some(if r.ratio == 1.0 { 1.0 } else { 0.0 });
+    }
+    let d: Vec<f64> = pairs.iter().map(|(a, b)| (b / a).ln()).collect();
+    let (m, var) = mean_var(&d);
+    let se = (var / d.len() as f64).sqrt();
+    let dist = StudentsT::new(0.0, 1.0, r.df).ok()?;
+    Some((2.0 * dist.sf((m / se).abs())).min(1.0))
 }
 
 /// The interval of b_i / a_i over pairs measured in the same runs, at
@@ -206,8 +315,32 @@ mod tests {
         assert!(r.above(1.0) && !r.below(1.0));
         // One value a side, nothing declared: no interval.
         assert_eq!(ratio(&[1.0], &[2.0], 0.95, false), None);
-        // A value that is not positive: no logarithm.
+        // A value that is not positive: Fieller's interval of the ratio of
+        // means, unbounded (None) when the baseline's mean may be 0.
         assert_eq!(ratio(&[0.0, 1.0], &[2.0, 3.0], 0.95, false), None);
+        let a = [0.0, 10.0, 10.5, 9.5, 10.0, 10.2, 9.8, 10.1];
+        let f = ratio(&a, &[20.0, 21.0, 19.0, 20.5], 0.95, false).unwrap();
+        assert_eq!(f.method, Method::Fieller);
+        assert!(f.low < f.ratio && f.ratio < f.high && f.low > 1.0, "{f:?}");
+    }
+
+    #[test]
+    fn the_p_value_agrees_with_the_interval() {
+        let a = [100.0, 102.0, 98.0, 101.0];
+        for shift in [1.0, 1.01, 1.02, 1.03, 1.05, 1.2] {
+            let b: Vec<f64> = [99.0, 103.0, 100.0, 101.5]
+                .iter()
+                .map(|x| x * shift)
+                .collect();
+            let r = ratio(&a, &b, 0.95, false).unwrap();
+            let p = ratio_p(&a, &b, false).unwrap();
+            assert_eq!(p < 0.05, r.above(1.0) || r.below(1.0), "{shift}: {p} {r:?}");
+        }
+        assert_eq!(ratio_p(&[9.0], &[9.0], true), Some(1.0));
+        assert_eq!(ratio_p(&[9.0], &[10.0], true), Some(0.0));
+        assert_eq!(ratio_p(&[9.0], &[10.0], false), None);
+        let p = [(100.0, 50.5), (200.0, 99.0), (150.0, 75.2)];
+        assert!(paired_p(&p).unwrap() < 0.001);
     }
 
     #[test]

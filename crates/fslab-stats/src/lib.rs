@@ -6,15 +6,26 @@
 //! - Welch's unequal-variance t-test (Welch 1947) with the
 //!   Welch-Satterthwaite degrees of freedom, two-sided p-value from
 //!   Student's t distribution;
+//! - intervals of a ratio with the coverage they state (`interval`:
+//!   Welch's t on logs, paired t on log ratios, Fieller's, exact), their
+//!   coverage simulated in `coverage`; the verdicts on them (`verdict`,
+//!   `compare`) and the sequential levels of `--until-resolved`
+//!   (`sequential`);
 //! - a percentile bootstrap (Efron 1979) of the ratio of means, resampling
-//!   each group with replacement, from a fixed seed so results repeat;
+//!   each group with replacement, from a fixed seed so results repeat (it
+//!   under-covers at small n: `coverage` shows it; comparisons no longer
+//!   use it);
 //! - Tukey's fences (1977) for outliers: values below Q1 - 1.5 IQR or above
 //!   Q3 + 1.5 IQR (quartiles by linear interpolation).
 
+pub mod calibrate;
+pub mod changepoint;
 pub mod columns;
 pub mod compare;
+pub mod coverage;
 pub mod interval;
 pub mod rng;
+pub mod sequential;
 pub mod verdict;
 
 use serde::Serialize;

@@ -21,6 +21,32 @@ impl SplitMix64 {
     pub fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n.max(1)
     }
+
+    /// A uniform value in (0, 1): the top 53 bits, never 0.
+    pub fn uniform(&mut self) -> f64 {
+        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    /// A standard normal value (Box-Muller), for simulations.
+    pub fn normal(&mut self) -> f64 {
+        let (u, v) = (self.uniform(), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
+    /// Student's t with `df` degrees of freedom (a normal over the root of
+    /// a chi-square of `df` normals), for heavy-tailed simulations.
+    pub fn student_t(&mut self, df: u32) -> f64 {
+        let chi2: f64 = (0..df).map(|_| self.normal().powi(2)).sum();
+        self.normal() / (chi2 / f64::from(df)).sqrt()
+    }
+
+    /// A Fisher-Yates shuffle.
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = self.below(i as u64 + 1) as usize;
+            v.swap(i, j);
+        }
+    }
 }
 
 /// xorshift64 (Marsaglia 2003, shifts 13, 7, 17): the seed must not be 0.
@@ -137,6 +163,18 @@ mod tests {
         let mut r = SplitMix64(0);
         assert_eq!(r.next_u64(), 0xe220_a839_7b1d_cdaf);
         assert_eq!(r.next_u64(), 0x6e78_9e6a_a1b9_65f4);
+    }
+
+    #[test]
+    fn normals_have_mean_0_and_sd_1() {
+        let mut r = SplitMix64(3);
+        let v: Vec<f64> = (0..20_000).map(|_| r.normal()).collect();
+        let s = crate::summarize(&v);
+        assert!(s.mean.abs() < 0.03 && (s.sd - 1.0).abs() < 0.03, "{s:?}");
+        let t: Vec<f64> = (0..20_000).map(|_| r.student_t(3)).collect();
+        // t(3) has heavy tails: beyond +-4.541 in 2% of draws (a normal: 6e-6).
+        let far = t.iter().filter(|x| x.abs() > 4.541).count() as f64 / 20_000.0;
+        assert!((0.016..0.024).contains(&far), "{far}");
     }
 
     #[test]

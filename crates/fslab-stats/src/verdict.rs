@@ -1,11 +1,12 @@
 //! When is a difference real: a verdict per metric and comparison.
 //!
 //! For each metric, a group is compared with the baseline by
-//! - the 95% percentile-bootstrap interval of the ratio of means, resampling
-//!   whole runs (each run is a fresh filesystem instance, so the runs are
-//!   the independent units);
-//! - Welch's t-test, its p-values corrected across the metrics compared
-//!   for that group: by default with Benjamini and Hochberg's step-up
+//! - the 95% interval of the ratio (`crate::interval`: Welch's t on the
+//!   logs, whole runs as the units, each a fresh filesystem; exact for a
+//!   count that does not vary; Fieller's for values not all positive);
+//! - the test that goes with it (`crate::interval::ratio_p`), its p-values
+//!   corrected over the whole comparison, every cell and every metric
+//!   together (one family): by default with Benjamini and Hochberg's step-up
 //!   method (1995), which holds the false discovery rate (the expected
 //!   share of chance findings among the differences called real) at alpha;
 //!   or with Holm's step-down method (1979), which holds the family-wise
@@ -19,15 +20,17 @@
 //!   two runs).
 //!
 //! The verdict:
+//! - **exact**: a count with no variance on either side (one run a side
+//!   is enough): equal values are the same, different values a difference,
+//!   said to be deterministic;
 //! - **faster / slower** (more / less for costs): adjusted p < alpha, the
 //!   interval excludes 0 and the difference is at least delta;
 //! - **same**: the whole interval lies within +-delta ("no difference
 //!   within delta");
 //! - **unresolved**: anything else, or fewer than 2 runs in a group. Then
-//!   `needed_n` estimates the runs per group that would settle it:
-//!   n = 2 (z_0.975 + z_0.8)^2 cv^2 / d^2 with the pooled CV and
-//!   d = max(|difference|, delta) (a two-sample test at 80% power), and
-//!   at least one more than the runs there are.
+//!   `needed_n` estimates the runs per group that would settle it (see
+//!   [`needed_n`]), at least one more than the runs there are, or says
+//!   that more runs cannot (the difference sits at delta).
 
 use serde::Serialize;
 
@@ -203,41 +206,61 @@ pub fn aa_delta_pct(groups: &[Vec<f64>], seed: u64) -> Option<f64> {
     Some((p95 / std::f64::consts::SQRT_2).clamp(MIN_DELTA_PCT, MAX_DELTA_PCT))
 }
 
-/// The runs per group that would resolve a difference of `diff_pct` at a
-/// pooled CV of `cv_pct` against threshold `delta_pct`.
-pub fn needed_n(cv_pct: f64, diff_pct: f64, delta_pct: f64) -> Option<usize> {
-    let d = diff_pct.abs().max(delta_pct);
-    if !cv_pct.is_finite() || d <= 0.0 {
+/// The runs per group that would resolve a ratio `ratio` (b / a) whose
+/// logs have the pooled standard deviation `sd_log`, against threshold
+/// `delta_pct`: the n at which a two-sample test at 80% power (and 5%
+/// two-sided) tells it, n = 2 (z_0.975 + z_0.8)^2 sd^2 / h^2 on the log
+/// scale, where h is how far the ratio lies from what it must be told
+/// from: from 1 (a difference) when |ln ratio| >= ln(1 + delta), from the
+/// threshold (the same) when it is inside. None when the noise is unknown,
+/// or when the ratio sits so close to the threshold that more than
+/// [`MAX_NEEDED_RUNS`] would be needed: more runs cannot settle it.
+pub fn needed_n(sd_log: f64, ratio: f64, delta_pct: f64) -> Option<usize> {
+    if !sd_log.is_finite() || !ratio.is_finite() || ratio <= 0.0 {
         return None;
     }
+    let (l, d) = (ratio.ln().abs(), (1.0 + delta_pct / 100.0).ln());
+    let h = if l >= d { l } else { d - l };
     let z = 1.959_964 + 0.841_621;
-    Some(((2.0 * z * z * cv_pct * cv_pct / (d * d)).ceil() as usize).max(2))
+    let n = 2.0 * z * z * sd_log * sd_log / (h * h);
+    (n <= MAX_NEEDED_RUNS as f64).then(|| (n.ceil() as usize).max(2))
 }
 
-/// The verdict on one comparison: difference `pct`, interval `ci` (both
-/// percent), corrected p-value `p_adj`, both groups' sizes.
-pub fn judge(
-    direction: Direction,
-    pct: f64,
-    ci: Option<(f64, f64)>,
-    p_adj: Option<f64>,
-    n: (usize, usize),
-    delta_pct: f64,
-    alpha: f64,
-) -> Verdict {
-    if n.0 < 2 || n.1 < 2 {
-        return Verdict::Unresolved;
-    }
-    let Some((lo, hi)) = ci else {
+/// Beyond this many runs per cell, "more runs" is no answer.
+pub const MAX_NEEDED_RUNS: usize = 1000;
+
+/// What one comparison of a metric shows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Evidence {
+    /// The difference, in percent (the interval's point estimate).
+    pub pct: f64,
+    /// Its interval, in percent.
+    pub ci: Option<(f64, f64)>,
+    /// The p-value corrected over the comparison's family.
+    pub p_adj: Option<f64>,
+    /// No variance on either side: the interval is the exact difference.
+    pub exact: bool,
+}
+
+/// The verdict on one comparison (see the module's text).
+pub fn judge(direction: Direction, e: Evidence, delta_pct: f64, alpha: f64) -> Verdict {
+    let Some((lo, hi)) = e.ci else {
         return Verdict::Unresolved;
     };
+    if e.exact {
+        return if e.pct == 0.0 {
+            Verdict::Same
+        } else {
+            Verdict::of_difference(direction, e.pct)
+        };
+    }
     if lo >= -delta_pct && hi <= delta_pct {
         return Verdict::Same;
     }
     let excludes_zero = lo > 0.0 || hi < 0.0;
-    match p_adj {
-        Some(p) if p < alpha && excludes_zero && pct.abs() >= delta_pct => {
-            Verdict::of_difference(direction, pct)
+    match e.p_adj {
+        Some(p) if p < alpha && excludes_zero && e.pct.abs() >= delta_pct => {
+            Verdict::of_difference(direction, e.pct)
         }
         _ => Verdict::Unresolved,
     }
@@ -290,10 +313,29 @@ mod tests {
 
     #[test]
     fn needed_runs_grow_with_noise_and_shrink_with_the_effect() {
-        // CV 10%, a 10% difference: 2 * 2.8^2 = 15.7 -> 16 per group.
-        assert_eq!(needed_n(10.0, 10.0, 2.0), Some(16));
-        assert_eq!(needed_n(1.0, 10.0, 2.0), Some(2));
-        assert!(needed_n(20.0, 5.0, 2.0).unwrap() > 100);
-        assert_eq!(needed_n(f64::NAN, 5.0, 2.0), None);
+        // sd 0.1 on logs, a ratio of e^0.1: 2 * 2.8^2 = 15.7 -> 16 per group.
+        assert_eq!(needed_n(0.1, 0.1f64.exp(), 2.0), Some(16));
+        assert_eq!(needed_n(0.01, 1.1, 2.0), Some(2));
+        assert!(needed_n(0.2, 1.05, 2.0).unwrap() > 100);
+        assert_eq!(needed_n(f64::NAN, 1.05, 2.0), None);
+        // Just inside the threshold: no number of runs tells it.
+        assert_eq!(needed_n(0.05, 1.0199, 2.0), None);
+        // Inside it: how far from the threshold counts.
+        assert!(needed_n(0.01, 1.0, 2.0).unwrap() < needed_n(0.01, 1.015, 2.0).unwrap());
+    }
+
+    #[test]
+    fn exact_differences_need_no_test() {
+        let e = |pct: f64| Evidence {
+            pct,
+            ci: Some((pct, pct)),
+            p_adj: None,
+            exact: true,
+        };
+        assert_eq!(judge(Direction::Cost, e(0.0), 2.0, 0.05), Verdict::Same);
+        assert_eq!(judge(Direction::Cost, e(1.0), 2.0, 0.05), Verdict::More);
+        assert_eq!(judge(Direction::Time, e(-50.0), 2.0, 0.05), Verdict::Faster);
+        let none = Evidence { ci: None, ..e(5.0) };
+        assert_eq!(judge(Direction::Cost, none, 2.0, 0.05), Verdict::Unresolved);
     }
 }

@@ -1,6 +1,7 @@
 //! fslab's results store: SQLite, one row per measurement, committed as it
 //! is made. See `schema.rs` for the tables.
 
+mod calibration;
 mod experiment;
 mod read;
 mod schema;
@@ -22,6 +23,7 @@ fn host_name() -> String {
         .to_string()
 }
 
+pub use calibration::Calibration;
 pub use experiment::{ExperimentRecord, ExperimentRow, RunOrigin};
 pub use read::{
     ProbeSummary, RunRecord, RunRow, StoredHistogram, StoredLatency, StoredNote, StoredPhase,

@@ -168,4 +168,23 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (experiment_id, seq)
     );
     "#,
+    // 7: A/A calibrations (`fslab run --calibrate CELL`): a cell run against
+    // itself, interleaved; per metric the noise between the two copies, for
+    // `fslab compare` to take its noise threshold from.
+    r#"
+    CREATE TABLE calibrations (
+        experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+        created_at    TEXT NOT NULL,
+        hostname      TEXT NOT NULL,        -- the machine
+        fs_type       TEXT NOT NULL,        -- the filesystem
+        workload      TEXT NOT NULL,        -- fslab_record::WorkloadKind's name
+        options       TEXT NOT NULL,        -- the workload's options, paths aside (name = value; ...)
+        metric        TEXT NOT NULL,        -- as compare names it
+        n             INTEGER NOT NULL,     -- runs per copy
+        sd_log        REAL NOT NULL,        -- pooled sd of the runs' logs
+        ratio         REAL NOT NULL,        -- copy 2 over copy 1 (geometric means)
+        delta_pct     REAL NOT NULL,        -- the noise threshold it gives, percent
+        PRIMARY KEY (experiment_id, metric)
+    );
+    "#,
 ];

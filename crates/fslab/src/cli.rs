@@ -88,18 +88,24 @@ pub enum Command {
     Results(ResultsCommand),
     /// Compare the cells of an experiment (default: the latest) or groups of runs, with statistics
     #[command(
-        after_help = "Examples:\n  fslab compare\n  fslab compare --experiment 3 --experiment 5 --format markdown\n  fslab compare --runs 1,2,3 --runs 4,5,6 --delta 2"
+        after_help = "Examples:\n  fslab compare\n  fslab compare --experiment 3 --experiment 5 --format markdown\n  fslab compare --runs 1,2,3 --runs 4,5,6 --delta 2\n  fslab compare --calibration 7 --correction holm --alpha 0.01"
     )]
     Compare(CompareArgs),
     /// Every stored run of one experiment: its headline metrics by kernel and fslab version,
-    /// changes marked
-    #[command(after_help = "Example:\n  fslab history seed001-crc-overhead")]
+    /// change points (E-Divisive means over the experiments) marked
+    #[command(
+        after_help = "Examples:\n  fslab history seed001-crc-overhead\n  fslab history seed001-crc-overhead --alpha 0.01 --delta 5"
+    )]
     History {
         /// The experiment's name [default: the latest experiment's]
         name: Option<String>,
-        /// The noise threshold in percent [default: calibrated from A/A splits]
+        /// The least change worth marking, in percent; a significant shift smaller than
+        /// this is named but not marked [default: any significant one]
         #[arg(long, value_name = "PCT", value_parser = delta_pct)]
         delta: Option<f64>,
+        /// The false-alarm rate of each change point's permutation test
+        #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = alpha)]
+        alpha: f64,
     },
     /// One self-contained HTML page: the comparison, and charts and tables of every cell
     #[command(after_help = "Example:\n  fslab report -o seed000.html")]
@@ -162,16 +168,35 @@ pub struct CompareArgs {
     #[arg(long, value_name = "N|LABEL")]
     pub baseline: Option<String>,
     /// The noise threshold in percent: differences smaller than this are "no difference"
-    /// [default: calibrated from A/A splits of each cell's runs]
+    /// [default: a stored A/A calibration that fits, else A/A splits of each cell's runs]
     #[arg(long, value_name = "PCT", value_parser = delta_pct)]
     pub delta: Option<f64>,
-    /// How p-values are corrected across the metrics compared: bh (Benjamini-Hochberg, the
+    /// How p-values are corrected, every cell and metric together: bh (Benjamini-Hochberg, the
     /// false discovery rate) or holm (the family-wise error rate)
     #[arg(long, value_enum, default_value_t = Correction::Bh)]
     pub correction: Correction,
+    /// The error rate the correction holds: a difference is called real when its corrected
+    /// p-value is below it
+    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = alpha)]
+    pub alpha: f64,
+    /// Take the noise threshold from this A/A calibration (the id of the experiment
+    /// `fslab run EXPERIMENT --calibrate CELL` made); it must fit the runs compared
+    /// [default: the newest that fits each metric, if any; else A/A splits of the runs]
+    #[arg(long, value_name = "ID", conflicts_with = "delta")]
+    pub calibration: Option<i64>,
     /// Output format
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
+}
+
+/// `--alpha P`: a significance level above 0 and at most 0.5.
+fn alpha(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x <= 0.5 => Ok(x),
+        _ => Err(format!(
+            "{s:?} is not a significance level above 0 and at most 0.5 (say 0.05)"
+        )),
+    }
 }
 
 /// `--delta PCT`: a percentage above 0 and below 100.
@@ -195,13 +220,16 @@ pub struct ReportSelect {
     #[arg(long, value_name = "N|LABEL")]
     pub baseline: Option<String>,
     /// The noise threshold in percent: differences smaller than this are "no difference"
-    /// [default: calibrated from A/A splits of each cell's runs]
+    /// [default: a stored A/A calibration that fits, else A/A splits of each cell's runs]
     #[arg(long, value_name = "PCT", value_parser = delta_pct)]
     pub delta: Option<f64>,
-    /// How p-values are corrected across the metrics compared: bh (Benjamini-Hochberg, the
+    /// How p-values are corrected, every cell and metric together: bh (Benjamini-Hochberg, the
     /// false discovery rate) or holm (the family-wise error rate)
     #[arg(long, value_enum, default_value_t = Correction::Bh)]
     pub correction: Correction,
+    /// The error rate the correction holds
+    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = alpha)]
+    pub alpha: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -219,6 +247,14 @@ impl Correction {
                 Correction::Holm => fslab_stats::verdict::Correction::Holm,
             },
             ..Default::default()
+        }
+    }
+
+    /// [`Correction::policy`] at significance level `alpha`.
+    pub fn policy_at(self, delta_pct: Option<f64>, alpha: f64) -> fslab_stats::verdict::Policy {
+        fslab_stats::verdict::Policy {
+            alpha,
+            ..self.policy(delta_pct)
         }
     }
 }
@@ -290,6 +326,11 @@ pub struct RunArgs {
     /// comparison with it, interleaved) until all are resolved or each cell has MAX
     #[arg(long, value_name = "MAX")]
     pub until_resolved: Option<u32>,
+    /// Calibrate instead: run cell CELL (its index, from 0) against itself, two copies
+    /// interleaved, and keep each metric's A/A noise for `fslab compare` (per metric,
+    /// filesystem and machine). Example: fslab run my.toml --calibrate 0 --repetitions 5
+    #[arg(long, value_name = "CELL", conflicts_with_all = ["resume", "until_resolved"])]
+    pub calibrate: Option<u32>,
     /// Leave the image files in place after each run
     #[arg(long)]
     pub keep_images: bool,

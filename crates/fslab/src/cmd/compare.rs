@@ -21,8 +21,14 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
     }
     let base = select::baseline_of(&g, args.baseline.as_deref()).map_err(super::results_failure)?;
     let m = select::metrics(&store, &g).map_err(super::results_failure)?;
-    let policy = args.correction.policy(args.delta);
-    let rows = compare::compare_with(&g.labels, &m, base, policy);
+    let policy = args.correction.policy_at(args.delta, args.alpha);
+    let calibrated = if args.delta.is_some() {
+        Vec::new()
+    } else {
+        fslab_results::calibration::thresholds(&store, &g, &m, args.calibration)
+            .map_err(super::results_failure)?
+    };
+    let rows = compare::compare_calibrated(&g.labels, &m, base, policy, &calibrated);
     let text = match args.format {
         // The experiments' stated findings follow the table.
         CompareFormat::Text => {

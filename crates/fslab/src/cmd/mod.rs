@@ -2,6 +2,7 @@
 
 mod alloctest;
 mod builtin;
+mod calibrate;
 mod cleanup;
 mod compare;
 mod compilebench;
@@ -10,6 +11,7 @@ mod dbench;
 mod frag;
 mod fsmark;
 mod harness;
+mod history;
 mod rank;
 mod ranks;
 mod report;
@@ -75,19 +77,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Compare(c) => compare::run(c, &db),
         Command::Stats { trim_outliers } => stats::run(trim_outliers),
         Command::Report { select, output } => report::run(select, &output, &db),
-        Command::History { name, delta } => {
-            let store = open_store_read(&db)?;
-            let text = fslab_results::history::history(
-                &store,
-                name.as_deref(),
-                fslab_stats::verdict::Policy {
-                    delta_pct: delta,
-                    ..Default::default()
-                },
-            )
-            .map_err(results_failure)?;
-            print_all(text.as_bytes())
-        }
+        Command::History { name, delta, alpha } => history::run(name.as_deref(), delta, alpha, &db),
         Command::Frag { verbose, files } => frag::run(&files, verbose),
         Command::Trace(t) => trace::run(t, &db),
         Command::Completions { shell } => {

@@ -23,7 +23,7 @@ pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {
         experiments: sel.experiment,
         runs: sel.runs,
         baseline: sel.baseline,
-        policy: sel.correction.policy(sel.delta),
+        policy: sel.correction.policy_at(sel.delta, sel.alpha),
     };
     let p = page::build(&store, &selection).map_err(super::results_failure)?;
     // `-o -`: the page on stdout (the line about it on stderr).

@@ -297,6 +297,23 @@ fn refused(e: runner::Preflight) -> Failure {
     }
 }
 
+/// What `--dry-run` prints: the plan, what the command line allowed, and
+/// whether the run needs root.
+fn print_dry_run(
+    exp: &fslab_experiment::spec::Experiment,
+    scale: f64,
+    allowed: &[String],
+    root: bool,
+) {
+    print!("{}", plan::describe(exp, scale));
+    for a in allowed {
+        println!("allowed on the command line: {a}");
+    }
+    if !root && runner::preflight_as(exp, false).is_err() {
+        println!("note: fslab run needs root for this experiment");
+    }
+}
+
 pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     if args.list {
         list_builtin();
@@ -342,13 +359,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     runner::preflight_as(&exp, root || args.dry_run).map_err(refused)?;
     check_mpi(&exp)?;
     if args.dry_run {
-        print!("{}", plan::describe(&exp, scale));
-        for a in &allowed {
-            println!("allowed on the command line: {a}");
-        }
-        if !root && runner::preflight_as(&exp, false).is_err() {
-            println!("note: fslab run needs root for this experiment");
-        }
+        print_dry_run(&exp, scale, &allowed, root);
         return Ok(());
     }
     let mut store = super::open_store(db)?;
@@ -417,6 +428,9 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     };
 
     print_outcome(&exp, &outcome, args.scale);
+    if args.calibrate.is_some() {
+        print!("{}", super::calibrate::record(&mut store, &exp, &outcome)?);
+    }
     for p in &outcome.teardown_problems {
         eprintln!("fslab: run: teardown: {p}");
     }
@@ -518,6 +532,9 @@ fn apply_options(
         }
         exp.until_resolved = Some(max);
     }
+    if let Some(cell) = args.calibrate {
+        *exp = super::calibrate::aa(exp, cell)?;
+    }
     if let Some(p) = &args.probes {
         fslab_probe::parse_list(p).map_err(Failure::Usage)?;
         exp.workload.probes = Some(p.clone());
@@ -578,7 +595,11 @@ fn print_outcome(
         scale
     );
     println!();
-    print!("{}", summary::table(&cells, &outcome.samples()));
+    let policy = summary::policy(exp, outcome);
+    print!(
+        "{}",
+        summary::table_with(&cells, &summary::family(outcome), policy)
+    );
     if let Some(r) = &outcome.resolution {
         println!("{r}");
     }

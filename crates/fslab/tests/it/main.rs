@@ -2,6 +2,7 @@
 //! executable. Tests that need root or kernel features skip with a reason
 //! outside CI and fail under `CI=true`.
 
+mod calibrate;
 mod conventions;
 mod endings;
 mod fsmark;

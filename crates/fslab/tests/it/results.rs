@@ -182,7 +182,7 @@ fn compare_reads_the_latest_experiment_in_every_format() {
         "{md}"
     );
     let csv = stdout(&lab.run(&["compare", "--format", "csv"]));
-    assert!(csv.starts_with("metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n\n"));
+    assert!(csv.starts_with("metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n,interval,delta_from\n"));
     let json: serde_json::Value =
         serde_json::from_slice(&lab.run(&["compare", "--format", "json"]).stdout).unwrap();
     assert_eq!(json["fslab_schema"], 1, "{json}");
@@ -382,11 +382,16 @@ fn until_resolved_runs_more_repetitions_and_says_how_it_ended() {
     }
 }
 
-/// `fslab history`: the same experiment run four times, the third and
-/// fourth with a workload that writes 128 KiB files instead of empty ones
-/// (standing in for a kernel that got slower, by about 85%): each stored
-/// run of it in order, with the change marked at the third. Whether equal
-/// runs stay unmarked is checked on fixed numbers (history.rs's unit test):
+/// `fslab history`: the same experiment run eight times, the last four
+/// with a workload that writes 1 MiB files instead of empty ones
+/// (standing in for a kernel that got slower, by about 99%: under a load
+/// of 14 on two cores, empty-file experiments scattered tenfold): each stored
+/// run of it in order, each with its interval, and one change point, marked
+/// at the fifth. Eight experiments are the fewest with which a change can
+/// be significant at 5% (the best split of eight is one of 70 orderings,
+/// tested over all of them, so the p-value is exact, 2/70, and no random
+/// permutation can make the test flaky). Whether noise stays unmarked is
+/// checked on fixed numbers and by simulation (history.rs, changepoint.rs):
 /// tmpfs runs of a few milliseconds on a machine busy with other tests have
 /// differed by half.
 #[test]
@@ -395,43 +400,59 @@ fn history_marks_the_change_where_it_happened() {
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
     let exp = |size: u32| {
         format!(
-            "name = \"hist\"\nrepetitions = 4\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"400\", \"-s\", \"{size}\", \"-S0\"]\nprobes = []\n",
+            "name = \"hist\"\nrepetitions = 2\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"200\", \"-s\", \"{size}\", \"-S0\"]\nprobes = []\n",
             dir.path().display()
         )
     };
-    for (i, size) in [0, 0, 131_072, 131_072].iter().enumerate() {
+    let mib = 1_048_576;
+    let sizes = [0, 0, 0, 0, mib, mib, mib, mib];
+    for (i, size) in sizes.iter().enumerate() {
         let f = lab.experiment(&format!("h{i}.toml"), &exp(*size));
         let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
+        if i == 2 {
+            // Three experiments: the history says no change can be found yet.
+            let text = stdout(&lab.run(&["history"]));
+            assert!(
+                text.contains("note: with fewer than 8 experiments no change can be significant at alpha 0.05"),
+                "{text}"
+            );
+        }
     }
-    // tmpfs runs on a loaded machine are noisy (two runs of the same
-    // workload have differed by a third): only a change of half or more
-    // counts here.
-    let o = lab.run(&["history", "--delta", "50"]);
+    let o = lab.run(&["history"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(
-        text.starts_with("history of experiment \"hist\": 4 stored run(s)"),
+        text.starts_with("history of experiment \"hist\": 8 stored run(s)"),
         "{text}"
     );
+    assert!(!text.contains("note: with fewer than"), "{text}");
     let block: Vec<&str> = text
         .split("\n\n")
         .find(|b| b.contains("create rate (ops/s)"))
         .unwrap_or_else(|| panic!("{text}"))
         .lines()
         .collect();
-    // The heading, the column line, four experiments.
-    assert_eq!(block.len(), 6, "{text}");
+    // The heading, the column line, eight experiments.
+    assert_eq!(block.len(), 10, "{text}");
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
     assert!(block[2].contains(kernel.trim()), "{text}");
     assert!(
-        block[4].contains("CHANGE: -") && block[4].contains("slower than exp "),
-        "the change at the third: {text}"
+        block[6].contains("CHANGE: -")
+            && block[6].contains("slower than exp ")
+            && block[6].contains("(p=0.029)"),
+        "the change at the fifth: {text}"
     );
-    // After a change the fourth is judged against the third alone.
+    for (i, line) in block[2..].iter().enumerate() {
+        assert_eq!(line.contains("CHANGE"), i == 4, "only at the fifth: {text}");
+    }
+    // Bad input: one line naming the value, status 2.
+    let o = lab.run(&["history", "--alpha", "2"]);
+    assert_eq!(o.status.code(), Some(2));
     assert!(
-        block[5].ends_with(" exp 3"),
-        "the fourth is judged against the third: {text}"
+        stderr(&o).contains("\"2\" is not a significance level"),
+        "{}",
+        stderr(&o)
     );
     let o = lab.run(&["history", "nosuch"]);
     assert_eq!(o.status.code(), Some(2));

@@ -1,0 +1,130 @@
+//! `fslab run EXPERIMENT --calibrate CELL`: an A/A experiment. Cell CELL
+//! runs as two copies, interleaved repetition by repetition, so that
+//! whatever drifts (the machine, the page cache, the order) falls on both;
+//! afterwards each metric's noise between the copies
+//! (`fslab_stats::calibrate`) is kept in the store, per metric, filesystem
+//! and machine, and `fslab compare` takes its noise threshold from it.
+
+use fslab_experiment::runner::ExperimentOutcome;
+use fslab_experiment::spec::{Experiment, Order};
+use fslab_experiment::summary;
+use fslab_record::table::{Align, Table};
+use fslab_store::{Calibration, Store};
+
+use crate::Failure;
+
+/// The A/A experiment of cell `cell` of `exp`: two copies of it,
+/// interleaved, no findings (they name the experiment's own cells).
+pub fn aa(exp: &Experiment, cell: u32) -> Result<Experiment, Failure> {
+    let Some(c) = exp.cells.iter().find(|c| c.index == cell) else {
+        return Err(Failure::Usage(format!(
+            "--calibrate {cell}: {} has cells 0 to {}",
+            exp.name,
+            exp.cells.len().saturating_sub(1)
+        )));
+    };
+    if exp.repetitions < 2 {
+        return Err(Failure::Usage(format!(
+            "--calibrate {cell}: {} repetition(s) give no noise: use --repetitions 3 or more",
+            exp.repetitions
+        )));
+    }
+    let mut aa = exp.clone();
+    aa.name = format!("{} A/A {}", exp.name, c.label);
+    aa.order = Order::Interleaved;
+    aa.until_resolved = None;
+    aa.findings.clear();
+    aa.cells = ["A", "A'"]
+        .iter()
+        .enumerate()
+        .map(|(i, copy)| {
+            let mut x = c.clone();
+            x.index = i as u32;
+            x.label = format!("{} ({copy})", c.label);
+            x
+        })
+        .collect();
+    Ok(aa)
+}
+
+/// Keeps each metric's A/A noise of a finished A/A experiment and says
+/// what it kept.
+pub fn record(
+    store: &mut Store,
+    exp: &Experiment,
+    outcome: &ExperimentOutcome,
+) -> Result<String, Failure> {
+    let cells: Vec<(u32, String)> = exp
+        .cells
+        .iter()
+        .map(|c| (c.index, c.label.clone()))
+        .collect();
+    let samples = summary::family(outcome);
+    let (metrics, _) = summary::compared(&cells, &samples, Default::default());
+    let Some(run_id) = outcome.runs.iter().find(|r| r.ok).and_then(|r| r.run_id) else {
+        return Err(Failure::Failed(
+            "calibrate: no run completed: nothing kept".into(),
+        ));
+    };
+    let run = store
+        .run(run_id)
+        .map_err(|e| Failure::Failed(format!("calibrate: results store {e}")))?
+        .run;
+    let mut rows = Vec::new();
+    for (m, _) in &metrics {
+        let side = |cell: u32| -> Vec<f64> {
+            samples
+                .iter()
+                .filter(|s| s.cell == cell && &s.metric == m)
+                .map(|s| s.value)
+                .collect()
+        };
+        let Some(noise) = fslab_stats::calibrate::aa_noise(&side(0), &side(1)) else {
+            continue;
+        };
+        rows.push(Calibration {
+            experiment_id: outcome.experiment_id,
+            created_at: run.started_at.clone(),
+            hostname: run.hostname.clone(),
+            fs_type: run.fs_type.clone(),
+            workload: run.workload.clone(),
+            options: fslab_results::select::option_key(&run.params),
+            metric: m.clone(),
+            n: noise.n as u32,
+            sd_log: noise.sd_log,
+            ratio: noise.ratio,
+            delta_pct: noise.delta_pct,
+        });
+    }
+    store
+        .record_calibrations(&rows)
+        .map_err(|e| Failure::Failed(format!("calibrate: results store {e}")))?;
+    let mut t = Table::new(&[
+        ("metric", Align::Left),
+        ("n", Align::Right),
+        ("A'/A", Align::Right),
+        ("sd (log)", Align::Right),
+        ("\u{3b4}", Align::Right),
+    ]);
+    for r in &rows {
+        t.row([
+            r.metric.clone(),
+            r.n.to_string(),
+            format!("{:.4}", r.ratio),
+            format!("{:.4}", r.sd_log),
+            format!("{:.2}%", r.delta_pct),
+        ]);
+    }
+    Ok(format!(
+        "\ncalibration {} ({}, {}, {}): {} metric(s) kept; `fslab compare` takes \u{3b4} from it \
+         for runs of {} on {} here\n{}",
+        outcome.experiment_id,
+        run.hostname,
+        run.fs_type,
+        run.workload,
+        rows.len(),
+        run.workload,
+        run.fs_type,
+        t.render()
+    ))
+}

@@ -1,0 +1,212 @@
+//! A/A calibration (`fslab run --calibrate CELL`) and `fslab compare`
+//! taking its noise threshold from it, saying where it came from.
+
+use crate::support::{stderr, stdout, Lab};
+
+fn exp(dir: &std::path::Path, kind: &str, args: &str) -> String {
+    format!(
+        "name = \"cal\"\nrepetitions = 2\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"{kind}\"\nargs = [{args}]\nprobes = []\n",
+        dir.display()
+    )
+}
+
+/// `fslab run FILE --calibrate 0 --repetitions REPS`: the calibration's id.
+fn calibrate(lab: &Lab, file: &std::path::Path, reps: &str) -> (i64, String) {
+    let o = lab
+        .run_cmd()
+        .args(["run", "--calibrate", "0", "--repetitions", reps])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    (lab.latest_experiment(), stdout(&o))
+}
+
+/// A cell run against itself keeps each metric's noise; compare then takes
+/// δ from it for runs of the same workload, filesystem and machine, and
+/// says so; a calibration that does not fit, or bad --alpha, is refused in
+/// one line with status 2.
+#[test]
+fn a_calibration_is_kept_and_compare_takes_its_threshold_from_it() {
+    let lab = Lab::new();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let fsmark = lab.experiment(
+        "f.toml",
+        &exp(
+            dir.path(),
+            "fsmark",
+            "\"-n\", \"100\", \"-s\", \"0\", \"-S0\"",
+        ),
+    );
+    let (cal, text) = calibrate(&lab, &fsmark, "3");
+    assert!(
+        text.contains(&format!("calibration {cal} (")) && text.contains("metric(s) kept"),
+        "{text}"
+    );
+    assert!(text.contains("directory (A')"), "the two copies: {text}");
+    // Two ordinary experiments of the same cell, compared: δ from the
+    // calibration for the metrics it has.
+    for _ in 0..2 {
+        let o = lab.run_cmd().arg("run").arg(&fsmark).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let b = lab.latest_experiment();
+    let (a, b) = ((b - 1).to_string(), b.to_string());
+    let o = lab.run(&["compare", "--experiment", &a, "--experiment", &b]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains(&format!("from calibration {cal} (")),
+        "{text}"
+    );
+    let o = lab.run(&[
+        "compare",
+        "--experiment",
+        &a,
+        "--experiment",
+        &b,
+        "--format",
+        "csv",
+    ]);
+    assert!(
+        stdout(&o).contains(&format!(",\"calibration {cal} (")),
+        "{}",
+        stdout(&o)
+    );
+    // --delta wins, and says so.
+    let o = lab.run(&[
+        "compare",
+        "--experiment",
+        &a,
+        "--experiment",
+        &b,
+        "--delta",
+        "3",
+    ]);
+    assert!(stdout(&o).contains("from --delta"), "{}", stdout(&o));
+    // A calibration of another workload does not fit fs_mark's runs.
+    let createmany = lab.experiment(
+        "c.toml",
+        &exp(dir.path(), "createmany", "\"-o\", \"{dir}/f\", \"100\""),
+    );
+    let other = calibrate(&lab, &createmany, "2").0.to_string();
+    // Nor does one of fs_mark with other options (4 KiB files): it is no
+    // calibration of these cells.
+    let bigger = lab.experiment(
+        "g.toml",
+        &exp(
+            dir.path(),
+            "fsmark",
+            "\"-n\", \"100\", \"-s\", \"4096\", \"-S0\"",
+        ),
+    );
+    let options = calibrate(&lab, &bigger, "2").0.to_string();
+    let o = lab.run(&["compare", "--experiment", &a, "--experiment", &b]);
+    assert!(
+        stdout(&o).contains(&format!("from calibration {cal} (")),
+        "the newest calibration of other options is passed over: {}",
+        stdout(&o)
+    );
+    for (args, says) in [
+        (
+            vec!["--calibration", options.as_str()],
+            format!("--calibration {options}: made for other options (file_size 4096 vs 0)"),
+        ),
+        (
+            vec!["--calibration", other.as_str()],
+            format!("--calibration {other}: made for createmany on tmpfs"),
+        ),
+        (
+            vec!["--calibration", "999"],
+            "--calibration 999: the store has no calibration from experiment 999".to_string(),
+        ),
+        (
+            vec!["--alpha", "0"],
+            "\"0\" is not a significance level".to_string(),
+        ),
+    ] {
+        let mut all = vec!["compare", "--experiment", &a, "--experiment", &b];
+        all.extend(args);
+        let o = lab.run(&all);
+        assert_eq!(o.status.code(), Some(2), "{all:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(&says), "{all:?}: {}", stderr(&o));
+    }
+    // One repetition gives no noise: refused before anything runs.
+    let o = lab
+        .run_cmd()
+        .args(["run", "--calibrate", "0", "--repetitions", "1"])
+        .arg(&fsmark)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--calibrate 0: 1 repetition(s) give no noise"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// One family: `fslab run`'s summary and `fslab compare` of the same
+/// experiment correct the same number of comparisons together (every cell
+/// and every metric), and both say how many.
+#[test]
+fn the_summary_and_compare_correct_the_same_family() {
+    let lab = Lab::new();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let f = lab.experiment(
+        "fam.toml",
+        &format!(
+            "name = \"fam\"\nrepetitions = 3\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"100\", \"-s\", \"0\", \"-S0\"]\nprobes = []\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\nworkload_args = [\"-s\", \"8192\"]\n[[variant]]\nname = \"c\"\nworkload_args = [\"-s\", \"4096\"]\n",
+            dir.path().display()
+        ),
+    );
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let count = |text: &str, head: &str| -> usize {
+        text.lines()
+            .find_map(|l| l.strip_prefix(head))
+            .and_then(|r| r.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {head:?} in {text}"))
+    };
+    let summary = count(&stdout(&o), "verdicts: ");
+    let compare = count(&stdout(&lab.run(&["compare"])), "p: ");
+    assert_eq!(summary, compare);
+    // Two cells against the baseline, several metrics each.
+    assert!(summary > 2 * 4, "{summary}");
+}
+
+/// A count that does not vary gets a verdict from one run a side: two
+/// ext4 cells of one repetition each, on loop devices; the image's extents
+/// are compared exactly (same or a difference, said to be exact), while
+/// the timed metrics stay unresolved.
+#[test]
+fn a_count_gets_its_verdict_from_one_run_a_side() {
+    if !crate::support::privileged("fslab run on loop devices") {
+        return;
+    }
+    let lab = Lab::new();
+    let f = lab.experiment(
+        "one.toml",
+        "name = \"one\"\nrepetitions = 1\n[device]\nsize = \"600M\"\nimage_dir = \"IMAGES\"\n[workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"100\", \"-s\", \"4096\", \"-S0\"]\nprobes = []\n[[target]]\nfs = \"ext4\"\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\nworkload_args = [\"-s\", \"8192\"]\n",
+    );
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let extents = out
+        .lines()
+        .find(|l| l.starts_with("image extents"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(extents.ends_with("(exact)"), "{out}");
+    let rate = out
+        .lines()
+        .find(|l| l.starts_with("create rate (ops/s)"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(rate.ends_with("unresolved"), "{out}");
+    let o = lab.run(&["compare", "--format", "csv"]);
+    let row = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("image extents,ext4 [b]"))
+        .map(String::from)
+        .unwrap_or_else(|| panic!("{}", stdout(&o)));
+    assert!(row.contains(",deterministic,"), "{row}");
+}
