@@ -2,6 +2,7 @@
 //! parity tests).
 
 pub mod strace;
+pub mod trace;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
