@@ -143,6 +143,7 @@ impl Call {
             "linkat" => "link",
             "symlinkat" => "symlink",
             "mknodat" => "mknod",
+            "open" => "openat",
             "fcntl" if r.contains("F_GETFD)") => "fcntl F_GETFD",
             n => n,
         }
@@ -298,7 +299,7 @@ impl Trace {
             }
             let c = Counts::of(&self.tasks[&tid], marker);
             all.per_task.push(c.calls.clone());
-            all.add(&c);
+            all.merge(&c);
         }
         all.per_task.sort();
         all
@@ -360,7 +361,8 @@ impl Counts {
         c
     }
 
-    fn add(&mut self, o: &Counts) {
+    /// Adds `o` to these counts (`per_task` aside).
+    pub fn merge(&mut self, o: &Counts) {
         for (m, om) in [
             (&mut self.calls, &o.calls),
             (&mut self.errors, &o.errors),

@@ -11,6 +11,7 @@ mod lab_safety;
 mod metrics;
 mod mpi;
 mod parity;
+mod parity_dbench;
 mod parity_fsmark;
 mod probes;
 mod report;
