@@ -109,8 +109,10 @@ const BYTES: &[&str] = &[
 ];
 
 /// One call of one task.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Call {
+    /// When it started, seconds since the epoch (`strace -ttt`), or 0.
+    pub at: f64,
     pub name: String,
     /// The line after the name: arguments, `= return`, decorations.
     pub rest: String,
@@ -127,7 +129,9 @@ impl Call {
     /// the same operation with a shorter lookup), and `newfstatat` counts as the call it stands
     /// for: `fstat` (a descriptor, `AT_EMPTY_PATH`), `lstat`
     /// (`AT_SYMLINK_NOFOLLOW`) or `stat`. `statx` stays `statx`: a stat
-    /// of the same file made with another call is a difference.
+    /// of the same file made with another call is a difference. Opening a
+    /// directory (`O_DIRECTORY`) is `openat O_DIRECTORY`, apart from opening
+    /// a file.
     pub fn kind(&self) -> String {
         let r = self.rest.as_str();
         match self.name.as_str() {
@@ -143,6 +147,7 @@ impl Call {
             "linkat" => "link",
             "symlinkat" => "symlink",
             "mknodat" => "mknod",
+            "open" | "openat" if r.contains("O_DIRECTORY") => "openat O_DIRECTORY",
             "open" => "openat",
             "fcntl" if r.contains("F_GETFD)") => "fcntl F_GETFD",
             n => n,
@@ -153,6 +158,15 @@ impl Call {
     /// Parses one line of a per-task `strace -y` log; None for what is not
     /// a call (signals, exits, `+++`).
     pub fn parse(line: &str) -> Option<Call> {
+        // `strace -ttt` puts the time first: "1700000000.123456 name(...".
+        let (at, line) = match line.split_once(' ') {
+            Some((t, rest))
+                if t.contains('.') && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') =>
+            {
+                (t.parse().unwrap_or(0.0), rest)
+            }
+            _ => (0.0, line),
+        };
         let (name, rest) = line.split_once('(')?;
         if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             return None;
@@ -174,6 +188,7 @@ impl Call {
             None => (None, None),
         };
         Some(Call {
+            at,
             name: name.to_string(),
             rest: rest.to_string(),
             ret,
@@ -197,12 +212,12 @@ pub struct Trace {
     pub tasks: BTreeMap<u32, Vec<Call>>,
 }
 
-/// Runs `cmd` under `strace -ff -y -qq` writing per-task logs under `dir`,
+/// Runs `cmd` under `strace -ff -ttt -y -qq` writing per-task logs under `dir`,
 /// and returns its output and the trace.
 pub fn record(cmd: Command, dir: &Path) -> (Output, Trace) {
     let prefix = dir.join("trace");
     let mut s = Command::new("strace");
-    s.args(["-ff", "-y", "-qq", "-s", "24", "-o"])
+    s.args(["-ff", "-ttt", "-y", "-qq", "-s", "24", "-o"])
         .arg(&prefix)
         .arg(cmd.get_program())
         .args(cmd.get_args());
@@ -280,25 +295,64 @@ impl Trace {
 
     /// The counts of the main task alone.
     pub fn main_counts(&self, marker: &str) -> Counts {
-        let mut c = self.counts_of(marker, |t| self.is_main(t));
-        if c.per_task.is_empty() {
-            // A main task that never names the directory still counts for
-            // its path-less calls (a sync() after the workers end).
-            if let Some(t) = self.tasks.keys().find(|t| self.is_main(**t)) {
-                c = Counts::of(&self.tasks[t], marker);
+        self.counts_of(marker, |t| self.is_main(t))
+    }
+
+    /// Every task counts, not only those that named the directory: a
+    /// thread that only calls `msync` or `sync` names no file.
+    /// The counts of each stretch of time that ends with the program
+    /// writing a line to its stdout or stderr that starts with one of
+    /// `labels` (a tool that prints each operation's line when it ends):
+    /// (the label, the counts of every task's calls since the previous such
+    /// line), in order.
+    pub fn by_line(&self, marker: &str, labels: &[&str]) -> Vec<(String, Counts)> {
+        let mut ends: Vec<(f64, String)> = Vec::new();
+        for calls in self.tasks.values() {
+            for c in calls {
+                let to_out =
+                    c.name == "write" && (c.rest.starts_with("1<") || c.rest.starts_with("2<"));
+                let text = c.rest.split_once(", \"").map(|x| x.1).unwrap_or_default();
+                if let Some(l) = labels.iter().find(|l| to_out && text.starts_with(**l)) {
+                    ends.push((c.at, (*l).to_string()));
+                }
             }
         }
-        c
+        ends.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut out: Vec<(String, Counts)> = ends
+            .iter()
+            .map(|(_, l)| (l.clone(), Counts::default()))
+            .collect();
+        for calls in self.tasks.values() {
+            let mut i = 0;
+            let mut segment: Vec<Call> = Vec::new();
+            let flush = |i: usize, seg: &mut Vec<Call>, out: &mut Vec<(String, Counts)>| {
+                if let Some(o) = out.get_mut(i) {
+                    o.1.merge(&Counts::of(seg, marker));
+                }
+                seg.clear();
+            };
+            for c in calls {
+                while i < ends.len() && c.at > ends[i].0 {
+                    flush(i, &mut segment, &mut out);
+                    i += 1;
+                }
+                segment.push(c.clone());
+            }
+            flush(i, &mut segment, &mut out);
+        }
+        out
     }
 
     fn counts_of(&self, marker: &str, keep: impl Fn(u32) -> bool) -> Counts {
         let mut all = Counts::default();
-        for tid in self.workload_tasks(marker) {
+        for (&tid, calls) in &self.tasks {
             if !keep(tid) {
                 continue;
             }
-            let c = Counts::of(&self.tasks[&tid], marker);
-            all.per_task.push(c.calls.clone());
+            let c = Counts::of(calls, marker);
+            if !c.calls.is_empty() {
+                all.per_task.push(c.calls.clone());
+            }
             all.merge(&c);
         }
         all.per_task.sort();

@@ -615,7 +615,8 @@ pub fn preflight(exp: &Experiment) -> Result<(), Preflight> {
     }
     if (exp.machine.memory_limit.is_some()
         || !exp.cells.iter().all(|c| c.sysctl.is_empty())
-        || exp.machine.drop_caches)
+        || exp.machine.drop_caches
+        || exp.machine.drop_caches_once)
         && !root
     {
         return Err(Preflight::Machine(
@@ -1071,6 +1072,8 @@ fn run_cell(
                 }
                 if exp.machine.drop_caches {
                     argv.push("--drop-caches".into());
+                } else if exp.machine.drop_caches_once {
+                    argv.push("--drop-caches-once".into());
                 }
                 // The workload directories must be on the new filesystem.
                 let check = std::fs::create_dir_all(prepared.workdir())

@@ -13,6 +13,7 @@ mod mpi;
 mod parity;
 mod parity_dbench;
 mod parity_fsmark;
+mod parity_reference;
 mod probes;
 mod report;
 mod results;

@@ -2,7 +2,6 @@
 //! per operation, counted with `strace -f`, and the timed region.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use fslab_bench::strace::{self, By};
 
@@ -29,66 +28,6 @@ pub fn strace_counts(lab: &Lab, args: &[&str], marker: &str) -> BTreeMap<String,
 
 fn count(c: &BTreeMap<String, u64>, name: &str) -> u64 {
     c.get(name).copied().unwrap_or(0)
-}
-
-/// A directory to test in: a real ext4 as root, else a temporary directory.
-fn target() -> (Option<LoopFs>, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    if rustix::process::geteuid().is_root() {
-        (
-            Some(LoopFs::new(fslab_lab::mkfs::FsType::Ext4, 1 << 30, &[])),
-            dir,
-        )
-    } else {
-        (None, dir)
-    }
-}
-
-#[test]
-fn tiotest_makes_tiotests_calls_per_operation() {
-    if !need_tool("strace") {
-        return;
-    }
-    let lab = Lab::new();
-    let (fs, tmp) = target();
-    let dir: &Path = fs.as_ref().map(|f| f.path()).unwrap_or(tmp.path());
-    // 2 threads, 1 MiB each (256 blocks of 4 KiB), 100 random operations each.
-    let c = strace_counts(
-        &lab,
-        &[
-            "tiotest",
-            "-t",
-            "2",
-            "-f",
-            "1",
-            "-r",
-            "100",
-            "-b",
-            "4096",
-            "--probes",
-            "none",
-            "-d",
-            dir.to_str().unwrap(),
-        ],
-        "_tiotest_pid",
-    );
-    let (threads, blocks, random) = (2, 256, 100);
-    // Each test opens and closes each thread's file once.
-    assert_eq!(count(&c, "openat"), 4 * threads, "{c:?}");
-    assert_eq!(count(&c, "close"), 4 * threads, "{c:?}");
-    // Sequential blocks at the file position; random ones after an lseek.
-    assert_eq!(count(&c, "write"), threads * (blocks + random), "{c:?}");
-    assert_eq!(count(&c, "read"), threads * (blocks + random), "{c:?}");
-    assert_eq!(count(&c, "lseek"), threads * 2 * random, "{c:?}");
-    // The write and random write tests end with fsync, inside the phase.
-    assert_eq!(count(&c, "fsync"), 2 * threads, "{c:?}");
-    assert_eq!(count(&c, "pwrite64") + count(&c, "pread64"), 0, "{c:?}");
-    // The files go at the end, as tiotest's cleanup removes them.
-    assert_eq!(
-        count(&c, "unlink") + count(&c, "unlinkat"),
-        threads,
-        "{c:?}"
-    );
 }
 
 /// The write phase's time holds the fsync: on a real disk its rate is what
@@ -344,38 +283,6 @@ fn compilebench_writes_each_file_as_compilebench_does() {
         0,
         "{c:?}"
     );
-}
-
-/// Lustre's createmany: per name, the one call of its mode (and the unlink
-/// of `-u` right after), nothing else on the names.
-#[test]
-fn createmany_makes_createmanys_calls_per_name() {
-    if !need_tool("strace") {
-        return;
-    }
-    let lab = Lab::new();
-    for (mode, want) in [
-        (&["-m"][..], &[("mknodat", 100)][..]),
-        (&["-o"][..], &[("close", 100), ("openat", 100)][..]),
-        (&["-d"][..], &[("mkdirat", 100)][..]),
-        (
-            &["-m", "-u"][..],
-            &[("mknodat", 100), ("unlinkat", 100)][..],
-        ),
-    ] {
-        let d = tempfile::tempdir_in("/dev/shm").unwrap();
-        let fmt = d.path().join("f");
-        let mut args = vec!["createmany", "--probes", "none"];
-        args.extend_from_slice(mode);
-        args.extend_from_slice(&[fmt.to_str().unwrap(), "100"]);
-        let c = strace_counts(&lab, &args, fmt.to_str().unwrap());
-        let got: Vec<(&str, u64)> = c
-            .iter()
-            .filter(|(k, _)| k.as_str() != "execve")
-            .map(|(k, v)| (k.as_str(), *v))
-            .collect();
-        assert_eq!(got, want, "createmany {mode:?}");
-    }
 }
 
 /// seed 002's alloctest: open, ftruncate, one shared mapping, the page

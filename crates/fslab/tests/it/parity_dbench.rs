@@ -31,7 +31,7 @@ const EXPLAINED: &[Explained] = &[
         why: "dbench's first client to reach Mkdir \\clients stats it and finds nothing",
     },
     Explained {
-        what: "openat",
+        what: "openat O_DIRECTORY",
         per_task: -1,
         why: "... then scans its parent for the name in another case (opendir)",
     },
@@ -103,7 +103,7 @@ fn dbench_parity(lab: &Lab, loadfile: &Path, dir: &Path, flags: &[&str], clients
         std::fs::create_dir_all(d).unwrap();
     }
     let mut cmd = Command::new("dbench");
-    cmd.args(["-t", "3", "--skip-cleanup", "-D"])
+    cmd.args(["-t", "5", "--skip-cleanup", "-D"])
         .arg(&orig)
         .arg("-c")
         .arg(loadfile)

@@ -14,7 +14,7 @@ use crate::support::*;
 /// much per task, and why: nothing inside the per-file loop.
 const EXPLAINED: &[Explained] = &[
     Explained {
-        what: "openat",
+        what: "openat O_DIRECTORY",
         per_task: 1,
         why: "fslab opens the thread's directory once and creates names relative to it",
     },
@@ -169,7 +169,7 @@ fn fsmark_makes_fs_marks_every_call_with_threads_loops_and_name_options() {
         ),
         (
             1,
-            &["-t", "2", "-L", "2", "-S", "2", "-r", "4", "-p", "30"][..],
+            &["-t", "2", "-L", "2", "-S", "2", "-r", "8", "-p", "30"][..],
             240,
         ),
         (
