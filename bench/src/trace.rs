@@ -471,7 +471,8 @@ pub struct Explained {
 
 /// Compares two sides' totals exactly (the same work on both sides): a
 /// quantity differs unless [`Explained`] entries account for the
-/// difference (within their bound over `tasks` workload tasks, same sign). Returns the differences and a
+/// difference (between their negative and their positive bounds, summed,
+/// over `tasks` workload tasks). Returns the differences and a
 /// table of every quantity per operation (`ops`), with the reasons.
 pub fn compare(
     theirs: &BTreeMap<String, u64>,
@@ -485,14 +486,19 @@ pub fn compare(
     let keys: std::collections::BTreeSet<&String> = theirs.keys().chain(ours.keys()).collect();
     for k in keys {
         let (t, o) = (*theirs.get(k).unwrap_or(&0), *ours.get(k).unwrap_or(&0));
-        let allowed: i64 = explained
-            .iter()
-            .filter(|e| e.what == k)
-            .map(|e| e.per_task * tasks as i64)
-            .sum();
+        // The explanations of `k` bound its difference from below (their
+        // negative bounds summed) and above (their positive ones).
+        let (mut lo, mut hi) = (0i64, 0i64);
+        for e in explained.iter().filter(|e| e.what == k) {
+            let b = e.per_task * tasks as i64;
+            if b < 0 {
+                lo += b;
+            } else {
+                hi += b;
+            }
+        }
         let delta = o as i64 - t as i64;
-        let within =
-            delta != 0 && delta.signum() == allowed.signum() && delta.abs() <= allowed.abs();
+        let within = delta != 0 && (lo..=hi).contains(&delta);
         let mark = match delta {
             0 => "",
             _ if within => " (explained)",
