@@ -261,3 +261,44 @@ fn dbench_makes_dbench_4s_every_call_per_operation_with_sync_options() {
     std::fs::write(&model, &o.stdout).unwrap();
     dbench_parity(&lab, &model, &dir.join("m"), &[], 1);
 }
+
+/// dbench's warm-up flows into its measured period: the same client
+/// threads run from start to end (the boundary moves their accounting
+/// window and tells the probes, it does not stop them), so a traced run
+/// has one thread per client, not one per client and phase.
+#[test]
+fn dbench_warmup_flows_into_the_measured_period_on_the_same_clients() {
+    if !need_tool("strace") {
+        return;
+    }
+    let lab = Lab::new();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("fslab"));
+    cmd.arg("--db")
+        .arg(lab.db())
+        .args([
+            "dbench", "-t", "2", "--warmup", "1", "--probes", "default", "-D",
+        ])
+        .arg(dir.path())
+        .arg("3");
+    let (o, t) = trace::record(cmd, &trace::log_dir(lab.tmp.path(), "flow"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains(" warmup ") && out.contains(" execute "),
+        "{out}"
+    );
+    let marker = dir.path().to_str().unwrap();
+    let clients: Vec<u32> = t
+        .tasks
+        .iter()
+        .filter(|(tid, calls)| {
+            !t.is_main(**tid)
+                && calls.iter().any(|c| {
+                    c.name == "openat" && c.rest.contains(marker) && c.rest.contains("client")
+                })
+        })
+        .map(|(tid, _)| *tid)
+        .collect();
+    assert_eq!(clients.len(), 3, "client threads {clients:?}:\n{out}");
+}
