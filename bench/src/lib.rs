@@ -1,7 +1,9 @@
 //! Helpers shared by the benchmark binaries (and, for [`strace`], the
 //! parity tests).
 
+pub mod reference;
 pub mod strace;
+pub mod trace;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -47,6 +49,13 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// The running kernel's release (`uname -r`), for recorded data.
+pub fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
 
 /// Median of a sample.

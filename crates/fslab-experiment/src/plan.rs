@@ -294,7 +294,13 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
     let _ = writeln!(
         s,
         "machine: drop caches before each phase: {}; memory limit: {}",
-        if m.drop_caches { "yes" } else { "no" },
+        if m.drop_caches {
+            "yes"
+        } else if m.drop_caches_once {
+            "once, before the run"
+        } else {
+            "no"
+        },
         m.memory_limit
             .map(human_bytes)
             .unwrap_or_else(|| "none".into())

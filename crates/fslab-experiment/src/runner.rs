@@ -657,7 +657,8 @@ pub fn preflight_as(exp: &Experiment, root: bool) -> Result<(), Preflight> {
     }
     if (exp.machine.memory_limit.is_some()
         || !exp.cells.iter().all(|c| c.sysctl.is_empty())
-        || exp.machine.drop_caches)
+        || exp.machine.drop_caches
+        || exp.machine.drop_caches_once)
         && !root
     {
         return Err(Preflight::Machine(
@@ -1141,6 +1142,8 @@ fn run_cell(
                 }
                 if exp.machine.drop_caches {
                     argv.push("--drop-caches".into());
+                } else if exp.machine.drop_caches_once {
+                    argv.push("--drop-caches-once".into());
                 }
                 // The workload directories must be on the new filesystem.
                 let check = std::fs::create_dir_all(prepared.workdir())

@@ -19,6 +19,7 @@
 //! [machine]
 //! sysctl = { "vm.dirty_ratio" = 20 }
 //! drop_caches = true             # sync + drop caches before each phase
+//!                                # ("once": before the run only, as seed 003's script)
 //! memory_limit = "4G"            # memory cgroup around the workload
 //! memory_limit_scales = false    # --scale scales the limit too (at least 256M)
 //!
@@ -98,8 +99,7 @@ struct DeviceSpec {
 struct MachineSpec {
     #[serde(default)]
     sysctl: BTreeMap<String, Spanned<toml::Value>>,
-    #[serde(default)]
-    drop_caches: bool,
+    drop_caches: Option<Spanned<toml::Value>>,
     memory_limit: Option<Spanned<String>>,
     #[serde(default)]
     memory_limit_scales: bool,
@@ -213,6 +213,9 @@ pub enum ImageHost {
 pub struct Machine {
     pub sysctl: BTreeMap<String, String>,
     pub drop_caches: bool,
+    /// Drop the caches once, before each run, and not between its phases
+    /// (`drop_caches = "once"`).
+    pub drop_caches_once: bool,
     pub memory_limit: Option<u64>,
     /// `--scale` scales the memory limit too (at least 256 MiB), keeping
     /// the workload's memory footprint against its limit.
@@ -603,9 +606,24 @@ fn machine(ctx: &Ctx, m: &MachineSpec) -> Result<Machine, SpecError> {
             }
         },
     };
+    let (drop_caches, drop_caches_once) = match &m.drop_caches {
+        None => (false, false),
+        Some(v) => match v.get_ref() {
+            toml::Value::Boolean(b) => (*b, false),
+            toml::Value::String(s) if s == "once" => (false, true),
+            other => {
+                return ctx.err(
+                    v.span(),
+                    "machine.drop_caches",
+                    format!("{other} is not true, false or \"once\""),
+                )
+            }
+        },
+    };
     Ok(Machine {
         sysctl: sysctls(ctx, "machine.sysctl", &m.sysctl)?,
-        drop_caches: m.drop_caches,
+        drop_caches,
+        drop_caches_once,
         memory_limit,
         memory_limit_scales: m.memory_limit_scales,
     })

@@ -214,3 +214,25 @@ fn the_image_directory_comes_from_the_file_else_from_the_defaults() {
         std::path::Path::new("/var/tmp")
     );
 }
+
+#[test]
+fn drop_caches_once_drops_before_the_run_only_and_a_bad_word_is_named() {
+    let with = |v: &str| {
+        format!(
+            "name = \"m\"\n[machine]\ndrop_caches = {v}\n[workload]\nkind = \"tiotest\"\nargs = [\"-f\", \"10\"]\n[[target]]\nfs = \"ext4\"\n"
+        )
+    };
+    let d = fslab_experiment::spec::Defaults::default();
+    let once = parse("m.toml", &with("\"once\""), &d).unwrap();
+    assert!(once.machine.drop_caches_once && !once.machine.drop_caches);
+    let each = parse("m.toml", &with("true"), &d).unwrap();
+    assert!(each.machine.drop_caches && !each.machine.drop_caches_once);
+    assert!(describe(&once, 1.0).contains("drop caches before each phase: once, before the run"));
+    let bad = parse("m.toml", &with("\"twice\""), &d)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        bad.contains("machine.drop_caches") && bad.contains("twice"),
+        "{bad}"
+    );
+}

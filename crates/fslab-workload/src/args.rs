@@ -221,6 +221,10 @@ fn check_as<T: Checked>(
         ("--text-to", c.text_to.is_some()),
         ("--drop-caches (use [machine] drop_caches)", c.drop_caches),
         (
+            "--drop-caches-once (use [machine] drop_caches = \"once\")",
+            c.drop_caches_once,
+        ),
+        (
             "--probes (use probes = [...] in [workload], or fslab run --probes)",
             c.probes != "default",
         ),

@@ -28,6 +28,9 @@ pub struct CommonArgs {
     /// Sync and drop the page cache, dentries and inodes before each phase (needs root)
     #[arg(long = "drop-caches")]
     pub drop_caches: bool,
+    /// Sync and drop the caches once, before the run, not between its phases (as seed 003's script: once per filesystem) (needs root)
+    #[arg(long = "drop-caches-once", conflicts_with = "drop_caches")]
+    pub drop_caches_once: bool,
     /// Move this process into the cgroup at PATH before starting (used by `fslab run`)
     #[arg(long, value_name = "PATH", hide = true)]
     pub cgroup: Option<PathBuf>,

@@ -202,6 +202,12 @@ struct Client {
     mismatches: u64,
     first_mismatches: Vec<String>,
     error: Option<String>,
+    /// At the warm-up's end (a run that flows on into the measured
+    /// period): the operations and bytes of the warm-up, and the thread's
+    /// CPU when it ended.
+    warm: Option<(u64, u64, fslab_sys::Usage)>,
+    /// The thread's CPU when the client started and when it ended.
+    cpu: (fslab_sys::Usage, fslab_sys::Usage),
 }
 
 /// Shared per-second counters (bytes, max latency this second).
@@ -663,6 +669,9 @@ struct Turn {
     t: usize,
     deadline: u64,
     passes: u64,
+    /// When the warm-up ends and the measured period begins, the client
+    /// running on: its statistics start again from there (u64::MAX: never).
+    boundary: u64,
 }
 
 /// A client replays the loadfile, line after line, timing each operation.
@@ -674,6 +683,7 @@ fn client_loop(
         t,
         deadline,
         passes,
+        boundary,
     }: Turn,
     stop: &AtomicBool,
     live: &Live,
@@ -694,6 +704,14 @@ fn client_loop(
         let (status, moved) = exec(o, c, &line.op, &mut buf);
         now = now_ns();
         let ns = now - t0;
+        if now >= boundary && c.warm.is_none() {
+            // dbench moves its accounting window and runs on.
+            let ops = c.stats.iter().map(|s| s.hist.count()).sum();
+            let cpu = fslab_sys::rusage(fslab_sys::Who::Thread).unwrap_or_default();
+            c.warm = Some((ops, bytes, cpu));
+            c.stats = vec![OpStat::default(); OPS.len()];
+            (bytes, done) = (0, 0);
+        }
         c.stats[kind].hist.record(ns);
         live.max_ns[t].fetch_max(ns, Ordering::Relaxed);
         if status != line.status && line.op.checks_status() {
@@ -769,6 +787,8 @@ fn new_clients(o: &DbenchOptions) -> Vec<Mutex<Client>> {
                 mismatches: 0,
                 first_mismatches: Vec::new(),
                 error: None,
+                warm: None,
+                cpu: Default::default(),
             })
         })
         .collect()
@@ -872,6 +892,147 @@ fn merge(clients: &[Mutex<Client>]) -> (Vec<LatencyHistogram>, u64, Vec<String>,
     (merged, mismatches, first, error)
 }
 
+/// What the clients share during a run.
+struct Window<'a> {
+    clients: &'a [Mutex<Client>],
+    live: &'a Live,
+    kinds: &'a [usize],
+}
+
+/// The warm-up flowing into the measured period, as in dbench: the clients
+/// run from the start to the end without a pause; at the warm-up's end
+/// each moves its accounting window (its statistics start again) and the
+/// probes are told a new phase began, the clients running on. Nothing
+/// happens at the boundary that could stop them: no thread join, no cache
+/// drop (`--drop-caches` drops before the run only). Returns the measured
+/// period's bytes and seconds.
+fn warmup_then_execute(
+    o: &DbenchOptions,
+    ctx: &mut RunCtx,
+    w: &Window,
+    stop: &AtomicBool,
+    lines_out: &mut Vec<String>,
+    last_sec: &mut Option<(&'static str, u64)>,
+) -> crate::Result<(u64, f64)> {
+    use crate::measure::{PhaseClock, Progress};
+    let n = o.clients as usize;
+    let index = ctx.start_phase("warmup");
+    let hook = ctx.hooks.before_phase.take();
+    let boundary = now_ns().saturating_add(o.warmup.saturating_mul(1_000_000_000));
+    let deadline = boundary.saturating_add(o.seconds.saturating_mul(1_000_000_000));
+    let progress = Progress::new(n);
+    let mut clock = PhaseClock::start(index);
+    let (mut phase, mut index, mut start) = ("warmup", index, Instant::now());
+    let mut warm_s = 0.0;
+    let mut failure = None;
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        for t in 0..n {
+            let (tx, progress) = (tx.clone(), &progress);
+            s.spawn(move || {
+                let mut c = w.clients[t].lock().unwrap_or_else(|e| e.into_inner());
+                c.cpu.0 = fslab_sys::rusage(fslab_sys::Who::Thread).unwrap_or_default();
+                let turn = Turn {
+                    t,
+                    deadline,
+                    passes: u64::MAX,
+                    boundary,
+                };
+                client_loop(o, w.kinds, &mut c, turn, stop, w.live, progress);
+                c.cpu.1 = fslab_sys::rusage(fslab_sys::Who::Thread).unwrap_or_default();
+                let _ = tx.send(());
+            });
+        }
+        drop(tx);
+        let mut left = n;
+        while left > 0 {
+            match rx.recv_timeout(clock.until_tick()) {
+                Ok(()) => left -= 1,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            let crossed = phase == "warmup" && now_ns() >= boundary;
+            let point = if crossed {
+                clock.stop();
+                clock.finish(progress.total())
+            } else {
+                clock.tick(progress.total())
+            };
+            if let Some(p) = point {
+                second_line(w.live, n, phase, start, &p, lines_out, last_sec);
+                ctx.second(phase, p);
+            }
+            if crossed {
+                warm_s = clock.elapsed().as_secs_f64();
+                if let Err(e) = ctx.end_phase(index, "warmup") {
+                    failure.get_or_insert(e);
+                }
+                index = ctx.start_phase("execute");
+                (phase, start) = ("execute", Instant::now());
+                clock = PhaseClock::start(index);
+            }
+        }
+    });
+    clock.stop();
+    if let Some(p) = clock.finish(progress.total()) {
+        second_line(w.live, n, phase, start, &p, lines_out, last_sec);
+        ctx.second(phase, p);
+    }
+    let exec_s = if phase == "execute" {
+        clock.elapsed().as_secs_f64()
+    } else {
+        0.0
+    };
+    ctx.end_phase(index, phase)?;
+    ctx.hooks.before_phase = hook;
+    if let Some(e) = failure {
+        return Err(e.into());
+    }
+    record_flowing(ctx, w, warm_s, exec_s, !stop.load(Ordering::Relaxed))
+}
+
+/// Records the two phases of [`warmup_then_execute`]: each client's
+/// operations, bytes and thread CPU on each side of its boundary.
+fn record_flowing(
+    ctx: &mut RunCtx,
+    w: &Window,
+    warm_s: f64,
+    exec_s: f64,
+    complete: bool,
+) -> crate::Result<(u64, f64)> {
+    let (mut warm, mut exec) = ((0u64, 0u64, 0.0, 0.0), (0u64, 0u64, 0.0, 0.0));
+    for (t, c) in w.clients.iter().enumerate() {
+        let c = c.lock().unwrap_or_else(|e| e.into_inner());
+        let ops: u64 = c.stats.iter().map(|s| s.hist.count()).sum();
+        let bytes = w.live.bytes[t].load(Ordering::Relaxed);
+        let (w_ops, w_bytes, mid) = c.warm.unwrap_or((ops, bytes, c.cpu.1));
+        let (before, after) = (mid.since(&c.cpu.0), c.cpu.1.since(&mid));
+        warm.0 += w_ops;
+        warm.1 += w_bytes;
+        warm.2 += before.user.as_secs_f64();
+        warm.3 += before.system.as_secs_f64();
+        if c.warm.is_some() {
+            exec.0 += ops;
+            exec.1 += bytes;
+            exec.2 += after.user.as_secs_f64();
+            exec.3 += after.system.as_secs_f64();
+        }
+    }
+    for (name, (ops, bytes, usr, sys), secs, index) in
+        [("warmup", warm, warm_s, 0), ("execute", exec, exec_s, 1)]
+    {
+        let p = crate::common::PhaseRun::<()> {
+            results: Vec::new(),
+            index,
+            elapsed_s: secs,
+            usr_cpu_s: usr,
+            sys_cpu_s: sys,
+        };
+        ctx.record_phase(phase_result(name, ops, bytes, &p, complete))?;
+    }
+    Ok((exec.1, exec_s))
+}
+
 pub fn run(
     o: &DbenchOptions,
     argv: &[String],
@@ -901,8 +1062,18 @@ pub fn run(
     // Each line's row in the operation table, found once rather than per operation.
     let kinds: Vec<usize> = o.lines.iter().map(|l| op_index(l.op.name())).collect();
     let mut last_sec: Option<(&'static str, u64)> = None;
+    let flowing = o.loops.is_none() && o.warmup > 0;
+    if flowing {
+        let w = Window {
+            clients: &clients,
+            live: &live,
+            kinds: &kinds,
+        };
+        (bytes_total, execute_secs) =
+            warmup_then_execute(o, &mut ctx, &w, stop, &mut lines_out, &mut last_sec)?;
+    }
     for (phase, secs) in [("warmup", o.warmup), ("execute", o.seconds)] {
-        if secs == 0 || ctx.stopping() {
+        if flowing || secs == 0 || ctx.stopping() {
             continue;
         }
         for c in &clients {
@@ -930,6 +1101,7 @@ pub fn run(
                     t,
                     deadline,
                     passes,
+                    boundary: u64::MAX,
                 };
                 client_loop(o, &kinds, &mut c, turn, stop, &live, progress);
             },
@@ -1080,6 +1252,8 @@ mod tests {
             mismatches: 0,
             first_mismatches: Vec::new(),
             error: None,
+            warm: None,
+            cpu: Default::default(),
         };
         let mut buf = vec![0u8; 4096];
         let other = || std::fs::File::open(dir.path().join("clients/client1/F.DOC")).unwrap();

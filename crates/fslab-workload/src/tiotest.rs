@@ -328,6 +328,9 @@ impl Aligned {
 
 /// One thread's share of one test, with tiotest's calls and timed region:
 ///
+/// Each open is followed by an `lseek` to the start (tiotest's seek to the
+/// thread's offset), but for a mapped test.
+///
 /// - write: open (`O_TRUNC`), one `write(2)` per block at the file
 ///   position (`-M`: `ftruncate`, `mmap`, a copy per block, `munmap`),
 ///   then `fsync` and `close`;
@@ -368,6 +371,14 @@ fn work(
         }
     };
     let fd: OwnedFd = file.into();
+    // tiotest 0.3.5 seeks to the thread's offset in the file (0) after
+    // each open, unless the test goes through a mapping.
+    if !(o.mmap && test.is_multiple_of(2)) {
+        if let Err(e) = rustix::fs::seek(&fd, rustix::fs::SeekFrom::Start(0)) {
+            part.error = Some(format!("{} {}", io_error("lseek", e), o.file(t).display()));
+            return part;
+        }
+    }
     let r = if test.is_multiple_of(2) {
         sequential(o, test, t, &fd, progress, stop, &mut part)
     } else {
@@ -758,6 +769,7 @@ mod tests {
                 json: false,
                 probes: "none".into(),
                 drop_caches: false,
+                drop_caches_once: false,
                 cgroup: None,
                 die_with_parent: false,
                 progress: false,

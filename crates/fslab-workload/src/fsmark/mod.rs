@@ -270,7 +270,7 @@ fn unlink_loop(workers: &mut [Worker]) -> (u64, f64, (f64, f64), Option<WorkErro
     let results: Vec<Result<u64, WorkError>> = std::thread::scope(|s| {
         let hs: Vec<_> = workers
             .iter_mut()
-            .map(|w| s.spawn(move || w.unlink_loop()))
+            .map(|w| s.spawn(move || crate::measure::counted(|| w.unlink_loop())))
             .collect();
         hs.into_iter()
             .map(|h| {

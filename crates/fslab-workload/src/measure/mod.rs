@@ -9,7 +9,7 @@ mod cpu;
 mod timebase;
 
 pub use clock::{PhaseClock, Progress};
-pub use cpu::CpuMeter;
+pub use cpu::{counted, CpuMeter};
 pub use timebase::{now_ns, start_timebase};
 
 use std::sync::mpsc;
@@ -17,7 +17,8 @@ use std::sync::mpsc;
 use fslab_record::SeriesPoint;
 
 /// Runs `jobs` on scoped threads while the calling thread records one
-/// series point a second. Returns each job's result, in order.
+/// series point a second. Returns each job's result, in order. Each job's
+/// CPU goes to the workers' sum ([`CpuMeter`]).
 pub fn supervise<'env, T: Send + 'env>(
     jobs: Vec<Box<dyn FnOnce() -> T + Send + 'env>>,
     clock: &mut PhaseClock,
@@ -31,7 +32,7 @@ pub fn supervise<'env, T: Send + 'env>(
             .map(|job| {
                 let tx = tx.clone();
                 s.spawn(move || {
-                    let r = job();
+                    let r = cpu::counted(job);
                     let _ = tx.send(());
                     r
                 })

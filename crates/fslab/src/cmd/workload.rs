@@ -49,7 +49,7 @@ pub fn run<R: Report>(
         fslab_experiment::machine::MemCgroup::add_process(cg, std::process::id())
             .map_err(|e| Failure::Failed(format!("{name}: --cgroup: {e}")))?;
     }
-    if common.drop_caches {
+    if common.drop_caches || common.drop_caches_once {
         fslab_experiment::machine::drop_caches()
             .map_err(|e| Failure::Failed(format!("{name}: --drop-caches: {e}")))?;
     }
