@@ -89,16 +89,30 @@ pub const NO_MORE_RUNS: &str = "more runs cannot settle it";
 pub const LEVEL: f64 = 0.95;
 
 /// A count: a metric named without a unit (`fslab_record`'s rule: counts
-/// carry none), such as "image extents". A count that varies in no group
-/// is taken as exact: one run a side gives its verdict.
+/// carry none), such as "image extents".
 pub fn counted(name: &str) -> bool {
     !name.trim_end().ends_with(')')
 }
 
+/// Counts that the workload's options fix: the work it was told to do, and
+/// what follows from the file's size alone. Only these are exact from one
+/// run a side; any other count (extents, IOs, limit hits) varies from run
+/// to run, and is taken as exact only when two runs or more in every group
+/// show that it does not.
+pub const BY_CONSTRUCTION: &[&str] = &["files created", "perfection would be"];
+
+/// Whether a count is fixed by the workload's options (see [`BY_CONSTRUCTION`]).
+pub fn by_construction(name: &str) -> bool {
+    counted(name) && BY_CONSTRUCTION.iter().any(|s| name.trim_end().ends_with(s))
+}
+
 /// Whether a metric's values are exact: a count with no variance in any
-/// group.
+/// group, either fixed by construction or seen not to vary in two runs or
+/// more of every group that has values.
 fn exact(m: &Metric) -> bool {
-    counted(&m.name) && m.values.iter().all(|v| v.windows(2).all(|w| w[0] == w[1]))
+    let constant = m.values.iter().all(|v| v.windows(2).all(|w| w[0] == w[1]));
+    let seen = m.values.iter().all(|v| v.is_empty() || v.len() >= 2);
+    counted(&m.name) && constant && (by_construction(&m.name) || seen)
 }
 
 fn blank_row(m: &Metric, group: &str, summary: Summary) -> Row {
@@ -482,7 +496,7 @@ mod tests {
         let groups = vec!["a".to_string(), "b".to_string()];
         let one = |a: Vec<f64>, b: Vec<f64>| {
             let m = vec![Metric {
-                name: "image extents".into(),
+                name: "alloctest filefrag perfection would be".into(),
                 direction: Direction::Cost,
                 values: vec![a, b],
             }];
@@ -492,6 +506,24 @@ mod tests {
         assert_eq!(r.verdict, Some(Verdict::More), "{r:?}");
         assert_eq!((r.interval, r.p_value), (Some("deterministic"), None));
         assert!(r.note.unwrap().contains("taken as exact"));
+        // A count the options do not fix (extents vary from run to run):
+        // one run a side is no evidence that it does not vary.
+        let extents = |a: Vec<f64>, b: Vec<f64>| {
+            let m = vec![Metric {
+                name: "image extents".into(),
+                direction: Direction::Cost,
+                values: vec![a, b],
+            }];
+            compare(&groups, &m, 0).remove(1)
+        };
+        let r = extents(vec![9.0], vec![128.0]);
+        assert_eq!(r.verdict, Some(Verdict::Unresolved), "{r:?}");
+        assert_ne!(r.interval, Some("deterministic"), "{r:?}");
+        let r = extents(vec![9.0, 9.0], vec![128.0, 128.0]);
+        assert_eq!(
+            (r.verdict, r.interval),
+            (Some(Verdict::More), Some("deterministic"))
+        );
         let r = one(vec![9.0, 9.0], vec![9.0, 9.0]);
         assert_eq!((r.verdict, r.note), (Some(Verdict::Same), None));
         let r = one(vec![0.0], vec![0.0]);
