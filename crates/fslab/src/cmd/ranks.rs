@@ -50,6 +50,8 @@ pub fn run<R: Report>(
     }
     // Some on rank 0 only.
     let store = opened.and_then(Result::ok);
+    // Every host's clock against rank 0's, before and after the run.
+    let clock_start = fslab_cluster::clock::measure(cluster, &fslab_cluster::clock::now_ns);
     let stop = super::stop_on_signals()?;
     let gate = Gate::new(cluster);
     let mut rec = RankRecorder::new(rank, &host);
@@ -94,6 +96,7 @@ pub fn run<R: Report>(
         }
     }
     gate.finish();
+    let clock_end = fslab_cluster::clock::measure(cluster, &fslab_cluster::clock::now_ns);
     let parts = cluster.gather(&mine.to_bytes());
     place.settle();
     let own_status = mine.status;
@@ -113,24 +116,15 @@ pub fn run<R: Report>(
     for (r, bytes) in parts.iter().enumerate().skip(1) {
         runs.push(RankRun::from_bytes(bytes).unwrap_or_else(|e| RankRun::failed(r, "?", e)));
     }
-    let merged = fslab_cluster::merge(runs);
+    let clocks = fslab_cluster::Clocks {
+        start: clock_start.unwrap_or_default(),
+        end: clock_end.unwrap_or_default(),
+    };
+    let merged = fslab_cluster::merge_clocked(runs, &clocks);
     let id = merged
         .record(&mut store)
         .map_err(|e| Failure::Failed(format!("{name}: results store: {e}")))?;
-    let mut summary = merged.summary(name);
-    if name == fslab_record::WorkloadKind::FsMark.name() && !merged.run.loops.is_empty() {
-        // fs_mark's table for all ranks, so scripts that read its rows
-        // (seed 000's `stats`) read MPI runs too.
-        summary += &format!(
-            "\n#\tAll {} ranks, loop by loop: Count, Files/sec and App Overhead summed over \
-             ranks (as fs_mark sums its threads), FSUse% the highest rank's.\n\n",
-            merged.ranks
-        );
-        summary += &fslab_workload::fsmark::output::columns();
-        for l in &merged.run.loops {
-            summary += &fslab_workload::fsmark::output::row(l, false);
-        }
-    }
+    let summary = summary_text(name, &merged);
     match &common.text_to {
         Some(p) => std::fs::write(p, &summary)
             .map_err(|e| Failure::Failed(format!("{name}: --text-to {}: {e}", p.display())))?,
@@ -159,10 +153,31 @@ pub fn run<R: Report>(
     ending(name, merged.run.status, merged.run.error.as_deref(), &kept)
 }
 
+/// The merged run's text: its rates and latency, and for fs_mark its table
+/// of all ranks.
+fn summary_text(name: &str, merged: &fslab_cluster::MergedRun) -> String {
+    let mut summary = merged.summary(name);
+    if name == fslab_record::WorkloadKind::FsMark.name() && !merged.run.loops.is_empty() {
+        // fs_mark's table for all ranks, so scripts that read its rows
+        // (seed 000's `stats`) read MPI runs too.
+        summary += &format!(
+            "\n#\tAll {} ranks, loop by loop: Count, Files/sec and App Overhead summed over \
+             ranks (as fs_mark sums its threads), FSUse% the highest rank's.\n\n",
+            merged.ranks
+        );
+        summary += &fslab_workload::fsmark::output::columns();
+        for l in &merged.run.loops {
+            summary += &fslab_workload::fsmark::output::row(l, false);
+        }
+    }
+    summary
+}
+
 /// What `--json` prints for a merged run: the fields of a one-process
 /// report (run_id, status, error, phases, latency percentiles, series,
 /// loops) and the ranks: how many, on which hosts, each phase's per-rank
-/// rates and each rank's status.
+/// rates and each rank's status; each host's filesystem and clock offset,
+/// each rank's timeline on rank 0's clock and latency counts per rank.
 fn report_json(id: Option<i64>, m: &fslab_cluster::MergedRun) -> serde_json::Value {
     let latency: Vec<LatencyEntry> = m
         .run
@@ -188,5 +203,8 @@ fn report_json(id: Option<i64>, m: &fslab_cluster::MergedRun) -> serde_json::Val
         "loops": m.run.loops,
         "series": m.run.series,
         "rank_status": m.rank_status,
+        "host_facts": m.host_facts,
+        "timelines": m.timelines,
+        "latency_counts": m.latency_counts,
     })
 }
