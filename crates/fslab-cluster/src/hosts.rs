@@ -118,29 +118,6 @@ pub fn timelines(ranks: &[RankRun], clocks: &Clocks, origin_ns: i64) -> Vec<Rank
         .collect()
 }
 
-/// Each (phase, call)'s count per rank.
-pub fn latency_counts(ranks: &[RankRun]) -> Vec<LatencyCounts> {
-    let mut out: Vec<LatencyCounts> = Vec::new();
-    for (i, r) in ranks.iter().enumerate() {
-        for h in &r.latency {
-            let Ok(hist) = h.histogram() else { continue };
-            let at = match out.iter().position(|c| c.phase == h.phase && c.op == h.op) {
-                Some(at) => at,
-                None => {
-                    out.push(LatencyCounts {
-                        phase: h.phase.clone(),
-                        op: h.op.clone(),
-                        per_rank: vec![0; ranks.len()],
-                    });
-                    out.len() - 1
-                }
-            };
-            out[at].per_rank[i] += hist.count();
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

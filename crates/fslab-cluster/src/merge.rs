@@ -150,7 +150,8 @@ pub fn merge_clocked(ranks: Vec<RankRun>, clocks: &Clocks) -> MergedRun {
     let (phases, rates) = merge_phases(&ranks);
     run.phases = phases;
     run.series = merge_series(&ranks);
-    run.latency = merge_latency(&ranks);
+    let (latency, latency_counts) = merge_latency(&ranks);
+    run.latency = latency;
     run.loops = merge_loops(&ranks);
     // Rank 0's start is the timelines' zero.
     let origin = clocks
@@ -169,7 +170,7 @@ pub fn merge_clocked(ranks: Vec<RankRun>, clocks: &Clocks) -> MergedRun {
     MergedRun {
         host_facts: hosts::host_facts(&ranks, clocks),
         timelines: hosts::timelines(&ranks, clocks, origin),
-        latency_counts: hosts::latency_counts(&ranks),
+        latency_counts,
         run,
         ranks: ranks.len(),
         hosts,
@@ -246,24 +247,42 @@ fn merge_series(ranks: &[RankRun]) -> Vec<SeriesPoint> {
     out.into_values().collect()
 }
 
-fn merge_latency(ranks: &[RankRun]) -> Vec<RankHist> {
-    let mut keys: Vec<(String, String)> = Vec::new();
+/// The ranks' histograms added up per (phase, call), which is exact (HDR
+/// histograms of the same bounds add bucket by bucket), and each rank's
+/// count of each; every histogram is decoded once.
+fn merge_latency(ranks: &[RankRun]) -> (Vec<RankHist>, Vec<LatencyCounts>) {
+    let mut counts: Vec<LatencyCounts> = Vec::new();
     let mut hists: Vec<LatencyHistogram> = Vec::new();
-    for h in ranks.iter().flat_map(|r| &r.latency) {
-        let Ok(hist) = h.histogram() else { continue };
-        let key = (h.phase.clone(), h.op.clone());
-        match keys.iter().position(|k| *k == key) {
-            Some(i) => hists[i].merge(&hist),
-            None => {
-                keys.push(key);
-                hists.push(hist);
+    for (i, r) in ranks.iter().enumerate() {
+        for h in &r.latency {
+            let Ok(hist) = h.histogram() else { continue };
+            match counts
+                .iter()
+                .position(|c| c.phase == h.phase && c.op == h.op)
+            {
+                Some(at) => {
+                    counts[at].per_rank[i] += hist.count();
+                    hists[at].merge(&hist);
+                }
+                None => {
+                    let mut per_rank = vec![0; ranks.len()];
+                    per_rank[i] = hist.count();
+                    counts.push(LatencyCounts {
+                        phase: h.phase.clone(),
+                        op: h.op.clone(),
+                        per_rank,
+                    });
+                    hists.push(hist);
+                }
             }
         }
     }
-    keys.iter()
+    let merged = counts
+        .iter()
         .zip(&hists)
-        .map(|((p, o), h)| RankHist::of(p, o, h))
-        .collect()
+        .map(|(c, h)| RankHist::of(&c.phase, &c.op, h))
+        .collect();
+    (merged, counts)
 }
 
 /// fs_mark's loop rows: counts and per-thread rates add up (ranks are more
