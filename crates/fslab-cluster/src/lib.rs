@@ -21,6 +21,7 @@ mod mpi_cluster;
 pub mod netns;
 mod record;
 mod report;
+pub mod rescue;
 
 pub use clock::ClockOffset;
 pub use gate::Gate;

@@ -70,6 +70,9 @@ pub struct NsHosts {
     /// `10.251.X.0/24`.
     pub cidr: String,
     pub hosts: Vec<NsHost>,
+    /// The head node mpirun runs on, with no ranks of its own (a login
+    /// node): a host's loss then reaches every other host's daemon at once.
+    pub head: Option<NsHost>,
     /// The `plm_rsh_agent` script.
     pub agent: PathBuf,
 }
@@ -147,6 +150,7 @@ impl NsHosts {
             bridge: format!("fsbr{id}"),
             cidr: format!("10.251.{net}.0/24"),
             hosts: Vec::new(),
+            head: None,
             agent: dir.join(format!("ns-agent-{id}")),
             id,
         };
@@ -154,17 +158,18 @@ impl NsHosts {
         ip(&["link", "add", &me.bridge, "type", "bridge"])?;
         ip(&["link", "set", &me.bridge, "up"])?;
         for i in 0..n {
-            let h = me.add_host(i, net)?;
+            let h = me.add_host(&format!("h{i}"), i as u8 + 1, net)?;
             me.hosts.push(h);
         }
+        me.head = Some(me.add_host("head", 254, net)?);
         me.write_agent()?;
         Ok(me)
     }
 
-    fn add_host(&self, i: usize, net: u8) -> Result<NsHost, NetnsError> {
-        let name = format!("fslab-{}-h{i}", self.id);
-        let veth = format!("fsv{}-{i}", self.id);
-        let addr = Ipv4Addr::new(10, 251, net, i as u8 + 1);
+    fn add_host(&self, role: &str, last: u8, net: u8) -> Result<NsHost, NetnsError> {
+        let name = format!("fslab-{}-{role}", self.id);
+        let veth = format!("fsv{}-{last}", self.id);
+        let addr = Ipv4Addr::new(10, 251, net, last);
         ip(&["netns", "add", &name])?;
         ip(&[
             "link", "add", &veth, "type", "veth", "peer", "name", "eth0", "netns", &name,
@@ -234,12 +239,17 @@ impl NsHosts {
         std::fs::set_permissions(&self.agent, std::fs::Permissions::from_mode(0o755)).map_err(err)
     }
 
-    /// mpirun started on host 0 (as a head node) with the options that
-    /// launch `per_host` ranks on every host through the agent, TCP only on
-    /// the hosts' network; the program and its arguments follow.
+    /// The head node, where mpirun runs.
+    pub fn head(&self) -> &NsHost {
+        self.head.as_ref().expect("made with the hosts")
+    }
+
+    /// mpirun started on the head node with the options that launch
+    /// `per_host` ranks on every host through the agent, TCP only on the
+    /// hosts' network; the program and its arguments follow.
     pub fn mpirun(&self, per_host: usize) -> Command {
         let hosts: Vec<String> = self.hosts.iter().map(|h| h.addr.to_string()).collect();
-        let mut c = self.hosts[0].command("mpirun");
+        let mut c = self.head().command("mpirun");
         c.args(mpirun_args(
             &hosts,
             per_host,
@@ -262,7 +272,7 @@ impl NsHosts {
     }
 
     fn teardown(&mut self) {
-        for h in &mut self.hosts {
+        for h in self.hosts.iter_mut().chain(self.head.as_mut()) {
             // Bounded: a process that outlives three sweeps is left to the
             // namespace's deletion.
             for _ in 0..3 {
@@ -299,9 +309,17 @@ pub fn mpirun_args(
 ) -> Vec<String> {
     let mut a: Vec<String> = vec!["--allow-run-as-root".into(), "--oversubscribe".into()];
     let mut mca = |k: &str, v: &str| a.extend(["--mca".into(), k.into(), v.into()]);
+    // When a host is lost, each daemon sends its ranks SIGCONT, waits this
+    // long, sends SIGTERM, waits as long again, then SIGKILL: time for the
+    // ranks to keep what they measured (the default, 1 s, is too short).
+    mca("odls_base_sigkill_timeout", "4");
     if let Some(agent) = agent {
         mca("plm_rsh_agent", &agent.display().to_string());
         mca("plm_rsh_no_tree_spawn", "1");
+        // Orders go from the head node to each daemon directly: through a
+        // routing tree a daemon passes the kill order on only after its
+        // own ranks are dead, too late for theirs to be kept.
+        mca("routed", "direct");
     }
     if let Some(cidr) = cidr {
         mca("btl", "self,tcp");
@@ -328,14 +346,15 @@ mod tests {
         );
         assert_eq!(
             a.join(" "),
-            "--allow-run-as-root --oversubscribe --mca plm_rsh_agent /t/agent \
-             --mca plm_rsh_no_tree_spawn 1 --mca btl self,tcp --mca btl_tcp_if_include \
+            "--allow-run-as-root --oversubscribe --mca odls_base_sigkill_timeout 4 \
+             --mca plm_rsh_agent /t/agent \
+             --mca plm_rsh_no_tree_spawn 1 --mca routed direct --mca btl self,tcp --mca btl_tcp_if_include \
              10.251.3.0/24 --mca oob_tcp_if_include 10.251.3.0/24 -np 4 -H 10.251.3.1:2,10.251.3.2:2"
         );
         let ssh = mpirun_args(&["node1".into()], 3, None, None);
         assert_eq!(
             ssh.join(" "),
-            "--allow-run-as-root --oversubscribe -np 3 -H node1:3"
+            "--allow-run-as-root --oversubscribe --mca odls_base_sigkill_timeout 4 -np 3 -H node1:3"
         );
     }
 }

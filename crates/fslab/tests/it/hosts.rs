@@ -191,4 +191,90 @@ mod with_mpi {
         drop(hosts);
         assert_eq!(leftovers(&id), Vec::<String>::new());
     }
+
+    #[test]
+    fn a_host_killed_mid_run_is_named_and_the_other_hosts_work_is_kept() {
+        let lab = Lab::new();
+        let Some(hosts) = setup(2, &lab) else { return };
+        let dir = lab.path("d");
+        std::fs::create_dir(&dir).unwrap();
+        // A create phase of some seconds per rank; host 1 dies in it.
+        let child = mpirun(
+            &hosts,
+            &lab,
+            2,
+            &[
+                "fsmark",
+                "-d",
+                dir.to_str().unwrap(),
+                "-n",
+                "40000",
+                "-s",
+                "0",
+                "-L",
+                "1",
+            ],
+        )
+        .arg("--probes")
+        .arg("none")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+        // Once every rank is making files (each has its directory), host
+        // 1's processes are killed.
+        let started = crate::support::wait_for(30, || {
+            (0..4).all(|r| dir.join(format!("rank{r:04}")).exists())
+        });
+        assert!(started, "the ranks never started");
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        assert!(hosts.kill_processes(1) > 0, "host 1 had processes");
+        let o = child.wait_with_output().unwrap();
+        let (out, err) = (stdout(&o), stderr(&o));
+        assert!(!o.status.success(), "{out}\n{err}");
+        assert_ne!(o.status.code(), Some(124), "mpirun hung: {err}");
+        let lost = format!(
+            "host {} failed or disappeared (ranks 2, 3 sent no results)",
+            hosts.hosts[1].name
+        );
+        assert!(
+            err.contains(&format!("fslab: fsmark: stopped: {lost}")),
+            "{err}"
+        );
+        assert!(out.contains("rank 0: interrupted"), "{out}");
+        assert!(
+            out.contains(&format!(
+                "rank 2: failed: lost: no results from rank 2 on host {}",
+                hosts.hosts[1].name
+            )),
+            "{out}"
+        );
+        let run = export(&lab, 1);
+        assert_eq!(run["run"]["status"], "failed");
+        assert_eq!(run["run"]["error"], lost.as_str());
+        // Host 0's ranks' files made before the signal are kept: more than
+        // none, fewer than their 80 000.
+        let create = &run["phases"][0];
+        let ops = create["ops"].as_u64().unwrap();
+        assert!(ops > 0 && ops < 80_000, "{create}");
+        assert_eq!(create["complete"], false);
+        assert_eq!(run["loops"][0]["files"], ops);
+        let status: Vec<&str> = run["run"]["params"]["mpi"]["rank_status"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s[1].as_str().unwrap())
+            .collect();
+        assert_eq!(status, ["interrupted", "interrupted", "failed", "failed"]);
+        // The spool beside the store is gone, and so are the hosts.
+        let spools: Vec<_> = std::fs::read_dir(lab.tmp.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains(".ranks-"))
+            .collect();
+        assert!(spools.is_empty(), "{spools:?}");
+        let id = hosts.id.clone();
+        drop(hosts);
+        assert_eq!(leftovers(&id), Vec::<String>::new());
+    }
 }
