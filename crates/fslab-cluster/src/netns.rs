@@ -39,6 +39,8 @@ pub struct NsHost {
     /// Its network namespace's name, which is also its hostname.
     pub name: String,
     pub addr: Ipv4Addr,
+    /// Its veth's end on the bridge.
+    veth: String,
     holder: Child,
 }
 
@@ -209,7 +211,12 @@ impl NsHosts {
             .stdout(Stdio::null())
             .spawn()
             .map_err(|e| NetnsError::Spawn(format!("ip netns exec {name}"), e))?;
-        let host = NsHost { name, addr, holder };
+        let host = NsHost {
+            name,
+            addr,
+            veth,
+            holder,
+        };
         // Up once the holder has become `sleep` (its hostname set).
         let t = Instant::now();
         let comm = format!("/proc/{}/comm", host.holder.id());
@@ -285,6 +292,10 @@ impl NsHosts {
             }
             let _ = h.holder.kill();
             let _ = h.holder.wait();
+            // Deleting the pair's outer end deletes both at once; the
+            // namespace's own deletion frees them only once nothing holds
+            // it (a dying process may, for a while).
+            let _ = ip(&["link", "del", &h.veth]);
             let _ = ip(&["netns", "del", &h.name]);
         }
         let _ = ip(&["link", "del", &self.bridge]);
@@ -312,7 +323,7 @@ pub fn mpirun_args(
     // When a host is lost, each daemon sends its ranks SIGCONT, waits this
     // long, sends SIGTERM, waits as long again, then SIGKILL: time for the
     // ranks to keep what they measured (the default, 1 s, is too short).
-    mca("odls_base_sigkill_timeout", "4");
+    mca("odls_base_sigkill_timeout", "6");
     if let Some(agent) = agent {
         mca("plm_rsh_agent", &agent.display().to_string());
         mca("plm_rsh_no_tree_spawn", "1");
@@ -346,7 +357,7 @@ mod tests {
         );
         assert_eq!(
             a.join(" "),
-            "--allow-run-as-root --oversubscribe --mca odls_base_sigkill_timeout 4 \
+            "--allow-run-as-root --oversubscribe --mca odls_base_sigkill_timeout 6 \
              --mca plm_rsh_agent /t/agent \
              --mca plm_rsh_no_tree_spawn 1 --mca routed direct --mca btl self,tcp --mca btl_tcp_if_include \
              10.251.3.0/24 --mca oob_tcp_if_include 10.251.3.0/24 -np 4 -H 10.251.3.1:2,10.251.3.2:2"
@@ -354,7 +365,7 @@ mod tests {
         let ssh = mpirun_args(&["node1".into()], 3, None, None);
         assert_eq!(
             ssh.join(" "),
-            "--allow-run-as-root --oversubscribe --mca odls_base_sigkill_timeout 4 -np 3 -H node1:3"
+            "--allow-run-as-root --oversubscribe --mca odls_base_sigkill_timeout 6 -np 3 -H node1:3"
         );
     }
 }

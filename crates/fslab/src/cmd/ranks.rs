@@ -230,7 +230,7 @@ const GATHERED: u8 = 1;
 const RESCUED: u8 = 2;
 
 /// How long rank 0, stopped by a signal, waits for the gather before it
-/// merges the spool instead: within the 4 s between SIGTERM and SIGKILL
+/// merges the spool instead: within the 6 s between SIGTERM and SIGKILL
 /// that `fslab_cluster::netns::mpirun_args` asks of Open MPI
 /// (`odls_base_sigkill_timeout`), with room for the other hosts' ranks,
 /// signalled at the same time, to keep theirs.
