@@ -168,10 +168,22 @@ impl NsHosts {
         Ok(me)
     }
 
+    /// Makes one host; on an error, removes what it had made of it.
     fn add_host(&self, role: &str, last: u8, net: u8) -> Result<NsHost, NetnsError> {
         let name = format!("fslab-{}-{role}", self.id);
         let veth = format!("fsv{}-{last}", self.id);
         let addr = Ipv4Addr::new(10, 251, net, last);
+        self.make_host(name.clone(), veth.clone(), addr)
+            .inspect_err(|_| {
+                for p in pids(&name) {
+                    kill(p);
+                }
+                let _ = ip(&["link", "del", &veth]);
+                let _ = ip(&["netns", "del", &name]);
+            })
+    }
+
+    fn make_host(&self, name: String, veth: String, addr: Ipv4Addr) -> Result<NsHost, NetnsError> {
         ip(&["netns", "add", &name])?;
         ip(&[
             "link", "add", &veth, "type", "veth", "peer", "name", "eth0", "netns", &name,
@@ -367,5 +379,14 @@ mod tests {
             ssh.join(" "),
             "--allow-run-as-root --oversubscribe --mca odls_base_sigkill_timeout 6 -np 3 -H node1:3"
         );
+    }
+
+    #[test]
+    fn no_hosts_or_too_many_is_refused_before_anything_is_made() {
+        let dir = std::env::temp_dir();
+        for n in [0, 201] {
+            let e = NsHosts::new(n, &dir).err().unwrap();
+            assert_eq!(e.to_string(), format!("between 1 and 200 hosts, not {n}"));
+        }
     }
 }
