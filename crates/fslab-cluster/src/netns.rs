@@ -339,10 +339,6 @@ pub fn mpirun_args(
     if let Some(agent) = agent {
         mca("plm_rsh_agent", &agent.display().to_string());
         mca("plm_rsh_no_tree_spawn", "1");
-        // Orders go from the head node to each daemon directly: through a
-        // routing tree a daemon passes the kill order on only after its
-        // own ranks are dead, too late for theirs to be kept.
-        mca("routed", "direct");
     }
     if let Some(cidr) = cidr {
         mca("btl", "self,tcp");
@@ -371,7 +367,7 @@ mod tests {
             a.join(" "),
             "--allow-run-as-root --oversubscribe --mca odls_base_sigkill_timeout 6 \
              --mca plm_rsh_agent /t/agent \
-             --mca plm_rsh_no_tree_spawn 1 --mca routed direct --mca btl self,tcp --mca btl_tcp_if_include \
+             --mca plm_rsh_no_tree_spawn 1 --mca btl self,tcp --mca btl_tcp_if_include \
              10.251.3.0/24 --mca oob_tcp_if_include 10.251.3.0/24 -np 4 -H 10.251.3.1:2,10.251.3.2:2"
         );
         let ssh = mpirun_args(&["node1".into()], 3, None, None);

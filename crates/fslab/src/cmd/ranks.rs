@@ -232,8 +232,9 @@ const RESCUED: u8 = 2;
 /// How long rank 0, stopped by a signal, waits for the gather before it
 /// merges the spool instead: within the 6 s between SIGTERM and SIGKILL
 /// that `fslab_cluster::netns::mpirun_args` asks of Open MPI
-/// (`odls_base_sigkill_timeout`), with room for the other hosts' ranks,
-/// signalled at the same time, to keep theirs.
+/// (`odls_base_sigkill_timeout`), with room for the ranks signalled with
+/// it to keep theirs. Open MPI 4.1 signals the hosts one after another, so
+/// a third host's ranks may come too late (README, "Scaling out over MPI").
 const RESCUE_AFTER: Duration = Duration::from_secs(2);
 
 /// What rank 0's rescue needs to report a run without the other ranks.
