@@ -20,6 +20,9 @@ if [ "${FSLAB_MPI:-1}" = 1 ]; then
   command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
   dpkg -s libopenmpi-dev >/dev/null 2>&1 || need+=(libopenmpi-dev)
   dpkg -s libclang-dev >/dev/null 2>&1 || need+=(libclang-dev)
+  # Namespace hosts for the multi-host tests: ip netns, veth, bridges; nsenter.
+  command -v ip >/dev/null 2>&1 || need+=(iproute2)
+  command -v nsenter >/dev/null 2>&1 || need+=(util-linux)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"

@@ -11,20 +11,26 @@
 //! - [`RankRecorder`] / [`RankRun`]: everything one rank recorded.
 //! - [`merge`]: the ranks' runs as one run, and [`RankRates`] per phase.
 
+pub mod clock;
 mod gate;
+mod hosts;
 mod local;
 mod merge;
 #[cfg(feature = "mpi")]
 mod mpi_cluster;
+pub mod netns;
 mod record;
 mod report;
+pub mod rescue;
 
+pub use clock::ClockOffset;
 pub use gate::Gate;
+pub use hosts::{Clocks, HostFacts, LatencyCounts, RankTimeline};
 pub use local::LocalCluster;
-pub use merge::{merge, MergedRun, MpiParams, RankRates};
+pub use merge::{merge, merge_clocked, MergedRun, MpiParams, RankRates};
 #[cfg(feature = "mpi")]
 pub use mpi_cluster::MpiCluster;
-pub use record::{RankHist, RankRecorder, RankRun};
+pub use record::{RankHist, RankRecorder, RankRun, Span};
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +48,11 @@ pub trait Cluster {
     /// Ends every rank's process with exit status `code`: for a rank that
     /// cannot go on while the others would wait for it (MPI_Abort).
     fn abort(&self, code: i32) -> !;
+    /// Sends one number to rank `to` (point to point; `to` must call
+    /// [`Cluster::recv_from`] this rank).
+    fn send_to(&self, to: usize, v: i64);
+    /// Receives the next number rank `from` sent this one, waiting for it.
+    fn recv_from(&self, from: usize) -> i64;
 }
 
 /// One process, no MPI.
@@ -62,6 +73,12 @@ impl Cluster for Solo {
     }
     fn abort(&self, code: i32) -> ! {
         std::process::exit(code)
+    }
+    fn send_to(&self, to: usize, _v: i64) {
+        panic!("a run of one process has no rank {to} to send to")
+    }
+    fn recv_from(&self, from: usize) -> i64 {
+        panic!("a run of one process has no rank {from} to receive from")
     }
 }
 

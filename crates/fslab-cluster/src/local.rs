@@ -1,7 +1,8 @@
 //! Ranks as threads of one process: the collectives of [`Cluster`] without
 //! MPI, so gates and merging are tested anywhere.
 
-use std::sync::{Arc, Barrier, Mutex};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Barrier, Condvar, Mutex};
 
 use crate::Cluster;
 
@@ -9,6 +10,9 @@ struct Shared {
     barrier: Barrier,
     sums: Mutex<Vec<u64>>,
     parts: Mutex<Vec<Vec<u8>>>,
+    /// Point-to-point messages in flight, by (from, to).
+    mail: Mutex<HashMap<(usize, usize), VecDeque<i64>>>,
+    posted: Condvar,
 }
 
 /// One rank of a cluster of threads.
@@ -26,6 +30,8 @@ impl LocalCluster {
             barrier: Barrier::new(size),
             sums: Mutex::new(vec![0; size]),
             parts: Mutex::new(vec![Vec::new(); size]),
+            mail: Mutex::new(HashMap::new()),
+            posted: Condvar::new(),
         });
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..size)
@@ -71,6 +77,23 @@ impl Cluster for LocalCluster {
     }
     fn abort(&self, code: i32) -> ! {
         panic!("rank {} aborted the cluster with status {code}", self.rank)
+    }
+    fn send_to(&self, to: usize, v: i64) {
+        let mut mail = self.shared.mail.lock().unwrap();
+        mail.entry((self.rank, to)).or_default().push_back(v);
+        self.shared.posted.notify_all();
+    }
+    fn recv_from(&self, from: usize) -> i64 {
+        let mut mail = self.shared.mail.lock().unwrap();
+        loop {
+            if let Some(v) = mail
+                .get_mut(&(from, self.rank))
+                .and_then(VecDeque::pop_front)
+            {
+                return v;
+            }
+            mail = self.shared.posted.wait(mail).unwrap();
+        }
     }
 }
 

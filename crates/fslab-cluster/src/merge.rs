@@ -8,6 +8,7 @@
 use fslab_record::{CallStats, LatencyHistogram, LoopRow, PhaseResult, RunStatus, SeriesPoint};
 use serde::{Deserialize, Serialize};
 
+use crate::hosts::{self, Clocks, HostFacts, LatencyCounts, RankTimeline};
 use crate::record::{RankHist, RankRun};
 
 /// One phase's rate across the ranks (operations per second).
@@ -38,6 +39,13 @@ pub struct MpiParams {
     pub rates: Vec<RankRates>,
     /// Each rank's status and error.
     pub rank_status: Vec<(usize, RunStatus, Option<String>)>,
+    /// Each host's filesystem and clock offset against rank 0.
+    pub host_facts: Vec<HostFacts>,
+    /// Each rank's phases on rank 0's clock.
+    pub timelines: Vec<RankTimeline>,
+    /// Each (phase, call)'s latency count per rank (the merged
+    /// histogram's count is their sum).
+    pub latency_counts: Vec<LatencyCounts>,
 }
 
 impl MpiParams {
@@ -73,6 +81,9 @@ pub struct MergedRun {
     pub rates: Vec<RankRates>,
     /// Each rank's status and error.
     pub rank_status: Vec<(usize, RunStatus, Option<String>)>,
+    pub host_facts: Vec<HostFacts>,
+    pub timelines: Vec<RankTimeline>,
+    pub latency_counts: Vec<LatencyCounts>,
 }
 
 fn worst(a: RunStatus, b: RunStatus) -> RunStatus {
@@ -89,8 +100,16 @@ fn worst(a: RunStatus, b: RunStatus) -> RunStatus {
     }
 }
 
-/// Merges the ranks' runs (in rank order; rank 0 first).
+/// Merges the ranks' runs (in rank order; rank 0 first), their clocks not
+/// measured.
 pub fn merge(ranks: Vec<RankRun>) -> MergedRun {
+    merge_clocked(ranks, &Clocks::default())
+}
+
+/// Merges the ranks' runs (in rank order; rank 0 first) with their clocks
+/// against rank 0's: each host's offset is kept, and each rank's timeline
+/// put on rank 0's clock.
+pub fn merge_clocked(ranks: Vec<RankRun>, clocks: &Clocks) -> MergedRun {
     let mut hosts: Vec<(String, usize)> = Vec::new();
     for r in &ranks {
         match hosts.iter_mut().find(|(h, _)| *h == r.host) {
@@ -131,9 +150,27 @@ pub fn merge(ranks: Vec<RankRun>) -> MergedRun {
     let (phases, rates) = merge_phases(&ranks);
     run.phases = phases;
     run.series = merge_series(&ranks);
-    run.latency = merge_latency(&ranks);
+    let (latency, latency_counts) = merge_latency(&ranks);
+    run.latency = latency;
     run.loops = merge_loops(&ranks);
+    // Rank 0's start is the timelines' zero.
+    let origin = clocks
+        .start
+        .iter()
+        .find(|o| o.rank == 0)
+        .map(|o| o.at_ns)
+        .or_else(|| {
+            ranks
+                .iter()
+                .flat_map(|r| &r.spans)
+                .map(|s| s.start_ns)
+                .min()
+        })
+        .unwrap_or(0);
     MergedRun {
+        host_facts: hosts::host_facts(&ranks, clocks),
+        timelines: hosts::timelines(&ranks, clocks, origin),
+        latency_counts,
         run,
         ranks: ranks.len(),
         hosts,
@@ -210,24 +247,42 @@ fn merge_series(ranks: &[RankRun]) -> Vec<SeriesPoint> {
     out.into_values().collect()
 }
 
-fn merge_latency(ranks: &[RankRun]) -> Vec<RankHist> {
-    let mut keys: Vec<(String, String)> = Vec::new();
+/// The ranks' histograms added up per (phase, call), which is exact (HDR
+/// histograms of the same bounds add bucket by bucket), and each rank's
+/// count of each; every histogram is decoded once.
+fn merge_latency(ranks: &[RankRun]) -> (Vec<RankHist>, Vec<LatencyCounts>) {
+    let mut counts: Vec<LatencyCounts> = Vec::new();
     let mut hists: Vec<LatencyHistogram> = Vec::new();
-    for h in ranks.iter().flat_map(|r| &r.latency) {
-        let Ok(hist) = h.histogram() else { continue };
-        let key = (h.phase.clone(), h.op.clone());
-        match keys.iter().position(|k| *k == key) {
-            Some(i) => hists[i].merge(&hist),
-            None => {
-                keys.push(key);
-                hists.push(hist);
+    for (i, r) in ranks.iter().enumerate() {
+        for h in &r.latency {
+            let Ok(hist) = h.histogram() else { continue };
+            match counts
+                .iter()
+                .position(|c| c.phase == h.phase && c.op == h.op)
+            {
+                Some(at) => {
+                    counts[at].per_rank[i] += hist.count();
+                    hists[at].merge(&hist);
+                }
+                None => {
+                    let mut per_rank = vec![0; ranks.len()];
+                    per_rank[i] = hist.count();
+                    counts.push(LatencyCounts {
+                        phase: h.phase.clone(),
+                        op: h.op.clone(),
+                        per_rank,
+                    });
+                    hists.push(hist);
+                }
             }
         }
     }
-    keys.iter()
+    let merged = counts
+        .iter()
         .zip(&hists)
-        .map(|((p, o), h)| RankHist::of(p, o, h))
-        .collect()
+        .map(|(c, h)| RankHist::of(&c.phase, &c.op, h))
+        .collect();
+    (merged, counts)
 }
 
 /// fs_mark's loop rows: counts and per-thread rates add up (ranks are more
@@ -445,5 +500,43 @@ mod tests {
                 max_us: 90
             }
         );
+    }
+
+    #[test]
+    fn merged_percentiles_are_the_whole_runs_not_averages_of_the_ranks() {
+        // Rank 0: 9 000 calls of 1..=9 000 us; rank 1, a straggler: 1 000
+        // calls of 100 ms. The whole run's p50 is 5 000.5 us and its p95
+        // 100 ms; the mean of the two ranks' p95s would be about 54 ms.
+        let fast: Vec<u64> = (1..=9_000u64).map(|us| us * 1_000).collect();
+        let slow = vec![100_000_000u64; 1_000];
+        let a = rank(0, "a", &[("create", 9_000, 1.0)], &fast);
+        let b = rank(1, "b", &[("create", 1_000, 1.0)], &slow);
+        let m = merge(vec![a.clone(), b.clone()]);
+        let merged = m.run.latency[0].histogram().unwrap();
+        // One histogram of every call made directly: identical.
+        let mut whole = LatencyHistogram::new();
+        fast.iter().chain(&slow).for_each(|&v| whole.record(v));
+        assert_eq!(merged.count(), 10_000);
+        assert_eq!(merged.summary(), whole.summary());
+        for q in [0.5, 0.9, 0.95, 0.99, 0.999] {
+            assert_eq!(merged.quantile_ns(q), whole.quantile_ns(q), "q {q}");
+        }
+        // Against the exact order statistics, within HDR's 1%.
+        let mut all: Vec<u64> = fast.iter().chain(&slow).copied().collect();
+        all.sort_unstable();
+        for q in [0.5, 0.89, 0.95, 0.99] {
+            let exact = all[(q * all.len() as f64).ceil() as usize - 1] as f64;
+            let got = merged.quantile_ns(q) as f64;
+            assert!(
+                (got - exact).abs() <= exact * 0.01,
+                "q {q}: {got} against {exact}"
+            );
+        }
+        let p95 = |r: &RankRun| r.latency[0].histogram().unwrap().quantile_ns(0.95) as f64;
+        let averaged = (p95(&a) + p95(&b)) / 2.0;
+        assert!((averaged - 54_275_000.0).abs() < 1e6, "{averaged}");
+        assert!((merged.quantile_ns(0.95) as f64 - 1e8).abs() < 1e6);
+        // Each rank's count is kept, and they add up to the merged count.
+        assert_eq!(m.latency_counts[0].per_rank, vec![9_000, 1_000]);
     }
 }

@@ -36,6 +36,12 @@ impl Cluster for MpiCluster {
     fn rank(&self) -> usize {
         self.world.rank() as usize
     }
+    fn send_to(&self, to: usize, v: i64) {
+        self.world.process_at_rank(to as i32).send(&v);
+    }
+    fn recv_from(&self, from: usize) -> i64 {
+        self.world.process_at_rank(from as i32).receive::<i64>().0
+    }
     fn size(&self) -> usize {
         self.world.size() as usize
     }

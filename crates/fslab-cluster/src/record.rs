@@ -50,6 +50,18 @@ pub struct RankRun {
     pub probe_notes: Vec<ProbeNote>,
     pub status: RunStatus,
     pub error: Option<String>,
+    /// This rank's timeline on its own host's clock: each phase's span, as
+    /// the rank recorded it; put onto rank 0's clock by the merge.
+    #[serde(default)]
+    pub spans: Vec<Span>,
+}
+
+/// A named stretch of a rank's run: Unix times in nanoseconds.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Span {
+    pub name: String,
+    pub start_ns: i64,
+    pub end_ns: i64,
 }
 
 impl RankRun {
@@ -66,6 +78,7 @@ impl RankRun {
             probe_notes: Vec::new(),
             status: RunStatus::Running,
             error: None,
+            spans: Vec::new(),
         }
     }
 
@@ -114,6 +127,13 @@ impl Recorder for RankRecorder {
         Ok(())
     }
     fn record_phase(&mut self, _run: i64, phase: &PhaseResult) -> RecordResult<()> {
+        // The phase has just ended: its start is its end less its time.
+        let end_ns = crate::clock::now_ns();
+        self.run.spans.push(Span {
+            name: phase.phase.clone(),
+            start_ns: end_ns - (phase.elapsed_s * 1e9) as i64,
+            end_ns,
+        });
         self.run.phases.push(phase.clone());
         Ok(())
     }

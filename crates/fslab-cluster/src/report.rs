@@ -35,6 +35,9 @@ impl MergedRun {
             hosts: self.hosts.clone(),
             rates: self.rates.clone(),
             rank_status: self.rank_status.clone(),
+            host_facts: self.host_facts.clone(),
+            timelines: self.timelines.clone(),
+            latency_counts: self.latency_counts.clone(),
         })
         .unwrap_or_default();
         match &mut info.params {

@@ -8,6 +8,7 @@ mod endings;
 mod fsmark;
 mod fsmark_fs;
 mod hostile;
+mod hosts;
 mod lab;
 mod lab_safety;
 mod mechanisms;
