@@ -316,12 +316,16 @@ mod tests {
             t.contains("1 comparison(s) corrected together (BH) at alpha 0.05"),
             "{t}"
         );
-        // A count that does not vary: one run a side is a verdict.
+        // A count seen not to vary (two runs a side): an exact verdict; one
+        // run a side is no evidence that it does not vary.
         let extents = [
             s(0, "image extents", Direction::Cost, 9.0),
             s(1, "image extents", Direction::Cost, 128.0),
         ];
         let t = table(&[(0, "a".into()), (1, "b".into())], &extents);
+        assert!(t.contains("+1322.2% unresolved"), "{t}");
+        let twice: Vec<Sample> = extents.iter().chain(extents.iter()).cloned().collect();
+        let t = table(&[(0, "a".into()), (1, "b".into())], &twice);
         assert!(t.contains("+1322.2% more (exact)"), "{t}");
         assert!(!t.contains("unresolved"), "{t}");
         assert!(

@@ -94,25 +94,14 @@ pub fn counted(name: &str) -> bool {
     !name.trim_end().ends_with(')')
 }
 
-/// Counts that the workload's options fix: the work it was told to do, and
-/// what follows from the file's size alone. Only these are exact from one
-/// run a side; any other count (extents, IOs, limit hits) varies from run
-/// to run, and is taken as exact only when two runs or more in every group
-/// show that it does not.
-pub const BY_CONSTRUCTION: &[&str] = &["files created", "perfection would be"];
-
-/// Whether a count is fixed by the workload's options (see [`BY_CONSTRUCTION`]).
-pub fn by_construction(name: &str) -> bool {
-    counted(name) && BY_CONSTRUCTION.iter().any(|s| name.trim_end().ends_with(s))
-}
-
-/// Whether a metric's values are exact: a count with no variance in any
-/// group, either fixed by construction or seen not to vary in two runs or
-/// more of every group that has values.
+/// Whether a metric's values are exact: a count seen not to vary, in two
+/// runs or more of every group that has values. One run a side is no
+/// evidence that a count does not vary (extents, IOs and limit hits vary
+/// from run to run).
 fn exact(m: &Metric) -> bool {
     let constant = m.values.iter().all(|v| v.windows(2).all(|w| w[0] == w[1]));
     let seen = m.values.iter().all(|v| v.is_empty() || v.len() >= 2);
-    counted(&m.name) && constant && (by_construction(&m.name) || seen)
+    counted(&m.name) && constant && seen
 }
 
 fn blank_row(m: &Metric, group: &str, summary: Summary) -> Row {
@@ -206,20 +195,14 @@ pub fn compare_calibrated(
 fn fill(row: &mut Row, base: &[f64], vals: &[f64], exact: bool) {
     let (bs, s) = (summarize(base), summarize(vals));
     let constant = |v: &[f64]| v.windows(2).all(|w| w[0] == w[1]);
-    // Equal values and no variance (a count taken as exact, or two runs
-    // or more a side): the same, whatever the values (0 and 0 included).
+    // Equal values and no variance in two runs or more a side: the same,
+    // whatever the values (0 and 0 included).
     if (exact || (bs.n >= 2 && s.n >= 2)) && constant(base) && constant(vals) && base[0] == vals[0]
     {
         row.diff_pct = Some(0.0);
         row.ci_low_pct = Some(0.0);
         row.ci_high_pct = Some(0.0);
         row.interval = Some(Method::Deterministic.name());
-        if s.n < 2 || bs.n < 2 {
-            row.note = Some(format!(
-                "a count taken as exact from {} run(s) vs {}: repeat to check that it does not vary",
-                s.n, bs.n
-            ));
-        }
         return;
     }
     if bs.mean != 0.0 {
@@ -249,12 +232,6 @@ fn fill(row: &mut Row, base: &[f64], vals: &[f64], exact: bool) {
     row.ci_high_pct = Some((ci.high - 1.0) * 100.0);
     row.interval = Some(ci.method.name());
     if ci.method == Method::Deterministic {
-        if s.n < 2 || bs.n < 2 {
-            row.note = Some(format!(
-                "a count taken as exact from {} run(s) vs {}: repeat to check that it does not vary",
-                s.n, bs.n
-            ));
-        }
         return;
     }
     row.p_value = interval::ratio_p(base, vals, exact);
@@ -492,23 +469,9 @@ mod tests {
     }
 
     #[test]
-    fn counts_that_do_not_vary_get_a_verdict_in_one_run_a_side() {
+    fn counts_seen_not_to_vary_get_an_exact_verdict_from_two_runs_a_side() {
         let groups = vec!["a".to_string(), "b".to_string()];
         let one = |a: Vec<f64>, b: Vec<f64>| {
-            let m = vec![Metric {
-                name: "alloctest filefrag perfection would be".into(),
-                direction: Direction::Cost,
-                values: vec![a, b],
-            }];
-            compare(&groups, &m, 0).remove(1)
-        };
-        let r = one(vec![9.0], vec![128.0]);
-        assert_eq!(r.verdict, Some(Verdict::More), "{r:?}");
-        assert_eq!((r.interval, r.p_value), (Some("deterministic"), None));
-        assert!(r.note.unwrap().contains("taken as exact"));
-        // A count the options do not fix (extents vary from run to run):
-        // one run a side is no evidence that it does not vary.
-        let extents = |a: Vec<f64>, b: Vec<f64>| {
             let m = vec![Metric {
                 name: "image extents".into(),
                 direction: Direction::Cost,
@@ -516,6 +479,8 @@ mod tests {
             }];
             compare(&groups, &m, 0).remove(1)
         };
+        let extents = |a, b| one(a, b);
+        // One run a side is no evidence that a count does not vary.
         let r = extents(vec![9.0], vec![128.0]);
         assert_eq!(r.verdict, Some(Verdict::Unresolved), "{r:?}");
         assert_ne!(r.interval, Some("deterministic"), "{r:?}");
@@ -526,7 +491,7 @@ mod tests {
         );
         let r = one(vec![9.0, 9.0], vec![9.0, 9.0]);
         assert_eq!((r.verdict, r.note), (Some(Verdict::Same), None));
-        let r = one(vec![0.0], vec![0.0]);
+        let r = one(vec![0.0, 0.0], vec![0.0, 0.0]);
         assert_eq!(r.verdict, Some(Verdict::Same), "{r:?}");
         // A time that reads 0 in every run of both cells: the same.
         let zero = vec![Metric {

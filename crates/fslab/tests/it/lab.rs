@@ -524,7 +524,7 @@ fn the_built_in_experiments_complete_at_scale_0_01() {
     for (name, want) in [
         ("seed000", "3 of 3 runs completed"),
         ("seed001-crc", "3 of 3 runs completed"),
-        ("seed002", "9 of 9 runs completed"),
+        ("seed002", "12 of 12 runs completed"),
         ("seed003", "8 of 8 runs completed"),
         ("seed004", "3 of 3 runs completed"),
         ("seed001-dbench", "4 of 4 runs completed"),
