@@ -515,13 +515,18 @@ impl AllocReport {
             v.push(m(f, "FIEMAP records", r as f64, Unit::Count, Better::Lower));
         }
         if let Some(p) = self.perfect_extents {
-            v.push(m(
-                f,
-                "perfection would be",
-                p as f64,
-                Unit::Count,
-                Better::Neither,
-            ));
+            // Exact by construction: it follows from the file's size and the
+            // filesystem's geometry, both fixed by the options and the cell.
+            v.push(
+                m(
+                    f,
+                    "perfection would be",
+                    p as f64,
+                    Unit::Count,
+                    Better::Neither,
+                )
+                .exact(),
+            );
         }
         if let Some(r) = self.readback_mb_s {
             // dd counts MB of 10^6 bytes.

@@ -93,7 +93,9 @@ pub const FILES_CREATED: &str = "files created";
 
 /// fs_mark's numbers: each loop row's Files/sec and App Overhead, and the
 /// mean of the complete loops' Files/sec (what `stats` makes of the column).
-pub fn loop_metrics(loops: &[LoopRow]) -> Vec<fslab_record::Metric> {
+/// `files created` is exact by construction (threads x files x loops) when
+/// every loop `opts` asked for ran to its end and none filled the disk (`-F`).
+pub fn loop_metrics(loops: &[LoopRow], opts: &FsMarkOptions) -> Vec<fslab_record::Metric> {
     use fslab_record::{Better, Metric, Unit};
     let mut v = Vec::new();
     for l in loops {
@@ -117,14 +119,17 @@ pub fn loop_metrics(loops: &[LoopRow]) -> Vec<fslab_record::Metric> {
     // fs_mark's cumulative Count at its last loop: the files the run
     // created (what seed 000's extents per file are counted against).
     if let Some(last) = loops.last() {
-        v.push(Metric::new(
+        let created = Metric::new(
             "fsmark",
             None,
             FILES_CREATED,
             last.count as f64,
             Unit::Count,
             Better::Neither,
-        ));
+        );
+        let fixed =
+            !opts.fill && loops.len() as u64 == opts.loops && loops.iter().all(|l| l.complete);
+        v.push(if fixed { created.exact() } else { created });
     }
     let done: Vec<f64> = loops
         .iter()
@@ -239,7 +244,7 @@ pub fn run_with(
         let text = output::phase_summary(&ctx.out.phases);
         sinks.both(&text, &text);
     }
-    ctx.record_metrics(loop_metrics(&loops))?;
+    ctx.record_metrics(loop_metrics(&loops, opts))?;
     // A run that failed has said why (a full filesystem before a loop, a
     // worker's call); one cut short by the stop flag ends interrupted.
     let error = ctx.out.error.take();
