@@ -557,4 +557,38 @@ mod tests {
         }
         assert_eq!(seed_page(0, pages), 23 * 1_000_000_007 % pages);
     }
+
+    #[test]
+    fn only_filefrags_perfection_is_declared_exact() {
+        let r = AllocReport {
+            outcome: Outcome::default(),
+            options: AllocOptions {
+                file: "/x/f".into(),
+                len: 1 << 30,
+                touch: true,
+                dirty: false,
+                down: false,
+                fallocate: false,
+                sequential: false,
+                readback: true,
+            },
+            pages: 262_144,
+            touch_s: 1.0,
+            msync_s: 1.0,
+            munmap_s: 1.0,
+            close_s: 1.0,
+            total_mb_s: 100.0,
+            extents: Some(50_435),
+            fiemap_records: Some(50_500),
+            perfect_extents: Some(9),
+            readback_mb_s: Some(80.0),
+        };
+        let exact: Vec<String> = r
+            .metrics()
+            .into_iter()
+            .filter(|m| m.exact)
+            .map(|m| m.label())
+            .collect();
+        assert_eq!(exact, ["filefrag perfection would be"]);
+    }
 }

@@ -654,3 +654,63 @@ impl WithOutcome for FsMarkReport {
         &self.outcome
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(loops: i64, fill: bool) -> FsMarkOptions {
+        RawOptions {
+            dirs: vec!["/x".into()],
+            threads: None,
+            files: Some(10),
+            file_size: None,
+            io_size: None,
+            sync: None,
+            subdirs: None,
+            per_subdir: None,
+            subdir_secs: None,
+            name_len: None,
+            rand_len: None,
+            loops: Some(loops),
+            keep: false,
+            fill,
+            log_file: None,
+            verbose: false,
+            phases: None,
+        }
+        .validate()
+        .unwrap()
+    }
+
+    fn row(index: u32, complete: bool) -> LoopRow {
+        LoopRow {
+            index,
+            count: 10 * (u64::from(index) + 1),
+            files: 10,
+            complete,
+            ..Default::default()
+        }
+    }
+
+    /// Whether `files created` is declared exact by construction.
+    fn exact(loops: &[LoopRow], o: &FsMarkOptions) -> bool {
+        let m = loop_metrics(loops, o);
+        let created = m.iter().find(|m| m.name == FILES_CREATED).unwrap();
+        created.exact
+    }
+
+    #[test]
+    fn files_created_is_exact_only_when_the_options_fixed_it() {
+        // Every loop asked for ran to its end: threads x files x loops.
+        assert!(exact(&[row(0, true), row(1, true)], &opts(2, false)));
+        // A loop cut short, or fewer loops than asked: not fixed.
+        assert!(!exact(&[row(0, true), row(1, false)], &opts(2, false)));
+        assert!(!exact(&[row(0, true)], &opts(2, false)));
+        // -F loops until the filesystem is full: its size decides.
+        assert!(!exact(&[row(0, true)], &opts(1, true)));
+        // No other fs_mark number is declared.
+        let m = loop_metrics(&[row(0, true)], &opts(1, false));
+        assert_eq!(m.iter().filter(|m| m.exact).count(), 1, "{m:?}");
+    }
+}
