@@ -575,6 +575,13 @@ mod tests {
         // and the values are measured like any other number.
         let r = files(true, vec![100.0, 101.0], vec![200.0, 200.0]);
         assert_ne!(r.interval, Some("deterministic"), "{r:?}");
+        // ... and its one run on a side is not taken as exact either.
+        let r = files(true, vec![100.0], vec![200.0, 201.0]);
+        assert_eq!(
+            (r.verdict, r.interval),
+            (Some(Verdict::Unresolved), None),
+            "{r:?}"
+        );
         // Declared, but not a count (named with a unit): no exact verdict.
         let m = vec![Metric {
             name: "unmount (s)".into(),
