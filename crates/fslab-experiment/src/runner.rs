@@ -441,6 +441,7 @@ impl ExperimentOutcome {
                     direction: Direction::Time,
                     value,
                     headline: false,
+                    exact: false,
                 });
             }
         }
@@ -451,7 +452,7 @@ impl ExperimentOutcome {
     pub fn samples(&self) -> Vec<Sample> {
         let mut v = Vec::new();
         for r in self.runs.iter().filter(|r| r.ok) {
-            let mut push = |metric: String, direction, value: f64, headline| {
+            let mut push = |metric: String, direction, value: f64, headline, exact| {
                 v.push(Sample {
                     cell: r.cell,
                     repetition: r.repetition,
@@ -459,6 +460,7 @@ impl ExperimentOutcome {
                     direction,
                     value,
                     headline,
+                    exact,
                 });
             };
             for p in &r.phases {
@@ -467,17 +469,20 @@ impl ExperimentOutcome {
                     Direction::Time,
                     p.elapsed_s,
                     false,
+                    false,
                 );
                 push(
                     format!("{} rate (ops/s)", p.phase),
                     Direction::Rate,
                     p.ops_per_s,
                     true,
+                    false,
                 );
                 push(
                     format!("{} sys cpu (s)", p.phase),
                     Direction::Cost,
                     p.sys_cpu_s,
+                    false,
                     false,
                 );
             }
@@ -492,19 +497,21 @@ impl ExperimentOutcome {
                     direction_of(m),
                     m.value,
                     headline == Some(m),
+                    m.exact,
                 );
             }
             if let Some(u) = r.unmount_s {
-                push("unmount (s)".into(), Direction::Time, u, false);
+                push("unmount (s)".into(), Direction::Time, u, false, false);
             }
             if let Some(u) = r.remount_s {
-                push("remount (s)".into(), Direction::Time, u, false);
+                push("remount (s)".into(), Direction::Time, u, false, false);
             }
             if let Some(n) = r.image_extents {
                 push(
                     fslab_record::IMAGE_EXTENTS.into(),
                     Direction::Cost,
                     n as f64,
+                    false,
                     false,
                 );
             }

@@ -30,6 +30,9 @@ pub struct Sample {
     /// A headline metric: each phase's rate and the tool's own headline
     /// number (what `until_resolved` waits on).
     pub headline: bool,
+    /// Declared exact by construction by its workload
+    /// (`fslab_record::Metric::exact`).
+    pub exact: bool,
 }
 
 /// Every metric `fslab compare` compares for these runs, as samples: each
@@ -42,7 +45,7 @@ pub struct Sample {
 pub fn family(outcome: &ExperimentOutcome) -> Vec<Sample> {
     let mut v = Vec::new();
     for r in outcome.runs.iter().filter(|r| r.ok) {
-        let mut push = |metric: String, direction, value: f64, headline| {
+        let mut push = |metric: String, direction, value: f64, headline, exact| {
             v.push(Sample {
                 cell: r.cell,
                 repetition: r.repetition,
@@ -50,14 +53,33 @@ pub fn family(outcome: &ExperimentOutcome) -> Vec<Sample> {
                 direction,
                 value,
                 headline,
+                exact,
             });
         };
         for p in &r.phases {
             let name = |what: &str| format!("{} {what}", p.phase);
-            push(name("time (s)"), Direction::Time, p.elapsed_s, false);
-            push(name("rate (ops/s)"), Direction::Rate, p.ops_per_s, true);
-            push(name("sys cpu (s)"), Direction::Cost, p.sys_cpu_s, false);
-            push(name("usr cpu (s)"), Direction::Cost, p.usr_cpu_s, false);
+            push(name("time (s)"), Direction::Time, p.elapsed_s, false, false);
+            push(
+                name("rate (ops/s)"),
+                Direction::Rate,
+                p.ops_per_s,
+                true,
+                false,
+            );
+            push(
+                name("sys cpu (s)"),
+                Direction::Cost,
+                p.sys_cpu_s,
+                false,
+                false,
+            );
+            push(
+                name("usr cpu (s)"),
+                Direction::Cost,
+                p.usr_cpu_s,
+                false,
+                false,
+            );
         }
         let headline = fslab_record::metric::headline(&r.metrics);
         for m in r.metrics.iter().filter(|m| !m.detail) {
@@ -66,19 +88,21 @@ pub fn family(outcome: &ExperimentOutcome) -> Vec<Sample> {
                 crate::runner::direction_of(m),
                 m.value,
                 headline == Some(m),
+                m.exact,
             );
         }
         if let Some(u) = r.unmount_s {
-            push("unmount (s)".into(), Direction::Time, u, false);
+            push("unmount (s)".into(), Direction::Time, u, false, false);
         }
         if let Some(u) = r.remount_s {
-            push("remount (s)".into(), Direction::Time, u, false);
+            push("remount (s)".into(), Direction::Time, u, false, false);
         }
         if let Some(n) = r.image_extents {
             push(
                 fslab_record::IMAGE_EXTENTS.into(),
                 Direction::Cost,
                 n as f64,
+                false,
                 false,
             );
         }
@@ -106,6 +130,9 @@ pub fn compared(
         .map(|(m, dir)| Metric {
             name: m.clone(),
             direction: *dir,
+            // Exact by construction only when every run that recorded it
+            // said so.
+            exact: samples.iter().filter(|s| &s.metric == m).all(|s| s.exact),
             values: cells
                 .iter()
                 .map(|(ci, _)| {
@@ -283,6 +310,7 @@ mod tests {
     fn differences_use_the_metrics_direction() {
         let s = |cell, metric: &str, direction, value| Sample {
             headline: true,
+            exact: false,
             cell,
             repetition: 1,
             metric: metric.into(),

@@ -95,6 +95,12 @@ pub struct Metric {
     /// comparisons, where the run's own totals stand for it.
     #[serde(default)]
     pub detail: bool,
+    /// Exact by construction: the workload's options fix the count (fs_mark's
+    /// files created = threads x files x loops), so it cannot vary from run
+    /// to run and `compare` judges it from one run a side. Only the workload
+    /// that records a count can know this; no name or value shows it.
+    #[serde(default)]
+    pub exact: bool,
 }
 
 impl Metric {
@@ -114,12 +120,20 @@ impl Metric {
             unit,
             better,
             detail: false,
+            exact: false,
         }
     }
 
     /// The same metric, marked as a breakdown row.
     pub fn detail(mut self) -> Metric {
         self.detail = true;
+        self
+    }
+
+    /// The same metric, marked exact by construction (see [`Metric::exact`]):
+    /// for a count the workload's options fix.
+    pub fn exact(mut self) -> Metric {
+        self.exact = true;
         self
     }
 
@@ -213,5 +227,18 @@ mod tests {
         let j = serde_json::to_value(&m).unwrap();
         assert_eq!(j["unit"], "mib_per_sec");
         assert_eq!(serde_json::from_value::<Metric>(j).unwrap(), m);
+    }
+
+    #[test]
+    fn a_metric_from_before_the_exact_flag_reads_back_as_not_exact() {
+        let old = r#"{"source":"fsmark","phase":null,"name":"files created","value":100.0,
+            "unit":"count","better":"neither","detail":false}"#;
+        let m: Metric = serde_json::from_str(old).unwrap();
+        assert!(!m.exact);
+        let e = m.exact();
+        assert!(e.exact);
+        let j = serde_json::to_value(&e).unwrap();
+        assert_eq!(j["exact"], true);
+        assert_eq!(serde_json::from_value::<Metric>(j).unwrap(), e);
     }
 }

@@ -246,6 +246,7 @@ mod tests {
         let m = vec![Metric {
             name: "t (s)".into(),
             direction: Direction::Time,
+            exact: false,
             values: vec![vec![9.0, 10.0, 11.0]],
         }];
         let rows = compare(&groups, &m, 0);
@@ -281,6 +282,7 @@ mod tests {
             let m = vec![Metric {
                 name: "create rate (ops/s)".into(),
                 direction: Direction::Rate,
+                exact: false,
                 values: vec![a.to_vec(), b.to_vec()],
             }];
             text(&compare_with(&groups, &m, 0, policy)[1..])
@@ -301,6 +303,7 @@ mod tests {
         let m = vec![Metric {
             name: "intial_create rate (bytes/s)".into(),
             direction: Direction::Rate,
+            exact: false,
             values: vec![vec![4.7e11, 4.8e11, 4.6e11], vec![1.0, 2.0, 3.0]],
         }];
         let t = text(&compare(&groups, &m, 0));

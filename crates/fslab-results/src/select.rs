@@ -135,18 +135,22 @@ pub fn complete_runs(g: &Groups) -> Result<Vec<String>> {
 pub fn metrics(store: &Store, g: &Groups) -> Result<Vec<Metric>> {
     let n = g.labels.len();
     let mut out: Vec<Metric> = Vec::new();
-    let mut push = |name: String, direction: Direction, group: usize, v: f64| {
+    // `exact`: declared exact by construction by the run's workload; the
+    // metric is exact only when every run that recorded it said so.
+    let mut push = |name: String, direction: Direction, group: usize, v: f64, exact: bool| {
         let m = match out.iter_mut().position(|m| m.name == name) {
             Some(i) => &mut out[i],
             None => {
                 out.push(Metric {
                     name,
                     direction,
+                    exact,
                     values: vec![Vec::new(); n],
                 });
                 out.last_mut().expect("just pushed")
             }
         };
+        m.exact &= exact;
         m.values[group].push(v);
     };
     for (gi, runs) in g.runs.iter().enumerate() {
@@ -158,24 +162,28 @@ pub fn metrics(store: &Store, g: &Groups) -> Result<Vec<Metric>> {
                     Direction::Time,
                     gi,
                     p.elapsed_s,
+                    false,
                 );
                 push(
                     format!("{} rate (ops/s)", p.phase),
                     Direction::Rate,
                     gi,
                     p.ops_per_s,
+                    false,
                 );
                 push(
                     format!("{} sys cpu (s)", p.phase),
                     Direction::Cost,
                     gi,
                     p.sys_cpu_s,
+                    false,
                 );
                 push(
                     format!("{} usr cpu (s)", p.phase),
                     Direction::Cost,
                     gi,
                     p.usr_cpu_s,
+                    false,
                 );
             }
             // The tool's own numbers (breakdown rows stay out: the run's
@@ -196,13 +204,14 @@ pub fn metrics(store: &Store, g: &Groups) -> Result<Vec<Metric>> {
                     direction,
                     gi,
                     m.value,
+                    m.exact,
                 );
             }
             if let Some(u) = run.unmount_s {
-                push("unmount (s)".into(), Direction::Time, gi, u);
+                push("unmount (s)".into(), Direction::Time, gi, u, false);
             }
             if let Some(r) = run.remount_s {
-                push("remount (s)".into(), Direction::Time, gi, r);
+                push("remount (s)".into(), Direction::Time, gi, r, false);
             }
             if let Some(n) = run.image_extents {
                 push(
@@ -210,6 +219,7 @@ pub fn metrics(store: &Store, g: &Groups) -> Result<Vec<Metric>> {
                     Direction::Cost,
                     gi,
                     n as f64,
+                    false,
                 );
             }
         }

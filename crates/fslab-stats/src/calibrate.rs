@@ -88,6 +88,7 @@ mod tests {
                 let m = vec![Metric {
                     name: "t (s)".into(),
                     direction: Direction::Time,
+                    exact: false,
                     values: vec![draw(100.0, 5), draw(100.0 * shift, 5)],
                 }];
                 let r = compare_calibrated(&groups, &m, 0, Policy::default(), &c).remove(1);

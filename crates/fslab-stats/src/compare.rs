@@ -36,6 +36,10 @@ pub struct Metric {
     pub direction: Direction,
     /// Per group, in group order.
     pub values: Vec<Vec<f64>>,
+    /// Declared exact by construction by the workload that records it
+    /// (`fslab_record::Metric::exact`): a count its options fix, judged from
+    /// one run a side when it does not vary.
+    pub exact: bool,
 }
 
 /// One line of a comparison: a metric in a group.
@@ -94,14 +98,16 @@ pub fn counted(name: &str) -> bool {
     !name.trim_end().ends_with(')')
 }
 
-/// Whether a metric's values are exact: a count seen not to vary, in two
-/// runs or more of every group that has values. One run a side is no
-/// evidence that a count does not vary (extents, IOs and limit hits vary
+/// Whether a metric's values are exact: a count that does not vary in any
+/// group, and either declared exact by construction by its workload (its
+/// options fix it: fs_mark's files created) or seen not to vary in two runs
+/// or more of every group that has values. One run a side is no evidence
+/// that an undeclared count does not vary (extents, IOs and limit hits vary
 /// from run to run).
 fn exact(m: &Metric) -> bool {
     let constant = m.values.iter().all(|v| v.windows(2).all(|w| w[0] == w[1]));
     let seen = m.values.iter().all(|v| v.is_empty() || v.len() >= 2);
-    counted(&m.name) && constant && seen
+    counted(&m.name) && constant && (m.exact || seen)
 }
 
 fn blank_row(m: &Metric, group: &str, summary: Summary) -> Row {
@@ -343,11 +349,13 @@ pub fn example() -> (Vec<String>, Vec<Metric>) {
         Metric {
             name: "create time (s)".into(),
             direction: Direction::Time,
+            exact: false,
             values: vec![vec![483.0, 480.0, 486.0], vec![510.0, 508.0, 512.0]],
         },
         Metric {
             name: "create rate (ops/s)".into(),
             direction: Direction::Rate,
+            exact: false,
             values: vec![
                 vec![109000.0, 110000.0, 108000.0],
                 vec![105000.0, 104000.0, 106000.0],
@@ -356,6 +364,7 @@ pub fn example() -> (Vec<String>, Vec<Metric>) {
         Metric {
             name: "unmount (s)".into(),
             direction: Direction::Time,
+            exact: false,
             values: vec![vec![1.0], vec![1.2]],
         },
     ];
@@ -394,6 +403,7 @@ mod tests {
         let m = vec![Metric {
             name: "create rate (ops/s)".into(),
             direction: Direction::Rate,
+            exact: false,
             values: vec![a.to_vec(), b.to_vec()],
         }];
         let policy = Policy {
@@ -449,6 +459,7 @@ mod tests {
             metrics.push(Metric {
                 name: format!("m{i} (s)"),
                 direction: Direction::Time,
+                exact: false,
                 values: vec![a, b],
             });
         }
@@ -475,6 +486,7 @@ mod tests {
             let m = vec![Metric {
                 name: "image extents".into(),
                 direction: Direction::Cost,
+                exact: false,
                 values: vec![a, b],
             }];
             compare(&groups, &m, 0).remove(1)
@@ -497,6 +509,7 @@ mod tests {
         let zero = vec![Metric {
             name: "remount (s)".into(),
             direction: Direction::Time,
+            exact: false,
             values: vec![vec![0.0, 0.0], vec![0.0, 0.0]],
         }];
         assert_eq!(compare(&groups, &zero, 0)[1].verdict, Some(Verdict::Same));
@@ -513,10 +526,71 @@ mod tests {
         let m = vec![Metric {
             name: "unmount (s)".into(),
             direction: Direction::Time,
+            exact: false,
             values: vec![vec![1.0], vec![1.0]],
         }];
         assert_eq!(
             compare(&groups2, &m, 0)[1].verdict,
+            Some(Verdict::Unresolved)
+        );
+    }
+
+    #[test]
+    fn a_count_declared_exact_gets_its_verdict_from_one_run_a_side() {
+        let groups = vec!["a".to_string(), "b".to_string()];
+        let files = |exact: bool, a: Vec<f64>, b: Vec<f64>| {
+            let m = vec![Metric {
+                name: "fsmark files created".into(),
+                direction: Direction::Cost,
+                exact,
+                values: vec![a, b],
+            }];
+            compare(&groups, &m, 0).remove(1)
+        };
+        // Declared by its workload (its options fix it): one run a side.
+        let r = files(true, vec![100.0], vec![200.0]);
+        assert_eq!(
+            (r.verdict, r.interval, r.direction),
+            (Some(Verdict::More), Some("deterministic"), Some("more")),
+            "{r:?}"
+        );
+        assert!(
+            (r.ci_low_pct, r.ci_high_pct) == (Some(100.0), Some(100.0)),
+            "{r:?}"
+        );
+        let r = files(true, vec![100.0], vec![100.0]);
+        assert_eq!(r.verdict, Some(Verdict::Same), "{r:?}");
+        // Undeclared, the same numbers: one run a side settles nothing.
+        let r = files(false, vec![100.0], vec![200.0]);
+        assert_eq!(r.verdict, Some(Verdict::Unresolved), "{r:?}");
+        assert_ne!(r.interval, Some("deterministic"), "{r:?}");
+        // Undeclared, two constant runs a side: exact.
+        let r = files(false, vec![100.0, 100.0], vec![200.0, 200.0]);
+        assert_eq!(
+            (r.verdict, r.interval),
+            (Some(Verdict::More), Some("deterministic")),
+            "{r:?}"
+        );
+        // Declared but seen to vary: the declaration is wrong for these runs
+        // and the values are measured like any other number.
+        let r = files(true, vec![100.0, 101.0], vec![200.0, 200.0]);
+        assert_ne!(r.interval, Some("deterministic"), "{r:?}");
+        // ... and its one run on a side is not taken as exact either.
+        let r = files(true, vec![100.0], vec![200.0, 201.0]);
+        assert_eq!(
+            (r.verdict, r.interval),
+            (Some(Verdict::Unresolved), None),
+            "{r:?}"
+        );
+        // Declared, but not a count (named with a unit): no exact verdict.
+        let m = vec![Metric {
+            name: "unmount (s)".into(),
+            direction: Direction::Time,
+            exact: true,
+            values: vec![vec![1.0], vec![2.0]],
+        }];
+        assert_eq!(
+            compare(&groups, &m, 0)[1].verdict,
             Some(Verdict::Unresolved)
         );
     }
@@ -528,11 +602,13 @@ mod tests {
             Metric {
                 name: "x (s)".into(),
                 direction: Direction::Time,
+                exact: false,
                 values: vec![vec![100.0, 101.0, 99.0], vec![103.0, 104.0, 102.0]],
             },
             Metric {
                 name: "y (s)".into(),
                 direction: Direction::Time,
+                exact: false,
                 values: vec![vec![100.0, 101.0, 99.0], vec![103.0, 104.0, 102.0]],
             },
         ];
@@ -568,6 +644,7 @@ mod tests {
         let m = vec![Metric {
             name: "t (s)".into(),
             direction: Direction::Time,
+            exact: false,
             values,
         }];
         let holm = Policy {
@@ -608,6 +685,7 @@ mod tests {
                     .map(|i| Metric {
                         name: format!("m{i} (s)"),
                         direction: Direction::Time,
+                        exact: false,
                         values: (0..3)
                             .map(|_| {
                                 (0..5)

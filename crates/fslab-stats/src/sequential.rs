@@ -81,6 +81,7 @@ mod tests {
                 .map(|(i, v)| Metric {
                     name: format!("m{i} (s)"),
                     direction: Direction::Time,
+                    exact: false,
                     values: v.clone(),
                 })
                 .collect();

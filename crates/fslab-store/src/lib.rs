@@ -593,8 +593,8 @@ impl Recorder for Store {
         {
             let mut st = tx
                 .prepare(
-                    "INSERT INTO metrics (run_id, source, phase, name, value, unit, better, detail)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    "INSERT INTO metrics (run_id, source, phase, name, value, unit, better, detail, exact)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )
                 .map_err(rec_err)?;
             for m in metrics {
@@ -606,7 +606,8 @@ impl Recorder for Store {
                     m.value,
                     enum_text(&m.unit),
                     enum_text(&m.better),
-                    m.detail
+                    m.detail,
+                    m.exact
                 ])
                 .map_err(rec_err)?;
             }

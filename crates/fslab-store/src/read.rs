@@ -261,7 +261,7 @@ impl Store {
         let q = || -> rusqlite::Result<Vec<fslab_record::Metric>> {
             let c = self.conn();
             let mut st = c.prepare(
-                "SELECT source, phase, name, value, unit, better, detail FROM metrics
+                "SELECT source, phase, name, value, unit, better, detail, exact FROM metrics
                  WHERE run_id = ?1 ORDER BY rowid",
             )?;
             let rows = st.query_map([id], |r| {
@@ -275,6 +275,7 @@ impl Store {
                     unit: enum_of(unit, 4)?,
                     better: enum_of(better, 5)?,
                     detail: r.get(6)?,
+                    exact: r.get(7)?,
                 })
             })?;
             rows.collect()

@@ -187,4 +187,9 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (experiment_id, metric)
     );
     "#,
+    // 8: a count exact by construction (fslab_record::Metric::exact): the
+    // workload's options fix it, so `compare` judges it from one run a side.
+    r#"
+    ALTER TABLE metrics ADD COLUMN exact INTEGER NOT NULL DEFAULT 0;
+    "#,
 ];

@@ -414,3 +414,50 @@ fn a_store_whose_schema_version_lies_is_refused_in_one_line() {
         .unwrap();
     assert_eq!(v, 1, "not written to");
 }
+
+#[test]
+fn a_metrics_exact_flag_is_kept_and_older_rows_read_back_not_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.sqlite");
+    let count = |name: &str| Metric::new("fsmark", None, name, 100.0, Unit::Count, Better::Neither);
+    {
+        // A store of schema 7 (before the flag) with one metric in it.
+        let c = rusqlite::Connection::open(&path).unwrap();
+        for n in 1..=7 {
+            c.execute_batch(fslab_store::migration_sql(n).unwrap())
+                .unwrap();
+        }
+        c.pragma_update(None, "user_version", 7).unwrap();
+        c.execute(
+            "INSERT INTO runs (workload, command_line, fslab_version, kernel, hostname, started_at, status,
+                target_path, fs_type, mount_source, mount_point, mount_options, params)
+             VALUES ('fsmark', '[\"fslab\"]', '0.0.1', 'k', 'h', 't', 'complete', '/x', 'ext4', '/dev/loop0', '/x', 'rw', '{}')",
+            [],
+        )
+        .unwrap();
+        c.execute(
+            "INSERT INTO metrics (run_id, source, phase, name, value, unit, better, detail)
+             VALUES (1, 'fsmark', NULL, 'old count', 100.0, 'count', 'neither', 0)",
+            [],
+        )
+        .unwrap();
+    }
+    let mut s = Store::open(&path).unwrap();
+    assert_eq!(s.schema_version(), fslab_store::SCHEMA_VERSION);
+    assert_eq!(s.metrics(1).unwrap(), vec![count("old count")]);
+    let id = s.begin_run(&info()).unwrap();
+    let written = vec![count("files created").exact(), count("image extents")];
+    s.record_metrics(id, &written).unwrap();
+    drop(s);
+    let s = Store::open(&path).unwrap();
+    let back = s.metrics(id).unwrap();
+    assert_eq!(back, written);
+    assert_eq!(
+        back.iter().map(|m| m.exact).collect::<Vec<_>>(),
+        [true, false]
+    );
+    // The export's JSON carries it too.
+    let json = serde_json::to_value(s.run(id).unwrap()).unwrap();
+    assert_eq!(json["metrics"][0]["exact"], true, "{json}");
+    assert_eq!(json["metrics"][1]["exact"], false, "{json}");
+}

@@ -515,13 +515,18 @@ impl AllocReport {
             v.push(m(f, "FIEMAP records", r as f64, Unit::Count, Better::Lower));
         }
         if let Some(p) = self.perfect_extents {
-            v.push(m(
-                f,
-                "perfection would be",
-                p as f64,
-                Unit::Count,
-                Better::Neither,
-            ));
+            // Exact by construction: it follows from the file's size and the
+            // filesystem's geometry, both fixed by the options and the cell.
+            v.push(
+                m(
+                    f,
+                    "perfection would be",
+                    p as f64,
+                    Unit::Count,
+                    Better::Neither,
+                )
+                .exact(),
+            );
         }
         if let Some(r) = self.readback_mb_s {
             // dd counts MB of 10^6 bytes.
@@ -551,5 +556,39 @@ mod tests {
             seen[p] = true;
         }
         assert_eq!(seed_page(0, pages), 23 * 1_000_000_007 % pages);
+    }
+
+    #[test]
+    fn only_filefrags_perfection_is_declared_exact() {
+        let r = AllocReport {
+            outcome: Outcome::default(),
+            options: AllocOptions {
+                file: "/x/f".into(),
+                len: 1 << 30,
+                touch: true,
+                dirty: false,
+                down: false,
+                fallocate: false,
+                sequential: false,
+                readback: true,
+            },
+            pages: 262_144,
+            touch_s: 1.0,
+            msync_s: 1.0,
+            munmap_s: 1.0,
+            close_s: 1.0,
+            total_mb_s: 100.0,
+            extents: Some(50_435),
+            fiemap_records: Some(50_500),
+            perfect_extents: Some(9),
+            readback_mb_s: Some(80.0),
+        };
+        let exact: Vec<String> = r
+            .metrics()
+            .into_iter()
+            .filter(|m| m.exact)
+            .map(|m| m.label())
+            .collect();
+        assert_eq!(exact, ["filefrag perfection would be"]);
     }
 }

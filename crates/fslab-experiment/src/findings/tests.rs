@@ -13,6 +13,7 @@ fn s(cell: u32, repetition: u32, metric: &str, value: f64) -> Sample {
         direction: Direction::Cost,
         value,
         headline: false,
+        exact: false,
     }
 }
 

@@ -93,7 +93,9 @@ pub const FILES_CREATED: &str = "files created";
 
 /// fs_mark's numbers: each loop row's Files/sec and App Overhead, and the
 /// mean of the complete loops' Files/sec (what `stats` makes of the column).
-pub fn loop_metrics(loops: &[LoopRow]) -> Vec<fslab_record::Metric> {
+/// `files created` is exact by construction (threads x files x loops) when
+/// every loop `opts` asked for ran to its end and none filled the disk (`-F`).
+pub fn loop_metrics(loops: &[LoopRow], opts: &FsMarkOptions) -> Vec<fslab_record::Metric> {
     use fslab_record::{Better, Metric, Unit};
     let mut v = Vec::new();
     for l in loops {
@@ -117,14 +119,17 @@ pub fn loop_metrics(loops: &[LoopRow]) -> Vec<fslab_record::Metric> {
     // fs_mark's cumulative Count at its last loop: the files the run
     // created (what seed 000's extents per file are counted against).
     if let Some(last) = loops.last() {
-        v.push(Metric::new(
+        let created = Metric::new(
             "fsmark",
             None,
             FILES_CREATED,
             last.count as f64,
             Unit::Count,
             Better::Neither,
-        ));
+        );
+        let fixed =
+            !opts.fill && loops.len() as u64 == opts.loops && loops.iter().all(|l| l.complete);
+        v.push(if fixed { created.exact() } else { created });
     }
     let done: Vec<f64> = loops
         .iter()
@@ -239,7 +244,7 @@ pub fn run_with(
         let text = output::phase_summary(&ctx.out.phases);
         sinks.both(&text, &text);
     }
-    ctx.record_metrics(loop_metrics(&loops))?;
+    ctx.record_metrics(loop_metrics(&loops, opts))?;
     // A run that failed has said why (a full filesystem before a loop, a
     // worker's call); one cut short by the stop flag ends interrupted.
     let error = ctx.out.error.take();
@@ -647,5 +652,65 @@ fn tree_phase(
 impl WithOutcome for FsMarkReport {
     fn outcome(&self) -> &Outcome {
         &self.outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(loops: i64, fill: bool) -> FsMarkOptions {
+        RawOptions {
+            dirs: vec!["/x".into()],
+            threads: None,
+            files: Some(10),
+            file_size: None,
+            io_size: None,
+            sync: None,
+            subdirs: None,
+            per_subdir: None,
+            subdir_secs: None,
+            name_len: None,
+            rand_len: None,
+            loops: Some(loops),
+            keep: false,
+            fill,
+            log_file: None,
+            verbose: false,
+            phases: None,
+        }
+        .validate()
+        .unwrap()
+    }
+
+    fn row(index: u32, complete: bool) -> LoopRow {
+        LoopRow {
+            index,
+            count: 10 * (u64::from(index) + 1),
+            files: 10,
+            complete,
+            ..Default::default()
+        }
+    }
+
+    /// Whether `files created` is declared exact by construction.
+    fn exact(loops: &[LoopRow], o: &FsMarkOptions) -> bool {
+        let m = loop_metrics(loops, o);
+        let created = m.iter().find(|m| m.name == FILES_CREATED).unwrap();
+        created.exact
+    }
+
+    #[test]
+    fn files_created_is_exact_only_when_the_options_fixed_it() {
+        // Every loop asked for ran to its end: threads x files x loops.
+        assert!(exact(&[row(0, true), row(1, true)], &opts(2, false)));
+        // A loop cut short, or fewer loops than asked: not fixed.
+        assert!(!exact(&[row(0, true), row(1, false)], &opts(2, false)));
+        assert!(!exact(&[row(0, true)], &opts(2, false)));
+        // -F loops until the filesystem is full: its size decides.
+        assert!(!exact(&[row(0, true)], &opts(1, true)));
+        // No other fs_mark number is declared.
+        let m = loop_metrics(&[row(0, true)], &opts(1, false));
+        assert_eq!(m.iter().filter(|m| m.exact).count(), 1, "{m:?}");
     }
 }
