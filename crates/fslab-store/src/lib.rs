@@ -4,6 +4,7 @@
 mod calibration;
 mod experiment;
 mod read;
+mod retry;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -413,11 +414,22 @@ fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
 
+impl Store {
+    /// One write of a workload's records, retried while this process's
+    /// memory cgroup is starved (see `retry.rs`).
+    fn write<T>(
+        &mut self,
+        write: impl FnMut(&mut Connection) -> Result<T, retry::Failed>,
+    ) -> RecordResult<T> {
+        retry::with_reclaim(&mut self.conn, retry::RECLAIM_WAIT, write)
+    }
+}
+
 impl Recorder for Store {
     fn begin_run(&mut self, info: &RunInfo) -> RecordResult<i64> {
         let me = ProcessId::current();
-        self.conn
-            .execute(
+        self.write(|conn| {
+            conn.execute(
                 "INSERT INTO runs (workload, command_line, fslab_version, kernel, hostname, started_at,
                     status, target_path, fs_type, mount_source, mount_point, mount_options, params,
                     pid, pid_start)
@@ -438,14 +450,14 @@ impl Recorder for Store {
                     me.pid,
                     me.start as i64,
                 ],
-            )
-            .map_err(rec_err)?;
-        Ok(self.conn.last_insert_rowid())
+            )?;
+            Ok(conn.last_insert_rowid())
+        })
     }
 
     fn record_loop(&mut self, run: i64, r: &LoopRow) -> RecordResult<()> {
-        self.conn
-            .execute(
+        self.write(|conn| {
+            conn.execute(
                 "INSERT INTO loops VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     run,
@@ -461,30 +473,28 @@ impl Recorder for Store {
                     json(&r.calls),
                     r.complete,
                 ],
-            )
-            .map_err(rec_err)?;
-        Ok(())
+            )?;
+            Ok(())
+        })
     }
 
     fn record_series(&mut self, run: i64, p: &SeriesPoint) -> RecordResult<()> {
-        self.conn
-            .prepare_cached("INSERT INTO series VALUES (?1, ?2, ?3, ?4, ?5)")
-            .and_then(|mut st| {
-                st.execute(params![
+        self.write(|conn| {
+            conn.prepare_cached("INSERT INTO series VALUES (?1, ?2, ?3, ?4, ?5)")?
+                .execute(params![
                     run,
                     p.phase_index,
                     p.t_s,
                     p.ops as i64,
                     p.total_ops as i64
-                ])
-            })
-            .map_err(rec_err)?;
-        Ok(())
+                ])?;
+            Ok(())
+        })
     }
 
     fn record_phase(&mut self, run: i64, p: &PhaseResult) -> RecordResult<()> {
-        self.conn
-            .execute(
+        self.write(|conn| {
+            conn.execute(
                 "INSERT INTO phases VALUES (?1, (SELECT COUNT(*) FROM phases WHERE run_id = ?1),
                     ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
@@ -498,9 +508,9 @@ impl Recorder for Store {
                     p.bytes as i64,
                     p.complete
                 ],
-            )
-            .map_err(rec_err)?;
-        Ok(())
+            )?;
+            Ok(())
+        })
     }
 
     fn record_latency(
@@ -511,8 +521,9 @@ impl Recorder for Store {
         h: &LatencyHistogram,
     ) -> RecordResult<()> {
         let s = h.summary();
-        self.conn
-            .execute(
+        let bytes = h.to_v2_bytes();
+        self.write(|conn| {
+            conn.execute(
                 "INSERT OR REPLACE INTO latency VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 params![
                     run,
@@ -527,102 +538,100 @@ impl Recorder for Store {
                     s.p999_ns as i64,
                     s.max_ns as i64,
                     h.sum_ns().min(i64::MAX as u128) as i64,
-                    h.to_v2_bytes(),
+                    bytes,
                 ],
-            )
-            .map_err(rec_err)?;
-        Ok(())
+            )?;
+            Ok(())
+        })
     }
 
     fn record_probe_points(&mut self, run: i64, points: &[ProbePoint]) -> RecordResult<()> {
         if points.is_empty() {
             return Ok(());
         }
-        let tx = self.conn.transaction().map_err(rec_err)?;
-        {
-            let mut st = tx
-                .prepare_cached("INSERT INTO probe_points VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
-                .map_err(rec_err)?;
-            for p in points {
-                st.execute(params![
-                    run,
-                    p.phase_index,
-                    p.t_s,
-                    p.probe,
-                    p.metric,
-                    p.value
-                ])
-                .map_err(rec_err)?;
+        self.write(|conn| {
+            let tx = conn.transaction()?;
+            {
+                let mut st =
+                    tx.prepare_cached("INSERT INTO probe_points VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+                for p in points {
+                    st.execute(params![
+                        run,
+                        p.phase_index,
+                        p.t_s,
+                        p.probe,
+                        p.metric,
+                        p.value
+                    ])?;
+                }
             }
-        }
-        tx.commit().map_err(rec_err)
+            Ok(tx.commit()?)
+        })
     }
 
     fn record_probe_note(&mut self, run: i64, n: &ProbeNote) -> RecordResult<()> {
-        let tx = self.conn.transaction().map_err(rec_err)?;
-        let insert = |blob: &dyn rusqlite::ToSql| {
-            tx.execute(
-                "INSERT INTO probe_notes VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![run, n.phase_index, n.probe, n.key, json(&n.value), blob],
-            )
-            .map_err(rec_err)
-        };
-        match &n.blob {
-            None => insert(&None::<Vec<u8>>)?,
-            Some(fslab_record::Blob::Bytes(b)) => insert(b)?,
-            // A spooled blob goes in a piece at a time: never all in memory.
-            Some(blob) => {
-                insert(&rusqlite::blob::ZeroBlob(blob.len()))?;
-                let row = tx.last_insert_rowid();
-                let mut b = tx
-                    .blob_open(rusqlite::MAIN_DB, "probe_notes", "blob", row, false)
-                    .map_err(rec_err)?;
-                blob.copy_to(&mut b).map_err(|source| RecordError::Blob {
-                    what: format!("{} {}", n.probe, n.key),
-                    source,
-                })?;
-                0
-            }
-        };
-        tx.commit().map_err(rec_err)?;
-        Ok(())
+        self.write(|conn| {
+            let tx = conn.transaction()?;
+            let insert = |blob: &dyn rusqlite::ToSql| {
+                tx.execute(
+                    "INSERT INTO probe_notes VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![run, n.phase_index, n.probe, n.key, json(&n.value), blob],
+                )
+            };
+            match &n.blob {
+                None => insert(&None::<Vec<u8>>)?,
+                Some(fslab_record::Blob::Bytes(b)) => insert(b)?,
+                // A spooled blob goes in a piece at a time: never all in memory.
+                Some(blob) => {
+                    insert(&rusqlite::blob::ZeroBlob(blob.len()))?;
+                    let row = tx.last_insert_rowid();
+                    let mut b =
+                        tx.blob_open(rusqlite::MAIN_DB, "probe_notes", "blob", row, false)?;
+                    blob.copy_to(&mut b).map_err(|source| RecordError::Blob {
+                        what: format!("{} {}", n.probe, n.key),
+                        source,
+                    })?;
+                    0
+                }
+            };
+            Ok(tx.commit()?)
+        })
     }
 
     fn record_metrics(&mut self, run: i64, metrics: &[fslab_record::Metric]) -> RecordResult<()> {
-        let tx = self.conn.transaction().map_err(rec_err)?;
-        {
-            let mut st = tx
-                .prepare(
+        self.write(|conn| {
+            let tx = conn.transaction()?;
+            {
+                let mut st = tx.prepare(
                     "INSERT INTO metrics (run_id, source, phase, name, value, unit, better, detail, exact)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                )
-                .map_err(rec_err)?;
-            for m in metrics {
-                st.execute(params![
-                    run,
-                    m.source,
-                    m.phase,
-                    m.name,
-                    m.value,
-                    enum_text(&m.unit),
-                    enum_text(&m.better),
-                    m.detail,
-                    m.exact
-                ])
-                .map_err(rec_err)?;
+                )?;
+                for m in metrics {
+                    st.execute(params![
+                        run,
+                        m.source,
+                        m.phase,
+                        m.name,
+                        m.value,
+                        enum_text(&m.unit),
+                        enum_text(&m.better),
+                        m.detail,
+                        m.exact
+                    ])?;
+                }
             }
-        }
-        tx.commit().map_err(rec_err)
+            Ok(tx.commit()?)
+        })
     }
 
     fn finish_run(&mut self, run: i64, status: RunStatus, error: Option<&str>) -> RecordResult<()> {
-        self.conn
-            .execute(
+        self.write(|conn| {
+            conn.execute(
                 "UPDATE runs SET status = ?2, error = ?3,
                     finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
                 params![run, status.as_str(), error],
-            )
-            .map_err(rec_err)?;
-        Ok(())
+            )?;
+            Ok(())
+        })
     }
 }
