@@ -7,7 +7,7 @@
 //! failures and bytes; and the original's output lines, numbers aside.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use fslab_bench::reference;
@@ -216,8 +216,10 @@ fn assert_matches_reference(name: &str, base: &Path, explained: &[Explained]) {
     }
 }
 
-fn scratch() -> PathBuf {
-    tempfile::tempdir_in("/dev/shm").unwrap().keep()
+/// A scratch directory on tmpfs, removed when the test ends, a failing
+/// one too (tmpfs is memory: a kept one would hold it until reboot).
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in("/dev/shm").unwrap()
 }
 
 /// fslab's main task checks the path it is given before the work starts:
@@ -315,8 +317,7 @@ fn createmany_makes_lustres_createmany_calls_on_every_option_set() {
         return;
     }
     let d = scratch();
-    assert_matches_reference("createmany", &d, CREATEMANY_SETUP);
-    std::fs::remove_dir_all(d).unwrap();
+    assert_matches_reference("createmany", d.path(), CREATEMANY_SETUP);
 }
 
 #[test]
@@ -325,8 +326,7 @@ fn tiotest_makes_tiotest_0_3_5s_calls_on_every_option_set() {
         return;
     }
     let d = scratch();
-    assert_matches_reference("tiotest", &d, SETUP);
-    std::fs::remove_dir_all(d).unwrap();
+    assert_matches_reference("tiotest", d.path(), SETUP);
 }
 
 #[test]
@@ -335,8 +335,7 @@ fn tiotest_with_mmap_makes_tiotest_0_3_5s_calls_when_built_with_mmap() {
         return;
     }
     let d = scratch();
-    assert_matches_reference("tiotest-mmap", &d, SETUP);
-    std::fs::remove_dir_all(d).unwrap();
+    assert_matches_reference("tiotest-mmap", d.path(), SETUP);
 }
 
 #[test]
@@ -345,8 +344,7 @@ fn alloctest_makes_the_seeds_alloctest_calls_on_every_option_set() {
         return;
     }
     let d = scratch();
-    assert_matches_reference("alloctest", &d, ALLOCTEST_AFTER);
-    std::fs::remove_dir_all(d).unwrap();
+    assert_matches_reference("alloctest", d.path(), ALLOCTEST_AFTER);
 }
 
 #[test]
@@ -355,8 +353,7 @@ fn compilebench_makes_compilebench_0_6s_calls_on_every_option_set() {
         return;
     }
     let d = scratch();
-    assert_matches_reference("compilebench", &d, &[]);
-    std::fs::remove_dir_all(d).unwrap();
+    assert_matches_reference("compilebench", d.path(), &[]);
 }
 
 #[test]
