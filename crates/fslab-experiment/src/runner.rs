@@ -428,10 +428,11 @@ impl ExperimentOutcome {
         v
     }
 
-    /// The samples findings read: the summary's, and each phase's median
-    /// jbd2 commit logging time from the journal probe.
+    /// The samples findings read: the summary's and compare's family
+    /// (`summary::family`), and each phase's median jbd2 commit logging
+    /// time from the journal probe.
     pub fn finding_samples(&self) -> Vec<Sample> {
-        let mut v = self.samples();
+        let mut v = crate::summary::family(self);
         for r in self.runs.iter().filter(|r| r.ok) {
             for (metric, value) in r.evidence.commit_medians() {
                 v.push(Sample {
@@ -443,77 +444,6 @@ impl ExperimentOutcome {
                     headline: false,
                     exact: false,
                 });
-            }
-        }
-        v
-    }
-
-    /// The headline samples for the summary table.
-    pub fn samples(&self) -> Vec<Sample> {
-        let mut v = Vec::new();
-        for r in self.runs.iter().filter(|r| r.ok) {
-            let mut push = |metric: String, direction, value: f64, headline, exact| {
-                v.push(Sample {
-                    cell: r.cell,
-                    repetition: r.repetition,
-                    metric,
-                    direction,
-                    value,
-                    headline,
-                    exact,
-                });
-            };
-            for p in &r.phases {
-                push(
-                    format!("{} time (s)", p.phase),
-                    Direction::Time,
-                    p.elapsed_s,
-                    false,
-                    false,
-                );
-                push(
-                    format!("{} rate (ops/s)", p.phase),
-                    Direction::Rate,
-                    p.ops_per_s,
-                    true,
-                    false,
-                );
-                push(
-                    format!("{} sys cpu (s)", p.phase),
-                    Direction::Cost,
-                    p.sys_cpu_s,
-                    false,
-                    false,
-                );
-            }
-            let headline = fslab_record::metric::headline(&r.metrics);
-            // The tool's own numbers, named as compare names them (fs_mark's
-            // per-loop rows stay out: their mean stands for them).
-            for m in r.metrics.iter().filter(|m| {
-                !(m.source == fslab_record::WorkloadKind::FsMark.name() && m.phase.is_some())
-            }) {
-                push(
-                    format!("{} {}", m.source, m.label()),
-                    direction_of(m),
-                    m.value,
-                    headline == Some(m),
-                    m.exact,
-                );
-            }
-            if let Some(u) = r.unmount_s {
-                push("unmount (s)".into(), Direction::Time, u, false, false);
-            }
-            if let Some(u) = r.remount_s {
-                push("remount (s)".into(), Direction::Time, u, false, false);
-            }
-            if let Some(n) = r.image_extents {
-                push(
-                    fslab_record::IMAGE_EXTENTS.into(),
-                    Direction::Cost,
-                    n as f64,
-                    false,
-                    false,
-                );
             }
         }
         v
@@ -1359,7 +1289,10 @@ mod tests {
         assert_eq!(second.runs.len(), 4);
         assert!(second.runs.iter().all(|r| r.ok) && !second.interrupted);
         assert_eq!(rec.experiment_status, Some(RunStatus::Complete));
-        let cells: Vec<u32> = second.samples().iter().map(|s| s.cell).collect();
+        let cells: Vec<u32> = crate::summary::family(&second)
+            .iter()
+            .map(|s| s.cell)
+            .collect();
         assert!(cells.contains(&0) && cells.contains(&1));
         // Each directory was made fresh and removed again.
         assert_eq!(
