@@ -71,6 +71,18 @@ pub struct RatioInterval {
 }
 
 impl RatioInterval {
+    /// The exact ratio `r` of sides with no variance: the interval is that point.
+    pub fn exact(r: f64, level: f64) -> RatioInterval {
+        RatioInterval {
+            ratio: r,
+            low: r,
+            high: r,
+            level,
+            df: f64::INFINITY,
+            method: Method::Deterministic,
+        }
+    }
+
     /// True when the whole interval lies above `bound`.
     pub fn above(&self, bound: f64) -> bool {
         self.low > bound
@@ -124,15 +136,7 @@ pub fn ratio(a: &[f64], b: &[f64], level: f64, deterministic: bool) -> Option<Ra
         if a[0] == 0.0 {
             return None;
         }
-        let r = b[0] / a[0];
-        return Some(RatioInterval {
-            ratio: r,
-            low: r,
-            high: r,
-            level,
-            df: f64::INFINITY,
-            method: Method::Deterministic,
-        });
+        return Some(RatioInterval::exact(b[0] / a[0], level));
     }
     // One value on a side: its variance is unknown, unless that side is
     // declared exact.
@@ -273,15 +277,7 @@ pub fn paired_ratio(pairs: &[(f64, f64)], level: f64) -> Option<RatioInterval> {
         .collect::<Option<_>>()?;
     let (m, var) = mean_var(&d);
     if constant(&d) && d.len() >= 2 {
-        let r = m.exp();
-        return Some(RatioInterval {
-            ratio: r,
-            low: r,
-            high: r,
-            level,
-            df: f64::INFINITY,
-            method: Method::Deterministic,
-        });
+        return Some(RatioInterval::exact(m.exp(), level));
     }
     if d.len() < 2 {
         return None;
