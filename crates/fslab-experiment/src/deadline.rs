@@ -156,41 +156,6 @@ impl Guard {
     }
 }
 
-/// Why a cell's workload did not complete, and its status when it was
-/// ended from outside: a time limit fails it, a second signal interrupts
-/// it (and the workload's own run record says so too); a workload killed
-/// with SIGKILL (the kernel at the memory limit) fails it, naming the
-/// limit. None when the workload ended by itself without error.
-pub(crate) fn cell_error(
-    exp: &crate::spec::Experiment,
-    w: &crate::runner::WorkloadOutcome,
-    info: &mut fslab_record::CellRunInfo,
-    rec: &mut dyn fslab_record::ExperimentRecorder,
-) -> Option<String> {
-    if let Some(end) = w.ended_by {
-        let e = end.describe(w.error.as_deref(), w.pressure.as_deref());
-        info.status = Some(end.status());
-        if let Some(id) = w.run_id {
-            let _ = rec.finish_run(id, end.status(), Some(&e));
-        }
-        return Some(e);
-    }
-    let mut e = w.error.clone()?;
-    if w.signal == Some(9) {
-        if let (Some(limit), Some(fails)) = (exp.machine.memory_limit, info.memory_failcnt) {
-            e = format!(
-                "{e} (memory limit {} was hit {fails} times)",
-                fslab_lab::human_bytes(limit)
-            );
-        }
-        // The killed workload could not close its run.
-        if let Some(id) = w.run_id {
-            let _ = rec.finish_run(id, RunStatus::Failed, Some(&e));
-        }
-    }
-    Some(e)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -375,18 +375,41 @@ pub fn check(exp: &Experiment, perms: &Permissions) -> Result<Vec<String>, Strin
     Ok(allowed)
 }
 
+/// Why an experiment cannot start here, found before anything is touched
+/// (by `runner::preflight`, which re-exports it).
+#[derive(Debug, thiserror::Error)]
+pub enum Preflight {
+    /// The experiment asks for what is not there: an image directory that
+    /// does not exist, an image its directory's filesystem cannot hold, a
+    /// sysctl this kernel does not have. Bad input: the binary exits 2.
+    #[error("{0}")]
+    Input(String),
+    /// This machine or user cannot run it: a missing tool, not root, a
+    /// filesystem that cannot be asked its limits.
+    #[error("{0}")]
+    Machine(String),
+    /// This machine's filesystem could not be asked its limits (whether
+    /// an image fits): a failure, with the lab's error as its source.
+    #[error("{0}")]
+    Lab(#[from] fslab_lab::LabError),
+}
+
+impl Preflight {
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Preflight::Input(_))
+    }
+}
+
 /// For the preflight: an `image_dir` that cannot be written (a read-only
 /// filesystem; for root, anything else that refuses it too) is bad input.
 /// Another user's dry run is not refused for what root could write.
-pub(crate) fn writable(dir: &std::path::Path, root: bool) -> Result<(), crate::runner::Preflight> {
+pub(crate) fn writable(dir: &std::path::Path, root: bool) -> Result<(), Preflight> {
     match rustix::fs::access(dir, rustix::fs::Access::WRITE_OK) {
-        Err(e) if e == rustix::io::Errno::ROFS || root => {
-            Err(crate::runner::Preflight::Input(format!(
-                "device.image_dir {} cannot be written: {}",
-                dir.display(),
-                std::io::Error::from(e)
-            )))
-        }
+        Err(e) if e == rustix::io::Errno::ROFS || root => Err(Preflight::Input(format!(
+            "device.image_dir {} cannot be written: {}",
+            dir.display(),
+            std::io::Error::from(e)
+        ))),
         _ => Ok(()),
     }
 }
