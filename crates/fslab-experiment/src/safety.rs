@@ -43,22 +43,7 @@ pub const TUNING_TOOLS: [&str; 4] = ["tune2fs", "xfs_admin", "btrfstune", "e2lab
 /// The marker that makes a directory device fslab's own.
 pub const DIRECTORY_MARKER: &str = ".fslab-directory-device";
 
-/// Why `name` is not a well-formed sysctl name (`vm.dirty_ratio`), if it is not.
-pub fn sysctl_name_error(name: &str) -> Option<String> {
-    let ok = !name.is_empty()
-        && name.len() <= 128
-        && name.split('.').count() >= 2
-        && name.split('.').all(|c| {
-            !c.is_empty()
-                && c.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
-        });
-    (!ok).then(|| {
-        format!(
-            "{name:?} is not a sysctl name (dot-separated lower-case words, like vm.dirty_ratio)"
-        )
-    })
-}
+pub use crate::spec::sysctl_name_error;
 
 /// vm.* settings that are not about writeback or memory pressure: they
 /// panic the machine, weaken its security, or are one-shot triggers.

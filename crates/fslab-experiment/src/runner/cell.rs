@@ -6,19 +6,31 @@
 //! every way out: the last step, a step that fails, or a panic.
 
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 
 use fslab_record::{CellRunInfo, ExperimentRecorder, PhaseResult, RunStatus};
 
 use super::error::CellError;
+use super::executor::Executor;
 use super::executor::Watch;
 use super::outcome::WorkloadOutcome;
-use super::scheduler::{RunConfig, RunEnv};
-use crate::backend::{setup, Prepared};
+use super::progress::Progress;
+use crate::backend::{setup, DeviceConsent, Prepared};
 use crate::findings::evidence::Evidence;
 use crate::machine::{self, read_sysctl, write_sysctl, MemCgroup, SysctlLock};
 use crate::plan::{self, workload_argv};
 use crate::spec::{Cell, Device, Experiment};
 use crate::state::{self, Journal, Resource};
+
+/// What the scheduler runs each cell with: the workload's runner, the
+/// store, the display, the stop flag and the journal.
+pub(super) struct RunEnv<'a> {
+    pub(super) exec: &'a mut dyn Executor,
+    pub(super) rec: &'a mut dyn ExperimentRecorder,
+    pub(super) progress: &'a mut dyn Progress,
+    pub(super) stop: &'a AtomicBool,
+    pub(super) journal: &'a mut Journal,
+}
 
 /// What one repetition of a cell gives the scheduler.
 #[derive(Default)]
@@ -37,7 +49,7 @@ pub(super) fn run_cell(
     exp: &Experiment,
     cell: &Cell,
     rep: u32,
-    cfg: &RunConfig,
+    consent: &DeviceConsent,
     env: &mut RunEnv,
     info: &mut CellRunInfo,
     problems: &mut Vec<String>,
@@ -46,7 +58,7 @@ pub(super) fn run_cell(
         exp,
         cell,
         rep,
-        cfg,
+        consent,
         env,
         info,
         problems,
@@ -69,7 +81,7 @@ struct CellRun<'r, 'e> {
     exp: &'r Experiment,
     cell: &'r Cell,
     rep: u32,
-    cfg: &'r RunConfig,
+    consent: &'r DeviceConsent,
     env: &'r mut RunEnv<'e>,
     info: &'r mut CellRunInfo,
     problems: &'r mut Vec<String>,
@@ -105,7 +117,7 @@ impl CellRun<'_, '_> {
             self.exp,
             self.cell,
             self.rep,
-            &self.cfg.consent,
+            self.consent,
             self.env.journal,
             self.info,
         )?;

@@ -1,4 +1,4 @@
-//! The run's progress display and the workload's runner: [`Executor`], and
+//! The workload's runner: [`Executor`], and
 //! [`ProcessExecutor`], which runs the workload as a child process with the
 //! probes beside it and stops it from outside when it must.
 
@@ -11,33 +11,7 @@ use std::time::Duration;
 
 use super::child::Beside;
 use super::outcome::WorkloadOutcome;
-use crate::spec::Cell;
-
-/// Shows the run's progress (a terminal display, or nothing in tests).
-pub trait Progress {
-    /// Run `k` of `total` starts: repetition `rep` of `cell`.
-    fn cell_start(&mut self, k: usize, total: usize, cell: &Cell, rep: u32, reps: u32);
-    /// A setup or teardown step.
-    fn step(&mut self, what: &str);
-    /// The workload's current phase and rate.
-    fn rate(&mut self, phase: &str, ops_per_s: f64, total: u64);
-    /// The run ended; `message` says how.
-    fn cell_end(&mut self, ok: bool, message: &str);
-    /// Something about the whole experiment (outside any cell).
-    fn note(&mut self, _what: &str) {}
-    /// The workload's memory pressure now (None: none, or it is gone).
-    fn pressure(&mut self, _now: Option<&str>) {}
-}
-
-/// A [`Progress`] that shows nothing.
-pub struct NoProgress;
-
-impl Progress for NoProgress {
-    fn cell_start(&mut self, _: usize, _: usize, _: &Cell, _: u32, _: u32) {}
-    fn step(&mut self, _: &str) {}
-    fn rate(&mut self, _: &str, _: f64, _: u64) {}
-    fn cell_end(&mut self, _: bool, _: &str) {}
-}
+use super::progress::Progress;
 
 /// The probes `fslab run` runs beside a workload, outside its cgroup: they
 /// find the filesystem and its device from `dir`, and watch the workload's

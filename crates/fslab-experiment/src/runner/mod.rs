@@ -13,8 +13,8 @@
 //! - [`cell`]: one repetition of one cell, step by step (machine settings,
 //!   mkfs and mount, the workload, unmount and detach) under one teardown
 //!   guard;
-//! - [`executor`]: the progress display and the workload's runner (a child
-//!   process), with [`child`] reading the messages it sends;
+//! - [`executor`]: the workload's runner (a child process), with [`child`]
+//!   reading the messages it sends, and [`progress`], the display;
 //! - [`outcome`]: what a workload, a repetition and the whole run produced;
 //!   [`until`] decides which cells run once more;
 //! - [`preflight`]: what is checked before anything is touched;
@@ -26,6 +26,7 @@ pub mod error;
 pub mod executor;
 pub mod outcome;
 pub mod preflight;
+pub mod progress;
 pub mod scheduler;
 mod until;
 
@@ -33,7 +34,8 @@ mod until;
 mod tests;
 
 pub use error::{CellError, RunError};
-pub use executor::{Executor, NoProgress, ProcessExecutor, Progress, Watch};
+pub use executor::{Executor, ProcessExecutor, Watch};
 pub use outcome::{direction_of, ExperimentOutcome, RepOutcome, WorkloadOutcome};
 pub use preflight::{preflight, preflight_as, Preflight};
+pub use progress::{NoProgress, Progress};
 pub use scheduler::{run, Resume, RunConfig};

@@ -9,10 +9,11 @@ use fslab_record::{
     CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, ImageHostFacts, RunStatus,
 };
 
-use super::cell::run_cell;
+use super::cell::{run_cell, RunEnv};
 use super::error::RunError;
-use super::executor::{Executor, Progress};
+use super::executor::Executor;
 use super::outcome::{ExperimentOutcome, RepOutcome};
+use super::progress::Progress;
 use super::until::resolution;
 use crate::backend::{DeviceConsent, Versions};
 use crate::findings;
@@ -48,16 +49,6 @@ pub struct Resume {
 
 fn now() -> String {
     fslab_record::time::now()
-}
-
-/// What the scheduler works with: the workload's runner, the store, the
-/// display, the stop flag and the journal.
-pub(super) struct RunEnv<'a> {
-    pub(super) exec: &'a mut dyn Executor,
-    pub(super) rec: &'a mut dyn ExperimentRecorder,
-    pub(super) progress: &'a mut dyn Progress,
-    pub(super) stop: &'a AtomicBool,
-    pub(super) journal: &'a mut Journal,
 }
 
 /// Runs the experiment. Cells that fail are recorded and the others go on;
@@ -200,7 +191,7 @@ fn run_one(
         exp,
         cell,
         rep,
-        cfg,
+        &cfg.consent,
         env,
         &mut info,
         &mut outcome.teardown_problems,
