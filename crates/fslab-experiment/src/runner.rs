@@ -518,19 +518,6 @@ fn resolution(exp: &Experiment, o: &ExperimentOutcome, reps: u32, max: u32) -> (
     (more, said)
 }
 
-/// How a tool's number compares: rates up are faster, times up slower,
-/// anything else more or less.
-pub fn direction_of(m: &fslab_record::Metric) -> Direction {
-    use fslab_record::Better;
-    if m.unit.is_rate() && m.better == Better::Higher {
-        Direction::Rate
-    } else if m.unit.is_time() && m.better == Better::Lower {
-        Direction::Time
-    } else {
-        Direction::Cost
-    }
-}
-
 /// Why an experiment cannot start here, found before anything is touched.
 #[derive(Debug, thiserror::Error)]
 pub enum Preflight {

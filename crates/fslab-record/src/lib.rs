@@ -4,6 +4,7 @@
 //! Workloads never talk to the database: they call a `Recorder`, so the
 //! scheduler and workloads are testable with [`MemRecorder`].
 
+pub mod catalogue;
 mod experiment;
 pub mod journal;
 pub mod json;
