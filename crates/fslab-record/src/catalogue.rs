@@ -151,6 +151,15 @@ pub fn samples(run: &RunNumbers) -> Vec<Sample> {
     v
 }
 
+/// A numbered item's word and number: `loop 3` is ("loop", 3), `entries
+/// 1090` ("entries", 1090). Breakdown rows of numbered items (a workload's
+/// loops, its rate as its directory grows) are shown as tables, one row an
+/// item, and their rates charted against the number.
+pub fn numbered(phase: &str) -> Option<(&str, u64)> {
+    let (word, n) = phase.rsplit_once(' ')?;
+    Some((word, n.parse().ok()?))
+}
+
 /// The name of a tool's own number: `SOURCE PHASE NAME (UNIT)`.
 pub fn tool_name(m: &Metric) -> String {
     format!("{} {}", m.source, m.label())
@@ -227,6 +236,14 @@ mod tests {
         assert_eq!(s[5].unit, Unit::MbPerSec);
         assert!(s[6].exact && !s[5].exact);
         assert!(!s[4].compared() && s[5].compared());
+    }
+
+    #[test]
+    fn a_numbered_item_is_a_word_and_a_number() {
+        assert_eq!(numbered("loop 3"), Some(("loop", 3)));
+        assert_eq!(numbered("entries 1090"), Some(("entries", 1090)));
+        assert_eq!(numbered("execute"), None);
+        assert_eq!(numbered("Write 4k"), None);
     }
 
     #[test]
