@@ -10,8 +10,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::child::Beside;
-use super::outcome::WorkloadOutcome;
 use super::progress::Progress;
+use crate::outcome::WorkloadOutcome;
 
 /// The probes `fslab run` runs beside a workload, outside its cgroup: they
 /// find the filesystem and its device from `dir`, and watch the workload's

@@ -7,7 +7,7 @@ use fslab_record::{PhaseResult, RunStatus};
 use fslab_stats::compare::Direction;
 
 use crate::deadline::Ending;
-use crate::findings::evidence::Evidence;
+use crate::evidence::Evidence;
 
 /// What one workload run produced.
 #[derive(Debug, Clone, Default)]
