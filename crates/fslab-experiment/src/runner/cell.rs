@@ -11,8 +11,7 @@ use std::sync::atomic::AtomicBool;
 use fslab_record::{CellRunInfo, ExperimentRecorder, PhaseResult, RunStatus};
 
 use super::error::CellError;
-use super::executor::Executor;
-use super::executor::Watch;
+use super::executor::{Executor, Watch};
 use super::progress::Progress;
 use crate::backend::{setup, DeviceConsent, Prepared};
 use crate::evidence::Evidence;
