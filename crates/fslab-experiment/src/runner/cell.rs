@@ -2,7 +2,7 @@
 //! settings (sysctls, memory cgroup), mkfs and mount (or a fresh
 //! directory), the workload with its probes, what it left to collect, then
 //! unmount and detach. Everything a step makes is journalled before it is
-//! made and held by one teardown guard ([`CellRun`]) that undoes it on
+//! made and held by one teardown guard (`CellRun`) that undoes it on
 //! every way out: the last step, a step that fails, or a panic.
 
 use std::path::{Path, PathBuf};

@@ -13,11 +13,11 @@
 //! - [`cell`]: one repetition of one cell, step by step (machine settings,
 //!   mkfs and mount, the workload, unmount and detach) under one teardown
 //!   guard;
-//! - [`executor`]: the workload's runner (a child process), with [`child`]
+//! - [`executor`]: the workload's runner (a child process), with `child`
 //!   reading the messages it sends, and [`progress`], the display;
-//! - [`until`]: which cells run once more (what a run produced is
+//! - `until`: which cells run once more (what a run produced is
 //!   [`crate::outcome`], below the runner, since the summary reads it);
-//! - [`preflight`]: what is checked before anything is touched;
+//! - [`preflight`](mod@preflight): what is checked before anything is touched;
 //! - [`error`]: why a run or a cell stopped, each error keeping its source.
 
 pub mod cell;
