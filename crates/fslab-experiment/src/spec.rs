@@ -57,7 +57,7 @@ mod cells;
 mod device;
 /// `[[finding]]` sections.
 #[path = "spec_finding.rs"]
-mod finding;
+pub mod finding;
 /// `[machine]` and the sysctls.
 #[path = "spec_machine.rs"]
 mod machine;
@@ -178,7 +178,7 @@ pub struct Experiment {
     pub workload: Workload,
     pub cells: Vec<Cell>,
     /// What the seed's author found, to check at the end of the run.
-    pub findings: Vec<crate::findings::finding::Finding>,
+    pub findings: Vec<finding::Finding>,
 }
 
 struct Ctx<'a> {
