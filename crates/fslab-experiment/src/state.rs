@@ -47,6 +47,9 @@ pub fn describe(r: &Resource) -> String {
         Resource::Image { path, .. } => format!("image {}", path.display()),
         Resource::Sysctl { name, original } => format!("sysctl {name} (was {original})"),
         Resource::Cgroup { path } => format!("memory cgroup {}", path.display()),
+        Resource::Scheduler {
+            number, original, ..
+        } => format!("IO scheduler of /dev/loop{number} (was {original})"),
     }
 }
 
@@ -94,6 +97,11 @@ pub fn undo(r: &Resource) -> Result<Option<String>, String> {
             write_sysctl(name, original).map_err(|e| e.to_string())?;
             Ok(Some(format!("restored {name} = {original}")))
         }
+        Resource::Scheduler {
+            number,
+            backing,
+            original,
+        } => restore_scheduler(*number, backing, original),
         Resource::Cgroup { path } => {
             if !path.exists() {
                 return Ok(None);
@@ -102,6 +110,30 @@ pub fn undo(r: &Resource) -> Result<Option<String>, String> {
             Ok(Some(format!("removed cgroup {}", path.display())))
         }
     }
+}
+
+/// Puts back loop device `number`'s IO scheduler, unless another process
+/// has bound it to an image of its own since (then it is theirs: left).
+fn restore_scheduler(
+    number: u32,
+    backing: &Path,
+    original: &str,
+) -> Result<Option<String>, String> {
+    if backing_file(number).is_some_and(|b| b != backing) {
+        return Err(format!(
+            "/dev/loop{number} is bound to another image now: its IO scheduler is left as it is (was {original})"
+        ));
+    }
+    let file = fslab_lab::scheduler::loop_file(number);
+    let now = fslab_lab::scheduler::read(&file).map_err(|e| e.to_string())?;
+    if now.current == original {
+        return Ok(None);
+    }
+    fslab_lab::scheduler::write(&file, original).map_err(|e| e.to_string())?;
+    Ok(Some(format!(
+        "restored /dev/loop{number}'s IO scheduler {original} (was {})",
+        now.current
+    )))
 }
 
 /// Unmounts `target` (lazily when it stays busy for 3 s).
