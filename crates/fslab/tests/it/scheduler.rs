@@ -118,7 +118,7 @@ mkfs_options = ["-m crc=0"]
 }
 
 #[test]
-fn a_journalled_scheduler_is_put_back_by_cleanup_after_the_run_was_killed() {
+fn a_scheduler_a_killed_runs_journal_lists_is_put_back_as_cleanup_undoes_it() {
     use fslab_experiment::state::{undo, Resource};
     if !privileged("loop devices") {
         return;
