@@ -14,6 +14,7 @@
 //! image_dir = "/var/tmp"         # where the sparse image goes
 //! direct_io = false              # loop device O_DIRECT to the image
 //! image_host = "none"            # none | auto | xfs: the image on a host XFS that fslab makes
+//! scheduler = "mq-deadline"      # the loop device's IO scheduler (default: as found, none)
 //!                                # (auto: only when image_dir cannot hold a file this large)
 //!
 //! [machine]

@@ -542,3 +542,67 @@ mod tests {
         assert!(e.contains("\"9-a\" is the id of an earlier finding"), "{e}");
     }
 }
+
+#[cfg(test)]
+mod builtin_gates {
+    use crate::findings::{evaluate_all, Runs};
+    use crate::spec::{parse, Defaults};
+    use crate::summary::{Direction, Sample};
+    use fslab_record::FindingOutcome;
+
+    /// Seed 001's walk and unlink claims rest on the caches being reclaimed
+    /// (its memory cgroup hit in both ext4 cells' stat and unlink phases):
+    /// without that in every run, they are not judged, naming it.
+    #[test]
+    fn seed001s_walk_and_unlink_claims_are_not_judged_when_a_cell_did_not_reclaim() {
+        let text = include_str!("../../../experiments/seed001-crc-overhead.toml");
+        let e = parse("seed001.toml", text, &Defaults::default()).unwrap();
+        let labels: Vec<String> = e.cells.iter().map(|c| c.label.clone()).collect();
+        let cell = |l: &str| labels.iter().position(|x| x == l).unwrap() as u32;
+        let (on, off) = (
+            cell("ext4 -O metadata_csum"),
+            cell("ext4 -O ^metadata_csum"),
+        );
+        let judge = |off_stat_hits: [f64; 3]| {
+            let mut v = Vec::new();
+            let mut put = |c: u32, r: u32, m: &str, x: f64| {
+                v.push(Sample {
+                    cell: c,
+                    repetition: r,
+                    metric: m.into(),
+                    direction: Direction::Cost,
+                    value: x,
+                    headline: false,
+                    exact: false,
+                });
+            };
+            for r in 1..=3 {
+                let i = r as usize - 1;
+                put(on, r, "stat time (s)", [494.0, 490.0, 498.0][i]);
+                put(off, r, "stat time (s)", [339.0, 341.0, 337.0][i]);
+                put(on, r, "unlink time (s)", [959.0, 955.0, 962.0][i]);
+                put(off, r, "unlink time (s)", [692.0, 690.0, 695.0][i]);
+                put(on, r, "mem stat limit hits", 500.0);
+                put(off, r, "mem stat limit hits", off_stat_hits[i]);
+                put(on, r, "mem unlink limit hits", 50.0);
+                put(off, r, "mem unlink limit hits", 40.0);
+            }
+            let runs = Runs {
+                labels: &labels,
+                samples: &v,
+                evidence: &[],
+            };
+            let out = evaluate_all(&e.findings, &runs);
+            let of = |id: &str| out[e.findings.iter().position(|f| f.id == id).unwrap()].clone();
+            (of("001-c"), of("001-d"))
+        };
+        let (walk, unlink) = judge([100.0, 80.0, 90.0]);
+        assert_eq!(walk.outcome, FindingOutcome::Reproduced, "{walk:?}");
+        assert_eq!(unlink.outcome, FindingOutcome::Reproduced, "{unlink:?}");
+        // The cell without checksums kept its caches in one walk.
+        let (walk, unlink) = judge([100.0, 0.0, 90.0]);
+        assert_eq!(walk.outcome, FindingOutcome::NotJudged, "{walk:?}");
+        assert!(walk.why.contains("001-m2 did not happen"), "{}", walk.why);
+        assert_eq!(unlink.outcome, FindingOutcome::Reproduced, "{unlink:?}");
+    }
+}

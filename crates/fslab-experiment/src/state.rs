@@ -52,7 +52,12 @@ pub enum UndoError {
     /// A live run holds the sysctl now: it is not restored under it.
     #[error("sysctl {0} is held by a running fslab run: left as it is")]
     SysctlHeld(String),
-    /// Reading or writing a sysctl, or removing a cgroup, failed.
+    /// Another process bound the loop device to an image of its own since:
+    /// its IO scheduler is theirs now.
+    #[error("/dev/loop{number} is bound to another image now: its IO scheduler is left as it is (was {original})")]
+    SchedulerRebound { number: u32, original: String },
+    /// Reading or writing a sysctl or an IO scheduler, or removing a
+    /// cgroup, failed.
     #[error("{0}")]
     Lab(#[from] fslab_lab::LabError),
 }
@@ -106,6 +111,9 @@ pub fn describe(r: &Resource) -> String {
         Resource::Image { path, .. } => format!("image {}", path.display()),
         Resource::Sysctl { name, original } => format!("sysctl {name} (was {original})"),
         Resource::Cgroup { path } => format!("memory cgroup {}", path.display()),
+        Resource::Scheduler {
+            number, original, ..
+        } => format!("IO scheduler of /dev/loop{number} (was {original})"),
     }
 }
 
@@ -150,6 +158,11 @@ pub fn undo(r: &Resource) -> Undone {
             write_sysctl(name, original)?;
             Ok(Some(format!("restored {name} = {original}")))
         }
+        Resource::Scheduler {
+            number,
+            backing,
+            original,
+        } => restore_scheduler(*number, backing, original),
         Resource::Cgroup { path } => {
             if !path.exists() {
                 return Ok(None);
@@ -158,6 +171,27 @@ pub fn undo(r: &Resource) -> Undone {
             Ok(Some(format!("removed cgroup {}", path.display())))
         }
     }
+}
+
+/// Puts back loop device `number`'s IO scheduler, unless another process
+/// has bound it to an image of its own since (then it is theirs: left).
+fn restore_scheduler(number: u32, backing: &Path, original: &str) -> Undone {
+    if backing_file(number).is_some_and(|b| b != backing) {
+        return Err(UndoError::SchedulerRebound {
+            number,
+            original: original.to_string(),
+        });
+    }
+    let file = fslab_lab::scheduler::loop_file(number);
+    let now = fslab_lab::scheduler::read(&file)?;
+    if now.current == original {
+        return Ok(None);
+    }
+    fslab_lab::scheduler::write(&file, original)?;
+    Ok(Some(format!(
+        "restored /dev/loop{number}'s IO scheduler {original} (was {})",
+        now.current
+    )))
 }
 
 /// Unmounts `target` (lazily when it stays busy for 3 s).

@@ -5,7 +5,8 @@
 //! - [`loopdev`]: loop devices bound to images (private, never by number);
 //! - [`signature`]: refusing targets that already hold a filesystem or data;
 //! - [`mkfs`]: making filesystems with recorded, prompt-free command lines;
-//! - [`mount`]: mounting, checking the mount is real, timed unmounts.
+//! - [`mount`]: mounting, checking the mount is real, timed unmounts;
+//! - [`scheduler`]: a device's IO scheduler, read, checked and set.
 //!
 //! Every resource is a value whose `Drop` undoes it, so an error or a panic
 //! unwinding through a cell cleans up what the cell made.
@@ -14,6 +15,7 @@ pub mod image;
 pub mod loopdev;
 pub mod mkfs;
 pub mod mount;
+pub mod scheduler;
 pub mod signature;
 
 pub use fslab_record::units::{human_bytes, parse_bytes};
