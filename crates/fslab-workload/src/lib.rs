@@ -21,10 +21,13 @@ pub mod dbench_load;
 mod error;
 pub mod fsmark;
 pub mod measure;
+pub mod plugin;
+pub mod scale;
 pub mod tiotest;
 
 pub use common::{CommonArgs, Hooks, PhaseHook, Report, RunCtx, SecondHook};
 pub use error::{Error, Result};
+pub use plugin::{Job, Kind, Start, Workload};
 
 use std::sync::atomic::AtomicBool;
 
