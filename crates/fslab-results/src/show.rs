@@ -151,7 +151,7 @@ pub fn run_text(store: &Store, id: i64) -> Result<String> {
 
 /// `results export ID --format json`: the run's record with its schema version.
 pub fn export_json(store: &Store, id: i64) -> Result<String> {
-    Ok(Versioned::new(store.run(id)?).to_pretty())
+    Ok(store.run_json(id)?)
 }
 
 /// `results export ID --format csv`.

@@ -99,10 +99,11 @@ pub fn run<R: Report>(
         .map_err(|e| super::workload_failure(name, e))?;
     drop(text_out);
     if common.json {
-        print!(
-            "{}",
-            fslab_record::json::Versioned::new(&report as &dyn Report).to_pretty()
-        );
+        // The run's one JSON shape, as `results export` prints it.
+        let doc = store
+            .run_json(report.run_id())
+            .map_err(|e| Failure::Failed(format!("{name}: results store: {e}")))?;
+        print!("{doc}");
     }
     for n in report.notes() {
         eprintln!("fslab: {name}: {n}");
