@@ -148,7 +148,7 @@ struct VariantSpec {
     after_mkfs: Vec<String>,
 }
 
-pub use fslab_record::WorkloadKind;
+pub use fslab_workload::Kind;
 
 /// In what order the (cell, repetition) pairs run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -225,7 +225,7 @@ pub struct Machine {
 /// The workload every cell runs.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Workload {
-    pub kind: WorkloadKind,
+    pub kind: Kind,
     pub args: Vec<String>,
     /// Number of top-level directories (`-d MOUNT/0`, ...).
     pub dirs: u32,
@@ -234,6 +234,9 @@ pub struct Workload {
     pub ranks: u32,
     /// The probes' list as `--probes` takes it (None: the default set).
     pub probes: Option<String>,
+    /// `fslab run --scale`'s factor, which the cell's job applies to its
+    /// typed options (see [`crate::plan::cell_job`]); 1 as written.
+    pub scale: f64,
 }
 
 /// One cell of the matrix.
@@ -631,7 +634,7 @@ fn machine(ctx: &Ctx, m: &MachineSpec) -> Result<Machine, SpecError> {
 
 /// `[workload]`.
 fn workload(ctx: &Ctx, w: &WorkloadSpec) -> Result<Workload, SpecError> {
-    let wk = match w.kind.get_ref().parse::<WorkloadKind>() {
+    let wk = match w.kind.get_ref().parse::<Kind>() {
         Ok(k) => k,
         Err(e) => return ctx.err(w.kind.span(), "workload.kind", e),
     };
@@ -684,6 +687,7 @@ fn workload(ctx: &Ctx, w: &WorkloadSpec) -> Result<Workload, SpecError> {
         dirs,
         ranks,
         probes,
+        scale: 1.0,
     })
 }
 

@@ -172,7 +172,7 @@ fn rate_charts(rec: &RunRecord, all: &[(i64, RunRecord)]) -> Vec<Block> {
             series,
         ));
     }
-    if rec.run.workload == fslab_record::WorkloadKind::CreateMany.name() {
+    if rec.run.workload == "createmany" {
         let mut series = Vec::new();
         for (r, run) in all {
             let mut prev = 0.0;

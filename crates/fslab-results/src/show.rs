@@ -12,7 +12,6 @@ use fslab_probe::notes::{
 use fslab_probe::TargetsNote;
 use fslab_record::json::Versioned;
 use fslab_record::table::{Align, Table};
-use fslab_record::WorkloadKind;
 use fslab_store::{RunOrigin, RunRecord, Store};
 use fslab_workload::fsmark::output;
 
@@ -28,7 +27,7 @@ pub struct Listed {
 }
 
 /// `results list --json`: `{fslab_schema, runs: [...]}`.
-pub fn list_json(store: &Store, workload: Option<WorkloadKind>) -> Result<String> {
+pub fn list_json(store: &Store, workload: Option<&str>) -> Result<String> {
     #[derive(serde::Serialize)]
     struct Doc {
         runs: Vec<Listed>,
@@ -42,17 +41,17 @@ pub fn list_json(store: &Store, workload: Option<WorkloadKind>) -> Result<String
     Ok(Versioned::new(Doc { runs }).to_pretty())
 }
 
-fn listed(store: &Store, workload: Option<WorkloadKind>) -> Result<Vec<fslab_store::RunRow>> {
+fn listed(store: &Store, workload: Option<&str>) -> Result<Vec<fslab_store::RunRow>> {
     Ok(store
         .list_runs()?
         .into_iter()
-        .filter(|r| workload.is_none_or(|w| r.workload == w.name()))
+        .filter(|r| workload.is_none_or(|w| r.workload == w))
         .collect())
 }
 
 /// `results list`: a header, then one line per run, oldest first, with its
 /// headline number.
-pub fn list(store: &Store, workload: Option<WorkloadKind>) -> Result<String> {
+pub fn list(store: &Store, workload: Option<&str>) -> Result<String> {
     let runs = listed(store, workload)?;
     if runs.is_empty() {
         return Ok(String::new());
@@ -299,7 +298,7 @@ pub fn show(rec: &RunRecord) -> String {
     let own: Vec<&fslab_record::Metric> = rec
         .metrics
         .iter()
-        .filter(|m| !(m.source == fslab_record::WorkloadKind::FsMark.name() && m.detail))
+        .filter(|m| !(m.source == "fsmark" && m.detail))
         .collect();
     if !own.is_empty() {
         let _ = writeln!(s, "\n{} reported:", r.workload);

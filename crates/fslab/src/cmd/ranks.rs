@@ -298,7 +298,7 @@ fn start_rescue(r: Rescue, spool: Spool, state: Arc<AtomicU8>) {
 /// of all ranks.
 fn summary_text(name: &str, merged: &fslab_cluster::MergedRun) -> String {
     let mut summary = merged.summary(name);
-    if name == fslab_record::WorkloadKind::FsMark.name() && !merged.run.loops.is_empty() {
+    if name == "fsmark" && !merged.run.loops.is_empty() {
         // fs_mark's table for all ranks, so scripts that read its rows
         // (seed 000's `stats`) read MPI runs too.
         summary += &format!(
