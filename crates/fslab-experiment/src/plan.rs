@@ -208,10 +208,10 @@ pub fn scale_changes(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<(String, 
 /// `mnt`: the command line of [`cell_job`], recorded with the run and
 /// printed by the tool. Unscaled, it is the arguments as written, with what
 /// fslab sets appended (`-l /dev/null`, `--probes=none`) and its `-d DIR`s
-/// last; when `--scale` changed the job, the job written out from its typed
-/// options ([`fslab_workload::command_line::render`]), so that the line
-/// shows the values that run. Either way it parses back to the job (a test
-/// checks every built-in experiment).
+/// last, with the values `--scale` changed written in their place. When
+/// that line would not parse back to the job, the job written out from its
+/// typed options ([`fslab_workload::command_line::render`]): the line
+/// shows the values that run (a test checks every built-in experiment).
 pub fn workload_argv(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
     let kind = exp.workload.kind;
     let (args, dirs) = written_args(exp, cell, mnt);
@@ -235,10 +235,44 @@ pub fn workload_argv(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
         }
     }
     shown.extend(dirs);
+    for (opt, from, to) in fslab_workload::command_line::changes(&before, &job) {
+        rewrite(&mut shown, &opt, &from, &to);
+    }
     let same = |a: &Job, b: &Job| a.to_json() == b.to_json();
     match kind.parse(&shown[1..]) {
         Ok(back) if same(&back, &job) => shown,
         _ => fslab_workload::command_line::render(&job),
+    }
+}
+
+/// `argv` with option `opt`'s value `from` written as `to` where the line
+/// has it (`-n 300`, `-n300`, `--files=300`; a positional's last `from`):
+/// for display only, checked by parsing the result back (see
+/// [`workload_argv`]).
+fn rewrite(argv: &mut [String], opt: &str, from: &str, to: &str) {
+    let n = argv.len();
+    for i in (1..n).rev() {
+        let a = argv[i].clone();
+        if !opt.starts_with('-') {
+            if a == from {
+                argv[i] = to.to_string();
+                return;
+            }
+            continue;
+        }
+        if a == opt && i + 1 < n && argv[i + 1] == from {
+            argv[i + 1] = to.to_string();
+            return;
+        }
+        let glued = if opt.starts_with("--") {
+            format!("{opt}={from}")
+        } else {
+            format!("{opt}{from}")
+        };
+        if a == glued {
+            argv[i] = glued[..glued.len() - from.len()].to_string() + to;
+            return;
+        }
     }
 }
 
