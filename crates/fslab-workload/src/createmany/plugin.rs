@@ -47,7 +47,7 @@ impl Workload for CreateMany {
     fn filled_dir(o: &CreateManyArgs) -> Option<PathBuf> {
         Some(Self::workdir(o))
     }
-    /// COUNT (the last of [START] COUNT).
+    /// COUNT (the last of `[START] COUNT`).
     fn scale(o: &mut CreateManyArgs, factor: f64) {
         if let Some(count) = o.numbers.last_mut() {
             *count = crate::scale::text(count, factor, 1);
