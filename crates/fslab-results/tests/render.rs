@@ -107,7 +107,7 @@ fn one_number_one_name_everywhere() {
     );
     assert_eq!(lines.count(), 6);
     // Filtered by workload, and as JSON with the headline typed.
-    let none = show::list(&store, Some(fslab_record::WorkloadKind::FsMark)).unwrap();
+    let none = show::list(&store, Some("fsmark")).unwrap();
     assert_eq!(none, "", "no fsmark runs: not even a header");
     let j: serde_json::Value =
         serde_json::from_str(&show::list_json(&store, None).unwrap()).unwrap();

@@ -8,7 +8,8 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use fslab_record::protocol::ChildMessage;
-use fslab_record::{Recorder, RunStatus, SeriesPoint, WorkloadKind};
+use fslab_record::{Recorder, RunStatus, SeriesPoint};
+use fslab_workload::Kind;
 use fslab_workload::{CommonArgs, Hooks};
 
 use crate::Failure;
@@ -164,19 +165,19 @@ impl fslab_record::Monitor for PhaseMessages<'_> {
 }
 
 /// The workload whose silent phases show a count on a terminal (see
-/// [`WorkloadKind::is_silent_during`]); none when stderr is not a terminal,
+/// [`Kind::is_silent_during`]); none when stderr is not a terminal,
 /// `fslab run` reads the progress, or the output is JSON or quiet.
-pub fn silent_phases(name: &str, common: &CommonArgs) -> Option<WorkloadKind> {
+pub fn silent_phases(name: &str, common: &CommonArgs) -> Option<Kind> {
     use std::io::IsTerminal;
     if common.progress || common.json || super::quiet() || !std::io::stderr().is_terminal() {
         return None;
     }
-    WorkloadKind::of(name)
+    Kind::of(name)
 }
 
 /// On a terminal, one line on stderr, rewritten once a second: the phase,
 /// its operations so far and their rate over the last second.
-pub fn terminal_progress<'a>(kind: WorkloadKind) -> fslab_workload::SecondHook<'a> {
+pub fn terminal_progress<'a>(kind: Kind) -> fslab_workload::SecondHook<'a> {
     let mut rate_of = second_rates();
     Box::new(move |phase: &str, p: &SeriesPoint| {
         let rate = rate_of(p);
