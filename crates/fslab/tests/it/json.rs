@@ -74,7 +74,7 @@ fn every_workloads_json_and_its_export_are_one_document_the_schema_validates() {
     }
     assert_eq!(
         seen.len(),
-        fslab_record::WorkloadKind::ALL.len(),
+        fslab_workload::plugin::all().len(),
         "{seen:?}"
     );
 }
