@@ -20,6 +20,7 @@ pub mod dbench;
 pub mod dbench_load;
 mod error;
 pub mod fsmark;
+pub mod mdtest;
 pub mod measure;
 pub mod tiotest;
 
