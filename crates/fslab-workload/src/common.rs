@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::measure::{supervise, CpuMeter, PhaseClock, Progress};
 
 /// Options every workload command takes.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Args, Serialize, serde::Deserialize)]
 pub struct CommonArgs {
     /// Print a JSON report on stdout instead of the tool's text
     #[arg(long)]
@@ -74,7 +74,8 @@ pub struct LatencyEntry {
 }
 
 /// What any workload's `--json` report has, and how the command ends.
-pub trait Report: Serialize {
+/// Serializable behind a `Box<dyn Report>` (erased-serde).
+pub trait Report: erased_serde::Serialize {
     fn run_id(&self) -> i64;
     fn status(&self) -> RunStatus;
     fn error(&self) -> Option<&str>;
@@ -85,6 +86,8 @@ pub trait Report: Serialize {
     /// The tool's own numbers as recorded.
     fn metrics(&self) -> &[fslab_record::Metric];
 }
+
+erased_serde::serialize_trait_object!(Report);
 
 /// The generic parts of a run's report.
 #[derive(Debug, Clone, Default, Serialize)]

@@ -22,10 +22,12 @@ mod error;
 pub mod fsmark;
 pub mod mdtest;
 pub mod measure;
+pub mod plugin;
 pub mod tiotest;
 
 pub use common::{CommonArgs, Hooks, PhaseHook, Report, RunCtx, SecondHook};
 pub use error::{Error, Result};
+pub use plugin::{Job, Kind, Start, Workload};
 
 use std::sync::atomic::AtomicBool;
 

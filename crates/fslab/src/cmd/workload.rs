@@ -101,7 +101,7 @@ pub fn run<R: Report>(
     if common.json {
         print!(
             "{}",
-            fslab_record::json::Versioned::new(&report).to_pretty()
+            fslab_record::json::Versioned::new(&report as &dyn Report).to_pretty()
         );
     }
     for n in report.notes() {

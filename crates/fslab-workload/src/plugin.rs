@@ -1,0 +1,532 @@
+//! The workload seam. A workload is one module that implements
+//! [`Workload`] and one line in [`registry`] (fio's ioengines are the
+//! model: a new engine is a file and a registration). Everything fslab does
+//! with a workload goes through it: the subcommand and its typed options,
+//! their validation, the paths it writes (checked before anything is made),
+//! how `--scale` changes it, which phases print nothing, its place on MPI
+//! ranks, and its run.
+//!
+//! `fslab run` parses an experiment's arguments into a [`Job`] (a workload
+//! with its typed options), scales and validates it, and hands the child
+//! process the job serialized ([`Job::to_json`], read back by
+//! [`Kind::job_from_json`]), never argv to parse again.
+//!
+//! Tests can add workloads of their own with [`register`] before anything
+//! looks one up: a test binary that registers one and then runs fslab's
+//! command line has a fslab with one more workload, its children too.
+
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use clap::{ArgMatches, Args, FromArgMatches};
+use fslab_record::Recorder;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::{CommonArgs, Error, Hooks, Report, Result, StopFlag};
+
+/// A workload fslab runs. Implemented by a unit struct per workload; its
+/// functions take the options, so the workload keeps no state of its own.
+pub trait Workload: Send + Sync + 'static {
+    /// Its options: clap arguments on the command line (the original's
+    /// letters, each with a long name), serde between `fslab run` and its
+    /// child.
+    type Options: Args
+        + FromArgMatches
+        + Serialize
+        + DeserializeOwned
+        + Clone
+        + fmt::Debug
+        + Send
+        + Sync
+        + 'static;
+
+    /// The command's name, as runs record it (`fsmark`, `createmany`, ...).
+    const NAME: &'static str;
+
+    /// The subcommand without its options (which come from
+    /// [`Workload::Options`]): about, help, examples, clap settings.
+    fn command() -> clap::Command;
+
+    /// The options every workload takes.
+    fn common(o: &Self::Options) -> &CommonArgs;
+    fn common_mut(o: &mut Self::Options) -> &mut CommonArgs;
+
+    /// The workload's own checks beyond what clap checks: an
+    /// [`Error::Options`] whose one line names the bad option and value.
+    fn validate(o: &Self::Options) -> Result<()>;
+
+    /// Whether it takes its directories as `-d DIR` options (fs_mark,
+    /// tiotest), which `fslab run` then gives, one per `workload.dirs`.
+    fn takes_dirs() -> bool {
+        false
+    }
+    /// Its `-d` directories (empty when it names its paths in its
+    /// arguments).
+    fn dirs(_o: &Self::Options) -> Vec<PathBuf> {
+        Vec::new()
+    }
+    /// Sets its `-d` directories (only called when [`Workload::takes_dirs`]).
+    fn set_dirs(_o: &mut Self::Options, _dirs: Vec<PathBuf>) {}
+
+    /// Every path it creates, writes or removes, by the option that names
+    /// it: `fslab run` refuses any outside the cell's filesystem.
+    fn outputs(o: &Self::Options) -> Vec<(&'static str, PathBuf)>;
+
+    /// The directory it works in, whose filesystem the probes watch.
+    fn workdir(o: &Self::Options) -> PathBuf;
+
+    /// Its amount of work multiplied by `factor` (`fslab run --scale`):
+    /// counts and durations, each at least its minimum.
+    fn scale(o: &mut Self::Options, factor: f64);
+
+    /// What `fslab run` sets in a cell beyond the experiment's arguments
+    /// (fs_mark's log goes to /dev/null: the text is stored instead).
+    fn in_cell(_o: &mut Self::Options) {}
+
+    /// Under MPI, moves what each rank writes into paths of its own
+    /// (`place` makes them); nothing in a one-process run.
+    fn on_rank(o: &mut Self::Options, place: &dyn RankPlace) -> Result<()>;
+
+    /// Whether the tool prints nothing while `phase` runs, so that on a
+    /// terminal fslab shows a count instead.
+    fn silent_during(_phase: &str) -> bool {
+        false
+    }
+
+    /// Runs it, recording as it goes, and returns its report.
+    fn run(o: &Self::Options, start: Start<'_, '_>) -> Result<Box<dyn Report>>;
+}
+
+/// What a run is given: where its text goes, what it records into, its
+/// callbacks and the stop flag.
+pub struct Start<'a, 'h> {
+    /// The command line as given (recorded with the run; fs_mark prints it).
+    pub argv: &'a [String],
+    pub stop: &'a StopFlag,
+    pub out: &'a mut dyn Write,
+    pub rec: &'a mut dyn Recorder,
+    pub hooks: &'a mut Hooks<'h>,
+}
+
+/// This process's place among the MPI ranks it runs on.
+pub trait RankPlace {
+    fn rank(&self) -> usize;
+    fn size(&self) -> usize;
+    /// The directory of this rank under `dir` (`DIR/rankNNNN`, made);
+    /// `dir` itself in a one-process run.
+    fn dir(&self, dir: &Path) -> Result<PathBuf>;
+    /// `path` moved into this rank's directory (`DIR/rankNNNN/NAME`, the
+    /// directory made); `path` itself in a one-process run.
+    fn file(&self, path: &Path) -> Result<PathBuf>;
+}
+
+/// A registered workload, whatever its options' type.
+pub trait AnyWorkload: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// The subcommand with its options.
+    fn command(&self) -> clap::Command;
+    /// A job from the subcommand's parsed arguments.
+    fn job_of_matches(&self, m: &ArgMatches) -> Result<Job>;
+    /// A job from serialized options ([`Job::to_json`]).
+    fn job_of_json(&self, v: serde_json::Value) -> Result<Job>;
+    fn takes_dirs(&self) -> bool;
+    fn silent_during(&self, phase: &str) -> bool;
+}
+
+/// A workload with its options: what a command line, an experiment's
+/// arguments or a serialized plan make.
+pub trait AnyJob: fmt::Debug + Send + Sync {
+    fn kind(&self) -> Kind;
+    fn common(&self) -> &CommonArgs;
+    fn common_mut(&mut self) -> &mut CommonArgs;
+    fn validate(&self) -> Result<()>;
+    fn dirs(&self) -> Vec<PathBuf>;
+    fn set_dirs(&mut self, dirs: Vec<PathBuf>);
+    fn outputs(&self) -> Vec<(&'static str, PathBuf)>;
+    fn workdir(&self) -> PathBuf;
+    fn scale(&mut self, factor: f64);
+    fn in_cell(&mut self);
+    fn on_rank(&mut self, place: &dyn RankPlace) -> Result<()>;
+    fn options_json(&self) -> serde_json::Value;
+    fn run(&self, start: Start<'_, '_>) -> Result<Box<dyn Report>>;
+    fn clone_box(&self) -> Box<dyn AnyJob>;
+}
+
+/// A workload with its options.
+pub struct Job(Box<dyn AnyJob>);
+
+impl Job {
+    /// The serialized job: `{"workload": NAME, "options": {...}}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "workload": self.kind().name(),
+            "options": self.0.options_json(),
+        })
+    }
+
+    /// A job read back from [`Job::to_json`].
+    pub fn from_json(v: &serde_json::Value) -> Result<Job> {
+        let name = v
+            .get("workload")
+            .and_then(|n| n.as_str())
+            .ok_or_else(|| Error::Options("serialized job: no \"workload\" name".into()))?;
+        let kind: Kind = name.parse().map_err(Error::Options)?;
+        let options = v.get("options").cloned().unwrap_or_default();
+        kind.0.job_of_json(options)
+    }
+}
+
+impl std::ops::Deref for Job {
+    type Target = dyn AnyJob;
+    fn deref(&self) -> &(dyn AnyJob + 'static) {
+        &*self.0
+    }
+}
+
+impl std::ops::DerefMut for Job {
+    fn deref_mut(&mut self) -> &mut (dyn AnyJob + 'static) {
+        &mut *self.0
+    }
+}
+
+impl Clone for Job {
+    fn clone(&self) -> Job {
+        Job(self.0.clone_box())
+    }
+}
+
+impl fmt::Debug for Job {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The registration of workload `W` (a `static` of it goes in [`registry`]).
+pub struct Plugin<W: Workload>(std::marker::PhantomData<fn() -> W>);
+
+impl<W: Workload> Plugin<W> {
+    pub const fn new() -> Plugin<W> {
+        Plugin(std::marker::PhantomData)
+    }
+}
+
+impl<W: Workload> Default for Plugin<W> {
+    fn default() -> Self {
+        Plugin::new()
+    }
+}
+
+/// `W`'s options as a job.
+struct Typed<W: Workload> {
+    kind: Kind,
+    o: W::Options,
+}
+
+impl<W: Workload> fmt::Debug for Typed<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {:?}", W::NAME, self.o)
+    }
+}
+
+impl<W: Workload> Plugin<W> {
+    /// The one `'static` value of this zero-sized type, which jobs name.
+    const ITSELF: &'static Plugin<W> = &Plugin(std::marker::PhantomData);
+
+    fn job(o: W::Options) -> Job {
+        Job(Box::new(Typed::<W> {
+            kind: Kind(Self::ITSELF),
+            o,
+        }))
+    }
+}
+
+impl<W: Workload> AnyWorkload for Plugin<W> {
+    fn name(&self) -> &'static str {
+        W::NAME
+    }
+    fn command(&self) -> clap::Command {
+        W::Options::augment_args(W::command().name(W::NAME))
+    }
+    fn job_of_matches(&self, m: &ArgMatches) -> Result<Job> {
+        let o = W::Options::from_arg_matches(m)
+            .map_err(|e| Error::Options(crate::args::clap_error_line(&e)))?;
+        Ok(Plugin::<W>::job(o))
+    }
+    fn job_of_json(&self, v: serde_json::Value) -> Result<Job> {
+        let o: W::Options = serde_json::from_value(v)
+            .map_err(|e| Error::Options(format!("{}: serialized options: {e}", W::NAME)))?;
+        Ok(Plugin::<W>::job(o))
+    }
+    fn takes_dirs(&self) -> bool {
+        W::takes_dirs()
+    }
+    fn silent_during(&self, phase: &str) -> bool {
+        W::silent_during(phase)
+    }
+}
+
+impl<W: Workload> AnyJob for Typed<W> {
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+    fn common(&self) -> &CommonArgs {
+        W::common(&self.o)
+    }
+    fn common_mut(&mut self) -> &mut CommonArgs {
+        W::common_mut(&mut self.o)
+    }
+    fn validate(&self) -> Result<()> {
+        W::validate(&self.o)
+    }
+    fn dirs(&self) -> Vec<PathBuf> {
+        W::dirs(&self.o)
+    }
+    fn set_dirs(&mut self, dirs: Vec<PathBuf>) {
+        W::set_dirs(&mut self.o, dirs);
+    }
+    fn outputs(&self) -> Vec<(&'static str, PathBuf)> {
+        W::outputs(&self.o)
+    }
+    fn workdir(&self) -> PathBuf {
+        W::workdir(&self.o)
+    }
+    fn scale(&mut self, factor: f64) {
+        W::scale(&mut self.o, factor);
+    }
+    fn in_cell(&mut self) {
+        W::in_cell(&mut self.o);
+    }
+    fn on_rank(&mut self, place: &dyn RankPlace) -> Result<()> {
+        W::on_rank(&mut self.o, place)
+    }
+    fn options_json(&self) -> serde_json::Value {
+        serde_json::to_value(&self.o).unwrap_or_default()
+    }
+    fn run(&self, start: Start<'_, '_>) -> Result<Box<dyn Report>> {
+        W::run(&self.o, start)
+    }
+    fn clone_box(&self) -> Box<dyn AnyJob> {
+        Box::new(Typed::<W> {
+            kind: self.kind,
+            o: self.o.clone(),
+        })
+    }
+}
+
+/// A registered workload, by which experiments, plans and runs name it.
+/// Compares, prints and serializes as its name.
+#[derive(Clone, Copy)]
+pub struct Kind(&'static dyn AnyWorkload);
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        self.0.name()
+    }
+    pub fn workload(self) -> &'static dyn AnyWorkload {
+        self.0
+    }
+    /// The workload registered as `name`.
+    pub fn of(name: &str) -> Option<Kind> {
+        all().into_iter().find(|k| k.name() == name)
+    }
+    pub fn takes_dirs(self) -> bool {
+        self.0.takes_dirs()
+    }
+    pub fn is_silent_during(self, phase: &str) -> bool {
+        self.0.silent_during(phase)
+    }
+    /// A job of this workload from its arguments as an experiment file or
+    /// a command line gives them (after the workload's name).
+    pub fn parse(self, argv: &[String]) -> Result<Job> {
+        let m = self
+            .0
+            .command()
+            .no_binary_name(true)
+            .try_get_matches_from(argv)
+            .map_err(|e| Error::Options(crate::args::clap_error_line(&e)))?;
+        self.0.job_of_matches(&m)
+    }
+    /// A job of this workload from serialized options.
+    pub fn job_from_json(self, options: serde_json::Value) -> Result<Job> {
+        self.0.job_of_json(options)
+    }
+    /// Every registered name, comma-separated (for error messages).
+    pub fn names() -> String {
+        all()
+            .into_iter()
+            .map(Kind::name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl PartialEq for Kind {
+    fn eq(&self, other: &Kind) -> bool {
+        self.name() == other.name()
+    }
+}
+impl Eq for Kind {}
+
+impl std::hash::Hash for Kind {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.name().hash(h);
+    }
+}
+
+impl fmt::Debug for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Kind {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Kind, String> {
+        Kind::of(s).ok_or_else(|| format!("unknown workload {s:?} (available: {})", Kind::names()))
+    }
+}
+
+impl Serialize for Kind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Kind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Kind, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Workloads added at run time ([`register`]).
+fn extra() -> &'static Mutex<Vec<&'static dyn AnyWorkload>> {
+    static EXTRA: OnceLock<Mutex<Vec<&'static dyn AnyWorkload>>> = OnceLock::new();
+    EXTRA.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Adds a workload (a test's own): from then on it is looked up, listed
+/// and run like the built-in ones. A name already taken is refused.
+pub fn register(w: &'static dyn AnyWorkload) -> std::result::Result<(), String> {
+    if Kind::of(w.name()).is_some() {
+        return Err(format!("workload {:?} is registered already", w.name()));
+    }
+    extra()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(w);
+    Ok(())
+}
+
+/// Every workload: the built-in ones in [`registry`]'s order, then any
+/// added with [`register`].
+pub fn all() -> Vec<Kind> {
+    let extra = extra()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    registry().iter().copied().chain(extra).map(Kind).collect()
+}
+
+/// The built-in workloads: one line each.
+pub fn registry() -> &'static [&'static dyn AnyWorkload] {
+    &[]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workload of the test's own: counts to `-n`.
+    struct Count;
+
+    #[derive(Debug, Clone, clap::Args, Serialize, serde::Deserialize)]
+    struct CountArgs {
+        #[arg(short = 'n', long = "count", default_value_t = 10)]
+        n: u64,
+        #[arg(short = 'd', long = "dir")]
+        dirs: Vec<PathBuf>,
+        #[command(flatten)]
+        common: CommonArgs,
+    }
+
+    impl Workload for Count {
+        type Options = CountArgs;
+        const NAME: &'static str = "count-test";
+        fn command() -> clap::Command {
+            clap::Command::new(Self::NAME).about("counts")
+        }
+        fn common(o: &CountArgs) -> &CommonArgs {
+            &o.common
+        }
+        fn common_mut(o: &mut CountArgs) -> &mut CommonArgs {
+            &mut o.common
+        }
+        fn validate(o: &CountArgs) -> Result<()> {
+            if o.n == 0 {
+                return Err(Error::Options("-n 0: must be at least 1".into()));
+            }
+            Ok(())
+        }
+        fn takes_dirs() -> bool {
+            true
+        }
+        fn dirs(o: &CountArgs) -> Vec<PathBuf> {
+            o.dirs.clone()
+        }
+        fn set_dirs(o: &mut CountArgs, dirs: Vec<PathBuf>) {
+            o.dirs = dirs;
+        }
+        fn outputs(_o: &CountArgs) -> Vec<(&'static str, PathBuf)> {
+            Vec::new()
+        }
+        fn workdir(o: &CountArgs) -> PathBuf {
+            o.dirs.first().cloned().unwrap_or_default()
+        }
+        fn scale(o: &mut CountArgs, factor: f64) {
+            o.n = ((o.n as f64 * factor).round() as u64).max(1);
+        }
+        fn on_rank(_o: &mut CountArgs, _place: &dyn RankPlace) -> Result<()> {
+            Ok(())
+        }
+        fn run(_o: &CountArgs, _start: Start<'_, '_>) -> Result<Box<dyn Report>> {
+            Err(Error::Setup("not run in this test".into()))
+        }
+    }
+
+    static COUNT: Plugin<Count> = Plugin::new();
+
+    #[test]
+    fn a_registered_workload_parses_scales_and_travels_serialized() {
+        register(&COUNT).unwrap();
+        assert!(register(&COUNT).unwrap_err().contains("registered already"));
+        let kind: Kind = "count-test".parse().unwrap();
+        assert!(kind.takes_dirs());
+        let argv: Vec<String> = ["-n", "1000", "-d", "/tmp/x"].map(String::from).to_vec();
+        let mut job = kind.parse(&argv).unwrap();
+        job.scale(0.01);
+        job.validate().unwrap();
+        let back = Job::from_json(&job.to_json()).unwrap();
+        assert_eq!(back.kind(), kind);
+        assert_eq!(back.to_json()["options"]["n"], 10);
+        assert_eq!(back.workdir(), PathBuf::from("/tmp/x"));
+        assert_eq!(serde_json::to_value(kind).unwrap(), "count-test");
+        let bad = kind
+            .parse(&["-n".to_string(), "x".to_string()])
+            .unwrap_err();
+        assert!(bad.is_usage() && bad.to_string().contains("'x'"), "{bad}");
+        let e = "count-tset".parse::<Kind>().unwrap_err();
+        assert!(e.starts_with("unknown workload \"count-tset\""), "{e}");
+        let zero = kind.parse(&["-n".to_string(), "0".to_string()]).unwrap();
+        assert!(zero.validate().is_err());
+    }
+}
