@@ -109,6 +109,10 @@ pub struct Start<'a, 'h> {
     pub out: &'a mut dyn Write,
     pub rec: &'a mut dyn Recorder,
     pub hooks: &'a mut Hooks<'h>,
+    /// The MPI ranks this run is one of ([`fslab_cluster::Solo`] in a
+    /// one-process run): for a workload whose ranks work together within a
+    /// phase (mdtest's stonewall agreement and summary).
+    pub cluster: &'a dyn fslab_cluster::Cluster,
 }
 
 /// This process's place among the MPI ranks it runs on.
@@ -439,7 +443,8 @@ pub fn all() -> Vec<Kind> {
 
 /// The built-in workloads: one line each.
 pub fn registry() -> &'static [&'static dyn AnyWorkload] {
-    &[]
+    static BUILT_IN: [&dyn AnyWorkload; 1] = [&crate::mdtest::plugin::MDTEST];
+    &BUILT_IN
 }
 
 #[cfg(test)]

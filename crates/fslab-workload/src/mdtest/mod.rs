@@ -20,6 +20,7 @@
 
 pub mod options;
 pub mod phases;
+pub mod plugin;
 mod run;
 pub mod stonewall;
 pub mod summary;

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::common::CommonArgs;
 
 /// `fslab mdtest [options]`: hpc/ior's mdtest, one process per MPI rank.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, clap::Args, Serialize, serde::Deserialize)]
 pub struct MdtestArgs {
     /// Every process will create/stat/read/remove N directories and files
     #[arg(short = 'n', value_name = "N")]

@@ -101,6 +101,9 @@ impl Runner<'_, '_, '_, '_> {
     ) -> crate::Result<Done> {
         let name = phase_name(row);
         let index = self.ctx.start_phase(&name);
+        // mdtest's barrier before each phase (the runtime's gate is one
+        // too, under MPI; this one holds wherever the ranks come from).
+        all_running(self.c);
         let progress = Progress::new(1);
         let mut clock = PhaseClock::start(index);
         let cpu = CpuMeter::start();

@@ -152,7 +152,13 @@ fn stonewall_ranks_stop_agree_on_the_largest_count_and_all_wear_out_to_it() {
     assert_eq!(w.items_at_stonewall, w.per_rank.iter().sum::<u64>());
     assert_eq!(w.wear_out_items, 3 * most - w.items_at_stonewall);
     // Every rank made exactly the agreed count, in its own tree.
-    for (rank, (_, _, phases)) in runs.iter().enumerate() {
+    for (rank, (r, _, phases)) in runs.iter().enumerate() {
+        assert_eq!(
+            r.outcome.status,
+            RunStatus::Complete,
+            "rank {rank}: {:?}",
+            r.outcome.error
+        );
         let create = phases.iter().find(|p| p.phase == "file creation").unwrap();
         assert_eq!(create.ops, most, "rank {rank}");
         let tree = d.join(format!("test-dir.0-0/mdtest_tree.{rank}.0"));
