@@ -11,6 +11,7 @@ mod hostile;
 mod hosts;
 mod lab;
 mod lab_safety;
+mod mdtest;
 mod mechanisms;
 mod metrics;
 mod mpi;
