@@ -261,3 +261,130 @@ fn bad_mdtest_input_is_one_line_and_status_2() {
         stderr(&o)
     );
 }
+
+/// The stonewall with wear-out on MPI ranks: the real binary under Open
+/// MPI's mpirun, three ranks on this machine.
+#[cfg(feature = "mpi")]
+mod on_ranks {
+    use std::process::{Command, Output};
+
+    use crate::support::{need_tool, stderr, stdout, Lab};
+
+    fn mpirun(lab: &Lab, n: usize, args: &[&str]) -> Output {
+        let out = Command::new("timeout")
+            .args([
+                "120",
+                "mpirun",
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "-np",
+            ])
+            .arg(n.to_string())
+            .arg(assert_cmd::cargo::cargo_bin("fslab"))
+            .arg("--db")
+            .arg(lab.db())
+            .args(["mdtest", "--probes", "none"])
+            .args(args)
+            .current_dir(lab.tmp.path())
+            .output()
+            .unwrap();
+        assert_ne!(
+            out.status.code(),
+            Some(124),
+            "mpirun hung: {}",
+            stderr(&out)
+        );
+        out
+    }
+
+    fn export(lab: &Lab, id: &str) -> serde_json::Value {
+        let o = lab.run(&["results", "export", id]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    fn metric(run: &serde_json::Value, name: &str) -> f64 {
+        run["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("no metric {name} in {}", run["metrics"]))["value"]
+            .as_f64()
+            .unwrap()
+    }
+
+    fn ops(run: &serde_json::Value, phase: &str) -> u64 {
+        run["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["phase"] == phase)
+            .unwrap_or_else(|| panic!("no phase {phase} in {}", run["phases"]))["ops"]
+            .as_u64()
+            .unwrap()
+    }
+
+    #[test]
+    fn three_ranks_stop_at_the_stonewall_agree_and_wear_out_to_the_same_count() {
+        if !need_tool("mpirun") {
+            return;
+        }
+        let lab = Lab::new();
+        let d = lab.path("md");
+        let x = lab.path("stonewall");
+        let (ds, xs) = (d.to_str().unwrap(), x.to_str().unwrap());
+        let o = mpirun(
+            &lab,
+            3,
+            &[
+                "-n", "5000000", "-F", "-u", "-C", "-W", "1", "-x", xs, "-d", ds,
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = stdout(&o);
+        assert!(text.contains("3 tasks, 15000000 files"), "{text}");
+        assert!(
+            text.contains("SUMMARY rate (in ops/sec): (of 1 iterations)"),
+            "{text}"
+        );
+        assert!(text.contains("Stonewall, iteration 1: "), "{text}");
+        let agreed: u64 = std::fs::read_to_string(&x).unwrap().parse().unwrap();
+        assert!(
+            agreed > 0 && agreed < 5_000_000,
+            "the stonewall stopped them: {agreed}"
+        );
+        for rank in 0..3 {
+            let tree = d.join(format!("test-dir.0-0/mdtest_tree.{rank}.0"));
+            let n = std::fs::read_dir(&tree).unwrap().count() as u64;
+            assert_eq!(
+                n, agreed,
+                "rank {rank} made the agreed count, no more, no fewer"
+            );
+        }
+        let run = export(&lab, "1");
+        assert_eq!(ops(&run, "file creation"), 3 * agreed);
+        let at_wall = metric(&run, "items at stonewall");
+        let spread = metric(&run, "straggler spread");
+        let wear = metric(&run, "wear-out items");
+        assert_eq!(at_wall + wear, 3.0 * agreed as f64, "{}", run["metrics"]);
+        assert!(spread >= 0.0 && spread <= agreed as f64);
+        assert!(metric(&run, "stonewall rate") > 0.0);
+        assert!(metric(&run, "stonewall time") >= 1.0);
+        // A later run on the same ranks stats and removes the kept count.
+        let o = mpirun(
+            &lab,
+            3,
+            &["-n", "5000000", "-F", "-u", "-T", "-r", "-x", xs, "-d", ds],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let run = export(&lab, "2");
+        assert_eq!(ops(&run, "file stat"), 3 * agreed);
+        assert_eq!(ops(&run, "file removal"), 3 * agreed);
+        assert_eq!(
+            std::fs::read_dir(&d).unwrap().count(),
+            0,
+            "everything removed"
+        );
+    }
+}
