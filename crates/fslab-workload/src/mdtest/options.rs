@@ -12,79 +12,99 @@ use crate::common::CommonArgs;
 #[derive(Debug, Clone, clap::Args, Serialize, serde::Deserialize)]
 pub struct MdtestArgs {
     /// Every process will create/stat/read/remove N directories and files
-    #[arg(short = 'n', value_name = "N")]
+    #[arg(short = 'n', long = "items", value_name = "N")]
     pub items: Option<u64>,
     /// Items per directory in the tree (instead of -n)
-    #[arg(short = 'I', value_name = "N")]
+    #[arg(short = 'I', long = "items-per-dir", value_name = "N")]
     pub items_per_dir: Option<u64>,
     /// A unique working directory (its own tree) for each task
-    #[arg(short = 'u')]
+    #[arg(short = 'u', long = "unique-dir")]
     pub unique_dir: bool,
     /// Files and directories only at the leaf level of the tree
-    #[arg(short = 'L')]
+    #[arg(short = 'L', long = "leaf-only")]
     pub leaf_only: bool,
     /// Files only (no directories)
-    #[arg(short = 'F')]
+    #[arg(short = 'F', long = "files-only")]
     pub files_only: bool,
     /// Directories only (no files)
-    #[arg(short = 'D')]
+    #[arg(short = 'D', long = "dirs-only")]
     pub dirs_only: bool,
     /// Stride between tasks for each phase: task R stats, reads and removes the items of task R+N, R+2N, R+3N (0: its own)
-    #[arg(short = 'N', value_name = "N", default_value_t = 0)]
+    #[arg(short = 'N', long = "stride", value_name = "N", default_value_t = 0)]
     pub nstride: u64,
     /// Directory the test runs in (made if missing)
-    #[arg(short = 'd', value_name = "DIR", default_value = "./out")]
+    #[arg(short = 'd', long = "dir", value_name = "DIR", default_value = "./out")]
     pub dir: PathBuf,
     /// Depth of the directory tree
-    #[arg(short = 'z', value_name = "N", default_value_t = 0)]
+    #[arg(short = 'z', long = "depth", value_name = "N", default_value_t = 0)]
     pub depth: u32,
     /// Branching factor of the directory tree
-    #[arg(short = 'b', value_name = "N", default_value_t = 1)]
+    #[arg(short = 'b', long = "branch", value_name = "N", default_value_t = 1)]
     pub branch: u64,
     /// Bytes to write to each file after it is created
-    #[arg(short = 'w', value_name = "BYTES", default_value_t = 0)]
+    #[arg(
+        short = 'w',
+        long = "write-bytes",
+        value_name = "BYTES",
+        default_value_t = 0
+    )]
     pub write_bytes: u64,
     /// Bytes to read from each file
-    #[arg(short = 'e', value_name = "BYTES", default_value_t = 0)]
+    #[arg(
+        short = 'e',
+        long = "read-bytes",
+        value_name = "BYTES",
+        default_value_t = 0
+    )]
     pub read_bytes: u64,
     /// Time the unique working directory overhead (with -u: phases are timed from before the task's directory is named)
-    #[arg(short = 't')]
+    #[arg(short = 't', long = "time-unique-dir")]
     pub time_unique_dir: bool,
     /// Only create files/directories
-    #[arg(short = 'C')]
+    #[arg(short = 'C', long = "create")]
     pub create: bool,
     /// Only stat files/directories
-    #[arg(short = 'T')]
+    #[arg(short = 'T', long = "stat")]
     pub stat: bool,
     /// Only read files
-    #[arg(short = 'E')]
+    #[arg(short = 'E', long = "read")]
     pub read: bool,
     /// Only remove files/directories (left by a previous run with -C)
-    #[arg(short = 'r')]
+    #[arg(short = 'r', long = "remove")]
     pub remove: bool,
     /// The directory rename phase
-    #[arg(short = 'U')]
+    #[arg(short = 'U', long = "rename")]
     pub rename: bool,
     /// fsync each file after writing it
-    #[arg(short = 'y')]
+    #[arg(short = 'y', long = "sync-file")]
     pub sync_file: bool,
     /// sync(2) after each phase, inside its time
-    #[arg(short = 'Y')]
+    #[arg(short = 'Y', long = "sync")]
     pub call_sync: bool,
     /// Stonewall: after SECONDS every task stops creating, the tasks agree on the most items any task made, and every task creates up to that count (wear-out)
-    #[arg(short = 'W', value_name = "SECONDS", default_value_t = 0)]
+    #[arg(
+        short = 'W',
+        long = "stonewall",
+        value_name = "SECONDS",
+        default_value_t = 0
+    )]
     pub stonewall: u64,
     /// Stonewall status file: the create phase writes the agreed count to FILE; a later run without -C reads it and stats, reads and removes that many items
-    #[arg(short = 'x', value_name = "FILE")]
+    #[arg(short = 'x', long = "stonewall-file", value_name = "FILE")]
     pub stonewall_file: Option<PathBuf>,
     /// Iterations of the whole test
-    #[arg(short = 'i', value_name = "N", default_value_t = 1)]
+    #[arg(
+        short = 'i',
+        long = "iterations",
+        value_name = "N",
+        default_value_t = 1
+    )]
     pub iterations: u64,
     /// More output (each -v one level more)
-    #[arg(short = 'v', action = clap::ArgAction::Count)]
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// Print the SUMMARY table of rates and the one of times
-    #[arg(short = 'P')]
+    #[arg(short = 'P', long = "rate-and-time")]
     pub rate_and_time: bool,
     /// Write each rank's rates and times to FILE as IO500's CSV (mdtest's --saveRankPerformanceDetails)
     #[arg(long = "saveRankPerformanceDetails", value_name = "FILE")]
