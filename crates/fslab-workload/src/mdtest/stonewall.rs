@@ -134,15 +134,24 @@ mod tests {
     fn a_rank_that_has_ended_stops_the_agreement_instead_of_hanging() {
         // Rank 2's run ended: it answers the others' collectives as the
         // phase gate's finish does (a sum of 1 until all have finished).
-        let out = LocalCluster::run(3, |c| {
-            if c.rank() == 2 {
+        // A wrong agreement would leave the ranks waiting for each other:
+        // the ranks run on a thread of their own, given 20 s.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let out = LocalCluster::run(3, |c| {
+                if c.rank() == 2 {
+                    while c.sum(1) < 3 {}
+                    return None;
+                }
+                let a = agree(c, 10);
                 while c.sum(1) < 3 {}
-                return None;
-            }
-            let a = agree(c, 10);
-            while c.sum(1) < 3 {}
-            a
+                a
+            });
+            let _ = tx.send(out);
         });
+        let out = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the ranks hung: the agreement did not see that rank 2 had ended");
         assert_eq!(out, vec![None, None, None]);
     }
 

@@ -230,7 +230,10 @@ fn bad_mdtest_input_is_one_line_and_status_2() {
             "fslab: mdtest: -W 5 with -b 2",
         ),
         (&["-n", "5", "-Q"][..], "fslab: unexpected argument '-Q'"),
-        (&["-n", "x"][..], "fslab: invalid value 'x' for '--items <N>'"),
+        (
+            &["-n", "x"][..],
+            "fslab: invalid value 'x' for '--items <N>'",
+        ),
     ] {
         let mut all = vec!["mdtest", "--probes", "none"];
         all.extend_from_slice(args);
