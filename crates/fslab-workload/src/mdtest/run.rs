@@ -570,6 +570,14 @@ impl Runner<'_, '_, '_, '_> {
             .collect();
         for w in &walls {
             let _ = writeln!(self.out, "{}", w.line());
+            if o.verbose > 0 {
+                let each: Vec<String> = w.per_rank.iter().map(u64::to_string).collect();
+                let _ = writeln!(
+                    self.out,
+                    "V-1: items at the stonewall, rank by rank: {}",
+                    each.join(" ")
+                );
+            }
         }
         if let Some(csv) = &o.rank_details {
             std::fs::write(csv, summary::rank_csv(items, &all)).map_err(|e| {
@@ -695,6 +703,14 @@ fn metrics(rates: &[Row], times: &[Row], walls: &[WallSummary], with_time: bool)
                 Better::Lower,
             ),
         ]);
+        // Each rank's items at the stonewall (the first iteration's), as
+        // detail rows.
+        for (rank, n) in walls[0].per_rank.iter().enumerate() {
+            let name = format!("items at stonewall, rank {rank}");
+            m.push(
+                Metric::new("mdtest", p, &name, *n as f64, Unit::Count, Better::Neither).detail(),
+            );
+        }
     }
     m
 }

@@ -374,6 +374,13 @@ mod on_ranks {
         assert!(spread >= 0.0 && spread <= agreed as f64);
         assert!(metric(&run, "stonewall rate") > 0.0);
         assert!(metric(&run, "stonewall time") >= 1.0);
+        let per_rank: f64 = (0..3)
+            .map(|r| metric(&run, &format!("items at stonewall, rank {r}")))
+            .sum();
+        assert_eq!(
+            per_rank, at_wall,
+            "each rank's count is kept, and they add up"
+        );
         // A later run on the same ranks stats and removes the kept count.
         let o = mpirun(
             &lab,
