@@ -157,6 +157,60 @@ const ALLOCTEST: &[Case] = &[
     },
 ];
 
+/// hpc/ior's mdtest: every item kind and phase, the tree's shapes, the
+/// syncs, create only over iterations, and both SUMMARY tables; one
+/// process (the original as an MPI singleton).
+const MDTEST: &[Case] = &[
+    Case {
+        label: "files and directories, every phase",
+        original: &["-n", "20", "-d", "{dir}/m"],
+        fslab: &["mdtest", "-n", "20", "-d", "{dir}/m"],
+    },
+    Case {
+        label: "files, 100 bytes written and read",
+        original: &["-n", "20", "-F", "-w", "100", "-e", "100", "-d", "{dir}/m"],
+        fslab: &[
+            "mdtest", "-n", "20", "-F", "-w", "100", "-e", "100", "-d", "{dir}/m",
+        ],
+    },
+    Case {
+        label: "directories only",
+        original: &["-n", "20", "-D", "-d", "{dir}/m"],
+        fslab: &["mdtest", "-n", "20", "-D", "-d", "{dir}/m"],
+    },
+    Case {
+        label: "a tree of depth 2 and branching 2, 3 items a directory, -u",
+        original: &["-I", "3", "-z", "2", "-b", "2", "-u", "-d", "{dir}/m"],
+        fslab: &[
+            "mdtest", "-I", "3", "-z", "2", "-b", "2", "-u", "-d", "{dir}/m",
+        ],
+    },
+    Case {
+        label: "files at the leaves only",
+        original: &["-I", "4", "-z", "1", "-b", "3", "-L", "-F", "-d", "{dir}/m"],
+        fslab: &[
+            "mdtest", "-I", "4", "-z", "1", "-b", "3", "-L", "-F", "-d", "{dir}/m",
+        ],
+    },
+    Case {
+        label: "-y fsync and -Y sync",
+        original: &["-n", "10", "-F", "-w", "10", "-y", "-Y", "-d", "{dir}/m"],
+        fslab: &[
+            "mdtest", "-n", "10", "-F", "-w", "10", "-y", "-Y", "-d", "{dir}/m",
+        ],
+    },
+    Case {
+        label: "create only, 2 iterations",
+        original: &["-n", "10", "-F", "-C", "-i", "2", "-d", "{dir}/m"],
+        fslab: &["mdtest", "-n", "10", "-F", "-C", "-i", "2", "-d", "{dir}/m"],
+    },
+    Case {
+        label: "rate and time tables",
+        original: &["-n", "10", "-P", "-d", "{dir}/m"],
+        fslab: &["mdtest", "-n", "10", "-P", "-d", "{dir}/m"],
+    },
+];
+
 /// The lines a workload prints when each operation ends, for the originals
 /// whose calls are compared operation by operation
 /// ([`crate::trace::Trace::by_line`]); empty for the others.
@@ -185,6 +239,7 @@ pub fn cases(name: &str) -> Option<&'static [Case]> {
         "createmany" => Some(CREATEMANY),
         "compilebench" => Some(COMPILEBENCH),
         "alloctest" => Some(ALLOCTEST),
+        "mdtest" => Some(MDTEST),
         _ => None,
     }
 }

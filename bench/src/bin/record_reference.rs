@@ -37,7 +37,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let Some(cases) = reference::cases(name) else {
-        eprintln!("record_reference: no option sets for {name:?} (tiotest, createmany, compilebench, alloctest)");
+        eprintln!("record_reference: no option sets for {name:?} (tiotest, createmany, compilebench, alloctest, mdtest)");
         return ExitCode::from(2);
     };
     let scratch = fslab_bench::Scratch::new(&format!("ref-{name}"));

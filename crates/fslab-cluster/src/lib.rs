@@ -43,6 +43,9 @@ pub trait Cluster {
     fn size(&self) -> usize;
     /// The sum of every rank's `v`, returned on every rank (a barrier too).
     fn sum(&self, v: u64) -> u64;
+    /// The largest of every rank's `v`, returned on every rank (a barrier
+    /// too): mdtest's stonewall agreement (MPI_Allreduce with MPI_MAX).
+    fn max(&self, v: u64) -> u64;
     /// Every rank's `bytes` in rank order, on rank 0; None on the others.
     fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>>;
     /// Ends every rank's process with exit status `code`: for a rank that
@@ -66,6 +69,9 @@ impl Cluster for Solo {
         1
     }
     fn sum(&self, v: u64) -> u64 {
+        v
+    }
+    fn max(&self, v: u64) -> u64 {
         v
     }
     fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
@@ -163,7 +169,7 @@ mod tests {
     #[test]
     fn solo_is_one_rank() {
         let s = Solo;
-        assert_eq!((s.rank(), s.size(), s.sum(5)), (0, 1, 5));
+        assert_eq!((s.rank(), s.size(), s.sum(5), s.max(7)), (0, 1, 5, 7));
         assert_eq!(s.gather(b"x"), Some(vec![b"x".to_vec()]));
     }
 }

@@ -68,6 +68,13 @@ impl Cluster for LocalCluster {
         self.shared.barrier.wait();
         total
     }
+    fn max(&self, v: u64) -> u64 {
+        self.shared.sums.lock().unwrap()[self.rank] = v;
+        self.shared.barrier.wait();
+        let most = self.shared.sums.lock().unwrap().iter().copied().max();
+        self.shared.barrier.wait();
+        most.unwrap_or(v)
+    }
     fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
         self.shared.parts.lock().unwrap()[self.rank] = bytes.to_vec();
         self.shared.barrier.wait();
@@ -114,5 +121,15 @@ mod tests {
             Some(vec![vec![0, 0], vec![1, 1], vec![2, 2], vec![3, 3]])
         );
         assert!(out[1..].iter().all(|(_, g)| g.is_none()));
+    }
+
+    #[test]
+    fn every_rank_gets_the_largest_value_of_any_rank() {
+        // Twice in a row: a round's values must not leak into the next.
+        let out = LocalCluster::run(4, |c| {
+            let v = [3u64, 17, 5, 9][c.rank()];
+            (c.max(v), c.max(100 - v), c.sum(1))
+        });
+        assert!(out.iter().all(|r| *r == (17, 97, 4)), "{out:?}");
     }
 }

@@ -100,6 +100,27 @@ fn worst(a: RunStatus, b: RunStatus) -> RunStatus {
     }
 }
 
+/// The metrics the merged run keeps: those rank 0 alone recorded (its
+/// probes', or a workload's summary of every rank, as mdtest's SUMMARY and
+/// stonewall numbers). A metric every rank recorded (fs_mark's Files/sec,
+/// createmany's rate) is that rank's own view, not the run's: left out, as
+/// the per-rank rates stand for it.
+fn run_metrics(ranks: &[RankRun]) -> Vec<fslab_record::Metric> {
+    let Some((first, others)) = ranks.split_first() else {
+        return Vec::new();
+    };
+    let theirs: std::collections::HashSet<String> = others
+        .iter()
+        .flat_map(|r| r.metrics.iter().map(fslab_record::Metric::label))
+        .collect();
+    first
+        .metrics
+        .iter()
+        .filter(|m| !theirs.contains(&m.label()))
+        .cloned()
+        .collect()
+}
+
 /// Merges the ranks' runs (in rank order; rank 0 first), their clocks not
 /// measured.
 pub fn merge(ranks: Vec<RankRun>) -> MergedRun {
@@ -147,6 +168,7 @@ pub fn merge_clocked(ranks: Vec<RankRun>, clocks: &Clocks) -> MergedRun {
     run.error = error;
     run.probe_points = first.map(|r| r.probe_points.clone()).unwrap_or_default();
     run.probe_notes = first.map(|r| r.probe_notes.clone()).unwrap_or_default();
+    run.metrics = run_metrics(&ranks);
     let (phases, rates) = merge_phases(&ranks);
     run.phases = phases;
     run.series = merge_series(&ranks);
@@ -406,6 +428,41 @@ mod tests {
         assert_eq!(m.rates[1].aggregate, 3000.0);
         assert_eq!(m.run.status, RunStatus::Complete);
         assert!(m.run.error.is_none());
+    }
+
+    #[test]
+    fn the_merged_run_keeps_the_metrics_rank_0_alone_recorded() {
+        use fslab_record::{Better, Metric, Unit};
+        let m = |name: &str, v: f64| {
+            Metric::new(
+                "w",
+                Some("create"),
+                name,
+                v,
+                Unit::OpsPerSec,
+                Better::Higher,
+            )
+        };
+        let mut r0 = rank(0, "a", &[("create", 10, 1.0)], &[5]);
+        let mut r1 = rank(1, "a", &[("create", 10, 1.0)], &[5]);
+        // Every rank's own rate (a rank's view), and rank 0's summary.
+        r0.metrics = vec![m("rate", 10.0), m("stonewall rate", 20.0)];
+        r1.metrics = vec![m("rate", 11.0)];
+        r0.info = Some(fslab_record::RunInfo {
+            workload: "w".into(),
+            command_line: Vec::new(),
+            fslab_version: "0".into(),
+            kernel: "6".into(),
+            hostname: "a".into(),
+            started_at: "now".into(),
+            target: Default::default(),
+            params: serde_json::Value::Null,
+        });
+        let merged = merge(vec![r0, r1]);
+        assert_eq!(merged.run.metrics, vec![m("stonewall rate", 20.0)]);
+        let mut rec = fslab_record::MemRecorder::default();
+        merged.record(&mut rec).unwrap();
+        assert_eq!(rec.metrics.len(), 1, "{:?}", rec.metrics);
     }
 
     #[test]

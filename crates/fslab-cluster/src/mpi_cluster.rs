@@ -51,6 +51,12 @@ impl Cluster for MpiCluster {
             .all_reduce_into(&v, &mut out, SystemOperation::sum());
         out
     }
+    fn max(&self, v: u64) -> u64 {
+        let mut out = 0u64;
+        self.world
+            .all_reduce_into(&v, &mut out, SystemOperation::max());
+        out
+    }
     fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
         let root = self.world.process_at_rank(0);
         let n = bytes.len() as i32;

@@ -54,6 +54,11 @@ pub struct RankRun {
     /// the rank recorded it; put onto rank 0's clock by the merge.
     #[serde(default)]
     pub spans: Vec<Span>,
+    /// The numbers this rank recorded as the run's (its probes', or a
+    /// workload's summary of all ranks, as mdtest's); see
+    /// [`crate::merge`] for which the merged run keeps.
+    #[serde(default)]
+    pub metrics: Vec<fslab_record::Metric>,
 }
 
 /// A named stretch of a rank's run: Unix times in nanoseconds.
@@ -79,6 +84,7 @@ impl RankRun {
             status: RunStatus::Running,
             error: None,
             spans: Vec::new(),
+            metrics: Vec::new(),
         }
     }
 
@@ -158,6 +164,7 @@ impl Recorder for RankRecorder {
         // A workload's loop rows come as metrics; the ranks' are added up
         // loop by loop (`merge`).
         self.run.loops.extend(LoopRow::from_metrics(metrics));
+        self.run.metrics.extend_from_slice(metrics);
         Ok(())
     }
     fn finish_run(

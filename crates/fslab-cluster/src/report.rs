@@ -70,6 +70,7 @@ impl MergedRun {
             }
         }
         rec.record_probe_points(id, &self.run.probe_points)?;
+        rec.record_metrics(id, &self.run.metrics)?;
         for n in &self.run.probe_notes {
             rec.record_probe_note(id, n)?;
         }

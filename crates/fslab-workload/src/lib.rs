@@ -21,6 +21,7 @@ pub mod dbench;
 pub mod dbench_load;
 mod error;
 pub mod fsmark;
+pub mod mdtest;
 pub mod measure;
 pub mod plugin;
 pub mod scale;

@@ -126,6 +126,10 @@ pub struct Start<'a, 'h> {
     pub out: &'a mut dyn Write,
     pub rec: &'a mut dyn Recorder,
     pub hooks: &'a mut Hooks<'h>,
+    /// The MPI ranks this run is one of ([`fslab_cluster::Solo`] in a
+    /// one-process run): for a workload whose ranks work together within a
+    /// phase (mdtest's stonewall agreement and summary).
+    pub cluster: &'a dyn fslab_cluster::Cluster,
 }
 
 /// This process's place among the MPI ranks it runs on.
@@ -475,6 +479,7 @@ static BUILT_IN: &[&dyn AnyWorkload] = &[
     &ALLOCTEST,
     &DBENCH,
     &COMPILEBENCH,
+    &crate::mdtest::plugin::MDTEST,
 ];
 
 static FSMARK: Plugin<crate::fsmark::plugin::FsMark> = Plugin::new();

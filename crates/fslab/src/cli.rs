@@ -43,6 +43,12 @@ pub enum Command {
         after_help = "Examples:\n  fslab createmany -m /mnt/test/f 20000000          # seed 004: mknod 20M names in one directory\n  fslab createmany -o -k -x 100 /mnt/test/d/f%08d 10 5000"
     )]
     CreateMany(fslab_workload::createmany::CreateManyArgs),
+    /// hpc/ior's mdtest: create, stat, read and remove files and directories in a tree, per MPI rank (IO500's metadata phases)
+    #[command(
+        name = "mdtest",
+        after_help = fslab_workload::mdtest::plugin::EXAMPLES
+    )]
+    Mdtest(fslab_workload::mdtest::MdtestArgs),
     /// tiobench's tiotest: threaded sequential and random writes and reads (seed 003)
     #[command(
         name = "tiotest",

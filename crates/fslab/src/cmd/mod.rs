@@ -12,6 +12,7 @@ mod frag;
 mod fsmark;
 mod harness;
 mod history;
+mod mdtest;
 mod rank;
 mod ranks;
 mod report;
@@ -48,6 +49,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::FsMark(_)
             | Command::AllocTest(_)
             | Command::CreateMany(_)
+            | Command::Mdtest(_)
             | Command::Dbench(_)
             | Command::CompileBench(_)
             | Command::TioTest(_)
@@ -59,7 +61,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
     if let (false, Some(n @ 2..)) = (workload, fslab_cluster::launched_ranks()) {
         // Several `fslab run`s at once would format and mount side by side.
         return Err(Failure::Usage(format!(
-            "started as one of {n} MPI ranks, but only the workload commands (fsmark, createmany, \
+            "started as one of {n} MPI ranks, but only the workload commands (fsmark, createmany, mdtest, \
              tiotest, alloctest, dbench, compilebench) run on MPI ranks: start this command once"
         )));
     }
@@ -69,6 +71,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Run(r) => run::run(r, &db),
         Command::AllocTest(a) => on_ranks("alloctest", |c| alloctest::run(a, &db, c)),
         Command::CreateMany(a) => on_ranks("createmany", |c| createmany::run(a, &db, c)),
+        Command::Mdtest(a) => on_ranks("mdtest", |c| mdtest::run(a, &db, c)),
         Command::Dbench(a) => on_ranks("dbench", |c| dbench::run(a, &db, c)),
         Command::CompileBench(a) => on_ranks("compilebench", |c| compilebench::run(a, &db, c)),
         Command::TioTest(a) => on_ranks("tiotest", |c| tiotest::run(a, &db, c)),

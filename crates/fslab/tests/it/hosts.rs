@@ -284,4 +284,65 @@ mod with_mpi {
         drop(hosts);
         assert_eq!(leftovers(&id), Vec::<String>::new());
     }
+
+    #[test]
+    fn mdtest_stonewall_on_two_namespace_hosts_agrees_across_them() {
+        // A directory every host sees (the namespaces keep the machine's
+        // mounts), as a parallel filesystem would be.
+        let lab = Lab::new();
+        let Some(hosts) = setup(2, &lab) else { return };
+        let id = hosts.id.clone();
+        std::fs::create_dir_all(lab.path("shared")).unwrap();
+        let d = lab.path("shared/md");
+        let x = lab.path("stonewall");
+        let args = [
+            "mdtest",
+            "--probes",
+            "none",
+            "-n",
+            "5000000",
+            "-F",
+            "-u",
+            "-C",
+            "-W",
+            "1",
+            "-x",
+            x.to_str().unwrap(),
+            "-d",
+            d.to_str().unwrap(),
+        ];
+        let o = mpirun(&hosts, &lab, 2, &args).output().unwrap();
+        assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+        let out = stdout(&o);
+        assert!(
+            out.contains("was launched with 4 total task(s) on 2 node(s)"),
+            "{out}"
+        );
+        assert!(out.contains("Nodemap: 1100"), "{out}");
+        assert!(out.contains("Stonewall, iteration 1: "), "{out}");
+        let agreed: u64 = std::fs::read_to_string(&x).unwrap().parse().unwrap();
+        assert!(agreed > 0 && agreed < 5_000_000, "{agreed}");
+        for rank in 0..4 {
+            let tree = d.join(format!("test-dir.0-0/mdtest_tree.{rank}.0"));
+            let n = std::fs::read_dir(&tree).unwrap().count() as u64;
+            assert_eq!(
+                n,
+                agreed,
+                "rank {rank} (host {}) made the agreed count",
+                rank / 2
+            );
+        }
+        let run = export(&lab, 1);
+        let wear = run["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "wear-out items")
+            .unwrap_or_else(|| panic!("{}", run["metrics"]))["value"]
+            .as_f64()
+            .unwrap();
+        assert!(wear >= 0.0 && wear < 4.0 * agreed as f64, "{wear}");
+        drop(hosts);
+        assert_eq!(leftovers(&id), Vec::<String>::new());
+    }
 }

@@ -13,6 +13,7 @@ mod hosts;
 mod json;
 mod lab;
 mod lab_safety;
+mod mdtest;
 mod mechanisms;
 mod metrics;
 mod mpi;

@@ -1,0 +1,122 @@
+//! mdtest as a [`Workload`]: its subcommand, checks, paths, scaling and
+//! run through fslab's workload seam.
+
+use std::path::PathBuf;
+
+use crate::plugin::{Plugin, RankPlace, Start, Workload};
+use crate::{CommonArgs, Report};
+
+use super::options::MdtestArgs;
+
+/// hpc/ior's mdtest.
+pub struct Mdtest;
+
+/// Its registration.
+pub static MDTEST: Plugin<Mdtest> = Plugin::new();
+
+/// The subcommand's help: what it is and an example.
+pub const ABOUT: &str =
+    "hpc/ior's mdtest: create, stat, read and remove files and directories in a tree, per MPI rank (IO500's metadata phases)";
+pub const EXAMPLES: &str = "Examples:
+  fslab mdtest -n 1000 -d /mnt/test/md                         # every phase, files and directories
+  mpirun -np 8 fslab mdtest -n 100000 -u -L -F -W 30 -x /mnt/test/sw -C -d /mnt/test/easy
+  mpirun -np 8 fslab mdtest -n 100000 -u -L -F -x /mnt/test/sw -T -r -d /mnt/test/easy";
+
+impl Workload for Mdtest {
+    type Options = MdtestArgs;
+    const NAME: &'static str = "mdtest";
+
+    fn command() -> clap::Command {
+        clap::Command::new(Self::NAME)
+            .about(ABOUT)
+            .after_help(EXAMPLES)
+    }
+    fn common(o: &MdtestArgs) -> &CommonArgs {
+        &o.common
+    }
+    fn common_mut(o: &mut MdtestArgs) -> &mut CommonArgs {
+        &mut o.common
+    }
+    fn validate(o: &MdtestArgs) -> crate::Result<()> {
+        o.validate().map(|_| ())
+    }
+    fn takes_dirs() -> bool {
+        true
+    }
+    fn dirs(o: &MdtestArgs) -> Vec<PathBuf> {
+        vec![o.dir.clone()]
+    }
+    fn set_dirs(o: &mut MdtestArgs, dirs: Vec<PathBuf>) {
+        if let Some(d) = dirs.into_iter().next() {
+            o.dir = d;
+        }
+    }
+    fn outputs(o: &MdtestArgs) -> Vec<(&'static str, PathBuf)> {
+        let mut out = vec![("-d", o.dir.clone())];
+        out.extend(o.stonewall_file.iter().map(|x| ("-x", x.clone())));
+        out.extend(
+            o.rank_details
+                .iter()
+                .map(|x| ("--saveRankPerformanceDetails", x.clone())),
+        );
+        out
+    }
+    fn workdir(o: &MdtestArgs) -> PathBuf {
+        o.dir.clone()
+    }
+    fn scale(o: &mut MdtestArgs, factor: f64) {
+        let scaled = |n: u64| ((n as f64 * factor).round() as u64).max(1);
+        o.items = o.items.map(scaled);
+        o.items_per_dir = o.items_per_dir.map(scaled);
+        if o.stonewall > 0 {
+            o.stonewall = scaled(o.stonewall);
+        }
+    }
+    /// mdtest places its ranks itself: one tree with every rank's names,
+    /// or with -u a tree per rank, all under -d.
+    fn on_rank(_o: &mut MdtestArgs, _place: &dyn RankPlace) -> crate::Result<()> {
+        Ok(())
+    }
+    /// mdtest prints nothing while a phase runs.
+    fn silent_during(_phase: &str) -> bool {
+        true
+    }
+    fn run(o: &MdtestArgs, start: Start<'_, '_>) -> crate::Result<Box<dyn Report>> {
+        let opts = o.validate()?;
+        let r = super::run(
+            &opts,
+            start.argv,
+            start.cluster,
+            start.stop,
+            start.out,
+            start.rec,
+            start.hooks,
+        )?;
+        Ok(Box::new(r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plugin::Kind;
+
+    #[test]
+    fn mdtest_is_registered_parses_scales_and_travels_serialized() {
+        let kind: Kind = "mdtest".parse().unwrap();
+        let argv: Vec<String> = ["-n", "1000", "-W", "10", "-F", "-d", "/tmp/m"]
+            .map(String::from)
+            .to_vec();
+        let mut job = kind.parse(&argv).unwrap();
+        job.scale(0.1);
+        job.validate().unwrap();
+        let back = crate::plugin::Job::from_json(&job.to_json()).unwrap();
+        assert_eq!(back.to_json()["options"]["items"], 100);
+        assert_eq!(back.to_json()["options"]["stonewall"], 1);
+        assert_eq!(back.workdir(), std::path::PathBuf::from("/tmp/m"));
+        let bad = kind.parse(&["-n".to_string(), "0".to_string()]).unwrap();
+        assert_eq!(
+            bad.validate().unwrap_err().to_string(),
+            "-n 0: must be at least 1"
+        );
+    }
+}

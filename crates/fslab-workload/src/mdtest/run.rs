@@ -1,0 +1,716 @@
+//! One mdtest run on this rank: its iterations and phases, timed and
+//! recorded, then rank 0's summary of every rank.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use fslab_cluster::Cluster;
+use fslab_record::{Better, Metric, Recorder, Unit};
+use rustix::fs::{Access, Mode, CWD};
+use serde::Serialize;
+
+use super::options::Options;
+use super::phases::{wall_at, Items, Stretch, Times};
+use super::stonewall::{agree, all_running, keep_count, Wall, WallSummary};
+use super::summary::{self, Cell, RankIteration, Row, ROWS};
+use super::tree::{read_count, Kind, Op, Tree};
+use crate::common::{phase_result, Hooks, Outcome, RunCtx, WithOutcome};
+use crate::measure::{supervise, CpuMeter, PhaseClock, Progress};
+
+/// What `fslab mdtest --json` prints, beside the run's outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct MdtestReport {
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    pub options: Options,
+    /// The SUMMARY rate table's rows (ops/s), on rank 0.
+    pub rates: Vec<Row>,
+    /// The SUMMARY time table's rows (s), on rank 0.
+    pub times: Vec<Row>,
+    /// Each iteration's stonewall (with -W), on rank 0.
+    pub stonewall: Vec<WallSummary>,
+}
+
+impl WithOutcome for MdtestReport {
+    fn outcome(&self) -> &Outcome {
+        &self.outcome
+    }
+}
+
+/// This rank's run.
+struct Runner<'c, 'r, 'h, 'o> {
+    ctx: RunCtx<'r, 'h>,
+    c: &'c dyn Cluster,
+    o: &'o Options,
+    out: &'c mut dyn Write,
+    /// The first failed phase's words.
+    error: Option<String>,
+}
+
+/// A phase's numbers on this rank.
+struct Done {
+    times: Times,
+    wall: Option<Wall>,
+}
+
+fn phase_name(row: usize) -> String {
+    ROWS[row].to_lowercase()
+}
+
+fn timestamp() -> String {
+    chrono::Local::now().format("%m/%d/%Y %T").to_string()
+}
+
+impl Runner<'_, '_, '_, '_> {
+    fn rank0(&self) -> bool {
+        self.c.rank() == 0
+    }
+
+    /// Runs `job` as phase `name` on this rank's worker thread, the
+    /// seconds recorded; an agreement between stretches is the caller's.
+    fn stretch(
+        &mut self,
+        name: &str,
+        clock: &mut PhaseClock,
+        progress: &Progress,
+        job: impl FnOnce(&Progress) -> Stretch + Send,
+    ) -> Stretch {
+        let ctx = &mut self.ctx;
+        let jobs: Vec<Box<dyn FnOnce() -> Stretch + Send + '_>> =
+            vec![Box::new(move || job(progress))];
+        let mut on_point = |p| ctx.second(name, p);
+        supervise(jobs, clock, progress, &mut on_point)
+            .pop()
+            .flatten()
+            .unwrap_or_else(|| Stretch {
+                failures: 1,
+                first_failure: Some("the worker thread panicked".into()),
+                ..Stretch::default()
+            })
+    }
+
+    /// One phase: the gate, `run` (given the phase clock and progress and
+    /// the phase's start), with -Y a sync, the closing barrier; recorded.
+    fn phase(
+        &mut self,
+        row: usize,
+        call: &str,
+        run: impl FnOnce(&mut Self, &mut PhaseClock, &Progress, &mut Instant) -> (Stretch, Option<Wall>),
+    ) -> crate::Result<Done> {
+        let name = phase_name(row);
+        let index = self.ctx.start_phase(&name);
+        // mdtest's barrier before each phase (the runtime's gate is one
+        // too, under MPI; this one holds wherever the ranks come from).
+        all_running(self.c);
+        let progress = Progress::new(1);
+        let mut clock = PhaseClock::start(index);
+        let cpu = CpuMeter::start();
+        let mut start = Instant::now();
+        let (stretch, wall) = run(self, &mut clock, &progress, &mut start);
+        let before = Instant::now();
+        // -Y: mdtest's phase_end syncs after each item phase (its tree
+        // phases have none).
+        if self.o.call_sync && row < summary::TREE_CREATE {
+            rustix::fs::sync();
+        }
+        clock.stop();
+        all_running(self.c);
+        let times = Times::since(start, before);
+        let (usr, sys) = cpu.read();
+        if let Some(p) = clock.finish(progress.total()) {
+            self.ctx.second(&name, p);
+        }
+        self.ctx.end_phase(index, &name)?;
+        let p = crate::common::PhaseRun::<()> {
+            results: Vec::new(),
+            index,
+            elapsed_s: clock.elapsed().as_secs_f64(),
+            usr_cpu_s: usr,
+            sys_cpu_s: sys,
+        };
+        let complete = stretch.failures == 0 && !self.ctx.stopping();
+        let bytes = if row == summary::FILE_CREATE {
+            stretch.done * self.o.write_bytes
+        } else {
+            0
+        };
+        self.ctx
+            .record_phase(phase_result(&name, stretch.done, bytes, &p, complete))?;
+        self.ctx.record_latency(&name, call, &stretch.hist)?;
+        if let Some(e) = &stretch.first_failure {
+            let m = format!(
+                "{name}: {} of {} items failed (first: {e})",
+                stretch.failures, stretch.done
+            );
+            let _ = writeln!(self.out, "WARNING: {m}");
+            self.error.get_or_insert(m);
+        }
+        if self.o.verbose > 0 && self.rank0() {
+            let rate = if times.after_s > 0.0 {
+                stretch.done as f64 / times.after_s
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                self.out,
+                "V-1: {:<18}: {:14.3} sec, {:14.3} ops/sec",
+                ROWS[row], times.after_s, rate
+            );
+        }
+        Ok(Done { times, wall })
+    }
+
+    /// An item phase: `count` items of `kind` (file creation with -W
+    /// stops at the stonewall and wears out to the agreed count).
+    fn items(&mut self, tree: &Tree, op: Op, kind: Kind, count: u64) -> crate::Result<Done> {
+        let row = match kind {
+            Kind::Dir => [0, 1, 2, 3, 4],
+            Kind::File => [5, 6, 7, 7, 8],
+        }[op as usize];
+        let call = match (op, kind) {
+            (Op::Create, Kind::File) => "create",
+            (Op::Create, Kind::Dir) => "mkdir",
+            (Op::Stat, _) => "stat",
+            (Op::Read, _) => "read",
+            (Op::Rename, _) => "rename",
+            (Op::Remove, Kind::File) => "unlink",
+            (Op::Remove, Kind::Dir) => "rmdir",
+        };
+        let stonewall = if op == Op::Create && kind == Kind::File {
+            self.o.stonewall_s
+        } else {
+            0
+        };
+        let stop = self.ctx.stop;
+        self.phase(row, call, |me, clock, progress, start| {
+            if op == Op::Create && me.o.unique_dir {
+                // mdtest's barrier as each task names its directory: in
+                // the time only with -t.
+                all_running(me.c);
+                if !me.o.time_unique_dir {
+                    *start = Instant::now();
+                }
+            }
+            let wall = wall_at(*start, stonewall);
+            let mut items = Items::new(tree, op, kind);
+            let name = phase_name(row);
+            let mut s = me.stretch(&name, clock, progress, |p| {
+                items.run(0..count, count, wall, stop, p, 0)
+            });
+            if stonewall == 0 {
+                return (s, None);
+            }
+            let at_wall = s.done;
+            let Some(agreed) = agree(me.c, at_wall) else {
+                return (s, None);
+            };
+            let wall_s = start.elapsed().as_secs_f64();
+            if agreed > at_wall {
+                let more = me.stretch(&name, clock, progress, |p| {
+                    items.run(at_wall..agreed, agreed, None, stop, p, at_wall)
+                });
+                s.done += more.done;
+                s.failures += more.failures;
+                s.first_failure = s.first_failure.or(more.first_failure);
+                s.hist.merge(&more.hist);
+            }
+            (
+                s,
+                Some(Wall {
+                    at_wall,
+                    agreed,
+                    wall_s,
+                }),
+            )
+        })
+    }
+
+    /// Tree creation or removal: rank 0 makes (or removes) the shared
+    /// tree, with -u every rank its own.
+    fn tree_phase(&mut self, tree: &Tree, create: bool) -> crate::Result<Done> {
+        let row = if create {
+            summary::TREE_CREATE
+        } else {
+            summary::TREE_REMOVE
+        };
+        let mine = self.o.unique_dir || self.rank0();
+        let stop = self.ctx.stop;
+        self.phase(
+            row,
+            if create { "mkdir" } else { "rmdir" },
+            |me, clock, progress, _| {
+                let mut dirs = if mine { tree.tree_dirs() } else { Vec::new() };
+                if !create {
+                    dirs.reverse();
+                }
+                let name = phase_name(row);
+                let s = me.stretch(&name, clock, progress, |p| {
+                    let mut s = Stretch::default();
+                    for d in &dirs {
+                        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            break;
+                        }
+                        let t = Instant::now();
+                        let r = if create {
+                            rustix::fs::mkdirat(CWD, d, Mode::from_raw_mode(0o775))
+                        } else {
+                            rustix::fs::unlinkat(CWD, d, rustix::fs::AtFlags::REMOVEDIR)
+                        };
+                        s.hist.record(t.elapsed().as_nanos() as u64);
+                        if let Err(e) = r {
+                            s.failures += 1;
+                            s.first_failure.get_or_insert(format!(
+                                "{} {}: {}",
+                                if create { "mkdir" } else { "rmdir" },
+                                d.display(),
+                                std::io::Error::from(e)
+                            ));
+                        }
+                        s.done += 1;
+                        p.set(0, s.done);
+                    }
+                    s
+                });
+                (s, None)
+            },
+        )
+    }
+
+    /// One iteration; `items` is the count later phases work on (the
+    /// stonewall's agreed count replaces it, as mdtest's o.items).
+    fn iteration(&mut self, j: u64, items: &mut u64) -> crate::Result<RankIteration> {
+        let o = self.o;
+        let tree = Tree::new(o, self.c.rank(), self.c.size(), j);
+        let mut it = RankIteration::default();
+        let cell = |d: &Done, items: u64| Cell {
+            items,
+            time_s: d.times.after_s,
+            before_s: d.times.before_s,
+        };
+        if o.create {
+            if self.rank0() && rustix::fs::access(&tree.testdir, Access::EXISTS).is_err() {
+                mkdir(&tree.testdir)?;
+            }
+            let d = self.tree_phase(&tree, true)?;
+            it.cells[summary::TREE_CREATE] = cell(&d, o.num_dirs);
+        }
+        if o.dirs {
+            let mut step = |me: &mut Self, op: Op, row: usize| -> crate::Result<()> {
+                let d = me.items(&tree, op, Kind::Dir, *items)?;
+                it.cells[row] = cell(&d, *items);
+                Ok(())
+            };
+            if o.create {
+                step(self, Op::Create, 0)?;
+            }
+            if o.stat {
+                step(self, Op::Stat, 1)?;
+            }
+            if o.read {
+                // mdtest's directory read phase reads nothing: its -Y sync
+                // and barriers alone.
+                if o.call_sync {
+                    rustix::fs::sync();
+                }
+                all_running(self.c);
+            }
+            if o.rename && *items > 1 {
+                step(self, Op::Rename, 3)?;
+            }
+            if o.remove {
+                step(self, Op::Remove, 4)?;
+            }
+        }
+        if o.files {
+            if o.create {
+                let d = self.items(&tree, Op::Create, Kind::File, *items)?;
+                if let Some(w) = d.wall {
+                    *items = w.agreed;
+                    it.wall = Some(w);
+                    if let (Some(x), true) = (&o.stonewall_file, self.rank0()) {
+                        keep_count(x, w.agreed).map_err(crate::Error::Setup)?;
+                    }
+                }
+                it.cells[summary::FILE_CREATE] = cell(&d, *items);
+            }
+            for (op, row, on) in [
+                (Op::Stat, 6, o.stat),
+                (Op::Read, 7, o.read),
+                (Op::Remove, 8, o.remove),
+            ] {
+                if on {
+                    let d = self.items(&tree, op, Kind::File, *items)?;
+                    it.cells[row] = cell(&d, *items);
+                }
+            }
+        }
+        if o.remove {
+            let d = self.tree_phase(&tree, false)?;
+            it.cells[summary::TREE_REMOVE] = cell(&d, o.num_dirs);
+            if self.rank0() && rustix::fs::access(&tree.testdir, Access::EXISTS).is_ok() {
+                if let Err(e) =
+                    rustix::fs::unlinkat(CWD, &tree.testdir, rustix::fs::AtFlags::REMOVEDIR)
+                {
+                    let _ = writeln!(
+                        self.out,
+                        "WARNING: unable to remove directory {}: {}",
+                        tree.testdir.display(),
+                        std::io::Error::from(e)
+                    );
+                }
+            }
+        }
+        Ok(it)
+    }
+}
+
+fn mkdir(p: &Path) -> crate::Result<()> {
+    rustix::fs::mkdirat(CWD, p, Mode::from_raw_mode(0o775)).map_err(|e| {
+        crate::Error::Setup(format!(
+            "cannot create {}: {}",
+            p.display(),
+            std::io::Error::from(e)
+        ))
+    })
+}
+
+/// mdtest's header, on rank 0.
+fn header(o: &Options, argv: &[String], hosts: &[String], out: &mut dyn Write) {
+    let nodes: std::collections::BTreeSet<&String> = hosts.iter().collect();
+    let _ = writeln!(out, "-- started at {} --\n", timestamp());
+    let _ = writeln!(
+        out,
+        "fslab-mdtest-{} was launched with {} total task(s) on {} node(s)",
+        env!("CARGO_PKG_VERSION"),
+        hosts.len(),
+        nodes.len()
+    );
+    let quoted: Vec<String> = argv.iter().skip(1).map(|a| format!("'{a}'")).collect();
+    let _ = writeln!(
+        out,
+        "Command line used: {} {}",
+        argv.first().map_or("fslab", String::as_str),
+        quoted.join(" ")
+    );
+    if o.read && o.read_bytes == 0 {
+        let _ = writeln!(
+            out,
+            "WARNING: Read bytes is 0, thus, a read test will actually just open/close"
+        );
+    }
+    let map: String = hosts
+        .iter()
+        .map(|h| if *h == hosts[0] { '1' } else { '0' })
+        .collect();
+    let _ = writeln!(out, "Nodemap: {map}");
+}
+
+/// mdtest's "Path" and "FS" lines: the filesystem's size and use.
+fn fs_lines(dir: &Path, out: &mut dyn Write) {
+    let Ok(s) = rustix::fs::statfs(dir) else {
+        return;
+    };
+    let total = s.f_blocks as f64 * s.f_bsize as f64;
+    let free = s.f_bfree as f64 * s.f_bsize as f64;
+    let (size, unit) = if total / f64::from(1u32 << 30) > 1024.0 {
+        (total / (1u64 << 40) as f64, "TiB")
+    } else {
+        (total / f64::from(1u32 << 30), "GiB")
+    };
+    let used = (1.0 - free / total) * 100.0;
+    let inodes = s.f_files as f64;
+    let used_inodes = (1.0 - s.f_ffree as f64 / inodes) * 100.0;
+    let _ = writeln!(out, "{:<20}: {}", "Path", dir.display());
+    let _ = writeln!(
+        out,
+        "{:<20}: {size:.1} {unit}   Used FS: {used:2.1}%   Inodes: {:.1} Mi   Used Inodes: {used_inodes:2.1}%",
+        "FS",
+        inodes / f64::from(1u32 << 20)
+    );
+}
+
+/// Every rank's host name, on rank 0 (rank order); empty elsewhere.
+fn hosts(c: &dyn Cluster) -> Vec<String> {
+    let (_, me) = fslab_record::host_facts();
+    c.gather(me.as_bytes())
+        .map(|all| {
+            all.iter()
+                .map(|h| String::from_utf8_lossy(h).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The -x count for a run that does not create: rank 0 reads it and every
+/// rank learns it (a maximum over ranks that add 0).
+fn stonewall_count(o: &Options, c: &dyn Cluster) -> crate::Result<Option<u64>> {
+    let Some(x) = o.stonewall_file.as_ref().filter(|_| !o.create) else {
+        return Ok(None);
+    };
+    let mine = if c.rank() == 0 { read_count(x) } else { Ok(0) };
+    let shared = c.max(mine.as_ref().map_or(0, |n| n + 1));
+    match (shared, mine) {
+        (0, Err(e)) => Err(crate::Error::Options(e)),
+        (0, Ok(_)) => Err(crate::Error::Options(format!(
+            "-x {}: rank 0 could not read it",
+            x.display()
+        ))),
+        (n, _) => Ok(Some(n - 1)),
+    }
+}
+
+/// Runs mdtest on this rank of `c` (one process: [`fslab_cluster::Solo`]).
+pub fn run(
+    o: &Options,
+    argv: &[String],
+    c: &dyn Cluster,
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+    rec: &mut dyn Recorder,
+    hooks: &mut Hooks,
+) -> crate::Result<MdtestReport> {
+    let hosts = hosts(c);
+    let rank0 = c.rank() == 0;
+    if rank0 {
+        header(o, argv, &hosts, out);
+    }
+    let made_root = rank0 && rustix::fs::access(&o.dir, Access::EXISTS).is_err();
+    let root = if made_root { mkdir(&o.dir) } else { Ok(()) };
+    // Every rank learns whether rank 0 could make the directory.
+    if c.sum(u64::from(root.is_err())) > 0 {
+        return Err(root.err().unwrap_or_else(|| {
+            crate::Error::Setup(format!("rank 0 could not create {}", o.dir.display()))
+        }));
+    }
+    let mut items = stonewall_count(o, c)?.unwrap_or(o.items);
+    if rank0 {
+        fs_lines(&o.dir, out);
+        let all = c.size() as u64 * items;
+        let what = match (o.files, o.dirs) {
+            (true, true) => "files/directories",
+            (true, false) => "files",
+            _ => "directories",
+        };
+        let _ = writeln!(out, "{} tasks, {all} {what}", c.size());
+    }
+    let params = serde_json::to_value(o).unwrap_or_default();
+    let ctx = RunCtx::begin("mdtest", argv, &o.dir, params, rec, hooks, stop)?;
+    let mut r = Runner {
+        ctx,
+        c,
+        o,
+        out,
+        error: None,
+    };
+    let mut mine = Vec::new();
+    for j in 0..o.iterations {
+        mine.push(r.iteration(j, &mut items)?);
+        if r.ctx.stopping() {
+            break;
+        }
+    }
+    if made_root && o.remove {
+        let _ = rustix::fs::unlinkat(CWD, &o.dir, rustix::fs::AtFlags::REMOVEDIR);
+    }
+    let (rates, times, walls) = r.summarize(&mine, items)?;
+    if rank0 {
+        let _ = writeln!(r.out, "-- finished at {} --", timestamp());
+    }
+    let outcome = r.ctx.finish(r.error)?;
+    Ok(MdtestReport {
+        outcome,
+        options: o.clone(),
+        rates,
+        times,
+        stonewall: walls,
+    })
+}
+
+type Summary = (Vec<Row>, Vec<Row>, Vec<WallSummary>);
+
+impl Runner<'_, '_, '_, '_> {
+    /// Gathers every rank's iterations on rank 0, which prints the SUMMARY
+    /// tables, the stonewall lines and the CSV, and records the metrics.
+    fn summarize(&mut self, mine: &[RankIteration], items: u64) -> crate::Result<Summary> {
+        let none = (Vec::new(), Vec::new(), Vec::new());
+        if !all_running(self.c) {
+            // A rank has ended: the others cannot be gathered.
+            return Ok(none);
+        }
+        let bytes = serde_json::to_vec(mine).unwrap_or_default();
+        let Some(parts) = self.c.gather(&bytes) else {
+            return Ok(none);
+        };
+        let all: Vec<Vec<RankIteration>> = parts
+            .iter()
+            .map(|p| serde_json::from_slice(p).unwrap_or_default())
+            .collect();
+        let iterations = mine.len();
+        if all.iter().any(|r| r.len() != iterations) || iterations == 0 {
+            return Ok(none);
+        }
+        let o = self.o;
+        let rates = summary::rows(o, &all, false);
+        let times = summary::rows(o, &all, true);
+        let _ = write!(self.out, "{}", summary::table(&rates, iterations, false));
+        if o.rate_and_time {
+            let _ = write!(self.out, "{}", summary::table(&times, iterations, true));
+        }
+        let walls: Vec<WallSummary> = (0..iterations)
+            .filter_map(|j| {
+                let w: Option<Vec<Wall>> = all.iter().map(|r| r[j].wall).collect();
+                let phase_s = all
+                    .iter()
+                    .map(|r| r[j].cells[summary::FILE_CREATE].time_s)
+                    .fold(0.0, f64::max);
+                w.map(|w| WallSummary::of(j as u64, &w, phase_s))
+            })
+            .collect();
+        for w in &walls {
+            let _ = writeln!(self.out, "{}", w.line());
+            if o.verbose > 0 {
+                let each: Vec<String> = w.per_rank.iter().map(u64::to_string).collect();
+                let _ = writeln!(
+                    self.out,
+                    "V-1: items at the stonewall, rank by rank: {}",
+                    each.join(" ")
+                );
+            }
+        }
+        if let Some(csv) = &o.rank_details {
+            std::fs::write(csv, summary::rank_csv(items, &all)).map_err(|e| {
+                crate::Error::Setup(format!(
+                    "--saveRankPerformanceDetails {}: {e}",
+                    csv.display()
+                ))
+            })?;
+        }
+        self.ctx
+            .record_metrics(metrics(&rates, &times, &walls, o.rate_and_time))?;
+        Ok((rates, times, walls))
+    }
+}
+
+fn mean(v: impl Iterator<Item = f64>) -> f64 {
+    let v: Vec<f64> = v.collect();
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// The run's numbers: each shown operation's rate (the SUMMARY's Mean, its
+/// Max and Min as detail rows), with -P its time, and with -W the
+/// stonewall's (means over the iterations).
+fn metrics(rates: &[Row], times: &[Row], walls: &[WallSummary], with_time: bool) -> Vec<Metric> {
+    let mut m = Vec::new();
+    for r in rates {
+        let phase = r.operation.to_lowercase();
+        let p = Some(phase.as_str());
+        m.push(Metric::new(
+            "mdtest",
+            p,
+            "rate",
+            r.mean,
+            Unit::OpsPerSec,
+            Better::Higher,
+        ));
+        m.push(
+            Metric::new(
+                "mdtest",
+                p,
+                "rate max",
+                r.max,
+                Unit::OpsPerSec,
+                Better::Higher,
+            )
+            .detail(),
+        );
+        m.push(
+            Metric::new(
+                "mdtest",
+                p,
+                "rate min",
+                r.min,
+                Unit::OpsPerSec,
+                Better::Higher,
+            )
+            .detail(),
+        );
+    }
+    if with_time {
+        for t in times {
+            let phase = t.operation.to_lowercase();
+            m.push(Metric::new(
+                "mdtest",
+                Some(&phase),
+                "time",
+                t.mean,
+                Unit::Seconds,
+                Better::Lower,
+            ));
+        }
+    }
+    if !walls.is_empty() {
+        let p = Some("file creation");
+        let w = |f: fn(&WallSummary) -> f64| mean(walls.iter().map(f));
+        m.extend([
+            Metric::new(
+                "mdtest",
+                p,
+                "items at stonewall",
+                w(|s| s.items_at_stonewall as f64),
+                Unit::Count,
+                Better::Higher,
+            ),
+            Metric::new(
+                "mdtest",
+                p,
+                "stonewall rate",
+                w(|s| s.stonewall_rate),
+                Unit::OpsPerSec,
+                Better::Higher,
+            ),
+            Metric::new(
+                "mdtest",
+                p,
+                "stonewall time",
+                w(|s| s.stonewall_s),
+                Unit::Seconds,
+                Better::Neither,
+            ),
+            Metric::new(
+                "mdtest",
+                p,
+                "wear-out rate",
+                w(|s| s.wear_out_rate),
+                Unit::OpsPerSec,
+                Better::Higher,
+            ),
+            Metric::new(
+                "mdtest",
+                p,
+                "wear-out items",
+                w(|s| s.wear_out_items as f64),
+                Unit::Count,
+                Better::Neither,
+            ),
+            Metric::new(
+                "mdtest",
+                p,
+                "straggler spread",
+                w(|s| s.straggler_spread as f64),
+                Unit::Count,
+                Better::Lower,
+            ),
+        ]);
+        // Each rank's items at the stonewall (the first iteration's), as
+        // detail rows.
+        for (rank, n) in walls[0].per_rank.iter().enumerate() {
+            let name = format!("items at stonewall, rank {rank}");
+            m.push(
+                Metric::new("mdtest", p, &name, *n as f64, Unit::Count, Better::Neither).detail(),
+            );
+        }
+    }
+    m
+}
