@@ -5,7 +5,8 @@
 //! - [`loopdev`]: loop devices bound to images (private, never by number);
 //! - [`signature`]: refusing targets that already hold a filesystem or data;
 //! - [`mkfs`]: making filesystems with recorded, prompt-free command lines;
-//! - [`mount`]: mounting, checking the mount is real, timed unmounts.
+//! - [`mount`]: mounting, checking the mount is real, timed unmounts;
+//! - [`vm`]: dropping the caches, joining a memory cgroup.
 //!
 //! Every resource is a value whose `Drop` undoes it, so an error or a panic
 //! unwinding through a cell cleans up what the cell made.
@@ -15,6 +16,7 @@ pub mod loopdev;
 pub mod mkfs;
 pub mod mount;
 pub mod signature;
+pub mod vm;
 
 pub use fslab_record::units::{human_bytes, parse_bytes};
 

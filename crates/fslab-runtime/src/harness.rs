@@ -1,0 +1,221 @@
+//! What runs around a workload, in one process or on MPI ranks:
+//! `--drop-caches` between phases, the phase messages and progress
+//! lines `fslab run` reads, the count on a terminal, the probes, and the
+//! closing words and exit status.
+
+use std::path::Path;
+
+use fslab_record::protocol::ChildMessage;
+use fslab_record::{RunStatus, SeriesPoint};
+use fslab_workload::{CommonArgs, Kind};
+
+use crate::{Error, Result};
+
+/// The command's result for a run that ended with `status`: an interrupted
+/// or failed run says what went wrong and where what it measured is `kept`.
+pub fn ending(name: &str, status: RunStatus, error: Option<&str>, kept: &str) -> Result<()> {
+    match status {
+        RunStatus::Complete | RunStatus::Running => Ok(()),
+        RunStatus::Interrupted => {
+            eprintln!(
+                "fslab: {name}: interrupted; what was measured is printed above and kept as {kept}"
+            );
+            Err(Error::Interrupted { name: name.into() })
+        }
+        RunStatus::Failed => Err(Error::Stopped {
+            name: name.into(),
+            error: error.unwrap_or("unknown error").into(),
+            kept: kept.into(),
+        }),
+    }
+}
+
+/// `--drop-caches` before each phase: drops the caches on every call but
+/// the first (the first phase's were dropped before the run started).
+pub fn cache_dropper(who: String) -> impl FnMut() {
+    let mut first_phase = true;
+    move || {
+        if !std::mem::take(&mut first_phase) {
+            if let Err(e) = fslab_lab::vm::drop_caches() {
+                eprintln!("fslab: {who}: --drop-caches: {e}");
+            }
+        }
+    }
+}
+
+/// Tells `fslab run` how the run ended.
+pub fn finished(
+    run_id: Option<i64>,
+    status: RunStatus,
+    error: Option<&str>,
+    phases: &[fslab_record::PhaseResult],
+    metrics: &[fslab_record::Metric],
+) {
+    let m = ChildMessage::Finished {
+        run_id,
+        status,
+        error: error.map(String::from),
+        phases: phases.to_vec(),
+        metrics: metrics.to_vec(),
+    };
+    eprintln!("{}", m.line());
+}
+
+/// Tells `fslab run` when each phase starts and ends, so that its probes,
+/// which run beside this process, sample on this run's clock; passes each
+/// call on to this process's own probes, if it has any.
+pub struct PhaseMessages<'a> {
+    pub inner: Option<&'a mut dyn fslab_record::Monitor>,
+    /// Send the messages (`--progress`).
+    pub messages: bool,
+    /// Wait for `fslab run`'s answer after each message (`--phase-acks`).
+    pub acks: bool,
+    /// Erase the terminal's count line when a phase ends.
+    pub erase: bool,
+}
+
+impl PhaseMessages<'_> {
+    /// Says `m` and, with acks, waits (at most 10 s) for `fslab run` to
+    /// answer on stdin: its probes then hold the phase's boundary, so no IO
+    /// of one phase is counted in another. Outside the timed region.
+    fn say(&self, m: ChildMessage) {
+        if !self.messages {
+            return;
+        }
+        eprintln!("{}", m.line());
+        if !self.acks {
+            return;
+        }
+        let stdin = std::io::stdin();
+        let mut fds = [rustix::event::PollFd::new(
+            &stdin,
+            rustix::event::PollFlags::IN,
+        )];
+        let limit = rustix::time::Timespec {
+            tv_sec: 10,
+            tv_nsec: 0,
+        };
+        if matches!(rustix::event::poll(&mut fds, Some(&limit)), Ok(n) if n > 0) {
+            let mut line = String::new();
+            let _ = std::io::BufRead::read_line(&mut stdin.lock(), &mut line);
+        }
+    }
+}
+
+impl fslab_record::Monitor for PhaseMessages<'_> {
+    fn phase_start(&mut self, index: u32, phase: &str, start: std::time::Instant) {
+        self.say(ChildMessage::PhaseStart {
+            index,
+            phase: phase.into(),
+            mono_ns: fslab_probe::mono_ns_of(start),
+        });
+        if let Some(i) = self.inner.as_mut() {
+            i.phase_start(index, phase, start);
+        }
+    }
+
+    fn drain(&mut self) -> Vec<fslab_record::ProbePoint> {
+        self.inner.as_mut().map(|i| i.drain()).unwrap_or_default()
+    }
+
+    fn phase_end(&mut self, index: u32, phase: &str) -> Vec<fslab_record::ProbeNote> {
+        if self.erase {
+            eprint!("\r\x1b[K");
+        }
+        self.say(ChildMessage::PhaseEnd {
+            index,
+            phase: phase.into(),
+        });
+        self.inner
+            .as_mut()
+            .map(|i| i.phase_end(index, phase))
+            .unwrap_or_default()
+    }
+
+    fn finish(&mut self) -> Vec<fslab_record::ProbeNote> {
+        self.inner.as_mut().map(|i| i.finish()).unwrap_or_default()
+    }
+
+    fn metrics(&mut self) -> Vec<fslab_record::Metric> {
+        self.inner.as_mut().map(|i| i.metrics()).unwrap_or_default()
+    }
+}
+
+/// The workload whose silent phases show a count on a terminal (see
+/// [`Kind::is_silent_during`]); none when stderr is not a terminal,
+/// `fslab run` reads the progress, or the output is JSON or quiet.
+pub fn silent_phases(kind: Kind, common: &CommonArgs, quiet: bool) -> Option<Kind> {
+    use std::io::IsTerminal;
+    if common.progress || common.json || quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    Some(kind)
+}
+
+/// On a terminal, one line on stderr, rewritten once a second: the phase,
+/// its operations so far and their rate over the last second.
+pub fn terminal_progress<'a>(kind: Kind) -> fslab_workload::SecondHook<'a> {
+    let mut rate_of = second_rates();
+    Box::new(move |phase: &str, p: &SeriesPoint| {
+        let rate = rate_of(p);
+        if kind.is_silent_during(phase) {
+            eprint!("\r\x1b[K{phase}: {} done, {rate:.0}/s", p.total_ops);
+        }
+    })
+}
+
+/// Each second's point's rate: its operations over the time since the
+/// previous point (a new phase's series starts again at 0).
+fn second_rates() -> impl FnMut(&SeriesPoint) -> f64 {
+    let mut last_t = 0.0;
+    move |p| {
+        if p.t_s < last_t {
+            last_t = 0.0;
+        }
+        let dt = p.t_s - last_t;
+        last_t = p.t_s;
+        if dt > 0.0 {
+            p.ops as f64 / dt
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The progress message `fslab run` reads, once a second.
+pub fn progress_lines<'a>() -> fslab_workload::SecondHook<'a> {
+    let mut rate_of = second_rates();
+    Box::new(move |phase: &str, p: &SeriesPoint| {
+        let rate = rate_of(p);
+        let m = ChildMessage::Progress {
+            phase: phase.to_string(),
+            ops_per_s: rate,
+            total: p.total_ops,
+        };
+        eprintln!("{}", m.line());
+    })
+}
+
+/// Starts the probes asked for (none for an empty list), reporting on
+/// stderr those that cannot start.
+pub fn start_probes(
+    name: &str,
+    common: &CommonArgs,
+    kinds: &[fslab_probe::Kind],
+    dir: &Path,
+) -> Option<fslab_probe::ProbeSet> {
+    let probes = (!kinds.is_empty()).then(|| {
+        fslab_probe::ProbeSet::start(
+            kinds,
+            dir,
+            &fslab_probe::scratch_dir(),
+            common.probes != "default",
+        )
+    });
+    if let Some(p) = &probes {
+        for problem in &p.problems {
+            eprintln!("fslab: {name}: {problem}");
+        }
+    }
+    probes
+}

@@ -1,0 +1,366 @@
+//! A workload command run as one of many MPI ranks (`mpirun -np N fslab
+//! fsmark ...`), as IOR and mdtest run.
+//!
+//! Every rank runs the workload in its own directory (`rankNNNN` under the
+//! directories given; see [`crate::rank::Rank`]) and records into
+//! memory. Before each phase the ranks meet at a [`Gate`], so phases start
+//! together. At the end rank 0 gathers every rank's results, merges them
+//! ([`fslab_cluster::merge`]), keeps the merged run in the store and prints
+//! the aggregate and per-rank rates. Only rank 0 runs probes and opens the
+//! store; the ranks' own tool output is not printed.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fslab_cluster::rescue::Spool;
+use fslab_cluster::{ClockOffset, Gate, RankRecorder, RankRun};
+use fslab_record::RunStatus;
+use fslab_workload::common::LatencyEntry;
+use fslab_workload::{CommonArgs, Hooks, Job, Start};
+
+use crate::harness::{cache_dropper, ending, finished, progress_lines, start_probes};
+use crate::rank::Rank;
+use crate::{Context, Error, Result};
+
+/// Runs `job` as this process's rank (see the module's text).
+pub fn run(
+    job: &Job,
+    cx: &Context<'_>,
+    kinds: &[fslab_probe::Kind],
+    dir: &Path,
+    place: &Rank,
+) -> Result<()> {
+    let name = job.kind().name();
+    let common = job.common();
+    let db = cx.db;
+    let cluster = place.cluster();
+    let rank = cluster.rank();
+    let (_, host) = fslab_record::host_facts();
+    // Rank 0 checks that it can keep the results before anyone starts.
+    let opened = if rank == 0 {
+        Some(crate::open_store(db))
+    } else {
+        None
+    };
+    let store_ok = u64::from(!matches!(opened, Some(Err(_))));
+    if cluster.sum(store_ok) != cluster.size() as u64 {
+        return match opened {
+            Some(Err(e)) => Err(e),
+            _ => Err(Error::RankStore { name: name.into() }),
+        };
+    }
+    // Some on rank 0 only.
+    let store = opened.and_then(Result::ok);
+    let (spool, hosts) = agree(cluster, db, &host);
+    // Every host's clock against rank 0's, before and after the run.
+    let clock_start = fslab_cluster::clock::measure(cluster, &fslab_cluster::clock::now_ns);
+    let stop = crate::stop_on_signals()?;
+    let gate = Gate::new(cluster);
+    // Set when the gate, not a signal, stopped this rank.
+    let gated = AtomicBool::new(false);
+    let mut rec = RankRecorder::new(rank, &host);
+    let mut probes = if rank == 0 {
+        start_probes(name, common, kinds, dir)
+    } else {
+        None
+    };
+    let result = {
+        let mut hooks = Hooks::default();
+        let mut drop_caches = common
+            .drop_caches
+            .then(|| cache_dropper(format!("{name}: rank {rank}")));
+        let stop_ref = &*stop;
+        let gated_ref = &gated;
+        let gate_ref = &gate;
+        hooks.before_phase = Some(Box::new(move |_| {
+            if let Some(drop_caches) = drop_caches.as_mut() {
+                drop_caches();
+            }
+            if !gate_ref.before_phase() {
+                // Another rank's run is over: this one stops too.
+                gated_ref.store(true, Ordering::Relaxed);
+                stop_ref.store(true, Ordering::Relaxed);
+            }
+        }));
+        if common.progress && rank == 0 {
+            // Rank 0's own rate: the others' come with the merged run.
+            hooks.each_second = Some(progress_lines());
+        }
+        hooks.monitor = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
+        job.run(Start {
+            argv: cx.argv,
+            stop: &stop,
+            out: &mut std::io::sink(),
+            rec: &mut rec,
+            hooks: &mut hooks,
+        })
+    };
+    drop(probes);
+    let mine = ended_as(rec.run, &result);
+    // Stopped by a signal: a host may be gone, and the collectives below
+    // with it. What this rank has is kept in the spool first; rank 0 merges
+    // the spool if the gather does not end soon.
+    let state = Arc::new(AtomicU8::new(OPEN));
+    if stop.load(Ordering::Relaxed) && !gated.load(Ordering::Relaxed) {
+        if let Err(e) = spool.keep(&mine) {
+            eprintln!("fslab: {name}: {e}");
+        }
+        if let (Some(hosts), Some(start)) = (&hosts, &clock_start) {
+            start_rescue(
+                Rescue {
+                    name: name.into(),
+                    common: common.clone(),
+                    db: db.to_path_buf(),
+                    hosts: hosts.clone(),
+                    clock_start: start.clone(),
+                },
+                spool.clone(),
+                Arc::clone(&state),
+            );
+        }
+    }
+    gate.finish();
+    let clock_end = fslab_cluster::clock::measure(cluster, &fslab_cluster::clock::now_ns);
+    let parts = cluster.gather(&mine.to_bytes());
+    place.settle();
+    let own_status = mine.status;
+    let (Some(parts), Some(mut store)) = (parts, store) else {
+        // Rank 0 speaks for the run, and its exit status is the run's. The
+        // others say how they ended and exit 0: a rank exiting with an
+        // error makes mpirun kill every rank, rank 0 too before it is done.
+        if own_status == RunStatus::Failed {
+            eprintln!(
+                "fslab: {name}: rank {rank}: {}",
+                mine.error.as_deref().unwrap_or("failed")
+            );
+        }
+        return Ok(());
+    };
+    let mut runs = vec![mine];
+    for (r, bytes) in parts.iter().enumerate().skip(1) {
+        runs.push(RankRun::from_bytes(bytes).unwrap_or_else(|e| RankRun::failed(r, "?", e)));
+    }
+    let clocks = fslab_cluster::Clocks {
+        start: clock_start.unwrap_or_default(),
+        end: clock_end.unwrap_or_default(),
+    };
+    let merged = fslab_cluster::merge_clocked(runs, &clocks);
+    if state
+        .compare_exchange(OPEN, GATHERED, Ordering::SeqCst, Ordering::SeqCst)
+        .is_err()
+    {
+        // The rescue is reporting the run, and will end the process.
+        std::thread::sleep(Duration::from_secs(60));
+    }
+    spool.remove();
+    report_merged(name, common, &mut store, &merged)
+}
+
+/// This rank's run, with how its workload ended.
+fn ended_as(
+    mut mine: RankRun,
+    result: &fslab_workload::Result<Box<dyn fslab_workload::Report>>,
+) -> RankRun {
+    match result {
+        Ok(report) => {
+            mine.status = report.status();
+            mine.error = report.error().map(String::from);
+        }
+        Err(e) => {
+            mine.status = RunStatus::Failed;
+            mine.error = Some(e.to_string());
+        }
+    }
+    mine
+}
+
+/// Keeps the merged run in the store, prints it, and says how it ended.
+fn report_merged(
+    name: &str,
+    common: &CommonArgs,
+    store: &mut fslab_store::Store,
+    merged: &fslab_cluster::MergedRun,
+) -> Result<()> {
+    let id = merged.record(store).map_err(|source| Error::Record {
+        name: name.into(),
+        source,
+    })?;
+    let summary = summary_text(name, merged);
+    match &common.text_to {
+        Some(p) => std::fs::write(p, &summary).map_err(|source| Error::Io {
+            name: name.into(),
+            what: format!("--text-to {}", p.display()),
+            source,
+        })?,
+        None if !common.json => print!("{summary}"),
+        None => {}
+    }
+    if common.json {
+        print!(
+            "{}",
+            fslab_record::json::Versioned::new(report_json(id, merged)).to_pretty()
+        );
+    }
+    if common.progress {
+        finished(
+            id,
+            merged.run.status,
+            merged.run.error.as_deref(),
+            &merged.run.phases,
+            &[],
+        );
+    }
+    let kept = match id {
+        Some(id) => format!("run {id} in {}", store.path().display()),
+        None => "nothing (no rank started its run)".into(),
+    };
+    ending(name, merged.run.status, merged.run.error.as_deref(), &kept)
+}
+
+/// The spool a rank stopped by a signal keeps its results in (rank 0
+/// picks its name), and, on rank 0, every rank's host (for naming the
+/// lost ones). A collective.
+fn agree(
+    cluster: &dyn fslab_cluster::Cluster,
+    db: &Path,
+    host: &str,
+) -> (Spool, Option<Vec<String>>) {
+    let token = if cluster.rank() == 0 {
+        fslab_cluster::clock::now_ns() as u64 ^ u64::from(std::process::id())
+    } else {
+        0
+    };
+    let spool = Spool::new(db, cluster.sum(token));
+    let hosts = cluster.gather(host.as_bytes()).map(|all| {
+        all.iter()
+            .map(|h| String::from_utf8_lossy(h).into_owned())
+            .collect()
+    });
+    (spool, hosts)
+}
+
+/// Who reports the merged run: the main thread once the gather is done,
+/// or rank 0's rescue when, after a signal, it is not done in time.
+const OPEN: u8 = 0;
+const GATHERED: u8 = 1;
+const RESCUED: u8 = 2;
+
+/// How long rank 0, stopped by a signal, waits for the gather before it
+/// merges the spool instead: within the 6 s between SIGTERM and SIGKILL
+/// that `fslab_cluster::netns::mpirun_args` asks of Open MPI
+/// (`odls_base_sigkill_timeout`), with room for the ranks signalled with
+/// it to keep theirs. Open MPI 4.1 signals the hosts one after another, so
+/// a third host's ranks may come too late (README, "Scaling out over MPI").
+const RESCUE_AFTER: Duration = Duration::from_secs(2);
+
+/// What rank 0's rescue needs to report a run without the other ranks.
+struct Rescue {
+    name: String,
+    common: CommonArgs,
+    db: PathBuf,
+    hosts: Vec<String>,
+    clock_start: Vec<ClockOffset>,
+}
+
+/// On rank 0: waits up to [`RESCUE_AFTER`] for the gather; if it has not
+/// ended, merges what the spool holds (the ranks that kept nothing, and
+/// their hosts, named as lost), keeps and prints it, and ends the process.
+fn start_rescue(r: Rescue, spool: Spool, state: Arc<AtomicU8>) {
+    std::thread::spawn(move || {
+        let t = Instant::now();
+        while t.elapsed() < RESCUE_AFTER {
+            if state.load(Ordering::SeqCst) == GATHERED {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if state
+            .compare_exchange(OPEN, RESCUED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            return;
+        }
+        let rescued = spool.collect(&r.hosts);
+        let clocks = fslab_cluster::Clocks {
+            start: r.clock_start,
+            end: Vec::new(),
+        };
+        let lost = rescued.lost_hosts();
+        let mut merged = fslab_cluster::merge_clocked(rescued.runs, &clocks);
+        if let Some(lost) = lost {
+            merged.run.status = RunStatus::Failed;
+            merged.run.error = Some(lost);
+        }
+        let ended = crate::open_store(&r.db)
+            .and_then(|mut store| report_merged(&r.name, &r.common, &mut store, &merged));
+        spool.remove();
+        let code = match ended {
+            Ok(()) => 0,
+            Err(e) => {
+                if !e.is_interrupted() {
+                    eprintln!("fslab: {e}");
+                }
+                e.exit_code()
+            }
+        };
+        std::process::exit(i32::from(code));
+    });
+}
+
+/// The merged run's text: its rates and latency, and for fs_mark its table
+/// of all ranks.
+fn summary_text(name: &str, merged: &fslab_cluster::MergedRun) -> String {
+    let mut summary = merged.summary(name);
+    if name == fslab_record::WorkloadKind::FsMark.name() && !merged.run.loops.is_empty() {
+        // fs_mark's table for all ranks, so scripts that read its rows
+        // (seed 000's `stats`) read MPI runs too.
+        summary += &format!(
+            "\n#\tAll {} ranks, loop by loop: Count, Files/sec and App Overhead summed over \
+             ranks (as fs_mark sums its threads), FSUse% the highest rank's.\n\n",
+            merged.ranks
+        );
+        summary += &fslab_workload::fsmark::output::columns();
+        for l in &merged.run.loops {
+            summary += &fslab_workload::fsmark::output::row(l, false);
+        }
+    }
+    summary
+}
+
+/// What `--json` prints for a merged run: the fields of a one-process
+/// report (run_id, status, error, phases, latency percentiles, series,
+/// loops) and the ranks: how many, on which hosts, each phase's per-rank
+/// rates and each rank's status; each host's filesystem and clock offset,
+/// each rank's timeline on rank 0's clock and latency counts per rank.
+fn report_json(id: Option<i64>, m: &fslab_cluster::MergedRun) -> serde_json::Value {
+    let latency: Vec<LatencyEntry> = m
+        .run
+        .latency
+        .iter()
+        .filter_map(|h| {
+            Some(LatencyEntry {
+                phase: h.phase.clone(),
+                op: h.op.clone(),
+                summary: h.histogram().ok()?.summary(),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "run_id": id,
+        "status": m.run.status,
+        "error": m.run.error,
+        "ranks": m.ranks,
+        "hosts": m.hosts,
+        "phases": m.run.phases,
+        "rates": m.rates,
+        "latency": latency,
+        "loops": m.run.loops,
+        "series": m.run.series,
+        "rank_status": m.rank_status,
+        "host_facts": m.host_facts,
+        "timelines": m.timelines,
+        "latency_counts": m.latency_counts,
+    })
+}
