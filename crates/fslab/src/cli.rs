@@ -153,6 +153,17 @@ pub enum Command {
     /// Print fslab's man page (roff)
     #[command(after_help = "Example: fslab man > /usr/local/share/man/man1/fslab.1")]
     Man,
+    /// Run a workload from its serialized job (the child `fslab run` starts)
+    #[command(
+        hide = true,
+        after_help = "Example:\n  fslab job '{\"workload\": \"createmany\", \"options\": {...}, \"argv\": [\"createmany\", \"-o\", \"/mnt/test/f\", \"1000\"]}'"
+    )]
+    Job {
+        /// {"workload": NAME, "options": {...}, "argv": [...]}: the workload, its
+        /// options as `fslab run` serialized them, and the command line to record
+        #[arg(value_name = "JSON")]
+        json: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -409,14 +420,32 @@ pub enum ExportFormat {
 /// their help (and, given anyway, changes nothing).
 pub const NO_STORE: [&str; 5] = ["crc32c", "stats", "frag", "completions", "man"];
 
-/// The command line's definition, with `--db` left out of the help of the
-/// subcommands that use no store: each gets a hidden `--db` of its own
-/// before the global one is propagated (clap propagates a global argument
-/// only to subcommands without one of that name), so `--db` is still
-/// accepted there and changes nothing. (Hiding the propagated argument
-/// after the command is built broke `fslab stats --help`.)
+/// The command line's definition: the derived commands, and one
+/// subcommand per registered workload ([`fslab_workload::plugin::all`]),
+/// listed first; `--db` is left out of the help of the subcommands that use
+/// no store: each gets a hidden `--db` of its own before the global one is
+/// propagated (clap propagates a global argument only to subcommands
+/// without one of that name), so `--db` is still accepted there and changes
+/// nothing. (Hiding the propagated argument after the command is built
+/// broke `fslab stats --help`.)
 pub fn command() -> clap::Command {
     let mut cmd = <Cli as clap::CommandFactory>::command();
+    let workloads = fslab_workload::plugin::all();
+    let derived: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for (i, name) in derived.iter().enumerate() {
+        cmd = cmd.mut_subcommand(name, |s| s.display_order(workloads.len() + i));
+    }
+    for (i, kind) in workloads.iter().enumerate() {
+        let sub = kind.workload().command().display_order(i);
+        cmd = if derived.iter().any(|d| d == kind.name()) {
+            cmd.mut_subcommand(kind.name(), |_| sub)
+        } else {
+            cmd.subcommand(sub)
+        };
+    }
     for name in NO_STORE {
         cmd = cmd.mut_subcommand(name, |s| {
             s.arg(

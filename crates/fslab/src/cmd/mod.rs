@@ -12,6 +12,7 @@ mod frag;
 mod fsmark;
 mod harness;
 mod history;
+mod jobs;
 mod rank;
 mod ranks;
 mod report;
@@ -22,12 +23,14 @@ mod tiotest;
 mod trace;
 mod workload;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use clap::{ArgMatches, FromArgMatches};
+use fslab_workload::Kind;
 
 use crate::cli::{Cli, Command};
 use crate::Failure;
 
-/// Runs the chosen subcommand.
 /// `--quiet`: no progress display and no remarks (see [`remark!`]).
 static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -36,13 +39,30 @@ pub fn quiet() -> bool {
     QUIET.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-pub fn dispatch(cli: Cli) -> Result<(), Failure> {
-    QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
-    if let Some(db) = &cli.db {
+/// Runs the chosen subcommand: a registered workload's through the
+/// runtime, the others' by their module.
+pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
+    let Some((name, sub)) = m.subcommand() else {
+        return Err(Failure::Usage("no command given (see fslab --help)".into()));
+    };
+    let global_flag = |id: &str| {
+        [sub, m]
+            .iter()
+            .any(|x| x.try_get_one::<bool>(id).ok().flatten() == Some(&true))
+    };
+    QUIET.store(global_flag("quiet"), std::sync::atomic::Ordering::Relaxed);
+    let db = [sub, m]
+        .iter()
+        .find_map(|x| x.try_get_one::<PathBuf>("db").ok().flatten().cloned());
+    if let Some(db) = &db {
         check_db_option(db)?;
     }
-
-    let db = cli.db.unwrap_or_else(fslab_store::default_path);
+    let db = db.unwrap_or_else(fslab_store::default_path);
+    if let Some(kind) = Kind::of(name) {
+        return jobs::run(kind, sub, &db);
+    }
+    let cli = Cli::from_arg_matches(m)
+        .map_err(|e| Failure::Usage(fslab_workload::args::clap_error_line(&e)))?;
     let workload = matches!(
         cli.command,
         Command::FsMark(_)
@@ -51,6 +71,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             | Command::Dbench(_)
             | Command::CompileBench(_)
             | Command::TioTest(_)
+            | Command::Job { .. }
     );
     if workload {
         // The per-call timer's calibration (2 ms) overlaps the start-up.
@@ -59,8 +80,9 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
     if let (false, Some(n @ 2..)) = (workload, fslab_cluster::launched_ranks()) {
         // Several `fslab run`s at once would format and mount side by side.
         return Err(Failure::Usage(format!(
-            "started as one of {n} MPI ranks, but only the workload commands (fsmark, createmany, \
-             tiotest, alloctest, dbench, compilebench) run on MPI ranks: start this command once"
+            "started as one of {n} MPI ranks, but only the workload commands ({}) run on MPI \
+             ranks: start this command once",
+            Kind::names()
         )));
     }
     match cli.command {
@@ -72,6 +94,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Dbench(a) => on_ranks("dbench", |c| dbench::run(a, &db, c)),
         Command::CompileBench(a) => on_ranks("compilebench", |c| compilebench::run(a, &db, c)),
         Command::TioTest(a) => on_ranks("tiotest", |c| tiotest::run(a, &db, c)),
+        Command::Job { json } => jobs::from_json(&json, &db),
         Command::Cleanup => cleanup::run(&db),
         Command::Crc32c { chunks } => crc32c(chunks),
         Command::Compare(c) => compare::run(c, &db),
