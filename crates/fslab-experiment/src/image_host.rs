@@ -17,7 +17,7 @@ use fslab_lab::{human_bytes, LabError, LabResult};
 use fslab_record::{CellRunInfo, ImageHostFacts};
 
 use crate::backend::Prepared;
-use crate::runner::Preflight;
+use crate::safety::Preflight;
 use crate::spec::{Device, Experiment, ImageHost};
 use crate::state::Journal;
 
@@ -29,7 +29,7 @@ const HOST_MKFS_OPTIONS: [&str; 3] = ["-K", "-l", "size=256m"];
 
 /// Whether the experiment's images go on a host XFS: always for `xfs`,
 /// and for `auto` when `image_dir` cannot hold a file of the image's size.
-pub fn needed(device: &Device) -> Result<bool, String> {
+pub fn needed(device: &Device) -> LabResult<bool> {
     let Device::Image {
         size, dir, host, ..
     } = device
@@ -39,7 +39,7 @@ pub fn needed(device: &Device) -> Result<bool, String> {
     match host {
         ImageHost::None => Ok(false),
         ImageHost::Xfs => Ok(true),
-        ImageHost::Auto => Ok(!fits(dir, *size).map_err(|e| e.to_string())?),
+        ImageHost::Auto => Ok(!fits(dir, *size)?),
     }
 }
 
@@ -52,7 +52,7 @@ pub fn preflight(dir: &Path) -> Result<(), Preflight> {
                 .into(),
         ));
     }
-    if !fits(dir, HOST_IMAGE_SIZE).map_err(|e| Preflight::Machine(e.to_string()))? {
+    if !fits(dir, HOST_IMAGE_SIZE)? {
         return Err(Preflight::Input(format!(
             "device.image_host: {} ({}) cannot hold the host image of {}",
             dir.display(),

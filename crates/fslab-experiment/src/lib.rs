@@ -3,7 +3,10 @@
 //! the machine settings around it, and the journal that lets `fslab
 //! cleanup` undo a killed run.
 //!
-//! - [`spec`]: the file format and its validation;
+//! - [`spec`]: the file format and its validation (one file a part:
+//!   `spec_device.rs`, `spec_machine.rs`, `spec_cells.rs`,
+//!   `spec_finding.rs`);
+//! - [`duration`]: durations as written and as read;
 //! - [`plan`]: order, `--scale`, commands, dry-run text;
 //! - [`safety`]: what an experiment may make fslab do as root, checked
 //!   before anything is made;
@@ -12,15 +15,20 @@
 //! - [`backend`]: making and tearing down a cell's filesystem (real, or a
 //!   plain directory);
 //! - [`image_host`]: the host XFS for images larger than `image_dir` holds;
-//! - [`runner`]: the scheduler;
+//! - [`runner`]: the scheduler, one file a job (see its page);
 //! - [`signals`]: how a run ends on one, two or three signals;
 //! - [`deadline`]: stopping a workload from outside (a signal, its time
 //!   limit);
 //! - [`pressure`]: whether a workload is at its memory limit;
-//! - [`summary`]: mean, standard deviation and difference per cell.
+//! - [`summary`]: mean, standard deviation and difference per cell;
+//! - [`findings`]: the seed authors' claims, judged.
+//!
+//! No module imports one that imports it back: `spec` (with `findings::finding`
+//! and `duration`) is at the bottom, the runner's files at the top.
 
 pub mod backend;
 pub mod deadline;
+pub mod duration;
 pub mod findings;
 pub mod image_host;
 pub mod machine;

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use fslab_lab::{LabError, LabResult};
 
 /// `/proc/sys/vm/dirty_ratio` for `vm.dirty_ratio`. A name that is not
-/// well formed (see [`crate::safety::sysctl_name_error`]) maps to nothing,
+/// well formed (see [`crate::spec::sysctl_name_error`]) maps to nothing,
 /// so no name can reach a path outside /proc/sys.
 pub fn sysctl_path(name: &str) -> LabResult<PathBuf> {
-    if let Some(e) = crate::safety::sysctl_name_error(name) {
+    if let Some(e) = crate::spec::sysctl_name_error(name) {
         return Err(LabError::Failed(e));
     }
     Ok(PathBuf::from("/proc/sys").join(name.replace('.', "/")))

@@ -283,7 +283,7 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
         let _ = writeln!(
             s,
             "  time limit per cell: {} (past it the workload is stopped and the cell fails)",
-            crate::deadline::human_duration(t)
+            crate::duration::human_duration(t)
         );
     }
     if !exp.description.is_empty() {

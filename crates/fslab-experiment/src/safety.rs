@@ -43,22 +43,7 @@ pub const TUNING_TOOLS: [&str; 4] = ["tune2fs", "xfs_admin", "btrfstune", "e2lab
 /// The marker that makes a directory device fslab's own.
 pub const DIRECTORY_MARKER: &str = ".fslab-directory-device";
 
-/// Why `name` is not a well-formed sysctl name (`vm.dirty_ratio`), if it is not.
-pub fn sysctl_name_error(name: &str) -> Option<String> {
-    let ok = !name.is_empty()
-        && name.len() <= 128
-        && name.split('.').count() >= 2
-        && name.split('.').all(|c| {
-            !c.is_empty()
-                && c.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
-        });
-    (!ok).then(|| {
-        format!(
-            "{name:?} is not a sysctl name (dot-separated lower-case words, like vm.dirty_ratio)"
-        )
-    })
-}
+pub use crate::spec::sysctl_name_error;
 
 /// vm.* settings that are not about writeback or memory pressure: they
 /// panic the machine, weaken its security, or are one-shot triggers.
@@ -375,18 +360,41 @@ pub fn check(exp: &Experiment, perms: &Permissions) -> Result<Vec<String>, Strin
     Ok(allowed)
 }
 
+/// Why an experiment cannot start here, found before anything is touched
+/// (by `runner::preflight`, which re-exports it).
+#[derive(Debug, thiserror::Error)]
+pub enum Preflight {
+    /// The experiment asks for what is not there: an image directory that
+    /// does not exist, an image its directory's filesystem cannot hold, a
+    /// sysctl this kernel does not have. Bad input: the binary exits 2.
+    #[error("{0}")]
+    Input(String),
+    /// This machine or user cannot run it: a missing tool, not root, a
+    /// filesystem that cannot be asked its limits.
+    #[error("{0}")]
+    Machine(String),
+    /// This machine's filesystem could not be asked its limits (whether
+    /// an image fits): a failure, with the lab's error as its source.
+    #[error("{0}")]
+    Lab(#[from] fslab_lab::LabError),
+}
+
+impl Preflight {
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Preflight::Input(_))
+    }
+}
+
 /// For the preflight: an `image_dir` that cannot be written (a read-only
 /// filesystem; for root, anything else that refuses it too) is bad input.
 /// Another user's dry run is not refused for what root could write.
-pub(crate) fn writable(dir: &std::path::Path, root: bool) -> Result<(), crate::runner::Preflight> {
+pub(crate) fn writable(dir: &std::path::Path, root: bool) -> Result<(), Preflight> {
     match rustix::fs::access(dir, rustix::fs::Access::WRITE_OK) {
-        Err(e) if e == rustix::io::Errno::ROFS || root => {
-            Err(crate::runner::Preflight::Input(format!(
-                "device.image_dir {} cannot be written: {}",
-                dir.display(),
-                std::io::Error::from(e)
-            )))
-        }
+        Err(e) if e == rustix::io::Errno::ROFS || root => Err(Preflight::Input(format!(
+            "device.image_dir {} cannot be written: {}",
+            dir.display(),
+            std::io::Error::from(e)
+        ))),
         _ => Ok(()),
     }
 }

@@ -42,12 +42,31 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use fslab_lab::mkfs::FsType;
-use fslab_lab::parse_bytes;
 use serde::Deserialize;
 use toml::Spanned;
+
+// The parts of the file format, one file each beside this one.
+/// `[[target]]` and `[[variant]]`: the matrix of cells.
+#[path = "spec_cells.rs"]
+mod cells;
+/// `[device]`.
+#[path = "spec_device.rs"]
+mod device;
+/// `[[finding]]` sections.
+#[path = "spec_finding.rs"]
+mod finding;
+/// `[machine]` and the sysctls.
+#[path = "spec_machine.rs"]
+mod machine;
+
+use cells::{directory_cells, target_cells, variants, TargetSpec, VariantSpec};
+use device::{device, DeviceSpec};
+pub use device::{Device, ImageHost};
+use machine::{machine, MachineSpec};
+pub use machine::{sysctl_name_error, Machine};
 
 /// An error in an experiment file: `FILE:LINE: FIELD: MESSAGE`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -83,28 +102,6 @@ struct FileSpec {
     findings: Vec<finding::FindingSpec>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DeviceSpec {
-    kind: Option<Spanned<String>>,
-    size: Option<Spanned<String>>,
-    image_dir: Option<String>,
-    direct_io: Option<bool>,
-    image_host: Option<Spanned<String>>,
-    path: Option<Spanned<String>>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MachineSpec {
-    #[serde(default)]
-    sysctl: BTreeMap<String, Spanned<toml::Value>>,
-    drop_caches: Option<Spanned<toml::Value>>,
-    memory_limit: Option<Spanned<String>>,
-    #[serde(default)]
-    memory_limit_scales: bool,
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct WorkloadSpec {
@@ -115,37 +112,6 @@ struct WorkloadSpec {
     ranks: Option<Spanned<i64>>,
     /// The instruments (fslab_probe's names), default all but perf.
     probes: Option<Spanned<Vec<String>>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TargetSpec {
-    fs: Spanned<String>,
-    label: Option<String>,
-    #[serde(default)]
-    mkfs_options: Vec<String>,
-    #[serde(default)]
-    mount_options: Vec<String>,
-    #[serde(default)]
-    sysctl: BTreeMap<String, Spanned<toml::Value>>,
-    #[serde(default)]
-    workload_args: Vec<String>,
-    #[serde(default)]
-    after_mkfs: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct VariantSpec {
-    name: Spanned<String>,
-    #[serde(default)]
-    sysctl: BTreeMap<String, Spanned<toml::Value>>,
-    #[serde(default)]
-    workload_args: Vec<String>,
-    mkfs_options: Option<String>,
-    mount_options: Option<String>,
-    #[serde(default)]
-    after_mkfs: Vec<String>,
 }
 
 pub use fslab_record::WorkloadKind;
@@ -161,65 +127,6 @@ pub enum Order {
     Sequential,
     /// A random permutation of all pairs (fixed by `seed`).
     Shuffled,
-}
-
-/// What the filesystems are made on.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum Device {
-    /// A sparse image file created by fslab for each repetition.
-    Image {
-        size: u64,
-        dir: PathBuf,
-        direct_io: bool,
-        /// Whether the images go on a host XFS that fslab makes in `dir`.
-        host: ImageHost,
-    },
-    /// An existing block device, formatted only with `--format-device`.
-    Block { path: PathBuf },
-    /// An existing directory: no mkfs, no mount.
-    Directory { path: PathBuf },
-}
-
-/// The first image-only field set in a device section, by name.
-fn image_only(d: &DeviceSpec) -> Option<&'static str> {
-    [
-        ("size", d.size.is_some()),
-        ("image_dir", d.image_dir.is_some()),
-        ("direct_io", d.direct_io.is_some()),
-        ("image_host", d.image_host.is_some()),
-    ]
-    .into_iter()
-    .find_map(|(name, set)| set.then_some(name))
-}
-
-/// Where a cell's sparse image file is made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ImageHost {
-    /// In `image_dir` itself.
-    #[default]
-    None,
-    /// On a host XFS only when `image_dir` cannot hold a file of the
-    /// image's size (an ext4 host holds 16 TiB at most).
-    Auto,
-    /// Always on a host XFS: fslab makes it once per experiment on a
-    /// sparse image in `image_dir`, behind its own loop device.
-    Xfs,
-}
-
-/// Machine settings for every cell (cells may add sysctls).
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
-pub struct Machine {
-    pub sysctl: BTreeMap<String, String>,
-    pub drop_caches: bool,
-    /// Drop the caches once, before each run, and not between its phases
-    /// (`drop_caches = "once"`).
-    pub drop_caches_once: bool,
-    pub memory_limit: Option<u64>,
-    /// `--scale` scales the memory limit too (at least 256 MiB), keeping
-    /// the workload's memory footprint against its limit.
-    pub memory_limit_scales: bool,
 }
 
 /// The workload every cell runs.
@@ -271,12 +178,8 @@ pub struct Experiment {
     pub workload: Workload,
     pub cells: Vec<Cell>,
     /// What the seed's author found, to check at the end of the run.
-    pub findings: Vec<crate::findings::Finding>,
+    pub findings: Vec<crate::findings::finding::Finding>,
 }
-
-/// `[[finding]]` sections.
-#[path = "spec_finding.rs"]
-mod finding;
 
 struct Ctx<'a> {
     file: &'a str,
@@ -305,38 +208,6 @@ impl Ctx<'_> {
             message: message.into(),
         })
     }
-}
-
-fn value_text(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-fn sysctls(
-    ctx: &Ctx,
-    field: &str,
-    m: &BTreeMap<String, Spanned<toml::Value>>,
-) -> Result<BTreeMap<String, String>, SpecError> {
-    let mut out = BTreeMap::new();
-    for (k, v) in m {
-        if let Some(e) = crate::safety::sysctl_name_error(k) {
-            return ctx.err(v.span(), &format!("{field}.\"{k}\""), e);
-        }
-        if !matches!(
-            v.get_ref(),
-            toml::Value::String(_) | toml::Value::Integer(_)
-        ) {
-            return ctx.err(
-                v.span(),
-                &format!("{field}.\"{k}\""),
-                "a sysctl value must be a number or a string",
-            );
-        }
-        out.insert(k.clone(), value_text(v.get_ref()));
-    }
-    Ok(out)
 }
 
 /// Splits an option string into arguments at white space.
@@ -412,9 +283,9 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
     };
     let time_limit = match &spec.time_limit {
         None => None,
-        Some(t) => match crate::deadline::parse_duration(t.get_ref()) {
+        Some(t) => match crate::duration::parse_duration(t.get_ref()) {
             Ok(d) => Some(d),
-            Err(e) => return ctx.err(t.span(), "time_limit", e),
+            Err(e) => return ctx.err(t.span(), "time_limit", e.to_string()),
         },
     };
     let order = match spec
@@ -469,163 +340,6 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
         machine,
         workload,
         cells,
-    })
-}
-
-struct Variant {
-    name: String,
-    sysctl: BTreeMap<String, String>,
-    workload_args: Vec<String>,
-    mkfs_options: Option<String>,
-    mount_options: Option<String>,
-    after_mkfs: Vec<String>,
-}
-
-/// `[device]`.
-fn device(ctx: &Ctx, d: &DeviceSpec, defaults: &Defaults) -> Result<Device, SpecError> {
-    let kind = d.kind.as_ref().map(|k| (k.get_ref().as_str(), k.span()));
-    Ok(match kind {
-        None | Some(("image", _)) => image_device(ctx, d, defaults)?,
-        Some((other @ ("block" | "directory"), span)) if image_only(d).is_some() => {
-            return ctx.err(
-                span,
-                &format!("device.{}", image_only(d).unwrap_or_default()),
-                format!("applies to kind = \"image\" only, not to kind = \"{other}\""),
-            )
-        }
-        Some(("block", span)) => match &d.path {
-            Some(p) if p.get_ref().starts_with("/dev/") => Device::Block {
-                path: PathBuf::from(p.get_ref()),
-            },
-            Some(p) => {
-                return ctx.err(
-                    p.span(),
-                    "device.path",
-                    format!("{:?} is not a device under /dev", p.get_ref()),
-                )
-            }
-            None => {
-                return ctx.err(
-                    span,
-                    "device.path",
-                    "a block device needs path = \"/dev/...\"",
-                )
-            }
-        },
-        Some(("directory", span)) => match &d.path {
-            Some(p) if Path::new(p.get_ref()).is_absolute() => Device::Directory {
-                path: PathBuf::from(p.get_ref()),
-            },
-            Some(p) => {
-                return ctx.err(
-                    p.span(),
-                    "device.path",
-                    format!("{:?} is not an absolute path", p.get_ref()),
-                )
-            }
-            None => {
-                return ctx.err(
-                    span,
-                    "device.path",
-                    "a directory device needs path = \"/...\"",
-                )
-            }
-        },
-        Some((k, span)) => {
-            return ctx.err(
-                span,
-                "device.kind",
-                format!("unknown device kind {k:?} (use image, block or directory)"),
-            )
-        }
-    })
-}
-
-/// `[device]` of kind "image".
-fn image_device(ctx: &Ctx, d: &DeviceSpec, defaults: &Defaults) -> Result<Device, SpecError> {
-    let size = match &d.size {
-        None => 1 << 30,
-        Some(s) => match parse_bytes(s.get_ref()) {
-            Some(b) if b >= 16 << 20 => b,
-            Some(_) => {
-                return ctx.err(
-                    s.span(),
-                    "device.size",
-                    format!("{:?} is too small (at least 16M)", s.get_ref()),
-                )
-            }
-            None => {
-                return ctx.err(
-                    s.span(),
-                    "device.size",
-                    format!("{:?} is not a size (like 100G or 100T)", s.get_ref()),
-                )
-            }
-        },
-    };
-    let dir = d
-        .image_dir
-        .as_ref()
-        .map(PathBuf::from)
-        .unwrap_or_else(|| defaults.image_dir.clone());
-    let host = match &d.image_host {
-        None => ImageHost::None,
-        Some(h) => match h.get_ref().as_str() {
-            "none" => ImageHost::None,
-            "auto" => ImageHost::Auto,
-            "xfs" => ImageHost::Xfs,
-            other => {
-                return ctx.err(
-                    h.span(),
-                    "device.image_host",
-                    format!("{other:?} is not one of none, auto, xfs"),
-                )
-            }
-        },
-    };
-    Ok(Device::Image {
-        size,
-        dir,
-        direct_io: d.direct_io.unwrap_or(false),
-        host,
-    })
-}
-
-/// `[machine]`.
-fn machine(ctx: &Ctx, m: &MachineSpec) -> Result<Machine, SpecError> {
-    let memory_limit = match &m.memory_limit {
-        None => None,
-        Some(l) => match parse_bytes(l.get_ref()) {
-            Some(b) if b >= 16 << 20 => Some(b),
-            _ => {
-                return ctx.err(
-                    l.span(),
-                    "machine.memory_limit",
-                    format!("{:?} is not a size of at least 16M", l.get_ref()),
-                )
-            }
-        },
-    };
-    let (drop_caches, drop_caches_once) = match &m.drop_caches {
-        None => (false, false),
-        Some(v) => match v.get_ref() {
-            toml::Value::Boolean(b) => (*b, false),
-            toml::Value::String(s) if s == "once" => (false, true),
-            other => {
-                return ctx.err(
-                    v.span(),
-                    "machine.drop_caches",
-                    format!("{other} is not true, false or \"once\""),
-                )
-            }
-        },
-    };
-    Ok(Machine {
-        sysctl: sysctls(ctx, "machine.sysctl", &m.sysctl)?,
-        drop_caches,
-        drop_caches_once,
-        memory_limit,
-        memory_limit_scales: m.memory_limit_scales,
     })
 }
 
@@ -685,172 +399,4 @@ fn workload(ctx: &Ctx, w: &WorkloadSpec) -> Result<Workload, SpecError> {
         ranks,
         probes,
     })
-}
-
-/// `[[variant]]`s (one unnamed variant when there are none).
-fn variants(ctx: &Ctx, specs: &[VariantSpec]) -> Result<Vec<Variant>, SpecError> {
-    let mut variants = Vec::new();
-    for (i, var) in specs.iter().enumerate() {
-        let n = var.name.get_ref().trim();
-        if n.is_empty() {
-            return ctx.err(
-                var.name.span(),
-                &format!("variant[{i}].name"),
-                "must not be empty",
-            );
-        }
-        variants.push(Variant {
-            name: n.to_string(),
-            sysctl: sysctls(ctx, &format!("variant[{i}].sysctl"), &var.sysctl)?,
-            workload_args: var.workload_args.clone(),
-            mkfs_options: var.mkfs_options.clone(),
-            mount_options: var.mount_options.clone(),
-            after_mkfs: var.after_mkfs.clone(),
-        });
-    }
-    if variants.is_empty() {
-        variants.push(Variant {
-            name: String::new(),
-            sysctl: BTreeMap::new(),
-            workload_args: vec![],
-            mkfs_options: None,
-            mount_options: None,
-            after_mkfs: vec![],
-        });
-    }
-    Ok(variants)
-}
-
-/// The cells on a directory device: one per variant.
-fn directory_cells(
-    ctx: &Ctx,
-    spec: &FileSpec,
-    machine: &Machine,
-    variants: &[Variant],
-) -> Result<Vec<Cell>, SpecError> {
-    let mut cells = Vec::new();
-    if let Some(t) = spec.targets.first() {
-        return ctx.err(
-            t.fs.span(),
-            "target",
-            "a directory device makes no filesystem: remove the [[target]] tables",
-        );
-    }
-    for v in variants {
-        cells.push(Cell {
-            index: cells.len() as u32,
-            label: if v.name.is_empty() {
-                "directory".into()
-            } else {
-                v.name.clone()
-            },
-            fs: None,
-            mkfs_options: vec![],
-            mount_options: String::new(),
-            sysctl: machine
-                .sysctl
-                .iter()
-                .chain(&v.sysctl)
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-            workload_args: v.workload_args.clone(),
-            after_mkfs: vec![],
-        });
-    }
-    Ok(cells)
-}
-
-/// The cells of the targets: each target's mkfs options x mount options
-/// x the variants.
-fn target_cells(
-    ctx: &Ctx,
-    spec: &FileSpec,
-    machine: &Machine,
-    variants: &[Variant],
-) -> Result<Vec<Cell>, SpecError> {
-    let mut cells = Vec::new();
-    if spec.targets.is_empty() {
-        return ctx.err(
-            0..0,
-            "target",
-            "no [[target]]: name at least one filesystem (fs = \"ext4\")",
-        );
-    }
-    for (ti, t) in spec.targets.iter().enumerate() {
-        let fsname = t.fs.get_ref().trim();
-        if fsname.is_empty()
-            || !fsname
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        {
-            return ctx.err(
-                t.fs.span(),
-                &format!("target[{ti}].fs"),
-                format!("{fsname:?} is not a filesystem type"),
-            );
-        }
-        let fs = FsType::parse(fsname);
-        let tsys = sysctls(ctx, &format!("target[{ti}].sysctl"), &t.sysctl)?;
-        let mkfs_axis = if t.mkfs_options.is_empty() {
-            vec![String::new()]
-        } else {
-            t.mkfs_options.clone()
-        };
-        let mount_axis = if t.mount_options.is_empty() {
-            vec![String::new()]
-        } else {
-            t.mount_options.clone()
-        };
-        for mk in &mkfs_axis {
-            for mo in &mount_axis {
-                for v in variants {
-                    let mut mkfs_options = split_args(mk);
-                    if let Some(x) = &v.mkfs_options {
-                        mkfs_options.extend(split_args(x));
-                    }
-                    let mount_options: Vec<&str> =
-                        [mo.as_str(), v.mount_options.as_deref().unwrap_or("")]
-                            .into_iter()
-                            .filter(|s| !s.trim().is_empty())
-                            .collect();
-                    let mount_options = mount_options.join(",");
-                    let mut label = t.label.clone().unwrap_or_else(|| fs.name().to_string());
-                    if (t.label.is_none() || mkfs_axis.len() > 1) && !mk.trim().is_empty() {
-                        label.push(' ');
-                        label.push_str(mk.trim());
-                    }
-                    if (t.label.is_none() || mount_axis.len() > 1) && !mo.trim().is_empty() {
-                        label.push_str(" -o ");
-                        label.push_str(mo.trim());
-                    }
-                    if !v.name.is_empty() {
-                        label.push_str(" [");
-                        label.push_str(&v.name);
-                        label.push(']');
-                    }
-                    let mut sysctl = machine.sysctl.clone();
-                    sysctl.extend(tsys.clone());
-                    sysctl.extend(v.sysctl.clone());
-                    let mut workload_args = t.workload_args.clone();
-                    workload_args.extend(v.workload_args.iter().cloned());
-                    cells.push(Cell {
-                        index: cells.len() as u32,
-                        label,
-                        fs: Some(fs.clone()),
-                        mkfs_options,
-                        mount_options,
-                        sysctl,
-                        workload_args,
-                        after_mkfs: t
-                            .after_mkfs
-                            .iter()
-                            .chain(&v.after_mkfs)
-                            .map(|c| split_args(c))
-                            .collect(),
-                    });
-                }
-            }
-        }
-    }
-    Ok(cells)
 }

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{Cell, Ctx, SpecError};
-use crate::findings::{Finding, Kind, Reference, Threshold};
+use crate::findings::finding::{Finding, Kind, Reference, Threshold};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -279,7 +279,7 @@ fn kind(ctx: &Ctx, f: &FindingSpec, cells: &[Cell]) -> Result<Kind, SpecError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::findings::{Kind, Reference, Threshold};
+    use crate::findings::finding::{Kind, Reference, Threshold};
     use crate::spec::{parse, Defaults};
 
     const HEAD: &str = "name = \"x\"\n[workload]\nkind = \"alloctest\"\nargs = [\"{dir}/big\", \"1G\"]\n[[target]]\nfs = \"ext3\"\n[[target]]\nfs = \"ext4\"\n";

@@ -15,7 +15,7 @@ use fslab_stats::fmt_num;
 use fslab_stats::sequential;
 use fslab_stats::verdict::{Policy, Verdict};
 
-use crate::runner::ExperimentOutcome;
+use crate::runner::outcome::ExperimentOutcome;
 use crate::spec::Experiment;
 
 /// One measured value of one repetition.
@@ -85,7 +85,7 @@ pub fn family(outcome: &ExperimentOutcome) -> Vec<Sample> {
         for m in r.metrics.iter().filter(|m| !m.detail) {
             push(
                 format!("{} {}", m.source, m.label()),
-                crate::runner::direction_of(m),
+                crate::runner::outcome::direction_of(m),
                 m.value,
                 headline == Some(m),
                 m.exact,

@@ -3,31 +3,9 @@
 use serde::Serialize;
 
 use crate::interval::{self, Method};
+pub use crate::verdict::Direction;
 use crate::verdict::{self, Policy, Verdict};
 use crate::{summarize, Summary};
-
-/// Which way is better, and the words for a difference.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// A time: more is slower.
-    Time,
-    /// A rate: more is faster (its groups also get a harmonic mean).
-    Rate,
-    /// A cost: more is more.
-    Cost,
-}
-
-impl Direction {
-    pub fn word(self, pct: f64) -> &'static str {
-        match (self, pct > 0.0) {
-            (Direction::Time, true) | (Direction::Rate, false) => "slower",
-            (Direction::Time, false) | (Direction::Rate, true) => "faster",
-            (Direction::Cost, true) => "more",
-            (Direction::Cost, false) => "less",
-        }
-    }
-}
 
 /// One metric's values in each group.
 #[derive(Debug, Clone)]

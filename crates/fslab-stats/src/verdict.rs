@@ -34,7 +34,29 @@
 
 use serde::Serialize;
 
-use crate::compare::Direction;
+/// Which way is better, and the words for a difference (`compare`
+/// re-exports it as `compare::Direction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// A time: more is slower.
+    Time,
+    /// A rate: more is faster (its groups also get a harmonic mean).
+    Rate,
+    /// A cost: more is more.
+    Cost,
+}
+
+impl Direction {
+    pub fn word(self, pct: f64) -> &'static str {
+        match (self, pct > 0.0) {
+            (Direction::Time, true) | (Direction::Rate, false) => "slower",
+            (Direction::Time, false) | (Direction::Rate, true) => "faster",
+            (Direction::Cost, true) => "more",
+            (Direction::Cost, false) => "less",
+        }
+    }
+}
 
 /// The rules a verdict follows.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -4,13 +4,11 @@
 use fslab_record::{FindingOutcome, FindingResult};
 use fslab_stats::interval::{paired_ratio, ratio, RatioInterval};
 
+use super::finding::{fmt, how, Finding, Kind, Reference, TOP_STACKS};
 use super::rule::{judge, judge_presence, Estimate};
-use super::{fmt, Finding, Kind, Reference, Runs};
+use super::Runs;
 
 const LEVEL: f64 = 0.95;
-
-/// The top wait stacks a stacks finding looks at.
-pub const TOP_STACKS: usize = 5;
 
 fn result(f: &Finding) -> FindingResult {
     FindingResult {
@@ -25,69 +23,6 @@ fn result(f: &Finding) -> FindingResult {
         why: String::new(),
         from: String::new(),
         stand_in: f.stand_in.clone(),
-    }
-}
-
-/// What the finding is computed from, in words.
-pub fn how(f: &Finding, labels: &[String]) -> String {
-    let l = |c: &u32| labels.get(*c as usize).cloned().unwrap_or_default();
-    match &f.kind {
-        Kind::Ratio {
-            cell,
-            metric,
-            than_cell,
-            than_metric,
-            ..
-        } => format!(
-            "the ratio of means: {metric:?} of {} over {than_metric:?} of {} (Welch t on logs)",
-            l(cell),
-            l(than_cell)
-        ),
-        Kind::Paired {
-            cell,
-            metric,
-            than_metric,
-            ..
-        } => format!(
-            "{metric:?} over {than_metric:?} in the same runs of {}, paired run by run",
-            l(cell)
-        ),
-        Kind::Value {
-            cell,
-            metric,
-            per,
-            reference,
-            ..
-        } => {
-            let q = match per {
-                Some(p) => format!("{metric:?} per {p:?}, run by run,"),
-                None => format!("{metric:?}"),
-            };
-            let r = match reference {
-                Reference::Cell(c) => format!("the same in {}", l(c)),
-                Reference::Constant(x) => format!("{} (no effect)", fmt(*x)),
-            };
-            format!("{q} of {} against {r}", l(cell))
-        }
-        Kind::Mechanism {
-            cell,
-            metric,
-            threshold,
-        } => format!(
-            "{metric:?} of {} {} in every run",
-            l(cell),
-            threshold.words()
-        ),
-        Kind::Stacks {
-            cell,
-            phase,
-            functions,
-        } => format!(
-            "the stacks probe's top {TOP_STACKS} wait stacks of the workload in phase {phase} of {}, naming {}",
-            l(cell),
-            functions.join(" and ")
-        ),
-        Kind::Untestable { .. } => String::new(),
     }
 }
 

@@ -1,0 +1,400 @@
+//! One repetition of one cell, as a sequence of steps: the machine
+//! settings (sysctls, memory cgroup), mkfs and mount (or a fresh
+//! directory), the workload with its probes, what it left to collect, then
+//! unmount and detach. Everything a step makes is journalled before it is
+//! made and held by one teardown guard ([`CellRun`]) that undoes it on
+//! every way out: the last step, a step that fails, or a panic.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use fslab_record::{CellRunInfo, ExperimentRecorder, PhaseResult, RunStatus};
+
+use super::error::CellError;
+use super::executor::Executor;
+use super::executor::Watch;
+use super::outcome::WorkloadOutcome;
+use super::progress::Progress;
+use crate::backend::{setup, DeviceConsent, Prepared};
+use crate::findings::evidence::Evidence;
+use crate::machine::{self, read_sysctl, write_sysctl, MemCgroup, SysctlLock};
+use crate::plan::{self, workload_argv};
+use crate::spec::{Cell, Device, Experiment};
+use crate::state::{self, Journal, Resource};
+
+/// What the scheduler runs each cell with: the workload's runner, the
+/// store, the display, the stop flag and the journal.
+pub(super) struct RunEnv<'a> {
+    pub(super) exec: &'a mut dyn Executor,
+    pub(super) rec: &'a mut dyn ExperimentRecorder,
+    pub(super) progress: &'a mut dyn Progress,
+    pub(super) stop: &'a AtomicBool,
+    pub(super) journal: &'a mut Journal,
+}
+
+/// What one repetition of a cell gives the scheduler.
+#[derive(Default)]
+pub(super) struct CellResult {
+    pub(super) error: Option<CellError>,
+    pub(super) phases: Vec<PhaseResult>,
+    pub(super) metrics: Vec<fslab_record::Metric>,
+    pub(super) evidence: Evidence,
+}
+
+/// Runs repetition `rep` of `cell`: its steps in order, the first that
+/// fails ending them, then the teardown of whatever they made. Problems
+/// while undoing go to `problems` (and fail the cell when it was the
+/// filesystem's).
+pub(super) fn run_cell(
+    exp: &Experiment,
+    cell: &Cell,
+    rep: u32,
+    consent: &DeviceConsent,
+    env: &mut RunEnv,
+    info: &mut CellRunInfo,
+    problems: &mut Vec<String>,
+) -> CellResult {
+    let mut run = CellRun {
+        exp,
+        cell,
+        rep,
+        consent,
+        env,
+        info,
+        problems,
+        machine: MachineHeld::default(),
+        cgroup: None,
+        prepared: None,
+        res: CellResult::default(),
+    };
+    if let Err(e) = run.steps() {
+        run.res.error = Some(e);
+    }
+    run.teardown();
+    std::mem::take(&mut run.res)
+}
+
+/// One cell's run and what it holds: the teardown guard. Each field that
+/// holds something is taken by [`CellRun::teardown`], so undoing happens
+/// once, whichever way the steps ended ([`Drop`] calls it too).
+struct CellRun<'r, 'e> {
+    exp: &'r Experiment,
+    cell: &'r Cell,
+    rep: u32,
+    consent: &'r DeviceConsent,
+    env: &'r mut RunEnv<'e>,
+    info: &'r mut CellRunInfo,
+    problems: &'r mut Vec<String>,
+    /// The sysctls set (with their locks).
+    machine: MachineHeld,
+    /// The workload's memory cgroup and its journal entry.
+    cgroup: Option<(MemCgroup, u64)>,
+    /// The filesystem made and mounted (or the fresh directory).
+    prepared: Option<Prepared>,
+    res: CellResult,
+}
+
+impl Drop for CellRun<'_, '_> {
+    fn drop(&mut self) {
+        self.teardown();
+    }
+}
+
+impl CellRun<'_, '_> {
+    /// The steps, in order; `?` leaves at the first that fails.
+    fn steps(&mut self) -> Result<(), CellError> {
+        // Machine settings first, each journalled before it is changed.
+        let applied = self
+            .machine
+            .apply(self.exp, self.cell, self.rep, self.env, self.info);
+        self.cgroup = self.machine.cgroup.take();
+        applied?;
+        self.env.progress.step(match &self.exp.device {
+            Device::Directory { .. } => "making a fresh directory",
+            _ => "mkfs and mount",
+        });
+        let prepared = setup(
+            self.exp,
+            self.cell,
+            self.rep,
+            self.consent,
+            self.env.journal,
+            self.info,
+        )?;
+        let workdir = prepared.workdir().to_path_buf();
+        self.prepared = Some(prepared);
+        let (argv, log) = self.command(&workdir);
+        self.check_workdir(&workdir)?;
+        self.env.progress.step("workload");
+        let log_id = self.env.journal.add(Resource::File { path: log.clone() })?;
+        let w = self.workload(&argv, &workdir);
+        self.collect(w, &log);
+        self.env.journal.done(log_id);
+        Ok(())
+    }
+
+    /// The workload's command line in `workdir`, with the file its text
+    /// goes to (stored with the cell), and its directories made.
+    fn command(&self, workdir: &Path) -> (Vec<String>, std::path::PathBuf) {
+        let mut argv = workload_argv(self.exp, self.cell, workdir);
+        let log = self.env.journal.mount_base().with_file_name(format!(
+            "log-{}-c{}-r{}.txt",
+            std::process::id(),
+            self.cell.index,
+            self.rep
+        ));
+        argv.push("--text-to".into());
+        argv.push(log.display().to_string());
+        for d in plan::workload_dirs(self.exp, workdir) {
+            let _ = std::fs::create_dir_all(d);
+        }
+        if self.exp.machine.drop_caches {
+            argv.push("--drop-caches".into());
+        } else if self.exp.machine.drop_caches_once {
+            argv.push("--drop-caches-once".into());
+        }
+        (argv, log)
+    }
+
+    /// The workload directories must be on the new filesystem.
+    fn check_workdir(&self, workdir: &Path) -> Result<(), CellError> {
+        std::fs::create_dir_all(workdir).map_err(CellError::Workdir)?;
+        let prepared = self.prepared.as_ref().expect("set up before");
+        Ok(prepared.verify(workdir)?)
+    }
+
+    /// Runs the workload in its cgroup with the probes beside it, and
+    /// keeps what the probes recorded with its run.
+    fn workload(&mut self, argv: &[String], workdir: &Path) -> WorkloadOutcome {
+        let cgroup = self.cgroup.as_ref().map(|c| &c.0);
+        let watch = Watch::of(self.exp, workdir, cgroup);
+        let w = self.env.exec.run(
+            argv,
+            cgroup.map(MemCgroup::path),
+            watch.as_ref(),
+            self.exp.time_limit,
+            self.env.stop,
+            self.env.progress,
+        );
+        if let Err(e) = record_probes(self.env.rec, &w) {
+            self.problems
+                .push(format!("results store: the probes' records: {e}"));
+        }
+        w
+    }
+
+    /// What the workload left: its status, text, memory use, error, the
+    /// findings' evidence, its metrics and those measured on the
+    /// filesystem after it (htree levels).
+    fn collect(&mut self, w: WorkloadOutcome, log: &Path) {
+        let info = &mut *self.info;
+        info.run_id = w.run_id;
+        info.status = w.status;
+        info.output = std::fs::read_to_string(log).unwrap_or_default();
+        let _ = std::fs::remove_file(log);
+        if let Some((cg, _)) = &self.cgroup {
+            info.memory_max_usage_bytes = cg.max_usage();
+            info.memory_failcnt = cg.failcnt();
+        }
+        let res = &mut self.res;
+        res.error = cell_error(self.exp, &w, info, self.env.rec).map(CellError::Workload);
+        res.evidence = evidence_of(&w);
+        res.phases = w.phases;
+        res.metrics = w.metrics;
+        res.metrics.extend(w.probe_metrics);
+        let prepared = self.prepared.as_ref().expect("set up before");
+        let after = prepared.after_workload(self.exp, self.cell);
+        if let (Some(id), false) = (w.run_id, after.is_empty()) {
+            if let Err(e) = self.env.rec.record_metrics(id, &after) {
+                self.problems.push(format!("results store: {e}"));
+            }
+        }
+        res.metrics.extend(after);
+    }
+
+    /// Undoes what the steps made, last made first: the filesystem
+    /// (unmount, with a timed remount unless a second signal hurries it;
+    /// detach), the memory cgroup, the sysctls. Each piece is taken, so a
+    /// second call does nothing.
+    fn teardown(&mut self) {
+        if let Some(prepared) = self.prepared.take() {
+            let torn = if crate::signals::hurry() {
+                self.env.progress.step("teardown (second signal)");
+                let mut prepared = prepared;
+                prepared.teardown_quietly(self.env.journal, self.info)
+            } else {
+                self.env.progress.step("unmount, remount, teardown");
+                prepared.teardown(self.env.journal, self.info)
+            };
+            if let Err(e) = torn {
+                self.problems.push(e.to_string());
+                self.res.error.get_or_insert(CellError::Lab(e));
+            }
+        }
+        if let Some((cg, id)) = self.cgroup.take() {
+            match cg.remove() {
+                Ok(()) => self.env.journal.done(id),
+                Err(e) => self.problems.push(e.to_string()),
+            }
+        }
+        std::mem::take(&mut self.machine).restore(self.env.journal, self.problems);
+    }
+}
+
+/// The machine-wide settings a cell holds while it runs: its sysctls
+/// (each locked against other fslab runs, journalled with its original
+/// value, then set) and its memory cgroup.
+#[derive(Default)]
+struct MachineHeld {
+    sysctls: Vec<(u64, String, String)>,
+    locks: Vec<SysctlLock>,
+    cgroup: Option<(MemCgroup, u64)>,
+}
+
+impl MachineHeld {
+    fn apply(
+        &mut self,
+        exp: &Experiment,
+        cell: &Cell,
+        rep: u32,
+        env: &mut RunEnv,
+        info: &mut CellRunInfo,
+    ) -> Result<(), CellError> {
+        let state = env
+            .journal
+            .path()
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(state::state_dir);
+        // In name order, so that two runs never wait for each other.
+        for (name, value) in &cell.sysctl {
+            let lock = SysctlLock::acquire(&machine::lock_dir(), name, env.stop, &mut |m| {
+                env.progress.note(&m);
+            })?;
+            self.locks.push(lock);
+            if let Some(pid) = state::sysctl_left_by_dead_run(&state, name) {
+                return Err(CellError::LeftChanged {
+                    name: name.clone(),
+                    pid,
+                });
+            }
+            let orig = read_sysctl(name)?;
+            info.sysctl_before.insert(name.clone(), orig.clone());
+            let id = env.journal.add(Resource::Sysctl {
+                name: name.clone(),
+                original: orig.clone(),
+            })?;
+            self.sysctls.push((id, name.clone(), orig));
+            write_sysctl(name, value)?;
+            let now = read_sysctl(name)?;
+            info.sysctl_during.insert(name.clone(), now);
+        }
+        if let Some(limit) = exp.machine.memory_limit {
+            let name = format!("fslab-{}-c{}-r{}", std::process::id(), cell.index, rep);
+            let path = MemCgroup::path_for(&name)?;
+            let id = env.journal.add(Resource::Cgroup { path })?;
+            match MemCgroup::create(&name, limit) {
+                Ok(cg) => {
+                    info.cgroup = Some(cg.path().display().to_string());
+                    self.cgroup = Some((cg, id));
+                }
+                Err(e) => {
+                    env.journal.done(id);
+                    return Err(e.into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Restores the sysctls (last set, first restored), then lets other
+    /// runs have them.
+    fn restore(mut self, journal: &mut Journal, problems: &mut Vec<String>) {
+        for (id, name, orig) in self.sysctls.drain(..).rev() {
+            match write_sysctl(&name, &orig) {
+                Ok(()) => journal.done(id),
+                Err(e) => problems.push(e.to_string()),
+            }
+        }
+        drop(self.locks);
+    }
+}
+
+impl Watch {
+    /// The probes `fslab run` runs beside the workload of `exp` working in
+    /// `dir` (None: none, or the workload's MPI ranks run their own).
+    fn of(exp: &Experiment, dir: &Path, cgroup: Option<&MemCgroup>) -> Option<Watch> {
+        plan::probes_beside(exp)
+            .filter(|k| !k.is_empty())
+            .map(|kinds| Watch {
+                kinds,
+                dir: dir.to_path_buf(),
+                explicit: exp.workload.probes.is_some(),
+                memory_cgroup: cgroup.map(MemCgroup::watched),
+            })
+    }
+}
+
+/// Keeps what the probes beside a workload recorded, with its run.
+fn record_probes(
+    rec: &mut dyn ExperimentRecorder,
+    w: &WorkloadOutcome,
+) -> Result<(), fslab_record::RecordError> {
+    let Some(id) = w.run_id else {
+        return Ok(());
+    };
+    rec.record_probe_points(id, &w.probe_points)?;
+    rec.record_metrics(id, &w.probe_metrics)?;
+    w.probe_notes
+        .iter()
+        .try_for_each(|n| rec.record_probe_note(id, n))
+}
+
+/// What the findings read from a workload's probes.
+fn evidence_of(w: &WorkloadOutcome) -> Evidence {
+    let phases: Vec<String> = w.phases.iter().map(|p| p.phase.clone()).collect();
+    Evidence::of(
+        &phases,
+        w.probe_notes
+            .iter()
+            .map(|n| (n.phase_index, n.probe.as_str(), n.key.as_str(), &n.value)),
+        w.probe_points
+            .iter()
+            .map(|p| (p.phase_index, p.probe.as_str(), p.metric.as_str(), p.value)),
+    )
+}
+
+/// Why a cell's workload did not complete, and its status when it was
+/// ended from outside: a time limit fails it, a second signal interrupts
+/// it (and the workload's own run record says so too); a workload killed
+/// with SIGKILL (the kernel at the memory limit) fails it, naming the
+/// limit. None when the workload ended by itself without error.
+fn cell_error(
+    exp: &Experiment,
+    w: &WorkloadOutcome,
+    info: &mut CellRunInfo,
+    rec: &mut dyn ExperimentRecorder,
+) -> Option<String> {
+    if let Some(end) = w.ended_by {
+        let e = end.describe(w.error.as_deref(), w.pressure.as_deref());
+        info.status = Some(end.status());
+        if let Some(id) = w.run_id {
+            let _ = rec.finish_run(id, end.status(), Some(&e));
+        }
+        return Some(e);
+    }
+    let mut e = w.error.clone()?;
+    if w.signal == Some(9) {
+        if let (Some(limit), Some(fails)) = (exp.machine.memory_limit, info.memory_failcnt) {
+            e = format!(
+                "{e} (memory limit {} was hit {fails} times)",
+                fslab_lab::human_bytes(limit)
+            );
+        }
+        // The killed workload could not close its run.
+        if let Some(id) = w.run_id {
+            let _ = rec.finish_run(id, RunStatus::Failed, Some(&e));
+        }
+    }
+    Some(e)
+}

@@ -1,0 +1,220 @@
+//! The workload's runner: [`Executor`], and
+//! [`ProcessExecutor`], which runs the workload as a child process with the
+//! probes beside it and stops it from outside when it must.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use super::child::Beside;
+use super::outcome::WorkloadOutcome;
+use super::progress::Progress;
+
+/// The probes `fslab run` runs beside a workload, outside its cgroup: they
+/// find the filesystem and its device from `dir`, and watch the workload's
+/// process and `memory_cgroup`.
+#[derive(Debug, Clone)]
+pub struct Watch {
+    pub kinds: Vec<fslab_probe::Kind>,
+    pub dir: PathBuf,
+    /// The user named the probes (so one that does not apply says why).
+    pub explicit: bool,
+    pub memory_cgroup: Option<fslab_probe::cgroup::MemoryCgroup>,
+}
+
+/// Runs a workload command line in a cell.
+pub trait Executor {
+    /// Runs `argv` in `cgroup`, with the probes of `watch` beside it,
+    /// stopping it past `limit`.
+    fn run(
+        &mut self,
+        argv: &[String],
+        cgroup: Option<&Path>,
+        watch: Option<&Watch>,
+        limit: Option<Duration>,
+        stop: &AtomicBool,
+        progress: &mut dyn Progress,
+    ) -> WorkloadOutcome;
+}
+
+/// Runs `EXE --db DB ARGV... --json --progress [--cgroup PATH]` as a child,
+/// under `mpirun -np RANKS` when `ranks` is more than 1. The child tells how
+/// it goes in `ChildMessage` lines on its stderr (see [`super::child`]).
+pub struct ProcessExecutor {
+    pub exe: PathBuf,
+    pub db: PathBuf,
+    pub ranks: u32,
+}
+
+impl ProcessExecutor {
+    /// `EXE --db DB ARGV --json --progress --die-with-parent [--cgroup CG]
+    /// [--phase-acks]`, under mpirun for several ranks.
+    fn command(&self, argv: &[String], cgroup: Option<&Path>, acks: bool) -> Command {
+        let mut cmd = match crate::plan::mpirun_prefix(self.ranks) {
+            Some(prefix) => {
+                let mut c = Command::new(&prefix[0]);
+                c.args(&prefix[1..]).arg(&self.exe);
+                // mpirun is not fslab: it is told to die with this process
+                // here, and its ranks die with it (--die-with-parent).
+                fslab_sys::die_with_parent(&mut c);
+                c
+            }
+            None => Command::new(&self.exe),
+        };
+        cmd.arg("--db")
+            .arg(&self.db)
+            .args(argv)
+            .arg("--json")
+            .arg("--progress")
+            .arg("--die-with-parent");
+        if let Some(cg) = cgroup {
+            cmd.arg("--cgroup").arg(cg);
+        }
+        // The workload journals what it sets up (its tracefs instance) as
+        // this run's child, so this run can undo it if the workload is killed.
+        cmd.env(
+            fslab_record::journal::PARENT_ENV,
+            fslab_record::journal::parent_env_value(),
+        );
+        // A process group of its own: Ctrl-C on the terminal reaches this
+        // process alone, which passes one SIGINT on (two would make the
+        // workload exit at once instead of finishing its partial loop).
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        // With probes beside it, the workload waits at each phase boundary
+        // for this process to answer on its stdin.
+        if acks {
+            cmd.arg("--phase-acks").stdin(Stdio::piped());
+        } else {
+            cmd.stdin(Stdio::null());
+        }
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd
+    }
+}
+
+/// Why a workload that sent no end message ended: its signal or status,
+/// and the last thing it said.
+fn why_it_ended(status: Option<std::process::ExitStatus>, said: &[String]) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let why = match (
+        status.and_then(|s| s.signal()),
+        status.and_then(|s| s.code()),
+    ) {
+        (Some(sig), _) => format!("the workload was killed by signal {sig}"),
+        (None, Some(code)) => format!("the workload exited with status {code}"),
+        _ => "the workload ended without a report".into(),
+    };
+    match said.iter().rev().find(|l| !l.trim().is_empty()) {
+        Some(last) => format!("{why}: {last}"),
+        None => why,
+    }
+}
+
+impl Executor for ProcessExecutor {
+    fn run(
+        &mut self,
+        argv: &[String],
+        cgroup: Option<&Path>,
+        watch: Option<&Watch>,
+        limit: Option<Duration>,
+        stop: &AtomicBool,
+        progress: &mut dyn Progress,
+    ) -> WorkloadOutcome {
+        let mut out = WorkloadOutcome::default();
+        let mut cmd = self.command(argv, cgroup, watch.is_some());
+        // The probes start first, in this process: outside the workload's
+        // memory cgroup, and ready for its first phase.
+        let mut probes = watch.map(|w| {
+            fslab_probe::ProbeSet::start(&w.kinds, &w.dir, &fslab_probe::scratch_dir(), w.explicit)
+        });
+        let said: Vec<String> = probes
+            .iter()
+            .flat_map(|p| p.problems.iter().map(|e| format!("fslab: {e}")))
+            .collect();
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                out.error = Some(format!("cannot start {}: {e}", self.exe.display()));
+                return out;
+            }
+        };
+        if let (Some(p), Some(w)) = (probes.as_mut(), watch) {
+            p.watch(fslab_probe::Watched {
+                pid: child.id(),
+                memory_cgroup: w.memory_cgroup.clone(),
+            });
+        }
+        let acks = child.stdin.take();
+        let mut stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        let reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stdout.read_to_string(&mut s);
+            s
+        });
+        let (tx, rx) = mpsc::channel::<String>();
+        let err_reader = std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut side = Beside { probes, acks, said };
+        let mut handle = |line: String, out: &mut WorkloadOutcome, progress: &mut dyn Progress| {
+            side.handle(line, out, progress);
+        };
+        let mut guard = crate::deadline::Guard::new(child.id(), limit);
+        let mut pressure = cgroup.and_then(crate::pressure::Watcher::new);
+        let status = loop {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(line) => handle(line, &mut out, progress),
+                Err(mpsc::RecvTimeoutError::Timeout)
+                | Err(mpsc::RecvTimeoutError::Disconnected) => {}
+            }
+            guard.check(stop, crate::signals::hurry());
+            if let Some(now) = pressure.as_mut().and_then(crate::pressure::Watcher::poll) {
+                progress.pressure(now.map(|p| p.to_string()).as_deref());
+            }
+            match child.try_wait() {
+                Ok(Some(st)) => break Some(st),
+                Ok(None) => {}
+                Err(_) => break None,
+            }
+        };
+        out.ended_by = guard.ended_by();
+        out.pressure = pressure.and_then(|p| p.summary());
+        let _ = err_reader.join();
+        while let Ok(line) = rx.try_recv() {
+            handle(line, &mut out, progress);
+        }
+        let Beside { probes, said, .. } = side;
+        if let Some(mut p) = probes {
+            use fslab_record::Monitor;
+            out.probe_points.extend(p.drain());
+            out.probe_notes.extend(p.finish());
+            out.probe_points.extend(p.drain());
+            out.probe_metrics.extend(p.metrics());
+        }
+        out.stderr = said.join("\n");
+        // The workload's --json report is for people; its end came as a message.
+        let _ = reader.join();
+        use std::os::unix::process::ExitStatusExt;
+        out.signal = status.and_then(|s| s.signal());
+        if out.status.is_none() {
+            out.error = Some(why_it_ended(status, &said));
+        }
+        // What a killed workload could not undo itself.
+        for l in crate::state::cleanup_children(
+            &crate::state::state_dir(),
+            fslab_record::process::ProcessId::current(),
+        ) {
+            out.stderr
+                .push_str(&format!("\nfslab: after the workload: {l}"));
+        }
+        out
+    }
+}

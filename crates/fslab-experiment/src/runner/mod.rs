@@ -1,0 +1,41 @@
+//! The scheduler: runs every (cell, repetition) of an experiment on a fresh
+//! filesystem, records everything, and always tears down what it set up.
+//!
+//! The workload runs as a child process (`fslab fsmark --json ...`, see
+//! [`ProcessExecutor`]): a memory cgroup can then limit exactly the
+//! workload, and if the kernel kills it at the limit, this process survives
+//! to record why and to clean up. Tests replace the executor and the
+//! progress display with fakes.
+//!
+//! One file a job:
+//! - [`scheduler`]: the cells x repetitions, their order, resuming, the
+//!   until-resolved loop, the experiment's record and its findings;
+//! - [`cell`]: one repetition of one cell, step by step (machine settings,
+//!   mkfs and mount, the workload, unmount and detach) under one teardown
+//!   guard;
+//! - [`executor`]: the workload's runner (a child process), with [`child`]
+//!   reading the messages it sends, and [`progress`], the display;
+//! - [`outcome`]: what a workload, a repetition and the whole run produced;
+//!   [`until`] decides which cells run once more;
+//! - [`preflight`]: what is checked before anything is touched;
+//! - [`error`]: why a run or a cell stopped, each error keeping its source.
+
+pub mod cell;
+mod child;
+pub mod error;
+pub mod executor;
+pub mod outcome;
+pub mod preflight;
+pub mod progress;
+pub mod scheduler;
+mod until;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::{CellError, RunError};
+pub use executor::{Executor, ProcessExecutor, Watch};
+pub use outcome::{direction_of, ExperimentOutcome, RepOutcome, WorkloadOutcome};
+pub use preflight::{preflight, preflight_as, Preflight};
+pub use progress::{NoProgress, Progress};
+pub use scheduler::{run, Resume, RunConfig};

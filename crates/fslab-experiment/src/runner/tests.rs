@@ -1,0 +1,267 @@
+//! The scheduler with a fake workload runner: resuming, until-resolved.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use fslab_record::{MemRecorder, PhaseResult, RunStatus};
+
+use super::*;
+use crate::backend::DeviceConsent;
+use crate::spec::Experiment;
+use crate::state::Journal;
+
+/// Answers every workload with a completed run and notes which
+/// (cell, repetition) it ran, from the directory's `-cC-rR` tag; asks
+/// the scheduler to stop after `stop_after` runs.
+struct FakeExecutor {
+    ran: Vec<(u32, u32)>,
+    stop_after: Option<usize>,
+}
+
+impl Executor for FakeExecutor {
+    fn run(
+        &mut self,
+        argv: &[String],
+        _cgroup: Option<&Path>,
+        _watch: Option<&Watch>,
+        _limit: Option<Duration>,
+        stop: &AtomicBool,
+        _progress: &mut dyn Progress,
+    ) -> WorkloadOutcome {
+        let tag = argv
+            .iter()
+            .find_map(|a| a.split_once("-c").map(|(_, t)| t.to_string()))
+            .unwrap_or_default();
+        let (c, r) = tag.split_once("-r").unwrap_or(("?", "?"));
+        let r: String = r.chars().take_while(char::is_ascii_digit).collect();
+        self.ran.push((c.parse().unwrap(), r.parse().unwrap()));
+        if self.stop_after == Some(self.ran.len()) {
+            stop.store(true, Ordering::Relaxed);
+        }
+        let k = self.ran.len() as f64;
+        WorkloadOutcome {
+            run_id: Some(self.ran.len() as i64),
+            status: Some(RunStatus::Complete),
+            phases: vec![PhaseResult {
+                phase: "create".into(),
+                ops: 100,
+                elapsed_s: k,
+                ops_per_s: 100.0 / k,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+}
+
+fn config(resume: Option<Resume>) -> RunConfig {
+    RunConfig {
+        scale: 1.0,
+        consent: DeviceConsent::default(),
+        file: "t.toml".into(),
+        text: String::new(),
+        command_line: vec!["fslab".into(), "run".into()],
+        resume,
+    }
+}
+
+#[test]
+fn an_interrupted_experiment_resumes_with_only_what_did_not_complete() {
+    let d = tempfile::tempdir().unwrap();
+    let text = format!(
+        "name = \"t\"\nrepetitions = 2\norder = \"sequential\"\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"createmany\"\nargs = [\"-o\", \"{{dir}}/f\", \"10\"]\n",
+        d.path().display()
+    );
+    let mut exp = crate::spec::parse("t.toml", &text, &Default::default()).unwrap();
+    // Two cells of the same directory, as two variants would give.
+    let mut second = exp.cells[0].clone();
+    second.index = 1;
+    second.label = "again".into();
+    exp.cells.push(second);
+    let mut journal = Journal::create(&d.path().join("state"), "run", vec![]).unwrap();
+    let mut rec = MemRecorder::default();
+
+    // The first run is stopped after its second repetition.
+    let stop = AtomicBool::new(false);
+    let mut exec = FakeExecutor {
+        ran: Vec::new(),
+        stop_after: Some(2),
+    };
+    let cfg = config(None);
+    let first = run(
+        &exp,
+        &cfg,
+        &mut exec,
+        &mut rec,
+        &mut NoProgress,
+        &stop,
+        &mut journal,
+    )
+    .unwrap();
+    assert!(first.interrupted);
+    assert_eq!(exec.ran, [(0, 1), (0, 2)]);
+    assert_eq!(rec.experiment_status, Some(RunStatus::Interrupted));
+
+    // The resumed run does the other cell only, in the same experiment,
+    // and its outcome (the summary) holds all four.
+    let stop = AtomicBool::new(false);
+    let mut exec = FakeExecutor {
+        ran: Vec::new(),
+        stop_after: None,
+    };
+    let cfg = config(Some(Resume {
+        experiment_id: first.experiment_id,
+        done: first.runs.clone(),
+    }));
+    let second = run(
+        &exp,
+        &cfg,
+        &mut exec,
+        &mut rec,
+        &mut NoProgress,
+        &stop,
+        &mut journal,
+    )
+    .unwrap();
+    assert_eq!(exec.ran, [(1, 1), (1, 2)]);
+    assert_eq!(second.experiment_id, first.experiment_id);
+    assert_eq!(rec.experiments.len(), 1, "no new experiment");
+    assert_eq!(second.runs.len(), 4);
+    assert!(second.runs.iter().all(|r| r.ok) && !second.interrupted);
+    assert_eq!(rec.experiment_status, Some(RunStatus::Complete));
+    let cells: Vec<u32> = crate::summary::family(&second)
+        .iter()
+        .map(|s| s.cell)
+        .collect();
+    assert!(cells.contains(&0) && cells.contains(&1));
+    // Each directory was made fresh and removed again.
+    assert_eq!(
+        std::fs::read_dir(d.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name() != crate::safety::DIRECTORY_MARKER)
+            .count(),
+        1,
+        "only the state directory (and fslab's marker) is left"
+    );
+    assert!(journal.resources().is_empty());
+}
+
+/// Answers each (cell, repetition) with a create rate from `rate`.
+struct RateExecutor {
+    ran: Vec<(u32, u32)>,
+    rate: fn(u32, u32) -> f64,
+}
+
+impl Executor for RateExecutor {
+    fn run(
+        &mut self,
+        argv: &[String],
+        cgroup: Option<&Path>,
+        watch: Option<&Watch>,
+        limit: Option<Duration>,
+        stop: &AtomicBool,
+        progress: &mut dyn Progress,
+    ) -> WorkloadOutcome {
+        let mut fake = FakeExecutor {
+            ran: Vec::new(),
+            stop_after: None,
+        };
+        let mut o = fake.run(argv, cgroup, watch, limit, stop, progress);
+        let (c, r) = fake.ran[0];
+        self.ran.push((c, r));
+        let rate = (self.rate)(c, r);
+        o.run_id = Some(self.ran.len() as i64);
+        o.phases[0].ops_per_s = rate;
+        o.phases[0].elapsed_s = 100.0 / rate;
+        o
+    }
+}
+
+fn two_cells(dir: &Path, until: u32) -> Experiment {
+    let text = format!(
+        "name = \"t\"\nrepetitions = 3\nuntil_resolved = {until}\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"createmany\"\nargs = [\"-o\", \"{{dir}}/f\", \"10\"]\n",
+        dir.display()
+    );
+    let mut exp = crate::spec::parse("t.toml", &text, &Default::default()).unwrap();
+    let mut second = exp.cells[0].clone();
+    second.index = 1;
+    second.label = "b".into();
+    exp.cells.push(second);
+    exp
+}
+
+fn run_until(
+    exp: &Experiment,
+    dir: &Path,
+    rate: fn(u32, u32) -> f64,
+) -> (Vec<(u32, u32)>, ExperimentOutcome) {
+    let mut journal = Journal::create(&dir.join("state"), "run", vec![]).unwrap();
+    let mut exec = RateExecutor {
+        ran: Vec::new(),
+        rate,
+    };
+    let o = run(
+        exp,
+        &config(None),
+        &mut exec,
+        &mut MemRecorder::default(),
+        &mut NoProgress,
+        &AtomicBool::new(false),
+        &mut journal,
+    )
+    .unwrap();
+    (exec.ran, o)
+}
+
+#[test]
+fn until_resolved_adds_interleaved_repetitions_while_a_comparison_is_open() {
+    let d = tempfile::tempdir().unwrap();
+    // A clear 30% difference: resolved at 3, nothing added.
+    let exp = two_cells(d.path(), 10);
+    let (ran, o) = run_until(&exp, d.path(), |c, r| {
+        100.0 * if c == 1 { 1.3 } else { 1.0 } + f64::from(r % 2)
+    });
+    assert_eq!(ran.len(), 6, "{ran:?}");
+    assert_eq!(
+        o.resolution.as_deref(),
+        Some("until resolved: every headline comparison is resolved after 3 repetitions")
+    );
+
+    // A 20% difference under noise that settles: more repetitions,
+    // the baseline and the open cell in turn, until it is resolved.
+    let noisy = |c: u32, r: u32| {
+        let noise = [10.0, -10.0, 6.0, -6.0, 2.0, -2.0];
+        let base = if c == 1 { 120.0 } else { 100.0 };
+        base + noise
+            .get(r as usize - 1)
+            .copied()
+            .unwrap_or(if r.is_multiple_of(2) { 0.5 } else { -0.5 })
+    };
+    let (ran, o) = run_until(&exp, d.path(), noisy);
+    let extra = &ran[6..];
+    assert!(!extra.is_empty(), "{ran:?}");
+    for (i, pair) in extra.chunks(2).enumerate() {
+        let rep = 4 + i as u32;
+        assert_eq!(pair, [(0, rep), (1, rep)], "interleaved: {ran:?}");
+    }
+    let said = o.resolution.unwrap();
+    let reps = 3 + extra.len() / 2;
+    assert_eq!(
+        said,
+        format!("until resolved: every headline comparison is resolved after {reps} repetitions")
+    );
+    assert_eq!(o.runs.len(), ran.len());
+
+    // The same at a maximum of 4: it stops there and says what is open.
+    let exp = two_cells(d.path(), 4);
+    let (ran, o) = run_until(&exp, d.path(), noisy);
+    assert_eq!(ran.len(), 8, "{ran:?}");
+    let said = o.resolution.unwrap();
+    assert!(
+        said.starts_with("until resolved: after 4 repetitions 1 headline comparison(s) unresolved (b: create rate (ops/s))")
+            && said.ends_with("stopped at the maximum, 4"),
+        "{said}"
+    );
+}

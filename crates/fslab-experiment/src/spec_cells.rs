@@ -1,0 +1,219 @@
+//! The matrix: `[[target]]`s (each one's mkfs options x mount options)
+//! crossed with the `[[variant]]`s, one [`Cell`] each.
+
+use std::collections::BTreeMap;
+
+use fslab_lab::mkfs::FsType;
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::machine::{sysctls, Machine};
+use super::{split_args, Cell, Ctx, FileSpec, SpecError};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TargetSpec {
+    fs: Spanned<String>,
+    label: Option<String>,
+    #[serde(default)]
+    mkfs_options: Vec<String>,
+    #[serde(default)]
+    mount_options: Vec<String>,
+    #[serde(default)]
+    sysctl: BTreeMap<String, Spanned<toml::Value>>,
+    #[serde(default)]
+    workload_args: Vec<String>,
+    #[serde(default)]
+    after_mkfs: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct VariantSpec {
+    name: Spanned<String>,
+    #[serde(default)]
+    sysctl: BTreeMap<String, Spanned<toml::Value>>,
+    #[serde(default)]
+    workload_args: Vec<String>,
+    mkfs_options: Option<String>,
+    mount_options: Option<String>,
+    #[serde(default)]
+    after_mkfs: Vec<String>,
+}
+
+pub(super) struct Variant {
+    name: String,
+    sysctl: BTreeMap<String, String>,
+    workload_args: Vec<String>,
+    mkfs_options: Option<String>,
+    mount_options: Option<String>,
+    after_mkfs: Vec<String>,
+}
+
+/// `[[variant]]`s (one unnamed variant when there are none).
+pub(super) fn variants(ctx: &Ctx, specs: &[VariantSpec]) -> Result<Vec<Variant>, SpecError> {
+    let mut variants = Vec::new();
+    for (i, var) in specs.iter().enumerate() {
+        let n = var.name.get_ref().trim();
+        if n.is_empty() {
+            return ctx.err(
+                var.name.span(),
+                &format!("variant[{i}].name"),
+                "must not be empty",
+            );
+        }
+        variants.push(Variant {
+            name: n.to_string(),
+            sysctl: sysctls(ctx, &format!("variant[{i}].sysctl"), &var.sysctl)?,
+            workload_args: var.workload_args.clone(),
+            mkfs_options: var.mkfs_options.clone(),
+            mount_options: var.mount_options.clone(),
+            after_mkfs: var.after_mkfs.clone(),
+        });
+    }
+    if variants.is_empty() {
+        variants.push(Variant {
+            name: String::new(),
+            sysctl: BTreeMap::new(),
+            workload_args: vec![],
+            mkfs_options: None,
+            mount_options: None,
+            after_mkfs: vec![],
+        });
+    }
+    Ok(variants)
+}
+
+/// The cells on a directory device: one per variant.
+pub(super) fn directory_cells(
+    ctx: &Ctx,
+    spec: &FileSpec,
+    machine: &Machine,
+    variants: &[Variant],
+) -> Result<Vec<Cell>, SpecError> {
+    let mut cells = Vec::new();
+    if let Some(t) = spec.targets.first() {
+        return ctx.err(
+            t.fs.span(),
+            "target",
+            "a directory device makes no filesystem: remove the [[target]] tables",
+        );
+    }
+    for v in variants {
+        cells.push(Cell {
+            index: cells.len() as u32,
+            label: if v.name.is_empty() {
+                "directory".into()
+            } else {
+                v.name.clone()
+            },
+            fs: None,
+            mkfs_options: vec![],
+            mount_options: String::new(),
+            sysctl: machine
+                .sysctl
+                .iter()
+                .chain(&v.sysctl)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            workload_args: v.workload_args.clone(),
+            after_mkfs: vec![],
+        });
+    }
+    Ok(cells)
+}
+
+/// The cells of the targets: each target's mkfs options x mount options
+/// x the variants.
+pub(super) fn target_cells(
+    ctx: &Ctx,
+    spec: &FileSpec,
+    machine: &Machine,
+    variants: &[Variant],
+) -> Result<Vec<Cell>, SpecError> {
+    let mut cells = Vec::new();
+    if spec.targets.is_empty() {
+        return ctx.err(
+            0..0,
+            "target",
+            "no [[target]]: name at least one filesystem (fs = \"ext4\")",
+        );
+    }
+    for (ti, t) in spec.targets.iter().enumerate() {
+        let fsname = t.fs.get_ref().trim();
+        if fsname.is_empty()
+            || !fsname
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            return ctx.err(
+                t.fs.span(),
+                &format!("target[{ti}].fs"),
+                format!("{fsname:?} is not a filesystem type"),
+            );
+        }
+        let fs = FsType::parse(fsname);
+        let tsys = sysctls(ctx, &format!("target[{ti}].sysctl"), &t.sysctl)?;
+        let mkfs_axis = if t.mkfs_options.is_empty() {
+            vec![String::new()]
+        } else {
+            t.mkfs_options.clone()
+        };
+        let mount_axis = if t.mount_options.is_empty() {
+            vec![String::new()]
+        } else {
+            t.mount_options.clone()
+        };
+        for mk in &mkfs_axis {
+            for mo in &mount_axis {
+                for v in variants {
+                    let mut mkfs_options = split_args(mk);
+                    if let Some(x) = &v.mkfs_options {
+                        mkfs_options.extend(split_args(x));
+                    }
+                    let mount_options: Vec<&str> =
+                        [mo.as_str(), v.mount_options.as_deref().unwrap_or("")]
+                            .into_iter()
+                            .filter(|s| !s.trim().is_empty())
+                            .collect();
+                    let mount_options = mount_options.join(",");
+                    let mut label = t.label.clone().unwrap_or_else(|| fs.name().to_string());
+                    if (t.label.is_none() || mkfs_axis.len() > 1) && !mk.trim().is_empty() {
+                        label.push(' ');
+                        label.push_str(mk.trim());
+                    }
+                    if (t.label.is_none() || mount_axis.len() > 1) && !mo.trim().is_empty() {
+                        label.push_str(" -o ");
+                        label.push_str(mo.trim());
+                    }
+                    if !v.name.is_empty() {
+                        label.push_str(" [");
+                        label.push_str(&v.name);
+                        label.push(']');
+                    }
+                    let mut sysctl = machine.sysctl.clone();
+                    sysctl.extend(tsys.clone());
+                    sysctl.extend(v.sysctl.clone());
+                    let mut workload_args = t.workload_args.clone();
+                    workload_args.extend(v.workload_args.iter().cloned());
+                    cells.push(Cell {
+                        index: cells.len() as u32,
+                        label,
+                        fs: Some(fs.clone()),
+                        mkfs_options,
+                        mount_options,
+                        sysctl,
+                        workload_args,
+                        after_mkfs: t
+                            .after_mkfs
+                            .iter()
+                            .chain(&v.after_mkfs)
+                            .map(|c| split_args(c))
+                            .collect(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(cells)
+}
