@@ -21,13 +21,20 @@
 //!   limit);
 //! - [`pressure`]: whether a workload is at its memory limit;
 //! - [`summary`]: mean, standard deviation and difference per cell;
-//! - [`findings`]: the seed authors' claims, judged.
+//! - [`findings`]: the seed authors' claims, judged;
+//! - [`builtin`]: the experiments built into fslab, and finding the one
+//!   `fslab run` is given;
+//! - [`display`]: the run's progress on stderr;
+//! - [`closing`]: what `fslab run` prints when it is over.
 //!
 //! No module imports one that imports it back: `spec` (with `findings::finding`
 //! and `duration`) is at the bottom, the runner's files at the top.
 
 pub mod backend;
+pub mod builtin;
+pub mod closing;
 pub mod deadline;
+pub mod display;
 pub mod duration;
 pub mod findings;
 pub mod image_host;

@@ -1,7 +1,6 @@
 //! One module per subcommand.
 
 mod alloctest;
-mod builtin;
 mod calibrate;
 mod cleanup;
 mod compare;
