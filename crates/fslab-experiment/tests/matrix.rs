@@ -236,3 +236,49 @@ fn drop_caches_once_drops_before_the_run_only_and_a_bad_word_is_named() {
         "{bad}"
     );
 }
+
+/// Every built-in experiment in `experiments/`, parsed.
+fn built_in_experiments() -> Vec<fslab_experiment::spec::Experiment> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 7, "{files:?}");
+    files
+        .iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            parse(&p.display().to_string(), &text, &Default::default()).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn typed_scale_gives_every_built_in_cell_the_options_the_argv_scale_gave() {
+    let mnt = Path::new("/run/fslab/mnt-x");
+    let mut checked = 0;
+    for exp in built_in_experiments() {
+        for f in [0.01, 0.001, 0.5, 2.0] {
+            let old = scaled(&exp, f);
+            for (c, c_old) in exp.cells.iter().zip(&old.cells) {
+                let kind = fslab_workload::Kind::of(exp.workload.kind.name()).unwrap();
+                let argv = workload_argv(&old, c_old, mnt);
+                let by_argv = kind.parse(&argv[1..]).unwrap();
+                let mut typed = kind.parse(&workload_argv(&exp, c, mnt)[1..]).unwrap();
+                typed.scale(f);
+                assert_eq!(
+                    typed.to_json(),
+                    by_argv.to_json(),
+                    "{} cell {} at {f}",
+                    exp.name,
+                    c.index
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 40, "{checked}");
+}

@@ -22,6 +22,7 @@ mod error;
 pub mod fsmark;
 pub mod measure;
 pub mod plugin;
+pub mod scale;
 pub mod tiotest;
 
 pub use common::{CommonArgs, Hooks, PhaseHook, Report, RunCtx, SecondHook};

@@ -54,6 +54,16 @@ pub trait Workload: Send + Sync + 'static {
     fn common(o: &Self::Options) -> &CommonArgs;
     fn common_mut(o: &mut Self::Options) -> &mut CommonArgs;
 
+    /// What its command line means beyond what clap sets, applied to every
+    /// parsed job (tiotest's `-F` is `--drop-caches`).
+    fn parsed(_o: &mut Self::Options) {}
+
+    /// Text the command prints instead of running (dbench's
+    /// `--print-loadfile`); None to run.
+    fn instead(_o: &Self::Options) -> Option<String> {
+        None
+    }
+
     /// The workload's own checks beyond what clap checks: an
     /// [`Error::Options`] whose one line names the bad option and value.
     fn validate(o: &Self::Options) -> Result<()>;
@@ -143,6 +153,7 @@ pub trait AnyJob: fmt::Debug + Send + Sync {
     fn common(&self) -> &CommonArgs;
     fn common_mut(&mut self) -> &mut CommonArgs;
     fn validate(&self) -> Result<()>;
+    fn instead(&self) -> Option<String>;
     fn dirs(&self) -> Vec<PathBuf>;
     fn set_dirs(&mut self, dirs: Vec<PathBuf>);
     fn outputs(&self) -> Vec<(&'static str, PathBuf)>;
@@ -251,8 +262,9 @@ impl<W: Workload> AnyWorkload for Plugin<W> {
         W::Options::augment_args(W::command().name(W::NAME))
     }
     fn job_of_matches(&self, m: &ArgMatches) -> Result<Job> {
-        let o = W::Options::from_arg_matches(m)
+        let mut o = W::Options::from_arg_matches(m)
             .map_err(|e| Error::Options(crate::args::clap_error_line(&e)))?;
+        W::parsed(&mut o);
         Ok(Plugin::<W>::job(o))
     }
     fn job_of_json(&self, v: serde_json::Value) -> Result<Job> {
@@ -280,6 +292,9 @@ impl<W: Workload> AnyJob for Typed<W> {
     }
     fn validate(&self) -> Result<()> {
         W::validate(&self.o)
+    }
+    fn instead(&self) -> Option<String> {
+        W::instead(&self.o)
     }
     fn dirs(&self) -> Vec<PathBuf> {
         W::dirs(&self.o)
@@ -439,8 +454,24 @@ pub fn all() -> Vec<Kind> {
 
 /// The built-in workloads: one line each.
 pub fn registry() -> &'static [&'static dyn AnyWorkload] {
-    &[]
+    BUILT_IN
 }
+
+static BUILT_IN: &[&dyn AnyWorkload] = &[
+    &FSMARK,
+    &CREATEMANY,
+    &TIOTEST,
+    &ALLOCTEST,
+    &DBENCH,
+    &COMPILEBENCH,
+];
+
+static FSMARK: Plugin<crate::fsmark::plugin::FsMark> = Plugin::new();
+static CREATEMANY: Plugin<crate::createmany::plugin::CreateMany> = Plugin::new();
+static TIOTEST: Plugin<crate::tiotest::plugin::TioTest> = Plugin::new();
+static ALLOCTEST: Plugin<crate::alloctest::plugin::AllocTest> = Plugin::new();
+static DBENCH: Plugin<crate::dbench::plugin::Dbench> = Plugin::new();
+static COMPILEBENCH: Plugin<crate::compilebench::plugin::CompileBench> = Plugin::new();
 
 #[cfg(test)]
 mod tests {

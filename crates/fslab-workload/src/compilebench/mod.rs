@@ -19,6 +19,8 @@
 pub mod dataset;
 pub mod tree;
 
+pub mod plugin;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,7 +35,7 @@ use dataset::{Dataset, Datasets};
 use tree::Took;
 
 /// `fslab compilebench -D DIR [-i TREES] [-r RUNS] [-b BYTES] [-n]`
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
 pub struct CompileArgs {
     /// Working directory
     #[arg(short = 'D', long = "directory", value_name = "DIR")]

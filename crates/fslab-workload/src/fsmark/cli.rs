@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use serde::{Deserialize, Serialize};
 
 use super::options::RawOptions;
 
 /// fs_mark's options, with fs_mark's letters and meanings.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args, Serialize, Deserialize)]
 #[command(after_help = SYNC_HELP)]
 pub struct FsMarkArgs {
     /// Directory to create files in; repeat for more (one thread group each). Created if only its parent exists
@@ -123,7 +124,7 @@ pub struct FsMarkArgs {
     pub help: Option<bool>,
 }
 
-const SYNC_HELP: &str = "\
+pub(crate) const SYNC_HELP: &str = "\
 Sync methods (-S):
   0  no sync() or fsync()
   1  fsync() each file before close

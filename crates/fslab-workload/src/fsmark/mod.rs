@@ -15,6 +15,7 @@ pub mod create;
 pub mod names;
 pub mod options;
 pub mod output;
+pub mod plugin;
 pub mod tree;
 
 use std::fs::OpenOptions;

@@ -6,6 +6,8 @@
 //! filefrag's "perfection would be") and reads it back cold and sequentially
 //! (the seed's dd), with the page cache of that file dropped first.
 
+pub mod plugin;
+
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
 use std::path::PathBuf;
@@ -20,7 +22,7 @@ use serde::Serialize;
 use crate::common::{phase_result, Hooks, Outcome, RunCtx, WithOutcome};
 
 /// `fslab alloctest [-t] [-w] [-d] FILE LEN`, plus fslab's variants.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
 pub struct AllocArgs {
     /// Touch (read) every page sequentially before the random writes
     #[arg(short = 't', long = "touch")]

@@ -11,6 +11,8 @@
 //! range with an open-file-description lock, as dbench's fcntl locks. `FIND_FIRST` matches names without regard to case (SMB's way) with
 //! the wildcards `*` `?` `<` `>`.
 
+pub mod plugin;
+
 use std::collections::HashMap;
 use std::io::Write;
 use std::os::fd::{AsFd, OwnedFd};
@@ -30,7 +32,7 @@ use crate::dbench_load::{self, Line, LoadPath, Op};
 use crate::measure::now_ns;
 
 /// `fslab dbench [options] NPROCS`
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
 pub struct DbenchArgs {
     /// Seconds to run (after the warm-up)
     #[arg(

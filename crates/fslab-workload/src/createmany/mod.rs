@@ -23,10 +23,12 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
 use rustix::io::Errno;
 use serde::Serialize;
 
+pub mod plugin;
+
 use crate::common::{phase_result, CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
 
 /// `fslab createmany {-o|-m|-d|-l TARGET|-u} [options] FMT [[START] COUNT]`.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, clap::Args, Serialize, serde::Deserialize)]
 pub struct CreateManyArgs {
     /// open(O_CREAT) and close each file
     #[arg(short = 'o', long = "open")]

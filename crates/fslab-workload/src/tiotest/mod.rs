@@ -9,6 +9,8 @@
 //! process-wide rusage once per thread, which counts the same time once
 //! for every thread.
 
+pub mod plugin;
+
 use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::OpenOptionsExt;
@@ -24,7 +26,7 @@ use serde::Serialize;
 use crate::common::{phase_result, CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
 
 /// `fslab tiotest -t THREADS -f MB -r RANDOM_OPS -b BLOCK -d DIR ...`
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
 pub struct TioArgs {
     /// Threads (each with its own file)
     #[arg(

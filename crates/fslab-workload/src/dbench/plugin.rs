@@ -1,0 +1,108 @@
+//! dbench as a registered [`Workload`].
+
+use std::path::PathBuf;
+
+use super::DbenchArgs;
+use crate::plugin::{RankPlace, Start, Workload};
+use crate::{CommonArgs, Report, Result};
+
+/// dbench 4 (seed 001).
+pub struct Dbench;
+
+impl Workload for Dbench {
+    type Options = DbenchArgs;
+    const NAME: &'static str = "dbench";
+
+    fn command() -> clap::Command {
+        clap::Command::new(Self::NAME)
+            .about("dbench: replay a dbench 4 loadfile with N clients (seed 001)")
+            .override_usage("fslab dbench [OPTIONS] NPROCS\n       fslab dbench --print-loadfile")
+            .after_help("Examples (seed 001):\n  fslab dbench -D /mnt/test -t 60 8\n  fslab dbench -D /mnt/test -c /usr/share/dbench/client.txt -t 60 8")
+    }
+    fn common(o: &DbenchArgs) -> &CommonArgs {
+        &o.common
+    }
+    fn common_mut(o: &mut DbenchArgs) -> &mut CommonArgs {
+        &mut o.common
+    }
+    /// `--print-loadfile` prints the built-in loadfile.
+    fn instead(o: &DbenchArgs) -> Option<String> {
+        o.print_loadfile.then(crate::dbench_load::model)
+    }
+    fn validate(o: &DbenchArgs) -> Result<()> {
+        o.validate().map(|_| ())
+    }
+    fn outputs(o: &DbenchArgs) -> Vec<(&'static str, PathBuf)> {
+        vec![("-D", o.dir.clone())]
+    }
+    fn workdir(o: &DbenchArgs) -> PathBuf {
+        o.dir.clone()
+    }
+    /// Seconds (`-t`) and warm-up (`--warmup`), at least 1 s; no warm-up
+    /// stays none.
+    fn scale(o: &mut DbenchArgs, factor: f64) {
+        o.time = crate::scale::count(o.time, factor, 1);
+        o.warmup = o.warmup.map(|w| crate::scale::count(w, factor, 1));
+    }
+    /// Each rank's clients work in a `rankNNNN` directory of `-D`.
+    fn on_rank(o: &mut DbenchArgs, place: &dyn RankPlace) -> Result<()> {
+        o.dir = place.dir(&o.dir)?;
+        Ok(())
+    }
+    fn run(o: &DbenchArgs, start: Start<'_, '_>) -> Result<Box<dyn Report>> {
+        let opts = o.validate()?;
+        let report = super::run(
+            &opts,
+            start.argv,
+            start.stop,
+            start.out,
+            start.rec,
+            start.hooks,
+        )?;
+        Ok(Box::new(report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::Job;
+    use crate::scale::FakeRank;
+    use crate::Kind;
+
+    fn argv(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn dbench_parses_scales_and_comes_back_from_json_equal() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display().to_string();
+        let kind = Kind::of("dbench").unwrap();
+        let mut job = kind
+            .parse(&argv(&format!("-t 120 --warmup 0 -x -D {d} 8")))
+            .unwrap();
+        job.scale(0.01);
+        job.validate().unwrap();
+        let json = job.to_json();
+        assert_eq!(json["options"]["time"], 1, "at least 1 s");
+        assert_eq!(json["options"]["warmup"], 0, "no warm-up stays none");
+        assert_eq!(json["options"]["nprocs"], 8);
+        let back = Job::from_json(&json).unwrap();
+        assert_eq!(back.to_json(), json);
+        assert_eq!(back.workdir(), dir.path());
+        assert!(back.instead().is_none());
+        let print = kind.parse(&argv("--print-loadfile")).unwrap();
+        assert!(print.instead().unwrap().starts_with("# fslab's"));
+    }
+
+    #[test]
+    fn dbench_on_a_rank_works_in_a_rank_directory() {
+        let mut job = Kind::of("dbench")
+            .unwrap()
+            .parse(&argv("-D /mnt/t 2"))
+            .unwrap();
+        job.on_rank(&FakeRank { rank: 0, size: 2 }).unwrap();
+        assert_eq!(job.workdir(), PathBuf::from("/mnt/t/rank0000"));
+    }
+}

@@ -1,0 +1,157 @@
+//! fs_mark as a registered [`Workload`].
+
+use std::path::PathBuf;
+
+use super::cli::FsMarkArgs;
+use crate::plugin::{RankPlace, Start, Workload};
+use crate::{CommonArgs, Report, Result};
+
+/// fs_mark 3.3 with seed 001's stat and unlink phases.
+pub struct FsMark;
+
+impl Workload for FsMark {
+    type Options = FsMarkArgs;
+    const NAME: &'static str = "fsmark";
+
+    fn command() -> clap::Command {
+        // fs_mark's own -h, and a later option overriding an earlier one
+        // (experiment files add to the experiment's arguments per cell).
+        clap::Command::new(Self::NAME)
+            .about("fs_mark 3.3: create files in loops, then optionally stat and unlink them all")
+            .disable_help_flag(true)
+            .args_override_self(true)
+    }
+    fn common(o: &FsMarkArgs) -> &CommonArgs {
+        &o.common
+    }
+    fn common_mut(o: &mut FsMarkArgs) -> &mut CommonArgs {
+        &mut o.common
+    }
+    fn validate(o: &FsMarkArgs) -> Result<()> {
+        o.raw().validate()?;
+        Ok(())
+    }
+    fn takes_dirs() -> bool {
+        true
+    }
+    fn dirs(o: &FsMarkArgs) -> Vec<PathBuf> {
+        o.dirs.clone()
+    }
+    fn set_dirs(o: &mut FsMarkArgs, dirs: Vec<PathBuf>) {
+        o.dirs = dirs;
+    }
+    fn outputs(o: &FsMarkArgs) -> Vec<(&'static str, PathBuf)> {
+        o.log_file.iter().map(|l| ("-l", l.clone())).collect()
+    }
+    fn workdir(o: &FsMarkArgs) -> PathBuf {
+        o.dirs.first().cloned().unwrap_or_default()
+    }
+    /// Files per loop (`-n`) and subdirectories (`-D`, at least 2); loops,
+    /// threads, file sizes and sync methods stay as written.
+    fn scale(o: &mut FsMarkArgs, factor: f64) {
+        o.files = crate::scale::signed(o.files, factor, 1);
+        o.subdirs = crate::scale::signed(o.subdirs, factor, 2);
+    }
+    /// fs_mark's log would go to the current directory; in a cell its text
+    /// is stored instead.
+    fn in_cell(o: &mut FsMarkArgs) {
+        if o.log_file.is_none() {
+            o.log_file = Some(PathBuf::from("/dev/null"));
+        }
+    }
+    /// Each rank creates its files in a `rankNNNN` directory of each `-d`.
+    fn on_rank(o: &mut FsMarkArgs, place: &dyn RankPlace) -> Result<()> {
+        for d in &mut o.dirs {
+            *d = place.dir(d)?;
+        }
+        Ok(())
+    }
+    /// Its stat and unlink walks after the loops print nothing.
+    fn silent_during(phase: &str) -> bool {
+        matches!(phase, "stat" | "unlink")
+    }
+    fn run(o: &FsMarkArgs, start: Start<'_, '_>) -> Result<Box<dyn Report>> {
+        let opts = o.raw().validate()?;
+        let report = super::run_with(
+            &opts,
+            start.argv,
+            start.stop,
+            start.out,
+            start.rec,
+            start.hooks,
+        )?;
+        Ok(Box::new(report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::Job;
+    use crate::scale::FakeRank;
+    use crate::Kind;
+
+    fn argv(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn fsmark_parses_scales_and_comes_back_from_json_equal() {
+        let kind = Kind::of("fsmark").unwrap();
+        assert!(kind.takes_dirs());
+        let mut job = kind
+            .parse(&argv("-S0 -n 100000 -D10000 -s 0 -L 63 -t 8 -d /mnt/a"))
+            .unwrap();
+        job.scale(0.01);
+        job.in_cell();
+        job.validate().unwrap();
+        let json = job.to_json();
+        assert_eq!(json["options"]["files"], 1000);
+        assert_eq!(json["options"]["subdirs"], 100);
+        assert_eq!(json["options"]["loops"], 63);
+        assert_eq!(json["options"]["threads"], 8);
+        assert_eq!(json["options"]["log_file"], "/dev/null");
+        let back = Job::from_json(&json).unwrap();
+        assert_eq!(back.to_json(), json);
+        assert_eq!(back.workdir(), PathBuf::from("/mnt/a"));
+        assert_eq!(back.outputs(), vec![("-l", PathBuf::from("/dev/null"))]);
+        // -D keeps at least 2, -n at least 1; a 0 stays 0.
+        let mut small = kind.parse(&argv("-n 3 -D 3 -d /a")).unwrap();
+        small.scale(0.01);
+        assert_eq!(small.to_json()["options"]["files"], 1);
+        assert_eq!(small.to_json()["options"]["subdirs"], 2);
+        let mut zero = kind.parse(&argv("-n 0 -d /a")).unwrap();
+        zero.scale(0.01);
+        assert_eq!(zero.to_json()["options"]["files"], 0);
+        assert!(kind.is_silent_during("stat") && !kind.is_silent_during("create"));
+    }
+
+    #[test]
+    fn fsmark_on_a_rank_works_in_a_rank_directory_of_each_dir() {
+        let kind = Kind::of("fsmark").unwrap();
+        let mut job = kind.parse(&argv("-n 10 -d /mnt/a -d /mnt/b")).unwrap();
+        job.on_rank(&FakeRank { rank: 3, size: 4 }).unwrap();
+        assert_eq!(
+            job.dirs(),
+            vec![
+                PathBuf::from("/mnt/a/rank0003"),
+                PathBuf::from("/mnt/b/rank0003")
+            ]
+        );
+        let mut one = kind.parse(&argv("-n 10 -d /mnt/a")).unwrap();
+        one.on_rank(&FakeRank { rank: 0, size: 1 }).unwrap();
+        assert_eq!(one.dirs(), vec![PathBuf::from("/mnt/a")]);
+    }
+
+    #[test]
+    fn fsmark_refuses_bad_options_in_one_line_naming_them() {
+        let kind = Kind::of("fsmark").unwrap();
+        let job = kind.parse(&argv("-n 10 -S 9 -d /a")).unwrap();
+        let e = job.validate().unwrap_err();
+        assert!(e.is_usage() && e.to_string().contains("-S"), "{e}");
+        let log = kind.parse(&argv("-n 10 -l /tmp/x -d /a")).unwrap();
+        let mut cell = log.clone();
+        cell.in_cell();
+        assert_eq!(cell.outputs(), vec![("-l", PathBuf::from("/tmp/x"))]);
+    }
+}

@@ -1,0 +1,123 @@
+//! tiotest as a registered [`Workload`].
+
+use std::path::PathBuf;
+
+use super::TioArgs;
+use crate::plugin::{RankPlace, Start, Workload};
+use crate::{CommonArgs, Report, Result};
+
+/// tiobench's tiotest (seed 003).
+pub struct TioTest;
+
+impl Workload for TioTest {
+    type Options = TioArgs;
+    const NAME: &'static str = "tiotest";
+
+    fn command() -> clap::Command {
+        clap::Command::new(Self::NAME)
+            .about("tiobench's tiotest: threaded sequential and random writes and reads (seed 003)")
+            .after_help(
+                "Example (seed 003):\n  fslab tiotest -t 4 -f 9000 -r 15000 -b 4096 -d /mnt/test",
+            )
+    }
+    fn common(o: &TioArgs) -> &CommonArgs {
+        &o.common
+    }
+    fn common_mut(o: &mut TioArgs) -> &mut CommonArgs {
+        &mut o.common
+    }
+    /// tiotest's `-F` is fslab's `--drop-caches`.
+    fn parsed(o: &mut TioArgs) {
+        o.common.drop_caches |= o.drop;
+    }
+    fn validate(o: &TioArgs) -> Result<()> {
+        o.validate().map(|_| ())
+    }
+    fn takes_dirs() -> bool {
+        true
+    }
+    fn dirs(o: &TioArgs) -> Vec<PathBuf> {
+        o.dirs.clone()
+    }
+    fn set_dirs(o: &mut TioArgs, dirs: Vec<PathBuf>) {
+        o.dirs = dirs;
+    }
+    fn outputs(_o: &TioArgs) -> Vec<(&'static str, PathBuf)> {
+        Vec::new()
+    }
+    fn workdir(o: &TioArgs) -> PathBuf {
+        o.dirs.first().cloned().unwrap_or_default()
+    }
+    /// Megabytes per file (`-f`); not the random operations (`-r`): the
+    /// random phases keep their length, so their CPU and latency figures
+    /// stay measurable, as seed 003 needs.
+    fn scale(o: &mut TioArgs, factor: f64) {
+        o.mb = crate::scale::signed(Some(o.mb), factor, 1).unwrap_or(o.mb);
+    }
+    /// Each rank's files go in a `rankNNNN` directory of each `-d`.
+    fn on_rank(o: &mut TioArgs, place: &dyn RankPlace) -> Result<()> {
+        for d in &mut o.dirs {
+            *d = place.dir(d)?;
+        }
+        Ok(())
+    }
+    /// tiotest prints only when a phase ends.
+    fn silent_during(_phase: &str) -> bool {
+        true
+    }
+    fn run(o: &TioArgs, start: Start<'_, '_>) -> Result<Box<dyn Report>> {
+        let opts = o.validate()?;
+        let report = super::run(
+            &opts,
+            start.argv,
+            start.stop,
+            start.out,
+            start.rec,
+            start.hooks,
+        )?;
+        Ok(Box::new(report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plugin::Job;
+    use crate::scale::FakeRank;
+    use crate::Kind;
+
+    fn argv(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn tiotest_parses_scales_and_comes_back_from_json_equal() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display().to_string();
+        let kind = Kind::of("tiotest").unwrap();
+        assert!(kind.takes_dirs() && kind.is_silent_during("read"));
+        let mut job = kind
+            .parse(&argv(&format!("-f 9000 -r 15000 -b 4096 -t 2 -d {d}")))
+            .unwrap();
+        job.scale(0.01);
+        job.validate().unwrap();
+        let json = job.to_json();
+        assert_eq!(json["options"]["mb"], 90);
+        assert_eq!(json["options"]["random_ops"], 15000, "-r keeps its length");
+        let back = Job::from_json(&json).unwrap();
+        assert_eq!(back.to_json(), json);
+        assert_eq!(back.workdir(), dir.path());
+        let f = kind.parse(&argv(&format!("-F -d {d}"))).unwrap();
+        assert!(f.common().drop_caches, "-F is --drop-caches");
+    }
+
+    #[test]
+    fn tiotest_on_a_rank_works_in_a_rank_directory() {
+        let mut job = Kind::of("tiotest")
+            .unwrap()
+            .parse(&argv("-d /mnt/a"))
+            .unwrap();
+        job.on_rank(&FakeRank { rank: 1, size: 2 }).unwrap();
+        assert_eq!(job.dirs(), vec![PathBuf::from("/mnt/a/rank0001")]);
+    }
+}
