@@ -38,12 +38,18 @@ pub struct Context<'a> {
 }
 
 /// Runs `job` on the MPI ranks this process was started with (one process
-/// when no MPI launcher started it): each rank's paths placed
-/// ([`fslab_workload::AnyJob::on_rank`]), the options validated, the run
+/// when no MPI launcher started it), or prints what it prints instead
+/// ([`fslab_workload::plugin::AnyJob::instead`]): each rank's paths placed
+/// ([`fslab_workload::plugin::AnyJob::on_rank`]), the options validated, the run
 /// with everything around it. A rank that fails before the ranks have
 /// settled their results ends them all, since the others would wait for
 /// it forever. MPI ends when the cluster is dropped.
 pub fn run(mut job: Job, cx: &Context<'_>) -> Result<()> {
+    // What the command prints instead of running (dbench --print-loadfile).
+    if let Some(text) = job.instead() {
+        print!("{text}");
+        return Ok(());
+    }
     // The per-call timer's calibration (2 ms) overlaps the start-up.
     std::thread::spawn(fslab_workload::measure::start_timebase);
     let name = job.kind().name();

@@ -27,41 +27,6 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// fs_mark 3.3: create files in loops, then optionally stat and unlink them all
-    #[command(name = "fsmark", disable_help_flag = true, args_override_self = true)]
-    FsMark(fslab_workload::fsmark::cli::FsMarkArgs),
-    /// Seed 002's mmap test: random page writes through MAP_SHARED, then extents and a cold read-back
-    #[command(
-        name = "alloctest",
-        disable_help_flag = false,
-        after_help = "Example (seed 002, 1 GiB file, 8 threads touching pages):\n  fslab alloctest /mnt/test/big 1G"
-    )]
-    AllocTest(fslab_workload::alloctest::AllocArgs),
-    /// Lustre's createmany: create (open, mknod, mkdir, link) or unlink many names (seed 004)
-    #[command(
-        name = "createmany",
-        after_help = "Examples:\n  fslab createmany -m /mnt/test/f 20000000          # seed 004: mknod 20M names in one directory\n  fslab createmany -o -k -x 100 /mnt/test/d/f%08d 10 5000"
-    )]
-    CreateMany(fslab_workload::createmany::CreateManyArgs),
-    /// tiobench's tiotest: threaded sequential and random writes and reads (seed 003)
-    #[command(
-        name = "tiotest",
-        after_help = "Example (seed 003):\n  fslab tiotest -t 4 -f 9000 -r 15000 -b 4096 -d /mnt/test"
-    )]
-    TioTest(fslab_workload::tiotest::TioArgs),
-    /// dbench: replay a dbench 4 loadfile with N clients (seed 001)
-    #[command(
-        name = "dbench",
-        override_usage = "fslab dbench [OPTIONS] NPROCS\n       fslab dbench --print-loadfile",
-        after_help = "Examples (seed 001):\n  fslab dbench -D /mnt/test -t 60 8\n  fslab dbench -D /mnt/test -c /usr/share/dbench/client.txt -t 60 8"
-    )]
-    Dbench(fslab_workload::dbench::DbenchArgs),
-    /// compilebench: create, patch, compile, clean, read, stat and delete kernel-like trees (seed 001)
-    #[command(
-        name = "compilebench",
-        after_help = "Example (seed 001):\n  fslab compilebench -D /mnt/test -i 10 -r 30"
-    )]
-    CompileBench(fslab_workload::compilebench::CompileArgs),
     /// crc32c self-test and throughput, software and SSE4.2 (seed 001's baseline)
     #[command(after_help = "Example:\n  fslab crc32c --chunks 1000")]
     Crc32c {

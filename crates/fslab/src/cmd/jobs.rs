@@ -14,7 +14,7 @@ pub fn run(kind: Kind, m: &ArgMatches, db: &Path) -> Result<(), Failure> {
     let job = kind
         .workload()
         .job_of_matches(m)
-        .map_err(|e| super::workload_failure(kind.name(), e))?;
+        .map_err(|e| workload_failure(kind.name(), e))?;
     let argv: Vec<String> = std::env::args().collect();
     launch(job, db, &argv)
 }
@@ -43,4 +43,15 @@ fn launch(job: Job, db: &Path, argv: &[String]) -> Result<(), Failure> {
         argv,
     };
     fslab_runtime::run(job, &cx).map_err(Failure::from)
+}
+
+/// A workload's error as the command's failure: bad options exit 2,
+/// anything else 1.
+fn workload_failure(name: &str, e: fslab_workload::Error) -> Failure {
+    let m = format!("{name}: {e}");
+    if e.is_usage() {
+        Failure::Usage(m)
+    } else {
+        Failure::Failed(m)
+    }
 }

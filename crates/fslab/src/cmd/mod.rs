@@ -1,26 +1,16 @@
 //! One module per subcommand.
 
-mod alloctest;
 mod calibrate;
 mod cleanup;
 mod compare;
-mod compilebench;
-mod createmany;
-mod dbench;
 mod frag;
-mod fsmark;
-mod harness;
 mod history;
 mod jobs;
-mod rank;
-mod ranks;
 mod report;
 mod results;
 mod run;
 mod stats;
-mod tiotest;
 mod trace;
-mod workload;
 
 use std::path::{Path, PathBuf};
 
@@ -62,20 +52,7 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
     }
     let cli = Cli::from_arg_matches(m)
         .map_err(|e| Failure::Usage(fslab_workload::args::clap_error_line(&e)))?;
-    let workload = matches!(
-        cli.command,
-        Command::FsMark(_)
-            | Command::AllocTest(_)
-            | Command::CreateMany(_)
-            | Command::Dbench(_)
-            | Command::CompileBench(_)
-            | Command::TioTest(_)
-            | Command::Job { .. }
-    );
-    if workload {
-        // The per-call timer's calibration (2 ms) overlaps the start-up.
-        std::thread::spawn(fslab_workload::measure::start_timebase);
-    }
+    let workload = matches!(cli.command, Command::Job { .. });
     if let (false, Some(n @ 2..)) = (workload, fslab_cluster::launched_ranks()) {
         // Several `fslab run`s at once would format and mount side by side.
         return Err(Failure::Usage(format!(
@@ -85,14 +62,8 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
         )));
     }
     match cli.command {
-        Command::FsMark(args) => on_ranks("fsmark", |c| fsmark::run(args, &db, c)),
         Command::Results(r) => results::run(r, &db),
         Command::Run(r) => run::run(r, &db),
-        Command::AllocTest(a) => on_ranks("alloctest", |c| alloctest::run(a, &db, c)),
-        Command::CreateMany(a) => on_ranks("createmany", |c| createmany::run(a, &db, c)),
-        Command::Dbench(a) => on_ranks("dbench", |c| dbench::run(a, &db, c)),
-        Command::CompileBench(a) => on_ranks("compilebench", |c| compilebench::run(a, &db, c)),
-        Command::TioTest(a) => on_ranks("tiotest", |c| tiotest::run(a, &db, c)),
         Command::Job { json } => jobs::from_json(&json, &db),
         Command::Cleanup => cleanup::run(&db),
         Command::Crc32c { chunks } => crc32c(chunks),
@@ -117,58 +88,6 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
             print_all(&text)
         }
     }
-}
-
-/// A workload's error as the command's failure: bad options exit 2,
-/// anything else 1. Every workload command maps its errors here.
-fn workload_failure(name: &str, e: fslab_workload::Error) -> Failure {
-    let m = format!("{name}: {e}");
-    if e.is_usage() {
-        Failure::Usage(m)
-    } else {
-        Failure::Failed(m)
-    }
-}
-
-/// Runs a workload command on the MPI ranks this process was started with
-/// (one process when no MPI launcher started it); MPI ends when the
-/// cluster is dropped. A rank that fails before the ranks have settled
-/// their results ends them all, since the others would wait for it forever.
-fn on_ranks(
-    name: &str,
-    command: impl FnOnce(&rank::Rank) -> Result<(), Failure>,
-) -> Result<(), Failure> {
-    let cluster = fslab_cluster::join().map_err(|e| Failure::Usage(format!("{name}: {e}")))?;
-    let place = rank::Rank::new(&*cluster);
-    let r = command(&place);
-    if cluster.size() > 1 && !place.settled() {
-        if let Err(f) = &r {
-            let (code, m) = match f {
-                Failure::Usage(m) => (2, m.clone()),
-                Failure::Failed(m) => (1, m.clone()),
-                Failure::Interrupted => (130, format!("{name}: interrupted")),
-            };
-            eprintln!(
-                "fslab: {m} (rank {} of {}: ending every rank)",
-                cluster.rank(),
-                cluster.size()
-            );
-            cluster.abort(code);
-        }
-    }
-    r
-}
-
-/// A flag set by SIGINT or SIGTERM; a second signal exits at once (130).
-fn stop_on_signals() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, Failure> {
-    use std::sync::{atomic::AtomicBool, Arc};
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop))
-            .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop)))
-            .map_err(|e| Failure::Failed(format!("cannot install signal handlers: {e}")))?;
-    }
-    Ok(stop)
 }
 
 /// Writes `bytes` to stdout; a reader that stopped reading ends it quietly.
