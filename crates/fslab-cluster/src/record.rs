@@ -118,10 +118,6 @@ impl Recorder for RankRecorder {
         self.run.info = Some(info.clone());
         Ok(self.run.rank as i64 + 1)
     }
-    fn record_loop(&mut self, _run: i64, row: &LoopRow) -> RecordResult<()> {
-        self.run.loops.push(row.clone());
-        Ok(())
-    }
     fn record_series(&mut self, _run: i64, point: &SeriesPoint) -> RecordResult<()> {
         self.run.series.push(*point);
         Ok(())
@@ -158,7 +154,10 @@ impl Recorder for RankRecorder {
     /// A rank's own tool numbers (one rank's Throughput, say) do not add up
     /// into the merged run's; the merged run keeps its phases, latency and
     /// per-rank rates instead.
-    fn record_metrics(&mut self, _run: i64, _metrics: &[fslab_record::Metric]) -> RecordResult<()> {
+    fn record_metrics(&mut self, _run: i64, metrics: &[fslab_record::Metric]) -> RecordResult<()> {
+        // A workload's loop rows come as metrics; the ranks' are added up
+        // loop by loop (`merge`).
+        self.run.loops.extend(LoopRow::from_metrics(metrics));
         Ok(())
     }
     fn finish_run(

@@ -49,8 +49,14 @@ impl MergedRun {
             }
         }
         let id = rec.begin_run(&info)?;
-        for l in &self.run.loops {
-            rec.record_loop(id, l)?;
+        let loops: Vec<fslab_record::Metric> = self
+            .run
+            .loops
+            .iter()
+            .flat_map(|l| l.metrics(&info.workload))
+            .collect();
+        if !loops.is_empty() {
+            rec.record_metrics(id, &loops)?;
         }
         for p in &self.run.series {
             rec.record_series(id, p)?;

@@ -8,6 +8,7 @@
 
 use std::fmt::Write as _;
 
+use fslab_record::catalogue;
 use fslab_record::table::{Align, Table};
 pub use fslab_stats::compare::Direction;
 use fslab_stats::compare::{compare_with, Metric, Row};
@@ -35,77 +36,36 @@ pub struct Sample {
     pub exact: bool,
 }
 
-/// Every metric `fslab compare` compares for these runs, as samples: each
-/// phase's time, rate, system and user CPU, the tool's own numbers without
-/// their breakdown rows, unmount, remount and the image's extents (the
-/// metrics of `fslab_results::select::metrics`, named alike), so that the
-/// summary and `--until-resolved` correct over the same family as
-/// `compare` and the report. Headline: each phase's rate and the tool's
-/// headline number.
+/// Every metric `fslab compare` compares for these runs, as samples: the
+/// metric catalogue's samples of each successful run
+/// (`fslab_record::catalogue::samples`, which `fslab compare`, the report
+/// and `results history` read too) without its detail rows, so that the
+/// summary, the findings and `--until-resolved` correct over the same
+/// family as `compare` and the report, under the same names.
 pub fn family(outcome: &ExperimentOutcome) -> Vec<Sample> {
     let mut v = Vec::new();
     for r in outcome.runs.iter().filter(|r| r.ok) {
-        let mut push = |metric: String, direction, value: f64, headline, exact| {
-            v.push(Sample {
-                cell: r.cell,
-                repetition: r.repetition,
-                metric,
-                direction,
-                value,
-                headline,
-                exact,
-            });
+        let numbers = catalogue::RunNumbers {
+            phases: &r.phases,
+            metrics: &r.metrics,
+            unmount_s: r.unmount_s,
+            remount_s: r.remount_s,
+            image_extents: r.image_extents,
         };
-        for p in &r.phases {
-            let name = |what: &str| format!("{} {what}", p.phase);
-            push(name("time (s)"), Direction::Time, p.elapsed_s, false, false);
-            push(
-                name("rate (ops/s)"),
-                Direction::Rate,
-                p.ops_per_s,
-                true,
-                false,
-            );
-            push(
-                name("sys cpu (s)"),
-                Direction::Cost,
-                p.sys_cpu_s,
-                false,
-                false,
-            );
-            push(
-                name("usr cpu (s)"),
-                Direction::Cost,
-                p.usr_cpu_s,
-                false,
-                false,
-            );
-        }
-        let headline = fslab_record::metric::headline(&r.metrics);
-        for m in r.metrics.iter().filter(|m| !m.detail) {
-            push(
-                format!("{} {}", m.source, m.label()),
-                crate::runner::outcome::direction_of(m),
-                m.value,
-                headline == Some(m),
-                m.exact,
-            );
-        }
-        if let Some(u) = r.unmount_s {
-            push("unmount (s)".into(), Direction::Time, u, false, false);
-        }
-        if let Some(u) = r.remount_s {
-            push("remount (s)".into(), Direction::Time, u, false, false);
-        }
-        if let Some(n) = r.image_extents {
-            push(
-                fslab_record::IMAGE_EXTENTS.into(),
-                Direction::Cost,
-                n as f64,
-                false,
-                false,
-            );
-        }
+        v.extend(
+            catalogue::samples(&numbers)
+                .into_iter()
+                .filter(catalogue::Sample::compared)
+                .map(|s| Sample {
+                    cell: r.cell,
+                    repetition: r.repetition,
+                    headline: s.role == catalogue::Role::Headline,
+                    metric: s.name,
+                    direction: s.direction,
+                    value: s.value,
+                    exact: s.exact,
+                }),
+        );
     }
     v
 }

@@ -4,10 +4,12 @@
 //! Workloads never talk to the database: they call a `Recorder`, so the
 //! scheduler and workloads are testable with [`MemRecorder`].
 
+pub mod catalogue;
 mod experiment;
 pub mod journal;
 pub mod json;
 mod latency;
+pub mod loop_metrics;
 mod mem;
 pub mod metric;
 pub mod mountinfo;
@@ -59,8 +61,6 @@ pub type RecordResult<T> = Result<T, RecordError>;
 pub trait Recorder {
     /// Starts a run; returns its id.
     fn begin_run(&mut self, info: &RunInfo) -> RecordResult<i64>;
-    /// One fs_mark-style loop row.
-    fn record_loop(&mut self, run: i64, row: &LoopRow) -> RecordResult<()>;
     /// One second of a phase's operation rate.
     fn record_series(&mut self, run: i64, point: &SeriesPoint) -> RecordResult<()>;
     /// A finished (or interrupted) phase.

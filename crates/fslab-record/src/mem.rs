@@ -6,7 +6,6 @@ use crate::*;
 #[derive(Debug, Default)]
 pub struct MemRecorder {
     pub runs: Vec<RunInfo>,
-    pub loops: Vec<LoopRow>,
     pub series: Vec<SeriesPoint>,
     pub phases: Vec<PhaseResult>,
     pub metrics: Vec<crate::Metric>,
@@ -62,10 +61,6 @@ impl Recorder for MemRecorder {
     fn begin_run(&mut self, info: &RunInfo) -> RecordResult<i64> {
         self.runs.push(info.clone());
         Ok(self.runs.len() as i64)
-    }
-    fn record_loop(&mut self, _run: i64, row: &LoopRow) -> RecordResult<()> {
-        self.loops.push(row.clone());
-        Ok(())
     }
     fn record_series(&mut self, _run: i64, point: &SeriesPoint) -> RecordResult<()> {
         self.series.push(*point);

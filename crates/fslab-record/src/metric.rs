@@ -31,6 +31,8 @@ pub enum Unit {
     Mib,
     /// KiB (2^10 bytes): a mean IO size.
     Kib,
+    /// Bytes: a file's size.
+    Bytes,
 }
 
 impl Unit {
@@ -48,6 +50,7 @@ impl Unit {
             Unit::Count => "count",
             Unit::Mib => "MiB",
             Unit::Kib => "KiB",
+            Unit::Bytes => "bytes",
         }
     }
 
@@ -156,9 +159,10 @@ impl Metric {
 
 /// The number that stands for a run in one-line listings: the first rate
 /// the tool reports for the whole run (dbench's Throughput, fs_mark's mean
-/// Files/sec), else its first rate (tiotest's Write Rate).
+/// Files/sec), else its first rate (tiotest's Write Rate); never a
+/// breakdown row (one loop's Files/sec).
 pub fn headline(metrics: &[Metric]) -> Option<&Metric> {
-    let rate = |m: &&Metric| m.unit.is_rate() && m.better == Better::Higher;
+    let rate = |m: &&Metric| m.unit.is_rate() && m.better == Better::Higher && !m.detail;
     metrics
         .iter()
         .filter(rate)
@@ -201,7 +205,10 @@ mod tests {
             Some(&mean)
         );
         assert_eq!(headline(&[lat.clone(), loop0.clone()]), Some(&loop0));
-        assert_eq!(headline(&[lat]), None);
+        assert_eq!(headline(std::slice::from_ref(&lat)), None);
+        let row = loop0.clone().detail();
+        assert_eq!(headline(&[row.clone(), loop0.clone()]), Some(&loop0));
+        assert_eq!(headline(&[lat, row]), None);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use fslab_cluster::MpiParams;
 use fslab_probe::notes::{BlockioEvents, Note, PerfTop, StacksTop};
 use fslab_probe::TargetsNote;
-use fslab_record::RunStatus;
+use fslab_record::{catalogue, RunStatus};
 use fslab_report::{page, Bars, Block, Chart, Io, Movie, Series, Style};
 use fslab_store::{RunRecord, Store, StoredNote, StoredPoint};
 
@@ -126,8 +126,8 @@ fn cell_blocks(store: &Store, label: &str, runs: &[i64], out: &mut Vec<Block>) -
     Ok(())
 }
 
-/// Rate over time, per phase, one line per run; fs_mark's loops; createmany's
-/// rate against the entries in its directory.
+/// Rate over time, per phase, one line per run; numbered items' rates
+/// against their number (fs_mark's loops, createmany's entries).
 fn rate_charts(rec: &RunRecord, all: &[(i64, RunRecord)]) -> Vec<Block> {
     let mut out = Vec::new();
     // Rate over time, per phase, one line per run.
@@ -154,47 +154,43 @@ fn rate_charts(rec: &RunRecord, all: &[(i64, RunRecord)]) -> Vec<Block> {
             series,
         ));
     }
-    if !rec.loops.is_empty() {
-        let mut series = Vec::new();
-        for (r, run) in all {
-            series.push(line(
-                format!("run {r}"),
-                run.loops
-                    .iter()
-                    .map(|l| (l.index as f64 + 1.0, l.files_per_sec))
-                    .collect(),
-            ));
+    // Numbered items' rates (a workload's loops, its rate as its directory
+    // grows) against their number, one line per run.
+    let mut kinds: Vec<(String, String, String, String)> = Vec::new();
+    for m in rec.metrics.iter().filter(|m| m.detail && m.unit.is_rate()) {
+        if let Some((word, _)) = m.phase.as_deref().and_then(catalogue::numbered) {
+            let k = (
+                m.source.clone(),
+                word.to_string(),
+                m.name.clone(),
+                m.unit.symbol().to_string(),
+            );
+            if !kinds.contains(&k) {
+                kinds.push(k);
+            }
         }
-        out.extend(chart(
-            "fs_mark Files/sec per loop",
-            "loop",
-            "files/s",
-            series,
-        ));
     }
-    if rec.run.workload == fslab_record::WorkloadKind::CreateMany.name() {
+    for (source, word, name, unit) in kinds {
         let mut series = Vec::new();
         for (r, run) in all {
-            let mut prev = 0.0;
             let pts = run
-                .series
+                .metrics
                 .iter()
-                .map(|s| {
-                    let dt = (s.t_s - prev).max(1e-9);
-                    prev = s.t_s;
-                    (s.total_ops as f64, s.ops as f64 / dt)
+                .filter(|m| m.detail && m.source == source && m.name == name)
+                .filter_map(|m| {
+                    let (w, n) = catalogue::numbered(m.phase.as_deref()?)?;
+                    (w == word).then_some((n as f64, m.value))
                 })
                 .collect();
             series.push(line(format!("run {r}"), pts));
         }
         out.extend(chart(
-            "create rate against entries in the directory",
-            "entries",
-            "creates/s",
+            &format!("{source} {name} against {word}"),
+            &word,
+            &unit,
             series,
         ));
     }
-
     out
 }
 

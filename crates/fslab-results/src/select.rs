@@ -1,8 +1,9 @@
 //! What `fslab compare` and `fslab report` compare: the cells of an experiment (or groups of runs), metric by
 //! metric, with statistics (see fslab-stats).
 
+use fslab_record::catalogue;
 use fslab_record::json::Versioned;
-use fslab_stats::compare::{self, Direction, Metric};
+use fslab_stats::compare::{self, Metric};
 use fslab_store::Store;
 
 use crate::{Error, Result};
@@ -129,102 +130,54 @@ pub fn complete_runs(g: &Groups) -> Result<Vec<String>> {
         .collect())
 }
 
-/// The headline metrics of every group: each phase's time, rate, system and
-/// user CPU, the tool's own numbers (named `TOOL PHASE NAME (UNIT)`), then
-/// unmount and remount times.
+/// The metrics of every group: the metric catalogue's samples of each run
+/// (`fslab_record::catalogue::samples`, which `fslab run`'s summary and
+/// findings read too) without its detail rows, in first-seen order.
 pub fn metrics(store: &Store, g: &Groups) -> Result<Vec<Metric>> {
     let n = g.labels.len();
     let mut out: Vec<Metric> = Vec::new();
-    // `exact`: declared exact by construction by the run's workload; the
-    // metric is exact only when every run that recorded it said so.
-    let mut push = |name: String, direction: Direction, group: usize, v: f64, exact: bool| {
-        let m = match out.iter_mut().position(|m| m.name == name) {
-            Some(i) => &mut out[i],
-            None => {
-                out.push(Metric {
-                    name,
-                    direction,
-                    exact,
-                    values: vec![Vec::new(); n],
-                });
-                out.last_mut().expect("just pushed")
-            }
-        };
-        m.exact &= exact;
-        m.values[group].push(v);
-    };
     for (gi, runs) in g.runs.iter().enumerate() {
         for run in runs {
-            let id = &run.id;
-            for p in store.phases(*id)? {
-                push(
-                    format!("{} time (s)", p.phase),
-                    Direction::Time,
-                    gi,
-                    p.elapsed_s,
-                    false,
-                );
-                push(
-                    format!("{} rate (ops/s)", p.phase),
-                    Direction::Rate,
-                    gi,
-                    p.ops_per_s,
-                    false,
-                );
-                push(
-                    format!("{} sys cpu (s)", p.phase),
-                    Direction::Cost,
-                    gi,
-                    p.sys_cpu_s,
-                    false,
-                );
-                push(
-                    format!("{} usr cpu (s)", p.phase),
-                    Direction::Cost,
-                    gi,
-                    p.usr_cpu_s,
-                    false,
-                );
-            }
-            // The tool's own numbers (breakdown rows stay out: the run's
-            // totals stand for them).
-            for m in store.metrics(*id)? {
-                if m.detail {
-                    continue;
-                }
-                let direction = if m.unit.is_rate() && m.better == fslab_record::Better::Higher {
-                    Direction::Rate
-                } else if m.unit.is_time() && m.better == fslab_record::Better::Lower {
-                    Direction::Time
-                } else {
-                    Direction::Cost
+            for s in run_samples(store, run)?
+                .into_iter()
+                .filter(|s| s.compared())
+            {
+                let m = match out.iter().position(|m| m.name == s.name) {
+                    Some(i) => &mut out[i],
+                    None => {
+                        out.push(Metric {
+                            name: s.name,
+                            direction: s.direction,
+                            exact: s.exact,
+                            values: vec![Vec::new(); n],
+                        });
+                        out.last_mut().expect("just pushed")
+                    }
                 };
-                push(
-                    format!("{} {}", m.source, m.label()),
-                    direction,
-                    gi,
-                    m.value,
-                    m.exact,
-                );
-            }
-            if let Some(u) = run.unmount_s {
-                push("unmount (s)".into(), Direction::Time, gi, u, false);
-            }
-            if let Some(r) = run.remount_s {
-                push("remount (s)".into(), Direction::Time, gi, r, false);
-            }
-            if let Some(n) = run.image_extents {
-                push(
-                    fslab_record::IMAGE_EXTENTS.into(),
-                    Direction::Cost,
-                    gi,
-                    n as f64,
-                    false,
-                );
+                // `exact`: declared exact by construction by the run's
+                // workload; the metric is exact only when every run that
+                // recorded it said so.
+                m.exact &= s.exact;
+                m.values[gi].push(s.value);
             }
         }
     }
     Ok(out)
+}
+
+/// One stored run through the metric catalogue, with what `fslab run`
+/// measured around it.
+pub fn run_samples(store: &Store, run: &GroupRun) -> Result<Vec<catalogue::Sample>> {
+    let phases: Vec<fslab_record::PhaseResult> =
+        store.phases(run.id)?.into_iter().map(Into::into).collect();
+    let metrics = store.metrics(run.id)?;
+    Ok(catalogue::samples(&catalogue::RunNumbers {
+        phases: &phases,
+        metrics: &metrics,
+        unmount_s: run.unmount_s,
+        remount_s: run.remount_s,
+        image_extents: run.image_extents,
+    }))
 }
 
 /// A run's options, paths aside, as one line (`name = value; ...`): what
@@ -380,26 +333,15 @@ pub fn check_mix(store: &Store, g: &Groups) -> Result<Vec<String>> {
     Ok(notes)
 }
 
-/// The headline metrics' names as [`metrics`] names them: each phase's
-/// rate, and each tool's own headline number (`fslab_record::metric::headline`).
+/// The headline metrics' names as [`metrics`] names them (the catalogue's
+/// [`catalogue::Role::Headline`]: each phase's rate and each tool's own
+/// headline number), from each group's first run.
 pub fn headlines(store: &Store, g: &Groups) -> Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
-    for runs in &g.runs {
-        let Some(GroupRun { id, .. }) = runs.first() else {
-            continue;
-        };
-        let mut names: Vec<String> = store
-            .phases(*id)?
-            .iter()
-            .map(|p| format!("{} rate (ops/s)", p.phase))
-            .collect();
-        let metrics = store.metrics(*id)?;
-        if let Some(m) = fslab_record::metric::headline(&metrics) {
-            names.push(format!("{} {}", m.source, m.label()));
-        }
-        for n in names {
-            if !out.contains(&n) {
-                out.push(n);
+    for run in g.runs.iter().filter_map(|r| r.first()) {
+        for s in run_samples(store, run)? {
+            if s.role == catalogue::Role::Headline && !out.contains(&s.name) {
+                out.push(s.name);
             }
         }
     }

@@ -14,7 +14,6 @@ use fslab_record::json::Versioned;
 use fslab_record::table::{Align, Table};
 use fslab_record::WorkloadKind;
 use fslab_store::{RunOrigin, RunRecord, Store};
-use fslab_workload::fsmark::output;
 
 use crate::Result;
 
@@ -288,19 +287,10 @@ pub fn show(rec: &RunRecord) -> String {
             );
         }
     }
-    if !rec.loops.is_empty() {
-        s.push_str("\nloops (fs_mark table):\n");
-        s.push_str(&output::columns());
-        for l in &rec.loops {
-            s.push_str(&output::row(l, false));
-        }
-    }
-    // The tool's own numbers (fsmark's are its loop rows, shown above).
-    let own: Vec<&fslab_record::Metric> = rec
-        .metrics
-        .iter()
-        .filter(|m| !(m.source == fslab_record::WorkloadKind::FsMark.name() && m.detail))
-        .collect();
+    // The tool's own numbers; rows of numbered items (`loop 3`) as tables
+    // of their own, below.
+    let (items, own): (Vec<&fslab_record::Metric>, Vec<&fslab_record::Metric>) =
+        rec.metrics.iter().partition(|m| numbered_item(m).is_some());
     if !own.is_empty() {
         let _ = writeln!(s, "\n{} reported:", r.workload);
         let mut table = Table::new(&[("metric", Align::Left), ("value", Align::Right)]).indent(2);
@@ -309,6 +299,7 @@ pub fn show(rec: &RunRecord) -> String {
         }
         s.push_str(&table.render());
     }
+    s.push_str(&item_tables(&items));
     if !rec.phases.is_empty() {
         s.push_str("\nphases:\n");
         let mut table = Table::new(&[
@@ -599,3 +590,61 @@ pub fn probes(
     }
     s
 }
+
+/// A breakdown row of a numbered item (`loop 3`, see
+/// `fslab_record::catalogue::numbered`): its source and word.
+fn numbered_item(m: &fslab_record::Metric) -> Option<(&str, &str)> {
+    let (word, _) = fslab_record::catalogue::numbered(m.phase.as_deref()?)?;
+    m.detail.then_some((m.source.as_str(), word))
+}
+
+/// Numbered items' rows as tables, per source and word: one row an item,
+/// one column a number (at most [`ITEM_COLUMNS`] a table, the rest in
+/// tables below).
+fn item_tables(metrics: &[&fslab_record::Metric]) -> String {
+    let mut s = String::new();
+    let mut kinds: Vec<(&str, &str)> = Vec::new();
+    for k in metrics.iter().filter_map(|m| numbered_item(m)) {
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    for (source, word) in kinds {
+        let mine: Vec<&&fslab_record::Metric> = metrics
+            .iter()
+            .filter(|m| numbered_item(m) == Some((source, word)))
+            .collect();
+        let mut loops: Vec<&str> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        for m in &mine {
+            let phase = m.phase.as_deref().unwrap_or_default();
+            if !loops.contains(&phase) {
+                loops.push(phase);
+            }
+            if !names.contains(&m.name_with_unit()) {
+                names.push(m.name_with_unit());
+            }
+        }
+        let _ = writeln!(s, "\n{source} per {word}:");
+        for chunk in names.chunks(ITEM_COLUMNS) {
+            let mut columns = vec![("", Align::Left)];
+            columns.extend(chunk.iter().map(|n| (n.as_str(), Align::Right)));
+            let mut table = Table::new(&columns).indent(2);
+            for l in &loops {
+                let mut row = vec![l.to_string()];
+                row.extend(chunk.iter().map(|n| {
+                    mine.iter()
+                        .find(|m| m.phase.as_deref() == Some(l) && &m.name_with_unit() == n)
+                        .map(|m| fslab_stats::fmt_g(m.value, 6))
+                        .unwrap_or_else(|| "-".into())
+                }));
+                table.row(row);
+            }
+            s.push_str(&table.render());
+        }
+    }
+    s
+}
+
+/// The most number columns an item table has.
+const ITEM_COLUMNS: usize = 9;

@@ -309,11 +309,11 @@ fn start_rescue(r: Rescue, spool: Spool, state: Arc<AtomicU8>) {
     });
 }
 
-/// The merged run's text: its rates and latency, and for fs_mark its table
-/// of all ranks.
+/// The merged run's text: its rates and latency, and for a workload that
+/// ran in loops (fs_mark) its table of all ranks.
 fn summary_text(name: &str, merged: &fslab_cluster::MergedRun) -> String {
     let mut summary = merged.summary(name);
-    if name == fslab_record::WorkloadKind::FsMark.name() && !merged.run.loops.is_empty() {
+    if !merged.run.loops.is_empty() {
         // fs_mark's table for all ranks, so scripts that read its rows
         // (seed 000's `stats`) read MPI runs too.
         summary += &format!(

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use fslab_record::process::ProcessId;
 use fslab_record::{
-    LatencyHistogram, LoopRow, PhaseResult, ProbeNote, ProbePoint, RecordError, RecordResult,
-    Recorder, RunInfo, RunStatus, SeriesPoint,
+    LatencyHistogram, PhaseResult, ProbeNote, ProbePoint, RecordError, RecordResult, Recorder,
+    RunInfo, RunStatus, SeriesPoint,
 };
 use rusqlite::{params, Connection};
 
@@ -452,29 +452,6 @@ impl Recorder for Store {
                 ],
             )?;
             Ok(conn.last_insert_rowid())
-        })
-    }
-
-    fn record_loop(&mut self, run: i64, r: &LoopRow) -> RecordResult<()> {
-        self.write(|conn| {
-            conn.execute(
-                "INSERT INTO loops VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                params![
-                    run,
-                    r.index,
-                    r.fs_use_pct,
-                    r.count as i64,
-                    r.files as i64,
-                    r.file_size as i64,
-                    r.files_per_sec,
-                    r.wall_files_per_sec,
-                    r.wall_s,
-                    r.app_overhead_us as i64,
-                    json(&r.calls),
-                    r.complete,
-                ],
-            )?;
-            Ok(())
         })
     }
 

@@ -1,7 +1,7 @@
 //! Reading runs back: the list, one run in full, and its export as JSON or
 //! long-format CSV.
 
-use fslab_record::{CallStats, LoopRow, RunStatus, SeriesPoint};
+use fslab_record::{RunStatus, SeriesPoint};
 use rusqlite::{params, Row};
 use serde::Serialize;
 
@@ -91,7 +91,6 @@ pub struct StoredLatency {
 #[derive(Debug, Clone, Serialize)]
 pub struct RunRecord {
     pub run: RunRow,
-    pub loops: Vec<LoopRow>,
     pub phases: Vec<StoredPhase>,
     pub latency: Vec<StoredLatency>,
     pub series: Vec<SeriesPoint>,
@@ -174,30 +173,6 @@ impl Store {
                 return Ok(None);
             };
             let mut st = c.prepare(
-                "SELECT idx, fs_use_pct, count, files, file_size, files_per_sec, wall_files_per_sec,
-                        wall_s, app_overhead_us, calls, complete
-                 FROM loops WHERE run_id = ?1 ORDER BY idx",
-            )?;
-            let loops = st
-                .query_map([id], |r| {
-                    let calls: String = r.get(9)?;
-                    Ok(LoopRow {
-                        index: r.get(0)?,
-                        fs_use_pct: r.get(1)?,
-                        count: r.get::<_, i64>(2)? as u64,
-                        files: r.get::<_, i64>(3)? as u64,
-                        file_size: r.get::<_, i64>(4)? as u64,
-                        files_per_sec: r.get(5)?,
-                        wall_files_per_sec: r.get(6)?,
-                        wall_s: r.get(7)?,
-                        app_overhead_us: r.get::<_, i64>(8)? as u64,
-                        calls: serde_json::from_str::<Vec<(String, CallStats)>>(&calls)
-                            .unwrap_or_default(),
-                        complete: r.get(10)?,
-                    })
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            let mut st = c.prepare(
                 "SELECT phase, op, count, min_ns, mean_ns, p50_ns, p90_ns, p99_ns, p999_ns, max_ns
                  FROM latency WHERE run_id = ?1 ORDER BY rowid",
             )?;
@@ -232,7 +207,6 @@ impl Store {
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             Ok(Some(RunRecord {
                 run,
-                loops,
                 phases: Vec::new(),
                 latency,
                 series,
@@ -305,30 +279,6 @@ impl RunRecord {
                 &m.name_with_unit(),
                 m.value.to_string(),
             );
-        }
-        for l in &self.loops {
-            let i = l.index.to_string();
-            for (metric, v) in [
-                ("fs_use_pct", l.fs_use_pct.to_string()),
-                ("count", l.count.to_string()),
-                ("files", l.files.to_string()),
-                ("file_size", l.file_size.to_string()),
-                ("files_per_sec", l.files_per_sec.to_string()),
-                ("wall_files_per_sec", l.wall_files_per_sec.to_string()),
-                ("wall_s", l.wall_s.to_string()),
-                ("app_overhead_us", l.app_overhead_us.to_string()),
-            ] {
-                line("loop", "create", "", &i, metric, v);
-            }
-            for (name, c) in &l.calls {
-                for (metric, v) in [
-                    ("min_us", c.min_us),
-                    ("avg_us", c.avg_us),
-                    ("max_us", c.max_us),
-                ] {
-                    line("loop", "create", name, &i, metric, v.to_string());
-                }
-            }
         }
         for p in &self.phases {
             let i = p.seq.to_string();

@@ -2,7 +2,7 @@
 
 /// Migration `i` brings the database from `user_version` i to i + 1.
 pub const MIGRATIONS: &[&str] = &[
-    // 1: runs of workloads, with fs_mark loops, phases, latency and per-second series.
+    // 1: runs of workloads, with loop rows (until 9), phases, latency and per-second series.
     r#"
     CREATE TABLE runs (
         id            INTEGER PRIMARY KEY,
@@ -191,5 +191,48 @@ pub const MIGRATIONS: &[&str] = &[
     // workload's options fix it, so `compare` judges it from one run a side.
     r#"
     ALTER TABLE metrics ADD COLUMN exact INTEGER NOT NULL DEFAULT 0;
+    "#,
+    // 9: loop rows are ordinary metrics (fslab_record::loop_metrics): each
+    // stored loop becomes detail metrics of phase `loop N`, named as
+    // `LoopRow::metrics` names them, from the run's workload; the loops'
+    // older metrics (Files/sec and App Overhead alone) give way to them, and
+    // the loops table goes.
+    r#"
+    DELETE FROM metrics WHERE detail = 1 AND phase LIKE 'loop %'
+        AND run_id IN (SELECT run_id FROM loops);
+    INSERT INTO metrics (run_id, source, phase, name, value, unit, better, detail, exact)
+    SELECT run_id, source, phase, name, value, unit, better, 1, 0 FROM (
+        SELECT l.run_id, r.workload AS source, 'loop ' || l.idx AS phase, l.idx AS idx,
+               c.k AS k, 0 AS sub, c.name AS name,
+               CASE c.k WHEN 0 THEN l.fs_use_pct WHEN 1 THEN l.count WHEN 2 THEN l.files
+                        WHEN 3 THEN l.file_size WHEN 4 THEN l.files_per_sec
+                        WHEN 5 THEN l.wall_files_per_sec WHEN 6 THEN l.wall_s
+                        WHEN 7 THEN l.app_overhead_us ELSE l.complete END AS value,
+               c.unit AS unit, c.better AS better
+        FROM loops l JOIN runs r ON r.id = l.run_id
+        CROSS JOIN (
+                      SELECT 0 AS k, 'FSUse%' AS name, 'percent' AS unit, 'lower' AS better
+            UNION ALL SELECT 1, 'Count', 'count', 'neither'
+            UNION ALL SELECT 2, 'files', 'count', 'neither'
+            UNION ALL SELECT 3, 'Size', 'bytes', 'neither'
+            UNION ALL SELECT 4, 'Files/sec', 'files_per_sec', 'higher'
+            UNION ALL SELECT 5, 'wall Files/sec', 'files_per_sec', 'higher'
+            UNION ALL SELECT 6, 'wall time', 'seconds', 'lower'
+            UNION ALL SELECT 7, 'App Overhead', 'microseconds', 'lower'
+            UNION ALL SELECT 8, 'complete', 'count', 'neither'
+        ) c
+        UNION ALL
+        SELECT l.run_id, r.workload, 'loop ' || l.idx, l.idx, 9 + CAST(j.key AS INTEGER), s.n,
+               json_extract(j.value, '$[0]') || ' ' || s.stat,
+               COALESCE(json_extract(j.value, '$[1].' || s.stat || '_us'), 0),
+               'microseconds', 'lower'
+        FROM loops l JOIN runs r ON r.id = l.run_id, json_each(l.calls) j
+        CROSS JOIN (
+                      SELECT 0 AS n, 'min' AS stat
+            UNION ALL SELECT 1, 'avg'
+            UNION ALL SELECT 2, 'max'
+        ) s
+    ) ORDER BY run_id, idx, k, sub;
+    DROP TABLE loops;
     "#,
 ];

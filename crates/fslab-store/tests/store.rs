@@ -36,7 +36,7 @@ fn a_run_round_trips_and_survives_reopening() {
             complete: true,
             ..Default::default()
         };
-        s.record_loop(id, &row).unwrap();
+        s.record_metrics(id, &row.metrics("fsmark")).unwrap();
         s.record_series(
             id,
             &SeriesPoint {
@@ -69,14 +69,19 @@ fn a_run_round_trips_and_survives_reopening() {
     assert_eq!(runs[0].status, RunStatus::Running);
     assert_eq!(runs[0].command_line[1], "fsmark");
     let r = s.run(id).unwrap();
-    assert_eq!(r.loops[0].files_per_sec, 123.5);
+    assert_eq!(LoopRow::from_metrics(&r.metrics)[0].files_per_sec, 123.5);
     assert_eq!(r.series[0].ops, 7);
     assert_eq!(r.latency[0].count, 2);
     assert_eq!(r.latency[0].max_ns, 2500);
     assert_eq!(r.phases[0].phase, "create");
     let csv = r.to_csv();
     assert!(csv.starts_with("run_id,table,phase,op,index,metric,value\n"));
-    assert!(csv.contains(&format!("{id},loop,create,,0,files_per_sec,123.5\n")));
+    assert!(
+        csv.contains(&format!(
+            "{id},metric,loop 0,fsmark,,Files/sec (files/s),123.5\n"
+        )),
+        "{csv}"
+    );
     assert!(csv.contains(&format!("{id},latency,create,creat,,max_ns,2500\n")));
 }
 
@@ -460,4 +465,100 @@ fn a_metrics_exact_flag_is_kept_and_older_rows_read_back_not_exact() {
     let json = serde_json::to_value(s.run(id).unwrap()).unwrap();
     assert_eq!(json["metrics"][0]["exact"], true, "{json}");
     assert_eq!(json["metrics"][1]["exact"], false, "{json}");
+}
+
+/// Migration 9: the loops table of a store made before it (written here by
+/// hand, as fs_mark's runs left it) is read as ordinary metrics, named as a
+/// workload records them now; the loops' older metrics give way, others stay.
+#[test]
+fn old_loop_rows_become_the_metrics_a_loop_is_recorded_as_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.sqlite");
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        for n in 1..=8 {
+            c.execute_batch(fslab_store::migration_sql(n).unwrap())
+                .unwrap();
+        }
+        c.pragma_update(None, "user_version", 8).unwrap();
+        for workload in ["fsmark", "dbench"] {
+            c.execute(
+                "INSERT INTO runs (workload, command_line, fslab_version, kernel, hostname, started_at, status,
+                    target_path, fs_type, mount_source, mount_point, mount_options, params)
+                 VALUES (?1, '[\"fslab\"]', '0.0.1', 'k', 'h', 't', 'complete', '/x', 'ext4', '/dev/loop0', '/x', 'rw', '{}')",
+                [workload],
+            )
+            .unwrap();
+        }
+        let calls = r#"[["creat",{"min_us":1,"avg_us":2,"max_us":30}],["close",{"min_us":0,"avg_us":1,"max_us":4}]]"#;
+        for (idx, count, complete) in [(0, 100, 1), (1, 180, 0)] {
+            c.execute(
+                "INSERT INTO loops VALUES (1, ?1, 7, ?2, 100, 4096, 2500.5, 2000.25, 0.05, 1234, ?3, ?4)",
+                rusqlite::params![idx, count, calls, complete],
+            )
+            .unwrap();
+        }
+        // What fs_mark recorded beside them: the loops' Files/sec and App
+        // Overhead, and its totals; and another run's breakdown row.
+        for (run, phase, name, detail) in [
+            (1, Some("loop 0"), "Files/sec", 1),
+            (1, Some("loop 0"), "App Overhead", 1),
+            (1, Some("loop 1"), "Files/sec", 1),
+            (1, None, "files created", 0),
+            (2, Some("NTCreateX"), "Count", 1),
+        ] {
+            c.execute(
+                "INSERT INTO metrics (run_id, source, phase, name, value, unit, better, detail)
+                 VALUES (?1, 'x', ?2, ?3, 180.0, 'count', 'neither', ?4)",
+                rusqlite::params![run, phase, name, detail],
+            )
+            .unwrap();
+        }
+    }
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.schema_version(), fslab_store::SCHEMA_VERSION);
+    let call = |min_us, avg_us, max_us| CallStats {
+        min_us,
+        avg_us,
+        max_us,
+    };
+    let row = |index: u32, count: u64, complete: bool| LoopRow {
+        index,
+        fs_use_pct: 7,
+        count,
+        files: 100,
+        file_size: 4096,
+        files_per_sec: 2500.5,
+        wall_files_per_sec: 2000.25,
+        wall_s: 0.05,
+        app_overhead_us: 1234,
+        calls: vec![
+            ("creat".into(), call(1, 2, 30)),
+            ("close".into(), call(0, 1, 4)),
+        ],
+        complete,
+    };
+    let rows = [row(0, 100, true), row(1, 180, false)];
+    let metrics = s.metrics(1).unwrap();
+    let mut expected: Vec<Metric> = vec![Metric::new(
+        "x",
+        None,
+        "files created",
+        180.0,
+        Unit::Count,
+        Better::Neither,
+    )];
+    expected.extend(rows.iter().flat_map(|r| r.metrics("fsmark")));
+    assert_eq!(metrics, expected);
+    assert_eq!(LoopRow::from_metrics(&metrics), rows);
+    assert_eq!(s.metrics(2).unwrap().len(), 1, "other runs keep theirs");
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let loops: i64 = c
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'loops'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(loops, 0, "the loops table is gone");
 }

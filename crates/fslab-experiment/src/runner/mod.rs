@@ -35,7 +35,7 @@ mod tests;
 
 pub use error::{CellError, RunError};
 pub use executor::{Executor, ProcessExecutor, Watch};
-pub use outcome::{direction_of, ExperimentOutcome, RepOutcome, WorkloadOutcome};
+pub use outcome::{ExperimentOutcome, RepOutcome, WorkloadOutcome};
 pub use preflight::{preflight, preflight_as, Preflight};
 pub use progress::{NoProgress, Progress};
 pub use scheduler::{run, Resume, RunConfig};

@@ -4,7 +4,6 @@
 //! better ([`direction_of`]).
 
 use fslab_record::{PhaseResult, RunStatus};
-use fslab_stats::compare::Direction;
 
 use crate::deadline::Ending;
 use crate::findings::evidence::Evidence;
@@ -85,15 +84,3 @@ impl ExperimentOutcome {
     }
 }
 
-/// How a tool's number compares: rates up are faster, times up slower,
-/// anything else more or less.
-pub fn direction_of(m: &fslab_record::Metric) -> Direction {
-    use fslab_record::Better;
-    if m.unit.is_rate() && m.better == Better::Higher {
-        Direction::Rate
-    } else if m.unit.is_time() && m.better == Better::Lower {
-        Direction::Time
-    } else {
-        Direction::Cost
-    }
-}

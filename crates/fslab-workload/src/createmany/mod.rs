@@ -1054,7 +1054,7 @@ pub fn run(
     let rate_by_entries = by_entries(&ctx.out.series);
     let mut metrics = metrics(o, total, secs, tenth_rates.filter(|_| complete));
     metrics.extend(depth.iter().flat_map(|d| d.metrics(&verb)));
-    ctx.record_metrics(metrics)?;
+    ctx.record_metrics([metrics, entries_metrics(&rate_by_entries)].concat())?;
     let outcome = ctx.finish(error)?;
     Ok(CreateManyReport {
         outcome,
@@ -1064,6 +1064,26 @@ pub fn run(
         ops_per_s: rate,
         rate_by_entries,
     })
+}
+
+/// The rate as the directory grows, as breakdown rows of numbered items
+/// (`entries N`, see `fslab_record::catalogue::numbered`): the report
+/// charts them against the entries.
+fn entries_metrics(rates: &[RateAt]) -> Vec<fslab_record::Metric> {
+    rates
+        .iter()
+        .map(|r| {
+            fslab_record::Metric::new(
+                "createmany",
+                Some(&format!("entries {}", r.entries)),
+                "rate",
+                r.ops_per_s,
+                fslab_record::Unit::OpsPerSec,
+                fslab_record::Better::Higher,
+            )
+            .detail()
+        })
+        .collect()
 }
 
 /// The create rate against entries made, at about eight points per

@@ -92,31 +92,14 @@ pub struct FsMarkReport {
 /// summary and `compare` name it: `fsmark files created`.
 pub const FILES_CREATED: &str = "files created";
 
-/// fs_mark's numbers: each loop row's Files/sec and App Overhead, and the
-/// mean of the complete loops' Files/sec (what `stats` makes of the column).
-/// `files created` is exact by construction (threads x files x loops) when
-/// every loop `opts` asked for ran to its end and none filled the disk (`-F`).
+/// fs_mark's totals: the files created and the mean of the complete loops'
+/// Files/sec (what `stats` makes of the column); each loop's row is
+/// recorded as it ends (`LoopRow::metrics`). `files created` is exact by
+/// construction (threads x files x loops) when every loop `opts` asked for
+/// ran to its end and none filled the disk (`-F`).
 pub fn loop_metrics(loops: &[LoopRow], opts: &FsMarkOptions) -> Vec<fslab_record::Metric> {
     use fslab_record::{Better, Metric, Unit};
     let mut v = Vec::new();
-    for l in loops {
-        let phase = format!("loop {}", l.index);
-        let row = |name: &str, value: f64, unit: Unit, better: Better| {
-            Metric::new("fsmark", Some(&phase), name, value, unit, better).detail()
-        };
-        v.push(row(
-            output::FILES_PER_SEC,
-            l.files_per_sec,
-            Unit::FilesPerSec,
-            Better::Higher,
-        ));
-        v.push(row(
-            output::APP_OVERHEAD,
-            l.app_overhead_us as f64,
-            Unit::Microseconds,
-            Better::Lower,
-        ));
-    }
     // fs_mark's cumulative Count at its last loop: the files the run
     // created (what seed 000's extents per file are counted against).
     if let Some(last) = loops.last() {
@@ -448,7 +431,6 @@ fn create_phase(
     loops: &mut Vec<LoopRow>,
 ) -> crate::Result<bool> {
     let stop = ctx.stop;
-    let run = ctx.out.run_id;
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
@@ -509,7 +491,7 @@ fn create_phase(
         let complete = row.complete;
         let line = output::row(&row, opts.verbose);
         sinks.both(&line, &line);
-        ctx.rec.record_loop(run, &row)?;
+        ctx.record_metrics(row.metrics("fsmark"))?;
         loops.push(row);
         l += 1;
         loops_s += wall.as_secs_f64();

@@ -69,8 +69,8 @@ pub fn header(argv: &[String], opts: &FsMarkOptions, start_ctime: &str, to_log: 
 
 /// fs_mark's words for its loop rows' numbers, as column heads and as
 /// the metrics' names.
-pub const FILES_PER_SEC: &str = "Files/sec";
-pub const APP_OVERHEAD: &str = "App Overhead";
+pub const FILES_PER_SEC: &str = fslab_record::loop_metrics::FILES_PER_SEC;
+pub const APP_OVERHEAD: &str = fslab_record::loop_metrics::APP_OVERHEAD;
 
 /// fs_mark's column line (without `-v`'s per-call columns).
 pub fn columns() -> String {

@@ -473,8 +473,9 @@ fn ctrl_c_stops_cleanly_and_keeps_what_was_measured() {
     let v: serde_json::Value =
         serde_json::from_slice(&lab.run(&["results", "export", "1"]).stdout).unwrap();
     assert_eq!(v["run"]["status"], "interrupted");
+    let metrics: Vec<fslab_record::Metric> = serde_json::from_value(v["metrics"].clone()).unwrap();
     assert_eq!(
-        v["loops"].as_array().unwrap().len(),
+        fslab_record::LoopRow::from_metrics(&metrics).len(),
         rows.len(),
         "every printed row is stored"
     );

@@ -265,7 +265,7 @@ mod with_mpi {
         let ops = create["ops"].as_u64().unwrap();
         assert!(ops > 0 && ops < 800_000, "{create}");
         assert_eq!(create["complete"], false);
-        assert_eq!(run["loops"][0]["files"], ops);
+        assert_eq!(crate::support::loops(&run)[0].files, ops);
         let status: Vec<&str> = run["run"]["params"]["mpi"]["rank_status"]
             .as_array()
             .unwrap()

@@ -3,6 +3,7 @@
 //! outside CI and fail under `CI=true`.
 
 mod calibrate;
+mod catalogue;
 mod conventions;
 mod endings;
 mod fsmark;

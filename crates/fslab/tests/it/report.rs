@@ -165,7 +165,7 @@ fn every_chart_is_drawn(dom: &str) {
     for want in [
         "create: operations per second",
         "stat: operations per second",
-        "fs_mark Files/sec per loop",
+        "fsmark Files/sec against loop",
         "IO pattern on loop",
         "IO movie of loop",
         "IOPS",

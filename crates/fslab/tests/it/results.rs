@@ -52,13 +52,12 @@ fn results_read_back_what_fsmark_recorded() {
     ] {
         assert!(show.contains(want), "show lacks {want:?}:\n{show}");
     }
-    let rows: Vec<&str> = show
-        .lines()
-        .filter(|l| l.starts_with("     0 ") || l.starts_with("   "))
-        .collect();
+    // The loops' table: a row a loop, its FSUse% and cumulative Count first.
+    assert!(show.contains("\nfsmark per loop:\n"), "{show}");
     assert!(
-        rows.iter()
-            .any(|r| r.split_whitespace().nth(1) == Some("400")),
+        show.lines()
+            .any(|r| r.trim_start().starts_with("loop 1 ")
+                && r.split_whitespace().nth(3) == Some("400")),
         "{show}"
     );
 
@@ -71,7 +70,13 @@ fn results_read_back_what_fsmark_recorded() {
     assert_eq!(v["run"]["id"], 2);
     assert_eq!(v["run"]["command_line"][1], "--db");
     assert!(v["run"]["kernel"].as_str().unwrap().len() > 2);
-    assert_eq!(v["loops"].as_array().unwrap().len(), 2);
+    let loops = v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["name"] == "Count" && m["detail"] == true)
+        .count();
+    assert_eq!(loops, 2, "each loop's row is metrics of its own: {v}");
     assert_eq!(v["run"]["params"]["file_size"], 100);
 
     let csv = stdout(&lab.run(&["results", "export", "2", "--format", "csv"]));
@@ -80,7 +85,7 @@ fn results_read_back_what_fsmark_recorded() {
         lines.next(),
         Some("run_id,table,phase,op,index,metric,value")
     );
-    assert!(csv.contains("2,loop,create,,1,count,400\n"), "{csv}");
+    assert!(csv.contains("2,metric,loop 1,fsmark,,Count,400\n"), "{csv}");
     assert!(
         csv.lines().all(|l| l.split(',').count() == 7),
         "every CSV line has 7 fields"

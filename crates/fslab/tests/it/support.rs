@@ -81,6 +81,14 @@ impl Lab {
 }
 
 /// The names of the phases in a run's JSON export, in order.
+/// The loop rows an exported run's metrics hold (see
+/// `fslab_record::loop_metrics`).
+pub fn loops(export: &serde_json::Value) -> Vec<fslab_record::LoopRow> {
+    let metrics: Vec<fslab_record::Metric> =
+        serde_json::from_value(export["metrics"].clone()).unwrap_or_default();
+    fslab_record::LoopRow::from_metrics(&metrics)
+}
+
 pub fn phase_names(export: &serde_json::Value) -> Vec<&str> {
     export["phases"]
         .as_array()
