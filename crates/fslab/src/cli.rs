@@ -381,6 +381,14 @@ pub enum ExportFormat {
     Csv,
 }
 
+/// Whether `name` is one of fslab's own commands (which no workload may
+/// take).
+pub fn is_own_command(name: &str) -> bool {
+    <Cli as clap::CommandFactory>::command()
+        .find_subcommand(name)
+        .is_some()
+}
+
 /// The subcommands that use no results store: `--db` is hidden from
 /// their help (and, given anyway, changes nothing).
 pub const NO_STORE: [&str; 5] = ["crc32c", "stats", "frag", "completions", "man"];
@@ -404,12 +412,7 @@ pub fn command() -> clap::Command {
         cmd = cmd.mut_subcommand(name, |s| s.display_order(workloads.len() + i));
     }
     for (i, kind) in workloads.iter().enumerate() {
-        let sub = kind.workload().command().display_order(i);
-        cmd = if derived.iter().any(|d| d == kind.name()) {
-            cmd.mut_subcommand(kind.name(), |_| sub)
-        } else {
-            cmd.subcommand(sub)
-        };
+        cmd = cmd.subcommand(kind.workload().command().display_order(i));
     }
     for name in NO_STORE {
         cmd = cmd.mut_subcommand(name, |s| {
@@ -424,4 +427,26 @@ pub fn command() -> clap::Command {
     }
     cmd.build();
     cmd
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_registered_workload_is_a_subcommand_listed_first_and_no_own_command_is_one() {
+        let cmd = command();
+        let kinds = fslab_workload::plugin::all();
+        assert!(kinds.len() >= 6);
+        for (i, k) in kinds.iter().enumerate() {
+            let sub = cmd.find_subcommand(k.name()).unwrap();
+            assert_eq!(sub.get_display_order(), i, "{}", k.name());
+            assert!(!is_own_command(k.name()), "{}", k.name());
+        }
+        for own in ["run", "report", "compare", "job", "results"] {
+            assert!(is_own_command(own), "{own}");
+            let order = cmd.find_subcommand(own).unwrap().get_display_order();
+            assert!(order >= kinds.len(), "{own} listed among the workloads");
+        }
+    }
 }

@@ -48,7 +48,15 @@ impl From<fslab_runtime::Error> for Failure {
 /// that calls this when given fslab's arguments is their fslab too.
 pub fn main_with(extra: &[&'static dyn AnyWorkload]) -> ExitCode {
     for w in extra {
-        if let Err(e) = fslab_workload::plugin::register(*w) {
+        let refused = if cli::is_own_command(w.name()) {
+            Err(format!(
+                "workload {:?}: the name of a command of fslab's own",
+                w.name()
+            ))
+        } else {
+            fslab_workload::plugin::register(*w)
+        };
+        if let Err(e) = refused {
             eprintln!("fslab: {e}");
             return ExitCode::from(2);
         }
