@@ -25,11 +25,13 @@
 //! - [`builtin`]: the experiments built into fslab, and finding the one
 //!   `fslab run` is given;
 //! - [`display`]: the run's progress on stderr;
-//! - [`closing`]: what `fslab run` prints when it is over.
+//! - [`closing`]: what `fslab run` prints when it is over;
+//! - [`aa`]: `--calibrate CELL`'s A/A experiment.
 //!
 //! No module imports one that imports it back: `spec` (with `findings::finding`
 //! and `duration`) is at the bottom, the runner's files at the top.
 
+pub mod aa;
 pub mod backend;
 pub mod builtin;
 pub mod closing;

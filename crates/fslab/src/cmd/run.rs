@@ -366,7 +366,7 @@ fn apply_options(
         exp.until_resolved = Some(max);
     }
     if let Some(cell) = args.calibrate {
-        *exp = super::calibrate::aa(exp, cell)?;
+        *exp = fslab_experiment::aa::of(exp, cell).map_err(|e| Failure::Usage(e.to_string()))?;
     }
     if let Some(p) = &args.probes {
         fslab_probe::parse_list(p).map_err(Failure::Usage)?;
