@@ -40,6 +40,8 @@ pub struct Prepared {
     mount: Option<(Mount, u64)>,
     mount_dir: Option<(PathBuf, u64)>,
     loopdev: Option<(LoopDevice, u64)>,
+    /// The loop device's scheduler file and what it said before fslab set one.
+    scheduler: Option<(PathBuf, String, u64)>,
     image: Option<(Image, u64)>,
     scratch: Option<(PathBuf, u64)>,
 }
@@ -121,6 +123,7 @@ fn build(
             size,
             dir,
             direct_io,
+            scheduler,
             ..
         } => {
             let path = dir.join(format!("{tag}.img"));
@@ -130,7 +133,9 @@ fn build(
             let lo = p.attach_new_image(&path, *size, *direct_io, consent.keep_images, journal)?;
             info.loop_device = lo.path().display().to_string();
             info.direct_io = lo.direct_io();
-            lo.path().to_path_buf()
+            let dev = lo.path().to_path_buf();
+            p.set_scheduler(scheduler.as_deref(), &path, journal, info)?;
+            dev
         }
         Device::Block { path } => {
             check_block_device(path, consent)?;
@@ -239,6 +244,7 @@ impl Prepared {
             mount: None,
             mount_dir: None,
             loopdev: None,
+            scheduler: None,
             image: None,
             scratch: None,
         }
@@ -287,6 +293,44 @@ impl Prepared {
             backing: path.to_path_buf(),
         })?;
         Ok(&self.loopdev.insert((lo, id)).0)
+    }
+
+    /// Sets the loop device's IO scheduler to `name` (journalled first, with
+    /// what it was), or only records the one it has (None). Either way the
+    /// cell's record holds the scheduler it ran with.
+    fn set_scheduler(
+        &mut self,
+        name: Option<&str>,
+        image: &Path,
+        journal: &mut Journal,
+        info: &mut CellRunInfo,
+    ) -> LabResult<()> {
+        let Some((lo, _)) = &self.loopdev else {
+            return Ok(());
+        };
+        let file = fslab_lab::scheduler::loop_file(lo.number());
+        let found = fslab_lab::scheduler::read(&file)?;
+        info.scheduler_before = found.current.clone();
+        info.scheduler = found.current.clone();
+        let Some(name) = name.filter(|n| *n != found.current) else {
+            return Ok(());
+        };
+        if !found.offered.iter().any(|o| o == name) {
+            return Err(LabError::Refused(format!(
+                "device.scheduler {name:?}: {} offers {}",
+                lo.path().display(),
+                found.offered.join(", ")
+            )));
+        }
+        let id = journal.add(Resource::Scheduler {
+            number: lo.number(),
+            backing: image.to_path_buf(),
+            original: found.current.clone(),
+        })?;
+        self.scheduler = Some((file.clone(), found.current, id));
+        fslab_lab::scheduler::write(&file, name)?;
+        info.scheduler = name.to_string();
+        Ok(())
     }
 
     /// Makes mount point `mnt` and mounts `dev` there (each journalled
@@ -396,6 +440,13 @@ impl Prepared {
         if let Some((dir, id)) = self.mount_dir.take() {
             let _ = std::fs::remove_dir(&dir);
             journal.done(id);
+        }
+        // Before detaching: a loop device keeps its scheduler afterwards.
+        if let Some((file, original, id)) = self.scheduler.take() {
+            match fslab_lab::scheduler::write(&file, &original) {
+                Ok(()) => journal.done(id),
+                Err(e) => note(Err(e)),
+            }
         }
         if let Some((lo, id)) = self.loopdev.take() {
             match lo.detach() {

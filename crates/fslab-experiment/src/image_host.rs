@@ -166,6 +166,7 @@ mod tests {
             dir: dir.to_path_buf(),
             direct_io: false,
             host,
+            scheduler: None,
         }
     }
 

@@ -21,6 +21,8 @@
 //!   limit);
 //! - [`pressure`]: whether a workload is at its memory limit;
 //! - [`summary`]: mean, standard deviation and difference per cell;
+//! - [`outcome`]: what a workload, a repetition and a whole run produced;
+//! - [`evidence`]: what the probes give the findings;
 //! - [`findings`]: the seed authors' claims, judged;
 //! - [`builtin`]: the experiments built into fslab, and finding the one
 //!   `fslab run` is given;
@@ -38,9 +40,11 @@ pub mod closing;
 pub mod deadline;
 pub mod display;
 pub mod duration;
+pub mod evidence;
 pub mod findings;
 pub mod image_host;
 pub mod machine;
+pub mod outcome;
 pub mod plan;
 pub mod pressure;
 pub mod runner;

@@ -380,13 +380,18 @@ fn describe_device(exp: &Experiment, s: &mut String) {
             dir,
             direct_io,
             host,
+            scheduler,
         } => {
             let _ = writeln!(
                 s,
-                "device: a fresh sparse image of {} in {} per run, on a loop device ({} IO)",
+                "device: a fresh sparse image of {} in {} per run, on a loop device ({} IO, {})",
                 human_bytes(*size),
                 dir.display(),
-                if *direct_io { "direct" } else { "buffered" }
+                if *direct_io { "direct" } else { "buffered" },
+                match scheduler {
+                    Some(n) => format!("IO scheduler {n}, restored before detaching"),
+                    None => "its IO scheduler as found".to_string(),
+                }
             );
             let where_ = match host {
                 ImageHost::None => None,

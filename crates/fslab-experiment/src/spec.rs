@@ -14,6 +14,7 @@
 //! image_dir = "/var/tmp"         # where the sparse image goes
 //! direct_io = false              # loop device O_DIRECT to the image
 //! image_host = "none"            # none | auto | xfs: the image on a host XFS that fslab makes
+//! scheduler = "mq-deadline"      # the loop device's IO scheduler (default: as found, none)
 //!                                # (auto: only when image_dir cannot hold a file this large)
 //!
 //! [machine]
@@ -57,7 +58,7 @@ mod cells;
 mod device;
 /// `[[finding]]` sections.
 #[path = "spec_finding.rs"]
-mod finding;
+pub mod finding;
 /// `[machine]` and the sysctls.
 #[path = "spec_machine.rs"]
 mod machine;
@@ -178,7 +179,7 @@ pub struct Experiment {
     pub workload: Workload,
     pub cells: Vec<Cell>,
     /// What the seed's author found, to check at the end of the run.
-    pub findings: Vec<crate::findings::finding::Finding>,
+    pub findings: Vec<finding::Finding>,
 }
 
 struct Ctx<'a> {

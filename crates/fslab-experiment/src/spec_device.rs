@@ -17,6 +17,7 @@ pub(super) struct DeviceSpec {
     image_dir: Option<String>,
     direct_io: Option<bool>,
     image_host: Option<Spanned<String>>,
+    scheduler: Option<Spanned<String>>,
     path: Option<Spanned<String>>,
 }
 
@@ -31,6 +32,8 @@ pub enum Device {
         direct_io: bool,
         /// Whether the images go on a host XFS that fslab makes in `dir`.
         host: ImageHost,
+        /// The loop device's IO scheduler for the cell (None: as found).
+        scheduler: Option<String>,
     },
     /// An existing block device, formatted only with `--format-device`.
     Block { path: PathBuf },
@@ -45,6 +48,7 @@ fn image_only(d: &DeviceSpec) -> Option<&'static str> {
         ("image_dir", d.image_dir.is_some()),
         ("direct_io", d.direct_io.is_some()),
         ("image_host", d.image_host.is_some()),
+        ("scheduler", d.scheduler.is_some()),
     ]
     .into_iter()
     .find_map(|(name, set)| set.then_some(name))
@@ -167,10 +171,16 @@ fn image_device(ctx: &Ctx, d: &DeviceSpec, defaults: &Defaults) -> Result<Device
             }
         },
     };
+    if let Some(n) = &d.scheduler {
+        if let Some(e) = fslab_lab::scheduler::loop_scheduler_error(n.get_ref()) {
+            return ctx.err(n.span(), "device.scheduler", e);
+        }
+    }
     Ok(Device::Image {
         size,
         dir,
         direct_io: d.direct_io.unwrap_or(false),
         host,
+        scheduler: d.scheduler.as_ref().map(|n| n.get_ref().clone()),
     })
 }

@@ -1,11 +1,203 @@
-//! `[[finding]]`: a claim of the seed's author as the experiment judges it
-//! (see `crate::findings` for the fields and kinds).
+//! `[[finding]]`: a claim of the seed's author as the experiment states it
+//! (see `crate::findings` for the fields and kinds): its kind, the cells
+//! and metrics it reads, the author's number, the words for what it is
+//! computed from, and how the section is read. Nothing here reads a run
+//! (`crate::findings` judges them), so the experiment file holds its
+//! findings without depending on what judges them.
 
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::{Cell, Ctx, SpecError};
-use crate::findings::finding::{Finding, Kind, Reference, Threshold};
+
+/// The top wait stacks a stacks finding looks at.
+pub const TOP_STACKS: usize = 5;
+
+/// What a finding computes.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Kind {
+    /// Two cells' means (or two metrics' means).
+    Ratio {
+        cell: u32,
+        metric: String,
+        than_cell: u32,
+        than_metric: String,
+        author_ratio: f64,
+    },
+    /// Two metrics of the same runs of one cell, run by run.
+    Paired {
+        cell: u32,
+        metric: String,
+        than_metric: String,
+        author_ratio: f64,
+    },
+    /// A metric (per unit of work) against the author's number, from a
+    /// reference: another cell's same quantity, or a constant.
+    Value {
+        cell: u32,
+        metric: String,
+        per: Option<String>,
+        reference: Reference,
+        author_value: f64,
+    },
+    /// A probe metric against a threshold in every run of a cell.
+    Mechanism {
+        cell: u32,
+        metric: String,
+        threshold: Threshold,
+    },
+    /// The workload's top wait stacks in a phase name these functions.
+    Stacks {
+        cell: u32,
+        phase: String,
+        functions: Vec<String>,
+    },
+    /// A claim this machine cannot test.
+    Untestable { why: String },
+}
+
+/// A value finding's reference: what no effect would be.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reference {
+    /// The same quantity in another cell (by index).
+    Cell(u32),
+    /// A constant (1 backend IO per guest IO, 9 extents).
+    Constant(f64),
+}
+
+/// A mechanism's threshold.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Threshold {
+    AtLeast(f64),
+    AtMost(f64),
+}
+
+impl Threshold {
+    pub fn holds(self, x: f64) -> bool {
+        match self {
+            Threshold::AtLeast(t) => x >= t,
+            Threshold::AtMost(t) => x <= t,
+        }
+    }
+
+    pub fn words(self) -> String {
+        match self {
+            Threshold::AtLeast(t) => format!("at least {}", fmt(t)),
+            Threshold::AtMost(t) => format!("at most {}", fmt(t)),
+        }
+    }
+}
+
+/// A stated finding.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Finding {
+    /// The claim's id in CLAIMS.md (`000-a`), or a mechanism's (`000-m1`).
+    pub id: String,
+    /// The claim's words.
+    pub says: String,
+    /// The author's numbers, as CLAIMS.md quotes them.
+    pub author: String,
+    /// What stands in for the author's setup, if anything does.
+    pub stand_in: Option<String>,
+    /// The mechanisms (ids) that must have happened for it to be judged.
+    pub rests_on: Vec<String>,
+    pub kind: Kind,
+}
+
+impl Finding {
+    pub fn is_mechanism(&self) -> bool {
+        matches!(self.kind, Kind::Mechanism { .. })
+    }
+
+    /// What the dry run lists: the id, the claim and the author's number.
+    pub fn listing(&self, labels: &[String]) -> String {
+        let mut s = format!("{} {}", self.id, self.says);
+        if !self.author.is_empty() {
+            s.push_str(&format!(" (author: {})", self.author));
+        }
+        match &self.kind {
+            Kind::Untestable { why } => s.push_str(&format!("\n    {why}")),
+            _ => s.push_str(&format!("\n    judged from: {}", how(self, labels))),
+        }
+        if let Some(si) = &self.stand_in {
+            s.push_str(&format!("\n    stand-in: {si}"));
+        }
+        if !self.rests_on.is_empty() {
+            s.push_str(&format!("\n    rests on: {}", self.rests_on.join(", ")));
+        }
+        s
+    }
+}
+
+/// What the finding is computed from, in words.
+pub fn how(f: &Finding, labels: &[String]) -> String {
+    let l = |c: &u32| labels.get(*c as usize).cloned().unwrap_or_default();
+    match &f.kind {
+        Kind::Ratio {
+            cell,
+            metric,
+            than_cell,
+            than_metric,
+            ..
+        } => format!(
+            "the ratio of means: {metric:?} of {} over {than_metric:?} of {} (Welch t on logs)",
+            l(cell),
+            l(than_cell)
+        ),
+        Kind::Paired {
+            cell,
+            metric,
+            than_metric,
+            ..
+        } => format!(
+            "{metric:?} over {than_metric:?} in the same runs of {}, paired run by run",
+            l(cell)
+        ),
+        Kind::Value {
+            cell,
+            metric,
+            per,
+            reference,
+            ..
+        } => {
+            let q = match per {
+                Some(p) => format!("{metric:?} per {p:?}, run by run,"),
+                None => format!("{metric:?}"),
+            };
+            let r = match reference {
+                Reference::Cell(c) => format!("the same in {}", l(c)),
+                Reference::Constant(x) => format!("{} (no effect)", fmt(*x)),
+            };
+            format!("{q} of {} against {r}", l(cell))
+        }
+        Kind::Mechanism {
+            cell,
+            metric,
+            threshold,
+        } => format!(
+            "{metric:?} of {} {} in every run",
+            l(cell),
+            threshold.words()
+        ),
+        Kind::Stacks {
+            cell,
+            phase,
+            functions,
+        } => format!(
+            "the stacks probe's top {TOP_STACKS} wait stacks of the workload in phase {phase} of {}, naming {}",
+            l(cell),
+            functions.join(" and ")
+        ),
+        Kind::Untestable { .. } => String::new(),
+    }
+}
+
+pub(crate) fn fmt(x: f64) -> String {
+    fslab_stats::fmt_g(x, 4)
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -279,7 +471,7 @@ fn kind(ctx: &Ctx, f: &FindingSpec, cells: &[Cell]) -> Result<Kind, SpecError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::findings::finding::{Kind, Reference, Threshold};
+    use super::{Kind, Reference, Threshold};
     use crate::spec::{parse, Defaults};
 
     const HEAD: &str = "name = \"x\"\n[workload]\nkind = \"alloctest\"\nargs = [\"{dir}/big\", \"1G\"]\n[[target]]\nfs = \"ext3\"\n[[target]]\nfs = \"ext4\"\n";
@@ -348,5 +540,69 @@ mod tests {
         let two = "[[finding]]\nid = \"9-a\"\nkind = \"untestable\"\nsays = \"s\"\nauthor = \"a\"\nwhy = \"w\"\n";
         let e = with(&format!("{two}{two}")).unwrap_err();
         assert!(e.contains("\"9-a\" is the id of an earlier finding"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod builtin_gates {
+    use crate::findings::{evaluate_all, Runs};
+    use crate::spec::{parse, Defaults};
+    use crate::summary::{Direction, Sample};
+    use fslab_record::FindingOutcome;
+
+    /// Seed 001's walk and unlink claims rest on the caches being reclaimed
+    /// (its memory cgroup hit in both ext4 cells' stat and unlink phases):
+    /// without that in every run, they are not judged, naming it.
+    #[test]
+    fn seed001s_walk_and_unlink_claims_are_not_judged_when_a_cell_did_not_reclaim() {
+        let text = include_str!("../../../experiments/seed001-crc-overhead.toml");
+        let e = parse("seed001.toml", text, &Defaults::default()).unwrap();
+        let labels: Vec<String> = e.cells.iter().map(|c| c.label.clone()).collect();
+        let cell = |l: &str| labels.iter().position(|x| x == l).unwrap() as u32;
+        let (on, off) = (
+            cell("ext4 -O metadata_csum"),
+            cell("ext4 -O ^metadata_csum"),
+        );
+        let judge = |off_stat_hits: [f64; 3]| {
+            let mut v = Vec::new();
+            let mut put = |c: u32, r: u32, m: &str, x: f64| {
+                v.push(Sample {
+                    cell: c,
+                    repetition: r,
+                    metric: m.into(),
+                    direction: Direction::Cost,
+                    value: x,
+                    headline: false,
+                    exact: false,
+                });
+            };
+            for r in 1..=3 {
+                let i = r as usize - 1;
+                put(on, r, "stat time (s)", [494.0, 490.0, 498.0][i]);
+                put(off, r, "stat time (s)", [339.0, 341.0, 337.0][i]);
+                put(on, r, "unlink time (s)", [959.0, 955.0, 962.0][i]);
+                put(off, r, "unlink time (s)", [692.0, 690.0, 695.0][i]);
+                put(on, r, "mem stat limit hits", 500.0);
+                put(off, r, "mem stat limit hits", off_stat_hits[i]);
+                put(on, r, "mem unlink limit hits", 50.0);
+                put(off, r, "mem unlink limit hits", 40.0);
+            }
+            let runs = Runs {
+                labels: &labels,
+                samples: &v,
+                evidence: &[],
+            };
+            let out = evaluate_all(&e.findings, &runs);
+            let of = |id: &str| out[e.findings.iter().position(|f| f.id == id).unwrap()].clone();
+            (of("001-c"), of("001-d"))
+        };
+        let (walk, unlink) = judge([100.0, 80.0, 90.0]);
+        assert_eq!(walk.outcome, FindingOutcome::Reproduced, "{walk:?}");
+        assert_eq!(unlink.outcome, FindingOutcome::Reproduced, "{unlink:?}");
+        // The cell without checksums kept its caches in one walk.
+        let (walk, unlink) = judge([100.0, 0.0, 90.0]);
+        assert_eq!(walk.outcome, FindingOutcome::NotJudged, "{walk:?}");
+        assert!(walk.why.contains("001-m2 did not happen"), "{}", walk.why);
+        assert_eq!(unlink.outcome, FindingOutcome::Reproduced, "{unlink:?}");
     }
 }

@@ -14,6 +14,70 @@ use fslab_record::process::ProcessId;
 
 use crate::machine::{remove_cgroup, write_sysctl};
 
+/// Why a journalled resource could not be undone. The words are what
+/// `fslab cleanup` and a run's teardown print after "FAILED: ".
+#[derive(Debug, thiserror::Error)]
+pub enum UndoError {
+    /// A file, directory or tree could not be removed.
+    #[error("cannot remove {}: {source}", path.display())]
+    Remove {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A tracefs instance stayed busy.
+    #[error("cannot remove tracefs instance {}: {source}", path.display())]
+    TracefsInstance {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not even a lazy unmount worked.
+    #[error("cannot unmount {}: {source}", path.display())]
+    Unmount {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The loop device could not be opened to detach it.
+    #[error("cannot open {}: {source}", device.display())]
+    OpenLoop {
+        device: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The loop device kept its image after it was told to let go.
+    #[error("{} is still bound to {}", device.display(), backing.display())]
+    StillBound { device: PathBuf, backing: PathBuf },
+    /// A live run holds the sysctl now: it is not restored under it.
+    #[error("sysctl {0} is held by a running fslab run: left as it is")]
+    SysctlHeld(String),
+    /// Another process bound the loop device to an image of its own since:
+    /// its IO scheduler is theirs now.
+    #[error("/dev/loop{number} is bound to another image now: its IO scheduler is left as it is (was {original})")]
+    SchedulerRebound { number: u32, original: String },
+    /// Reading or writing a sysctl or an IO scheduler, or removing a
+    /// cgroup, failed.
+    #[error("{0}")]
+    Lab(#[from] fslab_lab::LabError),
+}
+
+/// What undoing one resource did: what it says, or None when nothing
+/// was left to undo.
+type Undone = Result<Option<String>, UndoError>;
+
+/// A removal's result: gone already is nothing to do.
+fn removed(path: &Path, r: std::io::Result<()>, done: String) -> Undone {
+    match r {
+        Ok(()) => Ok(Some(done)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(UndoError::Remove {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
 /// Undoes whatever `journal` still lists (in reverse order) and removes it
 /// with the run's mount-point directory.
 pub fn close(mut journal: Journal) -> Vec<String> {
@@ -47,65 +111,91 @@ pub fn describe(r: &Resource) -> String {
         Resource::Image { path, .. } => format!("image {}", path.display()),
         Resource::Sysctl { name, original } => format!("sysctl {name} (was {original})"),
         Resource::Cgroup { path } => format!("memory cgroup {}", path.display()),
+        Resource::Scheduler {
+            number, original, ..
+        } => format!("IO scheduler of /dev/loop{number} (was {original})"),
     }
 }
 
 /// Undoes one resource; returns what was done (None if nothing was left to do).
-pub fn undo(r: &Resource) -> Result<Option<String>, String> {
+pub fn undo(r: &Resource) -> Undone {
     match r {
         Resource::Mount { target } => unmount(target),
-        Resource::MountDir { path } => match std::fs::remove_dir(path) {
-            Ok(()) => Ok(Some(format!("removed mount point {}", path.display()))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
-        },
+        Resource::MountDir { path } => removed(
+            path,
+            std::fs::remove_dir(path),
+            format!("removed mount point {}", path.display()),
+        ),
         Resource::Loop { number, backing } => detach(*number, backing),
-        Resource::Tree { path } => match std::fs::remove_dir_all(path) {
-            Ok(()) => Ok(Some(format!("removed {}", path.display()))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
-        },
+        Resource::Tree { path } => removed(
+            path,
+            std::fs::remove_dir_all(path),
+            format!("removed {}", path.display()),
+        ),
         Resource::TracefsInstance { path } => remove_tracefs_instance(path),
         Resource::TracefsMount { path } => remove_tracefs_mount(path),
-        Resource::File { path } => match std::fs::remove_file(path) {
-            Ok(()) => Ok(Some(format!("removed {}", path.display()))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
-        },
+        Resource::File { path } => removed(
+            path,
+            std::fs::remove_file(path),
+            format!("removed {}", path.display()),
+        ),
         Resource::Image { path, keep: true } => Ok(path
             .exists()
             .then(|| format!("kept image {} (--keep-images)", path.display()))),
-        Resource::Image { path, .. } => match std::fs::remove_file(path) {
-            Ok(()) => Ok(Some(format!("removed image {}", path.display()))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
-        },
+        Resource::Image { path, .. } => removed(
+            path,
+            std::fs::remove_file(path),
+            format!("removed image {}", path.display()),
+        ),
         Resource::Sysctl { name, original } => {
             // Never under a live run that holds the setting now.
-            let _held = crate::machine::SysctlLock::try_acquire(&crate::machine::lock_dir(), name)
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| {
-                    format!("sysctl {name} is held by a running fslab run: left as it is")
-                })?;
-            let now = crate::machine::read_sysctl(name).map_err(|e| e.to_string())?;
+            let _held = crate::machine::SysctlLock::try_acquire(&crate::machine::lock_dir(), name)?
+                .ok_or_else(|| UndoError::SysctlHeld(name.clone()))?;
+            let now = crate::machine::read_sysctl(name)?;
             if &now == original {
                 return Ok(None);
             }
-            write_sysctl(name, original).map_err(|e| e.to_string())?;
+            write_sysctl(name, original)?;
             Ok(Some(format!("restored {name} = {original}")))
         }
+        Resource::Scheduler {
+            number,
+            backing,
+            original,
+        } => restore_scheduler(*number, backing, original),
         Resource::Cgroup { path } => {
             if !path.exists() {
                 return Ok(None);
             }
-            remove_cgroup(path).map_err(|e| e.to_string())?;
+            remove_cgroup(path)?;
             Ok(Some(format!("removed cgroup {}", path.display())))
         }
     }
 }
 
+/// Puts back loop device `number`'s IO scheduler, unless another process
+/// has bound it to an image of its own since (then it is theirs: left).
+fn restore_scheduler(number: u32, backing: &Path, original: &str) -> Undone {
+    if backing_file(number).is_some_and(|b| b != backing) {
+        return Err(UndoError::SchedulerRebound {
+            number,
+            original: original.to_string(),
+        });
+    }
+    let file = fslab_lab::scheduler::loop_file(number);
+    let now = fslab_lab::scheduler::read(&file)?;
+    if now.current == original {
+        return Ok(None);
+    }
+    fslab_lab::scheduler::write(&file, original)?;
+    Ok(Some(format!(
+        "restored /dev/loop{number}'s IO scheduler {original} (was {})",
+        now.current
+    )))
+}
+
 /// Unmounts `target` (lazily when it stays busy for 3 s).
-fn unmount(target: &Path) -> Result<Option<String>, String> {
+fn unmount(target: &Path) -> Undone {
     if !is_mount_point(target) {
         return Ok(None);
     }
@@ -119,18 +209,17 @@ fn unmount(target: &Path) -> Result<Option<String>, String> {
     }
     if res.is_err() {
         rustix::mount::unmount(target, rustix::mount::UnmountFlags::DETACH).map_err(|e| {
-            format!(
-                "cannot unmount {}: {}",
-                target.display(),
-                std::io::Error::from(e)
-            )
+            UndoError::Unmount {
+                path: target.to_path_buf(),
+                source: e.into(),
+            }
         })?;
     }
     Ok(Some(format!("unmounted {}", target.display())))
 }
 
 /// Detaches loop device `number` if it is still bound to `backing`.
-fn detach(number: u32, backing: &Path) -> Result<Option<String>, String> {
+fn detach(number: u32, backing: &Path) -> Undone {
     if backing_file(number).as_deref() != Some(backing) {
         return Ok(None); // gone, or now someone else's: not ours to touch
     }
@@ -140,7 +229,10 @@ fn detach(number: u32, backing: &Path) -> Result<Option<String>, String> {
         rustix::fs::OFlags::RDWR | rustix::fs::OFlags::CLOEXEC,
         rustix::fs::Mode::empty(),
     )
-    .map_err(|e| format!("cannot open {}: {}", dev.display(), std::io::Error::from(e)))?;
+    .map_err(|e| UndoError::OpenLoop {
+        device: dev.clone(),
+        source: e.into(),
+    })?;
     let _ = fslab_sys::loopdev::clear(std::os::fd::AsFd::as_fd(&fd));
     drop(fd);
     for _ in 0..200 {
@@ -149,15 +241,14 @@ fn detach(number: u32, backing: &Path) -> Result<Option<String>, String> {
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    Err(format!(
-        "{} is still bound to {}",
-        dev.display(),
-        backing.display()
-    ))
+    Err(UndoError::StillBound {
+        device: dev,
+        backing: backing.to_path_buf(),
+    })
 }
 
 /// Switches a tracefs instance off and removes it.
-fn remove_tracefs_instance(path: &Path) -> Result<Option<String>, String> {
+fn remove_tracefs_instance(path: &Path) -> Undone {
     if !path.exists() {
         return Ok(None);
     }
@@ -172,23 +263,22 @@ fn remove_tracefs_instance(path: &Path) -> Result<Option<String>, String> {
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    Err(format!(
-        "cannot remove tracefs instance {}: {}",
-        path.display(),
-        last.map(|e| e.to_string()).unwrap_or_default()
-    ))
+    Err(UndoError::TracefsInstance {
+        path: path.to_path_buf(),
+        // Each try that did not return set it.
+        source: last.unwrap_or_else(|| std::io::ErrorKind::ResourceBusy.into()),
+    })
 }
 
 /// Unmounts and removes a private tracefs mount.
-fn remove_tracefs_mount(path: &Path) -> Result<Option<String>, String> {
+fn remove_tracefs_mount(path: &Path) -> Undone {
     let mounted = is_mount_point(path);
     if mounted {
         rustix::mount::unmount(path, rustix::mount::UnmountFlags::DETACH).map_err(|e| {
-            format!(
-                "cannot unmount {}: {}",
-                path.display(),
-                std::io::Error::from(e)
-            )
+            UndoError::Unmount {
+                path: path.to_path_buf(),
+                source: e.into(),
+            }
         })?;
     }
     match std::fs::remove_dir(path) {
@@ -199,7 +289,10 @@ fn remove_tracefs_mount(path: &Path) -> Result<Option<String>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Ok(mounted.then(|| format!("unmounted private tracefs {}", path.display())))
         }
-        Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
+        Err(source) => Err(UndoError::Remove {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 
@@ -410,5 +503,31 @@ mod tests {
         assert!(report.iter().any(|l| l.contains("removed")), "{report:?}");
         assert!(!victim.exists());
         assert!(!f.exists());
+    }
+
+    #[test]
+    fn an_undo_that_fails_says_what_and_keeps_the_systems_error_as_its_source() {
+        let d = tempfile::tempdir().unwrap();
+        // A "file" that is a directory: remove_file refuses it.
+        let path = d.path().join("log.txt");
+        std::fs::create_dir(&path).unwrap();
+        let e = undo(&Resource::File { path: path.clone() }).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with(&format!("cannot remove {}: ", path.display())),
+            "{e}"
+        );
+        let source = std::error::Error::source(&e).expect("the io error");
+        let io = source
+            .downcast_ref::<std::io::Error>()
+            .expect("an io::Error");
+        assert_eq!(io.raw_os_error(), Some(21), "EISDIR: {io:?}");
+        assert_eq!(
+            undo_all(&[Resource::File { path: path.clone() }]),
+            [format!("FAILED: {e}")]
+        );
+        // Gone already: nothing to do, no error.
+        std::fs::remove_dir(&path).unwrap();
+        assert_eq!(undo(&Resource::File { path }).unwrap(), None);
     }
 }

@@ -16,7 +16,7 @@ use fslab_stats::fmt_num;
 use fslab_stats::sequential;
 use fslab_stats::verdict::{Policy, Verdict};
 
-use crate::runner::outcome::ExperimentOutcome;
+use crate::outcome::ExperimentOutcome;
 use crate::spec::Experiment;
 
 /// One measured value of one repetition.

@@ -66,6 +66,7 @@ fn axes_expand_into_cells_with_overrides() {
             dir: "/srv".into(),
             direct_io: false,
             host: ImageHost::None,
+            scheduler: None,
         }
     );
     let argv = workload_argv(&e, &e.cells[1], Path::new("/m"));
@@ -141,6 +142,7 @@ fn scale_shrinks_counts_and_sizes() {
             dir: "/srv".into(),
             direct_io: false,
             host: ImageHost::None,
+            scheduler: None,
         }
     );
     assert_eq!(

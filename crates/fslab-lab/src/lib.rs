@@ -6,6 +6,7 @@
 //! - [`signature`]: refusing targets that already hold a filesystem or data;
 //! - [`mkfs`]: making filesystems with recorded, prompt-free command lines;
 //! - [`mount`]: mounting, checking the mount is real, timed unmounts;
+//! - [`scheduler`]: a device's IO scheduler, read, checked and set;
 //! - [`vm`]: dropping the caches, joining a memory cgroup.
 //!
 //! Every resource is a value whose `Drop` undoes it, so an error or a panic
@@ -15,6 +16,7 @@ pub mod image;
 pub mod loopdev;
 pub mod mkfs;
 pub mod mount;
+pub mod scheduler;
 pub mod signature;
 pub mod vm;
 

@@ -99,6 +99,12 @@ pub struct CellRunInfo {
     pub image_extents: Option<u64>,
     pub loop_device: String,
     pub direct_io: bool,
+    /// The loop device's IO scheduler during the run (`device.scheduler`,
+    /// else the one it had), and the one fslab found (and put back).
+    #[serde(default)]
+    pub scheduler: String,
+    #[serde(default)]
+    pub scheduler_before: String,
     pub mkfs_argv: Vec<String>,
     pub mkfs_s: f64,
     /// Commands run after mkfs (tune2fs ...).

@@ -45,6 +45,13 @@ pub enum Resource {
         name: String,
         original: String,
     },
+    /// A loop device's IO scheduler, set by fslab: `original` is put back
+    /// (a loop device keeps its scheduler after it is detached).
+    Scheduler {
+        number: u32,
+        backing: PathBuf,
+        original: String,
+    },
     Cgroup {
         path: PathBuf,
     },

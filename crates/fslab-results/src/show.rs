@@ -204,6 +204,18 @@ pub fn origin(o: &RunOrigin) -> String {
             }
         );
     }
+    if !r.scheduler.is_empty() {
+        let _ = writeln!(
+            s,
+            "  scheduler:   {}{}",
+            r.scheduler,
+            if r.scheduler_before.is_empty() || r.scheduler_before == r.scheduler {
+                String::new()
+            } else {
+                format!(" (was {}, put back after the run)", r.scheduler_before)
+            }
+        );
+    }
     if !r.mkfs_argv.is_empty() {
         let _ = writeln!(
             s,

@@ -4,9 +4,9 @@
 use fslab_record::{FindingOutcome, FindingResult};
 use fslab_stats::interval::{paired_ratio, ratio, RatioInterval};
 
-use super::finding::{fmt, how, Finding, Kind, Reference, TOP_STACKS};
 use super::rule::{judge, judge_presence, Estimate};
 use super::Runs;
+use crate::spec::finding::{fmt, how, Finding, Kind, Reference, TOP_STACKS};
 
 const LEVEL: f64 = 0.95;
 

@@ -26,15 +26,13 @@
 //!   every one of `functions`.
 //! - `untestable`: `why` this machine cannot test it.
 
-pub mod evidence;
-pub mod finding;
 mod kinds;
 pub mod rule;
 
 use fslab_record::{FindingOutcome, FindingResult};
 
-pub use evidence::Evidence;
-pub use finding::{Finding, Kind, Reference, Threshold};
+pub use crate::evidence::{self, Evidence};
+pub use crate::spec::finding::{Finding, Kind, Reference, Threshold};
 
 use crate::summary::Sample;
 

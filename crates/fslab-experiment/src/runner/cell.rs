@@ -2,22 +2,21 @@
 //! settings (sysctls, memory cgroup), mkfs and mount (or a fresh
 //! directory), the workload with its probes, what it left to collect, then
 //! unmount and detach. Everything a step makes is journalled before it is
-//! made and held by one teardown guard ([`CellRun`]) that undoes it on
+//! made and held by one teardown guard (`CellRun`) that undoes it on
 //! every way out: the last step, a step that fails, or a panic.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use fslab_record::{CellRunInfo, ExperimentRecorder, PhaseResult, RunStatus};
 
 use super::error::CellError;
-use super::executor::Executor;
-use super::executor::Watch;
-use super::outcome::WorkloadOutcome;
+use super::executor::{Executor, Watch};
 use super::progress::Progress;
 use crate::backend::{setup, DeviceConsent, Prepared};
-use crate::findings::evidence::Evidence;
+use crate::evidence::Evidence;
 use crate::machine::{self, read_sysctl, write_sysctl, MemCgroup, SysctlLock};
+use crate::outcome::WorkloadOutcome;
 use crate::plan::{self, workload_argv};
 use crate::spec::{Cell, Device, Experiment};
 use crate::state::{self, Journal, Resource};
@@ -65,6 +64,7 @@ pub(super) fn run_cell(
         machine: MachineHeld::default(),
         cgroup: None,
         prepared: None,
+        log: None,
         res: CellResult::default(),
     };
     if let Err(e) = run.steps() {
@@ -91,6 +91,8 @@ struct CellRun<'r, 'e> {
     cgroup: Option<(MemCgroup, u64)>,
     /// The filesystem made and mounted (or the fresh directory).
     prepared: Option<Prepared>,
+    /// The file the workload's text goes to, and its journal entry.
+    log: Option<(PathBuf, u64)>,
     res: CellResult,
 }
 
@@ -127,15 +129,15 @@ impl CellRun<'_, '_> {
         self.check_workdir(&workdir)?;
         self.env.progress.step("workload");
         let log_id = self.env.journal.add(Resource::File { path: log.clone() })?;
+        self.log = Some((log.clone(), log_id));
         let w = self.workload(&argv, &workdir);
         self.collect(w, &log);
-        self.env.journal.done(log_id);
         Ok(())
     }
 
     /// The workload's command line in `workdir`, with the file its text
     /// goes to (stored with the cell), and its directories made.
-    fn command(&self, workdir: &Path) -> (Vec<String>, std::path::PathBuf) {
+    fn command(&self, workdir: &Path) -> (Vec<String>, PathBuf) {
         let mut argv = workload_argv(self.exp, self.cell, workdir);
         let log = self.env.journal.mount_base().with_file_name(format!(
             "log-{}-c{}-r{}.txt",
@@ -191,7 +193,6 @@ impl CellRun<'_, '_> {
         info.run_id = w.run_id;
         info.status = w.status;
         info.output = std::fs::read_to_string(log).unwrap_or_default();
-        let _ = std::fs::remove_file(log);
         if let Some((cg, _)) = &self.cgroup {
             info.memory_max_usage_bytes = cg.max_usage();
             info.memory_failcnt = cg.failcnt();
@@ -212,11 +213,16 @@ impl CellRun<'_, '_> {
         res.metrics.extend(after);
     }
 
-    /// Undoes what the steps made, last made first: the filesystem
+    /// Undoes what the steps made, last made first: the workload's text
+    /// file (read by then), the filesystem
     /// (unmount, with a timed remount unless a second signal hurries it;
     /// detach), the memory cgroup, the sysctls. Each piece is taken, so a
     /// second call does nothing.
     fn teardown(&mut self) {
+        if let Some((log, id)) = self.log.take() {
+            let _ = std::fs::remove_file(log);
+            self.env.journal.done(id);
+        }
         if let Some(prepared) = self.prepared.take() {
             let torn = if crate::signals::hurry() {
                 self.env.progress.step("teardown (second signal)");

@@ -5,8 +5,8 @@
 
 use fslab_record::protocol::ChildMessage;
 
-use super::outcome::WorkloadOutcome;
 use super::progress::Progress;
+use crate::outcome::WorkloadOutcome;
 
 /// What `fslab run` keeps beside a running workload: its probes, the pipe
 /// it answers phase messages on, and what the workload said.

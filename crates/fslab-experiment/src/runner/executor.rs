@@ -10,8 +10,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::child::Beside;
-use super::outcome::WorkloadOutcome;
 use super::progress::Progress;
+use crate::outcome::WorkloadOutcome;
 
 /// The probes `fslab run` runs beside a workload, outside its cgroup: they
 /// find the filesystem and its device from `dir`, and watch the workload's
@@ -42,7 +42,7 @@ pub trait Executor {
 
 /// Runs `EXE --db DB ARGV... --json --progress [--cgroup PATH]` as a child,
 /// under `mpirun -np RANKS` when `ranks` is more than 1. The child tells how
-/// it goes in `ChildMessage` lines on its stderr (see [`super::child`]).
+/// it goes in `ChildMessage` lines on its stderr (see `runner::child`).
 pub struct ProcessExecutor {
     pub exe: PathBuf,
     pub db: PathBuf,

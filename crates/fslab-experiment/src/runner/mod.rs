@@ -13,18 +13,17 @@
 //! - [`cell`]: one repetition of one cell, step by step (machine settings,
 //!   mkfs and mount, the workload, unmount and detach) under one teardown
 //!   guard;
-//! - [`executor`]: the workload's runner (a child process), with [`child`]
+//! - [`executor`]: the workload's runner (a child process), with `child`
 //!   reading the messages it sends, and [`progress`], the display;
-//! - [`outcome`]: what a workload, a repetition and the whole run produced;
-//!   [`until`] decides which cells run once more;
-//! - [`preflight`]: what is checked before anything is touched;
+//! - `until`: which cells run once more (what a run produced is
+//!   [`crate::outcome`], below the runner, since the summary reads it);
+//! - [`preflight`](mod@preflight): what is checked before anything is touched;
 //! - [`error`]: why a run or a cell stopped, each error keeping its source.
 
 pub mod cell;
 mod child;
 pub mod error;
 pub mod executor;
-pub mod outcome;
 pub mod preflight;
 pub mod progress;
 pub mod scheduler;
@@ -33,9 +32,10 @@ mod until;
 #[cfg(test)]
 mod tests;
 
+/// What a run produced (below the runner: the summary reads it too).
+pub use crate::outcome::{self, ExperimentOutcome, RepOutcome, WorkloadOutcome};
 pub use error::{CellError, RunError};
 pub use executor::{Executor, ProcessExecutor, Watch};
-pub use outcome::{ExperimentOutcome, RepOutcome, WorkloadOutcome};
 pub use preflight::{preflight, preflight_as, Preflight};
 pub use progress::{NoProgress, Progress};
 pub use scheduler::{run, Resume, RunConfig};

@@ -12,12 +12,12 @@ use fslab_record::{
 use super::cell::{run_cell, RunEnv};
 use super::error::RunError;
 use super::executor::Executor;
-use super::outcome::{ExperimentOutcome, RepOutcome};
 use super::progress::Progress;
 use super::until::resolution;
 use crate::backend::{DeviceConsent, Versions};
 use crate::findings;
 use crate::image_host::{self, HostFs};
+use crate::outcome::{ExperimentOutcome, RepOutcome};
 use crate::plan::{mount_options, schedule, workload_argv};
 use crate::spec::{Cell, Device, Experiment};
 use crate::state::Journal;

@@ -265,3 +265,94 @@ fn until_resolved_adds_interleaved_repetitions_while_a_comparison_is_open() {
         "{said}"
     );
 }
+
+/// Runs every workload of the experiment, then panics (a bug in the
+/// workload's runner, say).
+struct PanickingExecutor;
+
+impl Executor for PanickingExecutor {
+    fn run(
+        &mut self,
+        _argv: &[String],
+        _cgroup: Option<&Path>,
+        _watch: Option<&Watch>,
+        _limit: Option<Duration>,
+        _stop: &AtomicBool,
+        _progress: &mut dyn Progress,
+    ) -> WorkloadOutcome {
+        panic!("the workload's runner failed");
+    }
+}
+
+fn one_directory_cell(dir: &Path) -> Experiment {
+    let text = format!(
+        "name = \"t\"\n[device]\nkind = \"directory\"\npath = \"{}\"\n[workload]\nkind = \"createmany\"\nargs = [\"-o\", \"{{dir}}/f\", \"10\"]\n",
+        dir.display()
+    );
+    crate::spec::parse("t.toml", &text, &Default::default()).unwrap()
+}
+
+/// What is left in a directory device after a run, but the state
+/// directory and fslab's marker.
+fn left_in(dir: &Path) -> Vec<std::ffi::OsString> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n != crate::safety::DIRECTORY_MARKER && n != "state")
+        .collect()
+}
+
+#[test]
+fn a_cell_whose_workload_step_panics_is_still_torn_down() {
+    let d = tempfile::tempdir().unwrap();
+    let exp = one_directory_cell(d.path());
+    let mut journal = Journal::create(&d.path().join("state"), "run", vec![]).unwrap();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run(
+            &exp,
+            &config(None),
+            &mut PanickingExecutor,
+            &mut MemRecorder::default(),
+            &mut NoProgress,
+            &AtomicBool::new(false),
+            &mut journal,
+        )
+    }));
+    assert!(r.is_err(), "the panic goes on up");
+    // The cell's guard undid the fresh directory and the log file, and
+    // struck them from the journal, on the way out.
+    assert_eq!(left_in(d.path()), Vec::<std::ffi::OsString>::new());
+    assert!(journal.resources().is_empty(), "{:?}", journal.resources());
+}
+
+#[test]
+fn a_store_that_refuses_a_record_stops_the_run_with_its_error_as_the_source() {
+    let d = tempfile::tempdir().unwrap();
+    let exp = one_directory_cell(d.path());
+    let mut journal = Journal::create(&d.path().join("state"), "run", vec![]).unwrap();
+    let mut exec = FakeExecutor {
+        ran: Vec::new(),
+        stop_after: None,
+    };
+    // Resuming an experiment the store does not have.
+    let cfg = config(Some(Resume {
+        experiment_id: 42,
+        done: Vec::new(),
+    }));
+    let e = run(
+        &exp,
+        &cfg,
+        &mut exec,
+        &mut MemRecorder::default(),
+        &mut NoProgress,
+        &AtomicBool::new(false),
+        &mut journal,
+    )
+    .unwrap_err();
+    assert_eq!(e.to_string(), "results store: no experiment 42");
+    assert!(matches!(e, RunError::Store(_)), "{e:?}");
+    let source = std::error::Error::source(&e).expect("the store's error");
+    assert_eq!(source.to_string(), "no experiment 42");
+    assert!(exec.ran.is_empty(), "nothing ran");
+}

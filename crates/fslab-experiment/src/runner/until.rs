@@ -1,7 +1,7 @@
 //! `until_resolved`: after the planned repetitions, which cells run once
 //! more, and what to say about the comparisons still open.
 
-use super::outcome::ExperimentOutcome;
+use crate::outcome::ExperimentOutcome;
 use crate::spec::Experiment;
 
 /// For `until_resolved`: the cells to run once more (the first cell, the

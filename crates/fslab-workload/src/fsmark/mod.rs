@@ -587,10 +587,12 @@ fn tree_phase(
     let mut hist = LatencyHistogram::new();
     let mut ops = 0;
     let mut error = None;
+    let mut enomem_retries = 0;
     for o in &outcomes {
         match o {
             Some(o) => {
                 ops += o.files;
+                enomem_retries += o.enomem_retries;
                 hist.merge(&o.hist);
                 if error.is_none() {
                     error = o.error.clone();
@@ -625,6 +627,14 @@ fn tree_phase(
         ..PhaseResult::timed(phase_name, ops, elapsed)
     })?;
     ctx.record_latency(phase_name, op.call(), &hist)?;
+    ctx.record_metrics(vec![fslab_record::Metric::new(
+        "fsmark",
+        Some(phase_name),
+        tree::ENOMEM_RETRIES,
+        enomem_retries as f64,
+        fslab_record::Unit::Count,
+        fslab_record::Better::Lower,
+    )])?;
     if let Some(e) = error {
         ctx.out.error = Some(e.to_string());
         return Ok(false);

@@ -90,6 +90,38 @@ pub struct TreeOutcome {
     pub files: u64,
     pub hist: LatencyHistogram,
     pub error: Option<WorkError>,
+    /// Calls that got ENOMEM and were made again (see [`retrying`]).
+    pub enomem_retries: u64,
+}
+
+/// The metric of a tree phase's ENOMEM retries: `fsmark PHASE ENOMEM retries`.
+pub const ENOMEM_RETRIES: &str = "ENOMEM retries";
+
+/// How long a call that keeps getting ENOMEM is retried before the phase fails.
+const ENOMEM_PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Makes `call` until it does not fail with ENOMEM (for at most
+/// [`ENOMEM_PATIENCE`], 10 ms apart), counting each retry in `retries`, and
+/// returns its result with the time of the last call alone. In a memory
+/// cgroup at its limit with its OOM killer off (cgroup v1), the kernel
+/// fails a system call's allocation with ENOMEM where a machine of that
+/// size would have waited for reclaim: the wait is the phase's (it counts
+/// in its time, as on the seed's machine), the failed calls are no call's.
+pub fn retrying<T>(
+    retries: &mut u64,
+    mut call: impl FnMut() -> Result<T, Errno>,
+) -> (Result<T, Errno>, u64) {
+    let start = std::time::Instant::now();
+    loop {
+        let t = now_ns();
+        match call() {
+            Err(Errno::NOMEM) if start.elapsed() < ENOMEM_PATIENCE => {
+                *retries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            r => return (r, now_ns() - t),
+        }
+    }
 }
 
 /// Shared state of a tree phase.
@@ -152,8 +184,10 @@ fn process(
             }
             match ctx.op {
                 TreeOp::Stat => {
-                    let t = now_ns();
-                    match rustix::fs::statat(fd.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW) {
+                    let (r, took) = retrying(&mut out.enomem_retries, || {
+                        rustix::fs::statat(fd.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW)
+                    });
+                    match r {
                         Ok(_) => {}
                         Err(Errno::NOENT) => continue,
                         Err(e) => {
@@ -164,7 +198,7 @@ fn process(
                             ))
                         }
                     }
-                    out.hist.record(now_ns() - t);
+                    out.hist.record(took);
                     out.files += 1;
                     ctx.progress.set(thread, out.files);
                     if ctx.stop.load(Ordering::Relaxed) {
@@ -184,8 +218,10 @@ fn process(
             if ctx.stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            let t = now_ns();
-            match rustix::fs::unlinkat(fd.as_fd(), name.as_c_str(), AtFlags::empty()) {
+            let (r, took) = retrying(&mut out.enomem_retries, || {
+                rustix::fs::unlinkat(fd.as_fd(), name.as_c_str(), AtFlags::empty())
+            });
+            match r {
                 Ok(()) => {}
                 Err(Errno::NOENT) => continue,
                 Err(e) => {
@@ -196,7 +232,7 @@ fn process(
                     ))
                 }
             }
-            out.hist.record(now_ns() - t);
+            out.hist.record(took);
             out.files += 1;
             ctx.progress.set(thread, out.files);
         }
@@ -220,4 +256,30 @@ pub fn remove_empty_subdirs(units: &[Unit]) -> Result<u64, WorkError> {
         }
     }
     Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_that_gets_enomem_is_made_again_and_counted_and_other_errors_are_not() {
+        let mut retries = 0;
+        let mut left = 3;
+        let (r, _) = retrying(&mut retries, || {
+            if left > 0 {
+                left -= 1;
+                Err(Errno::NOMEM)
+            } else {
+                Ok(7)
+            }
+        });
+        assert_eq!((r, retries), (Ok(7), 3));
+        let mut calls = 0;
+        let (r, _) = retrying(&mut retries, || {
+            calls += 1;
+            Err::<(), _>(Errno::IO)
+        });
+        assert_eq!((r, retries, calls), (Err(Errno::IO), 3, 1));
+    }
 }

@@ -377,6 +377,16 @@ fn stat_and_unlink_phases_walk_everything_created() {
         ops.contains(&("unlink".into(), "unlink".into(), 1000)),
         "{ops:?}"
     );
+    // Each walk says how often a call got ENOMEM and was made again (none here).
+    for phase in ["stat", "unlink"] {
+        let m = v["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["phase"] == phase && m["name"] == "ENOMEM retries")
+            .unwrap_or_else(|| panic!("no {phase} ENOMEM retries in {}", v["metrics"]));
+        assert_eq!(m["value"], 0.0, "{m}");
+    }
 }
 
 #[test]

@@ -22,5 +22,6 @@ mod parity_reference;
 mod probes;
 mod report;
 mod results;
+mod scheduler;
 mod support;
 mod workloads;

@@ -1,12 +1,12 @@
 //! What a run produced: one workload's run ([`WorkloadOutcome`]), one
 //! repetition of one cell ([`RepOutcome`]) and the whole experiment
-//! ([`ExperimentOutcome`]), and which way each of a tool's numbers is
-//! better ([`direction_of`]).
+//! ([`ExperimentOutcome`]). Which way each number is better is the
+//! metric catalogue's (`fslab_record::catalogue::direction_of`).
 
 use fslab_record::{PhaseResult, RunStatus};
 
 use crate::deadline::Ending;
-use crate::findings::evidence::Evidence;
+use crate::evidence::Evidence;
 
 /// What one workload run produced.
 #[derive(Debug, Clone, Default)]
