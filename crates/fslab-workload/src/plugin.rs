@@ -259,7 +259,14 @@ impl<W: Workload> AnyWorkload for Plugin<W> {
         W::NAME
     }
     fn command(&self) -> clap::Command {
-        W::Options::augment_args(W::command().name(W::NAME))
+        // The options' doc comment would replace the command's about.
+        let base = W::command().name(W::NAME);
+        let text = |t: Option<&clap::builder::StyledStr>| {
+            t.cloned()
+                .map_or(clap::builder::Resettable::Reset, Into::into)
+        };
+        let (about, long) = (text(base.get_about()), text(base.get_long_about()));
+        W::Options::augment_args(base).about(about).long_about(long)
     }
     fn job_of_matches(&self, m: &ArgMatches) -> Result<Job> {
         let mut o = W::Options::from_arg_matches(m)

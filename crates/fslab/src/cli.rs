@@ -443,6 +443,12 @@ mod tests {
             assert_eq!(sub.get_display_order(), i, "{}", k.name());
             assert!(!is_own_command(k.name()), "{}", k.name());
         }
+        // The command's about, not its options' doc comment.
+        let fsmark = cmd.find_subcommand("fsmark").unwrap();
+        let about = fsmark.get_about().map(ToString::to_string);
+        assert!(about
+            .unwrap_or_default()
+            .starts_with("fs_mark 3.3: create files"));
         for own in ["run", "report", "compare", "job", "results"] {
             assert!(is_own_command(own), "{own}");
             let order = cmd.find_subcommand(own).unwrap().get_display_order();
