@@ -77,18 +77,14 @@ fn fslab(scratch: &Scratch, dir: &std::path::Path) -> (f64, f64) {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let v = String::from_utf8_lossy(&out.stdout);
-    let rates: Vec<f64> = v
-        .lines()
-        .filter(|l| l.trim_start().starts_with("\"mb_per_s\""))
-        .filter_map(|l| {
-            l.split(':')
-                .nth(1)?
-                .trim()
-                .trim_end_matches(',')
-                .parse()
-                .ok()
-        })
+    // The run's JSON: tiotest's Rate (MiB/s) of each test, in order.
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rates: Vec<f64> = v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["name"] == "Rate")
+        .filter_map(|m| m["value"].as_f64())
         .collect();
     (rates[0], rates[1])
 }

@@ -483,30 +483,20 @@ impl Prepared {
 pub const HTREE_SOURCE: &str = "htree";
 pub const HTREE_LEVELS: &str = "levels";
 
-/// The directory createmany fills in a cell whose filesystem is at `mnt`:
-/// the directory of its name pattern (the argument holding `{dir}`).
-pub fn createmany_dir(exp: &Experiment, cell: &Cell, mnt: &Path) -> Option<PathBuf> {
-    if exp.workload.kind != crate::spec::WorkloadKind::CreateMany {
-        return None;
-    }
-    let dirs = crate::plan::workload_dirs(exp, mnt);
-    let pattern = exp
-        .workload
-        .args
-        .iter()
-        .chain(&cell.workload_args)
-        .find(|a| a.contains("{dir"))?
-        .replace("{dir}", &dirs.first()?.display().to_string());
-    Path::new(&pattern).parent().map(Path::to_path_buf)
+/// The directory the cell's workload fills with entries, in a cell whose
+/// filesystem is at `mnt` ([`fslab_workload::Workload::filled_dir`]:
+/// createmany's name pattern's directory).
+pub fn filled_dir(exp: &Experiment, cell: &Cell, mnt: &Path) -> Option<PathBuf> {
+    crate::plan::cell_job(exp, cell, mnt).ok()?.filled_dir()
 }
 
-/// Measured after the workload on its filesystem, before unmount: for
-/// createmany on ext4, the htree depth of the directory it filled
+/// Measured after the workload on its filesystem, before unmount: on
+/// ext4, the htree depth of the directory the workload filled
 /// (`htree levels`: indirect levels + 1; 0 for a directory too small to
 /// be indexed), read from the directory's dx_root on the device.
 pub fn after_workload(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<fslab_record::Metric> {
     use fslab_record::{Better, Metric, Unit};
-    let Some(dir) = createmany_dir(exp, cell, mnt) else {
+    let Some(dir) = filled_dir(exp, cell, mnt) else {
         return Vec::new();
     };
     match fslab_probe::htree::levels(&dir) {

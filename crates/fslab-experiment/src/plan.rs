@@ -8,7 +8,9 @@ use fslab_lab::human_bytes;
 use fslab_lab::mkfs::{mkfs_argv, FsType};
 use fslab_lab::mount::mount_argv;
 
-use crate::spec::{Cell, Device, Experiment, ImageHost, Order, WorkloadKind};
+use fslab_workload::Job;
+
+use crate::spec::{Cell, Device, Experiment, ImageHost, Order};
 
 /// The host image: a little under the 16 TiB - 4 KiB an ext4 file can be.
 pub const HOST_IMAGE_SIZE: u64 = (16 << 40) - (1 << 20);
@@ -33,42 +35,6 @@ pub fn schedule(exp: &Experiment) -> Vec<(u32, u32)> {
     pairs
 }
 
-/// `v` times `f`, at least `min`; a 0 (none, as in `-r 0` or `--warmup 0`) stays 0.
-fn scale_count(v: &str, f: f64, min: u64) -> Option<String> {
-    let n: u64 = v.parse().ok()?;
-    if n == 0 {
-        return Some("0".into());
-    }
-    Some(((n as f64 * f).round() as u64).max(min).to_string())
-}
-
-/// Scales fsmark's counts: files per loop (`-n`) and subdirectories (`-D`).
-/// Loops, threads, file sizes and sync methods stay as written.
-pub fn scale_fsmark_args(args: &[String], f: f64) -> Vec<String> {
-    let mut out = Vec::with_capacity(args.len());
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        let min = if a.starts_with("-D") { 2 } else { 1 };
-        if (a == "-n" || a == "-D") && i + 1 < args.len() {
-            out.push(a.clone());
-            out.push(scale_count(&args[i + 1], f, min).unwrap_or_else(|| args[i + 1].clone()));
-            i += 2;
-            continue;
-        }
-        if (a.starts_with("-n") || a.starts_with("-D")) && a.len() > 2 {
-            if let Some(v) = scale_count(&a[2..], f, min) {
-                out.push(format!("{}{v}", &a[..2]));
-                i += 1;
-                continue;
-            }
-        }
-        out.push(a.clone());
-        i += 1;
-    }
-    out
-}
-
 /// The least memory limit scaling leaves. Seed 000 at 1/100 (504k files)
 /// outgrows it during its create phase, as the seed's 4 GB VM was
 /// outgrown, so btrfs writes back metadata while it creates: the cgroup
@@ -81,8 +47,10 @@ pub fn scale_fsmark_args(args: &[String], f: f64) -> Vec<String> {
 pub const MIN_SCALED_MEMORY_LIMIT: u64 = 256 << 20;
 
 /// The experiment shrunk (or grown) by `f`: image sizes (at least 512 MiB,
-/// the smallest all filesystems accept) and the workload's counts; the
-/// memory limit too with `memory_limit_scales` (at least 256 MiB).
+/// the smallest all filesystems accept) and the workload's counts (its
+/// `scale`, which [`cell_job`] applies to the typed options with the
+/// workload's own [`fslab_workload::Workload::scale`]); the memory limit
+/// too with `memory_limit_scales` (at least 256 MiB).
 pub fn scaled(exp: &Experiment, f: f64) -> Experiment {
     let mut e = exp.clone();
     if (f - 1.0).abs() < f64::EPSILON {
@@ -98,63 +66,8 @@ pub fn scaled(exp: &Experiment, f: f64) -> Experiment {
         let s = ((*size as f64 * f) as u64).div_ceil(mib) * mib;
         *size = s.max(512 * mib);
     }
-    let kind = e.workload.kind;
-    e.workload.args = scale_args(kind, &e.workload.args, f);
-    for c in &mut e.cells {
-        c.workload_args = scale_args(kind, &c.workload_args, f);
-    }
+    e.workload.scale *= f;
     e
-}
-
-/// Scales a workload's counts and sizes: fsmark `-n` and `-D`; tiotest `-f`
-/// (not `-r`: the random phases keep their length, so their CPU and
-/// latency figures stay measurable, as seed 003 needs); createmany's COUNT;
-/// alloctest's LEN (at least 1 MiB); dbench's `-t` and `--warmup` (at
-/// least 1 s); compilebench's `-i` and `-r`.
-pub fn scale_args(kind: WorkloadKind, args: &[String], f: f64) -> Vec<String> {
-    match kind {
-        WorkloadKind::FsMark => scale_fsmark_args(args, f),
-        WorkloadKind::TioTest => scale_flags(args, &["-f"], f),
-        WorkloadKind::Dbench => scale_flags(args, &["-t", "--warmup"], f),
-        WorkloadKind::CompileBench => scale_flags(args, &["-i", "-r"], f),
-        WorkloadKind::CreateMany => {
-            let mut v = args.to_vec();
-            let takes_value = ["-l", "-r", "-x", "-S", "-W", "-U", "-G", "-t", "--threads"];
-            if let Some(last) = v.len().checked_sub(1) {
-                let after_flag = last > 0 && takes_value.contains(&v[last - 1].as_str());
-                if !after_flag {
-                    if let Some(n) = scale_count(&v[last], f, 1) {
-                        v[last] = n;
-                    }
-                }
-            }
-            v
-        }
-        WorkloadKind::AllocTest => {
-            let mut v = args.to_vec();
-            if let Some(last) = v.last_mut() {
-                if let Some(b) = fslab_lab::parse_bytes(last) {
-                    let mib = 1u64 << 20;
-                    *last = ((((b as f64 * f) as u64).div_ceil(mib)) * mib)
-                        .max(mib)
-                        .to_string();
-                }
-            }
-            v
-        }
-    }
-}
-
-fn scale_flags(args: &[String], flags: &[&str], f: f64) -> Vec<String> {
-    let mut out = args.to_vec();
-    for i in 0..out.len().saturating_sub(1) {
-        if flags.contains(&out[i].as_str()) {
-            if let Some(n) = scale_count(&out[i + 1], f, 1) {
-                out[i + 1] = n;
-            }
-        }
-    }
-    out
 }
 
 /// Mount options for a cell: the user's, plus fslab's own that keep a fresh
@@ -220,30 +133,187 @@ pub fn probes_beside(exp: &Experiment) -> Option<Vec<fslab_probe::Kind>> {
     )
 }
 
-/// The workload's argv (after `fslab`) for a cell whose filesystem is at
-/// `mnt`: `{dir}` (`{dir1}`, ...) in an argument becomes a workload
-/// directory; fsmark and tiotest get `-d DIR` for each.
-pub fn workload_argv(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
-    let mut v = vec![exp.workload.kind.name().to_string()];
-    v.extend(substituted_args(exp, cell, mnt));
-    if exp.workload.kind == WorkloadKind::FsMark && !v.iter().any(|a| a.starts_with("-l")) {
-        // fs_mark's log file would go to the current directory; the text is stored instead.
-        v.push("-l".into());
-        v.push("/dev/null".into());
-    }
-    match (probes_beside(exp), &exp.workload.probes) {
-        // fslab run runs them, outside the workload's process and cgroup.
-        (Some(_), _) => v.push("--probes=none".into()),
-        (None, Some(p)) => v.push(format!("--probes={p}")),
-        (None, None) => {}
-    }
-    if exp.workload.kind.takes_dirs() {
-        for d in workload_dirs(exp, mnt) {
-            v.push("-d".into());
-            v.push(d.display().to_string());
+/// The experiment's and the cell's arguments as written (`{dir}`
+/// substituted), with fslab's `-d DIR` for each workload directory when the
+/// workload takes them.
+fn written_args(exp: &Experiment, cell: &Cell, mnt: &Path) -> (Vec<String>, Vec<String>) {
+    let dirs = if exp.workload.kind.takes_dirs() {
+        workload_dirs(exp, mnt)
+            .iter()
+            .flat_map(|d| ["-d".to_string(), d.display().to_string()])
+            .collect()
+    } else {
+        Vec::new()
+    };
+    (substituted_args(exp, cell, mnt), dirs)
+}
+
+/// The cell's job as `fslab run` starts it, for a cell whose filesystem is
+/// at `mnt`: the experiment's and the cell's arguments (`{dir}` replaced)
+/// parsed by the workload, its `-d` directories the cell's, what the
+/// workload sets in a cell ([`fslab_workload::Workload::in_cell`]), the
+/// probes (none when `fslab run` runs them beside it), scaled by the
+/// experiment's `--scale`. Its validation needs the cell's directories:
+/// [`crate::safety`] validates it against a stand-in when the experiment is
+/// read, the workload again when it starts.
+pub fn cell_job(exp: &Experiment, cell: &Cell, mnt: &Path) -> fslab_workload::Result<Job> {
+    job_of(exp, cell, mnt, true, true)
+}
+
+/// The cell's job as the experiment file gives it: its arguments and
+/// fslab's `-d` directories, scaled, without what `fslab run` sets itself
+/// (which [`fslab_workload::args::check_job`] refuses in the file).
+pub fn experiment_job(exp: &Experiment, cell: &Cell, mnt: &Path) -> fslab_workload::Result<Job> {
+    job_of(exp, cell, mnt, true, false)
+}
+
+fn job_of(
+    exp: &Experiment,
+    cell: &Cell,
+    mnt: &Path,
+    scaled: bool,
+    in_cell: bool,
+) -> fslab_workload::Result<Job> {
+    let (mut args, dirs) = written_args(exp, cell, mnt);
+    args.extend(dirs);
+    let mut job = exp.workload.kind.parse(&args)?;
+    if in_cell {
+        job.in_cell();
+        match (probes_beside(exp), &exp.workload.probes) {
+            // fslab run runs them, outside the workload's process and cgroup.
+            (Some(_), _) => job.common_mut().probes = "none".into(),
+            (None, Some(p)) => job.common_mut().probes = p.clone(),
+            (None, None) => {}
         }
     }
+    if scaled && (exp.workload.scale - 1.0).abs() > f64::EPSILON {
+        job.scale(exp.workload.scale);
+    }
+    Ok(job)
+}
+
+/// What `--scale` changes in the cell's job, option by option:
+/// `(option, from, to)`, as the dry run prints it.
+pub fn scale_changes(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<(String, String, String)> {
+    match (
+        job_of(exp, cell, mnt, false, true),
+        cell_job(exp, cell, mnt),
+    ) {
+        (Ok(before), Ok(after)) => fslab_workload::command_line::changes(&before, &after),
+        _ => Vec::new(),
+    }
+}
+
+/// The workload's argv (after `fslab`) for a cell whose filesystem is at
+/// `mnt`: the command line of [`cell_job`], recorded with the run and
+/// printed by the tool. Unscaled, it is the arguments as written, with what
+/// fslab sets appended (`-l /dev/null`, `--probes=none`) and its `-d DIR`s
+/// last, with the values `--scale` changed written in their place. When
+/// that line would not parse back to the job, the job written out from its
+/// typed options ([`fslab_workload::command_line::render`]): the line
+/// shows the values that run (a test checks every built-in experiment).
+pub fn workload_argv(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
+    let kind = exp.workload.kind;
+    let (args, dirs) = written_args(exp, cell, mnt);
+    let name = std::iter::once(kind.name().to_string());
+    let parsed = kind.parse(&[args.clone(), dirs.clone()].concat());
+    let (Ok(parsed), Ok(before), Ok(job)) = (
+        parsed,
+        job_of(exp, cell, mnt, false, true),
+        cell_job(exp, cell, mnt),
+    ) else {
+        // Refused when the experiment was read; shown as written.
+        return name.chain(args).chain(dirs).collect();
+    };
+    let mut shown: Vec<String> = name.chain(args).collect();
+    for (opt, _, to) in fslab_workload::command_line::changes(&parsed, &before) {
+        if opt.starts_with("--") {
+            shown.push(format!("{opt}={to}"));
+        } else {
+            shown.push(opt);
+            shown.push(to);
+        }
+    }
+    shown.extend(dirs);
+    for (opt, from, to) in fslab_workload::command_line::changes(&before, &job) {
+        rewrite(&mut shown, &opt, &from, &to);
+    }
+    let same = |a: &Job, b: &Job| a.to_json() == b.to_json();
+    match kind.parse(&shown[1..]) {
+        Ok(back) if same(&back, &job) => shown,
+        _ => fslab_workload::command_line::render(&job),
+    }
+}
+
+/// `argv` with option `opt`'s value `from` written as `to` where the line
+/// has it (`-n 300`, `-n300`, `--files=300`; a positional's last `from`):
+/// for display only, checked by parsing the result back (see
+/// [`workload_argv`]).
+fn rewrite(argv: &mut [String], opt: &str, from: &str, to: &str) {
+    let n = argv.len();
+    for i in (1..n).rev() {
+        let a = argv[i].clone();
+        if !opt.starts_with('-') {
+            if a == from {
+                argv[i] = to.to_string();
+                return;
+            }
+            continue;
+        }
+        if a == opt && i + 1 < n && argv[i + 1] == from {
+            argv[i + 1] = to.to_string();
+            return;
+        }
+        let glued = if opt.starts_with("--") {
+            format!("{opt}={from}")
+        } else {
+            format!("{opt}{from}")
+        };
+        if a == glued {
+            argv[i] = glued[..glued.len() - from.len()].to_string() + to;
+            return;
+        }
+    }
+}
+
+/// The cell's job as the workload child takes it (`fslab job JSON`):
+/// `{"workload": NAME, "options": {...}, "argv": [...]}`, the job
+/// serialized ([`Job::to_json`]) with the command line to record and print.
+pub fn job_json(job: &Job, argv: &[String]) -> serde_json::Value {
+    let mut v = job.to_json();
+    v["argv"] = serde_json::json!(argv);
     v
+}
+
+/// Whether the workload child is started as `fslab job JSON` (its typed
+/// job, see [`job_command`]) instead of with its command line to parse
+/// again: on once the binary has the `job` command.
+pub const CHILD_TAKES_JOB: bool = false;
+
+/// The workload child's arguments (after `fslab --db DB`) for `argv` (the
+/// workload's name and every option, fslab's own included): `argv`, or
+/// `["job", JSON]` with [`CHILD_TAKES_JOB`]. Options that do not parse
+/// (refused when the experiment was read) stay a command line, which the
+/// child refuses in one line.
+pub fn child_args(argv: Vec<String>) -> Vec<String> {
+    if !CHILD_TAKES_JOB {
+        return argv;
+    }
+    job_command(&argv).unwrap_or(argv)
+}
+
+/// `argv` (a workload's name and options, as [`workload_argv`] and the
+/// executor's own options make it) as the workload child's `job` command:
+/// `["job", JSON]`, the options parsed and typed here, never again there.
+pub fn job_command(argv: &[String]) -> fslab_workload::Result<Vec<String>> {
+    let kind: fslab_workload::Kind = argv
+        .first()
+        .map(String::as_str)
+        .unwrap_or_default()
+        .parse()
+        .map_err(fslab_workload::Error::Options)?;
+    let job = kind.parse(&argv[1..])?;
+    Ok(vec!["job".into(), job_json(&job, argv).to_string()])
 }
 
 /// The launcher in front of a workload on `ranks` MPI ranks on this
@@ -340,6 +410,13 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
                 .unwrap_or_default(),
             workload_argv(exp, c, mnt).join(" ")
         );
+        let changed: Vec<String> = scale_changes(exp, c, mnt)
+            .into_iter()
+            .map(|(opt, from, to)| format!("{opt} {from} -> {to}"))
+            .collect();
+        if !changed.is_empty() {
+            let _ = writeln!(s, "    scaled:   {}", changed.join(", "));
+        }
         if let Some(kinds) = probes_beside(exp) {
             let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
             let _ = writeln!(

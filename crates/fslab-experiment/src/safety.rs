@@ -270,17 +270,13 @@ fn workload_error(exp: &Experiment, cell: &Cell) -> Option<String> {
             return Some(format!("cannot create {}: {e}", d.display()));
         }
     }
-    let mut argv = plan::substituted_args(exp, cell, &scratch.0);
     let fslab_dirs = if exp.workload.kind.takes_dirs() {
-        for d in &dirs {
-            argv.push("-d".into());
-            argv.push(d.display().to_string());
-        }
         dirs.len()
     } else {
         0
     };
-    fslab_workload::args::check_experiment_args(exp.workload.kind, &argv, fslab_dirs, &scratch.0)
+    plan::experiment_job(exp, cell, &scratch.0)
+        .and_then(|job| fslab_workload::args::check_job(&job, fslab_dirs, &scratch.0))
         .err()
         .map(|e| {
             let stand_in = scratch.0.display().to_string();

@@ -115,7 +115,7 @@ struct WorkloadSpec {
     probes: Option<Spanned<Vec<String>>>,
 }
 
-pub use fslab_record::WorkloadKind;
+pub use fslab_workload::Kind;
 
 /// In what order the (cell, repetition) pairs run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -133,7 +133,7 @@ pub enum Order {
 /// The workload every cell runs.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Workload {
-    pub kind: WorkloadKind,
+    pub kind: Kind,
     pub args: Vec<String>,
     /// Number of top-level directories (`-d MOUNT/0`, ...).
     pub dirs: u32,
@@ -142,6 +142,9 @@ pub struct Workload {
     pub ranks: u32,
     /// The probes' list as `--probes` takes it (None: the default set).
     pub probes: Option<String>,
+    /// `fslab run --scale`'s factor, which the cell's job applies to its
+    /// typed options (see [`crate::plan::cell_job`]); 1 as written.
+    pub scale: f64,
 }
 
 /// One cell of the matrix.
@@ -346,7 +349,7 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
 
 /// `[workload]`.
 fn workload(ctx: &Ctx, w: &WorkloadSpec) -> Result<Workload, SpecError> {
-    let wk = match w.kind.get_ref().parse::<WorkloadKind>() {
+    let wk = match w.kind.get_ref().parse::<Kind>() {
         Ok(k) => k,
         Err(e) => return ctx.err(w.kind.span(), "workload.kind", e),
     };
@@ -399,5 +402,6 @@ fn workload(ctx: &Ctx, w: &WorkloadSpec) -> Result<Workload, SpecError> {
         dirs,
         ranks,
         probes,
+        scale: 1.0,
     })
 }

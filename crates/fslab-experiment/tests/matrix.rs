@@ -2,9 +2,7 @@
 
 use std::path::Path;
 
-use fslab_experiment::plan::{
-    describe, mount_options, scale_args, scale_fsmark_args, scaled, schedule, workload_argv,
-};
+use fslab_experiment::plan::{cell_job, describe, mount_options, scaled, schedule, workload_argv};
 use fslab_experiment::spec::{parse, Device, ImageHost, Order};
 
 const FILE: &str = r#"
@@ -145,38 +143,43 @@ fn scale_shrinks_counts_and_sizes() {
             scheduler: None,
         }
     );
+    let m = Path::new("/m");
+    let o = |e: &fslab_experiment::spec::Experiment, k: &str| {
+        cell_job(e, &e.cells[0], m).unwrap().to_json()["options"][k].clone()
+    };
     assert_eq!(
-        e.workload.args,
-        ["-n", "1000", "-D", "100", "-S0", "-L", "63"]
+        (o(&e, "files"), o(&e, "subdirs")),
+        (1000.into(), 100.into())
     );
+    assert_eq!((o(&e, "loops"), o(&e, "sync")), (63.into(), 0.into()));
     let tiny = scaled(&parse("m.toml", FILE, &Default::default()).unwrap(), 1e-9);
-    assert_eq!(tiny.workload.args[..4], ["-n", "1", "-D", "2"]);
+    assert_eq!(
+        (o(&tiny, "files"), o(&tiny, "subdirs")),
+        (1.into(), 2.into())
+    );
     if let Device::Image { size, .. } = tiny.device {
         assert_eq!(size, 512 << 20, "images stay mountable");
     }
-    assert_eq!(
-        scale_fsmark_args(&["-n500".into(), "-D8".into()], 0.5),
-        ["-n250", "-D4"]
-    );
-    assert!(describe(&e, 0.01).contains("1 TiB"));
     let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let typed = |kind: &str, args: &[&str], f: f64| {
+        let mut job = fslab_workload::Kind::of(kind)
+            .unwrap()
+            .parse(&v(args))
+            .unwrap();
+        job.scale(f);
+        job.to_json()["options"].clone()
+    };
+    let fs = typed("fsmark", &["-n500", "-D8", "-d", "/m"], 0.5);
+    assert_eq!((&fs["files"], &fs["subdirs"]), (&250.into(), &4.into()));
+    assert!(describe(&e, 0.01).contains("1 TiB"));
+    let db = typed("dbench", &["-t", "120", "--warmup", "0", "8"], 0.01);
     assert_eq!(
-        scale_args(
-            fslab_record::WorkloadKind::of("dbench").unwrap(),
-            &v(&["-t", "120", "--warmup", "0", "8"]),
-            0.01
-        ),
-        ["-t", "1", "--warmup", "0", "8"],
+        (&db["time"], &db["warmup"], &db["nprocs"]),
+        (&1.into(), &0.into(), &8.into()),
         "at least 1 s, and no warm-up stays none"
     );
-    assert_eq!(
-        scale_args(
-            fslab_record::WorkloadKind::of("compilebench").unwrap(),
-            &v(&["-i", "30", "-r", "0"]),
-            0.1
-        ),
-        ["-i", "3", "-r", "0"]
-    );
+    let cb = typed("compilebench", &["-D", "/m", "-i", "30", "-r", "0"], 0.1);
+    assert_eq!((&cb["initial"], &cb["runs"]), (&3.into(), &0.into()));
 }
 
 #[test]
@@ -258,29 +261,109 @@ fn built_in_experiments() -> Vec<fslab_experiment::spec::Experiment> {
         .collect()
 }
 
+/// What the old argv-position scale gave the built-in experiments at 0.01
+/// (checked equal to the typed scale, at 0.01, 0.001, 0.5 and 2, by the
+/// test this one replaced before that scale was retired).
 #[test]
-fn typed_scale_gives_every_built_in_cell_the_options_the_argv_scale_gave() {
+fn every_built_in_cells_shown_command_line_is_the_job_that_runs() {
     let mnt = Path::new("/run/fslab/mnt-x");
     let mut checked = 0;
     for exp in built_in_experiments() {
-        for f in [0.01, 0.001, 0.5, 2.0] {
-            let old = scaled(&exp, f);
-            for (c, c_old) in exp.cells.iter().zip(&old.cells) {
-                let kind = fslab_workload::Kind::of(exp.workload.kind.name()).unwrap();
-                let argv = workload_argv(&old, c_old, mnt);
-                let by_argv = kind.parse(&argv[1..]).unwrap();
-                let mut typed = kind.parse(&workload_argv(&exp, c, mnt)[1..]).unwrap();
-                typed.scale(f);
+        for f in [1.0, 0.01, 0.001, 0.5, 2.0] {
+            let e = scaled(&exp, f);
+            for c in &e.cells {
+                let job = cell_job(&e, c, mnt).unwrap();
+                let argv = workload_argv(&e, c, mnt);
+                let back = e.workload.kind.parse(&argv[1..]).unwrap();
                 assert_eq!(
-                    typed.to_json(),
-                    by_argv.to_json(),
-                    "{} cell {} at {f}",
-                    exp.name,
+                    back.to_json(),
+                    job.to_json(),
+                    "{} cell {} at {f}: {argv:?}",
+                    e.name,
                     c.index
                 );
                 checked += 1;
             }
         }
     }
-    assert!(checked > 40, "{checked}");
+    assert!(checked > 50, "{checked}");
+    let exp = built_in_experiments()
+        .into_iter()
+        .find(|e| e.name == "seed000-fsmark-sparse")
+        .unwrap();
+    let argv = workload_argv(&exp, &exp.cells[0], mnt).join(" ");
+    assert!(argv.starts_with("fsmark -D 10000 -S0 -n 100000 -s 0 -L 63 -l /dev/null --probes=none -d /run/fslab/mnt-x/0"), "as written: {argv}");
+    let small = scaled(&exp, 0.01);
+    let argv = workload_argv(&small, &small.cells[0], mnt);
+    assert!(
+        argv.join(" ")
+            .starts_with("fsmark -D 100 -S0 -n 1000 -s 0 -L 63 -l /dev/null --probes=none -d "),
+        "the written order, with the scaled values: {argv:?}"
+    );
+    let text = describe(&small, 0.01);
+    assert!(
+        text.contains("scaled:   -n 100000 -> 1000, -D 10000 -> 100"),
+        "{text}"
+    );
+    let seed004 = built_in_experiments()
+        .into_iter()
+        .find(|e| e.name == "seed004-large-dir")
+        .unwrap();
+    let s4 = scaled(&seed004, 0.001);
+    let job = cell_job(&s4, &s4.cells[0], mnt).unwrap();
+    assert_eq!(
+        job.to_json()["options"]["numbers"],
+        serde_json::json!(["20000"])
+    );
+}
+
+#[test]
+fn the_child_gets_the_job_typed_with_the_command_line_to_record() {
+    let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let argv = v(&[
+        "dbench",
+        "-t",
+        "1",
+        "-D",
+        "/m/0",
+        "8",
+        "--text-to",
+        "/run/x.txt",
+        "--json",
+        "--progress",
+        "--die-with-parent",
+        "--cgroup",
+        "/sys/fs/cgroup/memory/x",
+        "--phase-acks",
+    ]);
+    let cmd = fslab_experiment::plan::job_command(&argv).unwrap();
+    assert_eq!(cmd[0], "job");
+    let json: serde_json::Value = serde_json::from_str(&cmd[1]).unwrap();
+    assert_eq!(json["workload"], "dbench");
+    assert_eq!(json["argv"], serde_json::json!(argv), "the line to record");
+    let job = fslab_workload::Job::from_json(&json).unwrap();
+    let parsed = fslab_workload::Kind::of("dbench")
+        .unwrap()
+        .parse(&argv[1..])
+        .unwrap();
+    assert_eq!(job.to_json(), parsed.to_json());
+    let c = job.common();
+    assert!(c.json && c.progress && c.die_with_parent && c.phase_acks);
+    assert_eq!(
+        c.cgroup.as_deref(),
+        Some(Path::new("/sys/fs/cgroup/memory/x"))
+    );
+    let bad = fslab_experiment::plan::job_command(&v(&["nosuch", "-x"])).unwrap_err();
+    assert!(
+        bad.to_string().contains("unknown workload \"nosuch\""),
+        "{bad}"
+    );
+    assert_eq!(
+        fslab_experiment::plan::child_args(argv.clone()),
+        if fslab_experiment::plan::CHILD_TAKES_JOB {
+            cmd
+        } else {
+            argv
+        }
+    );
 }

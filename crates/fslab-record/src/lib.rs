@@ -20,7 +20,6 @@ pub mod table;
 pub mod time;
 mod types;
 pub mod units;
-mod workload;
 
 pub use experiment::{
     CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, FindingOutcome, FindingResult,
@@ -31,7 +30,6 @@ pub use mem::MemRecorder;
 pub use metric::{Better, Metric, Unit};
 pub use probe::{Blob, Monitor, NoMonitor, ProbeNote, ProbePoint};
 pub use types::*;
-pub use workload::WorkloadKind;
 
 /// Failure of a recorder: what it could not keep.
 #[derive(Debug, thiserror::Error)]

@@ -12,7 +12,6 @@ use fslab_probe::notes::{
 use fslab_probe::TargetsNote;
 use fslab_record::json::Versioned;
 use fslab_record::table::{Align, Table};
-use fslab_record::WorkloadKind;
 use fslab_store::{RunOrigin, RunRecord, Store};
 
 use crate::Result;
@@ -27,7 +26,7 @@ pub struct Listed {
 }
 
 /// `results list --json`: `{fslab_schema, runs: [...]}`.
-pub fn list_json(store: &Store, workload: Option<WorkloadKind>) -> Result<String> {
+pub fn list_json(store: &Store, workload: Option<&str>) -> Result<String> {
     #[derive(serde::Serialize)]
     struct Doc {
         runs: Vec<Listed>,
@@ -41,17 +40,17 @@ pub fn list_json(store: &Store, workload: Option<WorkloadKind>) -> Result<String
     Ok(Versioned::new(Doc { runs }).to_pretty())
 }
 
-fn listed(store: &Store, workload: Option<WorkloadKind>) -> Result<Vec<fslab_store::RunRow>> {
+fn listed(store: &Store, workload: Option<&str>) -> Result<Vec<fslab_store::RunRow>> {
     Ok(store
         .list_runs()?
         .into_iter()
-        .filter(|r| workload.is_none_or(|w| r.workload == w.name()))
+        .filter(|r| workload.is_none_or(|w| r.workload == w))
         .collect())
 }
 
 /// `results list`: a header, then one line per run, oldest first, with its
 /// headline number.
-pub fn list(store: &Store, workload: Option<WorkloadKind>) -> Result<String> {
+pub fn list(store: &Store, workload: Option<&str>) -> Result<String> {
     let runs = listed(store, workload)?;
     if runs.is_empty() {
         return Ok(String::new());
@@ -151,7 +150,7 @@ pub fn run_text(store: &Store, id: i64) -> Result<String> {
 
 /// `results export ID --format json`: the run's record with its schema version.
 pub fn export_json(store: &Store, id: i64) -> Result<String> {
-    Ok(Versioned::new(store.run(id)?).to_pretty())
+    Ok(store.run_json(id)?)
 }
 
 /// `results export ID --format csv`.

@@ -107,11 +107,11 @@ fn one_number_one_name_everywhere() {
     );
     assert_eq!(lines.count(), 6);
     // Filtered by workload, and as JSON with the headline typed.
-    let none = show::list(&store, Some(fslab_record::WorkloadKind::FsMark)).unwrap();
+    let none = show::list(&store, Some("fsmark")).unwrap();
     assert_eq!(none, "", "no fsmark runs: not even a header");
     let j: serde_json::Value =
         serde_json::from_str(&show::list_json(&store, None).unwrap()).unwrap();
-    assert_eq!(j["fslab_schema"], 1);
+    assert_eq!(j["fslab_schema"], fslab_record::json::SCHEMA_VERSION);
     assert_eq!(j["runs"].as_array().unwrap().len(), 7);
     assert_eq!(j["runs"][0]["id"], 1);
     assert_eq!(j["runs"][0]["headline"]["name"], "Throughput");
@@ -131,7 +131,7 @@ fn one_number_one_name_everywhere() {
     assert!(!names.iter().any(|n| n.contains("AvgLat")), "{names:?}");
     let rows = fslab_stats::compare::compare(&g.labels, &metrics, 0);
     let doc: serde_json::Value = serde_json::from_str(&select::json(&g.labels, 0, &rows)).unwrap();
-    assert_eq!(doc["fslab_schema"], 1);
+    assert_eq!(doc["fslab_schema"], fslab_record::json::SCHEMA_VERSION);
     assert_eq!(doc["baseline"], "runs 1,2,3");
     let row = doc["rows"]
         .as_array()

@@ -31,6 +31,13 @@ pub enum Error {
         #[source]
         source: fslab_record::RecordError,
     },
+    /// The run kept could not be read back (for `--json`).
+    #[error("{name}: results store: {source}")]
+    ReadBack {
+        name: String,
+        #[source]
+        source: StoreError,
+    },
     /// Rank 0 could not open the store, so no rank started.
     #[error("{name}: rank 0 could not open the results store")]
     RankStore { name: String },

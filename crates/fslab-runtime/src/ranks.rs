@@ -17,7 +17,6 @@ use std::time::{Duration, Instant};
 use fslab_cluster::rescue::Spool;
 use fslab_cluster::{ClockOffset, Gate, RankRecorder, RankRun};
 use fslab_record::RunStatus;
-use fslab_workload::common::LatencyEntry;
 use fslab_workload::{CommonArgs, Hooks, Job, Start};
 
 use crate::harness::{cache_dropper, ending, finished, progress_lines, start_probes};
@@ -197,11 +196,14 @@ fn report_merged(
         None if !common.json => print!("{summary}"),
         None => {}
     }
-    if common.json {
-        print!(
-            "{}",
-            fslab_record::json::Versioned::new(report_json(id, merged)).to_pretty()
-        );
+    if let (true, Some(id)) = (common.json, id) {
+        // The run's one JSON shape, as `results export` prints it (the
+        // ranks' own numbers are in its params' `mpi`).
+        let doc = store.run_json(id).map_err(|source| Error::ReadBack {
+            name: name.into(),
+            source,
+        })?;
+        print!("{doc}");
     }
     if common.progress {
         finished(
@@ -327,40 +329,4 @@ fn summary_text(name: &str, merged: &fslab_cluster::MergedRun) -> String {
         }
     }
     summary
-}
-
-/// What `--json` prints for a merged run: the fields of a one-process
-/// report (run_id, status, error, phases, latency percentiles, series,
-/// loops) and the ranks: how many, on which hosts, each phase's per-rank
-/// rates and each rank's status; each host's filesystem and clock offset,
-/// each rank's timeline on rank 0's clock and latency counts per rank.
-fn report_json(id: Option<i64>, m: &fslab_cluster::MergedRun) -> serde_json::Value {
-    let latency: Vec<LatencyEntry> = m
-        .run
-        .latency
-        .iter()
-        .filter_map(|h| {
-            Some(LatencyEntry {
-                phase: h.phase.clone(),
-                op: h.op.clone(),
-                summary: h.histogram().ok()?.summary(),
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "run_id": id,
-        "status": m.run.status,
-        "error": m.run.error,
-        "ranks": m.ranks,
-        "hosts": m.hosts,
-        "phases": m.run.phases,
-        "rates": m.rates,
-        "latency": latency,
-        "loops": m.run.loops,
-        "series": m.run.series,
-        "rank_status": m.rank_status,
-        "host_facts": m.host_facts,
-        "timelines": m.timelines,
-        "latency_counts": m.latency_counts,
-    })
 }

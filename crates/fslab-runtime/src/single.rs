@@ -120,7 +120,7 @@ pub fn run(
         source,
     })?;
     drop(out);
-    ended(name, common, cx, &*report, store.path())
+    ended(name, common, cx, &*report, &store)
 }
 
 /// What is said once the run is over: the JSON report, the notes, the
@@ -130,10 +130,17 @@ fn ended(
     common: &CommonArgs,
     cx: &Context<'_>,
     report: &dyn Report,
-    db: &Path,
+    store: &fslab_store::Store,
 ) -> Result<()> {
     if common.json {
-        print!("{}", fslab_record::json::Versioned::new(report).to_pretty());
+        // The run's one JSON shape, as `results export` prints it.
+        let doc = store
+            .run_json(report.run_id())
+            .map_err(|source| Error::ReadBack {
+                name: name.into(),
+                source,
+            })?;
+        print!("{doc}");
     }
     for n in report.notes() {
         eprintln!("fslab: {name}: {n}");
@@ -147,7 +154,7 @@ fn ended(
             report.metrics(),
         );
     }
-    let kept = format!("run {} in {}", report.run_id(), db.display());
+    let kept = format!("run {} in {}", report.run_id(), store.path().display());
     if report.status() == RunStatus::Complete && !common.progress && !cx.quiet {
         // Where to find it again (`fslab results show N`); on stderr, so
         // the tool's own output stays as its readers expect it.

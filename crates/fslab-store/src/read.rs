@@ -258,6 +258,15 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Run `id` as the one JSON document of a run (`fslab_record::json`'s
+    /// shape, `schema/run.schema.json`): what a workload's `--json` and
+    /// `results export --format json` print alike.
+    pub fn run_json(&self, id: i64) -> Result<String, StoreError> {
+        Ok(fslab_record::json::Versioned::new(self.run(id)?).to_pretty())
+    }
+}
+
 impl RunRecord {
     /// The run as long-format CSV: `run_id,table,phase,op,index,metric,value`,
     /// one measured value per line (tidy data for R, pandas or a spreadsheet).

@@ -6,120 +6,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use clap::{Args, FromArgMatches};
-
-use crate::alloctest::AllocArgs;
-use crate::common::CommonArgs;
-use crate::compilebench::CompileArgs;
-use crate::createmany::CreateManyArgs;
-use crate::dbench::DbenchArgs;
-use crate::fsmark::cli::FsMarkArgs;
-use crate::tiotest::TioArgs;
-use fslab_record::WorkloadKind;
-
-/// What the check needs to know of a workload's parsed arguments.
-trait Checked: Args + FromArgMatches {
-    fn common(&self) -> &CommonArgs;
-    /// `-d` directories (fsmark, tiotest), which `fslab run` gives.
-    fn dirs(&self) -> &[PathBuf] {
-        &[]
-    }
-    /// Every path the workload creates, writes or removes, by option.
-    fn outputs(&self) -> Vec<(&'static str, PathBuf)>;
-    /// The workload's own validation of its options.
-    fn validate(&self) -> Result<(), String>;
-}
-
-impl Checked for FsMarkArgs {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-    fn dirs(&self) -> &[PathBuf] {
-        &self.dirs
-    }
-    fn outputs(&self) -> Vec<(&'static str, PathBuf)> {
-        self.log_file.iter().map(|l| ("-l", l.clone())).collect()
-    }
-    fn validate(&self) -> Result<(), String> {
-        self.raw().validate().map(|_| ()).map_err(|e| e.to_string())
-    }
-}
-
-impl Checked for TioArgs {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-    fn dirs(&self) -> &[PathBuf] {
-        &self.dirs
-    }
-    fn outputs(&self) -> Vec<(&'static str, PathBuf)> {
-        Vec::new()
-    }
-    fn validate(&self) -> Result<(), String> {
-        TioArgs::validate(self)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
-}
-
-impl Checked for CreateManyArgs {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-    fn outputs(&self) -> Vec<(&'static str, PathBuf)> {
-        let mut v = vec![("FMT", PathBuf::from(&self.fmt))];
-        v.extend(self.unlink_fmt.iter().map(|f| ("-r", PathBuf::from(f))));
-        v.extend(self.link.iter().map(|l| ("-l", l.clone())));
-        v
-    }
-    fn validate(&self) -> Result<(), String> {
-        CreateManyArgs::validate(self)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
-}
-
-impl Checked for AllocArgs {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-    fn outputs(&self) -> Vec<(&'static str, PathBuf)> {
-        vec![("FILE", self.file.clone())]
-    }
-    fn validate(&self) -> Result<(), String> {
-        AllocArgs::validate(self)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
-}
-
-impl Checked for DbenchArgs {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-    fn outputs(&self) -> Vec<(&'static str, PathBuf)> {
-        vec![("-D", self.dir.clone())]
-    }
-    fn validate(&self) -> Result<(), String> {
-        DbenchArgs::validate(self)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
-}
-
-impl Checked for CompileArgs {
-    fn common(&self) -> &CommonArgs {
-        &self.common
-    }
-    fn outputs(&self) -> Vec<(&'static str, PathBuf)> {
-        vec![("-D", self.dir.clone())]
-    }
-    fn validate(&self) -> Result<(), String> {
-        CompileArgs::validate(self)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
-}
+use crate::plugin::{Job, Kind};
 
 /// `path` with `.` and `..` resolved by name alone; None when `..` climbs
 /// above where the path starts (or above `/`).
@@ -178,40 +65,30 @@ pub fn clap_error_line(e: &clap::Error) -> String {
     line
 }
 
-/// `argv` (no program name) parsed as `T`'s options under `cmd`.
-fn parse_with<T: Args + FromArgMatches>(cmd: clap::Command, argv: &[String]) -> Result<T, String> {
-    let m = T::augment_args(cmd.no_binary_name(true))
-        .try_get_matches_from(argv)
-        .map_err(|e| clap_error_line(&e))?;
-    T::from_arg_matches(&m).map_err(|e| clap_error_line(&e))
-}
-
-/// fsmark's command for experiment arguments: fs_mark's own `-h`, and a
-/// later option overriding an earlier one.
-fn fsmark_command() -> clap::Command {
-    clap::Command::new("workload")
-        .disable_help_flag(true)
-        .args_override_self(true)
-}
-
 /// Parses fsmark arguments as an experiment file gives them.
-pub fn parse_fsmark(argv: &[String]) -> Result<FsMarkArgs, String> {
-    parse_with(fsmark_command(), argv)
+pub fn parse_fsmark(argv: &[String]) -> Result<crate::fsmark::cli::FsMarkArgs, String> {
+    use clap::{Args, FromArgMatches};
+    let m = crate::fsmark::cli::FsMarkArgs::augment_args(
+        <crate::fsmark::plugin::FsMark as crate::Workload>::command().no_binary_name(true),
+    )
+    .try_get_matches_from(argv)
+    .map_err(|e| clap_error_line(&e))?;
+    crate::fsmark::cli::FsMarkArgs::from_arg_matches(&m).map_err(|e| clap_error_line(&e))
 }
 
-fn check_as<T: Checked>(
-    cmd: clap::Command,
-    argv: &[String],
-    fslab_dirs: usize,
-    cell: &Path,
-) -> Result<(), String> {
-    let a: T = parse_with(cmd, argv)?;
-    if a.dirs().len() != fslab_dirs {
-        return Err(
+/// Checks a job as an experiment gives it (`{dir}` replaced by directories
+/// below `cell`, which must exist) with `fslab_dirs` `-d` directories of
+/// fslab's own: the options `fslab run` sets itself are refused, every
+/// path it writes must be inside `cell`, and the workload's own
+/// validation. The error is one line naming the bad option or value.
+pub fn check_job(job: &Job, fslab_dirs: usize, cell: &Path) -> crate::Result<()> {
+    let refuse = |m: String| Err(crate::Error::Options(m));
+    if job.dirs().len() != fslab_dirs {
+        return refuse(
             "-d is set by fslab run (one per workload.dirs, on the cell's filesystem)".into(),
         );
     }
-    let c = a.common();
+    let c = job.common();
     let owned = [
         ("--json", c.json),
         ("--cgroup", c.cgroup.is_some()),
@@ -230,41 +107,30 @@ fn check_as<T: Checked>(
         ),
     ];
     if let Some((opt, _)) = owned.iter().find(|(_, set)| *set) {
-        return Err(format!(
+        return refuse(format!(
             "{opt} is set by fslab run, not by the experiment file"
         ));
     }
-    for (opt, p) in a.outputs() {
+    for (opt, p) in job.outputs() {
         if !p.is_absolute() || !stays_inside(&p, cell) {
-            return Err(format!(
+            return refuse(format!(
                 "{opt} {}: outside the cell's filesystem (start workload paths with {{dir}})",
                 p.display()
             ));
         }
     }
-    a.validate()
+    job.validate()
 }
 
-/// Checks a workload's full argument list as `fslab run` would start it
-/// (after the workload's name, `{dir}` replaced by directories below
-/// `cell`, which must exist) with `fslab_dirs` `-d` options of fslab's own
-/// at its end. The error is one line naming the bad option or value.
+/// [`check_job`] of `kind`'s arguments as `fslab run` would start it
+/// (after the workload's name, with fslab's `-d` options at its end).
 pub fn check_experiment_args(
-    kind: WorkloadKind,
+    kind: Kind,
     argv: &[String],
     fslab_dirs: usize,
     cell: &Path,
 ) -> crate::Result<()> {
-    let cmd = clap::Command::new("workload");
-    let checked = match kind {
-        WorkloadKind::FsMark => check_as::<FsMarkArgs>(fsmark_command(), argv, fslab_dirs, cell),
-        WorkloadKind::TioTest => check_as::<TioArgs>(cmd, argv, fslab_dirs, cell),
-        WorkloadKind::CreateMany => check_as::<CreateManyArgs>(cmd, argv, fslab_dirs, cell),
-        WorkloadKind::AllocTest => check_as::<AllocArgs>(cmd, argv, fslab_dirs, cell),
-        WorkloadKind::Dbench => check_as::<DbenchArgs>(cmd, argv, fslab_dirs, cell),
-        WorkloadKind::CompileBench => check_as::<CompileArgs>(cmd, argv, fslab_dirs, cell),
-    };
-    checked.map_err(crate::Error::Options)
+    check_job(&kind.parse(argv)?, fslab_dirs, cell)
 }
 
 #[cfg(test)]
@@ -285,17 +151,15 @@ mod tests {
 
     #[test]
     fn every_option_has_a_long_name_beside_the_originals_letter() {
-        let cmd = || clap::Command::new("workload");
-        for (name, c) in [
-            ("fsmark", FsMarkArgs::augment_args(fsmark_command())),
-            ("tiotest", TioArgs::augment_args(cmd())),
-            ("createmany", CreateManyArgs::augment_args(cmd())),
-            ("alloctest", AllocArgs::augment_args(cmd())),
-            ("dbench", DbenchArgs::augment_args(cmd())),
-            ("compilebench", CompileArgs::augment_args(cmd())),
-        ] {
+        let all = crate::plugin::all();
+        assert!(all.len() >= 6, "{all:?}");
+        for kind in all {
+            let (name, c) = (kind.name(), kind.workload().command());
             let mut longs = std::collections::BTreeSet::new();
-            for a in c.get_arguments().filter(|a| !a.is_positional()) {
+            for a in c
+                .get_arguments()
+                .filter(|a| !a.is_positional() && a.get_id() != "help")
+            {
                 let long = a.get_long().unwrap_or_else(|| {
                     panic!("{name} -{}: no long name", a.get_short().unwrap_or('?'))
                 });
@@ -329,7 +193,7 @@ mod tests {
             let mut v = argv(s);
             v.extend(["-d".to_string(), d0.clone()]);
             usage(check_experiment_args(
-                WorkloadKind::of("fsmark").unwrap(),
+                Kind::of("fsmark").unwrap(),
                 &v,
                 1,
                 cell,
@@ -348,7 +212,7 @@ mod tests {
 
         let cm = |s: &str| {
             usage(check_experiment_args(
-                WorkloadKind::of("createmany").unwrap(),
+                Kind::of("createmany").unwrap(),
                 &argv(s),
                 0,
                 cell,
@@ -361,7 +225,7 @@ mod tests {
         assert!(cm("-m f 10").unwrap_err().contains("outside"), "relative");
         let al = |s: &str| {
             usage(check_experiment_args(
-                WorkloadKind::of("alloctest").unwrap(),
+                Kind::of("alloctest").unwrap(),
                 &argv(s),
                 0,
                 cell,
@@ -371,7 +235,7 @@ mod tests {
         assert!(al(&format!("{d0}/big nonsense")).is_err());
         let db = |s: &str| {
             usage(check_experiment_args(
-                WorkloadKind::of("dbench").unwrap(),
+                Kind::of("dbench").unwrap(),
                 &argv(s),
                 0,
                 cell,
@@ -381,7 +245,7 @@ mod tests {
         assert!(db("-D / -t 1 2").unwrap_err().contains("outside"));
         let cb = |s: &str| {
             usage(check_experiment_args(
-                WorkloadKind::of("compilebench").unwrap(),
+                Kind::of("compilebench").unwrap(),
                 &argv(s),
                 0,
                 cell,
@@ -392,7 +256,7 @@ mod tests {
             let mut v = argv(s);
             v.extend(["-d".to_string(), d0.clone()]);
             usage(check_experiment_args(
-                WorkloadKind::of("tiotest").unwrap(),
+                Kind::of("tiotest").unwrap(),
                 &v,
                 1,
                 cell,
@@ -400,6 +264,6 @@ mod tests {
         };
         assert!(tio("-t 2 -f 1 -r 10").is_ok());
         assert!(tio("-d /tmp -t 1").unwrap_err().contains("-d is set"));
-        assert!(WorkloadKind::of("nosuch").is_none());
+        assert!(Kind::of("nosuch").is_none());
     }
 }

@@ -11,6 +11,7 @@
 
 pub mod alloctest;
 pub mod args;
+pub mod command_line;
 pub mod common;
 pub mod compilebench;
 pub mod crc32c;

@@ -96,6 +96,13 @@ pub trait Workload: Send + Sync + 'static {
     /// (fs_mark's log goes to /dev/null: the text is stored instead).
     fn in_cell(_o: &mut Self::Options) {}
 
+    /// The one directory it fills with entries, whose index `fslab run`
+    /// measures after the run, before unmount (createmany's: the htree
+    /// depth on ext4, seed 004's mechanism); None for the others.
+    fn filled_dir(_o: &Self::Options) -> Option<PathBuf> {
+        None
+    }
+
     /// Under MPI, moves what each rank writes into paths of its own
     /// (`place` makes them); nothing in a one-process run.
     fn on_rank(o: &mut Self::Options, place: &dyn RankPlace) -> Result<()>;
@@ -158,6 +165,7 @@ pub trait AnyJob: fmt::Debug + Send + Sync {
     fn set_dirs(&mut self, dirs: Vec<PathBuf>);
     fn outputs(&self) -> Vec<(&'static str, PathBuf)>;
     fn workdir(&self) -> PathBuf;
+    fn filled_dir(&self) -> Option<PathBuf>;
     fn scale(&mut self, factor: f64);
     fn in_cell(&mut self);
     fn on_rank(&mut self, place: &dyn RankPlace) -> Result<()>;
@@ -314,6 +322,9 @@ impl<W: Workload> AnyJob for Typed<W> {
     }
     fn workdir(&self) -> PathBuf {
         W::workdir(&self.o)
+    }
+    fn filled_dir(&self) -> Option<PathBuf> {
+        W::filled_dir(&self.o)
     }
     fn scale(&mut self, factor: f64) {
         W::scale(&mut self.o, factor);

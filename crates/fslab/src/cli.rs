@@ -345,7 +345,7 @@ pub enum ResultsCommand {
     List {
         /// Only runs of this workload (fsmark, createmany, tiotest, alloctest, dbench, compilebench)
         #[arg(long, value_name = "KIND")]
-        workload: Option<fslab_record::WorkloadKind>,
+        workload: Option<fslab_workload::Kind>,
         /// One JSON document (with fslab_schema) instead of text
         #[arg(long)]
         json: bool,

@@ -64,15 +64,17 @@ impl ProcessExecutor {
             }
             None => Command::new(&self.exe),
         };
+        let mut args = argv.to_vec();
+        args.extend(["--json", "--progress", "--die-with-parent"].map(String::from));
+        if let Some(cg) = cgroup {
+            args.extend(["--cgroup".into(), cg.display().to_string()]);
+        }
+        if acks {
+            args.push("--phase-acks".into());
+        }
         cmd.arg("--db")
             .arg(&self.db)
-            .args(argv)
-            .arg("--json")
-            .arg("--progress")
-            .arg("--die-with-parent");
-        if let Some(cg) = cgroup {
-            cmd.arg("--cgroup").arg(cg);
-        }
+            .args(crate::plan::child_args(args));
         // The workload journals what it sets up (its tracefs instance) as
         // this run's child, so this run can undo it if the workload is killed.
         cmd.env(
@@ -86,7 +88,7 @@ impl ProcessExecutor {
         // With probes beside it, the workload waits at each phase boundary
         // for this process to answer on its stdin.
         if acks {
-            cmd.arg("--phase-acks").stdin(Stdio::piped());
+            cmd.stdin(Stdio::piped());
         } else {
             cmd.stdin(Stdio::null());
         }

@@ -43,7 +43,11 @@ impl Workload for CreateMany {
             .map(PathBuf::from)
             .unwrap_or_else(|| ".".into())
     }
-    /// COUNT (the last of [START] COUNT).
+    /// FMT's directory, filled with the names (seed 004's htree depth).
+    fn filled_dir(o: &CreateManyArgs) -> Option<PathBuf> {
+        Some(Self::workdir(o))
+    }
+    /// COUNT (the last of `[START] COUNT`).
     fn scale(o: &mut CreateManyArgs, factor: f64) {
         if let Some(count) = o.numbers.last_mut() {
             *count = crate::scale::text(count, factor, 1);
@@ -137,6 +141,7 @@ mod tests {
         let back = Job::from_json(&json).unwrap();
         assert_eq!(back.to_json(), json);
         assert_eq!(back.workdir(), dir.path());
+        assert_eq!(back.filled_dir().as_deref(), Some(dir.path()));
         assert_eq!(back.outputs(), vec![("FMT", PathBuf::from(&fmt))]);
         let mut two = kind.parse(&argv(&format!("-o {fmt} 7 5000"))).unwrap();
         two.scale(0.01);

@@ -114,6 +114,7 @@ mod tests {
         let back = Job::from_json(&json).unwrap();
         assert_eq!(back.to_json(), json);
         assert_eq!(back.workdir(), PathBuf::from("/mnt/a"));
+        assert_eq!(back.filled_dir(), None);
         assert_eq!(back.outputs(), vec![("-l", PathBuf::from("/dev/null"))]);
         // -D keeps at least 2, -n at least 1; a 0 stays 0.
         let mut small = kind.parse(&argv("-n 3 -D 3 -d /a")).unwrap();

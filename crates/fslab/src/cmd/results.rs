@@ -12,9 +12,9 @@ pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
     let text = match cmd {
         ResultsCommand::List { workload, json } => {
             if json {
-                show::list_json(&store, workload)
+                show::list_json(&store, workload.map(|k| k.name()))
             } else {
-                show::list(&store, workload)
+                show::list(&store, workload.map(|k| k.name()))
             }
         }
         ResultsCommand::Experiments => show::experiments(&store),

@@ -412,14 +412,18 @@ fn json_report_has_loops_phases_and_latency() {
         serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
     let text = stdout(&o);
     assert!(
-        text.starts_with("{\n  \"fslab_schema\": 1,"),
+        text.starts_with(&format!(
+            "{{\n  \"fslab_schema\": {},",
+            fslab_record::json::SCHEMA_VERSION
+        )),
         "the schema version comes first: {text}"
     );
-    assert_eq!(v["status"], "complete");
-    assert_eq!(v["loops"].as_array().unwrap().len(), 2);
-    assert_eq!(v["loops"][1]["count"], 600);
+    assert_eq!(v["run"]["status"], "complete");
+    let loops = crate::support::loops(&v);
+    assert_eq!(loops.len(), 2);
+    assert_eq!(loops[1].count, 600);
     assert_eq!(v["phases"][0]["ops"], 300 * 2);
-    assert_eq!(v["target"]["fs_type"], "tmpfs");
+    assert_eq!(v["run"]["fs_type"], "tmpfs");
     let creat = v["latency"]
         .as_array()
         .unwrap()

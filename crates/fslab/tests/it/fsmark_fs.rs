@@ -94,8 +94,9 @@ fn enospc_mid_run_stops_with_the_partial_result_kept() {
         .as_str()
         .unwrap()
         .contains("No space left"));
-    assert_eq!(v["loops"][0]["files"], created);
-    assert_eq!(v["loops"][0]["complete"], false);
+    let loops = crate::support::loops(&v);
+    assert_eq!(loops[0].files, created as u64, "{v}");
+    assert!(!loops[0].complete, "{v}");
 }
 
 #[test]

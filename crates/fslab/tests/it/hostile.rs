@@ -679,9 +679,10 @@ fn random_experiment_files_never_crash_the_binary() {
     ];
     let strategy = (
         prop::sample::select(
-            fslab_record::WorkloadKind::ALL
-                .map(fslab_record::WorkloadKind::name)
-                .to_vec(),
+            fslab_workload::plugin::all()
+                .into_iter()
+                .map(fslab_workload::Kind::name)
+                .collect::<Vec<_>>(),
         ),
         prop::collection::vec(word.clone(), 0..6),
         prop::collection::vec(word, 0..3),

@@ -10,6 +10,7 @@ mod fsmark;
 mod fsmark_fs;
 mod hostile;
 mod hosts;
+mod json;
 mod lab;
 mod lab_safety;
 mod mechanisms;

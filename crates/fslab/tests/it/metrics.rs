@@ -360,7 +360,11 @@ fn compare_names_each_tools_numbers_with_their_units() {
     let o = lab.run(&["compare", "--runs", "1", "--runs", "2", "--format", "json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(doc["fslab_schema"], 1, "{doc}");
+    assert_eq!(
+        doc["fslab_schema"],
+        fslab_record::json::SCHEMA_VERSION,
+        "{doc}"
+    );
     let names: Vec<&str> = doc["rows"]
         .as_array()
         .unwrap()

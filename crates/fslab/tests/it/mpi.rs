@@ -275,11 +275,15 @@ mod with_mpi {
         let write = phase(&v, "write");
         assert_eq!(write["bytes"], (2 * 2 * 4) << 20, "{v}");
         assert_eq!(
-            (v["status"].as_str(), v["run_id"].as_i64()),
+            (v["run"]["status"].as_str(), v["run"]["id"].as_i64()),
             (Some("complete"), Some(2))
         );
-        assert_eq!(v["ranks"], 2);
-        assert_eq!(v["rates"][0]["ranks"], 2);
+        // The run's one shape (the ranks' own numbers in its params' mpi).
+        let errors = crate::support::run_schema_errors(&v);
+        assert!(errors.is_empty(), "{errors:?}");
+        let mpi = &v["run"]["params"]["mpi"];
+        assert_eq!(mpi["ranks"], 2);
+        assert_eq!(mpi["rates"][0]["ranks"], 2);
         let reads = v["latency"]
             .as_array()
             .unwrap()

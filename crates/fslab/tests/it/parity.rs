@@ -68,7 +68,15 @@ fn tiotest_write_rates_include_the_flush_to_disk() {
         ]);
         assert!(o.status.success(), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        write = write.max(v["tests"][0]["mb_per_s"].as_f64().unwrap());
+        // tiotest's Write Rate (MiB/s), a metric of the run's JSON.
+        let rate = v["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["phase"] == "Write" && m["name"] == "Rate")
+            .and_then(|m| m["value"].as_f64())
+            .unwrap_or_else(|| panic!("no Write Rate in {v}"));
+        write = write.max(rate);
         let out = fs.path().join(format!("dd{round}"));
         let dd = std::process::Command::new("dd")
             .arg("if=/dev/zero")

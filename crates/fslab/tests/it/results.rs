@@ -66,7 +66,7 @@ fn results_read_back_what_fsmark_recorded() {
             .stdout,
     )
     .unwrap();
-    assert_eq!(v["fslab_schema"], 1);
+    assert_eq!(v["fslab_schema"], fslab_record::json::SCHEMA_VERSION);
     assert_eq!(v["run"]["id"], 2);
     assert_eq!(v["run"]["command_line"][1], "--db");
     assert!(v["run"]["kernel"].as_str().unwrap().len() > 2);
@@ -190,7 +190,11 @@ fn compare_reads_the_latest_experiment_in_every_format() {
     assert!(csv.starts_with("metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n,interval,delta_from\n"));
     let json: serde_json::Value =
         serde_json::from_slice(&lab.run(&["compare", "--format", "json"]).stdout).unwrap();
-    assert_eq!(json["fslab_schema"], 1, "{json}");
+    assert_eq!(
+        json["fslab_schema"],
+        fslab_record::json::SCHEMA_VERSION,
+        "{json}"
+    );
     assert_eq!(json["baseline"], "empty");
     let row = json["rows"]
         .as_array()

@@ -81,6 +81,18 @@ impl Lab {
 }
 
 /// The names of the phases in a run's JSON export, in order.
+/// The errors of a run's JSON document against `schema/run.schema.json`
+/// (none: it validates).
+pub fn run_schema_errors(doc: &serde_json::Value) -> Vec<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema/run.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    v.iter_errors(doc)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
 /// The loop rows an exported run's metrics hold (see
 /// `fslab_record::loop_metrics`).
 pub fn loops(export: &serde_json::Value) -> Vec<fslab_record::LoopRow> {
