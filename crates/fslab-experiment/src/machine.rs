@@ -125,17 +125,7 @@ impl SysctlLock {
     }
 }
 
-/// `sync`, then drop the page cache, dentries and inodes (drop_caches = 3).
-pub fn drop_caches() -> LabResult<()> {
-    rustix::fs::sync();
-    std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| {
-        LabError::Failed(if e.kind() == std::io::ErrorKind::PermissionDenied {
-            format!("cannot drop caches: {e}: dropping caches needs root")
-        } else {
-            format!("cannot drop caches: {e}")
-        })
-    })
-}
+pub use fslab_lab::vm::drop_caches;
 
 /// A memory cgroup made for one workload.
 #[derive(Debug)]
@@ -208,12 +198,7 @@ impl MemCgroup {
 
     /// Moves process `pid` into the cgroup.
     pub fn add_process(path: &Path, pid: u32) -> LabResult<()> {
-        std::fs::write(path.join("cgroup.procs"), pid.to_string()).map_err(|e| {
-            LabError::Failed(format!(
-                "cannot move process {pid} into {}: {e}",
-                path.display()
-            ))
-        })
+        fslab_lab::vm::join_cgroup(path, pid)
     }
 
     /// Peak memory use.

@@ -288,7 +288,7 @@ pub fn job_json(job: &Job, argv: &[String]) -> serde_json::Value {
 /// Whether the workload child is started as `fslab job JSON` (its typed
 /// job, see [`job_command`]) instead of with its command line to parse
 /// again: on once the binary has the `job` command.
-pub const CHILD_TAKES_JOB: bool = false;
+pub const CHILD_TAKES_JOB: bool = true;
 
 /// The workload child's arguments (after `fslab --db DB`) for `argv` (the
 /// workload's name and every option, fslab's own included): `argv`, or

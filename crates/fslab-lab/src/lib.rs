@@ -6,7 +6,8 @@
 //! - [`signature`]: refusing targets that already hold a filesystem or data;
 //! - [`mkfs`]: making filesystems with recorded, prompt-free command lines;
 //! - [`mount`]: mounting, checking the mount is real, timed unmounts;
-//! - [`scheduler`]: a device's IO scheduler, read, checked and set.
+//! - [`scheduler`]: a device's IO scheduler, read, checked and set;
+//! - [`vm`]: dropping the caches, joining a memory cgroup.
 //!
 //! Every resource is a value whose `Drop` undoes it, so an error or a panic
 //! unwinding through a cell cleans up what the cell made.
@@ -17,6 +18,7 @@ pub mod mkfs;
 pub mod mount;
 pub mod scheduler;
 pub mod signature;
+pub mod vm;
 
 pub use fslab_record::units::{human_bytes, parse_bytes};
 

@@ -7,6 +7,7 @@
 //! - [`comparison`]: `compare`'s text, Markdown and CSV.
 //! - [`page`]: the HTML report's blocks, drawn by `fslab-report`.
 //! - [`outcomes`]: `fslab results outcomes`, the README's outcome table.
+//! - [`trace`]: `fslab trace show`, a run's block IO in blkparse's format.
 //!
 //! Everything here reads a [`fslab_store::Store`] and returns text or
 //! values; the binary parses arguments, calls these and prints.
@@ -19,6 +20,7 @@ pub mod overview;
 pub mod page;
 pub mod select;
 pub mod show;
+pub mod trace;
 
 use fslab_store::StoreError;
 
@@ -35,6 +37,9 @@ pub enum Error {
     /// The store could not be read.
     #[error("{}", store_message(.0))]
     Store(#[from] StoreError),
+    /// What the store holds cannot be read back (a damaged trace; exit 1).
+    #[error("{0}")]
+    Damaged(String),
 }
 
 impl Error {

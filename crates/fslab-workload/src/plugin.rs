@@ -113,6 +113,14 @@ pub trait Workload: Send + Sync + 'static {
         false
     }
 
+    /// Whether, under MPI, its text is rank 0's account of every rank
+    /// (mdtest's SUMMARY, computed over the ranks within its phases), so
+    /// rank 0 prints it; otherwise the ranks print nothing of their own
+    /// and the merged run is summarised instead.
+    fn speaks_for_ranks() -> bool {
+        false
+    }
+
     /// Runs it, recording as it goes, and returns its report.
     fn run(o: &Self::Options, start: Start<'_, '_>) -> Result<Box<dyn Report>>;
 }
@@ -170,6 +178,7 @@ pub trait AnyJob: fmt::Debug + Send + Sync {
     fn outputs(&self) -> Vec<(&'static str, PathBuf)>;
     fn workdir(&self) -> PathBuf;
     fn filled_dir(&self) -> Option<PathBuf>;
+    fn speaks_for_ranks(&self) -> bool;
     fn scale(&mut self, factor: f64);
     fn in_cell(&mut self);
     fn on_rank(&mut self, place: &dyn RankPlace) -> Result<()>;
@@ -271,7 +280,14 @@ impl<W: Workload> AnyWorkload for Plugin<W> {
         W::NAME
     }
     fn command(&self) -> clap::Command {
-        W::Options::augment_args(W::command().name(W::NAME))
+        // The options' doc comment would replace the command's about.
+        let base = W::command().name(W::NAME);
+        let text = |t: Option<&clap::builder::StyledStr>| {
+            t.cloned()
+                .map_or(clap::builder::Resettable::Reset, Into::into)
+        };
+        let (about, long) = (text(base.get_about()), text(base.get_long_about()));
+        W::Options::augment_args(base).about(about).long_about(long)
     }
     fn job_of_matches(&self, m: &ArgMatches) -> Result<Job> {
         let mut o = W::Options::from_arg_matches(m)
@@ -322,6 +338,9 @@ impl<W: Workload> AnyJob for Typed<W> {
     }
     fn filled_dir(&self) -> Option<PathBuf> {
         W::filled_dir(&self.o)
+    }
+    fn speaks_for_ranks(&self) -> bool {
+        W::speaks_for_ranks()
     }
     fn scale(&mut self, factor: f64) {
         W::scale(&mut self.o, factor);

@@ -27,47 +27,6 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// fs_mark 3.3: create files in loops, then optionally stat and unlink them all
-    #[command(name = "fsmark", disable_help_flag = true, args_override_self = true)]
-    FsMark(fslab_workload::fsmark::cli::FsMarkArgs),
-    /// Seed 002's mmap test: random page writes through MAP_SHARED, then extents and a cold read-back
-    #[command(
-        name = "alloctest",
-        disable_help_flag = false,
-        after_help = "Example (seed 002, 1 GiB file, 8 threads touching pages):\n  fslab alloctest /mnt/test/big 1G"
-    )]
-    AllocTest(fslab_workload::alloctest::AllocArgs),
-    /// Lustre's createmany: create (open, mknod, mkdir, link) or unlink many names (seed 004)
-    #[command(
-        name = "createmany",
-        after_help = "Examples:\n  fslab createmany -m /mnt/test/f 20000000          # seed 004: mknod 20M names in one directory\n  fslab createmany -o -k -x 100 /mnt/test/d/f%08d 10 5000"
-    )]
-    CreateMany(fslab_workload::createmany::CreateManyArgs),
-    /// hpc/ior's mdtest: create, stat, read and remove files and directories in a tree, per MPI rank (IO500's metadata phases)
-    #[command(
-        name = "mdtest",
-        after_help = fslab_workload::mdtest::plugin::EXAMPLES
-    )]
-    Mdtest(fslab_workload::mdtest::MdtestArgs),
-    /// tiobench's tiotest: threaded sequential and random writes and reads (seed 003)
-    #[command(
-        name = "tiotest",
-        after_help = "Example (seed 003):\n  fslab tiotest -t 4 -f 9000 -r 15000 -b 4096 -d /mnt/test"
-    )]
-    TioTest(fslab_workload::tiotest::TioArgs),
-    /// dbench: replay a dbench 4 loadfile with N clients (seed 001)
-    #[command(
-        name = "dbench",
-        override_usage = "fslab dbench [OPTIONS] NPROCS\n       fslab dbench --print-loadfile",
-        after_help = "Examples (seed 001):\n  fslab dbench -D /mnt/test -t 60 8\n  fslab dbench -D /mnt/test -c /usr/share/dbench/client.txt -t 60 8"
-    )]
-    Dbench(fslab_workload::dbench::DbenchArgs),
-    /// compilebench: create, patch, compile, clean, read, stat and delete kernel-like trees (seed 001)
-    #[command(
-        name = "compilebench",
-        after_help = "Example (seed 001):\n  fslab compilebench -D /mnt/test -i 10 -r 30"
-    )]
-    CompileBench(fslab_workload::compilebench::CompileArgs),
     /// crc32c self-test and throughput, software and SSE4.2 (seed 001's baseline)
     #[command(after_help = "Example:\n  fslab crc32c --chunks 1000")]
     Crc32c {
@@ -159,6 +118,17 @@ pub enum Command {
     /// Print fslab's man page (roff)
     #[command(after_help = "Example: fslab man > /usr/local/share/man/man1/fslab.1")]
     Man,
+    /// Run a workload from its serialized job (the child `fslab run` starts)
+    #[command(
+        hide = true,
+        after_help = "Example:\n  fslab job '{\"workload\": \"createmany\", \"options\": {...}, \"argv\": [\"createmany\", \"-o\", \"/mnt/test/f\", \"1000\"]}'"
+    )]
+    Job {
+        /// {"workload": NAME, "options": {...}, "argv": [...]}: the workload, its
+        /// options as `fslab run` serialized them, and the command line to record
+        #[arg(value_name = "JSON")]
+        json: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -411,18 +381,39 @@ pub enum ExportFormat {
     Csv,
 }
 
+/// Whether `name` is one of fslab's own commands (which no workload may
+/// take).
+pub fn is_own_command(name: &str) -> bool {
+    <Cli as clap::CommandFactory>::command()
+        .find_subcommand(name)
+        .is_some()
+}
+
 /// The subcommands that use no results store: `--db` is hidden from
 /// their help (and, given anyway, changes nothing).
 pub const NO_STORE: [&str; 5] = ["crc32c", "stats", "frag", "completions", "man"];
 
-/// The command line's definition, with `--db` left out of the help of the
-/// subcommands that use no store: each gets a hidden `--db` of its own
-/// before the global one is propagated (clap propagates a global argument
-/// only to subcommands without one of that name), so `--db` is still
-/// accepted there and changes nothing. (Hiding the propagated argument
-/// after the command is built broke `fslab stats --help`.)
+/// The command line's definition: the derived commands, and one
+/// subcommand per registered workload ([`fslab_workload::plugin::all`]),
+/// listed first; `--db` is left out of the help of the subcommands that use
+/// no store: each gets a hidden `--db` of its own before the global one is
+/// propagated (clap propagates a global argument only to subcommands
+/// without one of that name), so `--db` is still accepted there and changes
+/// nothing. (Hiding the propagated argument after the command is built
+/// broke `fslab stats --help`.)
 pub fn command() -> clap::Command {
     let mut cmd = <Cli as clap::CommandFactory>::command();
+    let workloads = fslab_workload::plugin::all();
+    let derived: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for (i, name) in derived.iter().enumerate() {
+        cmd = cmd.mut_subcommand(name, |s| s.display_order(workloads.len() + i));
+    }
+    for (i, kind) in workloads.iter().enumerate() {
+        cmd = cmd.subcommand(kind.workload().command().display_order(i));
+    }
     for name in NO_STORE {
         cmd = cmd.mut_subcommand(name, |s| {
             s.arg(
@@ -436,4 +427,32 @@ pub fn command() -> clap::Command {
     }
     cmd.build();
     cmd
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_registered_workload_is_a_subcommand_listed_first_and_no_own_command_is_one() {
+        let cmd = command();
+        let kinds = fslab_workload::plugin::all();
+        assert!(kinds.len() >= 6);
+        for (i, k) in kinds.iter().enumerate() {
+            let sub = cmd.find_subcommand(k.name()).unwrap();
+            assert_eq!(sub.get_display_order(), i, "{}", k.name());
+            assert!(!is_own_command(k.name()), "{}", k.name());
+        }
+        // The command's about, not its options' doc comment.
+        let fsmark = cmd.find_subcommand("fsmark").unwrap();
+        let about = fsmark.get_about().map(ToString::to_string);
+        assert!(about
+            .unwrap_or_default()
+            .starts_with("fs_mark 3.3: create files"));
+        for own in ["run", "report", "compare", "job", "results"] {
+            assert!(is_own_command(own), "{own}");
+            let order = cmd.find_subcommand(own).unwrap().get_display_order();
+            assert!(order >= kinds.len(), "{own} listed among the workloads");
+        }
+    }
 }

@@ -74,6 +74,11 @@ impl Workload for Mdtest {
     }
     /// mdtest places its ranks itself: one tree with every rank's names,
     /// or with -u a tree per rank, all under -d.
+    /// Its SUMMARY is computed over every rank within the phases: rank 0
+    /// prints it, as mdtest's rank 0 does.
+    fn speaks_for_ranks() -> bool {
+        true
+    }
     fn on_rank(_o: &mut MdtestArgs, _place: &dyn RankPlace) -> crate::Result<()> {
         Ok(())
     }

@@ -4,48 +4,15 @@
 //! afterwards each metric's noise between the copies
 //! (`fslab_stats::calibrate`) is kept in the store, per metric, filesystem
 //! and machine, and `fslab compare` takes its noise threshold from it.
+//! The A/A experiment itself is `fslab_experiment::aa::of`.
 
 use fslab_experiment::runner::ExperimentOutcome;
-use fslab_experiment::spec::{Experiment, Order};
+use fslab_experiment::spec::Experiment;
 use fslab_experiment::summary;
 use fslab_record::table::{Align, Table};
 use fslab_store::{Calibration, Store};
 
 use crate::Failure;
-
-/// The A/A experiment of cell `cell` of `exp`: two copies of it,
-/// interleaved, no findings (they name the experiment's own cells).
-pub fn aa(exp: &Experiment, cell: u32) -> Result<Experiment, Failure> {
-    let Some(c) = exp.cells.iter().find(|c| c.index == cell) else {
-        return Err(Failure::Usage(format!(
-            "--calibrate {cell}: {} has cells 0 to {}",
-            exp.name,
-            exp.cells.len().saturating_sub(1)
-        )));
-    };
-    if exp.repetitions < 2 {
-        return Err(Failure::Usage(format!(
-            "--calibrate {cell}: {} repetition(s) give no noise: use --repetitions 3 or more",
-            exp.repetitions
-        )));
-    }
-    let mut aa = exp.clone();
-    aa.name = format!("{} A/A {}", exp.name, c.label);
-    aa.order = Order::Interleaved;
-    aa.until_resolved = None;
-    aa.findings.clear();
-    aa.cells = ["A", "A'"]
-        .iter()
-        .enumerate()
-        .map(|(i, copy)| {
-            let mut x = c.clone();
-            x.index = i as u32;
-            x.label = format!("{} ({copy})", c.label);
-            x
-        })
-        .collect();
-    Ok(aa)
-}
 
 /// Keeps each metric's A/A noise of a finished A/A experiment and says
 /// what it kept.

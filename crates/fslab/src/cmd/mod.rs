@@ -1,34 +1,25 @@
 //! One module per subcommand.
 
-mod alloctest;
-mod builtin;
 mod calibrate;
 mod cleanup;
 mod compare;
-mod compilebench;
-mod createmany;
-mod dbench;
 mod frag;
-mod fsmark;
-mod harness;
 mod history;
-mod mdtest;
-mod rank;
-mod ranks;
+mod jobs;
 mod report;
 mod results;
 mod run;
 mod stats;
-mod tiotest;
 mod trace;
-mod workload;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use clap::{ArgMatches, FromArgMatches};
+use fslab_workload::Kind;
 
 use crate::cli::{Cli, Command};
 use crate::Failure;
 
-/// Runs the chosen subcommand.
 /// `--quiet`: no progress display and no remarks (see [`remark!`]).
 static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -37,44 +28,43 @@ pub fn quiet() -> bool {
     QUIET.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-pub fn dispatch(cli: Cli) -> Result<(), Failure> {
-    QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
-    if let Some(db) = &cli.db {
+/// Runs the chosen subcommand: a registered workload's through the
+/// runtime, the others' by their module.
+pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
+    let Some((name, sub)) = m.subcommand() else {
+        return Err(Failure::Usage("no command given (see fslab --help)".into()));
+    };
+    let global_flag = |id: &str| {
+        [sub, m]
+            .iter()
+            .any(|x| x.try_get_one::<bool>(id).ok().flatten() == Some(&true))
+    };
+    QUIET.store(global_flag("quiet"), std::sync::atomic::Ordering::Relaxed);
+    let db = [sub, m]
+        .iter()
+        .find_map(|x| x.try_get_one::<PathBuf>("db").ok().flatten().cloned());
+    if let Some(db) = &db {
         check_db_option(db)?;
     }
-
-    let db = cli.db.unwrap_or_else(fslab_store::default_path);
-    let workload = matches!(
-        cli.command,
-        Command::FsMark(_)
-            | Command::AllocTest(_)
-            | Command::CreateMany(_)
-            | Command::Mdtest(_)
-            | Command::Dbench(_)
-            | Command::CompileBench(_)
-            | Command::TioTest(_)
-    );
-    if workload {
-        // The per-call timer's calibration (2 ms) overlaps the start-up.
-        std::thread::spawn(fslab_workload::measure::start_timebase);
+    let db = db.unwrap_or_else(fslab_store::default_path);
+    if let Some(kind) = Kind::of(name) {
+        return jobs::run(kind, sub, &db);
     }
+    let cli = Cli::from_arg_matches(m)
+        .map_err(|e| Failure::Usage(fslab_workload::args::clap_error_line(&e)))?;
+    let workload = matches!(cli.command, Command::Job { .. });
     if let (false, Some(n @ 2..)) = (workload, fslab_cluster::launched_ranks()) {
         // Several `fslab run`s at once would format and mount side by side.
         return Err(Failure::Usage(format!(
-            "started as one of {n} MPI ranks, but only the workload commands (fsmark, createmany, mdtest, \
-             tiotest, alloctest, dbench, compilebench) run on MPI ranks: start this command once"
+            "started as one of {n} MPI ranks, but only the workload commands ({}) run on MPI \
+             ranks: start this command once",
+            Kind::names()
         )));
     }
     match cli.command {
-        Command::FsMark(args) => on_ranks("fsmark", |c| fsmark::run(args, &db, c)),
         Command::Results(r) => results::run(r, &db),
         Command::Run(r) => run::run(r, &db),
-        Command::AllocTest(a) => on_ranks("alloctest", |c| alloctest::run(a, &db, c)),
-        Command::CreateMany(a) => on_ranks("createmany", |c| createmany::run(a, &db, c)),
-        Command::Mdtest(a) => on_ranks("mdtest", |c| mdtest::run(a, &db, c)),
-        Command::Dbench(a) => on_ranks("dbench", |c| dbench::run(a, &db, c)),
-        Command::CompileBench(a) => on_ranks("compilebench", |c| compilebench::run(a, &db, c)),
-        Command::TioTest(a) => on_ranks("tiotest", |c| tiotest::run(a, &db, c)),
+        Command::Job { json } => jobs::from_json(&json, &db),
         Command::Cleanup => cleanup::run(&db),
         Command::Crc32c { chunks } => crc32c(chunks),
         Command::Compare(c) => compare::run(c, &db),
@@ -98,58 +88,6 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
             print_all(&text)
         }
     }
-}
-
-/// A workload's error as the command's failure: bad options exit 2,
-/// anything else 1. Every workload command maps its errors here.
-fn workload_failure(name: &str, e: fslab_workload::Error) -> Failure {
-    let m = format!("{name}: {e}");
-    if e.is_usage() {
-        Failure::Usage(m)
-    } else {
-        Failure::Failed(m)
-    }
-}
-
-/// Runs a workload command on the MPI ranks this process was started with
-/// (one process when no MPI launcher started it); MPI ends when the
-/// cluster is dropped. A rank that fails before the ranks have settled
-/// their results ends them all, since the others would wait for it forever.
-fn on_ranks(
-    name: &str,
-    command: impl FnOnce(&rank::Rank) -> Result<(), Failure>,
-) -> Result<(), Failure> {
-    let cluster = fslab_cluster::join().map_err(|e| Failure::Usage(format!("{name}: {e}")))?;
-    let place = rank::Rank::new(&*cluster);
-    let r = command(&place);
-    if cluster.size() > 1 && !place.settled() {
-        if let Err(f) = &r {
-            let (code, m) = match f {
-                Failure::Usage(m) => (2, m.clone()),
-                Failure::Failed(m) => (1, m.clone()),
-                Failure::Interrupted => (130, format!("{name}: interrupted")),
-            };
-            eprintln!(
-                "fslab: {m} (rank {} of {}: ending every rank)",
-                cluster.rank(),
-                cluster.size()
-            );
-            cluster.abort(code);
-        }
-    }
-    r
-}
-
-/// A flag set by SIGINT or SIGTERM; a second signal exits at once (130).
-fn stop_on_signals() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>, Failure> {
-    use std::sync::{atomic::AtomicBool, Arc};
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop))
-            .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop)))
-            .map_err(|e| Failure::Failed(format!("cannot install signal handlers: {e}")))?;
-    }
-    Ok(stop)
 }
 
 /// Writes `bytes` to stdout; a reader that stopped reading ends it quietly.

@@ -2,147 +2,15 @@
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 use fslab_experiment::backend::DeviceConsent;
-use fslab_experiment::runner::{self, ProcessExecutor, Progress, RepOutcome, Resume, RunConfig};
-use fslab_experiment::spec::Cell;
+use fslab_experiment::runner::{self, ProcessExecutor, RepOutcome, Resume, RunConfig};
 use fslab_experiment::state::{state_dir, Journal};
-use fslab_experiment::{plan, spec, summary};
+use fslab_experiment::{plan, spec};
 use fslab_record::{PhaseResult, RunStatus};
-use indicatif::{ProgressBar, ProgressStyle};
 
-use super::builtin;
 use crate::cli::RunArgs;
 use crate::Failure;
-
-/// Progress on stderr: a live line on a terminal, plain lines otherwise.
-struct Display {
-    bar: ProgressBar,
-    tty: bool,
-    start: Instant,
-    done: usize,
-    total: usize,
-    label: String,
-    /// The workload's memory pressure, shown after its line.
-    pressure: Option<String>,
-}
-
-impl Display {
-    fn new() -> Display {
-        let tty = std::io::IsTerminal::is_terminal(&std::io::stderr()) && !super::quiet();
-        let bar = if tty {
-            ProgressBar::new_spinner()
-        } else {
-            ProgressBar::hidden()
-        };
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        );
-        bar.enable_steady_tick(std::time::Duration::from_millis(200));
-        Display {
-            bar,
-            tty,
-            start: Instant::now(),
-            done: 0,
-            total: 0,
-            label: String::new(),
-            pressure: None,
-        }
-    }
-
-    fn eta(&self) -> String {
-        if self.done == 0 {
-            return "?".into();
-        }
-        let per = self.start.elapsed().as_secs_f64() / self.done as f64;
-        let left = per * (self.total - self.done) as f64;
-        format!("{}m{:02}s", (left / 60.0) as u64, left as u64 % 60)
-    }
-
-    /// A line that stays (above the spinner on a terminal).
-    fn print(&self, line: String) {
-        if self.tty {
-            self.bar.println(line);
-        } else {
-            remark!("{line}");
-        }
-    }
-
-    fn say(&self, msg: String) {
-        if self.tty {
-            match &self.pressure {
-                Some(p) => self.bar.set_message(format!("{msg} [{p}]")),
-                None => self.bar.set_message(msg),
-            }
-        }
-    }
-}
-
-impl Progress for Display {
-    fn cell_start(&mut self, k: usize, total: usize, cell: &Cell, rep: u32, reps: u32) {
-        self.pressure = None;
-        self.done = k;
-        self.total = total;
-        self.label = format!(
-            "[{}/{}] cell {} {:?} repetition {rep}/{reps}",
-            k + 1,
-            total,
-            cell.index,
-            cell.label
-        );
-        if self.tty {
-            self.say(format!(
-                "{}: starting (time left ~{})",
-                self.label,
-                self.eta()
-            ));
-        } else {
-            remark!("fslab: {}", self.label);
-        }
-    }
-    fn step(&mut self, what: &str) {
-        self.say(format!(
-            "{}: {what} (time left ~{})",
-            self.label,
-            self.eta()
-        ));
-    }
-    fn rate(&mut self, phase: &str, ops_per_s: f64, total: u64) {
-        self.say(format!(
-            "{}: {phase} {ops_per_s:.0} ops/s, {total} done (time left ~{})",
-            self.label,
-            self.eta()
-        ));
-    }
-    fn note(&mut self, what: &str) {
-        self.print(format!("fslab: {what}"));
-    }
-    fn pressure(&mut self, now: Option<&str>) {
-        // Without a live line, a line when the pressure starts, changes
-        // kind (at the limit, reclaiming) or ends.
-        let kind = |p: Option<&str>| p.map(|p| p.split(':').next().unwrap_or(p).to_string());
-        if !self.tty && kind(now) != kind(self.pressure.as_deref()) {
-            match now {
-                Some(p) => remark!("fslab: {}: {p}", self.label),
-                None => remark!("fslab: {}: no longer at its memory limit", self.label),
-            }
-        }
-        self.pressure = now.map(str::to_string);
-        if self.tty {
-            self.say(format!("{} (time left ~{})", self.label, self.eta()));
-        }
-    }
-    fn cell_end(&mut self, ok: bool, message: &str) {
-        let line = format!(
-            "fslab: {} {}: {message}",
-            self.label,
-            if ok { "done" } else { "FAILED" }
-        );
-        self.print(line);
-    }
-}
 
 /// An earlier run of an experiment, as `--resume` carries it on.
 struct Earlier {
@@ -261,31 +129,6 @@ fn evidence(
     ))
 }
 
-/// Reads an experiment file, or a built-in by name.
-fn load(name: &str) -> Result<(String, String), Failure> {
-    let p = Path::new(name);
-    if p.exists() {
-        let text =
-            std::fs::read_to_string(p).map_err(|e| Failure::Usage(format!("{name}: {e}")))?;
-        return Ok((name.to_string(), text));
-    }
-    match builtin::find(name) {
-        Ok((n, text)) => return Ok((format!("builtin:{n}"), text.to_string())),
-        Err(several) if several.len() > 1 && !name.is_empty() => {
-            return Err(Failure::Usage(format!(
-                "{name}: names more than one built-in experiment: {}",
-                several.join(", ")
-            )))
-        }
-        Err(_) => {}
-    }
-    let names: Vec<&str> = builtin::BUILTIN.iter().map(|(n, _)| *n).collect();
-    Err(Failure::Usage(format!(
-        "{name}: no such file, and no built-in experiment of that name (built-in: {})",
-        names.join(", ")
-    )))
-}
-
 /// A preflight refusal: what the experiment asks for that is not there is
 /// bad input (2); what this machine lacks, a failure (1).
 fn refused(e: runner::Preflight) -> Failure {
@@ -316,7 +159,7 @@ fn print_dry_run(
 
 pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     if args.list {
-        list_builtin();
+        print!("{}", fslab_experiment::builtin::list());
         return Ok(());
     }
     if !(args.scale > 0.0 && args.scale.is_finite()) {
@@ -332,7 +175,9 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     let (file, text, scale) = match &earlier {
         Some(e) => (e.file.clone(), e.text.clone(), e.scale),
         None => {
-            let (file, text) = load(args.experiment.as_deref().unwrap_or_default())?;
+            let (file, text) =
+                fslab_experiment::builtin::load(args.experiment.as_deref().unwrap_or_default())
+                    .map_err(|e| Failure::Usage(e.to_string()))?;
             (file, text, args.scale)
         }
     };
@@ -392,7 +237,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         db: db.to_path_buf(),
         ranks: exp.workload.ranks,
     };
-    let mut display = Display::new();
+    let mut display = fslab_experiment::display::Display::new(super::quiet());
     // Whatever happens in the scheduler, even a panic, the journal is undone.
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         runner::run(
@@ -427,7 +272,10 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         }
     };
 
-    print_outcome(&exp, &outcome, args.scale);
+    print!(
+        "{}",
+        fslab_experiment::closing::text(&exp, &outcome, args.scale)
+    );
     if args.calibrate.is_some() {
         print!("{}", super::calibrate::record(&mut store, &exp, &outcome)?);
     }
@@ -486,21 +334,6 @@ fn ending(outcome: &runner::ExperimentOutcome, stopped: bool) -> Result<(), Fail
     Ok(())
 }
 
-/// `fslab run --list`: the built-in experiments.
-fn list_builtin() {
-    let w = builtin::BUILTIN
-        .iter()
-        .map(|(n, _)| n.len())
-        .max()
-        .unwrap_or(0);
-    for (n, text) in builtin::BUILTIN {
-        let desc = spec::parse(n, text, &spec::Defaults::from_env())
-            .map(|e| e.description)
-            .unwrap_or_default();
-        println!("{n:<w$}  {desc}");
-    }
-}
-
 /// The command line's say over the experiment file: repetitions (never
 /// fewer than a resumed experiment has), until-resolved, probes.
 fn apply_options(
@@ -533,7 +366,7 @@ fn apply_options(
         exp.until_resolved = Some(max);
     }
     if let Some(cell) = args.calibrate {
-        *exp = super::calibrate::aa(exp, cell)?;
+        *exp = fslab_experiment::aa::of(exp, cell).map_err(|e| Failure::Usage(e.to_string()))?;
     }
     if let Some(p) = &args.probes {
         fslab_probe::parse_list(p).map_err(Failure::Usage)?;
@@ -566,59 +399,4 @@ fn check_mpi(exp: &fslab_experiment::spec::Experiment) -> Result<(), Failure> {
         }
     }
     Ok(())
-}
-
-/// What `fslab run` prints at the end: the summary, the tools' tables,
-/// the findings and the runs that failed.
-fn print_outcome(
-    exp: &fslab_experiment::spec::Experiment,
-    outcome: &runner::ExperimentOutcome,
-    scale: f64,
-) {
-    let cells: Vec<(u32, String)> = exp
-        .cells
-        .iter()
-        .map(|c| (c.index, c.label.clone()))
-        .collect();
-    let ok = outcome.runs.iter().filter(|r| r.ok).count();
-    println!(
-        "experiment {} (id {}): {} of {} runs completed{}, scale {}",
-        exp.name,
-        outcome.experiment_id,
-        ok,
-        outcome.runs.len(),
-        if outcome.interrupted {
-            ", interrupted"
-        } else {
-            ""
-        },
-        scale
-    );
-    println!();
-    let policy = summary::policy(exp, outcome);
-    print!(
-        "{}",
-        summary::table_with(&cells, &summary::family(outcome), policy)
-    );
-    if let Some(r) = &outcome.resolution {
-        println!("{r}");
-    }
-    print!(
-        "{}",
-        fslab_experiment::summary::outputs(&cells, &outcome.outputs())
-    );
-    print!("{}", fslab_experiment::findings::text(&outcome.findings));
-    let failed: Vec<_> = outcome.runs.iter().filter(|r| !r.ok).collect();
-    if !failed.is_empty() {
-        println!();
-        for r in &failed {
-            println!(
-                "failed: cell {} {:?} repetition {}: {}",
-                r.cell,
-                exp.cells[r.cell as usize].label,
-                r.repetition,
-                r.error.as_deref().unwrap_or("did not complete")
-            );
-        }
-    }
 }

@@ -1,12 +1,8 @@
-//! `fslab trace show RUN`: the block IO completions a run recorded, as
-//! blkparse prints them (seed 000's completion lines).
+//! `fslab trace show RUN` (rendered by fslab-results).
 
-use std::io::Write;
 use std::path::Path;
 
-use fslab_probe::blockio;
-use fslab_probe::notes::{BlockioEvents, Note};
-use fslab_probe::TargetsNote;
+use fslab_results::trace::{blkparse, Which};
 
 use crate::cli::TraceCommand;
 use crate::Failure;
@@ -19,91 +15,18 @@ pub fn run(cmd: TraceCommand, db: &Path) -> Result<(), Failure> {
         all_devices,
     } = cmd;
     let store = super::open_store_read(db)?;
-    let notes = store
-        .probe_notes(id)
-        .map_err(|e| Failure::Failed(format!("results store {e}")))?;
-    // Without --dev, the filesystem's own device (the trace also holds the
-    // disk under its image); --all-devices keeps every device's.
-    let targets = notes
-        .iter()
-        .find(|n| TargetsNote::is(&n.probe, &n.key))
-        .map(|n| TargetsNote::from_value(&n.value))
-        .unwrap_or_default();
-    let dev = match (dev, all_devices, targets.device_number()) {
-        (Some(d), _, _) => Some(d),
-        (None, false, Some(n)) => {
-            remark!(
-                "fslab: trace: the completions of the filesystem's device, {} ({},{}); \
-                 --all-devices shows every traced device's",
-                targets.device.as_deref().unwrap_or("?"),
-                n >> 20,
-                n & 0xfffff
-            );
-            Some((n >> 20, n & 0xfffff))
-        }
-        _ => None,
+    let which = Which {
+        limit,
+        dev,
+        all_devices,
     };
-    let Some((value, blob)) = notes
-        .into_iter()
-        .find(|n| BlockioEvents::is(&n.probe, &n.key))
-        .map(|n| (n.value, n.blob))
-    else {
-        return Err(Failure::Usage(format!(
-            "run {id} has no block IO trace (was the blockio probe on, on a block device?)"
-        )));
-    };
-    let blob = blob.unwrap_or_default();
-    let damaged = |e: std::io::Error| Failure::Failed(format!("trace of run {id} is damaged: {e}"));
-    // Two passes over the records, one at a time: the first finds time
-    // zero and the devices traced, the second prints.
-    let mut first = u64::MAX;
-    let mut traced = std::collections::BTreeSet::new();
-    blockio::each_completion(&blob, |c| {
-        first = first.min(c.t_ns);
-        traced.insert(c.dev);
-        true
-    })
-    .map_err(damaged)?;
-    // Times count from the first phase's start, or from an earlier first event.
-    let first = if first == u64::MAX { 0 } else { first };
-    let t0 = match BlockioEvents::from_value(&value).t0_mono_ns {
-        0 => first,
-        t => t.min(first),
-    };
-    let want = dev.map(|(maj, min)| maj << 20 | min);
-    if let (Some((maj, min)), Some(w)) = (dev, want) {
-        if !traced.contains(&w) {
-            let names: Vec<String> = traced
-                .iter()
-                .map(|d| format!("{},{}", d >> 20, d & 0xfffff))
-                .collect();
-            return Err(Failure::Usage(format!(
-                "run {id} traced no IO on device {maj},{min} (it traced: {})",
-                if names.is_empty() {
-                    "nothing".into()
-                } else {
-                    names.join(" ")
-                }
-            )));
-        }
-    }
-    let out = std::io::stdout();
-    let mut out = out.lock();
-    let mut seq: std::collections::HashMap<u16, u64> = Default::default();
-    let mut printed = 0usize;
-    blockio::each_completion(&blob, |c| {
-        if want.is_some_and(|w| c.dev != w) {
-            return true;
-        }
-        if limit.is_some_and(|l| printed >= l) {
-            return false;
-        }
-        printed += 1;
-        let s = seq.entry(c.cpu).or_insert(0);
-        *s += 1;
-        // A closed pipe (| head) ends it.
-        writeln!(out, "{}", blockio::blkparse_line(c, *s, t0)).is_ok()
-    })
-    .map_err(damaged)?;
-    Ok(())
+    let mut remark = |line: &str| remark!("{line}");
+    blkparse(
+        &store,
+        id,
+        which,
+        &mut std::io::stdout().lock(),
+        &mut remark,
+    )
+    .map_err(super::results_failure)
 }

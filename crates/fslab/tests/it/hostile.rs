@@ -398,19 +398,23 @@ fn cleanup_touches_only_what_its_own_journals_list() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // The journal lists the instance once it is made (when tracefs is not
+    // mounted, after the mount fslab makes for it first).
+    let instance = || -> Option<PathBuf> {
+        let journal = journals_named(&lab.state(), "probes-").into_iter().next()?;
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(journal).ok()?).ok()?;
+        v["resources"]
+            .as_array()?
+            .iter()
+            .find(|r| r[1]["kind"] == "tracefs_instance")
+            .map(|r| PathBuf::from(r[1]["path"].as_str().unwrap_or_default()))
+    };
     assert!(
-        wait_for(60, || !journals_named(&lab.state(), "probes-").is_empty()),
-        "no probes journal"
+        wait_for(60, || instance().is_some()),
+        "no probes journal with a tracefs instance"
     );
-    let journal = std::fs::read_to_string(&journals_named(&lab.state(), "probes-")[0]).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&journal).unwrap();
-    let instance = v["resources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r[1]["kind"] == "tracefs_instance")
-        .map(|r| PathBuf::from(r[1]["path"].as_str().unwrap()))
-        .unwrap();
+    let instance = instance().unwrap();
     assert!(instance.exists());
     // Another state directory's cleanup has nothing to do with it ...
     let o = lab

@@ -22,6 +22,12 @@ fn small_runs(model: &str) -> Vec<(&'static str, Vec<String>)> {
         ("alloctest", v(&["alloctest", "{d}/f", "1M"])),
         ("dbench", v(&["dbench", "-t", "1", "-D", "{d}", "1"])),
         (
+            "mdtest",
+            v(&[
+                "mdtest", "-n", "20", "-u", "-w", "100", "-e", "100", "-d", "{d}",
+            ]),
+        ),
+        (
             "compilebench",
             v(&[
                 "compilebench",
@@ -72,9 +78,5 @@ fn every_workloads_json_and_its_export_are_one_document_the_schema_validates() {
         );
         seen.push(name);
     }
-    assert_eq!(
-        seen.len(),
-        fslab_workload::plugin::all().len(),
-        "{seen:?}"
-    );
+    assert_eq!(seen.len(), fslab_workload::plugin::all().len(), "{seen:?}");
 }

@@ -1,55 +1,32 @@
-//! What runs around a workload, in one process or on MPI ranks: its body's
-//! shape, `--drop-caches` between phases, the phase messages and progress
+//! What runs around a workload, in one process or on MPI ranks:
+//! `--drop-caches` between phases, the phase messages and progress
 //! lines `fslab run` reads, the count on a terminal, the probes, and the
 //! closing words and exit status.
 
-use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 
 use fslab_record::protocol::ChildMessage;
-use fslab_record::{Recorder, RunStatus, SeriesPoint};
-use fslab_workload::Kind;
-use fslab_workload::{CommonArgs, Hooks};
+use fslab_record::{RunStatus, SeriesPoint};
+use fslab_workload::{CommonArgs, Kind};
 
-use crate::Failure;
-
-/// A workload's body: given the stop flag, where its text goes, the
-/// recorder and the hooks, it runs and returns its report.
-pub trait Body<R>:
-    FnOnce(&AtomicBool, &mut dyn Write, &mut dyn Recorder, &mut Hooks) -> fslab_workload::Result<R>
-{
-}
-impl<R, F> Body<R> for F where
-    F: FnOnce(
-        &AtomicBool,
-        &mut dyn Write,
-        &mut dyn Recorder,
-        &mut Hooks,
-    ) -> fslab_workload::Result<R>
-{
-}
+use crate::{Error, Result};
 
 /// The command's result for a run that ended with `status`: an interrupted
 /// or failed run says what went wrong and where what it measured is `kept`.
-pub fn ending(
-    name: &str,
-    status: RunStatus,
-    error: Option<&str>,
-    kept: &str,
-) -> Result<(), Failure> {
+pub fn ending(name: &str, status: RunStatus, error: Option<&str>, kept: &str) -> Result<()> {
     match status {
         RunStatus::Complete | RunStatus::Running => Ok(()),
         RunStatus::Interrupted => {
             eprintln!(
                 "fslab: {name}: interrupted; what was measured is printed above and kept as {kept}"
             );
-            Err(Failure::Interrupted)
+            Err(Error::Interrupted { name: name.into() })
         }
-        RunStatus::Failed => Err(Failure::Failed(format!(
-            "{name}: stopped: {}; what was measured is printed above and kept as {kept}",
-            error.unwrap_or("unknown error")
-        ))),
+        RunStatus::Failed => Err(Error::Stopped {
+            name: name.into(),
+            error: error.unwrap_or("unknown error").into(),
+            kept: kept.into(),
+        }),
     }
 }
 
@@ -59,7 +36,7 @@ pub fn cache_dropper(who: String) -> impl FnMut() {
     let mut first_phase = true;
     move || {
         if !std::mem::take(&mut first_phase) {
-            if let Err(e) = fslab_experiment::machine::drop_caches() {
+            if let Err(e) = fslab_lab::vm::drop_caches() {
                 eprintln!("fslab: {who}: --drop-caches: {e}");
             }
         }
@@ -167,12 +144,12 @@ impl fslab_record::Monitor for PhaseMessages<'_> {
 /// The workload whose silent phases show a count on a terminal (see
 /// [`Kind::is_silent_during`]); none when stderr is not a terminal,
 /// `fslab run` reads the progress, or the output is JSON or quiet.
-pub fn silent_phases(name: &str, common: &CommonArgs) -> Option<Kind> {
+pub fn silent_phases(kind: Kind, common: &CommonArgs, quiet: bool) -> Option<Kind> {
     use std::io::IsTerminal;
-    if common.progress || common.json || super::quiet() || !std::io::stderr().is_terminal() {
+    if common.progress || common.json || quiet || !std::io::stderr().is_terminal() {
         return None;
     }
-    Kind::of(name)
+    Some(kind)
 }
 
 /// On a terminal, one line on stderr, rewritten once a second: the phase,

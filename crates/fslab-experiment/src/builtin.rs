@@ -1,35 +1,36 @@
-//! The experiment files shipped in `experiments/`, built into the binary so
-//! `fslab run NAME` works from anywhere.
+//! The experiment files shipped in `experiments/`, built into fslab so
+//! `fslab run NAME` works from anywhere, and how `fslab run` finds the
+//! experiment it is given (a file, else a built-in by name or prefix).
 
 /// (name, file text)
 pub const BUILTIN: &[(&str, &str)] = &[
     (
         "seed000-fsmark-sparse",
-        include_str!("../../../../experiments/seed000-fsmark-sparse.toml"),
+        include_str!("../../../experiments/seed000-fsmark-sparse.toml"),
     ),
     (
         "seed001-crc-overhead",
-        include_str!("../../../../experiments/seed001-crc-overhead.toml"),
+        include_str!("../../../experiments/seed001-crc-overhead.toml"),
     ),
     (
         "seed001-dbench",
-        include_str!("../../../../experiments/seed001-dbench.toml"),
+        include_str!("../../../experiments/seed001-dbench.toml"),
     ),
     (
         "seed001-compilebench",
-        include_str!("../../../../experiments/seed001-compilebench.toml"),
+        include_str!("../../../experiments/seed001-compilebench.toml"),
     ),
     (
         "seed002-mmap-fragmentation",
-        include_str!("../../../../experiments/seed002-mmap-fragmentation.toml"),
+        include_str!("../../../experiments/seed002-mmap-fragmentation.toml"),
     ),
     (
         "seed003-btrfs-random-write",
-        include_str!("../../../../experiments/seed003-btrfs-random-write.toml"),
+        include_str!("../../../experiments/seed003-btrfs-random-write.toml"),
     ),
     (
         "seed004-large-dir",
-        include_str!("../../../../experiments/seed004-large-dir.toml"),
+        include_str!("../../../experiments/seed004-large-dir.toml"),
     ),
 ];
 
@@ -49,14 +50,70 @@ pub fn find(name: &str) -> Result<(&'static str, &'static str), Vec<&'static str
     }
 }
 
+/// Why `fslab run NAME` has no experiment (bad input, each).
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{name}: {source}")]
+    Read {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{name}: names more than one built-in experiment: {}", .several.join(", "))]
+    Several {
+        name: String,
+        several: Vec<&'static str>,
+    },
+    #[error("{name}: no such file, and no built-in experiment of that name (built-in: {})", names().join(", "))]
+    Unknown { name: String },
+}
+
+fn names() -> Vec<&'static str> {
+    BUILTIN.iter().map(|(n, _)| *n).collect()
+}
+
+/// An experiment file's name and text, or a built-in's
+/// (`builtin:NAME`).
+pub fn load(name: &str) -> Result<(String, String), LoadError> {
+    let p = std::path::Path::new(name);
+    if p.exists() {
+        let text = std::fs::read_to_string(p).map_err(|source| LoadError::Read {
+            name: name.into(),
+            source,
+        })?;
+        return Ok((name.to_string(), text));
+    }
+    match find(name) {
+        Ok((n, text)) => Ok((format!("builtin:{n}"), text.to_string())),
+        Err(several) if several.len() > 1 && !name.is_empty() => Err(LoadError::Several {
+            name: name.into(),
+            several,
+        }),
+        Err(_) => Err(LoadError::Unknown { name: name.into() }),
+    }
+}
+
+/// `fslab run --list`: each built-in's name and description.
+pub fn list() -> String {
+    let w = BUILTIN.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (n, text) in BUILTIN {
+        let desc = crate::spec::parse(n, text, &crate::spec::Defaults::from_env())
+            .map(|e| e.description)
+            .unwrap_or_default();
+        out += &format!("{n:<w$}  {desc}\n");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fslab_experiment::spec::{parse, Defaults};
+    use crate::spec::{parse, Defaults};
 
     /// The claims the built-ins judge: `experiments/CLAIMS.md`, a copy of the
     /// project's list of what each seed's author claimed.
-    const CLAIMS: &str = include_str!("../../../../experiments/CLAIMS.md");
+    const CLAIMS: &str = include_str!("../../../experiments/CLAIMS.md");
 
     /// Every claim of CLAIMS.md: (id, the author's numbers), from its tables'
     /// rows `| id | claim | author's numbers | ... |`.
@@ -119,9 +176,9 @@ mod tests {
 
     #[test]
     fn the_readme_states_the_rule_the_code_applies() {
-        let readme = include_str!("../../../../README.md");
+        let readme = include_str!("../../../README.md");
         assert!(
-            readme.contains(fslab_experiment::findings::rule::RULE),
+            readme.contains(crate::findings::rule::RULE),
             "README.md's rule is not findings::rule::RULE: copy it from `fslab run --help`"
         );
     }

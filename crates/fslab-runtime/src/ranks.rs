@@ -2,7 +2,7 @@
 //! fsmark ...`), as IOR and mdtest run.
 //!
 //! Every rank runs the workload in its own directory (`rankNNNN` under the
-//! directories given; see [`super::rank::Rank::dir`]) and records into
+//! directories given; see [`crate::rank::Rank`]) and records into
 //! memory. Before each phase the ranks meet at a [`Gate`], so phases start
 //! together. At the end rank 0 gathers every rank's results, merges them
 //! ([`fslab_cluster::merge`]), keeps the merged run in the store and prints
@@ -17,27 +17,29 @@ use std::time::{Duration, Instant};
 use fslab_cluster::rescue::Spool;
 use fslab_cluster::{ClockOffset, Gate, RankRecorder, RankRun};
 use fslab_record::RunStatus;
-use fslab_workload::{CommonArgs, Hooks, Report};
+use fslab_workload::{CommonArgs, Hooks, Job, Start};
 
-use super::harness::{cache_dropper, ending, finished, progress_lines, start_probes, Body};
-use super::rank::Rank;
-use crate::Failure;
+use crate::harness::{cache_dropper, ending, finished, progress_lines, start_probes};
+use crate::rank::Rank;
+use crate::{Context, Error, Result};
 
-pub fn run<R: Report>(
-    name: &str,
-    common: &CommonArgs,
+/// Runs `job` as this process's rank (see the module's text).
+pub fn run(
+    job: &Job,
+    cx: &Context<'_>,
     kinds: &[fslab_probe::Kind],
-    db: &Path,
     dir: &Path,
     place: &Rank,
-    body: impl Body<R>,
-) -> Result<(), Failure> {
+) -> Result<()> {
+    let name = job.kind().name();
+    let common = job.common();
+    let db = cx.db;
     let cluster = place.cluster();
     let rank = cluster.rank();
     let (_, host) = fslab_record::host_facts();
     // Rank 0 checks that it can keep the results before anyone starts.
     let opened = if rank == 0 {
-        Some(super::open_store(db))
+        Some(crate::open_store(db))
     } else {
         None
     };
@@ -45,9 +47,7 @@ pub fn run<R: Report>(
     if cluster.sum(store_ok) != cluster.size() as u64 {
         return match opened {
             Some(Err(e)) => Err(e),
-            _ => Err(Failure::Failed(format!(
-                "{name}: rank 0 could not open the results store"
-            ))),
+            _ => Err(Error::RankStore { name: name.into() }),
         };
     }
     // Some on rank 0 only.
@@ -55,7 +55,7 @@ pub fn run<R: Report>(
     let (spool, hosts) = agree(cluster, db, &host);
     // Every host's clock against rank 0's, before and after the run.
     let clock_start = fslab_cluster::clock::measure(cluster, &fslab_cluster::clock::now_ns);
-    let stop = super::stop_on_signals()?;
+    let stop = crate::stop_on_signals()?;
     let gate = Gate::new(cluster);
     // Set when the gate, not a signal, stopped this rank.
     let gated = AtomicBool::new(false);
@@ -88,20 +88,26 @@ pub fn run<R: Report>(
             hooks.each_second = Some(progress_lines());
         }
         hooks.monitor = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
-        body(&stop, &mut std::io::sink(), &mut rec, &mut hooks)
+        // The ranks print nothing of their own, unless rank 0's text is
+        // the workload's account of every rank (mdtest's SUMMARY).
+        let mut stdout = std::io::stdout();
+        let mut sink = std::io::sink();
+        let out: &mut dyn std::io::Write = if rank == 0 && job.speaks_for_ranks() && !common.json {
+            &mut stdout
+        } else {
+            &mut sink
+        };
+        job.run(Start {
+            argv: cx.argv,
+            cluster,
+            stop: &stop,
+            out,
+            rec: &mut rec,
+            hooks: &mut hooks,
+        })
     };
     drop(probes);
-    let mut mine = rec.run;
-    match &result {
-        Ok(report) => {
-            mine.status = report.status();
-            mine.error = report.error().map(String::from);
-        }
-        Err(e) => {
-            mine.status = RunStatus::Failed;
-            mine.error = Some(e.to_string());
-        }
-    }
+    let mine = ended_as(rec.run, &result);
     // Stopped by a signal: a host may be gone, and the collectives below
     // with it. What this rank has is kept in the spool first; rank 0 merges
     // the spool if the gather does not end soon.
@@ -161,29 +167,52 @@ pub fn run<R: Report>(
     report_merged(name, common, &mut store, &merged)
 }
 
+/// This rank's run, with how its workload ended.
+fn ended_as(
+    mut mine: RankRun,
+    result: &fslab_workload::Result<Box<dyn fslab_workload::Report>>,
+) -> RankRun {
+    match result {
+        Ok(report) => {
+            mine.status = report.status();
+            mine.error = report.error().map(String::from);
+        }
+        Err(e) => {
+            mine.status = RunStatus::Failed;
+            mine.error = Some(e.to_string());
+        }
+    }
+    mine
+}
+
 /// Keeps the merged run in the store, prints it, and says how it ended.
 fn report_merged(
     name: &str,
     common: &CommonArgs,
     store: &mut fslab_store::Store,
     merged: &fslab_cluster::MergedRun,
-) -> Result<(), Failure> {
-    let id = merged
-        .record(store)
-        .map_err(|e| Failure::Failed(format!("{name}: results store: {e}")))?;
+) -> Result<()> {
+    let id = merged.record(store).map_err(|source| Error::Record {
+        name: name.into(),
+        source,
+    })?;
     let summary = summary_text(name, merged);
     match &common.text_to {
-        Some(p) => std::fs::write(p, &summary)
-            .map_err(|e| Failure::Failed(format!("{name}: --text-to {}: {e}", p.display())))?,
+        Some(p) => std::fs::write(p, &summary).map_err(|source| Error::Io {
+            name: name.into(),
+            what: format!("--text-to {}", p.display()),
+            source,
+        })?,
         None if !common.json => print!("{summary}"),
         None => {}
     }
     if let (true, Some(id)) = (common.json, id) {
         // The run's one JSON shape, as `results export` prints it (the
         // ranks' own numbers are in its params' `mpi`).
-        let doc = store
-            .run_json(id)
-            .map_err(|e| Failure::Failed(format!("{name}: results store: {e}")))?;
+        let doc = store.run_json(id).map_err(|source| Error::ReadBack {
+            name: name.into(),
+            source,
+        })?;
         print!("{doc}");
     }
     if common.progress {
@@ -276,22 +305,19 @@ fn start_rescue(r: Rescue, spool: Spool, state: Arc<AtomicU8>) {
             merged.run.status = RunStatus::Failed;
             merged.run.error = Some(lost);
         }
-        let ended = super::open_store(&r.db)
+        let ended = crate::open_store(&r.db)
             .and_then(|mut store| report_merged(&r.name, &r.common, &mut store, &merged));
         spool.remove();
         let code = match ended {
             Ok(()) => 0,
-            Err(Failure::Usage(m)) => {
-                eprintln!("fslab: {m}");
-                2
+            Err(e) => {
+                if !e.is_interrupted() {
+                    eprintln!("fslab: {e}");
+                }
+                e.exit_code()
             }
-            Err(Failure::Failed(m)) => {
-                eprintln!("fslab: {m}");
-                1
-            }
-            Err(Failure::Interrupted) => 130,
         };
-        std::process::exit(code);
+        std::process::exit(i32::from(code));
     });
 }
 

@@ -1,0 +1,107 @@
+//! What runs around a workload in its process. `fslab WORKLOAD ...` and
+//! the child `fslab run` starts (`fslab job JSON`) both hand a
+//! [`Job`] to [`run`], which does the rest:
+//!
+//! - the hidden options `fslab run` passes: die with the parent, join a
+//!   memory cgroup, drop the caches, progress lines and phase
+//!   acknowledgements ([`harness`]);
+//! - SIGINT and SIGTERM, the results store, the probes, the count on a
+//!   terminal, the JSON report, the closing words and the exit status
+//!   ([`single`], [`Error::exit_code`]);
+//! - under MPI, each rank's place ([`rank`], the job's `on_rank`), the
+//!   gate before each phase and rank 0's merge of every rank's results
+//!   ([`ranks`]).
+
+pub mod error;
+pub mod harness;
+pub mod rank;
+pub mod ranks;
+pub mod single;
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+pub use error::{Error, Result};
+use fslab_workload::plugin::RankPlace;
+use fslab_workload::Job;
+
+/// What a workload's process is given besides its job.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The results store.
+    pub db: &'a Path,
+    /// `--quiet`: no remarks on stderr.
+    pub quiet: bool,
+    /// The command line recorded with the run (fs_mark prints it).
+    pub argv: &'a [String],
+}
+
+/// Runs `job` on the MPI ranks this process was started with (one process
+/// when no MPI launcher started it), or prints what it prints instead
+/// ([`fslab_workload::plugin::AnyJob::instead`]): each rank's paths placed
+/// ([`fslab_workload::plugin::AnyJob::on_rank`]), the options validated, the run
+/// with everything around it. A rank that fails before the ranks have
+/// settled their results ends them all, since the others would wait for
+/// it forever. MPI ends when the cluster is dropped.
+pub fn run(mut job: Job, cx: &Context<'_>) -> Result<()> {
+    // What the command prints instead of running (dbench --print-loadfile).
+    if let Some(text) = job.instead() {
+        print!("{text}");
+        return Ok(());
+    }
+    // The per-call timer's calibration (2 ms) overlaps the start-up.
+    std::thread::spawn(fslab_workload::measure::start_timebase);
+    let name = job.kind().name();
+    let cluster = fslab_cluster::join().map_err(|message| Error::Cluster {
+        name: name.into(),
+        message,
+    })?;
+    let place = rank::Rank::new(&*cluster);
+    let r = placed(&mut job, cx, &place);
+    if cluster.size() > 1 && !place.settled() {
+        if let Err(e) = &r {
+            eprintln!(
+                "fslab: {e} (rank {} of {}: ending every rank)",
+                cluster.rank(),
+                cluster.size()
+            );
+            cluster.abort(i32::from(e.exit_code()));
+        }
+    }
+    r
+}
+
+/// [`run`] on one rank.
+fn placed(job: &mut Job, cx: &Context<'_>, place: &rank::Rank) -> Result<()> {
+    let name = job.kind().name();
+    let workload = |source| Error::Workload {
+        name: name.into(),
+        source,
+    };
+    let kinds = single::prepare(name, job.common())?;
+    job.on_rank(place as &dyn RankPlace).map_err(workload)?;
+    job.validate().map_err(workload)?;
+    // Its directories must exist for the probes to find their filesystem.
+    for d in job.dirs() {
+        let _ = std::fs::create_dir(d);
+    }
+    let dir = job.workdir();
+    single::run(job, cx, &kinds, &dir, place)
+}
+
+/// A flag set by SIGINT or SIGTERM; a second signal exits at once (130).
+pub fn stop_on_signals() -> Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop))
+            .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&stop)))
+            .map_err(Error::Signals)?;
+    }
+    Ok(stop)
+}
+
+/// Opens the results store to write.
+pub fn open_store(db: &Path) -> Result<fslab_store::Store> {
+    fslab_store::Store::open(db).map_err(Error::Store)
+}

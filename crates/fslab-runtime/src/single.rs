@@ -1,0 +1,165 @@
+//! A workload's run in one process: the options `fslab run` passes (die
+//! with the parent, join a cgroup, drop caches), signals, the store, the
+//! probes and progress (see [`crate::harness`]), the JSON report and the
+//! exit status; under MPI it hands over to [`crate::ranks`].
+
+use std::io::Write;
+use std::path::Path;
+
+use fslab_record::protocol::ChildMessage;
+use fslab_record::RunStatus;
+use fslab_workload::{CommonArgs, Hooks, Job, Report, Start};
+
+use crate::harness::{
+    cache_dropper, ending, finished, progress_lines, silent_phases, start_probes,
+    terminal_progress, PhaseMessages,
+};
+use crate::rank::Rank;
+use crate::{Context, Error, Result};
+
+/// Checks made before the workload's own options: the hidden `fslab run`
+/// options that must act first, and the probe list.
+pub fn prepare(name: &str, common: &CommonArgs) -> Result<Vec<fslab_probe::Kind>> {
+    if common.die_with_parent {
+        let parent = rustix::process::getppid();
+        let _ =
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+        // The parent may have died before the request took effect.
+        if rustix::process::getppid() != parent || parent.is_none() {
+            return Err(Error::ParentGone { name: name.into() });
+        }
+    }
+    fslab_probe::parse_list(&common.probes).map_err(|message| Error::Probes {
+        name: name.into(),
+        message,
+    })
+}
+
+/// What the workload's text goes to: `--text-to`'s file, nowhere under
+/// `--json`, else stdout.
+pub fn text_out(name: &str, common: &CommonArgs) -> Result<Box<dyn Write>> {
+    Ok(match (&common.text_to, common.json) {
+        (Some(p), _) => Box::new(std::fs::File::create(p).map_err(|source| Error::Io {
+            name: name.into(),
+            what: format!("--text-to {}", p.display()),
+            source,
+        })?),
+        (None, true) => Box::new(std::io::sink()),
+        (None, false) => Box::new(std::io::stdout().lock()),
+    })
+}
+
+/// Runs `job`, working in `dir`, with everything around it; under MPI as
+/// one of the ranks (see [`crate::ranks`]).
+pub fn run(
+    job: &Job,
+    cx: &Context<'_>,
+    kinds: &[fslab_probe::Kind],
+    dir: &Path,
+    rank: &Rank,
+) -> Result<()> {
+    let name = job.kind().name();
+    let common = job.common();
+    if let Some(cg) = &common.cgroup {
+        fslab_lab::vm::join_cgroup(cg, std::process::id()).map_err(|source| Error::Machine {
+            name: name.into(),
+            what: "--cgroup",
+            source,
+        })?;
+    }
+    if common.drop_caches || common.drop_caches_once {
+        fslab_lab::vm::drop_caches().map_err(|source| Error::Machine {
+            name: name.into(),
+            what: "--drop-caches",
+            source,
+        })?;
+    }
+    if rank.cluster().size() > 1 {
+        return crate::ranks::run(job, cx, kinds, dir, rank);
+    }
+    let mut store = crate::open_store(cx.db)?;
+    let stop = crate::stop_on_signals()?;
+    let mut out = text_out(name, common)?;
+    let mut probes = start_probes(name, common, kinds, dir);
+    let inner = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
+    let counting = silent_phases(job.kind(), common, cx.quiet);
+    let mut messages = PhaseMessages {
+        inner,
+        messages: common.progress,
+        acks: common.phase_acks,
+        erase: counting.is_some(),
+    };
+    let mut hooks = Hooks::default();
+    if common.drop_caches {
+        let mut drop_caches = cache_dropper(name.to_string());
+        hooks.before_phase = Some(Box::new(move |_| drop_caches()));
+    }
+    if common.progress {
+        hooks.run_started = Some(Box::new(|run_id| {
+            eprintln!("{}", ChildMessage::RunStarted { run_id }.line());
+        }));
+        hooks.each_second = Some(progress_lines());
+    }
+    if let Some(kind) = counting {
+        hooks.each_second = Some(terminal_progress(kind));
+    }
+    hooks.monitor = if messages.messages || messages.erase {
+        Some(&mut messages)
+    } else {
+        messages.inner
+    };
+    let start = Start {
+        argv: cx.argv,
+        cluster: rank.cluster(),
+        stop: &stop,
+        out: &mut *out,
+        rec: &mut store,
+        hooks: &mut hooks,
+    };
+    let report = job.run(start).map_err(|source| Error::Workload {
+        name: name.into(),
+        source,
+    })?;
+    drop(out);
+    ended(name, common, cx, &*report, &store)
+}
+
+/// What is said once the run is over: the JSON report, the notes, the
+/// message `fslab run` reads, where the run is kept, how it ended.
+fn ended(
+    name: &str,
+    common: &CommonArgs,
+    cx: &Context<'_>,
+    report: &dyn Report,
+    store: &fslab_store::Store,
+) -> Result<()> {
+    if common.json {
+        // The run's one JSON shape, as `results export` prints it.
+        let doc = store
+            .run_json(report.run_id())
+            .map_err(|source| Error::ReadBack {
+                name: name.into(),
+                source,
+            })?;
+        print!("{doc}");
+    }
+    for n in report.notes() {
+        eprintln!("fslab: {name}: {n}");
+    }
+    if common.progress {
+        finished(
+            Some(report.run_id()),
+            report.status(),
+            report.error(),
+            report.phases(),
+            report.metrics(),
+        );
+    }
+    let kept = format!("run {} in {}", report.run_id(), store.path().display());
+    if report.status() == RunStatus::Complete && !common.progress && !cx.quiet {
+        // Where to find it again (`fslab results show N`); on stderr, so
+        // the tool's own output stays as its readers expect it.
+        eprintln!("fslab: {name}: recorded as {kept}");
+    }
+    ending(name, report.status(), report.error(), &kept)
+}

@@ -1,0 +1,117 @@
+//! The `fslab` command line as a library: [`main_with`] parses the
+//! command line and hands over to `cmd`. The workload subcommands come
+//! from the registry ([`fslab_workload::plugin::all`]) and run through
+//! [`fslab_runtime`]; `main.rs` calls [`main_with`] with no workloads of
+//! its own, and a test binary with one it registers (`tests/plugin_workload.rs`).
+
+/// A remark on stderr: what fslab says that is neither a result, a
+/// warning nor an error; `--quiet` leaves it out.
+macro_rules! remark {
+    ($($t:tt)*) => {
+        if !$crate::cmd::quiet() {
+            eprintln!($($t)*);
+        }
+    };
+}
+
+mod cli;
+mod cmd;
+
+use std::process::ExitCode;
+
+use fslab_workload::plugin::AnyWorkload;
+
+/// How a command ended, as an exit status.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad input: status 2.
+    Usage(String),
+    /// The work failed: status 1.
+    Failed(String),
+    /// Stopped by SIGINT or SIGTERM: status 130.
+    Interrupted,
+}
+
+impl From<fslab_runtime::Error> for Failure {
+    fn from(e: fslab_runtime::Error) -> Failure {
+        match e.exit_code() {
+            2 => Failure::Usage(e.to_string()),
+            130 => Failure::Interrupted,
+            _ => Failure::Failed(e.to_string()),
+        }
+    }
+}
+
+/// fslab with `extra` workloads registered beside the built-in ones (a
+/// test's own): parses this process's command line and runs it. The
+/// children `fslab run` starts are this same executable, so a test binary
+/// that calls this when given fslab's arguments is their fslab too.
+pub fn main_with(extra: &[&'static dyn AnyWorkload]) -> ExitCode {
+    for w in extra {
+        let refused = if cli::is_own_command(w.name()) {
+            Err(format!(
+                "workload {:?}: the name of a command of fslab's own",
+                w.name()
+            ))
+        } else {
+            fslab_workload::plugin::register(*w)
+        };
+        if let Err(e) = refused {
+            eprintln!("fslab: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        // A reader that stopped reading (`fslab results list | head -1`):
+        // the output was wanted no further, so end quietly, as Unix tools
+        // do. (Anything to undo was undone before the output was printed.)
+        if msg.starts_with("failed printing to std") && msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "fslab: internal error: {}{at} (please report this)",
+            msg.replace('\n', " ")
+        );
+    }));
+    let matches = match cli::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => {
+            use clap::error::ErrorKind::*;
+            if matches!(
+                e.kind(),
+                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                let _ = e.print();
+                return ExitCode::from(if e.kind() == DisplayHelpOnMissingArgumentOrSubcommand {
+                    2
+                } else {
+                    0
+                });
+            }
+            eprintln!("fslab: {}", fslab_workload::args::clap_error_line(&e));
+            return ExitCode::from(2);
+        }
+    };
+    match cmd::dispatch(&matches) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(m)) => {
+            eprintln!("fslab: {m}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Failed(m)) => {
+            eprintln!("fslab: {m}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Interrupted) => ExitCode::from(130),
+    }
+}
