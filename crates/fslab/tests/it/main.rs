@@ -4,7 +4,9 @@
 
 mod calibrate;
 mod catalogue;
+mod compilebench;
 mod conventions;
+mod dbench;
 mod endings;
 mod fsmark;
 mod fsmark_fs;
@@ -24,6 +26,7 @@ mod parity_reference;
 mod probes;
 mod report;
 mod results;
+mod resume;
 mod scheduler;
 mod support;
 mod workloads;
