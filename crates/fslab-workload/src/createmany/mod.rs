@@ -23,6 +23,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
 use rustix::io::Errno;
 use serde::Serialize;
 
+pub mod htree;
 pub mod plugin;
 mod run;
 

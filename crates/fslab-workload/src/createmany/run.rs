@@ -289,7 +289,7 @@ fn work(w: &Work, t: usize, progress: &crate::measure::Progress, tally: &mut Tal
         };
         if let Err((op, e)) = one(o, name, fill, tally) {
             let why = (e == Errno::NOSPC)
-                .then(|| crate::createmany_htree::explain_enospc(&o.dir()))
+                .then(|| crate::createmany::htree::explain_enospc(&o.dir()))
                 .flatten();
             if o.until_full && why.is_some() {
                 tally.full = true;
@@ -532,7 +532,7 @@ pub fn run(
         last_n: 0,
         printed_at: 0,
     };
-    let mut depth = crate::createmany_htree::DepthRates::of(o);
+    let mut depth = crate::createmany::htree::DepthRates::of(o);
     let p = ctx.phase_ticking(
         phase_name,
         threads as usize,
@@ -565,7 +565,7 @@ pub fn run(
     if let Some(e) = &error {
         let _ = writeln!(out, "{e}");
     }
-    crate::createmany_htree::print_end(out, depth.as_ref(), full.then_some(total), &o.dir());
+    crate::createmany::htree::print_end(out, depth.as_ref(), full.then_some(total), &o.dir());
     let rate = total as f64 / secs.max(1e-9);
     let _ = writeln!(
         out,

@@ -11,6 +11,7 @@
 //! range with an open-file-description lock, as dbench's fcntl locks. `FIND_FIRST` matches names without regard to case (SMB's way) with
 //! the wildcards `*` `?` `<` `>`.
 
+pub mod load;
 pub mod plugin;
 mod run;
 
@@ -31,7 +32,7 @@ use rustix::io::Errno;
 use serde::Serialize;
 
 use crate::common::{phase_result, CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
-use crate::dbench_load::{self, Line, LoadPath, Op};
+use crate::dbench::load::{self as dbench_load, Line, LoadPath, Op};
 use crate::measure::now_ns;
 
 /// `fslab dbench [options] NPROCS`

@@ -27,7 +27,7 @@ impl Workload for Dbench {
     }
     /// `--print-loadfile` prints the built-in loadfile.
     fn instead(o: &DbenchArgs) -> Option<String> {
-        o.print_loadfile.then(crate::dbench_load::model)
+        o.print_loadfile.then(crate::dbench::load::model)
     }
     fn validate(o: &DbenchArgs) -> Result<()> {
         o.validate().map(|_| ())
