@@ -205,9 +205,12 @@ pub fn start_probes(
     dir: &Path,
 ) -> Option<fslab_probe::ProbeSet> {
     let probes = (!kinds.is_empty()).then(|| {
+        // The workload may make its directory only when it starts: the
+        // filesystem is the one of its nearest existing ancestor.
+        let existing = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
         fslab_probe::ProbeSet::start(
             kinds,
-            dir,
+            existing,
             &fslab_probe::scratch_dir(),
             common.probes != "default",
         )

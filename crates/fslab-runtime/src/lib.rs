@@ -81,11 +81,11 @@ fn placed(job: &mut Job, cx: &Context<'_>, place: &rank::Rank) -> Result<()> {
     };
     let kinds = single::prepare(name, job.common())?;
     job.on_rank(place as &dyn RankPlace).map_err(workload)?;
-    job.validate().map_err(workload)?;
-    // Its directories must exist for the probes to find their filesystem.
-    for d in job.dirs() {
-        let _ = std::fs::create_dir(d);
-    }
+    // The options are validated by the run itself, first thing (once: a
+    // second check here would add its calls, a stat of the directory, to
+    // the workload's own); nothing is made for it here, since what a
+    // workload finds already made changes its calls (mdtest removes only
+    // the directory it made).
     let dir = job.workdir();
     single::run(job, cx, &kinds, &dir, place)
 }

@@ -44,26 +44,7 @@ pub fn stays_inside(path: &Path, inside: &Path) -> bool {
     }
 }
 
-/// clap's error as one line: its first paragraph, which names the bad
-/// option or value (its message spans several lines).
-pub fn clap_error_line(e: &clap::Error) -> String {
-    let text = e.render().to_string();
-    let first: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .take_while(|l| !l.is_empty())
-        .collect();
-    let mut line = first.join(" ").trim_start_matches("error: ").to_string();
-    // clap's suggestion ("a similar subcommand exists: 'fsmark'") is worth the line.
-    if let Some(tip) = text
-        .lines()
-        .map(str::trim)
-        .find_map(|l| l.strip_prefix("tip: "))
-    {
-        line.push_str(&format!(" ({tip})"));
-    }
-    line
-}
+pub use crate::plugin::clap_error_line;
 
 /// Parses fsmark arguments as an experiment file gives them.
 pub fn parse_fsmark(argv: &[String]) -> Result<crate::fsmark::cli::FsMarkArgs, String> {

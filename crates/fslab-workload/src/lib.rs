@@ -34,3 +34,20 @@ use std::sync::atomic::AtomicBool;
 /// Set by the signal handler (SIGINT, SIGTERM): workloads stop at the next
 /// operation and keep what they measured.
 pub type StopFlag = AtomicBool;
+
+/// The built-in workloads, one line each: a workload is its module (with
+/// its `plugin.rs`) and its line here. Tests add their own with
+/// [`plugin::register`].
+pub fn registry() -> &'static [&'static dyn plugin::AnyWorkload] {
+    use plugin::Plugin;
+    static BUILT_IN: &[&dyn plugin::AnyWorkload] = &[
+        &Plugin::<fsmark::plugin::FsMark>::new(),
+        &Plugin::<createmany::plugin::CreateMany>::new(),
+        &Plugin::<tiotest::plugin::TioTest>::new(),
+        &Plugin::<alloctest::plugin::AllocTest>::new(),
+        &Plugin::<dbench::plugin::Dbench>::new(),
+        &Plugin::<compilebench::plugin::CompileBench>::new(),
+        &mdtest::plugin::MDTEST,
+    ];
+    BUILT_IN
+}

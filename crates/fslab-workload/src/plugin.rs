@@ -1,5 +1,5 @@
 //! The workload seam. A workload is one module that implements
-//! [`Workload`] and one line in [`registry`] (fio's ioengines are the
+//! [`Workload`] and one line in [`crate::registry`] (fio's ioengines are the
 //! model: a new engine is a file and a registration). Everything fslab does
 //! with a workload goes through it: the subcommand and its typed options,
 //! their validation, the paths it writes (checked before anything is made),
@@ -236,7 +236,7 @@ impl fmt::Debug for Job {
     }
 }
 
-/// The registration of workload `W` (a `static` of it goes in [`registry`]).
+/// The registration of workload `W` (one goes in [`crate::registry`]).
 pub struct Plugin<W: Workload>(std::marker::PhantomData<fn() -> W>);
 
 impl<W: Workload> Plugin<W> {
@@ -290,8 +290,8 @@ impl<W: Workload> AnyWorkload for Plugin<W> {
         W::Options::augment_args(base).about(about).long_about(long)
     }
     fn job_of_matches(&self, m: &ArgMatches) -> Result<Job> {
-        let mut o = W::Options::from_arg_matches(m)
-            .map_err(|e| Error::Options(crate::args::clap_error_line(&e)))?;
+        let mut o =
+            W::Options::from_arg_matches(m).map_err(|e| Error::Options(clap_error_line(&e)))?;
         W::parsed(&mut o);
         Ok(Plugin::<W>::job(o))
     }
@@ -365,6 +365,27 @@ impl<W: Workload> AnyJob for Typed<W> {
     }
 }
 
+/// clap's error as one line: its first paragraph, which names the bad
+/// option or value (its message spans several lines).
+pub fn clap_error_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let first: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let mut line = first.join(" ").trim_start_matches("error: ").to_string();
+    // clap's suggestion ("a similar subcommand exists: 'fsmark'") is worth the line.
+    if let Some(tip) = text
+        .lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("tip: "))
+    {
+        line.push_str(&format!(" ({tip})"));
+    }
+    line
+}
+
 /// A registered workload, by which experiments, plans and runs name it.
 /// Compares, prints and serializes as its name.
 #[derive(Clone, Copy)]
@@ -395,7 +416,7 @@ impl Kind {
             .command()
             .no_binary_name(true)
             .try_get_matches_from(argv)
-            .map_err(|e| Error::Options(crate::args::clap_error_line(&e)))?;
+            .map_err(|e| Error::Options(clap_error_line(&e)))?;
         self.0.job_of_matches(&m)
     }
     /// A job of this workload from serialized options.
@@ -476,37 +497,20 @@ pub fn register(w: &'static dyn AnyWorkload) -> std::result::Result<(), String> 
     Ok(())
 }
 
-/// Every workload: the built-in ones in [`registry`]'s order, then any
+/// Every workload: the built-in ones in [`crate::registry`]'s order, then any
 /// added with [`register`].
 pub fn all() -> Vec<Kind> {
     let extra = extra()
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .clone();
-    registry().iter().copied().chain(extra).map(Kind).collect()
+    crate::registry()
+        .iter()
+        .copied()
+        .chain(extra)
+        .map(Kind)
+        .collect()
 }
-
-/// The built-in workloads: one line each.
-pub fn registry() -> &'static [&'static dyn AnyWorkload] {
-    BUILT_IN
-}
-
-static BUILT_IN: &[&dyn AnyWorkload] = &[
-    &FSMARK,
-    &CREATEMANY,
-    &TIOTEST,
-    &ALLOCTEST,
-    &DBENCH,
-    &COMPILEBENCH,
-    &crate::mdtest::plugin::MDTEST,
-];
-
-static FSMARK: Plugin<crate::fsmark::plugin::FsMark> = Plugin::new();
-static CREATEMANY: Plugin<crate::createmany::plugin::CreateMany> = Plugin::new();
-static TIOTEST: Plugin<crate::tiotest::plugin::TioTest> = Plugin::new();
-static ALLOCTEST: Plugin<crate::alloctest::plugin::AllocTest> = Plugin::new();
-static DBENCH: Plugin<crate::dbench::plugin::Dbench> = Plugin::new();
-static COMPILEBENCH: Plugin<crate::compilebench::plugin::CompileBench> = Plugin::new();
 
 #[cfg(test)]
 mod tests {

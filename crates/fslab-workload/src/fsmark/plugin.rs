@@ -72,6 +72,11 @@ impl Workload for FsMark {
     }
     fn run(o: &FsMarkArgs, start: Start<'_, '_>) -> Result<Box<dyn Report>> {
         let opts = o.raw().validate()?;
+        // fslab has always made the -d directories before the run (fs_mark
+        // then finds them there, as its users' scripts leave them).
+        for d in &opts.dirs {
+            let _ = std::fs::create_dir(d);
+        }
         let report = super::run_with(
             &opts,
             start.argv,

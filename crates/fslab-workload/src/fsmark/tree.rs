@@ -101,7 +101,7 @@ pub const ENOMEM_RETRIES: &str = "ENOMEM retries";
 const ENOMEM_PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Makes `call` until it does not fail with ENOMEM (for at most
-/// [`ENOMEM_PATIENCE`], 10 ms apart), counting each retry in `retries`, and
+/// `ENOMEM_PATIENCE`, 60 s, 10 ms apart), counting each retry in `retries`, and
 /// returns its result with the time of the last call alone. In a memory
 /// cgroup at its limit with its OOM killer off (cgroup v1), the kernel
 /// fails a system call's allocation with ENOMEM where a machine of that

@@ -253,7 +253,8 @@ fs = "ext4"
     let parent = child.id();
     let mut cgroup_seen = None;
     let found = wait_for(60, || {
-        for pid in children_with(parent, "--cgroup") {
+        // The child is `fslab job JSON`: its options, the cgroup too, in the JSON.
+        for pid in children_with(parent, "\"cgroup\":\"/") {
             let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
             if let Some(line) = text.lines().find(|l| {
                 l.split(':')
