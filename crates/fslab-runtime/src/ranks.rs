@@ -325,18 +325,11 @@ fn start_rescue(r: Rescue, spool: Spool, state: Arc<AtomicU8>) {
 /// ran in loops (fs_mark) its table of all ranks.
 fn summary_text(name: &str, merged: &fslab_cluster::MergedRun) -> String {
     let mut summary = merged.summary(name);
-    if !merged.run.loops.is_empty() {
-        // fs_mark's table for all ranks, so scripts that read its rows
-        // (seed 000's `stats`) read MPI runs too.
-        summary += &format!(
-            "\n#\tAll {} ranks, loop by loop: Count, Files/sec and App Overhead summed over \
-             ranks (as fs_mark sums its threads), FSUse% the highest rank's.\n\n",
-            merged.ranks
-        );
-        summary += &fslab_workload::fsmark::output::columns();
-        for l in &merged.run.loops {
-            summary += &fslab_workload::fsmark::output::row(l, false);
-        }
+    // What the workload adds from the ranks' loop rows (fs_mark's table).
+    if let Some(text) = fslab_workload::Kind::of(name)
+        .and_then(|k| k.workload().merged_text(merged.ranks, &merged.run.loops))
+    {
+        summary += &text;
     }
     summary
 }

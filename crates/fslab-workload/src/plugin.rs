@@ -113,6 +113,13 @@ pub trait Workload: Send + Sync + 'static {
         false
     }
 
+    /// Under MPI, the text it adds to the merged run's summary from the
+    /// ranks' loop rows added up (fs_mark's table for all ranks, which
+    /// scripts that read its rows read); none by default.
+    fn merged_text(_ranks: usize, _loops: &[fslab_record::LoopRow]) -> Option<String> {
+        None
+    }
+
     /// Whether, under MPI, its text is rank 0's account of every rank
     /// (mdtest's SUMMARY, computed over the ranks within its phases), so
     /// rank 0 prints it; otherwise the ranks print nothing of their own
@@ -163,6 +170,8 @@ pub trait AnyWorkload: Send + Sync {
     fn job_of_json(&self, v: serde_json::Value) -> Result<Job>;
     fn takes_dirs(&self) -> bool;
     fn silent_during(&self, phase: &str) -> bool;
+    /// [`Workload::merged_text`].
+    fn merged_text(&self, ranks: usize, loops: &[fslab_record::LoopRow]) -> Option<String>;
 }
 
 /// A workload with its options: what a command line, an experiment's
@@ -305,6 +314,9 @@ impl<W: Workload> AnyWorkload for Plugin<W> {
     }
     fn silent_during(&self, phase: &str) -> bool {
         W::silent_during(phase)
+    }
+    fn merged_text(&self, ranks: usize, loops: &[fslab_record::LoopRow]) -> Option<String> {
+        W::merged_text(ranks, loops)
     }
 }
 

@@ -70,6 +70,23 @@ impl Workload for FsMark {
     fn silent_during(phase: &str) -> bool {
         matches!(phase, "stat" | "unlink")
     }
+    /// fs_mark's table for all ranks, loop by loop, so scripts that read
+    /// its rows (seed 000's `stats`) read MPI runs too.
+    fn merged_text(ranks: usize, loops: &[fslab_record::LoopRow]) -> Option<String> {
+        if loops.is_empty() {
+            return None;
+        }
+        let mut text = format!(
+            "\n#\tAll {ranks} ranks, loop by loop: Count, Files/sec and App Overhead summed over \
+             ranks (as fs_mark sums its threads), FSUse% the highest rank's.\n\n"
+        );
+        text += &super::output::columns();
+        for l in loops {
+            text += &super::output::row(l, false);
+        }
+        Some(text)
+    }
+
     fn run(o: &FsMarkArgs, start: Start<'_, '_>) -> Result<Box<dyn Report>> {
         let opts = o.raw().validate()?;
         // fslab has always made the -d directories before the run (fs_mark
