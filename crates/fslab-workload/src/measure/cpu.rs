@@ -67,8 +67,17 @@ mod tests {
     /// not the workload's CPU; what a worker burns is.
     #[test]
     fn the_meter_counts_the_workers_and_not_the_other_threads() {
+        /// Stops the spinning thread however the test ends (a failed
+        /// assertion too, which would otherwise leave the scope waiting).
+        struct StopOnDrop<'a>(&'a AtomicBool);
+        impl Drop for StopOnDrop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
         let stop = AtomicBool::new(false);
         std::thread::scope(|s| {
+            let _stop = StopOnDrop(&stop);
             s.spawn(|| {
                 while !stop.load(Ordering::Relaxed) {
                     spin(Duration::from_millis(5));
@@ -76,8 +85,20 @@ mod tests {
             });
             let m = CpuMeter::start();
             let process = rusage(Who::Process).unwrap();
+            // The worker sleeps until the other thread has spun 150 ms of
+            // CPU (at most 20 s: the machine is shared).
             std::thread::scope(|w| {
-                w.spawn(|| counted(|| std::thread::sleep(Duration::from_millis(300))));
+                w.spawn(|| {
+                    counted(|| {
+                        let t0 = std::time::Instant::now();
+                        while rusage(Who::Process).unwrap().since(&process).user
+                            < Duration::from_millis(150)
+                            && t0.elapsed() < Duration::from_secs(20)
+                        {
+                            std::thread::sleep(Duration::from_millis(20));
+                        }
+                    });
+                });
             });
             let (u, s) = m.read();
             let burnt = rusage(Who::Process).unwrap().since(&process);
