@@ -128,7 +128,11 @@ pub trait Workload: Send + Sync + 'static {
         false
     }
 
-    /// Runs it, recording as it goes, and returns its report.
+    /// Runs it, recording as it goes, and returns its report. It is given
+    /// its options unchecked: its first step is its own [`Workload::validate`]
+    /// (once, so that the check's calls, a stat of its directory say, are
+    /// made once), before anything is recorded. Nothing is made for it
+    /// beforehand: it makes its own directories, as its original does.
     fn run(o: &Self::Options, start: Start<'_, '_>) -> Result<Box<dyn Report>>;
 }
 

@@ -97,7 +97,11 @@ impl Workload for SyncFiles {
         Ok(())
     }
     fn run(o: &SyncArgs, start: Start<'_, '_>) -> fslab_workload::Result<Box<dyn Report>> {
+        Self::validate(o)?;
         let dir = Self::workdir(o);
+        // Nothing is made for a workload: it makes its own directory.
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| fslab_workload::Error::Setup(format!("{}: {e}", dir.display())))?;
         let params = serde_json::to_value(o).unwrap_or_default();
         let mut ctx = RunCtx::begin(
             Self::NAME,
