@@ -160,6 +160,9 @@ pub struct LoopOutcome {
     pub call_time: Duration,
     /// Set when a call failed.
     pub error: Option<WorkError>,
+    /// Creates that got ENOMEM and were made again (see
+    /// [`super::tree::retrying`]).
+    pub enomem_retries: u64,
 }
 
 /// Shared, read-only context of a loop.
@@ -314,12 +317,20 @@ impl Worker {
             let mut redraws = 0;
             let fd = loop {
                 let name = rel_name(&mut self.rel, subdir, self.names.name(secs, name_seq));
-                match rustix::fs::openat(
-                    &top,
-                    name,
-                    OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::CLOEXEC,
-                    Mode::from_bits_truncate(0o666),
-                ) {
+                let retried = out.enomem_retries;
+                let (r, took) = super::tree::retrying(&mut out.enomem_retries, || {
+                    rustix::fs::openat(
+                        &top,
+                        name,
+                        OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::CLOEXEC,
+                        Mode::from_bits_truncate(0o666),
+                    )
+                });
+                if out.enomem_retries != retried {
+                    // The waits for reclaim are the loop's, not the call's.
+                    t0 = now_ns().saturating_sub(took);
+                }
+                match r {
                     Ok(fd) => break fd,
                     // A name already taken: fs_mark would truncate that file.
                     // Draw another name (possible only with random characters).

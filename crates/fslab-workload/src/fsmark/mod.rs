@@ -453,6 +453,7 @@ fn create_phase(
     let (mut unlinked, mut unlink_s, mut unlink_cpu) = (0u64, 0.0, (0.0, 0.0));
 
     let mut l = 0u64;
+    let mut create_enomem = 0u64;
     while (opts.fill || l < opts.loops) && !stop.load(Ordering::Relaxed) {
         // fs_mark checks before every loop that this loop's data fits.
         if let Some(msg) = out_of_space(opts, threads_per_dir) {
@@ -487,6 +488,11 @@ fn create_phase(
         let wall = loop_start.elapsed();
         ctx.store_error()?;
 
+        create_enomem += outcomes
+            .iter()
+            .flatten()
+            .map(|o| o.enomem_retries)
+            .sum::<u64>();
         let (row, mut error) = loop_row(opts, l, &outcomes, &workers, wall, &mut count, &mut bytes);
         let complete = row.complete;
         let line = output::row(&row, opts.verbose);
@@ -530,6 +536,14 @@ fn create_phase(
         !cut_short && !failed && !stop.load(Ordering::Relaxed),
         (unlinked, unlink_s, unlink_cpu),
     );
+    ctx.record_metrics(vec![fslab_record::Metric::new(
+        "fsmark",
+        Some("create"),
+        tree::ENOMEM_RETRIES,
+        create_enomem as f64,
+        fslab_record::Unit::Count,
+        fslab_record::Better::Lower,
+    )])?;
     record_create(
         ctx,
         &workers,
