@@ -315,25 +315,26 @@ impl Worker {
             let mut t0 = now_ns();
             let mut name_seq = seq;
             let mut redraws = 0;
+            let mut enomem_since = None;
             let fd = loop {
                 let name = rel_name(&mut self.rel, subdir, self.names.name(secs, name_seq));
-                let retried = out.enomem_retries;
-                let (r, took) = super::tree::retrying(&mut out.enomem_retries, || {
-                    rustix::fs::openat(
-                        &top,
-                        name,
-                        OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::CLOEXEC,
-                        Mode::from_bits_truncate(0o666),
-                    )
-                });
-                if out.enomem_retries != retried {
-                    // The waits for reclaim are the loop's, not the call's.
-                    t0 = now_ns().saturating_sub(took);
-                }
-                match r {
+                match rustix::fs::openat(
+                    &top,
+                    name,
+                    OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::CLOEXEC,
+                    Mode::from_bits_truncate(0o666),
+                ) {
                     Ok(fd) => break fd,
                     // A name already taken: fs_mark would truncate that file.
                     // Draw another name (possible only with random characters).
+                    // A memory cgroup at its limit with its OOM killer off:
+                    // made again after a wait for reclaim, which is the
+                    // loop's time, not the call's (see `tree::retrying`).
+                    Err(Errno::NOMEM) if super::tree::within_patience(&mut enomem_since) => {
+                        out.enomem_retries += 1;
+                        std::thread::sleep(Duration::from_millis(10));
+                        t0 = now_ns();
+                    }
                     Err(Errno::EXIST) if opts.rand_len > 0 && redraws < 100 => {
                         redraws += 1;
                         name_seq = self.next_redraw;

@@ -100,6 +100,12 @@ pub const ENOMEM_RETRIES: &str = "ENOMEM retries";
 /// How long a call that keeps getting ENOMEM is retried before the phase fails.
 const ENOMEM_PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// Whether a call that got ENOMEM may be made again: the first ENOMEM
+/// starts the clock in `since`; after [`ENOMEM_PATIENCE`] the error stands.
+pub(super) fn within_patience(since: &mut Option<std::time::Instant>) -> bool {
+    since.get_or_insert_with(std::time::Instant::now).elapsed() < ENOMEM_PATIENCE
+}
+
 /// Makes `call` until it does not fail with ENOMEM (for at most
 /// `ENOMEM_PATIENCE`, 60 s, 10 ms apart), counting each retry in `retries`, and
 /// returns its result with the time of the last call alone. In a memory
@@ -111,11 +117,13 @@ pub fn retrying<T>(
     retries: &mut u64,
     mut call: impl FnMut() -> Result<T, Errno>,
 ) -> (Result<T, Errno>, u64) {
-    let start = std::time::Instant::now();
+    // The patience's clock starts at the first ENOMEM: a call that
+    // succeeds reads no clock beyond its own timing.
+    let mut since: Option<std::time::Instant> = None;
     loop {
         let t = now_ns();
         match call() {
-            Err(Errno::NOMEM) if start.elapsed() < ENOMEM_PATIENCE => {
+            Err(Errno::NOMEM) if within_patience(&mut since) => {
                 *retries += 1;
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
