@@ -32,6 +32,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "seed004-large-dir",
         include_str!("../../../experiments/seed004-large-dir.toml"),
     ),
+    (
+        "io500-md",
+        include_str!("../../../experiments/io500-md.toml"),
+    ),
 ];
 
 /// A built-in by full name or by unique prefix (`seed004`); otherwise the

@@ -14,6 +14,9 @@ pub enum Unit {
     FilesPerSec,
     /// Operations per second.
     OpsPerSec,
+    /// Thousands of operations per second: IO500's "kIOPS", the unit of its
+    /// metadata phases and of its MD score (`fslab io500md`).
+    KiloOpsPerSec,
     /// MiB (2^20 bytes) per second, which tiotest, compilebench and the
     /// seed's alloctest print as "MB/s".
     MibPerSec,
@@ -41,6 +44,7 @@ impl Unit {
         match self {
             Unit::FilesPerSec => "files/s",
             Unit::OpsPerSec => "ops/s",
+            Unit::KiloOpsPerSec => "kIOPS",
             Unit::MibPerSec => "MiB/s",
             Unit::MbPerSec => "MB/s",
             Unit::Seconds => "s",
@@ -58,7 +62,11 @@ impl Unit {
     pub fn is_rate(self) -> bool {
         matches!(
             self,
-            Unit::FilesPerSec | Unit::OpsPerSec | Unit::MibPerSec | Unit::MbPerSec
+            Unit::FilesPerSec
+                | Unit::OpsPerSec
+                | Unit::KiloOpsPerSec
+                | Unit::MibPerSec
+                | Unit::MbPerSec
         )
     }
 

@@ -15,6 +15,7 @@ fn every_unit() -> Vec<Unit> {
     let all = vec![
         Unit::FilesPerSec,
         Unit::OpsPerSec,
+        Unit::KiloOpsPerSec,
         Unit::MibPerSec,
         Unit::MbPerSec,
         Unit::Seconds,
@@ -30,6 +31,7 @@ fn every_unit() -> Vec<Unit> {
         match u {
             Unit::FilesPerSec
             | Unit::OpsPerSec
+            | Unit::KiloOpsPerSec
             | Unit::MibPerSec
             | Unit::MbPerSec
             | Unit::Seconds

@@ -19,6 +19,7 @@ pub mod createmany;
 pub mod dbench;
 mod error;
 pub mod fsmark;
+pub mod io500;
 pub mod mdtest;
 pub mod measure;
 pub mod plugin;
@@ -48,6 +49,7 @@ pub fn registry() -> &'static [&'static dyn plugin::AnyWorkload] {
         &Plugin::<dbench::plugin::Dbench>::new(),
         &Plugin::<compilebench::plugin::CompileBench>::new(),
         &mdtest::plugin::MDTEST,
+        &io500::plugin::IO500MD,
     ];
     BUILT_IN
 }

@@ -30,7 +30,7 @@ pub mod tree;
 mod run_tests;
 
 pub use options::{MdtestArgs, Options};
-pub use run::{run, MdtestReport};
+pub use run::{run, run_within, MdtestReport, Part};
 
 #[cfg(test)]
 pub(crate) mod tests {

@@ -163,12 +163,7 @@ impl MdtestArgs {
         if self.iterations == 0 {
             return Err(bad("-i 0: must be at least 1".into()));
         }
-        if self.dir.to_string_lossy().contains('@') {
-            return Err(bad(format!(
-                "-d {}: several directories (DIR1@DIR2) are not supported: give one",
-                self.dir.display()
-            )));
-        }
+        self.one_dir()?;
         if self.depth > 0 && self.branch == 0 {
             return Err(bad(format!(
                 "-b 0 with -z {}: the branching factor must be at least 1",
@@ -250,24 +245,61 @@ impl MdtestArgs {
 }
 
 impl MdtestArgs {
+    /// Several -d directories (`DIR1@DIR2`): refused with mdtest's own
+    /// words where mdtest refuses them (md_validate_tests: with -N, or
+    /// without -u), else as not supported by fslab's mdtest.
+    fn one_dir(&self) -> crate::Result<()> {
+        let d = self.dir.to_string_lossy();
+        if !d.contains('@') {
+            return Ok(());
+        }
+        let count = d.split('@').filter(|p| !p.is_empty()).count();
+        let why = if count > 1 && self.nstride > 0 {
+            format!(
+                " with -N {}: cannot have multiple directory paths with -N strides between neighbor tasks",
+                self.nstride
+            )
+        } else if count > 1 && !self.unique_dir {
+            ": shared directory mode is not compatible with multiple directory paths".to_string()
+        } else {
+            ": several directories (DIR1@DIR2) are not supported by fslab's mdtest: give one"
+                .to_string()
+        };
+        Err(bad(format!("-d {d}{why}")))
+    }
+
     /// mdtest's items per task and per directory from -n or -I.
     fn spread(&self, num_dirs: u64) -> crate::Result<(u64, u64)> {
         let leaves = power(self.branch, self.depth).unwrap_or(u64::MAX);
         let items = match (self.items, self.items_per_dir) {
-            (Some(_), Some(_)) => {
-                return Err(bad(
-                    "-n with -I: give the items per task (-n) or per directory (-I), not both \
-                     (mdtest's directory loops are not supported)"
-                        .into(),
-                ))
+            (_, Some(0)) => return Err(bad("-I 0: must be at least 1".into())),
+            (Some(0), _) => return Err(bad("-n 0: must be at least 1".into())),
+            (Some(n), Some(i)) => {
+                // mdtest's md_validate_tests: with -u both are refused;
+                // without, -n must be a multiple of -I (its directory
+                // loops, which fslab's mdtest does not run).
+                let why = if self.unique_dir {
+                    "only specify the number of items or the number of items per directory"
+                        .to_string()
+                } else if n % i != 0 {
+                    "items must be a multiple of items per directory".to_string()
+                } else {
+                    format!(
+                        "mdtest would make {} directory loops of {i} items, which fslab's mdtest \
+                         does not run: give -n or -I",
+                        n / i
+                    )
+                };
+                return Err(bad(format!(
+                    "-n {n} with -I {i}{}: {why}",
+                    if self.unique_dir { " and -u" } else { "" }
+                )));
             }
             (None, None) => {
                 return Err(bad(
                     "give -n N (items per task) or -I N (per directory)".into()
                 ))
             }
-            (_, Some(0)) => return Err(bad("-I 0: must be at least 1".into())),
-            (Some(0), None) => return Err(bad("-n 0: must be at least 1".into())),
             (None, Some(i)) => {
                 let dirs = if self.leaf_only { leaves } else { num_dirs };
                 (i.saturating_mul(dirs), i)
@@ -364,14 +396,30 @@ mod tests {
             ("-n 5 -i 0", "-i 0: must be at least 1"),
             ("-n 0", "-n 0: must be at least 1"),
             ("-I 0", "-I 0: must be at least 1"),
-            ("-n 5 -I 5", "-n with -I"),
+            (
+                "-n 5 -I 5 -u",
+                "-n 5 with -I 5 and -u: only specify the number of items or the number of items per directory",
+            ),
+            (
+                "-n 10 -I 3",
+                "-n 10 with -I 3: items must be a multiple of items per directory",
+            ),
+            ("-n 10 -I 5", "-n 10 with -I 5: mdtest would make 2 directory loops"),
             ("-F", "give -n N"),
             ("-n 5 -z 2 -b 0", "-b 0 with -z 2"),
             ("-n 5 -W 3 -b 2 -z 1", "-W 3 with -b 2"),
             ("-n 5 -W 3 -C", "-W 3 with -C alone"),
             ("-n 5 -w 10 -e 20", "-e 20 with -w 10"),
             ("-n 2 -z 2 -b 2", "-n 2: fewer items than the 7 directories"),
-            ("-n 5 -d a@b", "-d a@b: several directories"),
+            (
+                "-n 5 -d a@b",
+                "-d a@b: shared directory mode is not compatible with multiple directory paths",
+            ),
+            (
+                "-n 5 -u -N 1 -d a@b",
+                "-d a@b with -N 1: cannot have multiple directory paths with -N strides between neighbor tasks",
+            ),
+            ("-n 5 -u -d a@b", "-d a@b: several directories (DIR1@DIR2) are not supported"),
         ] {
             let e = refusal(args);
             assert!(e.starts_with(want), "{args}: {e}");

@@ -41,12 +41,15 @@ impl WithOutcome for MdtestReport {
 
 /// This rank's run.
 struct Runner<'c, 'r, 'h, 'o> {
-    ctx: RunCtx<'r, 'h>,
+    ctx: &'c mut RunCtx<'r, 'h>,
     c: &'c dyn Cluster,
     o: &'o Options,
     out: &'c mut dyn Write,
     /// The first failed phase's words.
     error: Option<String>,
+    /// What its phases' names start with (IO500's phase, when the run is
+    /// one of [`run_within`]'s), or nothing.
+    prefix: &'c str,
 }
 
 /// A phase's numbers on this rank.
@@ -55,8 +58,12 @@ struct Done {
     wall: Option<Wall>,
 }
 
-fn phase_name(row: usize) -> String {
-    ROWS[row].to_lowercase()
+fn phase_name(prefix: &str, row: usize) -> String {
+    if prefix.is_empty() {
+        ROWS[row].to_lowercase()
+    } else {
+        format!("{prefix} {}", ROWS[row].to_lowercase())
+    }
 }
 
 fn timestamp() -> String {
@@ -99,7 +106,7 @@ impl Runner<'_, '_, '_, '_> {
         call: &str,
         run: impl FnOnce(&mut Self, &mut PhaseClock, &Progress, &mut Instant) -> (Stretch, Option<Wall>),
     ) -> crate::Result<Done> {
-        let name = phase_name(row);
+        let name = phase_name(self.prefix, row);
         let index = self.ctx.start_phase(&name);
         // mdtest's barrier before each phase (the runtime's gate is one
         // too, under MPI; this one holds wherever the ranks come from).
@@ -195,7 +202,7 @@ impl Runner<'_, '_, '_, '_> {
             }
             let wall = wall_at(*start, stonewall);
             let mut items = Items::new(tree, op, kind);
-            let name = phase_name(row);
+            let name = phase_name(me.prefix, row);
             let mut s = me.stretch(&name, clock, progress, |p| {
                 items.run(0..count, count, wall, stop, p, 0)
             });
@@ -245,7 +252,7 @@ impl Runner<'_, '_, '_, '_> {
                 if !create {
                     dirs.reverse();
                 }
-                let name = phase_name(row);
+                let name = phase_name(me.prefix, row);
                 let s = me.stretch(&name, clock, progress, |p| {
                     let mut s = Stretch::default();
                     for d in &dirs {
@@ -461,16 +468,21 @@ fn stonewall_count(o: &Options, c: &dyn Cluster) -> crate::Result<Option<u64>> {
     }
 }
 
-/// Runs mdtest on this rank of `c` (one process: [`fslab_cluster::Solo`]).
-pub fn run(
+/// What a run finds before it records anything: whether rank 0 made the
+/// -d directory, and the items the phases work on (the -x count when the
+/// run does not create).
+struct Prologue {
+    made_root: bool,
+    items: u64,
+}
+
+/// mdtest's header, -d made, the -x count read, the Path and FS lines.
+fn prologue(
     o: &Options,
     argv: &[String],
     c: &dyn Cluster,
-    stop: &AtomicBool,
     out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-    hooks: &mut Hooks,
-) -> crate::Result<MdtestReport> {
+) -> crate::Result<Prologue> {
     let hosts = hosts(c);
     let rank0 = c.rank() == 0;
     if rank0 {
@@ -484,7 +496,7 @@ pub fn run(
             crate::Error::Setup(format!("rank 0 could not create {}", o.dir.display()))
         }));
     }
-    let mut items = stonewall_count(o, c)?.unwrap_or(o.items);
+    let items = stonewall_count(o, c)?.unwrap_or(o.items);
     if rank0 {
         fs_lines(&o.dir, out);
         let all = c.size() as u64 * items;
@@ -495,14 +507,40 @@ pub fn run(
         };
         let _ = writeln!(out, "{} tasks, {all} {what}", c.size());
     }
-    let params = serde_json::to_value(o).unwrap_or_default();
-    let ctx = RunCtx::begin("mdtest", argv, &o.dir, params, rec, hooks, stop)?;
+    Ok(Prologue { made_root, items })
+}
+
+/// One mdtest run's numbers on rank 0 (empty elsewhere) and its first
+/// failed phase's words.
+#[derive(Debug, Clone, Default)]
+pub struct Part {
+    /// The SUMMARY rate table's rows (ops/s).
+    pub rates: Vec<Row>,
+    /// The SUMMARY time table's rows (s).
+    pub times: Vec<Row>,
+    /// Each iteration's stonewall (with -W).
+    pub stonewall: Vec<WallSummary>,
+    pub error: Option<String>,
+}
+
+/// The iterations, the -d directory removed if the run made it, and rank
+/// 0's summary of every rank.
+fn body(
+    o: &Options,
+    c: &dyn Cluster,
+    ctx: &mut RunCtx<'_, '_>,
+    out: &mut dyn Write,
+    prefix: &str,
+    pro: Prologue,
+) -> crate::Result<Part> {
+    let mut items = pro.items;
     let mut r = Runner {
         ctx,
         c,
         o,
         out,
         error: None,
+        prefix,
     };
     let mut mine = Vec::new();
     for j in 0..o.iterations {
@@ -511,21 +549,68 @@ pub fn run(
             break;
         }
     }
-    if made_root && o.remove {
+    if pro.made_root && o.remove {
         let _ = rustix::fs::unlinkat(CWD, &o.dir, rustix::fs::AtFlags::REMOVEDIR);
     }
-    let (rates, times, walls) = r.summarize(&mine, items)?;
-    if rank0 {
+    let (rates, times, stonewall) = r.summarize(&mine, items)?;
+    if c.rank() == 0 {
         let _ = writeln!(r.out, "-- finished at {} --", timestamp());
     }
-    let outcome = r.ctx.finish(r.error)?;
+    Ok(Part {
+        rates,
+        times,
+        stonewall,
+        error: r.error,
+    })
+}
+
+/// Runs mdtest on this rank of `c` (one process: [`fslab_cluster::Solo`]).
+pub fn run(
+    o: &Options,
+    argv: &[String],
+    c: &dyn Cluster,
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+    rec: &mut dyn Recorder,
+    hooks: &mut Hooks,
+) -> crate::Result<MdtestReport> {
+    let pro = prologue(o, argv, c, out)?;
+    let params = serde_json::to_value(o).unwrap_or_default();
+    let mut ctx = RunCtx::begin("mdtest", argv, &o.dir, params, rec, hooks, stop)?;
+    let part = body(o, c, &mut ctx, out, "", pro)?;
+    if c.rank() == 0 && !part.rates.is_empty() {
+        ctx.record_metrics(metrics(
+            &part.rates,
+            &part.times,
+            &part.stonewall,
+            o.rate_and_time,
+        ))?;
+    }
+    let outcome = ctx.finish(part.error)?;
     Ok(MdtestReport {
         outcome,
         options: o.clone(),
-        rates,
-        times,
-        stonewall: walls,
+        rates: part.rates,
+        times: part.times,
+        stonewall: part.stonewall,
     })
+}
+
+/// Runs mdtest as a part of another workload's run (IO500's phases), on
+/// this rank of `c`: its phases recorded in `ctx`, each named after
+/// `prefix` (`mdtest-easy-write file creation`), its text (header,
+/// SUMMARY) written to `out`; its metrics are not recorded (the caller
+/// records its own from the returned numbers).
+pub fn run_within(
+    o: &Options,
+    argv: &[String],
+    c: &dyn Cluster,
+    ctx: &mut RunCtx<'_, '_>,
+    out: &mut dyn Write,
+    prefix: &str,
+) -> crate::Result<Part> {
+    let pro = prologue(o, argv, c, out)?;
+    body(o, c, ctx, out, prefix, pro)
 }
 
 type Summary = (Vec<Row>, Vec<Row>, Vec<WallSummary>);
@@ -587,8 +672,6 @@ impl Runner<'_, '_, '_, '_> {
                 ))
             })?;
         }
-        self.ctx
-            .record_metrics(metrics(&rates, &times, &walls, o.rate_and_time))?;
         Ok((rates, times, walls))
     }
 }

@@ -12,6 +12,7 @@ mod fsmark;
 mod fsmark_fs;
 mod hostile;
 mod hosts;
+mod io500;
 mod json;
 mod lab;
 mod lab_safety;

@@ -229,6 +229,27 @@ fn bad_mdtest_input_is_one_line_and_status_2() {
             &["-n", "5", "-W", "5", "-z", "1", "-b", "2"][..],
             "fslab: mdtest: -W 5 with -b 2",
         ),
+        // hpc/ior's md_validate_tests' words for -n with -I and for
+        // several -d directories.
+        (
+            &["-n", "10", "-I", "5", "-u"][..],
+            "fslab: mdtest: -n 10 with -I 5 and -u: only specify the number of items or the \
+             number of items per directory",
+        ),
+        (
+            &["-n", "10", "-I", "3"][..],
+            "fslab: mdtest: -n 10 with -I 3: items must be a multiple of items per directory",
+        ),
+        (
+            &["-n", "5", "-d", "a@b"][..],
+            "fslab: mdtest: -d a@b: shared directory mode is not compatible with multiple \
+             directory paths",
+        ),
+        (
+            &["-n", "5", "-u", "-N", "1", "-d", "a@b"][..],
+            "fslab: mdtest: -d a@b with -N 1: cannot have multiple directory paths with -N \
+             strides between neighbor tasks",
+        ),
         (&["-n", "5", "-Q"][..], "fslab: unexpected argument '-Q'"),
         (
             &["-n", "x"][..],
