@@ -75,7 +75,7 @@ pub struct CreateManyArgs {
     pub seconds: Option<u64>,
     /// Stonewall (fslab's; createmany has none): after SECONDS every thread stops at its next name, the MPI ranks agree on the most names any thread made, and every thread makes names up to that count (wear-out); both rates are reported. One process: the create loop ends at SECONDS. COUNT may be left out. Not with -t or -u alone
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stonewall: Option<i64>,
     /// Worker threads, all in FMT's directory (numbers interleaved)
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -305,6 +305,7 @@ pub struct CreateManyOptions {
     #[serde(default)]
     pub until_full: bool,
     /// --stonewall's seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stonewall: Option<u64>,
 }
 

@@ -64,7 +64,6 @@ fn counts(tallies: &[Mutex<Tally>]) -> Vec<(u64, u64)> {
 /// Runs phase `name` with a stonewall `seconds` after its start on every
 /// thread of `shared`'s, and the wear-out to the count the ranks of `c`
 /// agree on.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn phase(
     ctx: &mut RunCtx,
     c: &dyn Cluster,
