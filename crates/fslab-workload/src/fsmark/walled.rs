@@ -84,3 +84,142 @@ pub(super) fn one_loop(
     });
     (outcomes, wall)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use fslab_cluster::{Cluster, LocalCluster};
+    use fslab_record::MemRecorder;
+
+    use crate::common::Outcome;
+
+    use crate::fsmark::{run_with, RawOptions};
+    use crate::Hooks;
+
+    /// fs_mark's options for rank `rank`'s directory under `root`.
+    fn opts(root: &std::path::Path, rank: usize, loops: i64) -> crate::fsmark::FsMarkOptions {
+        RawOptions {
+            dirs: vec![root.join(format!("r{rank}"))],
+            threads: Some(2),
+            files: Some(200_000_000),
+            file_size: Some("0".into()),
+            io_size: None,
+            sync: Some(0),
+            subdirs: None,
+            per_subdir: None,
+            subdir_secs: None,
+            name_len: None,
+            rand_len: None,
+            loops: Some(loops),
+            keep: true,
+            fill: false,
+            log_file: Some("/dev/null".into()),
+            verbose: false,
+            phases: None,
+            stonewall: Some(1),
+        }
+        .validate()
+        .unwrap()
+    }
+
+    /// Each rank's run of fsmark (a rank's own options from `mine`), then
+    /// the runtime's finish (a sum of 1 until every rank has ended): each
+    /// rank's outcome (None when its run failed) and rank 0's recorded
+    /// metrics. The ranks run on a
+    /// thread of their own, given 60 s: a rank left waiting fails the test.
+    fn ranks(
+        mine: impl Fn(usize) -> crate::fsmark::FsMarkOptions + Send + Sync + 'static,
+    ) -> (Vec<Option<Outcome>>, Vec<fslab_record::Metric>) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let out = LocalCluster::run(3, |c| {
+                let o = mine(c.rank());
+                let mut rec = MemRecorder::default();
+                let stop = AtomicBool::new(false);
+                let r = run_with(
+                    &o,
+                    &[],
+                    c,
+                    &stop,
+                    &mut std::io::sink(),
+                    &mut rec,
+                    &mut Hooks::default(),
+                );
+                while c.sum(1) < 3 {}
+                (r.ok().map(|r| r.outcome), rec.metrics)
+            });
+            let _ = tx.send(out);
+        });
+        let out = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the ranks hung: a rank that stopped left the others waiting");
+        let metrics = out[0].1.clone();
+        (out.into_iter().map(|(s, _)| s).collect(), metrics)
+    }
+
+    #[test]
+    fn a_rank_that_runs_fewer_loops_stops_the_others_at_their_next_loop() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        // Rank 1 runs one loop, the others would run three.
+        let (outs, metrics) = ranks(move |r| opts(&root, r, if r == 1 { 1 } else { 3 }));
+        let cut = |r: usize| {
+            let o = outs[r].as_ref().expect("every rank's run ends");
+            (o.phases[0].complete, o.notes.join("; "))
+        };
+        assert_eq!(cut(1), (true, String::new()));
+        for r in [0, 2] {
+            assert_eq!(
+                cut(r),
+                (
+                    false,
+                    "another rank ended the create phase before loop 1".into()
+                ),
+                "rank {r}"
+            );
+        }
+        let files = |r: usize| {
+            std::fs::read_dir(tmp.path().join(format!("r{r}")))
+                .unwrap()
+                .count()
+        };
+        assert!(files(0) > 0);
+        assert!(
+            (0..3).all(|r| files(r) == files(0)),
+            "one loop each, worn out to the same count"
+        );
+        // Rank 0 summed the one loop every rank ran.
+        let at_wall = metrics
+            .iter()
+            .find(|m| m.name == "items at stonewall")
+            .expect("rank 0's stonewall metrics");
+        assert!(at_wall.value > 0.0);
+    }
+
+    #[test]
+    fn a_rank_that_cannot_start_stops_the_others_instead_of_hanging() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        // Rank 2's log file cannot be opened: its run fails before its
+        // first loop.
+        let (outs, metrics) = ranks(move |r| {
+            let mut o = opts(&root, r, 2);
+            if r == 2 {
+                o.log_file = root.join("no-such-dir/log");
+            }
+            o
+        });
+        assert!(outs[2].is_none(), "rank 2's run failed");
+        for r in [0, 1] {
+            let o = outs[r].as_ref().expect("ranks 0 and 1 end");
+            assert_eq!(o.phases[0].phase, "create");
+            assert!(!o.phases[0].complete, "rank {r}");
+            assert_eq!(o.phases[0].ops, 0, "rank {r} ran no loop");
+        }
+        assert!(
+            !metrics.iter().any(|m| m.name == "items at stonewall"),
+            "no summary without every rank"
+        );
+    }
+}

@@ -28,5 +28,6 @@ mod report;
 mod results;
 mod resume;
 mod scheduler;
+mod stonewall;
 mod support;
 mod workloads;
