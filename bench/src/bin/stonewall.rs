@@ -20,6 +20,7 @@ use clap::Parser;
 use fslab_cluster::{Cluster, LocalCluster};
 use fslab_record::MemRecorder;
 use fslab_workload::mdtest::{self, MdtestArgs};
+use fslab_workload::stonewall::WallSummary;
 use fslab_workload::Hooks;
 
 #[derive(Parser)]
@@ -31,7 +32,7 @@ struct Cli {
 const WALL_S: u64 = 2;
 
 /// One rank's run: its file creation count and the stonewall it saw.
-fn rank_run(args: &str, c: &dyn Cluster) -> (u64, Option<mdtest::stonewall::WallSummary>) {
+fn rank_run(args: &str, c: &dyn Cluster) -> (u64, Option<WallSummary>) {
     let argv = std::iter::once("mdtest").chain(args.split_whitespace());
     let o = Cli::parse_from(argv).a.validate().expect("options");
     let mut rec = MemRecorder::default();

@@ -165,6 +165,27 @@ pub fn tool_name(m: &Metric) -> String {
     format!("{} {}", m.source, m.label())
 }
 
+/// The stonewall's numbers (mdtest's `-W`, fsmark's and createmany's
+/// `--stonewall`), one name each whichever workload measured them: the
+/// items every rank had made at the stonewall, their rate over the time to
+/// the agreement, that time, the items made after it to the agreed count
+/// and their rate, the straggler spread (the most items any rank had made
+/// at the stonewall less the fewest), and each rank's items at the
+/// stonewall as detail rows ([`stonewall::of_rank`]).
+pub mod stonewall {
+    pub const ITEMS_AT_STONEWALL: &str = "items at stonewall";
+    pub const STONEWALL_RATE: &str = "stonewall rate";
+    pub const STONEWALL_TIME: &str = "stonewall time";
+    pub const WEAR_OUT_RATE: &str = "wear-out rate";
+    pub const WEAR_OUT_ITEMS: &str = "wear-out items";
+    pub const STRAGGLER_SPREAD: &str = "straggler spread";
+
+    /// Rank `rank`'s items at the stonewall: `items at stonewall, rank 2`.
+    pub fn of_rank(rank: usize) -> String {
+        format!("{ITEMS_AT_STONEWALL}, rank {rank}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

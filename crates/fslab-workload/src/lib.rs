@@ -24,6 +24,7 @@ pub mod mdtest;
 pub mod measure;
 pub mod plugin;
 pub mod scale;
+pub mod stonewall;
 pub mod tiotest;
 
 pub use common::{CommonArgs, Hooks, PhaseHook, Report, RunCtx, SecondHook};

@@ -73,6 +73,10 @@ pub struct CreateManyArgs {
     /// Stop after SECONDS
     #[arg(short = 't', long = "seconds", value_name = "SECONDS")]
     pub seconds: Option<u64>,
+    /// Stonewall (fslab's; createmany has none): after SECONDS every thread stops at its next name, the MPI ranks agree on the most names any thread made, and every thread makes names up to that count (wear-out); both rates are reported. One process: the create loop ends at SECONDS. COUNT may be left out. Not with -t or -u alone
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stonewall: Option<i64>,
     /// Worker threads, all in FMT's directory (numbers interleaved)
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub threads: u32,
@@ -304,6 +308,9 @@ pub struct CreateManyOptions {
     /// ENOSPC from a full htree ends the run as complete.
     #[serde(default)]
     pub until_full: bool,
+    /// --stonewall's seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stonewall: Option<u64>,
 }
 
 fn size(flag: &str, s: &Option<String>) -> Result<Option<u64>, String> {
@@ -357,8 +364,9 @@ impl CreateManyArgs {
             s.parse::<i64>()
                 .map_err(|_| format!("{s:?} is not a whole number"))
         };
+        let stonewall = self.stonewall_s(op)?;
         let (start, count) = match self.numbers.as_slice() {
-            [] if self.seconds.is_some() => (0, i64::MAX),
+            [] if self.seconds.is_some() || stonewall.is_some() => (0, i64::MAX),
             [] => return Err("give COUNT (or -t SECONDS)".into()),
             [c] => (0, num(c)?),
             [s, c] => (num(s)?, num(c)?),
@@ -408,7 +416,32 @@ impl CreateManyArgs {
             threads: self.threads,
             dir_per_thread: self.dir_per_thread,
             until_full: self.until_full,
+            stonewall,
         })
+    }
+
+    /// --stonewall's seconds, checked: a whole number of at least 1, on a
+    /// create loop, without -t (whose deadline would cut the wear-out).
+    fn stonewall_s(&self, op: Op) -> Result<Option<u64>, String> {
+        let Some(s) = self.stonewall else {
+            return Ok(None);
+        };
+        if s < 1 {
+            return Err(format!(
+                "--stonewall {s}: the stonewall must be at least 1 second"
+            ));
+        }
+        if op == Op::Unlink {
+            return Err(format!(
+                "--stonewall {s}: the stonewall ends a create loop (-o, -m, -d, -l), not -u alone"
+            ));
+        }
+        if let Some(t) = self.seconds {
+            return Err(format!(
+                "--stonewall {s} with -t {t}: -t's time limit would cut the wear-out short; give one"
+            ));
+        }
+        Ok(Some(s as u64))
     }
 }
 

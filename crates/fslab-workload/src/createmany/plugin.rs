@@ -17,7 +17,7 @@ impl Workload for CreateMany {
         clap::Command::new(Self::NAME)
             .about("Lustre's createmany: create (open, mknod, mkdir, link) or unlink many names (seed 004)")
             .after_help(
-                "Examples:\n  fslab createmany -m /mnt/test/f 20000000          # seed 004: mknod 20M names in one directory\n  fslab createmany -o -k -x 100 /mnt/test/d/f%08d 10 5000",
+                "Examples:\n  fslab createmany -m /mnt/test/f 20000000          # seed 004: mknod 20M names in one directory\n  fslab createmany -o -k -x 100 /mnt/test/d/f%08d 10 5000\n  mpirun -np 4 fslab createmany -m --stonewall 30 /mnt/test/f   # each rank creates for 30 s, then all wear out to the largest count",
             )
     }
     fn common(o: &CreateManyArgs) -> &CommonArgs {
@@ -104,6 +104,7 @@ impl Workload for CreateMany {
         let report = super::run(
             &opts,
             start.argv,
+            start.cluster,
             start.stop,
             start.out,
             start.rec,

@@ -3,6 +3,11 @@
 #[allow(clippy::wildcard_imports)]
 use super::*;
 
+mod walled;
+
+use crate::stonewall::Check;
+use fslab_cluster::Cluster;
+
 /// A worker's tally.
 #[derive(Default)]
 struct Tally {
@@ -15,6 +20,39 @@ struct Tally {
     /// The directory's htree was full (with `--until-full`).
     full: bool,
     fds: Vec<OwnedFd>,
+    /// Where the thread is in its names, between its stretches (a
+    /// stonewall's, and the wear-out after it).
+    cursor: Option<Cursor>,
+}
+
+/// A thread's place in its names.
+struct Cursor {
+    /// The next name's index (from START) and the names made.
+    i: u64,
+    n: u64,
+    marks: Marks,
+    tenths: Tenths,
+    /// The names this thread makes without a stonewall.
+    mine: u64,
+}
+
+impl Cursor {
+    /// Thread `t`'s start, at clock reading `now`.
+    fn new(o: &CreateManyOptions, t: usize, threads: u64, now: u64) -> Cursor {
+        // The names this thread makes: a tenth of them first and last.
+        let mine = (o.count.saturating_sub(t as u64)).div_ceil(threads);
+        Cursor {
+            i: t as u64,
+            n: 0,
+            marks: Marks::new(now, threads == 1),
+            tenths: Tenths {
+                tenth: mine / 10,
+                start: now,
+                ..Tenths::default()
+            },
+            mine,
+        }
+    }
 }
 
 impl Tally {
@@ -228,6 +266,7 @@ fn one(
 }
 
 /// What every creating thread shares.
+#[derive(Clone, Copy)]
 struct Work<'a> {
     o: &'a CreateManyOptions,
     fill: &'a [u8],
@@ -238,9 +277,40 @@ struct Work<'a> {
     deadline: Option<Instant>,
     /// Progress lines made at exact counts (one thread only).
     lines: &'a Mutex<Vec<String>>,
+    /// Each thread stops after its name that passes it.
+    wall: Check,
+    /// Each thread stops at this many names (a wear-out's agreed count).
+    upto: u64,
 }
 
-/// Thread `t`'s names, one after the other, into its `tally`.
+/// -u and -r: unlinks name `number` of `uf` right after its create.
+fn unlink_now(
+    o: &CreateManyOptions,
+    uf: &NameFmt,
+    number: i64,
+    ubuf: &mut Vec<u8>,
+) -> Result<(), String> {
+    uf.render(number, ubuf);
+    let Ok(uname) = std::ffi::CStr::from_bytes_with_nul(ubuf) else {
+        return Err(format!("name {} holds a NUL byte", uf.name(number)));
+    };
+    let flags = if o.op == Op::Mkdir {
+        AtFlags::REMOVEDIR
+    } else {
+        AtFlags::empty()
+    };
+    rustix::fs::unlinkat(CWD, uname, flags).map_err(|e| {
+        format!(
+            "unlink({}) error: {}",
+            uf.name(number),
+            std::io::Error::from(e)
+        )
+    })
+}
+
+/// Thread `t`'s names, one after the other, into its `tally`, from where
+/// its last stretch ended: until COUNT is done, `w.upto` names are, an
+/// error, the stop flag, -t's deadline, or the name that passes `w.wall`.
 fn work(w: &Work, t: usize, progress: &crate::measure::Progress, tally: &mut Tally) {
     let Work {
         o,
@@ -250,24 +320,28 @@ fn work(w: &Work, t: usize, progress: &crate::measure::Progress, tally: &mut Tal
         abort,
         deadline,
         lines,
+        wall,
+        upto,
     } = *w;
     let verb = o.op_words();
     let fmt = thread_fmt(o, &o.fmt, t as u32);
     let ufmt = o.unlink_fmt.as_ref().map(|f| thread_fmt(o, f, t as u32));
     let mut buf = Vec::with_capacity(256);
     let mut ubuf = Vec::with_capacity(256);
-    let mut i = t as u64;
-    let mut n = 0u64;
+    // A new stretch's first interval starts now, not where the last ended.
     let mut prev = crate::measure::now_ns();
-    let mut marks = Marks::new(prev, threads == 1);
-    // The names this thread makes: a tenth of them first and last.
-    let mine = (o.count.saturating_sub(t as u64)).div_ceil(threads);
-    let mut tenths = Tenths {
-        tenth: mine / 10,
-        start: prev,
-        ..Tenths::default()
-    };
-    while i < o.count {
+    let Cursor {
+        mut i,
+        mut n,
+        mut marks,
+        mut tenths,
+        mine,
+    } = tally
+        .cursor
+        .take()
+        .unwrap_or_else(|| Cursor::new(o, t, threads, prev));
+    let first = n;
+    while i < o.count && n < upto {
         if n.is_multiple_of(256)
             && (stop.load(Ordering::Relaxed)
                 || abort.load(Ordering::Relaxed)
@@ -277,7 +351,7 @@ fn work(w: &Work, t: usize, progress: &crate::measure::Progress, tally: &mut Tal
         }
         let number = o.start.wrapping_add(i as i64);
         // Counting up in place is much cheaper than formatting every name.
-        if n == 0 || !fmt.bump(&mut buf, number - threads as i64, threads) {
+        if n == first || !fmt.bump(&mut buf, number - threads as i64, threads) {
             fmt.render(number, &mut buf);
         }
         let name = std::ffi::CStr::from_bytes_with_nul(&buf)
@@ -310,30 +384,18 @@ fn work(w: &Work, t: usize, progress: &crate::measure::Progress, tally: &mut Tal
         tally.hist.record(now - prev);
         prev = now;
         if let Some(uf) = &ufmt {
-            uf.render(number, &mut ubuf);
-            let Ok(uname) = std::ffi::CStr::from_bytes_with_nul(&ubuf) else {
-                tally.error = Some(format!("name {} holds a NUL byte", uf.name(number)));
-                break;
-            };
-            let t1 = prev;
-            let flags = if o.op == Op::Mkdir {
-                AtFlags::REMOVEDIR
-            } else {
-                AtFlags::empty()
-            };
-            let r = rustix::fs::unlinkat(CWD, uname, flags);
-            if let Err(e) = r {
-                tally.error = Some(format!(
-                    "unlink({}) error: {}",
-                    uf.name(number),
-                    std::io::Error::from(e)
-                ));
-                abort.store(true, Ordering::Relaxed);
-                break;
+            match unlink_now(o, uf, number, &mut ubuf) {
+                Ok(()) => {
+                    let now = crate::measure::now_ns();
+                    tally.unlink_hist.record(now - prev);
+                    prev = now;
+                }
+                Err(e) => {
+                    tally.error = Some(e);
+                    abort.store(true, Ordering::Relaxed);
+                    break;
+                }
             }
-            let now = crate::measure::now_ns();
-            tally.unlink_hist.record(now - t1);
-            prev = now;
         }
         n += 1;
         if n == tenths.tenth {
@@ -347,12 +409,23 @@ fn work(w: &Work, t: usize, progress: &crate::measure::Progress, tally: &mut Tal
         if let Some(l) = marks.after(n, prev, &verb) {
             lines.lock().unwrap_or_else(|e| e.into_inner()).push(l);
         }
+        // The stonewall's per-item check: the clock read above, compared.
+        if wall.passed(prev) {
+            break;
+        }
     }
     tally.done = n;
     if n == mine && tenths.tenth > 0 {
         tenths.end = prev;
         tally.tenths = Some(tenths);
     }
+    tally.cursor = Some(Cursor {
+        i,
+        n,
+        marks,
+        tenths,
+        mine,
+    });
 }
 
 /// createmany's numbers: its total line's, and with `tenths` (a complete
@@ -473,15 +546,31 @@ fn close_kept(fds: Vec<OwnedFd>, out: &mut dyn Write) {
     );
 }
 
-/// Runs createmany.
-pub fn run(
+/// Each name's call's latency, and -u's unlinks'.
+fn record_calls(
+    ctx: &mut RunCtx,
     o: &CreateManyOptions,
-    argv: &[String],
-    stop: &AtomicBool,
-    out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-    hooks: &mut Hooks,
-) -> crate::Result<CreateManyReport> {
+    phase_name: &str,
+    hist: &LatencyHistogram,
+    uhist: &LatencyHistogram,
+) -> Result<(), fslab_record::RecordError> {
+    let call = match o.op {
+        Op::Open => "open",
+        Op::Mknod => "mknod",
+        Op::Mkdir => "mkdir",
+        Op::Link => "link",
+        Op::Unlink => "unlink",
+    };
+    ctx.record_latency(phase_name, call, hist)?;
+    ctx.record_latency(
+        phase_name,
+        if o.op == Op::Mkdir { "rmdir" } else { "unlink" },
+        uhist,
+    )
+}
+
+/// --dir-per-thread: each thread's directory.
+fn make_thread_dirs(o: &CreateManyOptions) -> crate::Result<()> {
     if o.dir_per_thread {
         for t in 0..o.threads {
             let d = o.dir().join(format!("t{t}"));
@@ -489,6 +578,20 @@ pub fn run(
                 .map_err(|e| crate::Error::Setup(format!("cannot create {}: {e}", d.display())))?;
         }
     }
+    Ok(())
+}
+
+/// Runs createmany.
+pub fn run(
+    o: &CreateManyOptions,
+    argv: &[String],
+    cluster: &dyn Cluster,
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+    rec: &mut dyn Recorder,
+    hooks: &mut Hooks,
+) -> crate::Result<CreateManyReport> {
+    make_thread_dirs(o)?;
     let params = serde_json::to_value(o).unwrap_or_default();
     let mut ctx = RunCtx::begin("createmany", argv, &o.dir(), params, rec, hooks, stop)?;
     let abort = AtomicBool::new(false);
@@ -522,6 +625,8 @@ pub fn run(
         abort: &abort,
         deadline,
         lines: &lines,
+        wall: Check::NEVER,
+        upto: u64::MAX,
     };
     let mut ticker = Ticker {
         out: &mut *out,
@@ -533,19 +638,23 @@ pub fn run(
         printed_at: 0,
     };
     let mut depth = crate::createmany::htree::DepthRates::of(o);
-    let p = ctx.phase_ticking(
+    let mut on_tick = |pt: &fslab_record::SeriesPoint| {
+        ticker.tick(pt);
+        if let Some(d) = depth.as_mut() {
+            d.tick(pt);
+        }
+    };
+    let walled::Ended {
+        run: p,
+        walls,
+        reached,
+    } = walled::either(
+        &mut ctx,
+        cluster,
         phase_name,
-        threads as usize,
-        |t, progress| {
-            let mut tally = tallies[t].lock().unwrap_or_else(|e| e.into_inner());
-            work(&shared, t, progress, &mut tally);
-        },
-        |pt| {
-            ticker.tick(pt);
-            if let Some(d) = depth.as_mut() {
-                d.tick(pt);
-            }
-        },
+        &tallies,
+        shared,
+        &mut on_tick,
     )?;
     // Lines made after the last second's tick.
     for l in lines.into_inner().unwrap_or_else(|e| e.into_inner()) {
@@ -572,22 +681,14 @@ pub fn run(
         "total: {total} {} in {secs:.2} seconds: {rate:.2} ops/second",
         o.op_words()
     );
-    let complete =
-        error.is_none() && !ctx.stopping() && (deadline.is_some() || full || total == o.count);
+    for w in walls.iter().flatten() {
+        let _ = writeln!(out, "{}", w.line_for("run", "thread"));
+    }
+    let complete = error.is_none()
+        && !ctx.stopping()
+        && (deadline.is_some() || full || total == o.count || reached);
     ctx.record_phase(phase_result(phase_name, total, 0, &p, complete))?;
-    let call = match o.op {
-        Op::Open => "open",
-        Op::Mknod => "mknod",
-        Op::Mkdir => "mkdir",
-        Op::Link => "link",
-        Op::Unlink => "unlink",
-    };
-    ctx.record_latency(phase_name, call, &hist)?;
-    ctx.record_latency(
-        phase_name,
-        if o.op == Op::Mkdir { "rmdir" } else { "unlink" },
-        &uhist,
-    )?;
+    record_calls(&mut ctx, o, phase_name, &hist, &uhist)?;
     if o.keep_open {
         close_kept(fds, out);
     }
@@ -595,6 +696,11 @@ pub fn run(
     let rate_by_entries = by_entries(&ctx.out.series);
     let mut metrics = metrics(o, total, secs, tenth_rates.filter(|_| complete));
     metrics.extend(depth.iter().flat_map(|d| d.metrics(&verb)));
+    metrics.extend(crate::stonewall::metrics(
+        "createmany",
+        &verb,
+        walls.as_deref().unwrap_or_default(),
+    ));
     ctx.record_metrics([metrics, entries_metrics(&rate_by_entries)].concat())?;
     let outcome = ctx.finish(error)?;
     Ok(CreateManyReport {

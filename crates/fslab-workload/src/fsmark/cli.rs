@@ -117,6 +117,14 @@ pub struct FsMarkArgs {
     /// Phases to run, in order: create (fs_mark's loops), stat (N-way find+stat of all files), unlink (N-way unlink); stat and unlink imply -k
     #[arg(long, value_name = "LIST", default_value = "create")]
     pub phases: String,
+    /// Stonewall (fslab's: fs_mark 3.3 has no such option): in each loop every thread stops at its next file after SECONDS, the MPI ranks agree on the most files any thread made, and every thread creates up to that count (wear-out); the loop's row counts them, and both rates are reported. One process: each loop ends at SECONDS
+    #[arg(
+        long = "stonewall",
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stonewall: Option<i64>,
     #[command(flatten)]
     pub common: crate::common::CommonArgs,
     /// Print help
@@ -139,7 +147,8 @@ every run is also recorded in the results store (see `fslab results`).
 
 Examples:
   fslab fsmark -d /mnt/test -D 10000 -S0 -n 100000 -s 0 -L 63 -t 8   # seed 000, 8 threads
-  fslab fsmark -d /mnt/test -n 10000 -s 4096 -S1 --phases create,stat,unlink";
+  fslab fsmark -d /mnt/test -n 10000 -s 4096 -S1 --phases create,stat,unlink
+  mpirun -np 4 fslab fsmark -d /mnt/test -n 1000000 -s 0 -S0 --stonewall 30   # each loop: 30 s, then wear-out";
 
 impl FsMarkArgs {
     /// The options to validate.
@@ -162,6 +171,7 @@ impl FsMarkArgs {
             log_file: self.log_file.clone(),
             verbose: self.verbose,
             phases: Some(self.phases.clone()),
+            stonewall: self.stonewall,
         }
     }
 }

@@ -29,6 +29,7 @@ use super::names::{NameGen, NameLog, REDRAW_BASE};
 use super::options::{DirPolicy, FsMarkOptions};
 use super::WorkError;
 use crate::measure::Progress;
+use crate::stonewall::Check;
 
 /// The system calls fs_mark times, in its `-v` column order.
 pub const CALLS: [&str; 6] = ["creat", "write", "fsync", "sync", "close", "unlink"];
@@ -145,6 +146,19 @@ pub struct Worker {
     pub phase_files: u64,
     /// The last loop's files, to unlink when files are not kept.
     to_unlink: Option<NameLog>,
+    /// The loop under way, between a stonewall's stretches.
+    open: Option<OpenLoop>,
+}
+
+/// A loop under way: its names, clocks and outcome so far, and where the
+/// subdirectory policy is.
+struct OpenLoop {
+    log: NameLog,
+    start: u64,
+    base_wall: Duration,
+    out: LoopOutcome,
+    dirs: SubdirChooser,
+    prev_end: u64,
 }
 
 /// What a worker did in one loop.
@@ -166,12 +180,18 @@ pub struct LoopOutcome {
 }
 
 /// Shared, read-only context of a loop.
+#[derive(Clone, Copy)]
 pub struct LoopCtx<'a> {
     pub opts: &'a FsMarkOptions,
     pub stop: &'a AtomicBool,
     /// Set by a worker that failed, so the others stop too.
     pub abort: &'a AtomicBool,
     pub progress: &'a Progress,
+    /// The stonewall: each worker stops after the file that passes it.
+    pub wall: Check,
+    /// Each worker stops at this many files in the loop (the wear-out's
+    /// agreed count; -n without a stonewall).
+    pub upto: u64,
 }
 
 /// The wall-clock second at `at` (a [`now_ns`] reading), from the loop's
@@ -194,6 +214,7 @@ impl Worker {
             calls: Default::default(),
             phase_files: 0,
             to_unlink: None,
+            open: None,
         }
     }
 
@@ -208,18 +229,68 @@ impl Worker {
 
     /// Runs this worker's share of one loop.
     pub fn run_loop(&mut self, ctx: &LoopCtx) -> LoopOutcome {
+        self.begin_loop();
+        self.create_more(ctx);
+        self.end_loop(ctx)
+    }
+
+    /// Starts a loop: its clocks and the subdirectory policy's start, as
+    /// fs_mark does for each loop (the current second modulo the number
+    /// of subdirectories).
+    pub fn begin_loop(&mut self) {
         for c in &mut self.calls {
             c.reset_loop();
         }
-        let mut out = LoopOutcome::default();
-        let mut log = NameLog::new(self.next_seq);
         let start = now_ns();
         let base_wall = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
-        if let Err(e) = self.create_files(ctx, &mut log, start, base_wall, &mut out) {
-            out.error = Some(e);
+        let start_secs = wall_secs_at(base_wall, start, start);
+        self.open = Some(OpenLoop {
+            log: NameLog::new(self.next_seq),
+            start,
+            base_wall,
+            out: LoopOutcome::default(),
+            dirs: SubdirChooser {
+                current: None,
+                files_in_subdir: 0,
+                since: start_secs,
+                start_secs,
+            },
+            prev_end: start,
+        });
+    }
+
+    /// Creates the loop's files on from where it is, until -n or
+    /// `ctx.upto` files, an error, the stop flag or the file that passes
+    /// `ctx.wall`. Returns the loop's files so far.
+    pub fn create_more(&mut self, ctx: &LoopCtx) -> u64 {
+        let Some(mut lp) = self.open.take() else {
+            return 0;
+        };
+        if lp.out.error.is_none() {
+            if let Err(e) = self.create_files(ctx, &mut lp) {
+                lp.out.error = Some(e);
+                ctx.abort.store(true, Ordering::Relaxed);
+            }
         }
+        let files = lp.out.files;
+        self.open = Some(lp);
+        files
+    }
+
+    /// Ends the loop: the post-loop sync methods, its times, and the files
+    /// to unlink when files are not kept.
+    pub fn end_loop(&mut self, ctx: &LoopCtx) -> LoopOutcome {
+        let Some(OpenLoop {
+            log,
+            start,
+            mut out,
+            ..
+        }) = self.open.take()
+        else {
+            return LoopOutcome::default();
+        };
         if out.error.is_none() && !stopping(ctx) {
             if let Err(e) = self.post_loop_syncs(ctx, &log) {
                 out.error = Some(e);
@@ -277,34 +348,28 @@ impl Worker {
         }
     }
 
-    fn create_files(
-        &mut self,
-        ctx: &LoopCtx,
-        log: &mut NameLog,
-        start: u64,
-        base_wall: Duration,
-        out: &mut LoopOutcome,
-    ) -> Result<(), WorkError> {
+    fn create_files(&mut self, ctx: &LoopCtx, lp: &mut OpenLoop) -> Result<(), WorkError> {
         let opts = ctx.opts;
-        // Where the subdirectory policy starts, as fs_mark does for each loop:
-        // the current second modulo the number of subdirectories.
-        let start_secs = wall_secs_at(base_wall, start, start);
-        let mut dirs = SubdirChooser {
-            current: None,
-            files_in_subdir: 0,
-            since: start_secs,
-            start_secs,
-        };
+        let OpenLoop {
+            log,
+            start,
+            base_wall,
+            out,
+            dirs,
+            prev_end,
+        } = lp;
+        let (start, base_wall) = (*start, *base_wall);
         let top = self
             .top_fd()?
             .try_clone()
             .map_err(|e| WorkError::io("open", self.dir.clone(), e))?;
-        let mut prev_end = start;
-        for i in 0..opts.files {
+        let upto = opts.files.min(ctx.upto);
+        while out.files < upto {
+            let i = out.files;
             if stopping(ctx) {
                 break;
             }
-            let secs = wall_secs_at(base_wall, start, prev_end);
+            let secs = wall_secs_at(base_wall, start, *prev_end);
             let subdir = dirs.next(opts.dir_policy, secs);
             // fs_mark makes the file's directory before every file.
             self.make_dir(&top, subdir)?;
@@ -401,10 +466,14 @@ impl Worker {
             drop(fd);
             let t_end = now_ns();
             self.calls[CLOSE].add(t_end - prev);
-            prev_end = t_end;
+            *prev_end = t_end;
             out.files += 1;
             self.phase_files += 1;
             ctx.progress.set(self.index, self.phase_files);
+            // The stonewall's per-item check: the close's clock read, compared.
+            if ctx.wall.passed(t_end) {
+                break;
+            }
         }
         Ok(())
     }

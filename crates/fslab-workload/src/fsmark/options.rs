@@ -166,6 +166,10 @@ pub struct FsMarkOptions {
     pub verbose: bool,
     /// Phases in the order they run.
     pub phases: Vec<Phase>,
+    /// `--stonewall`'s seconds (fslab's): each create loop stops at a
+    /// stonewall and wears out to the count the ranks agree on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stonewall: Option<u64>,
 }
 
 /// A rejected option: the message names the option and its bad value.
@@ -199,6 +203,7 @@ pub struct RawOptions {
     pub log_file: Option<PathBuf>,
     pub verbose: bool,
     pub phases: Option<String>,
+    pub stonewall: Option<i64>,
 }
 
 fn err<T>(msg: String) -> Result<T, OptionError> {
@@ -258,6 +263,20 @@ impl RawOptions {
                 }
             }
         })
+    }
+
+    /// `--stonewall`: whole seconds, at least 1, for the create loops.
+    fn stonewall_s(&self, phases: &[Phase]) -> Result<Option<u64>, OptionError> {
+        match self.stonewall {
+            None => Ok(None),
+            Some(s) if s < 1 => err(format!(
+                "--stonewall {s}: the stonewall must be at least 1 second"
+            )),
+            Some(s) if !phases.contains(&Phase::Create) => err(format!(
+                "--stonewall {s}: the stonewall ends the create loops, and --phases has no create"
+            )),
+            Some(s) => Ok(Some(s as u64)),
+        }
     }
 
     /// Checks every option, with fs_mark's defaults for those not given.
@@ -341,6 +360,7 @@ impl RawOptions {
             Some(list) => parse_phases(list)?,
         };
         let walks = phases.iter().any(|p| *p != Phase::Create);
+        let stonewall = self.stonewall_s(&phases)?;
         let log_file = self
             .log_file
             .clone()
@@ -370,6 +390,7 @@ impl RawOptions {
             log_file,
             verbose: self.verbose,
             phases,
+            stonewall,
         })
     }
 }
@@ -444,6 +465,7 @@ mod tests {
             log_file: None,
             verbose: false,
             phases: None,
+            stonewall: None,
         }
     }
 

@@ -97,6 +97,7 @@ impl Workload for FsMark {
         let report = super::run_with(
             &opts,
             start.argv,
+            start.cluster,
             start.stop,
             start.out,
             start.rec,

@@ -15,20 +15,21 @@
 //! - [`options`]: the letters and mdtest's derived numbers;
 //! - [`tree`]: the directory tree and the items' names;
 //! - [`phases`]: the calls on each item;
-//! - [`stonewall`]: the stonewall agreement and its numbers;
+//! - [`stonewall`]: the stonewall agreement and its numbers (the crate's
+//!   [`crate::stonewall`], shared with fsmark and createmany);
 //! - [`summary`]: the SUMMARY tables and IO500's per-rank CSV.
 
 pub mod options;
 pub mod phases;
 pub mod plugin;
 mod run;
-pub mod stonewall;
 pub mod summary;
 pub mod tree;
 
 #[cfg(test)]
 mod run_tests;
 
+pub use crate::stonewall;
 pub use options::{MdtestArgs, Options};
 pub use run::{run, run_within, MdtestReport, Part};
 

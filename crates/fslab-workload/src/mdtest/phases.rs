@@ -14,13 +14,14 @@ use std::ops::Range;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use fslab_record::LatencyHistogram;
 use rustix::fs::{AtFlags, Mode, OFlags, CWD};
 
 use super::tree::{Kind, Op, Tree};
-use crate::measure::Progress;
+use crate::measure::{now_ns, Progress};
+use crate::stonewall::Check;
 
 /// What a stretch of items did.
 #[derive(Debug, Default)]
@@ -150,12 +151,13 @@ impl Items<'_> {
 
     /// Runs items `range` (of `total` in the phase, which names the
     /// rename chain's last), counting from `base` in `progress`, stopping
-    /// at `stop` or, after each item, once `wall` has passed.
+    /// at `stop` or, after each item, once `wall` has passed (checked
+    /// against the item's own closing clock reading).
     pub fn run(
         &mut self,
         range: Range<u64>,
         total: u64,
-        wall: Option<Instant>,
+        wall: Check,
         stop: &AtomicBool,
         progress: &Progress,
         base: u64,
@@ -167,7 +169,7 @@ impl Items<'_> {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            let t = Instant::now();
+            let t = now_ns();
             let r = match self.op {
                 Op::Create | Op::Remove => {
                     let p = self.walked(&dirs, j);
@@ -179,14 +181,15 @@ impl Items<'_> {
                 }
                 Op::Rename => chain.step(self.listed(j), j, total),
             };
-            s.hist.record(t.elapsed().as_nanos() as u64);
+            let end = now_ns();
+            s.hist.record(end - t);
             if let Err(e) = r {
                 s.failures += 1;
                 s.first_failure.get_or_insert(e);
             }
             s.done += 1;
             progress.set(0, base + s.done);
-            if wall.is_some_and(|w| Instant::now() >= w) {
+            if wall.passed(end) {
                 s.hit_wall = true;
                 break;
             }
@@ -237,9 +240,4 @@ impl Times {
             after_s: start.elapsed().as_secs_f64(),
         }
     }
-}
-
-/// The instant the stonewall falls: `seconds` after `start` (none for 0).
-pub fn wall_at(start: Instant, seconds: u64) -> Option<Instant> {
-    (seconds > 0).then(|| start + Duration::from_secs(seconds))
 }

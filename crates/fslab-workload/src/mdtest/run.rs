@@ -12,12 +12,12 @@ use rustix::fs::{Access, Mode, CWD};
 use serde::Serialize;
 
 use super::options::Options;
-use super::phases::{wall_at, Items, Stretch, Times};
-use super::stonewall::{agree, all_running, keep_count, Wall, WallSummary};
+use super::phases::{Items, Stretch, Times};
 use super::summary::{self, Cell, RankIteration, Row, ROWS};
 use super::tree::{read_count, Kind, Op, Tree};
 use crate::common::{phase_result, Hooks, Outcome, RunCtx, WithOutcome};
 use crate::measure::{supervise, CpuMeter, PhaseClock, Progress};
+use crate::stonewall::{agree, all_running, keep_count, Check, Wall, WallSummary};
 
 /// What `fslab mdtest --json` prints, beside the run's outcome.
 #[derive(Debug, Clone, Serialize)]
@@ -200,7 +200,7 @@ impl Runner<'_, '_, '_, '_> {
                     *start = Instant::now();
                 }
             }
-            let wall = wall_at(*start, stonewall);
+            let wall = Check::after(stonewall);
             let mut items = Items::new(tree, op, kind);
             let name = phase_name(me.prefix, row);
             let mut s = me.stretch(&name, clock, progress, |p| {
@@ -216,19 +216,21 @@ impl Runner<'_, '_, '_, '_> {
             let wall_s = start.elapsed().as_secs_f64();
             if agreed > at_wall {
                 let more = me.stretch(&name, clock, progress, |p| {
-                    items.run(at_wall..agreed, agreed, None, stop, p, at_wall)
+                    items.run(at_wall..agreed, agreed, Check::NEVER, stop, p, at_wall)
                 });
                 s.done += more.done;
                 s.failures += more.failures;
                 s.first_failure = s.first_failure.or(more.first_failure);
                 s.hist.merge(&more.hist);
             }
+            let at_end = s.done;
             (
                 s,
                 Some(Wall {
                     at_wall,
                     agreed,
                     wall_s,
+                    at_end,
                 }),
             )
         })
@@ -676,11 +678,6 @@ impl Runner<'_, '_, '_, '_> {
     }
 }
 
-fn mean(v: impl Iterator<Item = f64>) -> f64 {
-    let v: Vec<f64> = v.collect();
-    v.iter().sum::<f64>() / v.len().max(1) as f64
-}
-
 /// The run's numbers: each shown operation's rate (the SUMMARY's Mean, its
 /// Max and Min as detail rows), with -P its time, and with -W the
 /// stonewall's (means over the iterations).
@@ -733,67 +730,6 @@ fn metrics(rates: &[Row], times: &[Row], walls: &[WallSummary], with_time: bool)
             ));
         }
     }
-    if !walls.is_empty() {
-        let p = Some("file creation");
-        let w = |f: fn(&WallSummary) -> f64| mean(walls.iter().map(f));
-        m.extend([
-            Metric::new(
-                "mdtest",
-                p,
-                "items at stonewall",
-                w(|s| s.items_at_stonewall as f64),
-                Unit::Count,
-                Better::Higher,
-            ),
-            Metric::new(
-                "mdtest",
-                p,
-                "stonewall rate",
-                w(|s| s.stonewall_rate),
-                Unit::OpsPerSec,
-                Better::Higher,
-            ),
-            Metric::new(
-                "mdtest",
-                p,
-                "stonewall time",
-                w(|s| s.stonewall_s),
-                Unit::Seconds,
-                Better::Neither,
-            ),
-            Metric::new(
-                "mdtest",
-                p,
-                "wear-out rate",
-                w(|s| s.wear_out_rate),
-                Unit::OpsPerSec,
-                Better::Higher,
-            ),
-            Metric::new(
-                "mdtest",
-                p,
-                "wear-out items",
-                w(|s| s.wear_out_items as f64),
-                Unit::Count,
-                Better::Neither,
-            ),
-            Metric::new(
-                "mdtest",
-                p,
-                "straggler spread",
-                w(|s| s.straggler_spread as f64),
-                Unit::Count,
-                Better::Lower,
-            ),
-        ]);
-        // Each rank's items at the stonewall (the first iteration's), as
-        // detail rows.
-        for (rank, n) in walls[0].per_rank.iter().enumerate() {
-            let name = format!("items at stonewall, rank {rank}");
-            m.push(
-                Metric::new("mdtest", p, &name, *n as f64, Unit::Count, Better::Neither).detail(),
-            );
-        }
-    }
+    m.extend(crate::stonewall::metrics("mdtest", "file creation", walls));
     m
 }

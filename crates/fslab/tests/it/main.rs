@@ -29,5 +29,6 @@ mod report;
 mod results;
 mod resume;
 mod scheduler;
+mod stonewall;
 mod support;
 mod workloads;
