@@ -134,7 +134,26 @@ pub fn leftovers(id: &str) -> Vec<String> {
             .filter(|n| n.contains(id))
             .map(|n| format!("link {n}")),
     );
+    out.extend(
+        session_dirs(id)
+            .into_iter()
+            .map(|d| format!("mpi session {}", d.display())),
+    );
     out
+}
+
+/// The session directories Open MPI's daemons made in the (shared) /tmp
+/// for the hosts of instance `id`: `/tmp/ompi.HOSTNAME.UID`, the hostnames
+/// being the hosts' own.
+fn session_dirs(id: &str) -> Vec<PathBuf> {
+    let prefix = format!("ompi.fslab-{id}-");
+    std::fs::read_dir(std::env::temp_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
 }
 
 impl NsHosts {
@@ -321,6 +340,10 @@ impl NsHosts {
         }
         let _ = ip(&["link", "del", &self.bridge]);
         let _ = std::fs::remove_file(&self.agent);
+        // A daemon killed with its host leaves its session directory.
+        for d in session_dirs(&self.id) {
+            let _ = std::fs::remove_dir_all(d);
+        }
     }
 }
 

@@ -11,10 +11,43 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::clock::ClockOffset;
 use crate::record::RankRun;
+
+/// What rank 0 keeps in the spool at the start, so that whoever merges it
+/// (rank 0's rescue, or the launcher's `fslab rescue` after mpirun ends)
+/// knows the run: the workload, every rank's host, the clocks at the start,
+/// and the workload's common options (how to report the run), as JSON.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, PartialEq)]
+#[serde(default)]
+pub struct SpoolMeta {
+    pub workload: String,
+    /// `hosts[r]` is rank r's host.
+    pub hosts: Vec<String>,
+    pub clock_start: Vec<ClockOffset>,
+    pub common: serde_json::Value,
+}
+
+/// Where the launcher (`fslab run`) says it merges what the ranks keep
+/// after a signal: rank 0 then leaves the spool to it (`fslab rescue`)
+/// instead of merging it itself within Open MPI's SIGKILL grace, when
+/// later hosts' ranks may not have kept theirs yet.
+pub const LAUNCHER_RESCUES_ENV: &str = "FSLAB_LAUNCHER_RESCUES";
+
+/// Whether this process's launcher merges the spool itself.
+pub fn launcher_rescues() -> bool {
+    std::env::var_os(LAUNCHER_RESCUES_ENV).is_some_and(|v| v == "1")
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum RescueError {
+    #[error("cannot keep the run's description in {path}: {source}")]
+    Meta {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a spool of fslab's ranks: {why}")]
+    NotASpool { path: PathBuf, why: String },
     #[error("cannot keep rank {rank}'s results in {path}: {source}")]
     Write {
         rank: usize,
@@ -66,6 +99,62 @@ impl Spool {
         Spool {
             dir: db.with_file_name(name),
         }
+    }
+
+    /// The spools beside `db` (`DB.ranks-*`), oldest first.
+    pub fn beside(db: &Path) -> Vec<Spool> {
+        let mut prefix = db.file_name().unwrap_or_default().to_os_string();
+        prefix.push(".ranks-");
+        let prefix = prefix.to_string_lossy().into_owned();
+        let dir = match db.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let mut found: Vec<(std::time::SystemTime, Spool)> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            .filter(|e| e.path().is_dir())
+            .map(|e| {
+                let t = e
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .unwrap_or(std::time::UNIX_EPOCH);
+                (t, Spool { dir: e.path() })
+            })
+            .collect();
+        found.sort_by_key(|(t, _)| *t);
+        found.into_iter().map(|(_, s)| s).collect()
+    }
+
+    fn meta_file(&self) -> PathBuf {
+        self.dir.join("run.json")
+    }
+
+    /// Keeps the run's description (rank 0, at the start).
+    pub fn keep_meta(&self, meta: &SpoolMeta) -> Result<(), RescueError> {
+        let path = self.meta_file();
+        let err = |source| RescueError::Meta {
+            path: path.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&self.dir).map_err(err)?;
+        let part = path.with_extension("part");
+        let text = serde_json::to_vec(meta).expect("plain data serializes");
+        std::fs::write(&part, text).map_err(err)?;
+        std::fs::rename(&part, &path).map_err(err)
+    }
+
+    /// The run's description rank 0 kept.
+    pub fn meta(&self) -> Result<SpoolMeta, RescueError> {
+        let path = self.meta_file();
+        let not = |why: String| RescueError::NotASpool {
+            path: self.dir.clone(),
+            why,
+        };
+        let bytes = std::fs::read(&path).map_err(|e| not(format!("{}: {e}", path.display())))?;
+        serde_json::from_slice(&bytes).map_err(|e| not(format!("{}: {e}", path.display())))
     }
 
     fn file(&self, rank: usize) -> PathBuf {
@@ -153,6 +242,33 @@ mod tests {
         assert_eq!(got.runs[5].status, RunStatus::Interrupted);
         spool.remove();
         assert!(!spool.dir.exists());
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    #[test]
+    fn a_spool_keeps_its_runs_description_and_is_found_beside_its_store() {
+        let tmp = std::env::temp_dir().join(format!("fslab-spool-meta-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).unwrap();
+        let db = tmp.join("r.sqlite");
+        assert!(Spool::beside(&db).is_empty());
+        let spool = Spool::new(&db, 7);
+        assert!(spool.meta().is_err(), "no description yet");
+        let meta = SpoolMeta {
+            workload: "fsmark".into(),
+            hosts: vec!["a".into(), "b".into()],
+            clock_start: vec![ClockOffset::default()],
+            common: serde_json::json!({"json": true}),
+        };
+        spool.keep_meta(&meta).unwrap();
+        assert_eq!(spool.meta().unwrap(), meta);
+        // Another store's spool is not this one's.
+        Spool::new(&tmp.join("other.sqlite"), 7)
+            .keep_meta(&meta)
+            .unwrap();
+        let found = Spool::beside(&db);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].dir, spool.dir);
         let _ = std::fs::remove_dir_all(&tmp);
     }
 }

@@ -318,14 +318,24 @@ pub fn job_command(argv: &[String]) -> fslab_workload::Result<Vec<String>> {
 
 /// The launcher in front of a workload on `ranks` MPI ranks on this
 /// machine (None for one process): Open MPI's mpirun, allowed to run as
-/// root and to start more ranks than there are cores.
+/// root and to start more ranks than there are cores, and to give ranks
+/// stopped because one of them died 6 s to keep what they measured before
+/// SIGKILL (Open MPI's default is 1 s; see `fslab rescue`).
 pub fn mpirun_prefix(ranks: u32) -> Option<Vec<String>> {
     (ranks > 1).then(|| {
-        ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np"]
-            .iter()
-            .map(|s| s.to_string())
-            .chain([ranks.to_string()])
-            .collect()
+        [
+            "mpirun",
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "--mca",
+            "odls_base_sigkill_timeout",
+            "6",
+            "-np",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([ranks.to_string()])
+        .collect()
     })
 }
 

@@ -561,7 +561,7 @@ mod builtin_gates {
         let cell = |l: &str| labels.iter().position(|x| x == l).unwrap() as u32;
         let (on, off) = (
             cell("ext4 -O metadata_csum"),
-            cell("ext4 -O ^metadata_csum"),
+            cell("ext4 -O ^metadata_csum,uninit_bg"),
         );
         let judge = |off_stat_hits: [f64; 3]| {
             let mut v = Vec::new();

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 pub struct RunInfo {
     /// Workload name, e.g. `fsmark`.
     pub workload: String,
-    /// The full command line, argv[0] included.
+    /// The full command line, `argv[0]` included.
     pub command_line: Vec<String>,
     pub fslab_version: String,
     /// `uname -r`.

@@ -70,6 +70,9 @@ pub enum Error {
         error: String,
         kept: String,
     },
+    /// `fslab rescue DIR`: DIR is not a spool of ranks (exit 2).
+    #[error("rescue: {0}")]
+    Spool(#[source] fslab_cluster::rescue::RescueError),
     /// Stopped by SIGINT or SIGTERM (said on stderr already).
     #[error("{name}: interrupted")]
     Interrupted { name: String },
@@ -94,6 +97,7 @@ impl Error {
             Error::Workload { source, .. } if source.is_usage() => 2,
             Error::Store(e) if store_is_usage(e) => 2,
             Error::Probes { .. } | Error::Cluster { .. } => 2,
+            Error::Spool(fslab_cluster::rescue::RescueError::NotASpool { .. }) => 2,
             Error::Interrupted { .. } => 130,
             _ => 1,
         }

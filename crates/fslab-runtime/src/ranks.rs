@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fslab_cluster::rescue::Spool;
+use fslab_cluster::rescue::{Spool, SpoolMeta};
 use fslab_cluster::{ClockOffset, Gate, RankRecorder, RankRun};
 use fslab_record::RunStatus;
 use fslab_workload::{CommonArgs, Hooks, Job, Start};
@@ -56,6 +56,13 @@ pub fn run(
     // Every host's clock against rank 0's, before and after the run.
     let clock_start = fslab_cluster::clock::measure(cluster, &fslab_cluster::clock::now_ns);
     let stop = crate::stop_on_signals()?;
+    describe(
+        &spool,
+        name,
+        common,
+        hosts.as_deref(),
+        clock_start.as_deref(),
+    );
     let gate = Gate::new(cluster);
     // Set when the gate, not a signal, stopped this rank.
     let gated = AtomicBool::new(false);
@@ -108,28 +115,19 @@ pub fn run(
     };
     drop(probes);
     let mine = ended_as(rec.run, &result);
-    // Stopped by a signal: a host may be gone, and the collectives below
-    // with it. What this rank has is kept in the spool first; rank 0 merges
-    // the spool if the gather does not end soon.
     let state = Arc::new(AtomicU8::new(OPEN));
-    if stop.load(Ordering::Relaxed) && !gated.load(Ordering::Relaxed) {
-        if let Err(e) = spool.keep(&mine) {
-            eprintln!("fslab: {name}: {e}");
-        }
-        if let (Some(hosts), Some(start)) = (&hosts, &clock_start) {
-            start_rescue(
-                Rescue {
-                    name: name.into(),
-                    common: common.clone(),
-                    db: db.to_path_buf(),
-                    hosts: hosts.clone(),
-                    clock_start: start.clone(),
-                },
-                spool.clone(),
-                Arc::clone(&state),
-            );
-        }
-    }
+    let rescue = hosts
+        .clone()
+        .zip(clock_start.clone())
+        .map(|(hosts, clock_start)| Rescue {
+            name: name.into(),
+            common: common.clone(),
+            db: db.to_path_buf(),
+            hosts,
+            clock_start,
+        });
+    let stopped = stop.load(Ordering::Relaxed) && !gated.load(Ordering::Relaxed);
+    keep_part(&mine, &spool, stopped, rescue, &state);
     gate.finish();
     let clock_end = fslab_cluster::clock::measure(cluster, &fslab_cluster::clock::now_ns);
     let parts = cluster.gather(&mine.to_bytes());
@@ -165,6 +163,56 @@ pub fn run(
     }
     spool.remove();
     report_merged(name, common, &mut store, &merged)
+}
+
+/// On rank 0 (the one with every rank's host): keeps the run's description
+/// in the spool, so that whoever merges it after a signal (rank 0's rescue,
+/// or `fslab rescue` after mpirun) knows the run.
+fn describe(
+    spool: &Spool,
+    name: &str,
+    common: &CommonArgs,
+    hosts: Option<&[String]>,
+    clock_start: Option<&[ClockOffset]>,
+) {
+    let (Some(hosts), Some(start)) = (hosts, clock_start) else {
+        return;
+    };
+    let meta = SpoolMeta {
+        workload: name.into(),
+        hosts: hosts.to_vec(),
+        clock_start: start.to_vec(),
+        common: serde_json::to_value(common).unwrap_or_default(),
+    };
+    if let Err(e) = spool.keep_meta(&meta) {
+        eprintln!("fslab: {name}: {e}");
+    }
+}
+
+/// Keeps this rank's part in the spool before the gather: a peer that dies
+/// while the others wait in it would otherwise take their results along.
+/// After a signal (`stopped`) a host may be gone, and the gather with it:
+/// rank 0 (the one with a `rescue`) then merges the spool if the gather does
+/// not end soon, unless `fslab run` does so once mpirun has ended (every
+/// surviving rank has kept its part then).
+fn keep_part(
+    mine: &RankRun,
+    spool: &Spool,
+    stopped: bool,
+    rescue: Option<Rescue>,
+    state: &Arc<AtomicU8>,
+) {
+    let kept = spool.keep(mine);
+    if !stopped {
+        // Said only when it matters.
+        return;
+    }
+    if let Err(e) = kept {
+        eprintln!("fslab: {e}");
+    }
+    if let (Some(r), false) = (rescue, fslab_cluster::rescue::launcher_rescues()) {
+        start_rescue(r, spool.clone(), Arc::clone(state));
+    }
 }
 
 /// This rank's run, with how its workload ended.
@@ -294,20 +342,7 @@ fn start_rescue(r: Rescue, spool: Spool, state: Arc<AtomicU8>) {
         {
             return;
         }
-        let rescued = spool.collect(&r.hosts);
-        let clocks = fslab_cluster::Clocks {
-            start: r.clock_start,
-            end: Vec::new(),
-        };
-        let lost = rescued.lost_hosts();
-        let mut merged = fslab_cluster::merge_clocked(rescued.runs, &clocks);
-        if let Some(lost) = lost {
-            merged.run.status = RunStatus::Failed;
-            merged.run.error = Some(lost);
-        }
-        let ended = crate::open_store(&r.db)
-            .and_then(|mut store| report_merged(&r.name, &r.common, &mut store, &merged));
-        spool.remove();
+        let ended = merge_spool(&r.name, &r.common, &r.db, &r.hosts, r.clock_start, &spool);
         let code = match ended {
             Ok(()) => 0,
             Err(e) => {
@@ -319,6 +354,64 @@ fn start_rescue(r: Rescue, spool: Spool, state: Arc<AtomicU8>) {
         };
         std::process::exit(i32::from(code));
     });
+}
+
+/// Merges what the spool holds (the ranks that kept nothing named with
+/// their hosts as lost, the run failed), keeps and reports it, and removes
+/// the spool.
+fn merge_spool(
+    name: &str,
+    common: &CommonArgs,
+    db: &Path,
+    hosts: &[String],
+    clock_start: Vec<ClockOffset>,
+    spool: &Spool,
+) -> Result<()> {
+    let rescued = spool.collect(hosts);
+    let clocks = fslab_cluster::Clocks {
+        start: clock_start,
+        end: Vec::new(),
+    };
+    let lost = rescued.lost_hosts();
+    let mut merged = fslab_cluster::merge_clocked(rescued.runs, &clocks);
+    if let Some(lost) = lost {
+        merged.run.status = RunStatus::Failed;
+        merged.run.error = Some(lost);
+    }
+    let ended = crate::open_store(db)
+        .and_then(|mut store| report_merged(name, common, &mut store, &merged));
+    spool.remove();
+    ended
+}
+
+/// `fslab rescue DIR`: merges a spool that ranks stopped by a signal left
+/// beside the store (`STORE.ranks-TOKEN`), as rank 0's rescue would have:
+/// what `fslab run` does once mpirun has ended, when every surviving
+/// rank has kept its part; by hand after a run whose rank 0 died too.
+pub fn rescue(db: &Path, dir: &Path) -> Result<()> {
+    let spool = Spool {
+        dir: dir.to_path_buf(),
+    };
+    let meta = spool.meta().map_err(Error::Spool)?;
+    let not = |why: String| {
+        Error::Spool(fslab_cluster::rescue::RescueError::NotASpool {
+            path: dir.to_path_buf(),
+            why,
+        })
+    };
+    let common: CommonArgs =
+        serde_json::from_value(meta.common).map_err(|e| not(format!("its options: {e}")))?;
+    if fslab_workload::Kind::of(&meta.workload).is_none() {
+        return Err(not(format!("no workload named {:?}", meta.workload)));
+    }
+    merge_spool(
+        &meta.workload,
+        &common,
+        db,
+        &meta.hosts,
+        meta.clock_start,
+        &spool,
+    )
 }
 
 /// The merged run's text: its rates and latency, and for a workload that

@@ -77,6 +77,9 @@ pub fn run(
     if rank.cluster().size() > 1 {
         return crate::ranks::run(job, cx, kinds, dir, rank);
     }
+    // A store this run makes is removed again if the workload refuses its
+    // options (it validates them first, before anything is recorded).
+    let fresh = !cx.db.exists();
     let mut store = crate::open_store(cx.db)?;
     let stop = crate::stop_on_signals()?;
     let mut out = text_out(name, common)?;
@@ -116,12 +119,31 @@ pub fn run(
         rec: &mut store,
         hooks: &mut hooks,
     };
-    let report = job.run(start).map_err(|source| Error::Workload {
-        name: name.into(),
-        source,
-    })?;
+    let report = match job.run(start) {
+        Ok(r) => r,
+        Err(source) => {
+            if source.is_usage() && fresh {
+                drop(store);
+                remove_store(cx.db);
+            }
+            return Err(Error::Workload {
+                name: name.into(),
+                source,
+            });
+        }
+    };
     drop(out);
     ended(name, common, cx, &*report, &store)
+}
+
+/// Removes a store file and SQLite's files beside it.
+fn remove_store(db: &Path) {
+    let _ = std::fs::remove_file(db);
+    for ext in ["-wal", "-shm", "-journal"] {
+        let mut p = db.as_os_str().to_os_string();
+        p.push(ext);
+        let _ = std::fs::remove_file(p);
+    }
 }
 
 /// What is said once the run is over: the JSON report, the notes, the

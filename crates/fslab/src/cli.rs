@@ -118,6 +118,19 @@ pub enum Command {
     /// Print fslab's man page (roff)
     #[command(after_help = "Example: fslab man > /usr/local/share/man/man1/fslab.1")]
     Man,
+    /// Merge and keep what the ranks of an MPI run kept after a signal (a spool
+    /// `STORE.ranks-TOKEN` beside the results store), naming the ranks and hosts that
+    /// kept nothing: `fslab run` does it once mpirun has ended; by hand after a run
+    /// whose rank 0 was killed before it could
+    #[command(
+        after_help = "Example:\n  fslab rescue ./fslab.sqlite.ranks-1f2e3d4c5b6a7980\n\nExit status: 0 if \
+                      every rank reported, 1 if the run failed (a host lost), 2 if DIR is no spool."
+    )]
+    Rescue {
+        /// The spool directory (`STORE.ranks-TOKEN`)
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
     /// Run a workload from its serialized job (the child `fslab run` starts)
     #[command(
         hide = true,

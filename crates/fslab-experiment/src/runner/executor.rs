@@ -86,6 +86,10 @@ impl ProcessExecutor {
                 // mpirun is not fslab: it is told to die with this process
                 // here, and its ranks die with it (--die-with-parent).
                 fslab_sys::die_with_parent(&mut c);
+                // What ranks stopped by a signal keep is merged here once
+                // mpirun has ended (see `rescue`), not by rank 0 within
+                // Open MPI's grace before SIGKILL.
+                c.env(fslab_cluster::rescue::LAUNCHER_RESCUES_ENV, "1");
                 c
             }
             None => Command::new(&self.exe),
@@ -120,6 +124,47 @@ impl ProcessExecutor {
         }
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         cmd
+    }
+}
+
+impl ProcessExecutor {
+    /// The spools of ranks' results beside the store.
+    fn spools(&self) -> Vec<PathBuf> {
+        fslab_cluster::rescue::Spool::beside(&self.db)
+            .into_iter()
+            .map(|s| s.dir)
+            .collect()
+    }
+
+    /// `EXE --db DB rescue SPOOL`, its messages read as the workload's: the
+    /// run merged from what the surviving ranks kept, once mpirun has ended.
+    fn rescue(
+        &self,
+        spool: &Path,
+        side: &mut Beside,
+        out: &mut WorkloadOutcome,
+        progress: &mut dyn Progress,
+    ) {
+        let o = Command::new(&self.exe)
+            .arg("--db")
+            .arg(&self.db)
+            .arg("rescue")
+            .arg(spool)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output();
+        match o {
+            Ok(o) => {
+                for line in String::from_utf8_lossy(&o.stderr).lines() {
+                    side.handle(line.to_string(), out, progress);
+                }
+            }
+            Err(e) => side.said.push(format!(
+                "fslab: cannot start {} rescue: {e}",
+                self.exe.display()
+            )),
+        }
     }
 }
 
@@ -212,6 +257,7 @@ impl Executor for ProcessExecutor {
             .iter()
             .flat_map(|p| p.problems.iter().map(|e| format!("fslab: {e}")))
             .collect();
+        let spools_before = self.spools();
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
@@ -268,6 +314,14 @@ impl Executor for ProcessExecutor {
         let _ = err_reader.join();
         while let Ok(line) = rx.try_recv() {
             handle(line, &mut out, progress);
+        }
+        if out.status.is_none() && self.ranks > 1 {
+            // The ranks were stopped (a host lost): what they kept.
+            for spool in self.spools() {
+                if !spools_before.contains(&spool) {
+                    self.rescue(&spool, &mut side, &mut out, progress);
+                }
+            }
         }
         let Beside { probes, said, .. } = side;
         if let Some(mut p) = probes {

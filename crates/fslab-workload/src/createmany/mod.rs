@@ -90,8 +90,12 @@ pub struct CreateManyArgs {
     /// Name pattern: printf with one integer conversion (%d, %08x, ...), or a prefix the number is appended to
     #[arg(value_name = "FMT")]
     pub fmt: String,
-    /// [START] COUNT
-    #[arg(value_name = "NUMBERS", num_args = 0..=2, allow_negative_numbers = true)]
+    #[arg(
+        value_name = "NUMBERS",
+        num_args = 0..=2,
+        allow_negative_numbers = true,
+        help = "[START] COUNT"
+    )]
     pub numbers: Vec<String>,
     #[command(flatten)]
     pub common: CommonArgs,

@@ -66,6 +66,7 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
         Command::Results(r) => results::run(r, &db),
         Command::Run(r) => run::run(r, &db),
         Command::Job { json } => jobs::from_json(&json, &db),
+        Command::Rescue { dir } => fslab_runtime::ranks::rescue(&db, &dir).map_err(Failure::from),
         Command::Cleanup => cleanup::run(&db),
         Command::HostLab { action, json } => host_lab(&action, &json),
         Command::Crc32c { chunks } => crc32c(chunks),

@@ -539,6 +539,12 @@ fn bad_input_gets_one_line_and_status_2() {
         (&["results", "show", "12"], "12"),
         (&["results", "export", "1", "--format", "xml"], "xml"),
     ];
+    // Refused options make no store: none is left where there was none.
+    for (args, _) in &cases[..cases.len() - 2] {
+        let o = lab.run(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(!lab.db().exists(), "{args:?} left a store behind");
+    }
     // A store must exist for the results cases.
     assert!(lab
         .run(&["fsmark", "-d", p, "-n", "1", "-s", "0", "-S", "0"])

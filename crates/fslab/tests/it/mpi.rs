@@ -421,7 +421,7 @@ fs = "ext4"
             .unwrap();
         assert!(
             stdout(&o).contains(
-                "    workload: mpirun --allow-run-as-root --oversubscribe -np 2 fslab createmany -m MNT/"
+                "    workload: mpirun --allow-run-as-root --oversubscribe --mca odls_base_sigkill_timeout 6 -np 2 fslab createmany -m MNT/"
             ),
             "{}",
             stdout(&o)
@@ -445,6 +445,98 @@ fs = "ext4"
         assert_eq!(run.run.mount_source, r.loop_device);
         assert_eq!(run.phases[0].ops, 4000, "both ranks' names");
         assert_eq!(run.run.params["mpi"]["ranks"], 2);
+        assert_eq!(lab.leftovers(), Vec::<String>::new());
+    }
+
+    /// The pid of the process of MPI rank `rank` whose command line holds
+    /// `word`.
+    fn rank_pid(rank: usize, word: &str) -> Option<u32> {
+        let want = format!("OMPI_COMM_WORLD_RANK={rank}");
+        std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+            let pid: u32 = e.file_name().to_string_lossy().parse().ok()?;
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            let env = std::fs::read(e.path().join("environ")).ok()?;
+            let env = String::from_utf8_lossy(&env);
+            (String::from_utf8_lossy(&cmd).contains(word) && env.split('\0').any(|v| v == want))
+                .then_some(pid)
+        })
+    }
+
+    #[test]
+    fn a_rank_killed_in_an_experiment_is_named_once_mpirun_has_ended() {
+        // fslab run merges what the surviving ranks kept after mpirun ends
+        // (`fslab rescue`), so that no rank still keeping its part is named
+        // lost.
+        if !need_tool("mpirun") || !privileged("fslab run on loop devices") {
+            return;
+        }
+        let lab = Lab::new();
+        let f = lab.experiment(
+            "killed.toml",
+            r#"
+name = "killed"
+[device]
+size = "2G"
+image_dir = "IMAGES"
+[workload]
+kind = "fsmark"
+args = ["-n", "400000", "-s", "0", "-L", "1", "-S", "0"]
+ranks = 3
+probes = ["none"]
+[[target]]
+fs = "ext4"
+mkfs_options = ["-N 1300000"]
+"#,
+        );
+        let child = lab.spawn_run(
+            &f,
+            std::process::Stdio::piped(),
+            std::process::Stdio::piped(),
+        );
+        let db = lab.db();
+        // Once the ranks have kept the run's description (past the start's
+        // collectives) and are making files, rank 2 is killed.
+        let spool_up = || {
+            fslab_cluster::rescue::Spool::beside(&db)
+                .iter()
+                .any(|s| s.meta().is_ok())
+        };
+        assert!(crate::support::wait_for(60, spool_up), "no spool");
+        std::thread::sleep(Duration::from_secs(2));
+        let pid = rank_pid(2, db.to_str().unwrap()).expect("rank 2 runs");
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+        let o = child.wait_with_output().unwrap();
+        let (out, err) = (stdout(&o), stderr(&o));
+        assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+        let store = fslab_store::Store::open(&lab.db()).unwrap();
+        let e = store
+            .experiment(store.latest_experiment().unwrap().unwrap())
+            .unwrap();
+        let r = &e.cell_runs[0];
+        let error = r.error.clone().unwrap_or_default();
+        assert!(
+            error.contains("failed or disappeared (rank 2 sent no results)"),
+            "{r:?}\n{out}\n{err}"
+        );
+        assert!(
+            !error.contains("rank 0") && !error.contains("ranks"),
+            "{error}"
+        );
+        // Ranks 0 and 1's files made before the signal are kept.
+        let run = store.run(r.run_id.expect("the rescued run")).unwrap();
+        assert_eq!(run.run.status.as_str(), "failed");
+        let create = &run.phases[0];
+        assert!(create.ops > 0 && create.ops < 600_000, "{}", create.ops);
+        let status: Vec<String> = run.run.params["mpi"]["rank_status"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s[1].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(status, ["interrupted", "interrupted", "failed"]);
+        assert!(fslab_cluster::rescue::Spool::beside(&db).is_empty());
         assert_eq!(lab.leftovers(), Vec::<String>::new());
     }
 
@@ -491,4 +583,32 @@ fs = "ext4"
         let o = lab.run(&["results", "list"]);
         assert_eq!(stdout(&o).trim(), "", "nothing was stored");
     }
+}
+
+#[test]
+fn rescue_refuses_a_directory_that_is_no_spool_in_one_line() {
+    let lab = crate::support::Lab::new();
+    let dir = lab.path("not-a-spool");
+    std::fs::create_dir(&dir).unwrap();
+    for d in [dir.clone(), lab.path("missing")] {
+        let o = lab.run(&["rescue", d.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = crate::support::stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!(
+                "fslab: rescue: {} is not a spool of fslab's ranks: ",
+                d.display()
+            )),
+            "{err}"
+        );
+    }
+    // A description naming no workload fslab has.
+    std::fs::write(
+        dir.join("run.json"),
+        r#"{"workload": "nosuch", "common": {}}"#,
+    )
+    .unwrap();
+    let o = lab.run(&["rescue", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", crate::support::stderr(&o));
 }
