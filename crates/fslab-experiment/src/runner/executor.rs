@@ -76,7 +76,17 @@ impl ProcessExecutor {
     /// [--phase-acks]`, under mpirun for several ranks.
     fn command(&self, argv: &[String], cgroup: Option<&Path>, acks: bool) -> Command {
         let launcher = match &self.cluster {
-            Some(c) => Some(c.workload_mpirun()),
+            // Exported to the ranks on other hosts too (over ssh the
+            // environment stays behind).
+            Some(c) => Some(
+                c.workload_mpirun()
+                    .into_iter()
+                    .chain([
+                        "-x".into(),
+                        fslab_cluster::rescue::LAUNCHER_RESCUES_ENV.into(),
+                    ])
+                    .collect::<Vec<String>>(),
+            ),
             None => crate::plan::mpirun_prefix(self.ranks),
         };
         let mut cmd = match launcher {
@@ -315,7 +325,7 @@ impl Executor for ProcessExecutor {
         while let Ok(line) = rx.try_recv() {
             handle(line, &mut out, progress);
         }
-        if out.status.is_none() && self.ranks > 1 {
+        if out.status.is_none() && (self.ranks > 1 || self.cluster.is_some()) {
             // The ranks were stopped (a host lost): what they kept.
             for spool in self.spools() {
                 if !spools_before.contains(&spool) {

@@ -65,6 +65,91 @@ mod with_mpi {
         format!("{}\n{}", stdout(o), stderr(o))
     }
 
+    /// Mounts of `lab`'s state directory (where cells mount) in host `i`'s
+    /// mount namespace.
+    fn mounts_on(hosts: &NsHosts, i: usize, lab: &Lab) -> Vec<String> {
+        let pid = hosts.hosts[i].holder_pid();
+        std::fs::read_to_string(format!("/proc/{pid}/mountinfo"))
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains(lab.state().to_str().unwrap()))
+            .map(String::from)
+            .collect()
+    }
+
+    #[test]
+    fn each_host_makes_its_own_filesystem_for_every_run_and_nothing_is_left_behind() {
+        let lab = Lab::new();
+        let Some(hosts) = setup(3, &lab) else { return };
+        let id = hosts.id.clone();
+        let exp = lab.experiment(
+            "per-host.toml",
+            &format!(
+                "name = \"cluster-per-host\"\nrepetitions = 1\n\
+                 [device]\nsize = \"256M\"\nimage_dir = \"IMAGES\"\n\
+                 [workload]\nkind = \"createmany\"\nargs = [\"-m\", \"{{dir}}/f\", \"2000\"]\n\
+                 probes = [\"none\"]\n\
+                 [[target]]\nfs = \"ext4\"\nmkfs_options = [\"\", \"-O ^has_journal\"]\n{}",
+                cluster(&hosts, 2, "")
+            ),
+        );
+        let t = std::time::Instant::now();
+        let o = on_head(&hosts, &lab, 300, &["run", exp.to_str().unwrap()])
+            .output()
+            .unwrap();
+        eprintln!("{} in {:.1} s", show(&o), t.elapsed().as_secs_f64());
+        assert!(o.status.success(), "{}", show(&o));
+        let e = lab.latest_experiment();
+        let store = fslab_store::Store::open_read(&lab.db()).unwrap();
+        let runs = store.experiment(e).unwrap().cell_runs;
+        assert_eq!(runs.len(), 2, "{}", show(&o));
+        for r in &runs {
+            assert_eq!(r.status, Some(fslab_record::RunStatus::Complete), "{r:?}");
+            let run = export(&lab, r.run_id.unwrap());
+            let facts = run["run"]["params"]["mpi"]["host_facts"]
+                .as_array()
+                .unwrap();
+            assert_eq!(facts.len(), 3, "{run}");
+            let mut devices: Vec<String> = Vec::new();
+            for (i, f) in facts.iter().enumerate() {
+                // Each host's ranks worked on its own ext4, on a loop
+                // device of its own, at the one mount path.
+                assert_eq!(f["host"], hosts.hosts[i].name.as_str());
+                assert_eq!(f["ranks"], serde_json::json!([2 * i, 2 * i + 1]));
+                assert_eq!(f["fs_type"], "ext4", "{f}");
+                let dev = f["mount_source"].as_str().unwrap().to_string();
+                assert!(
+                    r.loop_device
+                        .contains(&format!("{}: {dev}", hosts.hosts[i].name)),
+                    "{} {f}",
+                    r.loop_device
+                );
+                assert!(
+                    f["mount_point"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with(lab.state().to_str().unwrap()),
+                    "{f}"
+                );
+                devices.push(dev);
+            }
+            devices.sort();
+            devices.dedup();
+            assert_eq!(devices.len(), 3, "three hosts, three devices: {facts:?}");
+            assert_eq!(run["phases"][0]["ops"], 6 * 2000, "{run}");
+        }
+        let o = lab.run(&["compare"]);
+        assert!(o.status.success(), "{}", show(&o));
+        assert!(stdout(&o).contains("-O ^has_journal"), "{}", stdout(&o));
+        // Nothing left: images, journals, loop devices, mounts on any host.
+        assert_eq!(lab.leftovers(), Vec::<String>::new());
+        for i in 0..3 {
+            assert_eq!(mounts_on(&hosts, i, &lab), Vec::<String>::new(), "host {i}");
+        }
+        drop(hosts);
+        assert_eq!(leftovers(&id), Vec::<String>::new());
+    }
+
     #[test]
     fn a_shared_directory_experiment_runs_each_cell_across_the_hosts_in_a_fresh_subdirectory() {
         let lab = Lab::new();
