@@ -297,6 +297,15 @@ impl NsHosts {
         c
     }
 
+    /// The mpirun options (after the hosts and ranks) that launch into
+    /// these hosts: what an experiment's `[cluster] launcher` gives.
+    pub fn launcher(&self) -> Vec<String> {
+        let all = mpirun_args(&[], 0, Some(&self.agent), Some(&self.cidr));
+        // Without the leading --allow-run-as-root --oversubscribe and the
+        // trailing -np 0 -H "".
+        all[2..all.len() - 4].to_vec()
+    }
+
     /// Kills every process of host `i` but its holder: the host's ranks
     /// and daemon die as on a node that fails.
     pub fn kill_processes(&self, i: usize) -> usize {

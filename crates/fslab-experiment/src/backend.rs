@@ -147,31 +147,59 @@ fn build(
         .fs
         .clone()
         .ok_or_else(|| LabError::Failed("cell has no filesystem type".into()))?;
-    let argv = mkfs_argv(&fs, &cell.mkfs_options, &dev_path);
-    info.mkfs_argv = argv.clone();
-    info.mkfs_s = run_mkfs(&argv)?.as_secs_f64();
-    for cmd in &cell.after_mkfs {
-        let cmd: Vec<String> = cmd
-            .iter()
-            .map(|a| a.replace("{device}", &dev_path.display().to_string()))
-            .collect();
-        if cmd.is_empty() {
-            continue;
-        }
-        info.after_mkfs.push(cmd.clone());
-        fslab_lab::mkfs::run_tool(&cmd)?;
-    }
-
     let mnt = journal
         .mount_base()
         .join(format!("c{}-r{}", cell.index, rep));
-    let opts = mount_options(cell);
-    info.mount_argv = mount_argv(&dev_path, &mnt, fs.name(), &opts);
-    info.kernel_mount_options = p
-        .mount_new(&dev_path, &mnt, &fs, &opts, journal)?
-        .to_string();
-    p.fs = Some((fs, dev_path, opts));
-    Ok(())
+    let made = NewFs {
+        fs,
+        mkfs_options: &cell.mkfs_options,
+        after_mkfs: &cell.after_mkfs,
+        mount_options: mount_options(cell),
+    };
+    made.make(p, &dev_path, &mnt, journal, info)
+}
+
+/// A filesystem to make on a device and mount: a cell's, or one host's
+/// of a cluster (see [`crate::host_lab`]).
+pub(crate) struct NewFs<'a> {
+    pub(crate) fs: FsType,
+    pub(crate) mkfs_options: &'a [String],
+    pub(crate) after_mkfs: &'a [Vec<String>],
+    /// fslab's and the user's ([`mount_options`]).
+    pub(crate) mount_options: String,
+}
+
+impl NewFs<'_> {
+    /// mkfs on `dev`, the commands after it, then mounted at `mnt`.
+    pub(crate) fn make(
+        self,
+        p: &mut Prepared,
+        dev_path: &Path,
+        mnt: &Path,
+        journal: &mut Journal,
+        info: &mut CellRunInfo,
+    ) -> LabResult<()> {
+        let fs = self.fs;
+        let argv = mkfs_argv(&fs, self.mkfs_options, dev_path);
+        info.mkfs_argv = argv.clone();
+        info.mkfs_s = run_mkfs(&argv)?.as_secs_f64();
+        for cmd in self.after_mkfs {
+            let cmd: Vec<String> = cmd
+                .iter()
+                .map(|a| a.replace("{device}", &dev_path.display().to_string()))
+                .collect();
+            if cmd.is_empty() {
+                continue;
+            }
+            info.after_mkfs.push(cmd.clone());
+            fslab_lab::mkfs::run_tool(&cmd)?;
+        }
+        let opts = self.mount_options;
+        info.mount_argv = mount_argv(dev_path, mnt, fs.name(), &opts);
+        info.kernel_mount_options = p.mount_new(dev_path, mnt, &fs, &opts, journal)?.to_string();
+        p.fs = Some((fs, dev_path.to_path_buf(), opts));
+        Ok(())
+    }
 }
 
 /// Refuses a block device unless the user named it with --format-device,
@@ -295,10 +323,16 @@ impl Prepared {
         Ok(&self.loopdev.insert((lo, id)).0)
     }
 
+    /// Leaves everything made in place, journalled (a cluster host's lab,
+    /// which `fslab host-lab down` undoes from its journal).
+    pub(crate) fn leave(self) {
+        std::mem::forget(self);
+    }
+
     /// Sets the loop device's IO scheduler to `name` (journalled first, with
     /// what it was), or only records the one it has (None). Either way the
     /// cell's record holds the scheduler it ran with.
-    fn set_scheduler(
+    pub(crate) fn set_scheduler(
         &mut self,
         name: Option<&str>,
         image: &Path,
@@ -333,9 +367,10 @@ impl Prepared {
         Ok(())
     }
 
-    /// Makes mount point `mnt` and mounts `dev` there (each journalled
-    /// first); the workload directory becomes `mnt`. Returns the options
-    /// the kernel reports.
+    /// Makes mount point `mnt` (unless it is there: then it is left when
+    /// undone) and mounts `dev` there (each journalled first); the
+    /// workload directory becomes `mnt`. Returns the options the kernel
+    /// reports.
     pub(crate) fn mount_new(
         &mut self,
         dev: &Path,
@@ -344,13 +379,15 @@ impl Prepared {
         opts: &str,
         journal: &mut Journal,
     ) -> LabResult<&str> {
-        let id = journal.add(Resource::MountDir {
-            path: mnt.to_path_buf(),
-        })?;
-        std::fs::create_dir_all(mnt).map_err(|e| {
-            LabError::Failed(format!("cannot create mount point {}: {e}", mnt.display()))
-        })?;
-        self.mount_dir = Some((mnt.to_path_buf(), id));
+        if !mnt.is_dir() {
+            let id = journal.add(Resource::MountDir {
+                path: mnt.to_path_buf(),
+            })?;
+            std::fs::create_dir_all(mnt).map_err(|e| {
+                LabError::Failed(format!("cannot create mount point {}: {e}", mnt.display()))
+            })?;
+            self.mount_dir = Some((mnt.to_path_buf(), id));
+        }
         let id = journal.add(Resource::Mount {
             target: mnt.to_path_buf(),
         })?;

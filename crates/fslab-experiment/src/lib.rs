@@ -14,6 +14,7 @@
 //! - [`state`]: the journal and `cleanup`;
 //! - [`backend`]: making and tearing down a cell's filesystem (real, or a
 //!   plain directory);
+//! - [`host_lab`]: one cluster host's lab (`fslab host-lab up/down/check`);
 //! - [`image_host`]: the host XFS for images larger than `image_dir` holds;
 //! - [`runner`]: the scheduler, one file a job (see its page);
 //! - [`signals`]: how a run ends on one, two or three signals;
@@ -42,6 +43,7 @@ pub mod display;
 pub mod duration;
 pub mod evidence;
 pub mod findings;
+pub mod host_lab;
 pub mod image_host;
 pub mod machine;
 pub mod outcome;

@@ -123,7 +123,7 @@ pub fn substituted_args(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String
 /// outside the cell's cgroup; None when the workload runs on several MPI
 /// ranks, each of which then runs its own.
 pub fn probes_beside(exp: &Experiment) -> Option<Vec<fslab_probe::Kind>> {
-    if exp.workload.ranks > 1 {
+    if exp.workload.ranks > 1 || exp.cluster.is_some() {
         return None;
     }
     // The list was checked when the experiment was read.
@@ -339,6 +339,15 @@ pub fn mpirun_prefix(ranks: u32) -> Option<Vec<String>> {
     })
 }
 
+/// The launcher in front of a cell's workload: mpirun across the
+/// cluster's hosts, or on this machine for `ranks` > 1 (None: one process).
+pub fn launcher(exp: &Experiment) -> Option<Vec<String>> {
+    match &exp.cluster {
+        Some(c) => Some(c.workload_mpirun()),
+        None => mpirun_prefix(exp.workload.ranks),
+    }
+}
+
 /// Human-readable expansion of the experiment: what `--dry-run` prints.
 pub fn describe(exp: &Experiment, scale: f64) -> String {
     let mut s = String::new();
@@ -370,6 +379,7 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
         let _ = writeln!(s, "  {}", exp.description.trim());
     }
     describe_device(exp, &mut s);
+    describe_cluster(exp, &mut s);
     let m = &exp.machine;
     let _ = writeln!(
         s,
@@ -415,9 +425,7 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
         let _ = writeln!(
             s,
             "    workload: {}fslab {}",
-            mpirun_prefix(exp.workload.ranks)
-                .map(|p| p.join(" ") + " ")
-                .unwrap_or_default(),
+            launcher(exp).map(|p| p.join(" ") + " ").unwrap_or_default(),
             workload_argv(exp, c, mnt).join(" ")
         );
         let changed: Vec<String> = scale_changes(exp, c, mnt)
@@ -457,6 +465,41 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
         }
     }
     s
+}
+
+/// The dry run's cluster lines: the hosts, and how each host's lab is made.
+fn describe_cluster(exp: &Experiment, s: &mut String) {
+    let Some(c) = &exp.cluster else { return };
+    let _ = writeln!(
+        s,
+        "cluster: {} host(s) x {} rank(s) = {} ranks: {}{}",
+        c.hosts.len(),
+        c.ranks_per_host,
+        c.ranks(),
+        c.hosts.join(", "),
+        c.hostfile
+            .as_ref()
+            .map(|f| format!(" (from {})", f.display()))
+            .unwrap_or_default()
+    );
+    match &c.shared_dir {
+        Some(d) => {
+            let _ = writeln!(
+                s,
+                "  shared directory {}: checked to be seen by every host before the first cell; \
+                 each run works in a fresh subdirectory fslab makes and removes",
+                d.display()
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "  each host makes its own filesystem at the same mount path, before each run \
+                 and undone after it: {} fslab host-lab up|down JSON",
+                c.mpirun(1).join(" ")
+            );
+        }
+    }
 }
 
 /// The dry run's device lines.

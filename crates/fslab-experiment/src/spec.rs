@@ -53,6 +53,9 @@ use toml::Spanned;
 /// `[[target]]` and `[[variant]]`: the matrix of cells.
 #[path = "spec_cells.rs"]
 mod cells;
+/// `[cluster]`.
+#[path = "spec_cluster.rs"]
+pub mod cluster;
 /// `[device]`.
 #[path = "spec_device.rs"]
 mod device;
@@ -64,6 +67,8 @@ pub mod finding;
 mod machine;
 
 use cells::{directory_cells, target_cells, variants, TargetSpec, VariantSpec};
+pub use cluster::Cluster;
+use cluster::ClusterSpec;
 use device::{device, DeviceSpec};
 pub use device::{Device, ImageHost};
 use machine::{machine, MachineSpec};
@@ -95,6 +100,8 @@ struct FileSpec {
     #[serde(default)]
     machine: MachineSpec,
     workload: WorkloadSpec,
+    #[serde(default)]
+    cluster: ClusterSpec,
     #[serde(default, rename = "target")]
     targets: Vec<TargetSpec>,
     #[serde(default, rename = "variant")]
@@ -183,6 +190,8 @@ pub struct Experiment {
     pub cells: Vec<Cell>,
     /// What the seed's author found, to check at the end of the run.
     pub findings: Vec<finding::Finding>,
+    /// The hosts the workload runs on (`[cluster]`); None: this machine.
+    pub cluster: Option<Cluster>,
 }
 
 struct Ctx<'a> {
@@ -309,14 +318,34 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
         }
     };
 
-    let device = device(&ctx, &spec.device, defaults)?;
+    let base = std::path::Path::new(file)
+        .parent()
+        .unwrap_or(std::path::Path::new(""));
+    let cluster = cluster::cluster(&ctx, &spec.cluster, base)?;
+    let device = match cluster.as_ref().and_then(|c| c.shared_dir.clone()) {
+        Some(path) if spec.device.is_empty() => Device::Directory { path },
+        Some(_) => {
+            return ctx.err(
+                0..0,
+                "cluster.shared_dir",
+                "with a shared directory no filesystem is made: leave [device] out",
+            )
+        }
+        None => device(&ctx, &spec.device, defaults)?,
+    };
     let machine = machine(&ctx, &spec.machine)?;
     let workload = workload(&ctx, &spec.workload)?;
+    if let Some(c) = &cluster {
+        cluster::fits(&ctx, c, &spec.workload.ranks, &device, &machine)?;
+    }
     let variants = variants(&ctx, &spec.variants)?;
     let cells = match device {
         Device::Directory { .. } => directory_cells(&ctx, &spec, &machine, &variants)?,
         _ => target_cells(&ctx, &spec, &machine, &variants)?,
     };
+    if let Some(c) = &cluster {
+        cluster::fits_cells(&ctx, c, &cells)?;
+    }
     let mut seen = std::collections::BTreeSet::new();
     for c in &cells {
         if !seen.insert(c.label.clone()) {
@@ -332,6 +361,7 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
     }
     let findings = finding::findings(&ctx, &spec.findings, &cells)?;
     Ok(Experiment {
+        cluster,
         findings,
         name,
         description: spec.description,

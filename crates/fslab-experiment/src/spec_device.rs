@@ -41,6 +41,13 @@ pub enum Device {
     Directory { path: PathBuf },
 }
 
+impl DeviceSpec {
+    /// No `[device]` key given.
+    pub(super) fn is_empty(&self) -> bool {
+        self.kind.is_none() && self.path.is_none() && image_only(self).is_none()
+    }
+}
+
 /// The first image-only field set in a device section, by name.
 fn image_only(d: &DeviceSpec) -> Option<&'static str> {
     [

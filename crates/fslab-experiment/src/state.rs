@@ -56,6 +56,17 @@ pub enum UndoError {
     /// its IO scheduler is theirs now.
     #[error("/dev/loop{number} is bound to another image now: its IO scheduler is left as it is (was {original})")]
     SchedulerRebound { number: u32, original: String },
+    /// A journal could not be read.
+    #[error("cannot read the journal {}: {source}", path.display())]
+    ReadJournal {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A host lab's journal that another host made (its mounts are not
+    /// this host's to undo).
+    #[error("{} is host {host}'s lab, not this host's", journal.display())]
+    OtherHost { journal: PathBuf, host: String },
     /// Reading or writing a sysctl or an IO scheduler, or removing a
     /// cgroup, failed.
     #[error("{0}")]
@@ -351,6 +362,29 @@ fn undo_journal(f: &Path, state: StateFile, report: &mut Vec<String>) {
     }
 }
 
+/// Undoes the host lab journalled in `f` (`fslab host-lab down`), which
+/// must be this host's: what was undone, one line each (FAILED: ... for
+/// what could not be).
+pub fn undo_host_lab(f: &Path) -> Result<Vec<String>, UndoError> {
+    let read = |source| UndoError::ReadJournal {
+        path: f.to_path_buf(),
+        source,
+    };
+    let state: StateFile = std::fs::read(f)
+        .map_err(read)
+        .and_then(|b| serde_json::from_slice(&b).map_err(|e| read(e.into())))?;
+    let here = fslab_record::journal::hostname();
+    if state.host.as_deref() != Some(here.as_str()) {
+        return Err(UndoError::OtherHost {
+            journal: f.to_path_buf(),
+            host: state.host.unwrap_or_default(),
+        });
+    }
+    let mut report = Vec::new();
+    undo_journal(f, state, &mut report);
+    Ok(report)
+}
+
 /// `fslab cleanup`: undoes the journals in `dir` of processes that are no
 /// longer alive. Returns one line per action. Journals of live processes
 /// are left alone, and so are those of a dead workload whose `fslab run`
@@ -362,6 +396,7 @@ pub fn cleanup(dir: &Path) -> Vec<String> {
         .map(|p| format!("removed half-written journal {}", p.display()))
         .collect();
     let me = ProcessId::current();
+    let this_host = fslab_record::journal::hostname();
     for (f, state) in journals(dir) {
         let Some(state) = state else {
             report.push(format!(
@@ -371,6 +406,13 @@ pub fn cleanup(dir: &Path) -> Vec<String> {
             continue;
         };
         if state.owner() == me {
+            continue;
+        }
+        if let Some(h) = state.host.as_ref().filter(|h| **h != this_host) {
+            report.push(format!(
+                "{}: host {h}'s lab: left to `fslab cleanup` on {h}",
+                f.display()
+            ));
             continue;
         }
         if state.owner().is_alive() {
@@ -401,7 +443,8 @@ pub fn cleanup_children(dir: &Path, parent: ProcessId) -> Vec<String> {
     let mut report = Vec::new();
     for (f, state) in journals(dir) {
         let Some(state) = state else { continue };
-        if state.parent == Some(parent) && !state.owner().is_alive() {
+        // A host's lab is undone on its host, by `fslab host-lab down`.
+        if state.parent == Some(parent) && !state.owner().is_alive() && state.host.is_none() {
             undo_journal(&f, state, &mut report);
         }
     }
@@ -485,6 +528,7 @@ mod tests {
             parent: Some(me),
             started_at: String::new(),
             command_line: vec![],
+            host: None,
             resources: vec![(
                 0,
                 Resource::Tree {

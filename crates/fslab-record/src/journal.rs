@@ -86,6 +86,11 @@ pub struct StateFile {
     pub parent: Option<ProcessId>,
     pub started_at: String,
     pub command_line: Vec<String>,
+    /// The host whose lab this is (`fslab host-lab up` on a cluster's
+    /// host): undone only by a process on that host (its own mounts), and
+    /// never by the `fslab run` that asked for it as one of its children.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// (id, resource) in the order they were set up.
     pub resources: Vec<(u64, Resource)>,
 }
@@ -122,6 +127,13 @@ pub fn state_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/run/fslab"))
 }
 
+/// This host's name (its UTS namespace's: a namespace host's own).
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
 /// The `fslab run` named by [`PARENT_ENV`], if any.
 pub fn parent_from_env() -> Option<ProcessId> {
     let v = std::env::var(PARENT_ENV).ok()?;
@@ -145,6 +157,18 @@ impl Journal {
         role: &str,
         command_line: Vec<String>,
     ) -> Result<Journal, JournalError> {
+        Journal::create_for(dir, role, command_line, parent_from_env(), None)
+    }
+
+    /// [`Journal::create`] with the owner's parent run and the host whose
+    /// lab it lists (see [`StateFile::host`]) given.
+    pub fn create_for(
+        dir: &Path,
+        role: &str,
+        command_line: Vec<String>,
+        parent: Option<ProcessId>,
+        host: Option<String>,
+    ) -> Result<Journal, JournalError> {
         let path = dir.join(format!("{role}-{}.json", std::process::id()));
         std::fs::create_dir_all(dir).map_err(|source| JournalError {
             path: path.clone(),
@@ -156,9 +180,10 @@ impl Journal {
             state: StateFile {
                 pid: me.pid,
                 start: me.start,
-                parent: parent_from_env(),
+                parent,
                 started_at: crate::time::now(),
                 command_line,
+                host,
                 resources: Vec::new(),
             },
             next: 0,

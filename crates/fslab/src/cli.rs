@@ -142,6 +142,23 @@ pub enum Command {
         #[arg(value_name = "JSON")]
         json: String,
     },
+    /// Make, undo or check one cluster host's lab (what `fslab run` starts on
+    /// every host of a `[cluster]` experiment, one process per host)
+    #[command(
+        name = "host-lab",
+        hide = true,
+        after_help = "Prints one JSON line: {\"host\": NAME, \"ok\": true, ...}.\n\
+                      Example:\n  fslab host-lab check '{\"marker\": \"/mnt/shared/.fslab-shared-123\"}'"
+    )]
+    HostLab {
+        /// up (make the cell's filesystem here), down (undo it), check (a
+        /// shared directory's marker is seen here)
+        #[arg(value_parser = ["up", "down", "check"])]
+        action: String,
+        /// What to do, as `fslab run` serialized it
+        #[arg(value_name = "JSON")]
+        json: String,
+    },
 }
 
 #[derive(Debug, Args)]

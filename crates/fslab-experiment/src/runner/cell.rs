@@ -12,6 +12,7 @@ use fslab_record::{CellRunInfo, ExperimentRecorder, PhaseResult, RunStatus};
 
 use super::error::CellError;
 use super::executor::{Executor, Watch};
+use super::hosts::HostLabs;
 use super::progress::Progress;
 use crate::backend::{setup, DeviceConsent, Prepared};
 use crate::evidence::Evidence;
@@ -63,6 +64,7 @@ pub(super) fn run_cell(
         problems,
         machine: MachineHeld::default(),
         cgroup: None,
+        labs: None,
         prepared: None,
         log: None,
         res: CellResult::default(),
@@ -91,6 +93,8 @@ struct CellRun<'r, 'e> {
     cgroup: Option<(MemCgroup, u64)>,
     /// The filesystem made and mounted (or the fresh directory).
     prepared: Option<Prepared>,
+    /// A cluster's hosts' own filesystems.
+    labs: Option<HostLabs>,
     /// The file the workload's text goes to, and its journal entry.
     log: Option<(PathBuf, u64)>,
     res: CellResult,
@@ -111,22 +115,42 @@ impl CellRun<'_, '_> {
             .apply(self.exp, self.cell, self.rep, self.env, self.info);
         self.cgroup = self.machine.cgroup.take();
         applied?;
-        self.env.progress.step(match &self.exp.device {
-            Device::Directory { .. } => "making a fresh directory",
-            _ => "mkfs and mount",
-        });
-        let prepared = setup(
-            self.exp,
-            self.cell,
-            self.rep,
-            self.consent,
-            self.env.journal,
-            self.info,
-        )?;
-        let workdir = prepared.workdir().to_path_buf();
-        self.prepared = Some(prepared);
+        let workdir = if per_host(self.exp) {
+            self.env.progress.step("mkfs and mount on every host");
+            let (labs, made) = HostLabs::up(
+                self.exp,
+                self.cell,
+                self.rep,
+                self.consent.keep_images,
+                self.env.exec,
+                self.env.journal,
+                self.info,
+            );
+            let mnt = labs.mnt.clone();
+            self.labs = Some(labs);
+            made?;
+            mnt
+        } else {
+            self.env.progress.step(match &self.exp.device {
+                Device::Directory { .. } => "making a fresh directory",
+                _ => "mkfs and mount",
+            });
+            let prepared = setup(
+                self.exp,
+                self.cell,
+                self.rep,
+                self.consent,
+                self.env.journal,
+                self.info,
+            )?;
+            let workdir = prepared.workdir().to_path_buf();
+            self.prepared = Some(prepared);
+            workdir
+        };
         let (argv, log) = self.command(&workdir);
-        self.check_workdir(&workdir)?;
+        if self.labs.is_none() {
+            self.check_workdir(&workdir)?;
+        }
         self.env.progress.step("workload");
         let log_id = self.env.journal.add(Resource::File { path: log.clone() })?;
         self.log = Some((log.clone(), log_id));
@@ -147,8 +171,12 @@ impl CellRun<'_, '_> {
         ));
         argv.push("--text-to".into());
         argv.push(log.display().to_string());
+        // The hosts' filesystems are not mounted here: the workload makes
+        // its directories there itself.
         for d in plan::workload_dirs(self.exp, workdir) {
-            let _ = std::fs::create_dir_all(d);
+            if self.labs.is_none() {
+                let _ = std::fs::create_dir_all(d);
+            }
         }
         if self.exp.machine.drop_caches {
             argv.push("--drop-caches".into());
@@ -203,8 +231,11 @@ impl CellRun<'_, '_> {
         res.phases = w.phases;
         res.metrics = w.metrics;
         res.metrics.extend(w.probe_metrics);
-        let prepared = self.prepared.as_ref().expect("set up before");
-        let after = prepared.after_workload(self.exp, self.cell);
+        // On a cluster's hosts' filesystems nothing is measured from here.
+        let after = match &self.prepared {
+            Some(prepared) => prepared.after_workload(self.exp, self.cell),
+            None => Vec::new(),
+        };
         if let (Some(id), false) = (w.run_id, after.is_empty()) {
             if let Err(e) = self.env.rec.record_metrics(id, &after) {
                 self.problems.push(format!("results store: {e}"));
@@ -222,6 +253,16 @@ impl CellRun<'_, '_> {
         if let Some((log, id)) = self.log.take() {
             let _ = std::fs::remove_file(log);
             self.env.journal.done(id);
+        }
+        if let Some(labs) = self.labs.take() {
+            self.env.progress.step("undoing every host's filesystem");
+            let problems = labs.down(self.exp, self.env.exec, self.env.journal);
+            if let Some(first) = problems.first() {
+                self.res
+                    .error
+                    .get_or_insert(CellError::Workload(first.clone()));
+            }
+            self.problems.extend(problems);
         }
         if let Some(prepared) = self.prepared.take() {
             let torn = if crate::signals::hurry() {
@@ -245,6 +286,12 @@ impl CellRun<'_, '_> {
         }
         std::mem::take(&mut self.machine).restore(self.env.journal, self.problems);
     }
+}
+
+/// Whether each of the experiment's hosts makes its own filesystem (a
+/// `[cluster]` without a shared directory).
+fn per_host(exp: &Experiment) -> bool {
+    exp.cluster.as_ref().is_some_and(|c| c.shared_dir.is_none())
 }
 
 /// The machine-wide settings a cell holds while it runs: its sysctls

@@ -40,6 +40,9 @@ pub enum CellError {
          run `fslab cleanup` first"
     )]
     LeftChanged { name: String, pid: u32 },
+    /// A cluster's hosts could not make their filesystems (the hosts named).
+    #[error(transparent)]
+    Hosts(#[from] super::hosts::HostsError),
     /// The workload did not complete: what it (or the process that watched
     /// it) said, as one line. Its source is in another process.
     #[error("{0}")]

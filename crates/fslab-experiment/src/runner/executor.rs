@@ -38,6 +38,23 @@ pub trait Executor {
         stop: &AtomicBool,
         progress: &mut dyn Progress,
     ) -> WorkloadOutcome;
+
+    /// Runs `fslab host-lab ACTION JSON` once on every host of the
+    /// experiment's cluster and returns the stdout of the launch (one
+    /// report line per host that answered), or why the launch failed.
+    fn host_labs(&mut self, action: &str, json: &str) -> Result<HostLabsRun, String> {
+        let _ = (action, json);
+        Err("this runner starts no hosts".into())
+    }
+}
+
+/// What one launch of `fslab host-lab` on every host gave.
+#[derive(Debug, Clone, Default)]
+pub struct HostLabsRun {
+    pub stdout: String,
+    pub stderr: String,
+    /// The launcher's exit status (None: killed past its time).
+    pub status: Option<i32>,
 }
 
 /// Runs `EXE --db DB ARGV... --json --progress [--cgroup PATH]` as a child,
@@ -47,13 +64,32 @@ pub struct ProcessExecutor {
     pub exe: PathBuf,
     pub db: PathBuf,
     pub ranks: u32,
+    /// `[cluster]`: the workload runs on its hosts, under its mpirun.
+    pub cluster: Option<crate::spec::Cluster>,
 }
+
+/// How long one launch of `fslab host-lab` on every host may take.
+const HOST_LAB_LIMIT: Duration = Duration::from_secs(180);
 
 impl ProcessExecutor {
     /// `EXE --db DB ARGV --json --progress --die-with-parent [--cgroup CG]
     /// [--phase-acks]`, under mpirun for several ranks.
     fn command(&self, argv: &[String], cgroup: Option<&Path>, acks: bool) -> Command {
-        let mut cmd = match crate::plan::mpirun_prefix(self.ranks) {
+        let launcher = match &self.cluster {
+            // Exported to the ranks on other hosts too (over ssh the
+            // environment stays behind).
+            Some(c) => Some(
+                c.workload_mpirun()
+                    .into_iter()
+                    .chain([
+                        "-x".into(),
+                        fslab_cluster::rescue::LAUNCHER_RESCUES_ENV.into(),
+                    ])
+                    .collect::<Vec<String>>(),
+            ),
+            None => crate::plan::mpirun_prefix(self.ranks),
+        };
+        let mut cmd = match launcher {
             Some(prefix) => {
                 let mut c = Command::new(&prefix[0]);
                 c.args(&prefix[1..]).arg(&self.exe);
@@ -161,6 +197,56 @@ fn why_it_ended(status: Option<std::process::ExitStatus>, said: &[String]) -> St
 }
 
 impl Executor for ProcessExecutor {
+    fn host_labs(&mut self, action: &str, json: &str) -> Result<HostLabsRun, String> {
+        let Some(c) = &self.cluster else {
+            return Err("the experiment has no [cluster]".into());
+        };
+        let mpirun = c.mpirun(1);
+        let mut cmd = Command::new(&mpirun[0]);
+        cmd.args(&mpirun[1..])
+            .arg(&self.exe)
+            .args(["host-lab", action, json])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        fslab_sys::die_with_parent(&mut cmd);
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", mpirun[0]))?;
+        let read = |mut r: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut s = String::new();
+                let _ = r.read_to_string(&mut s);
+                s
+            })
+        };
+        let out = read(Box::new(child.stdout.take().expect("piped")));
+        let err = read(Box::new(child.stderr.take().expect("piped")));
+        let t = std::time::Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(st)) => break st.code(),
+                Ok(None) if t.elapsed() > HOST_LAB_LIMIT => {
+                    // Its process group: mpirun and the agents it started.
+                    let _ = rustix::process::kill_process_group(
+                        rustix::process::Pid::from_child(&child),
+                        rustix::process::Signal::KILL,
+                    );
+                    let _ = child.wait();
+                    break None;
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                Err(e) => return Err(format!("{}: {e}", mpirun[0])),
+            }
+        };
+        Ok(HostLabsRun {
+            stdout: out.join().unwrap_or_default(),
+            stderr: err.join().unwrap_or_default(),
+            status,
+        })
+    }
+
     fn run(
         &mut self,
         argv: &[String],
@@ -239,7 +325,7 @@ impl Executor for ProcessExecutor {
         while let Ok(line) = rx.try_recv() {
             handle(line, &mut out, progress);
         }
-        if out.status.is_none() && self.ranks > 1 {
+        if out.status.is_none() && (self.ranks > 1 || self.cluster.is_some()) {
             // The ranks were stopped (a host lost): what they kept.
             for spool in self.spools() {
                 if !spools_before.contains(&spool) {

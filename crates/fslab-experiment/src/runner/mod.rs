@@ -17,6 +17,8 @@
 //!   reading the messages it sends, and [`progress`], the display;
 //! - `until`: which cells run once more (what a run produced is
 //!   [`crate::outcome`], below the runner, since the summary reads it);
+//! - [`hosts`]: a `[cluster]` cell's hosts' own filesystems, and the
+//!   check that a shared directory is shared;
 //! - [`preflight`](mod@preflight): what is checked before anything is touched;
 //! - [`error`]: why a run or a cell stopped, each error keeping its source.
 
@@ -24,6 +26,7 @@ pub mod cell;
 mod child;
 pub mod error;
 pub mod executor;
+pub mod hosts;
 pub mod preflight;
 pub mod progress;
 pub mod scheduler;
@@ -35,7 +38,7 @@ mod tests;
 /// What a run produced (below the runner: the summary reads it too).
 pub use crate::outcome::{self, ExperimentOutcome, RepOutcome, WorkloadOutcome};
 pub use error::{CellError, RunError};
-pub use executor::{Executor, ProcessExecutor, Watch};
+pub use executor::{Executor, HostLabsRun, ProcessExecutor, Watch};
 pub use preflight::{preflight, preflight_as, Preflight};
 pub use progress::{NoProgress, Progress};
 pub use scheduler::{run, Resume, RunConfig};

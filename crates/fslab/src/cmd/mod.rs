@@ -52,7 +52,8 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
     }
     let cli = Cli::from_arg_matches(m)
         .map_err(|e| Failure::Usage(fslab_workload::args::clap_error_line(&e)))?;
-    let workload = matches!(cli.command, Command::Job { .. });
+    // A host's lab runs once on each host, under the cluster's launcher.
+    let workload = matches!(cli.command, Command::Job { .. } | Command::HostLab { .. });
     if let (false, Some(n @ 2..)) = (workload, fslab_cluster::launched_ranks()) {
         // Several `fslab run`s at once would format and mount side by side.
         return Err(Failure::Usage(format!(
@@ -67,6 +68,7 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
         Command::Job { json } => jobs::from_json(&json, &db),
         Command::Rescue { dir } => fslab_runtime::ranks::rescue(&db, &dir).map_err(Failure::from),
         Command::Cleanup => cleanup::run(&db),
+        Command::HostLab { action, json } => host_lab(&action, &json),
         Command::Crc32c { chunks } => crc32c(chunks),
         Command::Compare(c) => compare::run(c, &db),
         Command::Stats { trim_outliers } => stats::run(trim_outliers),
@@ -88,6 +90,26 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
                 .map_err(|e| Failure::Failed(format!("man: {e}")))?;
             print_all(&text)
         }
+    }
+}
+
+/// `fslab host-lab ACTION JSON`: this host's report, one JSON line; a
+/// failure to do it is in the report (status 1), bad JSON is status 2.
+fn host_lab(action: &str, json: &str) -> Result<(), Failure> {
+    let r =
+        fslab_experiment::host_lab::run(action, json).map_err(|e| Failure::Usage(e.to_string()))?;
+    println!(
+        "{}",
+        serde_json::to_string(&r).map_err(|e| Failure::Failed(e.to_string()))?
+    );
+    if r.ok {
+        Ok(())
+    } else {
+        Err(Failure::Failed(format!(
+            "host-lab {action} on {}: {}",
+            r.host,
+            r.error.unwrap_or_default()
+        )))
     }
 }
 

@@ -207,6 +207,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         print_dry_run(&exp, scale, &allowed, root);
         return Ok(());
     }
+    let mut exec = executor(&exp, db, &file)?;
     let mut store = super::open_store(db)?;
     let stop =
         fslab_experiment::signals::install(state_dir(), fslab_experiment::signals::TEARDOWN_BOUND)
@@ -218,8 +219,6 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
             state_dir().display()
         ))
     })?;
-    let exe = std::env::current_exe()
-        .map_err(|e| Failure::Failed(format!("run: cannot find fslab itself: {e}")))?;
     let cfg = RunConfig {
         scale,
         resume,
@@ -231,11 +230,6 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         file,
         text,
         command_line: argv,
-    };
-    let mut exec = ProcessExecutor {
-        exe,
-        db: db.to_path_buf(),
-        ranks: exp.workload.ranks,
     };
     let mut display = fslab_experiment::display::Display::new(super::quiet());
     // Whatever happens in the scheduler, even a panic, the journal is undone.
@@ -283,6 +277,31 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         eprintln!("fslab: run: teardown: {p}");
     }
     ending(&outcome, stop.load(Ordering::Relaxed))
+}
+
+/// The workload's runner: this fslab as the child, across the cluster's
+/// hosts when there is one, whose shared directory (if any) must be seen
+/// by every host (bad input when it is not).
+fn executor(
+    exp: &fslab_experiment::spec::Experiment,
+    db: &Path,
+    file: &str,
+) -> Result<ProcessExecutor, Failure> {
+    let exe = std::env::current_exe()
+        .map_err(|e| Failure::Failed(format!("run: cannot find fslab itself: {e}")))?;
+    let mut exec = ProcessExecutor {
+        exe,
+        db: db.to_path_buf(),
+        ranks: exp.workload.ranks,
+        cluster: exp.cluster.clone(),
+    };
+    if let Some(c) = &exp.cluster {
+        runner::hosts::check_shared(c, &mut exec).map_err(|e| match e {
+            runner::hosts::HostsError::Hosts(m) => Failure::Usage(format!("run: {file}: {m}")),
+            e => Failure::Failed(format!("run: {e}")),
+        })?;
+    }
+    Ok(exec)
 }
 
 /// Says what a resumed run will do; false when nothing is left to run.
@@ -383,6 +402,21 @@ fn apply_options(
 
 /// An experiment on several ranks needs MPI in this build and mpirun.
 fn check_mpi(exp: &fslab_experiment::spec::Experiment) -> Result<(), Failure> {
+    if let Some(c) = &exp.cluster {
+        if !cfg!(feature = "mpi") {
+            return Err(Failure::Usage(format!(
+                "run: [cluster] ({} hosts) needs MPI, and this fslab was built without it: \
+                 build it with `cargo build --release -p fslab --features mpi`",
+                c.hosts.len()
+            )));
+        }
+        if fslab_lab::mkfs::find_tool("mpirun").is_none() {
+            return Err(Failure::Usage(
+                "run: [cluster] needs mpirun: install Open MPI (apt-get install openmpi-bin)"
+                    .into(),
+            ));
+        }
+    }
     if exp.workload.ranks > 1 {
         if !cfg!(feature = "mpi") {
             return Err(Failure::Usage(format!(

@@ -4,6 +4,7 @@
 
 mod calibrate;
 mod catalogue;
+mod cluster;
 mod compilebench;
 mod conventions;
 mod dbench;
