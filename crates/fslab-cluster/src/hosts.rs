@@ -23,6 +23,11 @@ pub struct HostFacts {
     /// the host with the shortest round trip); None when not measured.
     pub clock_start: Option<ClockOffset>,
     pub clock_end: Option<ClockOffset>,
+    /// What the probes on this host recorded beside its ranks (run by its
+    /// first rank): the same metrics, under the same names, as a run on
+    /// one host keeps. The merged run's own probe metrics are rank 0's
+    /// host's.
+    pub probes: Vec<fslab_record::Metric>,
 }
 
 /// One rank's phases on rank 0's clock, in seconds from rank 0's start.
@@ -67,11 +72,15 @@ pub fn host_facts(ranks: &[RankRun], clocks: &Clocks) -> Vec<HostFacts> {
     for r in ranks {
         if let Some(h) = out.iter_mut().find(|h| h.host == r.host) {
             h.ranks.push(r.rank);
+            if h.probes.is_empty() {
+                h.probes.clone_from(&r.probe_metrics);
+            }
             continue;
         }
         let mut h = HostFacts {
             host: r.host.clone(),
             ranks: vec![r.rank],
+            probes: r.probe_metrics.clone(),
             ..Default::default()
         };
         if let Some(i) = &r.info {

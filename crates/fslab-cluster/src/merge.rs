@@ -169,6 +169,11 @@ pub fn merge_clocked(ranks: Vec<RankRun>, clocks: &Clocks) -> MergedRun {
     run.probe_points = first.map(|r| r.probe_points.clone()).unwrap_or_default();
     run.probe_notes = first.map(|r| r.probe_notes.clone()).unwrap_or_default();
     run.metrics = run_metrics(&ranks);
+    // The run's probe numbers are those of rank 0's host (as a run on one
+    // host keeps them); every host's are in its facts.
+    if let Some(f) = first {
+        run.metrics.extend(f.probe_metrics.iter().cloned());
+    }
     let (phases, rates) = merge_phases(&ranks);
     run.phases = phases;
     run.series = merge_series(&ranks);
@@ -385,6 +390,54 @@ mod tests {
         }
         run.latency.push(RankHist::of("create", "creat", &h));
         run
+    }
+
+    #[test]
+    fn every_hosts_probes_are_kept_with_its_facts_and_rank_0s_host_speaks_for_the_run() {
+        let hits = |v: f64| {
+            fslab_record::Metric::new(
+                "mem",
+                Some("create"),
+                "limit hits",
+                v,
+                fslab_record::Unit::Count,
+                fslab_record::Better::Neither,
+            )
+        };
+        let own = fslab_record::Metric::new(
+            "fsmark",
+            None,
+            "Files/sec",
+            10.0,
+            fslab_record::Unit::FilesPerSec,
+            fslab_record::Better::Higher,
+        );
+        let mut ranks: Vec<RankRun> = [(0, "a"), (1, "a"), (2, "b"), (3, "b")]
+            .iter()
+            .map(|(r, h)| rank(*r, h, &[("create", 100, 1.0)], &[1000]))
+            .collect();
+        for r in &mut ranks {
+            r.metrics.push(own.clone());
+        }
+        // The first rank of each host ran its probes.
+        ranks[0].metrics.push(hits(7.0));
+        ranks[2].metrics.push(hits(9.0));
+        for r in &mut ranks {
+            r.set_probes_apart(&["mem"]);
+        }
+        assert_eq!(ranks[2].metrics, vec![own.clone()]);
+        let m = merge(ranks);
+        let probes: Vec<(String, Vec<f64>)> = m
+            .host_facts
+            .iter()
+            .map(|h| (h.host.clone(), h.probes.iter().map(|p| p.value).collect()))
+            .collect();
+        assert_eq!(
+            probes,
+            vec![("a".to_string(), vec![7.0]), ("b".to_string(), vec![9.0])]
+        );
+        // The run keeps rank 0's host's probe numbers, not the ranks' own.
+        assert_eq!(m.run.metrics, vec![hits(7.0)]);
     }
 
     #[test]

@@ -59,6 +59,12 @@ pub struct RankRun {
     /// [`crate::merge`] for which the merged run keeps.
     #[serde(default)]
     pub metrics: Vec<fslab_record::Metric>,
+    /// What the probes of this rank's host recorded, on the one rank of
+    /// each host that runs them (its first); empty on the others. Kept
+    /// apart from [`RankRun::metrics`] so that every host's probes reach
+    /// the merged run (see [`crate::HostFacts::probes`]).
+    #[serde(default)]
+    pub probe_metrics: Vec<fslab_record::Metric>,
 }
 
 /// A named stretch of a rank's run: Unix times in nanoseconds.
@@ -85,7 +91,19 @@ impl RankRun {
             error: None,
             spans: Vec::new(),
             metrics: Vec::new(),
+            probe_metrics: Vec::new(),
         }
+    }
+
+    /// Moves the metrics of the named probes out of [`RankRun::metrics`]
+    /// into [`RankRun::probe_metrics`]: they are this host's, not the
+    /// rank's (a workload's own metrics have the workload as source).
+    pub fn set_probes_apart(&mut self, probes: &[&str]) {
+        let (theirs, own): (Vec<_>, Vec<_>) = std::mem::take(&mut self.metrics)
+            .into_iter()
+            .partition(|m| probes.contains(&m.source.as_str()));
+        self.metrics = own;
+        self.probe_metrics.extend(theirs);
     }
 
     /// A rank whose workload could not start at all.

@@ -337,6 +337,7 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
     let workload = workload(&ctx, &spec.workload)?;
     if let Some(c) = &cluster {
         cluster::fits(&ctx, c, &spec.workload.ranks, &device, &machine)?;
+        cluster::fits_workload(&ctx, c, workload.kind)?;
     }
     let variants = variants(&ctx, &spec.variants)?;
     let cells = match device {

@@ -293,6 +293,30 @@ pub(super) fn fits(
     Ok(())
 }
 
+/// A workload whose ranks share one tree (mdtest) needs, on more than one
+/// host, a directory every host sees: each host's own filesystem would
+/// hide rank 0's top directory from the others.
+pub(super) fn fits_workload(
+    ctx: &Ctx,
+    c: &Cluster,
+    kind: fslab_workload::Kind,
+) -> Result<(), SpecError> {
+    if kind.one_tree() && c.shared_dir.is_none() && c.hosts.len() > 1 {
+        return ctx.err(
+            0..0,
+            "cluster.shared_dir",
+            format!(
+                "{}'s ranks work in one directory tree: on {} hosts it needs a directory every \
+                 host sees (give cluster.shared_dir); each host's own filesystem would hide \
+                 rank 0's tree from the others",
+                kind.name(),
+                c.hosts.len()
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// No cell sets sysctls with `[cluster]` (fslab would set them on the
 /// head node alone).
 pub(super) fn fits_cells(ctx: &Ctx, _c: &Cluster, cells: &[Cell]) -> Result<(), SpecError> {

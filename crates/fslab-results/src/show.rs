@@ -297,6 +297,7 @@ pub fn show(rec: &RunRecord) -> String {
                 r.phase, r.min, r.mean, r.max, r.sd, r.ranks
             );
         }
+        s.push_str(&host_probes(&mpi));
     }
     // The tool's own numbers; rows of numbered items (`loop 3`) as tables
     // of their own, below.
@@ -337,6 +338,44 @@ pub fn show(rec: &RunRecord) -> String {
     }
     latency_and_rates(rec, &mut s);
     s
+}
+
+/// What each host's probes recorded, a column per host (the run's own
+/// probe numbers above are rank 0's host's).
+fn host_probes(mpi: &MpiParams) -> String {
+    let hosts: Vec<&fslab_cluster::HostFacts> = mpi
+        .host_facts
+        .iter()
+        .filter(|h| !h.probes.is_empty())
+        .collect();
+    if hosts.is_empty() {
+        return String::new();
+    }
+    let mut labels: Vec<String> = Vec::new();
+    for h in &hosts {
+        for m in &h.probes {
+            let l = format!("{} {}", m.source, m.label());
+            if !labels.contains(&l) {
+                labels.push(l);
+            }
+        }
+    }
+    let mut cols: Vec<(&str, Align)> = vec![("probe metric", Align::Left)];
+    cols.extend(hosts.iter().map(|h| (h.host.as_str(), Align::Right)));
+    let mut table = Table::new(&cols).indent(2);
+    for l in &labels {
+        let mut row = vec![l.clone()];
+        for h in &hosts {
+            row.push(
+                h.probes
+                    .iter()
+                    .find(|m| format!("{} {}", m.source, m.label()) == *l)
+                    .map_or_else(|| "-".into(), |m| fslab_stats::fmt_g(m.value, 6)),
+            );
+        }
+        table.row(row);
+    }
+    format!("\nprobes per host:\n{}", table.render())
 }
 
 /// The latency table and the per-second rate summary of a run.

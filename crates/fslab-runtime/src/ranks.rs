@@ -6,8 +6,9 @@
 //! memory. Before each phase the ranks meet at a [`Gate`], so phases start
 //! together. At the end rank 0 gathers every rank's results, merges them
 //! ([`fslab_cluster::merge`]), keeps the merged run in the store and prints
-//! the aggregate and per-rank rates. Only rank 0 runs probes and opens the
-//! store; the ranks' own tool output is not printed.
+//! the aggregate and per-rank rates. The first rank of each host runs the
+//! probes on it (recorded per host, [`fslab_cluster::HostFacts::probes`]);
+//! rank 0 alone opens the store; the ranks' own tool output is not printed.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -67,11 +68,10 @@ pub fn run(
     // Set when the gate, not a signal, stopped this rank.
     let gated = AtomicBool::new(false);
     let mut rec = RankRecorder::new(rank, &host);
-    let mut probes = if rank == 0 {
-        start_probes(name, common, kinds, dir)
-    } else {
-        None
-    };
+    // The first rank of each host runs the probes on it, beside its ranks.
+    let mut probes = host_leader(cluster, hosts.as_deref())
+        .then(|| start_probes(name, common, kinds, dir))
+        .flatten();
     let result = {
         let mut hooks = Hooks::default();
         let mut drop_caches = common
@@ -114,7 +114,9 @@ pub fn run(
         })
     };
     drop(probes);
-    let mine = ended_as(rec.run, &result);
+    let mut mine = ended_as(rec.run, &result);
+    // Only a host's first rank has any: they are its host's.
+    mine.set_probes_apart(&kinds.iter().map(|k| k.name()).collect::<Vec<_>>());
     let state = Arc::new(AtomicU8::new(OPEN));
     let rescue = hosts
         .clone()
@@ -299,6 +301,22 @@ fn agree(
             .collect()
     });
     (spool, hosts)
+}
+
+/// Whether this rank is the first on its host, the one that runs the
+/// host's probes. Rank 0 knows every rank's host (`hosts`) and tells each
+/// rank; a collective.
+fn host_leader(cluster: &dyn fslab_cluster::Cluster, hosts: Option<&[String]>) -> bool {
+    match hosts {
+        Some(hosts) => {
+            for r in 1..cluster.size() {
+                let first = hosts.get(r).is_some_and(|h| !hosts[..r].contains(h));
+                cluster.send_to(r, i64::from(first));
+            }
+            true
+        }
+        None => cluster.recv_from(0) == 1,
+    }
 }
 
 /// Who reports the merged run: the main thread once the gather is done,

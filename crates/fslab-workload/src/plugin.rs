@@ -73,6 +73,13 @@ pub trait Workload: Send + Sync + 'static {
     fn takes_dirs() -> bool {
         false
     }
+    /// Whether its ranks work in one directory tree that rank 0 makes
+    /// (mdtest's, IO500's): across hosts that needs a directory every host
+    /// sees, where a run on each host's own filesystem would fail at its
+    /// first `mkdir` (`[cluster]` without `shared_dir` is refused).
+    fn one_tree() -> bool {
+        false
+    }
     /// Its `-d` directories (empty when it names its paths in its
     /// arguments).
     fn dirs(_o: &Self::Options) -> Vec<PathBuf> {
@@ -173,6 +180,7 @@ pub trait AnyWorkload: Send + Sync {
     /// A job from serialized options ([`Job::to_json`]).
     fn job_of_json(&self, v: serde_json::Value) -> Result<Job>;
     fn takes_dirs(&self) -> bool;
+    fn one_tree(&self) -> bool;
     fn silent_during(&self, phase: &str) -> bool;
     /// [`Workload::merged_text`].
     fn merged_text(&self, ranks: usize, loops: &[fslab_record::LoopRow]) -> Option<String>;
@@ -316,6 +324,9 @@ impl<W: Workload> AnyWorkload for Plugin<W> {
     fn takes_dirs(&self) -> bool {
         W::takes_dirs()
     }
+    fn one_tree(&self) -> bool {
+        W::one_tree()
+    }
     fn silent_during(&self, phase: &str) -> bool {
         W::silent_during(phase)
     }
@@ -420,6 +431,10 @@ impl Kind {
     }
     pub fn takes_dirs(self) -> bool {
         self.0.takes_dirs()
+    }
+    /// [`Workload::one_tree`].
+    pub fn one_tree(self) -> bool {
+        self.0.one_tree()
     }
     pub fn is_silent_during(self, phase: &str) -> bool {
         self.0.silent_during(phase)

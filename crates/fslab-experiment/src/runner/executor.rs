@@ -46,6 +46,18 @@ pub trait Executor {
         let _ = (action, json);
         Err("this runner starts no hosts".into())
     }
+
+    /// As [`Executor::host_labs`], on the one host `host` of the cluster
+    /// (to find which hosts cannot be reached).
+    fn host_labs_on(
+        &mut self,
+        host: &str,
+        action: &str,
+        json: &str,
+    ) -> Result<HostLabsRun, String> {
+        let _ = (host, action, json);
+        Err("this runner starts no hosts".into())
+    }
 }
 
 /// What one launch of `fslab host-lab` on every host gave.
@@ -201,50 +213,23 @@ impl Executor for ProcessExecutor {
         let Some(c) = &self.cluster else {
             return Err("the experiment has no [cluster]".into());
         };
-        let mpirun = c.mpirun(1);
-        let mut cmd = Command::new(&mpirun[0]);
-        cmd.args(&mpirun[1..])
-            .arg(&self.exe)
-            .args(["host-lab", action, json])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        fslab_sys::die_with_parent(&mut cmd);
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", mpirun[0]))?;
-        let read = |mut r: Box<dyn Read + Send>| {
-            std::thread::spawn(move || {
-                let mut s = String::new();
-                let _ = r.read_to_string(&mut s);
-                s
-            })
+        host_labs(&c.mpirun(1), &self.exe, action, json)
+    }
+
+    fn host_labs_on(
+        &mut self,
+        host: &str,
+        action: &str,
+        json: &str,
+    ) -> Result<HostLabsRun, String> {
+        let Some(c) = &self.cluster else {
+            return Err("the experiment has no [cluster]".into());
         };
-        let out = read(Box::new(child.stdout.take().expect("piped")));
-        let err = read(Box::new(child.stderr.take().expect("piped")));
-        let t = std::time::Instant::now();
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(st)) => break st.code(),
-                Ok(None) if t.elapsed() > HOST_LAB_LIMIT => {
-                    // Its process group: mpirun and the agents it started.
-                    let _ = rustix::process::kill_process_group(
-                        rustix::process::Pid::from_child(&child),
-                        rustix::process::Signal::KILL,
-                    );
-                    let _ = child.wait();
-                    break None;
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-                Err(e) => return Err(format!("{}: {e}", mpirun[0])),
-            }
+        let one = crate::spec::Cluster {
+            hosts: vec![host.to_string()],
+            ..c.clone()
         };
-        Ok(HostLabsRun {
-            stdout: out.join().unwrap_or_default(),
-            stderr: err.join().unwrap_or_default(),
-            status,
-        })
+        host_labs(&one.mpirun(1), &self.exe, action, json)
     }
 
     fn run(
@@ -359,4 +344,57 @@ impl Executor for ProcessExecutor {
         }
         out
     }
+}
+
+/// `MPIRUN... EXE host-lab ACTION JSON`, bounded by [`HOST_LAB_LIMIT`]:
+/// what it printed and how it ended.
+fn host_labs(
+    mpirun: &[String],
+    exe: &Path,
+    action: &str,
+    json: &str,
+) -> Result<HostLabsRun, String> {
+    let mut cmd = Command::new(&mpirun[0]);
+    cmd.args(&mpirun[1..])
+        .arg(exe)
+        .args(["host-lab", action, json])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    fslab_sys::die_with_parent(&mut cmd);
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", mpirun[0]))?;
+    let read = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    };
+    let out = read(Box::new(child.stdout.take().expect("piped")));
+    let err = read(Box::new(child.stderr.take().expect("piped")));
+    let t = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break st.code(),
+            Ok(None) if t.elapsed() > HOST_LAB_LIMIT => {
+                // Its process group: mpirun and the agents it started.
+                let _ = rustix::process::kill_process_group(
+                    rustix::process::Pid::from_child(&child),
+                    rustix::process::Signal::KILL,
+                );
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("{}: {e}", mpirun[0])),
+        }
+    };
+    Ok(HostLabsRun {
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        status,
+    })
 }

@@ -224,53 +224,82 @@ impl HostLabs {
     }
 }
 
-/// Checks that every host sees `cluster.shared_dir`: a marker the head
-/// writes there must be seen by every host. The error names the hosts
-/// that do not see it (or how many did not answer).
-pub fn check_shared(cluster: &Cluster, exec: &mut dyn Executor) -> Result<(), HostsError> {
-    let Some(dir) = &cluster.shared_dir else {
-        return Ok(());
-    };
-    let marker = dir.join(format!(".fslab-shared-{}", std::process::id()));
-    std::fs::write(&marker, "written by fslab run's head node\n").map_err(|source| {
-        HostsError::Marker {
-            path: marker.clone(),
-            source,
-        }
-    })?;
-    let job = Check {
+/// Checks, before anything is made, that every host can be reached (the
+/// launcher starts fslab on it) and, with `cluster.shared_dir`, that every
+/// host sees it (a marker the head writes there). The error names the
+/// hosts that cannot be reached (each then tried alone) or do not see the
+/// marker.
+pub fn check_hosts(cluster: &Cluster, exec: &mut dyn Executor) -> Result<(), HostsError> {
+    let marker = cluster
+        .shared_dir
+        .as_ref()
+        .map(|dir| dir.join(format!(".fslab-shared-{}", std::process::id())));
+    if let Some(m) = &marker {
+        std::fs::write(m, "written by fslab run's head node\n").map_err(|source| {
+            HostsError::Marker {
+                path: m.clone(),
+                source,
+            }
+        })?;
+    }
+    let json = serde_json::to_string(&Check {
         marker: marker.clone(),
+    })
+    .unwrap_or_default();
+    let run = exec.host_labs("check", &json);
+    let unreached = match &run {
+        Ok(r) if host_lab::reports(&r.stdout).len() >= cluster.hosts.len() => Vec::new(),
+        // Some host did not answer: which, each tried alone.
+        _ => cluster
+            .hosts
+            .iter()
+            .filter_map(|h| {
+                let alone = exec.host_labs_on(h, "check", &json);
+                match alone {
+                    Ok(r) if !host_lab::reports(&r.stdout).is_empty() => None,
+                    Ok(r) => Some(format!("{h} ({})", about(&r, h))),
+                    Err(e) => Some(format!("{h} ({e})")),
+                }
+            })
+            .collect(),
     };
-    let run = exec.host_labs("check", &serde_json::to_string(&job).unwrap_or_default());
-    let _ = std::fs::remove_file(&marker);
+    if let Some(m) = &marker {
+        let _ = std::fs::remove_file(m);
+    }
+    if !unreached.is_empty() {
+        return Err(HostsError::Hosts(format!(
+            "cluster.hosts: host {} cannot be reached: the launcher could not start fslab there",
+            unreached.join(", host ")
+        )));
+    }
     let run = run.map_err(HostsError::Launch)?;
-    let (reports, _) = read(&run, cluster, "checking the shared directory");
+    let (reports, _) = read(&run, cluster, "checking the hosts");
     let blind: Vec<&str> = reports
         .iter()
         .filter(|r| !r.ok)
         .map(|r| r.host.as_str())
         .collect();
-    if !blind.is_empty() {
-        return Err(HostsError::Hosts(format!(
+    match (&cluster.shared_dir, blind.is_empty()) {
+        (Some(dir), false) => Err(HostsError::Hosts(format!(
             "cluster.shared_dir {} is not shared: host {} does not see what the head node \
              writes there",
             dir.display(),
             blind.join(", host ")
-        )));
+        ))),
+        _ => Ok(()),
     }
-    if reports.len() < cluster.hosts.len() {
-        let words = last_words(&run);
-        return Err(HostsError::Launch(format!(
-            "cluster.shared_dir {}: {} of {} hosts answered{}",
-            dir.display(),
-            reports.len(),
-            cluster.hosts.len(),
-            if words.is_empty() {
-                String::new()
-            } else {
-                format!(": {words}")
-            }
-        )));
-    }
-    Ok(())
+}
+
+/// What the launcher said about `host` (its agent's line naming it, as
+/// ssh's or a launch agent's), else how it ended.
+fn about(run: &HostLabsRun, host: &str) -> String {
+    run.stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| l.contains(host))
+        .map(String::from)
+        .unwrap_or_else(|| match run.status {
+            Some(code) => format!("the launcher exited with status {code}"),
+            None => "the launcher did not end in time".into(),
+        })
 }

@@ -40,6 +40,9 @@ impl Workload for Io500Md {
     fn validate(o: &Io500Args) -> crate::Result<()> {
         o.validate()
     }
+    fn one_tree() -> bool {
+        true
+    }
     fn takes_dirs() -> bool {
         true
     }

@@ -40,6 +40,9 @@ impl Workload for Mdtest {
     fn validate(o: &MdtestArgs) -> crate::Result<()> {
         o.validate().map(|_| ())
     }
+    fn one_tree() -> bool {
+        true
+    }
     fn takes_dirs() -> bool {
         true
     }

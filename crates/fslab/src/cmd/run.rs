@@ -280,8 +280,8 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
 }
 
 /// The workload's runner: this fslab as the child, across the cluster's
-/// hosts when there is one, whose shared directory (if any) must be seen
-/// by every host (bad input when it is not).
+/// hosts when there is one, each of which must be reached and see its
+/// shared directory (if any): bad input when not.
 fn executor(
     exp: &fslab_experiment::spec::Experiment,
     db: &Path,
@@ -296,7 +296,7 @@ fn executor(
         cluster: exp.cluster.clone(),
     };
     if let Some(c) = &exp.cluster {
-        runner::hosts::check_shared(c, &mut exec).map_err(|e| match e {
+        runner::hosts::check_hosts(c, &mut exec).map_err(|e| match e {
             runner::hosts::HostsError::Hosts(m) => Failure::Usage(format!("run: {file}: {m}")),
             e => Failure::Failed(format!("run: {e}")),
         })?;
