@@ -309,8 +309,10 @@ fn agree(
 fn host_leader(cluster: &dyn fslab_cluster::Cluster, hosts: Option<&[String]>) -> bool {
     match hosts {
         Some(hosts) => {
+            let mut seen: std::collections::HashSet<&str> =
+                hosts.first().map(String::as_str).into_iter().collect();
             for r in 1..cluster.size() {
-                let first = hosts.get(r).is_some_and(|h| !hosts[..r].contains(h));
+                let first = hosts.get(r).is_some_and(|h| seen.insert(h.as_str()));
                 cluster.send_to(r, i64::from(first));
             }
             true
@@ -443,4 +445,20 @@ fn summary_text(name: &str, merged: &fslab_cluster::MergedRun) -> String {
         summary += &text;
     }
     summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fslab_cluster::{Cluster, LocalCluster};
+
+    #[test]
+    fn the_first_rank_of_each_host_runs_its_probes() {
+        let hosts: Vec<String> = ["a", "a", "b", "a", "b", "c"].map(String::from).to_vec();
+        let leaders = LocalCluster::run(hosts.len(), |c| {
+            let known = (c.rank() == 0).then_some(hosts.as_slice());
+            host_leader(c, known)
+        });
+        assert_eq!(leaders, [true, false, true, false, false, true]);
+    }
 }
