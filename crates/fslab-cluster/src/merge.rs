@@ -60,6 +60,43 @@ impl MpiParams {
         Some(MpiParams::deserialize(p.mpi?).unwrap_or_default())
     }
 
+    /// What each host's probes recorded, a column per host: the header
+    /// (`probe metric`, then the hosts) and a row per `SOURCE LABEL` (`-`
+    /// where a host has no such number); None when no host has any.
+    pub fn host_probes(&self) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+        let hosts: Vec<&HostFacts> = self
+            .host_facts
+            .iter()
+            .filter(|h| !h.probes.is_empty())
+            .collect();
+        if hosts.is_empty() {
+            return None;
+        }
+        let key = |m: &fslab_record::Metric| format!("{} {}", m.source, m.label());
+        let mut labels: Vec<String> = Vec::new();
+        for m in hosts.iter().flat_map(|h| &h.probes) {
+            if !labels.contains(&key(m)) {
+                labels.push(key(m));
+            }
+        }
+        let mut header = vec!["probe metric".to_string()];
+        header.extend(hosts.iter().map(|h| h.host.clone()));
+        let rows = labels
+            .into_iter()
+            .map(|l| {
+                let mut row = vec![l.clone()];
+                row.extend(hosts.iter().map(|h| {
+                    h.probes
+                        .iter()
+                        .find(|m| key(m) == l)
+                        .map_or_else(|| "-".into(), |m| fslab_stats::fmt_g(m.value, 6))
+                }));
+                row
+            })
+            .collect();
+        Some((header, rows))
+    }
+
     /// The hosts as `NAME xN`, comma-separated.
     pub fn host_counts(&self) -> String {
         self.hosts
@@ -438,6 +475,13 @@ mod tests {
         );
         // The run keeps rank 0's host's probe numbers, not the ranks' own.
         assert_eq!(m.run.metrics, vec![hits(7.0)]);
+        let params = MpiParams {
+            host_facts: m.host_facts.clone(),
+            ..Default::default()
+        };
+        let (header, rows) = params.host_probes().unwrap();
+        assert_eq!(header, ["probe metric", "a", "b"]);
+        assert_eq!(rows, [["mem create limit hits", "7", "9"]]);
     }
 
     #[test]

@@ -545,7 +545,7 @@ fn rank_blocks(mpi: &MpiParams) -> Vec<Block> {
             ]
         })
         .collect();
-    vec![
+    let mut blocks = vec![
         Block::Text(format!(
             "merged from {} MPI ranks on {}: a phase's rate is every rank's operations over the slowest rank's time",
             mpi.ranks,
@@ -557,7 +557,14 @@ fn rank_blocks(mpi: &MpiParams) -> Vec<Block> {
                 .to_vec(),
             rows,
         ),
-    ]
+    ];
+    if let Some((header, rows)) = mpi.host_probes() {
+        blocks.push(Block::Text(
+            "probes per host (the run's own probe numbers are rank 0's host's)".into(),
+        ));
+        blocks.push(Block::Table(header, rows));
+    }
+    blocks
 }
 
 /// The report: its page and what it holds.

@@ -343,36 +343,16 @@ pub fn show(rec: &RunRecord) -> String {
 /// What each host's probes recorded, a column per host (the run's own
 /// probe numbers above are rank 0's host's).
 fn host_probes(mpi: &MpiParams) -> String {
-    let hosts: Vec<&fslab_cluster::HostFacts> = mpi
-        .host_facts
-        .iter()
-        .filter(|h| !h.probes.is_empty())
-        .collect();
-    if hosts.is_empty() {
+    let Some((header, rows)) = mpi.host_probes() else {
         return String::new();
-    }
-    let mut labels: Vec<String> = Vec::new();
-    for h in &hosts {
-        for m in &h.probes {
-            let l = format!("{} {}", m.source, m.label());
-            if !labels.contains(&l) {
-                labels.push(l);
-            }
-        }
-    }
-    let mut cols: Vec<(&str, Align)> = vec![("probe metric", Align::Left)];
-    cols.extend(hosts.iter().map(|h| (h.host.as_str(), Align::Right)));
+    };
+    let cols: Vec<(&str, Align)> = header
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.as_str(), if i == 0 { Align::Left } else { Align::Right }))
+        .collect();
     let mut table = Table::new(&cols).indent(2);
-    for l in &labels {
-        let mut row = vec![l.clone()];
-        for h in &hosts {
-            row.push(
-                h.probes
-                    .iter()
-                    .find(|m| format!("{} {}", m.source, m.label()) == *l)
-                    .map_or_else(|| "-".into(), |m| fslab_stats::fmt_g(m.value, 6)),
-            );
-        }
+    for row in rows {
         table.row(row);
     }
     format!("\nprobes per host:\n{}", table.render())

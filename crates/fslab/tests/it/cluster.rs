@@ -289,6 +289,14 @@ mod with_mpi {
         let o = lab.run(&["compare"]);
         assert!(o.status.success(), "{}", show(&o));
         assert!(stdout(&o).contains("stonewall rate"), "{}", stdout(&o));
+        // The report has every host's probes too.
+        let o = lab.run(&["report", "-o", "-"]);
+        assert!(o.status.success(), "{}", show(&o));
+        let html = stdout(&o);
+        assert!(html.contains("probes per host"), "no per-host probes in the report");
+        for h in &hosts.hosts {
+            assert!(html.contains(h.name.as_str()), "{} not in the report", h.name);
+        }
         assert_eq!(lab.leftovers(), Vec::<String>::new());
         for i in 0..3 {
             assert_eq!(mounts_on(&hosts, i, &lab), Vec::<String>::new(), "host {i}");
