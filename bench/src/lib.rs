@@ -1,8 +1,7 @@
-//! Helpers shared by the benchmark binaries (and, for [`strace`], the
+//! Helpers shared by the benchmark binaries (and, for [`trace`], the
 //! parity tests).
 
 pub mod reference;
-pub mod strace;
 pub mod trace;
 
 use std::path::{Path, PathBuf};

@@ -293,9 +293,16 @@ mod with_mpi {
         let o = lab.run(&["report", "-o", "-"]);
         assert!(o.status.success(), "{}", show(&o));
         let html = stdout(&o);
-        assert!(html.contains("probes per host"), "no per-host probes in the report");
+        assert!(
+            html.contains("probes per host"),
+            "no per-host probes in the report"
+        );
         for h in &hosts.hosts {
-            assert!(html.contains(h.name.as_str()), "{} not in the report", h.name);
+            assert!(
+                html.contains(h.name.as_str()),
+                "{} not in the report",
+                h.name
+            );
         }
         assert_eq!(lab.leftovers(), Vec::<String>::new());
         for i in 0..3 {
