@@ -28,6 +28,22 @@ fn small_runs(model: &str) -> Vec<(&'static str, Vec<String>)> {
             ]),
         ),
         (
+            "io500md",
+            v(&[
+                "io500md",
+                "-d",
+                "{d}/io500",
+                "--easy-n",
+                "20",
+                "--hard-n",
+                "20",
+                "--stonewall-time",
+                "1",
+                "--minwrite",
+                "1",
+            ]),
+        ),
+        (
             "compilebench",
             v(&[
                 "compilebench",

@@ -338,7 +338,8 @@ fn built_in_experiments_are_found_by_unique_prefix_only() {
     assert!(o.status.success(), "{}", stderr(&o));
     let list = stdout(&o);
     let names: Vec<&str> = list.lines().map(|l| l.split(' ').next().unwrap()).collect();
-    assert_eq!(names.len(), 7, "{list}");
+    assert_eq!(names.len(), 8, "{list}");
+    assert!(names.contains(&"io500-md"), "{list}");
     assert!(names.contains(&"seed001-compilebench"), "{list}");
     // Descriptions line up after the longest name and two spaces.
     let col = names.iter().map(|n| n.len()).max().unwrap() + 2;
