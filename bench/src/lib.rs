@@ -1,6 +1,7 @@
 //! Helpers shared by the benchmark binaries (and, for [`strace`], the
 //! parity tests).
 
+pub mod bare;
 pub mod reference;
 pub mod strace;
 pub mod trace;
