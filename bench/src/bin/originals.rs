@@ -13,7 +13,10 @@
 //! calls fslab's workload makes (the parity tests pin them), and nothing
 //! else; for dbench, fslab's own operations (`fslab_workload::dbench::
 //! bare_replay`) without the clock reads, histograms and progress around
-//! them. fslab runs with `--probes none --quiet`.
+//! them. fslab runs with `--probes none --quiet` and its results store on
+//! tmpfs, off the filesystem under test (on a loop ext4 the store's fsyncs
+//! would commit the workload's journal too, which the original never waits
+//! for).
 //!
 //! Originals: fs_mark and dbench from PATH (Debian's fsmark and dbench);
 //! the others from `FSLAB_ORIGINAL_TIOTEST`, `FSLAB_ORIGINAL_CREATEMANY`,
@@ -229,7 +232,7 @@ fn compare(
     index: usize,
     case: &Case,
     program: Option<&str>,
-    base: &Path,
+    (base, store): (&Path, &Path),
     runs: usize,
 ) -> Option<Medians> {
     let fslab = fslab_bin().to_string_lossy().into_owned();
@@ -237,7 +240,7 @@ fn compare(
         .expect("current exe")
         .to_string_lossy()
         .into_owned();
-    let db = base.join("bench.sqlite").to_string_lossy().into_owned();
+    let db = store.join("bench.sqlite").to_string_lossy().into_owned();
     let mut ours: Vec<String> = vec!["--db".into(), db, case.fslab[0].into()];
     ours.extend(["--probes", "none", "--quiet"].map(String::from));
     ours.extend(case.fslab[1..].iter().map(|a| a.to_string()));
@@ -382,7 +385,7 @@ fn main() {
                     other / ours
                 }
             };
-            match compare(index, case, program.as_deref(), base, runs) {
+            match compare(index, case, program.as_deref(), (base, &scratch), runs) {
                 Some((orig, ours, bare)) => {
                     let (o_col, r_orig) = match orig {
                         Some(t) => (fmt(t), format!("{:5.2}", speed(t, ours))),
