@@ -1,6 +1,7 @@
 //! Helpers shared by the benchmark binaries (and, for [`trace`], the
 //! parity tests).
 
+pub mod bare;
 pub mod reference;
 pub mod trace;
 

@@ -8,47 +8,15 @@
 //! memory at 1M and 10M names (created and unlinked at once, so the
 //! filesystem stays small).
 
-use std::io::Write as _;
 use std::time::Instant;
 
 use fslab_bench::{fslab_bin, median, Scratch};
-use rustix::fs::{FileType, Mode, OFlags, CWD};
 
 const RUNS: usize = 15;
 
 fn bare(dir: &std::path::Path, n: usize, open: bool) -> f64 {
-    // Each name is written into one reused buffer, as createmany's sprintf
-    // does: a million names made ahead of time would cost the loop cache
-    // misses that no real tool has.
     let prefix = format!("{}/f", dir.display());
-    let mut buf: Vec<u8> = Vec::with_capacity(prefix.len() + 24);
-    let start = Instant::now();
-    for i in 0..n {
-        buf.clear();
-        buf.extend_from_slice(prefix.as_bytes());
-        let _ = write!(buf, "{i}\0");
-        let name = std::ffi::CStr::from_bytes_with_nul(&buf).unwrap();
-        if open {
-            let fd = rustix::fs::openat(
-                CWD,
-                name,
-                OFlags::CREATE | OFlags::RDWR | OFlags::CLOEXEC,
-                Mode::from_bits_truncate(0o644),
-            )
-            .unwrap();
-            drop(fd);
-        } else {
-            rustix::fs::mknodat(
-                CWD,
-                name,
-                FileType::RegularFile,
-                Mode::from_bits_truncate(0o444),
-                0,
-            )
-            .unwrap();
-        }
-    }
-    n as f64 / start.elapsed().as_secs_f64()
+    n as f64 / fslab_bench::bare::createmany(&prefix, n, open)
 }
 
 fn fslab(scratch: &Scratch, dir: &std::path::Path, n: usize, open: bool) -> f64 {

@@ -7,55 +7,19 @@
 //! default probes included) with `-s 0 -S 0 -k`. The bare side makes, per
 //! file, fs_mark's four calls as fslab's parity test pins them: `mkdir` of
 //! the file's directory (EEXIST), `openat(O_CREAT|O_EXCL)` of a
-//! pre-formatted 40-character name, a `write` of zero bytes and `close`;
-//! nothing else (no names made, no clock read). 11 runs, the side that goes
+//! 40-character name made in a reused buffer, a `write` of zero bytes and
+//! `close`; nothing else (no clock read): `fslab_bench::bare::fsmark_create`. 11 runs, the side that goes
 //! first alternating; the medians of each side are compared.
 
-use std::ffi::CString;
 use std::time::Instant;
 
 use fslab_bench::{fslab_bin, median, Scratch};
-use rustix::fs::{Mode, OFlags};
 
 const THREADS: usize = 2;
 const RUNS: usize = 11;
 
 fn bare(dirs: &[std::path::PathBuf], files: usize) -> f64 {
-    // Names are made before the clock starts: the bare loop does only the calls.
-    let names: Vec<Vec<CString>> = (0..THREADS)
-        .map(|t| {
-            (0..files)
-                .map(|i| CString::new(format!("{t:016x}{i:024}")).unwrap())
-                .collect()
-        })
-        .collect();
-    let start = Instant::now();
-    std::thread::scope(|s| {
-        for (list, dir) in names.iter().zip(dirs) {
-            s.spawn(move || {
-                let dfd = rustix::fs::open(dir, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())
-                    .expect("open dir");
-                for n in list {
-                    // fs_mark makes the file's directory before every file.
-                    match rustix::fs::mkdirat(rustix::fs::CWD, dir, Mode::from_bits_truncate(0o777))
-                    {
-                        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
-                        Err(e) => panic!("bare mkdir: {e}"),
-                    }
-                    let fd = rustix::fs::openat(
-                        &dfd,
-                        n.as_c_str(),
-                        OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::CLOEXEC,
-                        Mode::from_bits_truncate(0o666),
-                    )
-                    .expect("bare create");
-                    rustix::io::write(&fd, &[]).expect("bare write");
-                    drop(fd);
-                }
-            });
-        }
-    });
-    (THREADS * files) as f64 / start.elapsed().as_secs_f64()
+    (THREADS * files) as f64 / fslab_bench::bare::fsmark_create(dirs, THREADS, files)
 }
 
 fn fslab(scratch: &Scratch, dirs: &[std::path::PathBuf], files: usize) -> f64 {

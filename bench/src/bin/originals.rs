@@ -1,18 +1,30 @@
-//! Each workload against its original on the same work, on tmpfs and (as
-//! root) on a loop-device ext4: the two commands alternate (the side that
-//! goes first alternating too), and the ratio of the medians is printed.
-//! For a fixed amount of work (fs_mark, tiotest, createmany, alloctest) the
-//! ratio is the original's wall time over fslab's (above 1: fslab takes
+//! Each workload against its original and against a bare loop making the
+//! same calls, on the same work, on tmpfs and (as root) on a loop-device
+//! ext4. The three sides run as processes of their own and are timed the
+//! same way (process start to exit); within a run they go in turn, the side
+//! that goes first rotating from run to run; the medians are compared.
+//! For a fixed amount of work (fs_mark, tiotest, createmany, alloctest) a
+//! ratio is the other side's wall time over fslab's (above 1: fslab takes
 //! less time); dbench runs for a time, and the ratio is fslab's Throughput
-//! over dbench's.
+//! over the other side's.
+//!
+//! The bare side is this program again (`originals --bare CASE DIR`):
+//! [`fslab_bench::bare`]'s loop for the case, per operation exactly the
+//! calls fslab's workload makes (the parity tests pin them), and nothing
+//! else; for dbench, fslab's own operations (`fslab_workload::dbench::
+//! bare_replay`) without the clock reads, histograms and progress around
+//! them. fslab runs with `--probes none --quiet` and its results store on
+//! tmpfs, off the filesystem under test (on a loop ext4 the store's fsyncs
+//! would commit the workload's journal too, which the original never waits
+//! for).
 //!
 //! Originals: fs_mark and dbench from PATH (Debian's fsmark and dbench);
 //! the others from `FSLAB_ORIGINAL_TIOTEST`, `FSLAB_ORIGINAL_CREATEMANY`,
 //! `FSLAB_ORIGINAL_ALLOCTEST` (paths of binaries built by hand from their
-//! sources, as the parity data says; an unset one is skipped, and said so).
+//! sources, as the parity data says; an unset one is left out, and said so).
 //!
 //! ```text
-//! cargo build --release --workspace
+//! cargo build --release -p fslab -p fslab-bench
 //! FSLAB_ORIGINAL_TIOTEST=... cargo run --release -p fslab-bench --bin originals [RUNS]
 //! ```
 
@@ -20,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use fslab_bench::{fslab_bin, median};
+use fslab_bench::{bare, fslab_bin, median};
 
 struct Case {
     name: &'static str,
@@ -28,6 +40,8 @@ struct Case {
     program: Program,
     original: &'static [&'static str],
     fslab: &'static [&'static str],
+    /// The same calls, bare (run in `--bare` mode).
+    bare: Bare,
     /// Compare dbench's Throughput line rather than wall time.
     throughput: bool,
 }
@@ -37,9 +51,29 @@ enum Program {
     Env(&'static str),
 }
 
+enum Bare {
+    FsMark {
+        threads: usize,
+        files: usize,
+    },
+    Tiotest {
+        threads: usize,
+        mib: u64,
+        block: usize,
+        random: u64,
+    },
+    Createmany {
+        n: usize,
+    },
+    Alloctest {
+        len: u64,
+    },
+    Dbench,
+}
+
 const CASES: &[Case] = &[
     Case {
-        name: "fs_mark -S0 -s 0, 2 threads, 20000 files each",
+        name: "fs_mark -S0 -s 0, 2 threads x 20000 files",
         program: Program::Path("fs_mark"),
         original: &[
             "-S0", "-s", "0", "-t", "2", "-n", "20000", "-L", "1", "-d", "{dir}",
@@ -47,10 +81,14 @@ const CASES: &[Case] = &[
         fslab: &[
             "fsmark", "-S0", "-s", "0", "-t", "2", "-n", "20000", "-L", "1", "-d", "{dir}",
         ],
+        bare: Bare::FsMark {
+            threads: 2,
+            files: 20000,
+        },
         throughput: false,
     },
     Case {
-        name: "tiotest -t 2 -f 256 -r 20000",
+        name: "tiotest -t 2 -f 256 -r 20000 -b 4096",
         program: Program::Env("FSLAB_ORIGINAL_TIOTEST"),
         original: &[
             "-t", "2", "-f", "256", "-r", "20000", "-b", "4096", "-d", "{dir}",
@@ -58,6 +96,12 @@ const CASES: &[Case] = &[
         fslab: &[
             "tiotest", "-t", "2", "-f", "256", "-r", "20000", "-b", "4096", "-d", "{dir}",
         ],
+        bare: Bare::Tiotest {
+            threads: 2,
+            mib: 256,
+            block: 4096,
+            random: 20000,
+        },
         throughput: false,
     },
     Case {
@@ -65,6 +109,7 @@ const CASES: &[Case] = &[
         program: Program::Env("FSLAB_ORIGINAL_CREATEMANY"),
         original: &["-m", "{dir}/f", "200000"],
         fslab: &["createmany", "-m", "{dir}/f", "200000"],
+        bare: Bare::Createmany { n: 200000 },
         throughput: false,
     },
     Case {
@@ -72,6 +117,7 @@ const CASES: &[Case] = &[
         program: Program::Env("FSLAB_ORIGINAL_ALLOCTEST"),
         original: &["{dir}/big", "268435456"],
         fslab: &["alloctest", "--no-readback", "{dir}/big", "256M"],
+        bare: Bare::Alloctest { len: 256 << 20 },
         throughput: false,
     },
     Case {
@@ -98,9 +144,52 @@ const CASES: &[Case] = &[
             "/usr/share/dbench/client.txt",
             "4",
         ],
+        bare: Bare::Dbench,
         throughput: true,
     },
 ];
+
+/// `--bare CASE DIR`: case CASE's bare loop in DIR (dbench's prints its
+/// Throughput line, as dbench does).
+fn run_bare(case: &Case, dir: &Path) {
+    match case.bare {
+        Bare::FsMark { threads, files } => {
+            let _ = std::fs::create_dir(dir);
+            bare::fsmark_create(&[dir.to_path_buf()], threads, files);
+        }
+        Bare::Tiotest {
+            threads,
+            mib,
+            block,
+            random,
+        } => {
+            bare::tiotest(dir, threads, mib, block, random, [true; 4]);
+        }
+        Bare::Createmany { n } => {
+            bare::createmany(&format!("{}/f", dir.display()), n, false);
+        }
+        Bare::Alloctest { len } => {
+            bare::alloctest(&dir.join("big"), len);
+        }
+        Bare::Dbench => {
+            #[derive(clap::Parser)]
+            struct Args {
+                #[command(flatten)]
+                a: fslab_workload::dbench::DbenchArgs,
+            }
+            let argv = case
+                .fslab
+                .iter()
+                .map(|a| a.replace("{dir}", &dir.to_string_lossy()));
+            let o = <Args as clap::Parser>::parse_from(argv)
+                .a
+                .validate()
+                .expect("dbench options");
+            let mbs = fslab_workload::dbench::bare_replay(&o).expect("bare dbench");
+            println!("Throughput {mbs} MB/sec (bare)");
+        }
+    }
+}
 
 /// A fresh directory for one run; emptied after it.
 fn fresh(base: &Path) -> PathBuf {
@@ -111,7 +200,7 @@ fn fresh(base: &Path) -> PathBuf {
 }
 
 /// One run: wall seconds, or dbench's Throughput (MB/sec).
-fn once(program: &str, args: &[&str], dir: &Path, throughput: bool) -> Option<f64> {
+fn once(program: &str, args: &[String], dir: &Path, throughput: bool) -> Option<f64> {
     let argv: Vec<String> = args
         .iter()
         .map(|a| a.replace("{dir}", &dir.to_string_lossy()))
@@ -136,27 +225,47 @@ fn once(program: &str, args: &[&str], dir: &Path, throughput: bool) -> Option<f6
         .and_then(|x| x.parse().ok())
 }
 
-fn compare(case: &Case, program: &str, base: &Path, runs: usize) -> Option<(f64, f64)> {
-    let fslab = fslab_bin();
-    let db = base.join("bench.sqlite");
-    let db_s = db.to_string_lossy().into_owned();
-    let mut ours_args: Vec<&str> =
-        vec!["--db", &db_s, case.fslab[0], "--probes", "none", "--quiet"];
-    ours_args.extend_from_slice(&case.fslab[1..]);
-    let (mut theirs, mut ours) = (Vec::new(), Vec::new());
+/// Medians of (original, fslab, bare); the original's is None without one.
+type Medians = (Option<f64>, f64, f64);
+
+fn compare(
+    index: usize,
+    case: &Case,
+    program: Option<&str>,
+    (base, store): (&Path, &Path),
+    runs: usize,
+) -> Option<Medians> {
+    let fslab = fslab_bin().to_string_lossy().into_owned();
+    let me = std::env::current_exe()
+        .expect("current exe")
+        .to_string_lossy()
+        .into_owned();
+    let db = store.join("bench.sqlite").to_string_lossy().into_owned();
+    let mut ours: Vec<String> = vec!["--db".into(), db, case.fslab[0].into()];
+    ours.extend(["--probes", "none", "--quiet"].map(String::from));
+    ours.extend(case.fslab[1..].iter().map(|a| a.to_string()));
+    let theirs: Vec<String> = case.original.iter().map(|a| a.to_string()).collect();
+    let bare_args: Vec<String> = vec!["--bare".into(), index.to_string(), "{dir}".into()];
+    let sides: Vec<(usize, &str, &[String])> = [
+        program.map(|p| (0, p, theirs.as_slice())),
+        Some((1, fslab.as_str(), ours.as_slice())),
+        Some((2, me.as_str(), bare_args.as_slice())),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let mut got: [Vec<f64>; 3] = Default::default();
     for i in 0..runs {
-        for side in [i % 2, 1 - i % 2] {
+        for k in 0..sides.len() {
+            let (side, prog, args) = sides[(i + k) % sides.len()];
             let dir = fresh(base);
             rustix::fs::sync();
-            let v = if side == 0 {
-                once(program, case.original, &dir, case.throughput)
-            } else {
-                once(&fslab.to_string_lossy(), &ours_args, &dir, case.throughput)
-            }?;
-            if side == 0 { &mut theirs } else { &mut ours }.push(v);
+            got[side].push(once(prog, args, &dir, case.throughput)?);
         }
     }
-    Some((median(&theirs), median(&ours)))
+    let _ = std::fs::remove_dir_all(base.join("run"));
+    let orig = (!got[0].is_empty()).then(|| median(&got[0]));
+    Some((orig, median(&got[1]), median(&got[2])))
 }
 
 /// A loop-device ext4 of 4 GiB under `base` (root): its mount point and
@@ -208,10 +317,32 @@ impl Drop for LoopExt4 {
 }
 
 fn main() {
-    let runs: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(7);
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--bare") {
+        let case = args
+            .get(2)
+            .and_then(|i| i.parse::<usize>().ok())
+            .and_then(|i| CASES.get(i));
+        let (Some(case), Some(dir)) = (case, args.get(3)) else {
+            eprintln!(
+                "originals: --bare takes a case number below {} and a directory",
+                CASES.len()
+            );
+            std::process::exit(2);
+        };
+        run_bare(case, Path::new(dir));
+        return;
+    }
+    let runs: usize = match args.get(1) {
+        None => 7,
+        Some(a) => match a.parse() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                eprintln!("originals: RUNS must be a positive whole number, not {a:?}");
+                std::process::exit(2);
+            }
+        },
+    };
     // Short paths: fs_mark takes a directory name under 40 bytes.
     let scratch = PathBuf::from(format!("/dev/shm/fso{}", std::process::id()));
     let _ = std::fs::create_dir_all(&scratch);
@@ -220,35 +351,88 @@ fn main() {
     let ext4 = LoopExt4::new(&host);
     let mut places: Vec<(&str, PathBuf)> = vec![("tmpfs", scratch.clone())];
     match &ext4 {
-        Some(l) => places.push(("loop ext4", l.mnt.clone())),
+        Some(l) => places.push(("ext4", l.mnt.clone())),
         None => println!("loop ext4: skipped (needs root, losetup, mkfs.ext4)"),
     }
-    println!("{runs} runs a side, alternating; medians; ratio above 1: fslab does the work faster");
+    println!(
+        "{runs} runs a side, sides taking turns (the first rotating); medians of process wall time \
+         (dbench: of its Throughput MB/s)"
+    );
+    println!(
+        "vs orig = original/fslab time (target >= 1.00), vs bare = bare/fslab time (target >= 0.98); \
+         above 1: fslab faster"
+    );
+    let mut missed = Vec::new();
     for (place, base) in &places {
-        for case in CASES {
+        for (index, case) in CASES.iter().enumerate() {
             let program = match case.program {
-                Program::Path(p) => p.to_string(),
-                Program::Env(v) => match std::env::var(v) {
-                    Ok(p) => p,
-                    Err(_) => {
-                        println!("{place:9}  {:42}  skipped: set {v}", case.name);
-                        continue;
-                    }
-                },
+                Program::Path(p) => Some(p.to_string()),
+                Program::Env(v) => std::env::var(v).ok(),
             };
-            match compare(case, &program, base, runs) {
-                Some((t, o)) if case.throughput => println!(
-                    "{place:9}  {:42}  original {t:9.2} MB/s  fslab {o:9.2} MB/s  ratio {:.2}",
-                    case.name,
-                    o / t
-                ),
-                Some((t, o)) => println!(
-                    "{place:9}  {:42}  original {t:8.3} s  fslab {o:8.3} s  ratio {:.2}",
-                    case.name,
-                    t / o
-                ),
-                None => println!("{place:9}  {:42}  failed (above)", case.name),
+            let unit = if case.throughput { "MB/s" } else { "s" };
+            let fmt = |x: f64| {
+                if case.throughput {
+                    format!("{x:8.1}")
+                } else {
+                    format!("{x:8.3}")
+                }
+            };
+            // Both ratios as "above 1: fslab faster".
+            let speed = |other: f64, ours: f64| {
+                if case.throughput {
+                    ours / other
+                } else {
+                    other / ours
+                }
+            };
+            match compare(index, case, program.as_deref(), (base, &scratch), runs) {
+                Some((orig, ours, bare)) => {
+                    let (o_col, r_orig) = match orig {
+                        Some(t) => (fmt(t), format!("{:5.2}", speed(t, ours))),
+                        None => ("     n/a".to_string(), "  n/a".to_string()),
+                    };
+                    let r_bare = speed(bare, ours);
+                    println!(
+                        "{place:5}  {:40}  {unit:4}  original {o_col}  fslab {}  bare {}  vs orig {r_orig}  vs bare {r_bare:5.2}",
+                        case.name,
+                        fmt(ours),
+                        fmt(bare),
+                    );
+                    if let Some(t) = orig {
+                        if speed(t, ours) < 1.0 {
+                            missed.push(format!(
+                                "{place} {}: {:.2} of the original",
+                                case.name,
+                                speed(t, ours)
+                            ));
+                        }
+                    }
+                    if r_bare < 0.98 {
+                        missed.push(format!(
+                            "{place} {}: {r_bare:.2} of the bare loop",
+                            case.name
+                        ));
+                    }
+                }
+                None => println!("{place:5}  {:40}  failed (above)", case.name),
             }
+        }
+    }
+    for (_, case) in CASES
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| matches!(c.program, Program::Env(v) if std::env::var(v).is_err()))
+    {
+        if let Program::Env(v) = case.program {
+            println!("{}: no original (set {v})", case.name);
+        }
+    }
+    if missed.is_empty() {
+        println!("targets: all met");
+    } else {
+        println!("targets missed:");
+        for m in &missed {
+            println!("  {m}");
         }
     }
     drop(ext4);

@@ -1,12 +1,10 @@
-//! fslab tiotest's sequential write and read on tmpfs against bare pwrite and
-//! pread loops of the same block size over the same files (2 threads, 256 MiB
+//! fslab tiotest's sequential write and read on tmpfs against bare write and
+//! read loops (`fslab_bench::bare::tiotest`) of the same block size over the same files (2 threads, 256 MiB
 //! each, 4 KiB blocks), as the phase's MB/s: fslab's from its JSON report,
 //! the bare loops timed the same way (threads started to threads joined).
 //! 11 runs, the side that goes first alternating; median of each side.
 //! Files of 64 MiB made phases of 15 ms, too short for a steady ratio on a
 //! two-CPU machine.
-
-use std::time::Instant;
 
 use fslab_bench::{fslab_bin, median, Scratch};
 
@@ -16,40 +14,11 @@ const BLOCK: usize = 4096;
 const RUNS: usize = 11;
 
 fn bare(dir: &std::path::Path) -> (f64, f64) {
-    let files: Vec<std::path::PathBuf> =
-        (0..THREADS).map(|t| dir.join(format!("bare{t}"))).collect();
-    let run = |write: bool| {
-        let start = Instant::now();
-        std::thread::scope(|s| {
-            for f in &files {
-                s.spawn(move || {
-                    let file = std::fs::OpenOptions::new()
-                        .read(true)
-                        .write(true)
-                        .create(true)
-                        .truncate(false)
-                        .open(f)
-                        .unwrap();
-                    let mut buf = vec![0x5au8; BLOCK];
-                    let blocks = (MIB << 20) / BLOCK as u64;
-                    for i in 0..blocks {
-                        if write {
-                            rustix::io::pwrite(&file, &buf, i * BLOCK as u64).unwrap();
-                        } else {
-                            rustix::io::pread(&file, &mut buf, i * BLOCK as u64).unwrap();
-                        }
-                    }
-                });
-            }
-        });
-        (THREADS as u64 * MIB) as f64 / start.elapsed().as_secs_f64()
-    };
-    let w = run(true);
-    let r = run(false);
-    for f in &files {
-        let _ = std::fs::remove_file(f);
-    }
-    (w, r)
+    // tiotest's own calls: after an lseek to 0, a write or read per block
+    // at the file position (then fsync after writing), each thread its file.
+    let secs = fslab_bench::bare::tiotest(dir, THREADS, MIB, BLOCK, 0, [true, false, true, false]);
+    let mb = (THREADS as u64 * MIB) as f64;
+    (mb / secs[0], mb / secs[2])
 }
 
 fn fslab(scratch: &Scratch, dir: &std::path::Path) -> (f64, f64) {

@@ -15,7 +15,7 @@ pub mod load;
 pub mod plugin;
 mod run;
 
-pub use run::run;
+pub use run::{bare_replay, run};
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -218,8 +218,22 @@ struct Client {
 
 /// Shared per-second counters (bytes, max latency this second).
 struct Live {
-    bytes: Vec<AtomicU64>,
-    max_ns: Vec<AtomicU64>,
+    bytes: Vec<Slot>,
+    max_ns: Vec<Slot>,
+}
+
+/// One client's live counter, alone on its cache lines: the clients write
+/// theirs after every operation, and neighbours on one line would make
+/// each write a cache-line transfer between CPUs.
+#[repr(align(128))]
+#[derive(Default)]
+struct Slot(AtomicU64);
+
+impl std::ops::Deref for Slot {
+    type Target = AtomicU64;
+    fn deref(&self) -> &AtomicU64 {
+        &self.0
+    }
 }
 
 /// The NT status of an error; `parent_missing` (known from the name

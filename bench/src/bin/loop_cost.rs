@@ -1,0 +1,99 @@
+//! What fslab adds inside a timed loop, per operation, in nanoseconds: the
+//! clock read (`fslab_workload::measure::now_ns`, the TSC where it is
+//! usable, and `Instant::now` beside it), a latency histogram's `record`,
+//! the progress counter's `set`, and the three together (what createmany's
+//! and tiotest's sequential loops add per call: one clock read, one record,
+//! one set). Then that sum beside one bare call it rides on: a `mknod` of a
+//! new name on tmpfs (createmany -m's call) and a 4 KiB `write` at the file
+//! position (tiotest's), timed by `fslab_bench::bare`'s loops. 11 rounds,
+//! medians.
+//!
+//! ```text
+//! cargo run --release -p fslab-bench --bin loop_cost
+//! ```
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use fslab_bench::{bare, median, Scratch};
+use fslab_record::LatencyHistogram;
+use fslab_workload::measure::{now_ns, start_timebase, Progress};
+
+const OPS: u64 = 2_000_000;
+const ROUNDS: usize = 11;
+
+/// Nanoseconds per iteration of `f` over OPS iterations.
+fn per_op(mut f: impl FnMut(u64)) -> f64 {
+    let t = Instant::now();
+    for i in 0..OPS {
+        f(black_box(i));
+    }
+    t.elapsed().as_nanos() as f64 / OPS as f64
+}
+
+fn main() {
+    if std::env::args().len() > 1 {
+        eprintln!("loop_cost: takes no arguments");
+        std::process::exit(2);
+    }
+    start_timebase();
+    let progress = Progress::new(2);
+    let mut rows: Vec<(&str, Vec<f64>)> = vec![
+        ("empty loop", vec![]),
+        ("clock read: now_ns", vec![]),
+        ("clock read: Instant::now", vec![]),
+        ("histogram record", vec![]),
+        ("progress set", vec![]),
+        ("clock read + record + set", vec![]),
+    ];
+    for _ in 0..ROUNDS {
+        let mut h = LatencyHistogram::new();
+        // Latencies as a filesystem call gives them: 1 to 30 µs.
+        rows[0].1.push(per_op(|i| {
+            black_box(i);
+        }));
+        rows[1].1.push(per_op(|_| {
+            black_box(now_ns());
+        }));
+        rows[2].1.push(per_op(|_| {
+            black_box(Instant::now());
+        }));
+        rows[3]
+            .1
+            .push(per_op(|i| h.record(1000 + (i * 7919) % 29_000)));
+        rows[4].1.push(per_op(|i| progress.set(0, i)));
+        let mut prev = now_ns();
+        rows[5].1.push(per_op(|i| {
+            let now = now_ns();
+            h.record((now - prev).max(1));
+            prev = now;
+            progress.set(0, i);
+        }));
+        black_box(h.count());
+    }
+    println!("{OPS} iterations a round, {ROUNDS} rounds, medians (ns per operation)");
+    for (name, v) in &rows {
+        println!("  {name:28} {:7.1} ns", median(v));
+    }
+    // The three together, less the loop's own cost.
+    let added = median(&rows[5].1) - median(&rows[0].1);
+    // The calls they ride on, bare.
+    let work = Scratch::new("loopcost");
+    let n = 200_000;
+    let (mut mk, mut wr) = (vec![], vec![]);
+    for r in 0..5 {
+        work.clear();
+        let d = work.0.join(format!("m{r}"));
+        std::fs::create_dir_all(&d).expect("dir");
+        mk.push(bare::createmany(&format!("{}/f", d.display()), n, false) * 1e9 / n as f64);
+        let s = bare::tiotest(&work.0, 1, 256, 4096, 0, [true, false, false, false]);
+        wr.push(s[0] * 1e9 / (256.0 * 256.0));
+    }
+    for (call, v) in [("mknod (tmpfs)", &mk), ("4 KiB write (tmpfs)", &wr)] {
+        let c = median(v);
+        println!(
+            "  clock read + record + set beside one bare {call} of {c:.0} ns: {added:.1} ns, {:.2}%",
+            100.0 * added / c
+        );
+    }
+}
