@@ -157,9 +157,16 @@ fn posix_fallocate(file: &std::fs::File, len: u64) -> std::io::Result<()> {
     }
 }
 
-/// The seed's page order.
+/// The seed's page order: `(i + 23) * 1000000007 % pages`, in 64-bit
+/// arithmetic as the seed's `long long` (a 128-bit remainder is a call to
+/// a software division, tens of nanoseconds a page); 128-bit only past
+/// what 64 bits hold (files of more than 70 TB).
+#[inline]
 pub fn seed_page(i: u64, pages: u64) -> u64 {
-    ((i as u128 + 23) * 1_000_000_007 % pages as u128) as u64
+    match (i + 23).checked_mul(1_000_000_007) {
+        Some(x) => x % pages,
+        None => ((i as u128 + 23) * 1_000_000_007 % pages as u128) as u64,
+    }
 }
 
 fn mib(b: u64) -> f64 {
@@ -565,6 +572,12 @@ mod tests {
             seen[p] = true;
         }
         assert_eq!(seed_page(0, pages), 23 * 1_000_000_007 % pages);
+        // Past 64 bits the same order, in 128.
+        let big = u64::MAX / 1_000_000_007;
+        assert_eq!(
+            seed_page(big, 1 << 40),
+            ((big as u128 + 23) * 1_000_000_007 % (1u128 << 40)) as u64
+        );
     }
 
     #[test]
