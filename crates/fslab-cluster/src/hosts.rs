@@ -72,11 +72,9 @@ pub fn host_facts(ranks: &[RankRun], clocks: &Clocks) -> Vec<HostFacts> {
     for r in ranks {
         if let Some(h) = out.iter_mut().find(|h| h.host == r.host) {
             h.ranks.push(r.rank);
-            if h.probes.is_empty() {
-                h.probes.clone_from(&r.probe_metrics);
-            }
             continue;
         }
+        // A host's first rank is the one that ran its probes.
         let mut h = HostFacts {
             host: r.host.clone(),
             ranks: vec![r.rank],

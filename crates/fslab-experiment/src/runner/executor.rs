@@ -150,6 +150,21 @@ impl ProcessExecutor {
 }
 
 impl ProcessExecutor {
+    /// mpirun with one process on every host of the cluster, or on `only`.
+    fn cluster_mpirun(&self, only: Option<&str>) -> Result<Vec<String>, String> {
+        let Some(c) = &self.cluster else {
+            return Err("the experiment has no [cluster]".into());
+        };
+        Ok(match only {
+            Some(h) => crate::spec::Cluster {
+                hosts: vec![h.to_string()],
+                ..c.clone()
+            }
+            .mpirun(1),
+            None => c.mpirun(1),
+        })
+    }
+
     /// The spools of ranks' results beside the store.
     fn spools(&self) -> Vec<PathBuf> {
         fslab_cluster::rescue::Spool::beside(&self.db)
@@ -210,10 +225,7 @@ fn why_it_ended(status: Option<std::process::ExitStatus>, said: &[String]) -> St
 
 impl Executor for ProcessExecutor {
     fn host_labs(&mut self, action: &str, json: &str) -> Result<HostLabsRun, String> {
-        let Some(c) = &self.cluster else {
-            return Err("the experiment has no [cluster]".into());
-        };
-        host_labs(&c.mpirun(1), &self.exe, action, json)
+        host_labs(&self.cluster_mpirun(None)?, &self.exe, action, json)
     }
 
     fn host_labs_on(
@@ -222,14 +234,7 @@ impl Executor for ProcessExecutor {
         action: &str,
         json: &str,
     ) -> Result<HostLabsRun, String> {
-        let Some(c) = &self.cluster else {
-            return Err("the experiment has no [cluster]".into());
-        };
-        let one = crate::spec::Cluster {
-            hosts: vec![host.to_string()],
-            ..c.clone()
-        };
-        host_labs(&one.mpirun(1), &self.exe, action, json)
+        host_labs(&self.cluster_mpirun(Some(host))?, &self.exe, action, json)
     }
 
     fn run(

@@ -227,8 +227,9 @@ impl HostLabs {
 /// Checks, before anything is made, that every host can be reached (the
 /// launcher starts fslab on it) and, with `cluster.shared_dir`, that every
 /// host sees it (a marker the head writes there). The error names the
-/// hosts that cannot be reached (each then tried alone) or do not see the
-/// marker.
+/// hosts that cannot be reached (each tried alone when the launch on all
+/// of them did not answer for every host) or do not see the marker; a
+/// launcher that cannot start at all is a launch failure.
 pub fn check_hosts(cluster: &Cluster, exec: &mut dyn Executor) -> Result<(), HostsError> {
     let marker = cluster
         .shared_dir
@@ -246,34 +247,17 @@ pub fn check_hosts(cluster: &Cluster, exec: &mut dyn Executor) -> Result<(), Hos
         marker: marker.clone(),
     })
     .unwrap_or_default();
-    let run = exec.host_labs("check", &json);
-    let unreached = match &run {
-        Ok(r) if host_lab::reports(&r.stdout).len() >= cluster.hosts.len() => Vec::new(),
-        // Some host did not answer: which, each tried alone.
-        _ => cluster
-            .hosts
-            .iter()
-            .filter_map(|h| {
-                let alone = exec.host_labs_on(h, "check", &json);
-                match alone {
-                    Ok(r) if !host_lab::reports(&r.stdout).is_empty() => None,
-                    Ok(r) => Some(format!("{h} ({})", about(&r, h))),
-                    Err(e) => Some(format!("{h} ({e})")),
-                }
-            })
-            .collect(),
-    };
+    let answers = check_each(cluster, exec, &json);
     if let Some(m) = &marker {
         let _ = std::fs::remove_file(m);
     }
+    let (reports, unreached) = answers?;
     if !unreached.is_empty() {
         return Err(HostsError::Hosts(format!(
             "cluster.hosts: host {} cannot be reached: the launcher could not start fslab there",
             unreached.join(", host ")
         )));
     }
-    let run = run.map_err(HostsError::Launch)?;
-    let (reports, _) = read(&run, cluster, "checking the hosts");
     let blind: Vec<&str> = reports
         .iter()
         .filter(|r| !r.ok)
@@ -288,6 +272,32 @@ pub fn check_hosts(cluster: &Cluster, exec: &mut dyn Executor) -> Result<(), Hos
         ))),
         _ => Ok(()),
     }
+}
+
+/// `host-lab check JSON` on every host at once; when not every host
+/// answers, on each alone. The hosts' reports, and the hosts that did not
+/// answer (with what the launcher said about them).
+fn check_each(
+    cluster: &Cluster,
+    exec: &mut dyn Executor,
+    json: &str,
+) -> Result<(Vec<Report>, Vec<String>), HostsError> {
+    let all = exec.host_labs("check", json).map_err(HostsError::Launch)?;
+    let reports = host_lab::reports(&all.stdout);
+    if reports.len() >= cluster.hosts.len() {
+        return Ok((reports, Vec::new()));
+    }
+    let (mut reports, mut unreached) = (Vec::new(), Vec::new());
+    for h in &cluster.hosts {
+        let alone = exec
+            .host_labs_on(h, "check", json)
+            .map_err(HostsError::Launch)?;
+        match host_lab::reports(&alone.stdout).pop() {
+            Some(r) => reports.push(r),
+            None => unreached.push(format!("{h} ({})", about(&alone, h))),
+        }
+    }
+    Ok((reports, unreached))
 }
 
 /// What the launcher said about `host` (its agent's line naming it, as
