@@ -145,13 +145,7 @@ fn tiotest_thread(f: &Path, t: usize, test: usize, blocks: u64, block: usize, ra
     let buf = &mut v[off..off + block];
     if test.is_multiple_of(2) {
         for _ in 0..blocks {
-            let n = if write {
-                rustix::io::write(&fd, buf)
-            } else {
-                rustix::io::read(&fd, &mut *buf)
-            }
-            .expect("bare transfer");
-            assert_eq!(n, block, "bare: short transfer");
+            transfer(&fd, buf, write);
         }
     } else {
         let choices = blocks.saturating_sub(1).max(1);
@@ -161,19 +155,26 @@ fn tiotest_thread(f: &Path, t: usize, test: usize, blocks: u64, block: usize, ra
         for _ in 0..random_ops {
             let at = rng.below(choices) * block as u64;
             rustix::fs::seek(&fd, SeekFrom::Start(at)).expect("bare lseek");
-            let n = if write {
-                rustix::io::write(&fd, buf)
-            } else {
-                rustix::io::read(&fd, &mut *buf)
-            }
-            .expect("bare transfer");
-            assert_eq!(n, block, "bare: short transfer");
+            transfer(&fd, buf, write);
         }
     }
     if write {
         rustix::fs::fsync(&fd).expect("bare fsync");
     }
     drop(fd);
+}
+
+/// One `write` or `read` of the whole of `buf` at the file position.
+#[inline]
+fn transfer(fd: &rustix::fd::OwnedFd, buf: &mut [u8], write: bool) {
+    let len = buf.len();
+    let n = if write {
+        rustix::io::write(fd, &*buf)
+    } else {
+        rustix::io::read(fd, buf)
+    }
+    .expect("bare transfer");
+    assert_eq!(n, len, "bare: short transfer");
 }
 
 /// The seed's alloctest (random writes, no `-t`/`-w`/`-d`): `open(O_CREAT|
