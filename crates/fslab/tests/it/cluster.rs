@@ -78,11 +78,41 @@ mod with_mpi {
             .collect()
     }
 
+    /// Runs the experiment file `exp` on the head node within `secs`,
+    /// requires it to succeed, and returns its cell runs and what it said.
+    fn run_on_head(
+        hosts: &NsHosts,
+        lab: &Lab,
+        secs: u32,
+        exp: &std::path::Path,
+    ) -> (Vec<fslab_record::CellRunInfo>, String) {
+        let t = std::time::Instant::now();
+        let o = on_head(hosts, lab, secs, &["run", exp.to_str().unwrap()])
+            .output()
+            .unwrap();
+        eprintln!("{} in {:.1} s", show(&o), t.elapsed().as_secs_f64());
+        assert!(o.status.success(), "{}", show(&o));
+        let store = fslab_store::Store::open_read(&lab.db()).unwrap();
+        let runs = store.experiment(lab.latest_experiment()).unwrap().cell_runs;
+        (runs, show(&o))
+    }
+
+    /// Nothing left: the lab's images, journals and loop devices, the
+    /// mounts on every host, and (once dropped) the hosts themselves.
+    fn assert_nothing_left(hosts: NsHosts, lab: &Lab) {
+        assert_eq!(lab.leftovers(), Vec::<String>::new());
+        for i in 0..hosts.hosts.len() {
+            assert_eq!(mounts_on(&hosts, i, lab), Vec::<String>::new(), "host {i}");
+        }
+        let id = hosts.id.clone();
+        drop(hosts);
+        assert_eq!(leftovers(&id), Vec::<String>::new());
+    }
+
     #[test]
     fn each_host_makes_its_own_filesystem_for_every_run_and_nothing_is_left_behind() {
         let lab = Lab::new();
         let Some(hosts) = setup(3, &lab) else { return };
-        let id = hosts.id.clone();
         let exp = lab.experiment(
             "per-host.toml",
             &format!(
@@ -94,16 +124,8 @@ mod with_mpi {
                 cluster(&hosts, 2, "")
             ),
         );
-        let t = std::time::Instant::now();
-        let o = on_head(&hosts, &lab, 300, &["run", exp.to_str().unwrap()])
-            .output()
-            .unwrap();
-        eprintln!("{} in {:.1} s", show(&o), t.elapsed().as_secs_f64());
-        assert!(o.status.success(), "{}", show(&o));
-        let e = lab.latest_experiment();
-        let store = fslab_store::Store::open_read(&lab.db()).unwrap();
-        let runs = store.experiment(e).unwrap().cell_runs;
-        assert_eq!(runs.len(), 2, "{}", show(&o));
+        let (runs, said) = run_on_head(&hosts, &lab, 300, &exp);
+        assert_eq!(runs.len(), 2, "{said}");
         for r in &runs {
             assert_eq!(r.status, Some(fslab_record::RunStatus::Complete), "{r:?}");
             let run = export(&lab, r.run_id.unwrap());
@@ -143,12 +165,7 @@ mod with_mpi {
         assert!(o.status.success(), "{}", show(&o));
         assert!(stdout(&o).contains("-O ^has_journal"), "{}", stdout(&o));
         // Nothing left: images, journals, loop devices, mounts on any host.
-        assert_eq!(lab.leftovers(), Vec::<String>::new());
-        for i in 0..3 {
-            assert_eq!(mounts_on(&hosts, i, &lab), Vec::<String>::new(), "host {i}");
-        }
-        drop(hosts);
-        assert_eq!(leftovers(&id), Vec::<String>::new());
+        assert_nothing_left(hosts, &lab);
     }
 
     #[test]
@@ -206,7 +223,6 @@ mod with_mpi {
     fn two_cells_three_repetitions_on_three_hosts_with_a_stonewall_and_every_hosts_probes() {
         let lab = Lab::new();
         let Some(hosts) = setup(3, &lab) else { return };
-        let id = hosts.id.clone();
         // fs_mark's create loop stops at a 1 s stonewall, long before its
         // 200,000 files a rank; every rank then wears out to the largest
         // count any rank reached (each host on its own filesystem).
@@ -222,16 +238,8 @@ mod with_mpi {
                 cluster(&hosts, 2, "")
             ),
         );
-        let t = std::time::Instant::now();
-        let o = on_head(&hosts, &lab, 600, &["run", exp.to_str().unwrap()])
-            .output()
-            .unwrap();
-        eprintln!("{} in {:.1} s", show(&o), t.elapsed().as_secs_f64());
-        assert!(o.status.success(), "{}", show(&o));
-        let e = lab.latest_experiment();
-        let store = fslab_store::Store::open_read(&lab.db()).unwrap();
-        let runs = store.experiment(e).unwrap().cell_runs;
-        assert_eq!(runs.len(), 6, "2 cells x 3 repetitions: {}", show(&o));
+        let (runs, said) = run_on_head(&hosts, &lab, 600, &exp);
+        assert_eq!(runs.len(), 6, "2 cells x 3 repetitions: {said}");
         for r in &runs {
             assert_eq!(r.status, Some(fslab_record::RunStatus::Complete), "{r:?}");
             let id = r.run_id.unwrap();
@@ -304,19 +312,13 @@ mod with_mpi {
                 h.name
             );
         }
-        assert_eq!(lab.leftovers(), Vec::<String>::new());
-        for i in 0..3 {
-            assert_eq!(mounts_on(&hosts, i, &lab), Vec::<String>::new(), "host {i}");
-        }
-        drop(hosts);
-        assert_eq!(leftovers(&id), Vec::<String>::new());
+        assert_nothing_left(hosts, &lab);
     }
 
     #[test]
     fn a_host_killed_mid_phase_is_named_its_cell_failed_and_the_others_work_kept() {
         let lab = Lab::new();
         let Some(hosts) = setup(3, &lab) else { return };
-        let id = hosts.id.clone();
         let exp = lab.experiment(
             "killed.toml",
             &format!(
@@ -337,12 +339,7 @@ mod with_mpi {
         let db = lab.db();
         // Once the ranks have kept the run's description and make files,
         // the third host fails: its ranks and its daemon die.
-        let spool_up = || {
-            fslab_cluster::rescue::Spool::beside(&db)
-                .iter()
-                .any(|s| s.meta().is_ok())
-        };
-        assert!(crate::support::wait_for(120, spool_up), "no spool");
+        assert!(crate::support::ranks_described(&db, 120), "no spool");
         std::thread::sleep(std::time::Duration::from_secs(2));
         assert!(hosts.kill_processes(2) > 0, "host 2 ran nothing");
         let o = child.wait_with_output().unwrap();
@@ -390,13 +387,8 @@ mod with_mpi {
         let create = &run.phases[0];
         assert!(create.ops > 0 && create.ops < 2_400_000, "{}", create.ops);
         // Every host's lab is gone, the killed host's too.
-        assert_eq!(lab.leftovers(), Vec::<String>::new());
-        for i in 0..3 {
-            assert_eq!(mounts_on(&hosts, i, &lab), Vec::<String>::new(), "host {i}");
-        }
         assert!(fslab_cluster::rescue::Spool::beside(&db).is_empty());
-        drop(hosts);
-        assert_eq!(leftovers(&id), Vec::<String>::new());
+        assert_nothing_left(hosts, &lab);
     }
 
     #[test]

@@ -496,12 +496,7 @@ mkfs_options = ["-N 1300000"]
         let db = lab.db();
         // Once the ranks have kept the run's description (past the start's
         // collectives) and are making files, rank 2 is killed.
-        let spool_up = || {
-            fslab_cluster::rescue::Spool::beside(&db)
-                .iter()
-                .any(|s| s.meta().is_ok())
-        };
-        assert!(crate::support::wait_for(60, spool_up), "no spool");
+        assert!(crate::support::ranks_described(&db, 60), "no spool");
         std::thread::sleep(Duration::from_secs(2));
         let pid = rank_pid(2, db.to_str().unwrap()).expect("rank 2 runs");
         let _ = Command::new("kill")

@@ -328,6 +328,17 @@ pub fn children_with(ppid: u32, word: &str) -> Vec<u32> {
     out
 }
 
+/// Waits up to `secs` for MPI ranks writing to the store `db` to have
+/// kept their run's description in a spool beside it (they are past the
+/// start's collectives, into the workload).
+pub fn ranks_described(db: &Path, secs: u64) -> bool {
+    wait_for(secs, || {
+        fslab_cluster::rescue::Spool::beside(db)
+            .iter()
+            .any(|s| s.meta().is_ok())
+    })
+}
+
 /// Waits up to `secs` for `cond`.
 pub fn wait_for(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
     let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
