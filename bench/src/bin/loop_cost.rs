@@ -8,18 +8,32 @@
 //! position (tiotest's), timed by `fslab_bench::bare`'s loops. 11 rounds,
 //! medians.
 //!
+//! Last, where the call is made: 4 KiB writes to tmpfs with the `write`
+//! in the loop's own body, and the same writes each made inside a function
+//! that is not inlined (a `ret` after every system call). On the AMD EPYC
+//! VMs fslab was measured on (kernel's SRSO mitigation "Safe RET") the
+//! second costs some 500 ns more per write, a quarter of the call: why
+//! fslab's hot loops make their calls inline (tiotest's `transfer` is
+//! `#[inline(always)]`), as the bare loops do.
+//!
 //! ```text
 //! cargo run --release -p fslab-bench --bin loop_cost
 //! ```
 
 use std::hint::black_box;
+use std::path::Path;
 use std::time::Instant;
+
+use rustix::fd::OwnedFd;
+use rustix::fs::{Mode, OFlags};
 
 use fslab_bench::{bare, median, Scratch};
 use fslab_record::LatencyHistogram;
 use fslab_workload::measure::{now_ns, start_timebase, Progress};
 
 const OPS: u64 = 2_000_000;
+/// 4 KiB writes a round in the where-the-call-is-made comparison (256 MiB).
+const WRITES: usize = 65_536;
 const ROUNDS: usize = 11;
 
 /// Nanoseconds per iteration of `f` over OPS iterations.
@@ -29,6 +43,47 @@ fn per_op(mut f: impl FnMut(u64)) -> f64 {
         f(black_box(i));
     }
     t.elapsed().as_nanos() as f64 / OPS as f64
+}
+
+/// A new file `path` and a 4 KiB buffer aligned to a page.
+fn new_file(path: &Path) -> (OwnedFd, Vec<u8>) {
+    let _ = std::fs::remove_file(path);
+    let fd = rustix::fs::open(
+        path,
+        OFlags::RDWR | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC,
+        Mode::from_bits_truncate(0o600),
+    )
+    .expect("open");
+    (fd, vec![0x5a; 8192])
+}
+
+/// Seconds for WRITES 4 KiB writes, each `write` in this loop's body.
+fn writes_inline(path: &Path) -> f64 {
+    let (fd, v) = new_file(path);
+    let buf = &v[v.as_ptr().align_offset(4096)..][..4096];
+    let t = Instant::now();
+    for _ in 0..WRITES {
+        let n = rustix::io::write(&fd, buf).expect("write");
+        assert_eq!(n, 4096);
+    }
+    t.elapsed().as_secs_f64()
+}
+
+/// One `write` inside a function of its own: the `ret` follows the call.
+#[inline(never)]
+fn write_called(fd: &OwnedFd, buf: &[u8]) -> usize {
+    rustix::io::write(fd, buf).expect("write")
+}
+
+/// Seconds for WRITES 4 KiB writes, each through [`write_called`].
+fn writes_called(path: &Path) -> f64 {
+    let (fd, v) = new_file(path);
+    let buf = &v[v.as_ptr().align_offset(4096)..][..4096];
+    let t = Instant::now();
+    for _ in 0..WRITES {
+        assert_eq!(write_called(&fd, black_box(buf)), 4096);
+    }
+    t.elapsed().as_secs_f64()
 }
 
 fn main() {
@@ -96,4 +151,23 @@ fn main() {
             100.0 * added / c
         );
     }
+    // Where the call is made, alternating, a fresh file each round.
+    let (mut inline, mut called) = (vec![], vec![]);
+    let file = work.0.join("w");
+    for r in 0..ROUNDS {
+        for k in 0..2 {
+            if (r + k) % 2 == 1 {
+                called.push(writes_called(&file) * 1e9 / WRITES as f64);
+            } else {
+                inline.push(writes_inline(&file) * 1e9 / WRITES as f64);
+            }
+            let _ = std::fs::remove_file(&file);
+        }
+    }
+    let (i, c) = (median(&inline), median(&called));
+    println!(
+        "  4 KiB write (tmpfs), the call in the loop body: {i:.0} ns; inside a function not inlined: {c:.0} ns ({:+.0} ns, {:.2}x)",
+        c - i,
+        c / i
+    );
 }

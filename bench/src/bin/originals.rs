@@ -25,7 +25,7 @@
 //!
 //! ```text
 //! cargo build --release -p fslab -p fslab-bench
-//! FSLAB_ORIGINAL_TIOTEST=... cargo run --release -p fslab-bench --bin originals [RUNS]
+//! FSLAB_ORIGINAL_TIOTEST=... cargo run --release -p fslab-bench --bin originals [RUNS] [CASE...]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -333,6 +333,24 @@ fn main() {
         run_bare(case, Path::new(dir));
         return;
     }
+    // `originals [RUNS] [CASE...]`: CASE words pick the cases whose names
+    // start with them (fs_mark, tiotest, createmany, alloctest, dbench).
+    let picked: Vec<&str> = args.iter().skip(2).map(String::as_str).collect();
+    if let Some(bad) = picked
+        .iter()
+        .find(|w| !CASES.iter().any(|c| c.name.starts_with(**w)))
+    {
+        eprintln!(
+            "originals: no case starts with {bad:?} (cases: {})",
+            CASES
+                .iter()
+                .map(|c| c.name.split(' ').next().unwrap_or(c.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        std::process::exit(2);
+    }
+    let wanted = |c: &Case| picked.is_empty() || picked.iter().any(|w| c.name.starts_with(*w));
     let runs: usize = match args.get(1) {
         None => 7,
         Some(a) => match a.parse() {
@@ -365,6 +383,9 @@ fn main() {
     let mut missed = Vec::new();
     for (place, base) in &places {
         for (index, case) in CASES.iter().enumerate() {
+            if !wanted(case) {
+                continue;
+            }
             let program = match case.program {
                 Program::Path(p) => Some(p.to_string()),
                 Program::Env(v) => std::env::var(v).ok(),

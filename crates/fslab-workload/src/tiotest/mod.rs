@@ -406,7 +406,7 @@ fn work(
 }
 
 /// One `write` or `read` of `buf` at the file position.
-#[inline]
+#[inline(always)]
 fn transfer(fd: &OwnedFd, buf: &mut [u8], write: bool) -> Result<usize, String> {
     let r = if write {
         rustix::io::write(fd, &*buf)
@@ -416,6 +416,8 @@ fn transfer(fd: &OwnedFd, buf: &mut [u8], write: bool) -> Result<usize, String> 
     r.map_err(|e| io_error(if write { "write" } else { "read" }, e))
 }
 
+#[cold]
+#[inline(never)]
 fn io_error(what: &str, e: rustix::io::Errno) -> String {
     format!("{what}: {}", std::io::Error::from(e))
 }
