@@ -7,6 +7,7 @@ mod catalogue;
 mod cluster;
 mod compilebench;
 mod conventions;
+mod cpu_figures;
 mod dbench;
 mod endings;
 mod fsmark;
