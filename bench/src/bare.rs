@@ -181,10 +181,11 @@ fn transfer(fd: &rustix::fd::OwnedFd, buf: &mut [u8], write: bool) {
 /// O_EXCL|O_RDWR)`, `ftruncate(len)`, a shared `mmap`, one u32 read and
 /// written at the start of every page in the seed's order (page
 /// `(i + 23) * 1000000007 % pages`), `msync(MS_SYNC)`, `munmap`, `close`.
+/// Returns the seconds from the first touch to msync's return (fslab's
+/// `touch` and `msync` phases).
 pub fn alloctest(file: &Path, len: u64) -> f64 {
     let page = rustix::param::page_size() as u64;
     let pages = len / page;
-    let start = Instant::now();
     let fd = rustix::fs::open(
         file,
         OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
@@ -194,6 +195,7 @@ pub fn alloctest(file: &Path, len: u64) -> f64 {
     rustix::fs::ftruncate(&fd, len).expect("bare ftruncate");
     let mut map = SharedMap::new(std::os::fd::AsFd::as_fd(&fd), len as usize).expect("bare mmap");
     let mut hits = 0u64;
+    let start = Instant::now();
     for i in 0..pages {
         let off = (page * fslab_workload::alloctest::seed_page(i, pages)) as usize;
         hits += u64::from(map.read_u32(off) != 0);
@@ -201,7 +203,8 @@ pub fn alloctest(file: &Path, len: u64) -> f64 {
     }
     assert_eq!(hits, 0, "bare: a page was touched twice");
     map.msync().expect("bare msync");
+    let secs = start.elapsed().as_secs_f64();
     map.unmap().expect("bare munmap");
     drop(fd);
-    start.elapsed().as_secs_f64()
+    secs
 }

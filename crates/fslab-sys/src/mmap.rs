@@ -62,7 +62,7 @@ impl SharedMap {
 
     #[inline(always)]
     fn check(&self, offset: usize, size: usize) {
-        if !offset.checked_add(size).is_some_and(|e| e <= self.len) {
+        if offset.checked_add(size).is_none_or(|e| e > self.len) {
             self.outside(offset);
         }
     }

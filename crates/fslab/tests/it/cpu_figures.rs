@@ -85,7 +85,11 @@ fn run_with_spinner(lab: &Lab, lib: &std::path::Path, probes: &str, tag: &str) -
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let phase = &doc["phases"][0];
     assert_eq!(phase["phase"], "create", "{phase}");
-    let num = |k: &str| phase[k].as_f64().unwrap_or_else(|| panic!("{k} in {phase}"));
+    let num = |k: &str| {
+        phase[k]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{k} in {phase}"))
+    };
     let spinner: f64 = std::fs::read_to_string(&spun)
         .expect("the spinner wrote its CPU time (was the library loaded?)")
         .trim()
