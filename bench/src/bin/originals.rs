@@ -278,7 +278,10 @@ fn compare(
         .into_owned();
     let db = store.join("bench.sqlite").to_string_lossy().into_owned();
     let mut ours: Vec<String> = vec!["--db".into(), db, case.fslab[0].into()];
-    ours.extend(["--probes", "none", "--json"].map(String::from));
+    // --json for the phases' times; dbench's Throughput line needs its
+    // table (--quiet leaves it).
+    let output = if case.throughput { "--quiet" } else { "--json" };
+    ours.extend(["--probes", "none", output].map(String::from));
     ours.extend(case.fslab[1..].iter().map(|a| a.to_string()));
     let theirs: Vec<String> = case.original.iter().map(|a| a.to_string()).collect();
     let bare_args: Vec<String> = vec!["--bare".into(), index.to_string(), "{dir}".into()];
