@@ -252,6 +252,20 @@ fn once(
         .map(|mbs| (mbs, None))
 }
 
+/// Which side runs `k`-th in run `i` of `n` sides: each run rotates the
+/// order by one (every side runs in every position), and every other
+/// round of `n` runs reverses it, so that each side follows each other
+/// side about as often (a Williams design: what ran before, the page
+/// cache and the memory it freed, does not favour one side).
+fn turn(i: usize, k: usize, n: usize) -> usize {
+    let at = (i + k) % n;
+    if (i / n) % 2 == 1 {
+        n - 1 - at
+    } else {
+        at
+    }
+}
+
 /// Medians of one case's sides.
 struct Medians {
     /// The original's process time (or Throughput); None without one.
@@ -297,7 +311,7 @@ fn compare(
     let mut timed: [Vec<f64>; 3] = Default::default();
     for i in 0..runs {
         for k in 0..sides.len() {
-            let (side, prog, args) = sides[(i + k) % sides.len()];
+            let (side, prog, args) = sides[turn(i, k, sides.len())];
             let dir = fresh(base);
             rustix::fs::sync();
             let (v, t) = once(prog, args, &dir, case.throughput)?;
@@ -420,7 +434,7 @@ fn main() {
         None => println!("loop ext4: skipped (needs root, losetup, mkfs.ext4)"),
     }
     println!(
-        "{runs} runs a side, sides taking turns (the first rotating); medians of process wall time \
+        "{runs} runs a side, sides taking turns (rotating; every other round reversed); medians of process wall time \
          (dbench: of its Throughput MB/s)"
     );
     println!(
