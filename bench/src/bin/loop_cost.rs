@@ -45,8 +45,10 @@ fn per_op(mut f: impl FnMut(u64)) -> f64 {
     t.elapsed().as_nanos() as f64 / OPS as f64
 }
 
-/// A new file `path` and a 4 KiB buffer aligned to a page.
-fn new_file(path: &Path) -> (OwnedFd, Vec<u8>) {
+/// Seconds for WRITES 4 KiB writes to a new file `path` from a buffer
+/// aligned to a page, each made by `write` (a closure, inlined into this
+/// loop, or [`write_called`]).
+fn writes(path: &Path, write: impl Fn(&OwnedFd, &[u8]) -> usize) -> f64 {
     let _ = std::fs::remove_file(path);
     let fd = rustix::fs::open(
         path,
@@ -54,17 +56,11 @@ fn new_file(path: &Path) -> (OwnedFd, Vec<u8>) {
         Mode::from_bits_truncate(0o600),
     )
     .expect("open");
-    (fd, vec![0x5a; 8192])
-}
-
-/// Seconds for WRITES 4 KiB writes, each `write` in this loop's body.
-fn writes_inline(path: &Path) -> f64 {
-    let (fd, v) = new_file(path);
+    let v = vec![0x5a; 8192];
     let buf = &v[v.as_ptr().align_offset(4096)..][..4096];
     let t = Instant::now();
     for _ in 0..WRITES {
-        let n = rustix::io::write(&fd, buf).expect("write");
-        assert_eq!(n, 4096);
+        assert_eq!(write(&fd, black_box(buf)), 4096);
     }
     t.elapsed().as_secs_f64()
 }
@@ -73,17 +69,6 @@ fn writes_inline(path: &Path) -> f64 {
 #[inline(never)]
 fn write_called(fd: &OwnedFd, buf: &[u8]) -> usize {
     rustix::io::write(fd, buf).expect("write")
-}
-
-/// Seconds for WRITES 4 KiB writes, each through [`write_called`].
-fn writes_called(path: &Path) -> f64 {
-    let (fd, v) = new_file(path);
-    let buf = &v[v.as_ptr().align_offset(4096)..][..4096];
-    let t = Instant::now();
-    for _ in 0..WRITES {
-        assert_eq!(write_called(&fd, black_box(buf)), 4096);
-    }
-    t.elapsed().as_secs_f64()
 }
 
 fn main() {
@@ -157,9 +142,10 @@ fn main() {
     for r in 0..ROUNDS {
         for k in 0..2 {
             if (r + k) % 2 == 1 {
-                called.push(writes_called(&file) * 1e9 / WRITES as f64);
+                called.push(writes(&file, write_called) * 1e9 / WRITES as f64);
             } else {
-                inline.push(writes_inline(&file) * 1e9 / WRITES as f64);
+                let s = writes(&file, |fd, buf| rustix::io::write(fd, buf).expect("write"));
+                inline.push(s * 1e9 / WRITES as f64);
             }
             let _ = std::fs::remove_file(&file);
         }
