@@ -4,11 +4,11 @@
 //! extents, CPU, memory, journal commits, latency CDFs and percentiles, wait
 //! stacks and profile symbols.
 
-use fslab_probe::names;
 use std::collections::BTreeMap;
 
 use fslab_cluster::MpiParams;
-use fslab_probe::notes::{BlockioEvents, Note, PerfTop, StacksTop};
+use fslab_probe::notes::{BlockioEvents, Note};
+use fslab_probe::plugin;
 use fslab_probe::TargetsNote;
 use fslab_record::{catalogue, RunStatus};
 use fslab_report::{page, Bars, Block, Chart, Io, Movie, Series, Style};
@@ -24,12 +24,6 @@ fn line(name: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
         style: Style::Line,
         colour: None,
     }
-}
-
-/// A series in a fixed colour (a cell's, reads' or writes').
-fn coloured(mut s: Series, colour: &'static str) -> Series {
-    s.colour = Some(colour);
-    s
 }
 
 fn chart(title: &str, x: &str, y: &str, series: Vec<Series>) -> Option<Block> {
@@ -122,7 +116,7 @@ fn cell_blocks(store: &Store, label: &str, runs: &[i64], out: &mut Vec<Block>) -
     out.extend(io_pattern(&notes));
     out.extend(probe_charts(&pts, &off));
     out.extend(latency_blocks(store, first)?);
-    out.extend(wait_tables(rec, &notes));
+    out.extend(probe_tables(rec, &notes));
     Ok(())
 }
 
@@ -298,125 +292,58 @@ fn io_pattern(notes: &[StoredNote]) -> Vec<Block> {
     out
 }
 
-/// The sampled probes over run time: IOPS, MB/s, IO sizes, image extents,
-/// CPU, memory, journal commits.
+/// Each registered probe's charts over run time (its series, grouped by
+/// the chart it places them on) and bar charts (a series summed over the
+/// run), in the registry's order.
 fn probe_charts(pts: &[StoredPoint], off: &BTreeMap<u32, f64>) -> Vec<Block> {
     let mut out = Vec::new();
-    out.extend(chart(
-        "IOPS",
-        "time (s)",
-        "requests/s",
-        vec![
-            line("IOPS", points(pts, off, "blockio", names::IOPS, 1.0)),
-            line(
-                "host IOPS",
-                points(pts, off, "blockio", &names::host(names::IOPS), 1.0),
-            ),
-        ],
-    ));
-    let mb_s = fslab_record::Unit::MbPerSec.symbol();
-    out.extend(chart(
-        mb_s,
-        "time (s)",
-        mb_s,
-        vec![
-            coloured(
-                line(
-                    "written",
-                    points(pts, off, "blockio", names::WRITE_MB_S, 1.0),
-                ),
-                fslab_report::svg::WRITE,
-            ),
-            coloured(
-                line("read", points(pts, off, "blockio", names::READ_MB_S, 1.0)),
-                fslab_report::svg::READ,
-            ),
-        ],
-    ));
-    let sizes: Vec<(String, f64)> = fslab_probe::blockio::SIZE_BUCKETS
-        .iter()
-        .map(|(_, m)| {
-            (
-                m.trim_start_matches("size_")
-                    .replace("le_", "<=")
-                    .replace("gt_", ">"),
-                points(pts, off, "blockio", m, 1.0)
-                    .iter()
-                    .map(|p| p.1)
-                    .sum::<f64>(),
-            )
-        })
-        .collect();
-    if sizes.iter().any(|s| s.1 > 0.0) {
-        out.push(Block::Bars(Bars {
-            title: "IO sizes".into(),
-            y_label: "requests".into(),
-            bars: sizes,
-        }));
+    for k in fslab_probe::all() {
+        let probe = k.name();
+        let series = k.plugin().series();
+        let mut charts: Vec<plugin::Chart> = Vec::new();
+        for c in series.iter().filter_map(|s| s.chart.map(|p| p.chart)) {
+            if !charts.contains(&c) {
+                charts.push(c);
+            }
+        }
+        for c in charts {
+            let lines = series
+                .iter()
+                .filter_map(|s| Some((s, s.chart.filter(|p| p.chart == c)?)))
+                .map(|(s, p)| Series {
+                    name: s.label.clone(),
+                    points: points(pts, off, probe, &s.metric, p.scale),
+                    style: match p.style {
+                        plugin::Style::Line => Style::Line,
+                        plugin::Style::Points => Style::Points,
+                    },
+                    colour: match p.tone {
+                        plugin::Tone::Auto => None,
+                        plugin::Tone::Write => Some(fslab_report::svg::WRITE),
+                        plugin::Tone::Read => Some(fslab_report::svg::READ),
+                    },
+                })
+                .collect();
+            out.extend(chart(c.title, "time (s)", c.y_label, lines));
+        }
+        for b in k.plugin().bars() {
+            let bars: Vec<(String, f64)> = b
+                .bars
+                .iter()
+                .map(|(label, m)| {
+                    let total = points(pts, off, probe, m, 1.0).iter().map(|p| p.1).sum();
+                    (label.clone(), total)
+                })
+                .collect();
+            if bars.iter().any(|s| s.1 > 0.0) {
+                out.push(Block::Bars(Bars {
+                    title: b.title.into(),
+                    y_label: b.y_label.into(),
+                    bars,
+                }));
+            }
+        }
     }
-    out.extend(chart(
-        "backing image extents",
-        "time (s)",
-        "extents",
-        vec![line(
-            "extents",
-            points(pts, off, "frag", names::IMAGE_EXTENTS, 1.0),
-        )],
-    ));
-    out.extend(chart(
-        "CPU",
-        "time (s)",
-        "% of one CPU",
-        vec![
-            line(
-                "workload usr",
-                points(pts, off, "cpu", names::WORKLOAD_USR_PCT, 1.0),
-            ),
-            line(
-                "workload sys",
-                points(pts, off, "cpu", names::WORKLOAD_SYS_PCT, 1.0),
-            ),
-            line("machine usr", points(pts, off, "cpu", names::USR_PCT, 1.0)),
-            line("machine sys", points(pts, off, "cpu", names::SYS_PCT, 1.0)),
-            line(
-                "machine iowait",
-                points(pts, off, "cpu", names::IOWAIT_PCT, 1.0),
-            ),
-            line(
-                "fs threads",
-                points(pts, off, "cpu", names::FS_KTHREADS_PCT, 1.0),
-            ),
-        ],
-    ));
-    out.extend(chart(
-        "memory",
-        "time (s)",
-        "MB",
-        vec![
-            line("dirty", points(pts, off, "mem", names::DIRTY_BYTES, 1e-6)),
-            line(
-                "writeback",
-                points(pts, off, "mem", names::WRITEBACK_BYTES, 1e-6),
-            ),
-        ],
-    ));
-    let commit = |field: &str| Series {
-        name: field.into(),
-        points: points(pts, off, "journal", &names::jbd2_commit(field), 1.0),
-        style: Style::Points,
-        colour: None,
-    };
-    out.extend(chart(
-        "journal commits (jbd2)",
-        "time (s)",
-        "ms",
-        vec![
-            commit(names::JBD2_RUNNING),
-            commit(names::JBD2_LOCKED),
-            commit(names::JBD2_LOGGING),
-        ],
-    ));
-
     out
 }
 
@@ -477,53 +404,23 @@ fn latency_blocks(store: &Store, run: i64) -> Result<Vec<Block>> {
     Ok(out)
 }
 
-/// The blocked-stack and profile tables.
-fn wait_tables(rec: &RunRecord, notes: &[StoredNote]) -> Vec<Block> {
-    let mut out = Vec::new();
-    let phase_name = |seq: Option<u32>| {
-        rec.phases
-            .iter()
-            .find(|p| Some(p.seq) == seq)
-            .map(|p| p.phase.clone())
-            .unwrap_or_default()
+/// Each registered probe's tables of its notes (wait stacks, profile
+/// symbols), in the registry's order.
+fn probe_tables(rec: &RunRecord, notes: &[StoredNote]) -> Vec<Block> {
+    let refs = crate::show::note_refs(notes);
+    let phases = crate::show::phase_names(rec);
+    let run = plugin::Described {
+        run_id: rec.run.id,
+        phase: None,
+        phases: &phases,
+        notes: &refs,
+        summaries: &[],
     };
-    let mut stack_rows = Vec::new();
-    for n in notes.iter().filter(|n| StacksTop::is(&n.probe, &n.key)) {
-        for s in StacksTop::from_value(&n.value).stacks.iter().take(5) {
-            let frames: Vec<&str> = s.frames.iter().map(String::as_str).take(6).collect();
-            stack_rows.push(vec![
-                phase_name(n.phase_index),
-                s.thread.clone(),
-                format!("{:.1}%", s.share_pct),
-                frames.join(" <- "),
-            ]);
-        }
-    }
-    if !stack_rows.is_empty() {
-        out.push(Block::Table(
-            ["phase", "blocked thread", "share", "kernel stack"]
-                .map(String::from)
-                .to_vec(),
-            stack_rows,
-        ));
-    }
-    let mut perf_rows = Vec::new();
-    for n in notes.iter().filter(|n| PerfTop::is(&n.probe, &n.key)) {
-        for s in PerfTop::from_value(&n.value).0.iter().take(10) {
-            perf_rows.push(vec![
-                format!("{:.2}%", s.percent),
-                s.symbol.clone(),
-                s.dso.clone(),
-            ]);
-        }
-    }
-    if !perf_rows.is_empty() {
-        out.push(Block::Table(
-            ["share", "symbol", "object"].map(String::from).to_vec(),
-            perf_rows,
-        ));
-    }
-    out
+    fslab_probe::all()
+        .into_iter()
+        .flat_map(|k| k.plugin().tables(&run))
+        .map(|t| Block::Table(t.head, t.rows))
+        .collect()
 }
 
 /// For a run merged from MPI ranks: which hosts ran how many ranks, and

@@ -1,14 +1,11 @@
 //! `fslab results list | experiments | show | export`: runs as text (and JSON/CSV).
 
-use fslab_probe::names;
 use std::fmt::Write as _;
 
 use fslab_cluster::MpiParams;
 use fslab_lab::human_bytes;
-use fslab_probe::notes::{
-    BlockioEvents, BlockioSummary, CpuSummary, DiskSummary, FragFinalMap, Jbd2Commits, Note,
-    PerfTop, StacksTop, WritebackReasons,
-};
+use fslab_probe::notes::Note;
+use fslab_probe::plugin::{Described, NoteRef, SeriesSummary};
 use fslab_probe::TargetsNote;
 use fslab_record::json::Versioned;
 use fslab_record::table::{Align, Table};
@@ -428,64 +425,6 @@ fn latency_and_rates(rec: &RunRecord, s: &mut String) {
     }
 }
 
-/// A phase's CPU: the workload's, the machine's, the device's threads.
-fn cpu_lines(c: &CpuSummary, s: &mut String) {
-    let m = &c.mean;
-    if let Some(w) = &c.workload {
-        let _ = writeln!(
-            *s,
-            "    cpu, workload: usr {:.0}%, sys {:.0}% of one CPU ({:.2} s usr, {:.2} s sys)",
-            w.usr_pct, w.sys_pct, w.usr_s, w.sys_s
-        );
-    }
-    let _ = write!(
-        *s,
-        "    cpu, machine: {:.0}% busy (usr {:.0}%, sys {:.0}%, iowait {:.0}%, steal {:.0}%) of one CPU",
-        m.busy_pct(),
-        m.usr_pct,
-        m.sys_pct,
-        m.iowait_pct,
-        m.steal_pct
-    );
-    let top: Vec<String> = c
-        .fs_kthreads
-        .iter()
-        .take(3)
-        .map(|t| format!("{} {:.2}s", t.thread, t.cpu_s))
-        .collect();
-    if !top.is_empty() {
-        let _ = write!(s, "; fs threads: {}", top.join(", "));
-    }
-    s.push('\n');
-}
-
-/// A phase's (mean, max) of a probe's series, by probe and metric.
-type PointOf<'a> = &'a dyn Fn(&str, &str) -> Option<(f64, f64)>;
-
-/// A phase's journal: jbd2 commits, XFS log writes or btrfs commits.
-fn journal_lines(
-    notes: &[fslab_store::StoredNote],
-    here: Option<u32>,
-    pt: PointOf,
-    s: &mut String,
-) {
-    if let Some(Jbd2Commits(lines)) = note_of::<Jbd2Commits>(notes, here) {
-        let run = pt("journal", &names::jbd2_commit(names::JBD2_RUNNING)).unwrap_or((0.0, 0.0));
-        let log = pt("journal", &names::jbd2_commit(names::JBD2_LOGGING)).unwrap_or((0.0, 0.0));
-        let _ = writeln!(*s, "    journal: {} jbd2 commits, running {:.0} ms average / {:.0} max, logging {:.0} ms average / {:.0} max", lines.len(), run.0, run.1, log.0, log.1);
-        for l in lines.iter().take(3) {
-            let _ = writeln!(*s, "      {l}");
-        }
-    } else if let Some((mean, _)) = pt("journal", &names::xfs_per_s(names::XFS_LOG_WRITES)) {
-        let _ = writeln!(*s, "    journal: xfs log writes {mean:.0}/s average");
-    } else if let Some((_, commits)) = pt("journal", names::BTRFS_COMMITS) {
-        let _ = writeln!(
-            s,
-            "    journal: btrfs transaction commits {commits:.0} (mount total)"
-        );
-    }
-}
-
 /// The stored note of type `T` for phase `phase` (`None`: the run's own).
 pub fn note_of<T: Note>(notes: &[fslab_store::StoredNote], phase: Option<u32>) -> Option<T> {
     notes
@@ -494,7 +433,9 @@ pub fn note_of<T: Note>(notes: &[fslab_store::StoredNote], phase: Option<u32>) -
         .map(|n| T::from_value(&n.value))
 }
 
-/// The probes' summaries, phase by phase.
+/// The probes' summaries: what they watched and what could not start,
+/// then each registered probe's lines about the run and about each phase
+/// ([`fslab_probe::Plugin::describe_run`], `describe_phase`).
 pub fn probes(
     rec: &RunRecord,
     notes: &[fslab_store::StoredNote],
@@ -526,99 +467,70 @@ pub fn probes(
             n.value.as_str().unwrap_or("")
         );
     }
-    if let Some(e) = note_of::<BlockioEvents>(notes, None) {
-        let _ = writeln!(
-            s,
-            "  blockio: {} completions kept (see `fslab trace show {}`), {} not kept, {} dropped by the kernel",
-            e.kept, rec.run.id, e.not_kept, e.dropped
-        );
-    }
-    if let Some(m) = note_of::<FragFinalMap>(notes, None) {
-        let _ = writeln!(
-            s,
-            "  frag: image {} ends with {} extents",
-            m.image, m.extents
-        );
+    let refs = note_refs(notes);
+    let summaries = summary_refs(points);
+    let phases = phase_names(rec);
+    let run = Described {
+        run_id: rec.run.id,
+        phase: None,
+        phases: &phases,
+        notes: &refs,
+        summaries: &summaries,
+    };
+    let probes = fslab_probe::all();
+    for k in &probes {
+        for l in k.plugin().describe_run(&run) {
+            let _ = writeln!(s, "  {l}");
+        }
     }
     for p in &rec.phases {
         let _ = writeln!(s, "  phase {}:", p.phase);
-        let pt = |probe: &str, metric: &str| {
-            points
-                .iter()
-                .find(|x| x.phase_index == p.seq && x.probe == probe && x.metric == metric)
-                .map(|x| (x.mean, x.max))
+        let phase = Described {
+            phase: Some(p.seq),
+            ..run
         };
-        let here = Some(p.seq);
-        if let Some(c) = note_of::<CpuSummary>(notes, here) {
-            cpu_lines(&c, &mut s);
-        }
-        for (dev, d) in note_of::<DiskSummary>(notes, here).unwrap_or_default().0 {
-            let _ = writeln!(
-                s,
-                "    disk {dev}: {:.1} MB written in {} writes, {:.1} MB read, {:.0}% utilised",
-                d.write_bytes as f64 / 1e6,
-                d.writes,
-                d.read_bytes as f64 / 1e6,
-                d.util_pct
-            );
-        }
-        for (dev, d) in note_of::<BlockioSummary>(notes, here)
-            .unwrap_or_default()
-            .devices
-        {
-            let _ = writeln!(
-                s,
-                "    blockio {dev}: {:.0} IOPS, {:.1} MB/s written, {:.1} KiB average, {:.0}% sequential, latency {:.0} us average / {:.0} us max, queue depth {:.2}",
-                d.iops, d.write_mb_s, d.avg_io_kb, d.sequential_pct, d.latency_avg_us, d.latency_max_us, d.queue_depth
-            );
-        }
-        if let Some((mean, max)) = pt("mem", names::DIRTY_BYTES) {
-            let wb = pt("mem", names::WRITEBACK_BYTES).unwrap_or((0.0, 0.0));
-            let _ = write!(
-                s,
-                "    mem: dirty {:.0} MB average / {:.0} MB max, writeback {:.0} MB max",
-                mean / 1e6,
-                max / 1e6,
-                wb.1 / 1e6
-            );
-            if let Some((_, fails)) = pt("mem", names::CGROUP_FAILCNT) {
-                let _ = write!(s, "; cgroup limit hit {fails:.0} times");
+        for k in &probes {
+            for l in k.plugin().describe_phase(&phase) {
+                let _ = writeln!(s, "    {l}");
             }
-            s.push('\n');
-        }
-        journal_lines(notes, here, &pt, &mut s);
-        if let Some(WritebackReasons(r)) =
-            note_of::<WritebackReasons>(notes, here).filter(|r| !r.0.is_empty())
-        {
-            let r: Vec<String> = r.iter().map(|(k, n)| format!("{k} {n}")).collect();
-            let _ = writeln!(s, "    writeback starts: {}", r.join(", "));
-        }
-        for st in note_of::<StacksTop>(notes, here)
-            .unwrap_or_default()
-            .stacks
-            .iter()
-            .take(3)
-        {
-            let frames: Vec<&str> = st.frames.iter().map(String::as_str).take(5).collect();
-            let _ = writeln!(
-                s,
-                "    blocked {:>5.1}% {}: {}",
-                st.share_pct,
-                st.thread,
-                frames.join(" <- ")
-            );
-        }
-        if let Some(PerfTop(syms)) = note_of::<PerfTop>(notes, here) {
-            let top: Vec<String> = syms
-                .iter()
-                .filter(|x| x.kernel)
-                .take(5)
-                .map(|x| format!("{:.1}% {}", x.percent, x.symbol))
-                .collect();
-            let _ = writeln!(s, "    perf: {}", top.join(", "));
         }
     }
     s
+}
+
+/// A run's stored notes as the probes describe them.
+pub fn note_refs(notes: &[fslab_store::StoredNote]) -> Vec<NoteRef<'_>> {
+    notes
+        .iter()
+        .map(|n| NoteRef {
+            phase_index: n.phase_index,
+            probe: &n.probe,
+            key: &n.key,
+            value: &n.value,
+        })
+        .collect()
+}
+
+/// A run's series summaries as the probes describe them.
+fn summary_refs(points: &[fslab_store::ProbeSummary]) -> Vec<SeriesSummary<'_>> {
+    points
+        .iter()
+        .map(|x| SeriesSummary {
+            phase_index: x.phase_index,
+            probe: &x.probe,
+            metric: &x.metric,
+            mean: x.mean,
+            max: x.max,
+        })
+        .collect()
+}
+
+/// A run's phases: (index, name).
+pub fn phase_names(rec: &RunRecord) -> Vec<(u32, String)> {
+    rec.phases
+        .iter()
+        .map(|p| (p.seq, p.phase.clone()))
+        .collect()
 }
 
 /// A breakdown row of a numbered item (`loop 3`, see
