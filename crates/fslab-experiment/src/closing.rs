@@ -29,7 +29,7 @@ pub fn text(exp: &Experiment, outcome: &ExperimentOutcome, scale: f64) -> String
         scale
     );
     let policy = summary::policy(exp, outcome);
-    out += &summary::table_with(&cells, &summary::family(outcome), policy);
+    out += &summary::table(&summary::analysis(exp, outcome, policy));
     if let Some(r) = &outcome.resolution {
         let _ = writeln!(out, "{r}");
     }

@@ -8,15 +8,15 @@
 
 use std::fmt::Write as _;
 
+use fslab_analysis::{analyse, Analysis, GroupRun, Input, RunSamples, Settings};
 use fslab_record::catalogue;
 use fslab_record::table::{Align, Table};
 pub use fslab_stats::compare::Direction;
-use fslab_stats::compare::{compare_with, Metric, Row};
 use fslab_stats::fmt_num;
 use fslab_stats::sequential;
 use fslab_stats::verdict::{Policy, Verdict};
 
-use crate::outcome::ExperimentOutcome;
+use crate::outcome::{ExperimentOutcome, RepOutcome};
 use crate::spec::Experiment;
 
 /// One measured value of one repetition.
@@ -45,15 +45,8 @@ pub struct Sample {
 pub fn family(outcome: &ExperimentOutcome) -> Vec<Sample> {
     let mut v = Vec::new();
     for r in outcome.runs.iter().filter(|r| r.ok) {
-        let numbers = catalogue::RunNumbers {
-            phases: &r.phases,
-            metrics: &r.metrics,
-            unmount_s: r.unmount_s,
-            remount_s: r.remount_s,
-            image_extents: r.image_extents,
-        };
         v.extend(
-            catalogue::samples(&numbers)
+            catalogue::samples(&numbers(r))
                 .into_iter()
                 .filter(catalogue::Sample::compared)
                 .map(|s| Sample {
@@ -70,44 +63,50 @@ pub fn family(outcome: &ExperimentOutcome) -> Vec<Sample> {
     v
 }
 
-/// The comparison of a run's samples with the first cell: every metric of
-/// every cell, the p-values corrected together (one family, as `fslab
-/// compare` corrects them), under `policy`. Returns the metrics in
-/// first-seen order and the rows (metric-major, cells in `cells` order).
-pub fn compared(
-    cells: &[(u32, String)],
-    samples: &[Sample],
-    policy: Policy,
-) -> (Vec<(String, Direction)>, Vec<Row>) {
-    let mut metrics: Vec<(String, Direction)> = Vec::new();
-    for s in samples {
-        if !metrics.iter().any(|(m, _)| m == &s.metric) {
-            metrics.push((s.metric.clone(), s.direction));
-        }
-    }
-    let stats: Vec<Metric> = metrics
-        .iter()
-        .map(|(m, dir)| Metric {
-            name: m.clone(),
-            direction: *dir,
-            // Exact by construction only when every run that recorded it
-            // said so.
-            exact: samples.iter().filter(|s| &s.metric == m).all(|s| s.exact),
-            values: cells
-                .iter()
-                .map(|(ci, _)| {
-                    samples
-                        .iter()
-                        .filter(|s| s.cell == *ci && &s.metric == m)
-                        .map(|s| s.value)
-                        .collect()
+/// The analysis of a run's successful repetitions (`fslab_analysis`, as
+/// `fslab compare` makes one from the store): every metric of every cell
+/// against the first, the p-values corrected together under `policy`.
+pub fn analysis(exp: &Experiment, outcome: &ExperimentOutcome, policy: Policy) -> Analysis {
+    let input = Input {
+        labels: exp.cells.iter().map(|c| c.label.clone()).collect(),
+        runs: outcome
+            .runs
+            .iter()
+            .filter(|r| r.ok)
+            .filter_map(|r| {
+                let group = exp.cells.iter().position(|c| c.index == r.cell)?;
+                Some(RunSamples {
+                    group,
+                    run: r.run_id.map(|id| GroupRun {
+                        id,
+                        unmount_s: r.unmount_s,
+                        remount_s: r.remount_s,
+                        image_extents: r.image_extents,
+                    }),
+                    samples: catalogue::samples(&numbers(r)),
                 })
-                .collect(),
-        })
-        .collect();
-    let labels: Vec<String> = cells.iter().map(|c| c.1.clone()).collect();
-    let rows = compare_with(&labels, &stats, 0, policy);
-    (metrics, rows)
+            })
+            .collect(),
+    };
+    analyse(
+        &input,
+        &Settings {
+            baseline: 0,
+            policy,
+            thresholds: Vec::new(),
+        },
+    )
+}
+
+/// What the metric catalogue reads of a repetition.
+fn numbers(r: &RepOutcome) -> catalogue::RunNumbers<'_> {
+    catalogue::RunNumbers {
+        phases: &r.phases,
+        metrics: &r.metrics,
+        unmount_s: r.unmount_s,
+        remount_s: r.remount_s,
+        image_extents: r.image_extents,
+    }
 }
 
 /// The policy of an experiment's verdicts after `reps` repetitions: with
@@ -136,21 +135,14 @@ pub fn policy(exp: &Experiment, outcome: &ExperimentOutcome) -> Policy {
     policy_at(exp, reps.max(exp.repetitions))
 }
 
-/// The table: one row per metric (in first-seen order), one column per
-/// cell, with the default policy.
-pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
-    table_with(cells, samples, Policy::default())
-}
-
-/// [`table`] under `policy` (see [`policy`]).
-pub fn table_with(cells: &[(u32, String)], samples: &[Sample], policy: Policy) -> String {
-    let (metrics, compared) = compared(cells, samples, policy);
+/// The table of an analysis (see [`analysis`]): one row per metric (in
+/// first-seen order), one column per cell.
+pub fn table(a: &Analysis) -> String {
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut unresolved = false;
-    for (mi, (m, _)) in metrics.iter().enumerate() {
-        let mut row = vec![m.clone()];
-        for ci in 0..cells.len() {
-            let r = &compared[mi * cells.len() + ci];
+    for (mi, m) in a.metrics.iter().enumerate() {
+        let mut row = vec![m.name.clone()];
+        for r in a.rows_of(mi) {
             let fslab_stats::Summary { n, mean, sd, .. } = r.summary;
             if n == 0 {
                 row.push("-".into());
@@ -180,19 +172,19 @@ pub fn table_with(cells: &[(u32, String)], samples: &[Sample], policy: Policy) -
         rows.push(row);
     }
     let mut columns = vec![("", Align::Left)];
-    columns.extend(cells.iter().map(|(_, label)| (label.as_str(), Align::Left)));
+    columns.extend(a.labels.iter().map(|label| (label.as_str(), Align::Left)));
     let mut table = Table::new(&columns);
     for r in rows {
         table.row(r);
     }
     let mut s = table.render();
-    let tested = compared.iter().filter(|r| r.p_value.is_some()).count();
+    let tested = a.rows.iter().filter(|r| r.p_value.is_some()).count();
     if tested > 0 {
         let _ = writeln!(
             s,
             "verdicts: {tested} comparison(s) corrected together ({}) at alpha {}",
-            policy.correction.name(),
-            fslab_stats::fmt_g(policy.alpha, 3)
+            a.policy.correction.name(),
+            fslab_stats::fmt_g(a.policy.alpha, 3)
         );
     }
     if unresolved {
@@ -266,6 +258,29 @@ mod tests {
 
     use super::*;
 
+    /// The table of samples, each its own run, under the default policy.
+    fn table_of(cells: &[(u32, String)], samples: &[Sample]) -> String {
+        let input = Input {
+            labels: cells.iter().map(|c| c.1.clone()).collect(),
+            runs: samples
+                .iter()
+                .map(|s| RunSamples {
+                    group: cells.iter().position(|c| c.0 == s.cell).unwrap(),
+                    run: None,
+                    samples: vec![catalogue::Sample {
+                        name: s.metric.clone(),
+                        unit: fslab_record::Unit::Count,
+                        direction: s.direction,
+                        value: s.value,
+                        role: catalogue::Role::Plain,
+                        exact: s.exact,
+                    }],
+                })
+                .collect(),
+        };
+        table(&analyse(&input, &Settings::default()))
+    }
+
     #[test]
     fn differences_use_the_metrics_direction() {
         let s = |cell, metric: &str, direction, value| Sample {
@@ -283,7 +298,7 @@ mod tests {
             s(0, "create rate (ops/s)", Direction::Rate, 109.0),
             s(1, "create rate (ops/s)", Direction::Rate, 105.0),
         ];
-        let t = table(&[(0, "no CRCs".into()), (1, "CRCs".into())], &samples);
+        let t = table_of(&[(0, "no CRCs".into()), (1, "CRCs".into())], &samples);
         assert!(
             t.contains("+5.6% unresolved"),
             "one run each settles nothing: {t}"
@@ -298,7 +313,7 @@ mod tests {
                 three.push(s(cell, "create time (s)", Direction::Time, x));
             }
         }
-        let t = table(&[(0, "a".into()), (1, "b".into())], &three);
+        let t = table_of(&[(0, "a".into()), (1, "b".into())], &three);
         assert!(t.contains("+90.9% slower"), "{t}");
         assert!(
             t.contains("1 comparison(s) corrected together (BH) at alpha 0.05"),
@@ -310,10 +325,10 @@ mod tests {
             s(0, "image extents", Direction::Cost, 9.0),
             s(1, "image extents", Direction::Cost, 128.0),
         ];
-        let t = table(&[(0, "a".into()), (1, "b".into())], &extents);
+        let t = table_of(&[(0, "a".into()), (1, "b".into())], &extents);
         assert!(t.contains("+1322.2% unresolved"), "{t}");
         let twice: Vec<Sample> = extents.iter().chain(extents.iter()).cloned().collect();
-        let t = table(&[(0, "a".into()), (1, "b".into())], &twice);
+        let t = table_of(&[(0, "a".into()), (1, "b".into())], &twice);
         assert!(t.contains("+1322.2% more (exact)"), "{t}");
         assert!(!t.contains("unresolved"), "{t}");
         assert!(

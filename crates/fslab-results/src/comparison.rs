@@ -4,6 +4,8 @@
 
 use std::fmt::Write as _;
 
+use fslab_analysis::{Analysis, Explanation};
+use fslab_record::json::Versioned;
 use fslab_record::table::{Align, Table};
 use fslab_stats::compare::Row;
 use fslab_stats::fmt_num;
@@ -232,6 +234,29 @@ pub fn csv(rows: &[Row]) -> String {
         ]);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// The comparison as `compare --format json` prints it.
+#[derive(Debug, serde::Serialize)]
+pub struct Comparison<'a> {
+    /// The group the differences are against.
+    pub baseline: &'a str,
+    pub groups: &'a [String],
+    pub rows: &'a [Row],
+    /// What the instruments say about it (when they say anything).
+    #[serde(skip_serializing_if = "<[Explanation]>::is_empty")]
+    pub explanations: &'a [Explanation],
+}
+
+/// The analysis as a JSON document with its schema version.
+pub fn json(a: &Analysis) -> String {
+    Versioned::new(Comparison {
+        baseline: &a.labels[a.baseline],
+        groups: &a.labels,
+        rows: &a.rows,
+        explanations: &a.explanations,
+    })
+    .to_pretty()
 }
 
 #[cfg(test)]

@@ -4,17 +4,16 @@
 //! every cell on one axis, and every cell's rate over time on shared axes
 //! with its phase boundaries. Each cell has one colour throughout.
 
+use fslab_analysis::{Analysis, GroupRun};
 use fslab_report::{cell_colour, Block, Chart, IntervalRow, Intervals, Marker, Series, Style};
-use fslab_stats::compare::{Metric, Row};
-use fslab_store::{ExperimentRecord, RunRecord, Store};
+use fslab_store::{RunRecord, Store};
 
-use crate::select::Groups;
 use crate::Result;
 
 /// `name: value` lines of the page's header.
-pub fn header(store: &Store, g: &Groups, experiments: &[ExperimentRecord]) -> Result<Block> {
+pub fn header(store: &Store, a: &Analysis) -> Result<Block> {
     let mut facts: Vec<(String, String)> = Vec::new();
-    for e in experiments {
+    for e in &a.experiments {
         facts.push((
             "experiment".into(),
             format!(
@@ -26,9 +25,9 @@ pub fn header(store: &Store, g: &Groups, experiments: &[ExperimentRecord]) -> Re
     let (mut kernels, mut versions, mut hosts) = (Vec::new(), Vec::new(), Vec::new());
     let (mut first, mut last) = (None::<String>, None::<String>);
     let mut commands = Vec::new();
-    for (label, runs) in g.labels.iter().zip(&g.runs) {
-        for (i, crate::select::GroupRun { id, .. }) in runs.iter().enumerate() {
-            let r = store.run(*id)?.run;
+    for (label, runs) in a.labels.iter().zip(&a.runs) {
+        for (i, GroupRun { id, .. }) in runs.iter().enumerate() {
+            let r = store.run_row(*id)?;
             for (list, v) in [
                 (&mut kernels, &r.kernel),
                 (&mut versions, &r.fslab_version),
@@ -60,24 +59,18 @@ pub fn header(store: &Store, g: &Groups, experiments: &[ExperimentRecord]) -> Re
     Ok(Block::Facts(facts))
 }
 
-/// The comparison at a glance (see the module's text).
-pub fn blocks(
-    g: &Groups,
-    metrics: &[Metric],
-    rows: &[Row],
-    headlines: &[String],
-    runs: &[Option<RunRecord>],
-) -> Vec<Block> {
+/// The comparison at a glance (see the module's text); `runs` are each
+/// group's run of median time.
+pub fn blocks(a: &Analysis, runs: &[Option<RunRecord>]) -> Vec<Block> {
     let mut out = vec![Block::Heading("overview".into())];
-    let n = g.labels.len();
     // The seed-style table: each headline metric, each cell, with verdicts.
     let mut table = Vec::new();
-    for (mi, m) in metrics.iter().enumerate() {
-        if !headlines.contains(&m.name) {
+    for (mi, m) in a.metrics.iter().enumerate() {
+        if !a.is_headline(&m.name) {
             continue;
         }
         let mut line = vec![m.name.clone()];
-        for r in &rows[mi * n..(mi + 1) * n] {
+        for r in a.rows_of(mi) {
             let s = &r.summary;
             let mut cell = match s.n {
                 0 => "-".to_string(),
@@ -100,12 +93,12 @@ pub fn blocks(
     }
     if !table.is_empty() {
         let mut head = vec!["headline metric".to_string()];
-        head.extend(g.labels.iter().cloned());
+        head.extend(a.labels.iter().cloned());
         out.push(Block::Table(head, table));
     }
     // Each headline metric: every cell on one axis.
-    for m in metrics.iter().filter(|m| headlines.contains(&m.name)) {
-        let rows = g
+    for m in a.metrics.iter().filter(|m| a.is_headline(&m.name)) {
+        let rows = a
             .labels
             .iter()
             .zip(&m.values)
@@ -127,7 +120,7 @@ pub fn blocks(
     // Rates over time, every cell on the same axes, phases marked.
     let mut series = Vec::new();
     let mut markers = Vec::new();
-    for (i, (label, run)) in g.labels.iter().zip(runs).enumerate() {
+    for (i, (label, run)) in a.labels.iter().zip(runs).enumerate() {
         let Some(run) = run else { continue };
         let mut offset = 0.0;
         let mut points = Vec::new();

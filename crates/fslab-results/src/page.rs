@@ -14,7 +14,8 @@ use fslab_record::{catalogue, RunStatus};
 use fslab_report::{page, Bars, Block, Chart, Io, Movie, Series, Style};
 use fslab_store::{RunRecord, Store, StoredNote, StoredPoint};
 
-use crate::select::{baseline_of, check_mix, metrics, select};
+use fslab_analysis::{Analysis, GroupRun};
+
 use crate::Result;
 
 fn line(name: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
@@ -472,40 +473,10 @@ pub struct Page {
     pub cells: usize,
 }
 
-/// What a report compares: experiments (none: the latest) or groups of
-/// run ids (`--runs 1,2,3`), against a baseline group.
-#[derive(Debug, Clone, Default)]
-pub struct Selection {
-    pub experiments: Vec<i64>,
-    pub runs: Vec<String>,
-    pub baseline: Option<String>,
-    /// How the verdicts are reached (noise threshold, correction).
-    pub policy: fslab_stats::verdict::Policy,
-}
-
-/// Builds the report of `sel` from the store.
-pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
-    let g = select(store, &sel.experiments, &sel.runs)?;
-    let notes = check_mix(store, &g)?;
-    let base = baseline_of(&g, sel.baseline.as_deref())?;
-    let policy = sel.policy;
-    let all_metrics = metrics(store, &g)?;
-    let cal = crate::calibration::thresholds(store, &g, &all_metrics, None)?;
-    let rows =
-        fslab_stats::compare::compare_calibrated(&g.labels, &all_metrics, base, policy, &cal);
-    // The experiments shown (none when groups of runs were given).
-    let exp_ids = if !sel.runs.is_empty() {
-        Vec::new()
-    } else if sel.experiments.is_empty() {
-        store.latest_experiment()?.into_iter().collect()
-    } else {
-        sel.experiments.clone()
-    };
-    let experiments = exp_ids
-        .iter()
-        .map(|&id| store.experiment(id))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    let title = if !sel.runs.is_empty() {
+/// The report of analysis `a`, with what the store holds about its runs.
+pub fn build(store: &Store, a: &Analysis) -> Result<Page> {
+    let experiments = &a.experiments;
+    let title = if experiments.is_empty() {
         "fslab report: groups of runs".to_string()
     } else {
         let names: Vec<String> = experiments
@@ -514,9 +485,89 @@ pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
             .collect();
         format!("fslab report: {}", names.join("; "))
     };
-    let mut blocks = vec![crate::overview::header(store, &g, &experiments)?];
-    blocks.extend(notes.into_iter().map(|n| Block::Text(format!("note: {n}"))));
-    let findings: Vec<Vec<String>> = experiments
+    let mut blocks = vec![crate::overview::header(store, a)?];
+    blocks.extend(a.notes.iter().map(|n| Block::Text(format!("note: {n}"))));
+    blocks.extend(explanation_blocks(a));
+    blocks.extend(findings(experiments));
+    blocks.extend(not_completed(experiments));
+    // Each cell's run of median time stands for it in the overview's rates.
+    let mut medians = Vec::new();
+    for runs in &a.runs {
+        let mut times = Vec::new();
+        for GroupRun { id, .. } in runs {
+            let rec = store.run(*id)?;
+            let t = rec.phases.iter().map(|p| p.elapsed_s).sum::<f64>();
+            times.push((*id, rec.run.status == RunStatus::Complete, t));
+        }
+        medians.push(match median_run(&times) {
+            Some(id) => Some(store.run(id)?),
+            None => None,
+        });
+    }
+    blocks.extend(crate::overview::blocks(a, &medians));
+    blocks.push(Block::Heading("every metric".into()));
+    blocks.push(Block::Table(
+        crate::comparison::COLUMNS.map(String::from).to_vec(),
+        crate::comparison::table(&a.rows),
+    ));
+    // Where each δ came from (a calibration, --delta, A/A splits) and how
+    // the p-values were corrected, as `compare` says it.
+    let provenance = crate::comparison::provenance(&a.rows);
+    if !provenance.is_empty() {
+        blocks.push(Block::Pre(provenance.trim_end().to_string()));
+    }
+    for (label, runs) in a.labels.iter().zip(&a.runs) {
+        let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
+        cell_blocks(store, label, &ids, &mut blocks)?;
+    }
+    let charts = blocks
+        .iter()
+        .filter(|b| {
+            matches!(
+                b,
+                Block::Chart(_) | Block::Bars(_) | Block::Movie(_) | Block::Intervals(_)
+            )
+        })
+        .count();
+    Ok(Page {
+        html: page(&title, &blocks),
+        charts,
+        cells: a.labels.len(),
+    })
+}
+
+/// What the instruments say about the analysis, as a table (none when
+/// they say nothing).
+fn explanation_blocks(a: &Analysis) -> Vec<Block> {
+    if a.explanations.is_empty() {
+        return Vec::new();
+    }
+    let rows = a
+        .explanations
+        .iter()
+        .map(|e| {
+            vec![
+                e.about.words(),
+                e.kind.name().to_string(),
+                e.says.clone(),
+                e.evidence.join("; "),
+            ]
+        })
+        .collect();
+    vec![
+        Block::Heading("explanations".into()),
+        Block::Table(
+            ["about", "kind", "says", "evidence"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        ),
+    ]
+}
+
+/// The experiments' findings as a table (none when they state none).
+fn findings(experiments: &[fslab_store::ExperimentRecord]) -> Vec<Block> {
+    let rows: Vec<Vec<String>> = experiments
         .iter()
         .flat_map(|e| {
             e.findings.iter().map(move |f| {
@@ -539,9 +590,12 @@ pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
             })
         })
         .collect();
-    if !findings.is_empty() {
-        blocks.push(Block::Heading("findings".into()));
-        blocks.push(Block::Table(
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    vec![
+        Block::Heading("findings".into()),
+        Block::Table(
             [
                 "experiment",
                 "finding",
@@ -551,55 +605,9 @@ pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
             ]
             .map(String::from)
             .to_vec(),
-            findings,
-        ));
-    }
-    blocks.extend(not_completed(&experiments));
-    // Each cell's run of median time stands for it in the overview's rates.
-    let mut medians = Vec::new();
-    for runs in &g.runs {
-        let mut times = Vec::new();
-        for crate::select::GroupRun { id, .. } in runs {
-            let rec = store.run(*id)?;
-            let t = rec.phases.iter().map(|p| p.elapsed_s).sum::<f64>();
-            times.push((*id, rec.run.status == RunStatus::Complete, t));
-        }
-        medians.push(match median_run(&times) {
-            Some(id) => Some(store.run(id)?),
-            None => None,
-        });
-    }
-    let headlines = crate::select::headlines(store, &g)?;
-    blocks.extend(crate::overview::blocks(
-        &g,
-        &all_metrics,
-        &rows,
-        &headlines,
-        &medians,
-    ));
-    blocks.push(Block::Heading("every metric".into()));
-    blocks.push(Block::Table(
-        crate::comparison::COLUMNS.map(String::from).to_vec(),
-        crate::comparison::table(&rows),
-    ));
-    for (label, runs) in g.labels.iter().zip(&g.runs) {
-        let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
-        cell_blocks(store, label, &ids, &mut blocks)?;
-    }
-    let charts = blocks
-        .iter()
-        .filter(|b| {
-            matches!(
-                b,
-                Block::Chart(_) | Block::Bars(_) | Block::Movie(_) | Block::Intervals(_)
-            )
-        })
-        .count();
-    Ok(Page {
-        html: page(&title, &blocks),
-        charts,
-        cells: g.labels.len(),
-    })
+            rows,
+        ),
+    ]
 }
 
 /// Runs that did not complete are in no comparison: which, and why.

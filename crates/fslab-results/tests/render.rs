@@ -2,8 +2,9 @@
 //! workloads write it: the same number has one name and unit in `results
 //! show`, `compare`'s JSON and the report, and the JSON has its version.
 
+use fslab_analysis::{select, Choice};
 use fslab_record::{Better, Metric, PhaseResult, Recorder, RunInfo, RunStatus, TargetInfo, Unit};
-use fslab_results::{page, select, show};
+use fslab_results::{comparison, page, show};
 use fslab_store::Store;
 
 fn run(store: &mut Store, throughput: f64, status: RunStatus) -> i64 {
@@ -124,13 +125,18 @@ fn one_number_one_name_everywhere() {
 
     // compare: the same label, breakdown rows left out.
     let runs = ["1,2,3".to_string(), "4,5,6".to_string()];
-    let g = select::select(&store, &[], &runs).unwrap();
-    let metrics = select::metrics(&store, &g).unwrap();
-    let names: Vec<&str> = metrics.iter().map(|m| m.name.as_str()).collect();
+    let a = fslab_analysis::from_store(
+        &store,
+        &Choice {
+            runs: runs.to_vec(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let names: Vec<&str> = a.metrics.iter().map(|m| m.name.as_str()).collect();
     assert!(names.contains(&"dbench Throughput (MB/s)"), "{names:?}");
     assert!(!names.iter().any(|n| n.contains("AvgLat")), "{names:?}");
-    let rows = fslab_stats::compare::compare(&g.labels, &metrics, 0);
-    let doc: serde_json::Value = serde_json::from_str(&select::json(&g.labels, 0, &rows)).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&comparison::json(&a)).unwrap();
     assert_eq!(doc["fslab_schema"], fslab_record::json::SCHEMA_VERSION);
     assert_eq!(doc["baseline"], "runs 1,2,3");
     let row = doc["rows"]
@@ -143,14 +149,7 @@ fn one_number_one_name_everywhere() {
     assert!((row["diff_pct"].as_f64().unwrap() - 20.0).abs() < 1e-9);
 
     // The report: the same row, under the same name.
-    let p = page::build(
-        &store,
-        &page::Selection {
-            runs: runs.to_vec(),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let p = page::build(&store, &a).unwrap();
     assert_eq!(p.cells, 2);
     assert!(p.html.contains("dbench Throughput (MB/s)"));
     assert!(p.html.contains("+20.0%"), "the difference is in the page");
@@ -189,7 +188,7 @@ fn one_number_one_name_everywhere() {
         e.is_usage() && e.to_string() == "no run with id 99 in the results store",
         "{e}"
     );
-    let e = select::baseline(&g.labels, Some("nope")).unwrap_err();
+    let e = select::baseline(&a.labels, Some("nope")).unwrap_err();
     assert!(e.is_usage(), "{e}");
 }
 
@@ -200,8 +199,9 @@ fn a_selection_with_no_completed_run_is_said_not_printed_empty() {
         labels: vec!["a".into(), "b".into()],
         runs: vec![vec![], vec![select::GroupRun::of(1)]],
     };
-    let w = select::complete_runs(&g).unwrap();
+    let w = select::complete_runs(&g);
     assert_eq!(w, ["a: no completed run, left out of the comparison"]);
+    select::something_to_compare(&g).unwrap();
     let e = select::baseline_of(&g, Some("a")).unwrap_err();
     assert!(
         e.is_usage() && e.to_string().contains("no completed run"),
@@ -217,7 +217,7 @@ fn a_selection_with_no_completed_run_is_said_not_printed_empty() {
         labels: vec!["a".into()],
         runs: vec![vec![]],
     };
-    let e = select::complete_runs(&g).unwrap_err();
+    let e = select::something_to_compare(&g).unwrap_err();
     assert!(
         !e.is_usage() && e.to_string().starts_with("nothing to compare"),
         "{e}"
@@ -234,12 +234,18 @@ fn a_selection_that_mixes_things_is_refused_or_noted() {
     run_of(&mut store, "dbench", p(2), 101.0, ok);
     run_of(&mut store, "dbench", p(4), 150.0, ok);
     run_of(&mut store, "fsmark", p(2), 1.0, ok);
-    let groups = |lists: &[&str]| {
+    let mix = |lists: &[&str]| {
         let runs: Vec<String> = lists.iter().map(|s| s.to_string()).collect();
-        select::select(&store, &[], &runs).unwrap()
+        let g = select::select(&store, &[], &runs).unwrap();
+        let rows: Vec<Vec<fslab_store::RunRow>> = g
+            .runs
+            .iter()
+            .map(|rs| rs.iter().map(|r| store.run_row(r.id).unwrap()).collect())
+            .collect();
+        select::check_mix(&store, &g, &rows)
     };
     // Different workloads: refused, naming them.
-    let e = select::check_mix(&store, &groups(&["1,2", "4"])).unwrap_err();
+    let e = mix(&["1,2", "4"]).unwrap_err();
     assert!(e.is_usage(), "{e}");
     assert!(
         e.to_string()
@@ -247,16 +253,84 @@ fn a_selection_that_mixes_things_is_refused_or_noted() {
         "{e}"
     );
     // Groups that differ: said (paths are not a difference).
-    let n = select::check_mix(&store, &groups(&["1,2", "3"])).unwrap();
+    let n = mix(&["1,2", "3"]).unwrap();
     assert_eq!(n, ["runs 3 differs from runs 1,2 in clients 2 vs 4"]);
     // A group that is not repetitions of one thing: said.
-    let n = select::check_mix(&store, &groups(&["1,3"])).unwrap();
+    let n = mix(&["1,3"]).unwrap();
     assert_eq!(n.len(), 1);
     assert!(
         n[0].starts_with("runs 1,3: run 3 differs from run 1 in clients 2 vs 4"),
         "{n:?}"
     );
-    assert!(select::check_mix(&store, &groups(&["1,2"]))
-        .unwrap()
-        .is_empty());
+    assert!(mix(&["1,2"]).unwrap().is_empty());
+}
+
+/// `compare` and the report are one analysis: a stored A/A calibration that
+/// fits the runs gives both their δ, named the same way; `--calibration`
+/// of one that does not fit is refused for both.
+#[test]
+fn the_report_takes_delta_from_a_calibration_as_compare_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("r.sqlite")).unwrap();
+    for t in [101.5, 98.5, 100.0, 120.0, 121.0, 119.0] {
+        run(&mut store, t, RunStatus::Complete);
+    }
+    let calibration = |experiment_id: i64, workload: &str| fslab_store::Calibration {
+        experiment_id,
+        created_at: fslab_record::time::now(),
+        hostname: "here".into(),
+        fs_type: "ext4".into(),
+        workload: workload.into(),
+        options: select::option_key(&serde_json::json!({})),
+        metric: "dbench Throughput (MB/s)".into(),
+        n: 5,
+        sd_log: 0.01,
+        ratio: 1.0,
+        delta_pct: 7.5,
+    };
+    // Two A/A experiments (their ids name the calibrations).
+    let mut aa = || {
+        use fslab_record::ExperimentRecorder;
+        store
+            .begin_experiment(&fslab_record::ExperimentInfo {
+                name: "aa".into(),
+                file: "aa.toml".into(),
+                text: String::new(),
+                scale: 1.0,
+                repetitions: 5,
+                command_line: Vec::new(),
+                fslab_version: "0.1.0".into(),
+                kernel: "6.1.0".into(),
+                hostname: "here".into(),
+                started_at: fslab_record::time::now(),
+            })
+            .unwrap()
+    };
+    let (fits, other) = (aa(), aa());
+    store
+        .record_calibrations(&[calibration(fits, "dbench"), calibration(other, "fsmark")])
+        .unwrap();
+    let choice = |calibration: Option<i64>| Choice {
+        runs: vec!["1,2,3".into(), "4,5,6".into()],
+        calibration,
+        ..Default::default()
+    };
+    for chosen in [None, Some(fits)] {
+        let a = fslab_analysis::from_store(&store, &choice(chosen)).unwrap();
+        let said = format!("from calibration {fits} (here, ext4, 5 runs a copy)");
+        let row = a
+            .rows
+            .iter()
+            .find(|r| r.metric == "dbench Throughput (MB/s)" && r.group == "runs 4,5,6")
+            .unwrap();
+        assert_eq!(row.delta_pct, Some(7.5), "{chosen:?}");
+        assert!(comparison::text(&a.rows).contains(&said), "{chosen:?}");
+        let page = page::build(&store, &a).unwrap();
+        assert!(page.html.contains(&said), "{chosen:?}: the report's δ");
+    }
+    let e = fslab_analysis::from_store(&store, &choice(Some(other))).unwrap_err();
+    assert!(
+        e.is_usage() && e.to_string().contains("made for fsmark on ext4"),
+        "{e}"
+    );
 }

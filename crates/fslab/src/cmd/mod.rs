@@ -133,6 +133,11 @@ fn results_failure(e: fslab_results::Error) -> Failure {
     }
 }
 
+/// An analysis error as an exit status: a bad selection is bad input.
+fn analysis_failure(e: fslab_analysis::Error) -> Failure {
+    results_failure(e.into())
+}
+
 /// Opens the results store to write, or explains why not.
 fn open_store(db: &Path) -> Result<fslab_store::Store, Failure> {
     fslab_store::Store::open(db).map_err(|e| match e {

@@ -3,32 +3,36 @@
 //! (paths aside), as every group's runs (the newest), or the one named by
 //! `--calibration ID`, which must fit.
 
-use fslab_stats::compare::{Calibrated, Metric};
-use fslab_store::{Calibration, Store};
+use fslab_stats::compare::Calibrated;
+use fslab_store::{Calibration, RunRow, Store};
 
-use crate::select::Groups;
 use crate::{Error, Result};
 
 /// What a group's runs were made on: (machine, filesystem, workload,
 /// options).
 type Where = (String, String, String, String);
 
-/// The distinct (machine, filesystem, workload) of each group's runs.
-fn places(store: &Store, g: &Groups) -> Result<Vec<Vec<Where>>> {
+/// The distinct (machine, filesystem, workload, options) of each group's
+/// runs.
+fn places(rows: &[Vec<RunRow>]) -> Vec<Vec<Where>> {
     let mut out = Vec::new();
-    for runs in &g.runs {
+    for runs in rows {
         let mut w: Vec<Where> = Vec::new();
-        for r in runs {
-            let run = store.run(r.id)?.run;
+        for run in runs {
             let options = crate::select::option_key(&run.params);
-            let p = (run.hostname, run.fs_type, run.workload, options);
+            let p = (
+                run.hostname.clone(),
+                run.fs_type.clone(),
+                run.workload.clone(),
+                options,
+            );
             if !w.contains(&p) {
                 w.push(p);
             }
         }
         out.push(w);
     }
-    Ok(out)
+    out
 }
 
 fn fits(c: &Calibration, w: &Where) -> bool {
@@ -66,18 +70,19 @@ fn source(c: &Calibration) -> String {
     )
 }
 
-/// Each metric's calibrated threshold (in `metrics` order): with `chosen`,
-/// that calibration (an error when it does not exist or does not fit the
-/// runs compared); else, per metric, the newest calibration that fits
-/// every group, the larger threshold when the groups' filesystems differ.
+/// Each metric's calibrated threshold (in `metrics` order) for groups of
+/// runs whose rows are `rows`: with `chosen`, that calibration (an error
+/// when it does not exist or does not fit the runs compared); else, per
+/// metric, the newest calibration that fits every group, the larger
+/// threshold when the groups' filesystems differ.
 pub fn thresholds(
     store: &Store,
-    g: &Groups,
-    metrics: &[Metric],
+    rows: &[Vec<RunRow>],
+    metrics: &[&str],
     chosen: Option<i64>,
 ) -> Result<Vec<Calibrated>> {
     let all = store.calibrations()?;
-    let places = places(store, g)?;
+    let places = places(rows);
     let pool: Vec<&Calibration> = match chosen {
         Some(id) => {
             let mine: Vec<&Calibration> = all.iter().filter(|c| c.experiment_id == id).collect();
@@ -119,7 +124,7 @@ pub fn thresholds(
         .map(|m| {
             let mut found: Vec<&Calibration> = Vec::new();
             for w in places.iter().flatten() {
-                let c = pool.iter().find(|c| c.metric == m.name && fits(c, w))?;
+                let c = pool.iter().find(|c| c.metric == *m && fits(c, w))?;
                 if !found.iter().any(|f| f.experiment_id == c.experiment_id) {
                     found.push(c);
                 }

@@ -1,10 +1,9 @@
-//! What `fslab compare` and `fslab report` compare: the cells of an experiment (or groups of runs), metric by
-//! metric, with statistics (see fslab-stats).
+//! What a choice selects in the store: the cells of experiments (or
+//! groups of runs), each run with what `fslab run` measured around it, and
+//! what the selection mixes that a comparison should not hide.
 
 use fslab_record::catalogue;
-use fslab_record::json::Versioned;
-use fslab_stats::compare::{self, Metric};
-use fslab_store::Store;
+use fslab_store::{RunRow, Store};
 
 use crate::{Error, Result};
 
@@ -52,7 +51,7 @@ pub fn select(store: &Store, experiments: &[i64], runs: &[String]) -> Result<Gro
                 let id: i64 = w.parse().map_err(|_| {
                     Error::Selection(format!("--runs {list}: {w:?} is not a run id"))
                 })?;
-                store.run(id)?;
+                store.run_row(id)?;
                 ids.push(GroupRun::of(id));
             }
             g.labels.push(format!("runs {list}"));
@@ -108,61 +107,26 @@ pub fn select(store: &Store, experiments: &[i64], runs: &[String]) -> Result<Gro
 }
 
 /// The groups that have no completed run (they are left out of every
-/// number), one warning line each; fails when none has one: a comparison
-/// of nothing is not printed as an empty table.
-pub fn complete_runs(g: &Groups) -> Result<Vec<String>> {
-    let empty: Vec<&str> = g
-        .labels
+/// number), one warning line each.
+pub fn complete_runs(g: &Groups) -> Vec<String> {
+    g.labels
         .iter()
         .zip(&g.runs)
         .filter(|(_, r)| r.is_empty())
-        .map(|(l, _)| l.as_str())
-        .collect();
-    if !empty.is_empty() && empty.len() == g.labels.len() {
-        return Err(Error::Empty(format!(
-            "nothing to compare: no cell of the selection has a completed run ({}); `fslab results list` shows the runs and their errors",
-            empty.join(", ")
-        )));
-    }
-    Ok(empty
-        .into_iter()
-        .map(|l| format!("{l}: no completed run, left out of the comparison"))
-        .collect())
+        .map(|(l, _)| format!("{l}: no completed run, left out of the comparison"))
+        .collect()
 }
 
-/// The metrics of every group: the metric catalogue's samples of each run
-/// (`fslab_record::catalogue::samples`, which `fslab run`'s summary and
-/// findings read too) without its detail rows, in first-seen order.
-pub fn metrics(store: &Store, g: &Groups) -> Result<Vec<Metric>> {
-    let n = g.labels.len();
-    let mut out: Vec<Metric> = Vec::new();
-    for (gi, runs) in g.runs.iter().enumerate() {
-        for run in runs {
-            for s in run_samples(store, run)?
-                .into_iter()
-                .filter(|s| s.compared())
-            {
-                let m = match out.iter().position(|m| m.name == s.name) {
-                    Some(i) => &mut out[i],
-                    None => {
-                        out.push(Metric {
-                            name: s.name,
-                            direction: s.direction,
-                            exact: s.exact,
-                            values: vec![Vec::new(); n],
-                        });
-                        out.last_mut().expect("just pushed")
-                    }
-                };
-                // `exact`: declared exact by construction by the run's
-                // workload; the metric is exact only when every run that
-                // recorded it said so.
-                m.exact &= s.exact;
-                m.values[gi].push(s.value);
-            }
-        }
+/// Fails when no group has a completed run: a comparison of nothing is not
+/// printed as an empty table.
+pub fn something_to_compare(g: &Groups) -> Result<()> {
+    if !g.labels.is_empty() && g.runs.iter().all(Vec::is_empty) {
+        return Err(Error::Empty(format!(
+            "nothing to compare: no cell of the selection has a completed run ({}); `fslab results list` shows the runs and their errors",
+            g.labels.join(", ")
+        )));
     }
-    Ok(out)
+    Ok(())
 }
 
 /// One stored run through the metric catalogue, with what `fslab run`
@@ -245,12 +209,13 @@ fn differences(a: &serde_json::Value, b: &serde_json::Value) -> Vec<String> {
 /// a group whose runs differ in options or kernel (a group should be
 /// repetitions of one thing); for groups of runs, the options and kernels
 /// in which the groups differ; for experiments, different scales.
-pub fn check_mix(store: &Store, g: &Groups) -> Result<Vec<String>> {
+/// `rows` are each group's runs' rows, in [`Groups::runs`]' order.
+pub fn check_mix(store: &Store, g: &Groups, rows: &[Vec<RunRow>]) -> Result<Vec<String>> {
     let experiments = &g.experiments;
-    let mut runs = Vec::new();
-    for (label, group) in g.labels.iter().zip(&g.runs) {
+    let mut runs: Vec<(&str, &RunRow)> = Vec::new();
+    for (label, group) in g.labels.iter().zip(rows) {
         for r in group {
-            runs.push((label.as_str(), store.run(r.id)?.run));
+            runs.push((label.as_str(), r));
         }
     }
     let mut workloads: Vec<(&str, Vec<String>)> = Vec::new();
@@ -272,8 +237,7 @@ pub fn check_mix(store: &Store, g: &Groups) -> Result<Vec<String>> {
     }
     let mut notes = Vec::new();
     for label in &g.labels {
-        let mine: Vec<&fslab_store::RunRow> =
-            runs.iter().filter(|r| r.0 == label).map(|r| &r.1).collect();
+        let mine: Vec<&RunRow> = runs.iter().filter(|r| r.0 == label).map(|r| r.1).collect();
         let Some(first) = mine.first() else { continue };
         for r in &mine[1..] {
             let d = differences(&first.params, &r.params);
@@ -295,10 +259,10 @@ pub fn check_mix(store: &Store, g: &Groups) -> Result<Vec<String>> {
     }
     if experiments.is_empty() {
         // Groups of runs: say how the groups differ beyond their labels.
-        let firsts: Vec<(&str, &fslab_store::RunRow)> = g
+        let firsts: Vec<(&str, &RunRow)> = g
             .labels
             .iter()
-            .filter_map(|l| runs.iter().find(|r| r.0 == l).map(|r| (l.as_str(), &r.1)))
+            .filter_map(|l| runs.iter().find(|r| r.0 == l).map(|r| (l.as_str(), r.1)))
             .collect();
         if let Some((l0, r0)) = firsts.first() {
             for (l, r) in &firsts[1..] {
@@ -331,21 +295,6 @@ pub fn check_mix(store: &Store, g: &Groups) -> Result<Vec<String>> {
         }
     }
     Ok(notes)
-}
-
-/// The headline metrics' names as [`metrics`] names them (the catalogue's
-/// [`catalogue::Role::Headline`]: each phase's rate and each tool's own
-/// headline number), from each group's first run.
-pub fn headlines(store: &Store, g: &Groups) -> Result<Vec<String>> {
-    let mut out: Vec<String> = Vec::new();
-    for run in g.runs.iter().filter_map(|r| r.first()) {
-        for s in run_samples(store, run)? {
-            if s.role == catalogue::Role::Headline && !out.contains(&s.name) {
-                out.push(s.name);
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// The baseline group's position: `--baseline`'s, which must have a
@@ -382,23 +331,4 @@ pub fn baseline(labels: &[String], b: Option<&str>) -> Result<usize> {
             })
         }
     }
-}
-
-/// The comparison as `compare --format json` prints it.
-#[derive(Debug, serde::Serialize)]
-pub struct Comparison<'a> {
-    /// The group the differences are against.
-    pub baseline: &'a str,
-    pub groups: &'a [String],
-    pub rows: &'a [compare::Row],
-}
-
-/// `compare`'s rows as a JSON document with its schema version.
-pub fn json(labels: &[String], baseline: usize, rows: &[compare::Row]) -> String {
-    Versioned::new(Comparison {
-        baseline: &labels[baseline],
-        groups: labels,
-        rows,
-    })
-    .to_pretty()
 }
