@@ -213,9 +213,14 @@ impl SelectArgs {
 pub struct CompareArgs {
     #[command(flatten)]
     pub select: SelectArgs,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
-    pub format: CompareFormat,
+    /// Output format (every registered exporter: text, markdown, csv, json, html, ...)
+    #[arg(long, default_value = "text", value_parser = formats())]
+    pub format: String,
+}
+
+/// `--format`'s values: the registered exporters' names.
+fn formats() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(fslab_present::export::names())
 }
 
 /// `--alpha P`: a significance level above 0 and at most 0.5.
@@ -261,14 +266,6 @@ impl Correction {
             ..self.policy(delta_pct)
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CompareFormat {
-    Text,
-    Markdown,
-    Csv,
-    Json,
 }
 
 #[derive(Debug, Subcommand)]

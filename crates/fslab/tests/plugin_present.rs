@@ -1,20 +1,25 @@
-//! Issue 33's tests of the probe seam: a probe registered by the test
-//! suite alone is run by `--probes`, described by `results show`, kept in
-//! the run's JSON and drawn by the report, without a line changed
+//! Issue 33's tests of the probe and exporter seams: a probe registered by
+//! the test suite alone is run by `--probes`, described by `results show`,
+//! kept in the run's JSON and drawn by the report; a format registered by
+//! it is one `fslab compare --format` writes; without a line changed
 //! elsewhere.
 //!
 //! This test binary is its own fslab (as `plugin_workload.rs` is): [`main`]
 //! registers `test-fds` (a small, real probe: the workload's open file
-//! descriptors, from /proc/PID/fd, once a second) and, started with
-//! [`AS_FSLAB`] set, runs fslab's command line (`fslab::main_with`).
-//! Without it, it runs the tests, each a sequence of fslab commands.
+//! descriptors, from /proc/PID/fd, once a second) and `tsv` (each metric's
+//! mean per group, tab-separated) and, started with [`AS_FSLAB`] set, runs
+//! fslab's command line (`fslab::main_with`). Without it, it runs the
+//! tests, each a sequence of fslab commands.
 
 use std::path::Path;
 use std::process::{Command, ExitCode, Output};
 
+use fslab_analysis::Analysis;
+use fslab_present::export::Exporter;
 use fslab_probe::plugin::{Chart, Plugin, Series};
 use fslab_probe::probe::{Ctx, PhaseOut, Probe, Sample};
 use fslab_record::{Better, Metric, Unit};
+use fslab_store::Store;
 
 #[path = "plugin/libtest.rs"]
 mod libtest;
@@ -87,15 +92,43 @@ impl Probe for FdsProbe {
 
 static FDS: Fds = Fds;
 
+/// Each metric's mean in each group, tab-separated, a line each.
+struct Tsv;
+
+impl Exporter for Tsv {
+    fn name(&self) -> &'static str {
+        "tsv"
+    }
+    fn export(&self, a: &Analysis, _store: &Store) -> fslab_present::Result<String> {
+        let mut s = String::from("metric\tgroup\tn\tmean\n");
+        for r in &a.rows {
+            s.push_str(&format!(
+                "{}\t{}\t{}\t{}\n",
+                r.metric, r.group, r.summary.n, r.summary.mean
+            ));
+        }
+        Ok(s)
+    }
+}
+
+static TSV: Tsv = Tsv;
+
 fn main() -> ExitCode {
     fslab_probe::register(&FDS).expect("test-fds registered once");
+    fslab_present::export::register(&TSV).expect("tsv registered once");
     if std::env::var_os(AS_FSLAB).is_some() {
         return fslab::main_with(&[]);
     }
-    libtest::run(&[(
-        "a_test_only_probe_is_run_shown_kept_and_drawn",
-        a_test_only_probe_is_run_shown_kept_and_drawn,
-    )])
+    libtest::run(&[
+        (
+            "a_test_only_probe_is_run_shown_kept_and_drawn",
+            a_test_only_probe_is_run_shown_kept_and_drawn,
+        ),
+        (
+            "a_test_only_format_is_one_compare_writes",
+            a_test_only_format_is_one_compare_writes,
+        ),
+    ])
 }
 
 /// This executable as fslab, with `dir` its working directory and state
@@ -208,5 +241,58 @@ fn a_test_only_probe_is_run_shown_kept_and_drawn() -> Outcome {
         &["results", "show", &report["run"]["id"].to_string()],
     );
     assert!(show.contains("(cpu,mem)"), "{show}");
+    Outcome::Passed
+}
+
+fn a_test_only_format_is_one_compare_writes() -> Outcome {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let db = dir.join("results.sqlite");
+    // Two groups of two runs of createmany: 50 and 400 files.
+    let mut ids = Vec::new();
+    for (i, n) in ["50", "50", "400", "400"].iter().enumerate() {
+        let target = format!("{}/d{i}/f", dir.display());
+        std::fs::create_dir(dir.join(format!("d{i}"))).unwrap();
+        let out = ok(
+            dir,
+            &db,
+            &["createmany", "--json", "--probes", "none", "-o", &target, n],
+        );
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        ids.push(report["run"]["id"].to_string());
+    }
+    let (a, b) = (
+        format!("{},{}", ids[0], ids[1]),
+        format!("{},{}", ids[2], ids[3]),
+    );
+    let tsv = ok(
+        dir,
+        &db,
+        &["compare", "--runs", &a, "--runs", &b, "--format", "tsv"],
+    );
+    let mut lines = tsv.lines();
+    assert_eq!(lines.next(), Some("metric\tgroup\tn\tmean"), "{tsv}");
+    let rates: Vec<&str> = lines
+        .filter(|l| l.starts_with("create rate (ops/s)\t"))
+        .collect();
+    assert_eq!(rates.len(), 2, "{tsv}");
+    assert!(
+        rates[0].starts_with(&format!("create rate (ops/s)\truns {a}\t2\t")),
+        "{tsv}"
+    );
+    assert!(
+        rates[1].starts_with(&format!("create rate (ops/s)\truns {b}\t2\t")),
+        "{tsv}"
+    );
+    // `--format` offers it, and names it when refusing another.
+    let help = ok(dir, &db, &["compare", "--help"]);
+    assert!(help.contains("html, tsv]"), "{help}");
+    let bad = fslab(dir, &db)
+        .args(["compare", "--format", "nope"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{err}");
+    assert!(err.contains("nope") && err.contains("tsv"), "{err}");
     Outcome::Passed
 }

@@ -1,14 +1,20 @@
 //! `fslab compare`: the cells of an experiment (or groups of runs), metric by
-//! metric, with statistics: the analysis (fslab-analysis) in the format asked for.
+//! metric, with statistics: the analysis (fslab-analysis) in the format asked
+//! for (one of fslab-present's exporters).
 
 use std::path::Path;
 
-use fslab_results::comparison;
-
-use crate::cli::{CompareArgs, CompareFormat};
+use crate::cli::CompareArgs;
 use crate::Failure;
 
 pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
+    let exporter = fslab_present::export::of(&args.format).ok_or_else(|| {
+        Failure::Usage(format!(
+            "--format {}: no such format (formats: {})",
+            args.format,
+            fslab_present::export::names().join(", ")
+        ))
+    })?;
     let store = super::open_store_read(db)?;
     // A comparison of nothing is said, not printed as an empty table.
     let choice = fslab_analysis::Choice {
@@ -22,18 +28,8 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
     for n in &a.notes {
         remark!("fslab: compare: note: {n}");
     }
-    let text = match args.format {
-        // The experiments' stated findings follow the table.
-        CompareFormat::Text => {
-            let mut t = comparison::text(&a.rows);
-            for e in &a.experiments {
-                t.push_str(&fslab_experiment::findings::text(&e.findings));
-            }
-            t
-        }
-        CompareFormat::Markdown => comparison::markdown(&a.rows),
-        CompareFormat::Csv => comparison::csv(&a.rows),
-        CompareFormat::Json => comparison::json(&a),
-    };
+    let text = exporter
+        .export(&a, &store)
+        .map_err(super::results_failure)?;
     super::print_all(text.as_bytes())
 }

@@ -1,5 +1,5 @@
 //! `fslab history`: the change points of one experiment's stored runs over
-//! time (numbers in fslab-analysis and fslab-stats, text in fslab-results).
+//! time (numbers in fslab-analysis and fslab-stats, text in fslab-present).
 
 use std::path::Path;
 
@@ -14,5 +14,5 @@ pub fn run(name: Option<&str>, delta: Option<f64>, alpha: f64, db: &Path) -> Res
     };
     let h =
         fslab_analysis::history::history(&store, name, policy).map_err(super::analysis_failure)?;
-    super::print_all(fslab_results::history::text(&h, policy).as_bytes())
+    super::print_all(fslab_present::history::text(&h, policy).as_bytes())
 }

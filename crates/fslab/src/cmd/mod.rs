@@ -125,7 +125,7 @@ fn print_all(bytes: &[u8]) -> Result<(), Failure> {
 }
 
 /// A rendering error as an exit status: a bad selection is bad input.
-fn results_failure(e: fslab_results::Error) -> Failure {
+fn results_failure(e: fslab_present::Error) -> Failure {
     if e.is_usage() {
         Failure::Usage(e.to_string())
     } else {

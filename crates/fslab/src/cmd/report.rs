@@ -1,10 +1,9 @@
 //! `fslab report -o FILE.html`: the analysis (fslab-analysis, as `compare`
-//! makes it) as a page built by fslab-results from the store and drawn by
-//! fslab-report; this writes it.
+//! makes it) as fslab-present's HTML page; this writes it.
 
 use std::path::Path;
 
-use fslab_results::page;
+use fslab_present::report::page;
 
 use crate::cli::SelectArgs;
 use crate::Failure;

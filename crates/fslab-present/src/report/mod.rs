@@ -1,8 +1,16 @@
 //! `fslab report`: one self-contained HTML page (inline CSS and SVG, no
 //! script, a Content-Security-Policy that forbids loading anything) with
-//! the compare table, per-cell charts and tables.
+//! the analysis, per-cell charts and tables.
+//!
+//! - [`page`]: what goes on the page, from an analysis and the store;
+//! - [`overview`]: its opening (the header, the comparison at a glance);
+//! - [`svg`]: line, point, interval and bar charts; [`movie`]: iowatcher's
+//!   movie of where on the device each window's IO went;
+//! - here: the page's [`Block`]s and their HTML ([`html`]).
 
 pub mod movie;
+pub mod overview;
+pub mod page;
 pub mod svg;
 
 use std::fmt::Write as _;
@@ -37,7 +45,7 @@ fn esc(s: &str) -> String {
 }
 
 /// The whole page.
-pub fn page(title: &str, blocks: &[Block]) -> String {
+pub fn html(title: &str, blocks: &[Block]) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
@@ -142,7 +150,7 @@ mod tests {
 
     #[test]
     fn the_page_loads_nothing_from_outside() {
-        let p = page(
+        let p = html(
             "t <x>",
             &[
                 Block::Text("a & b".into()),

@@ -3,8 +3,11 @@
 //! show`, `compare`'s JSON and the report, and the JSON has its version.
 
 use fslab_analysis::{select, Choice};
+use fslab_present::export::json::json;
+use fslab_present::export::text::text;
+use fslab_present::report::page;
+use fslab_present::show;
 use fslab_record::{Better, Metric, PhaseResult, Recorder, RunInfo, RunStatus, TargetInfo, Unit};
-use fslab_results::{comparison, page, show};
 use fslab_store::Store;
 
 fn run(store: &mut Store, throughput: f64, status: RunStatus) -> i64 {
@@ -136,7 +139,7 @@ fn one_number_one_name_everywhere() {
     let names: Vec<&str> = a.metrics.iter().map(|m| m.name.as_str()).collect();
     assert!(names.contains(&"dbench Throughput (MB/s)"), "{names:?}");
     assert!(!names.iter().any(|n| n.contains("AvgLat")), "{names:?}");
-    let doc: serde_json::Value = serde_json::from_str(&comparison::json(&a)).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&json(&a)).unwrap();
     assert_eq!(doc["fslab_schema"], fslab_record::json::SCHEMA_VERSION);
     assert_eq!(doc["baseline"], "runs 1,2,3");
     let row = doc["rows"]
@@ -324,7 +327,7 @@ fn the_report_takes_delta_from_a_calibration_as_compare_does() {
             .find(|r| r.metric == "dbench Throughput (MB/s)" && r.group == "runs 4,5,6")
             .unwrap();
         assert_eq!(row.delta_pct, Some(7.5), "{chosen:?}");
-        assert!(comparison::text(&a.rows).contains(&said), "{chosen:?}");
+        assert!(text(&a.rows).contains(&said), "{chosen:?}");
         let page = page::build(&store, &a).unwrap();
         assert!(page.html.contains(&said), "{chosen:?}: the report's δ");
     }
@@ -333,4 +336,79 @@ fn the_report_takes_delta_from_a_calibration_as_compare_does() {
         e.is_usage() && e.to_string().contains("made for fsmark on ext4"),
         "{e}"
     );
+}
+
+/// Explains each group's difference in the tool's throughput (a stand-in
+/// for issue 34's confounder check).
+struct SameMachine;
+
+impl fslab_analysis::Explainer for SameMachine {
+    fn explain(
+        &self,
+        a: &fslab_analysis::Analysis,
+        store: &Store,
+    ) -> Vec<fslab_analysis::Explanation> {
+        a.labels
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != a.baseline)
+            .map(|(i, group)| {
+                let host = store.run_row(a.runs[i][0].id).unwrap().hostname;
+                fslab_analysis::Explanation {
+                    about: fslab_analysis::About::Comparison {
+                        metric: "dbench Throughput (MB/s)".into(),
+                        group: group.clone(),
+                    },
+                    kind: fslab_analysis::ExplanationKind::Confounder,
+                    says: format!("both sides ran on {host}"),
+                    evidence: vec!["hostname of every run".into()],
+                }
+            })
+            .collect()
+    }
+}
+
+/// What an explainer says is kept in the analysis and shown by every
+/// exporter beside the numbers; without one, the output is as before.
+#[test]
+fn explanations_attach_to_the_analysis_and_every_format_shows_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("r.sqlite")).unwrap();
+    for t in [101.5, 98.5, 100.0, 120.0, 121.0, 119.0] {
+        run(&mut store, t, RunStatus::Complete);
+    }
+    let explainers: [&dyn fslab_analysis::Explainer; 1] = [&SameMachine];
+    let choice = |explainers| Choice {
+        runs: vec!["1,2,3".into(), "4,5,6".into()],
+        explainers,
+        ..Default::default()
+    };
+    let plain = fslab_analysis::from_store(&store, &choice(&[])).unwrap();
+    assert!(plain.explanations.is_empty());
+    let a = fslab_analysis::from_store(&store, &choice(&explainers)).unwrap();
+    assert_eq!(a.explanations.len(), 1);
+    let said = "both sides ran on here";
+    let export = |name: &str, a: &fslab_analysis::Analysis| {
+        fslab_present::export::of(name)
+            .unwrap()
+            .export(a, &store)
+            .unwrap()
+    };
+    let t = export("text", &a);
+    assert!(
+        t.contains(&format!(
+            "\nexplanations:\n  runs 4,5,6, dbench Throughput (MB/s): confounder: {said}\n    hostname of every run\n"
+        )),
+        "{t}"
+    );
+    assert!(export("markdown", &a).contains(said));
+    let j: serde_json::Value = serde_json::from_str(&export("json", &a)).unwrap();
+    assert_eq!(j["explanations"][0]["about"], "comparison");
+    assert_eq!(j["explanations"][0]["group"], "runs 4,5,6");
+    assert_eq!(j["explanations"][0]["kind"], "confounder");
+    assert!(export("html", &a).contains(said));
+    // Without explanations: no section, no key.
+    assert!(!export("text", &plain).contains("explanations"));
+    let j: serde_json::Value = serde_json::from_str(&export("json", &plain)).unwrap();
+    assert!(j.get("explanations").is_none(), "{j}");
 }

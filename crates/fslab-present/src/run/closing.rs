@@ -3,9 +3,9 @@
 
 use std::fmt::Write as _;
 
-use crate::runner::ExperimentOutcome;
-use crate::spec::Experiment;
-use crate::summary;
+use fslab_experiment::runner::ExperimentOutcome;
+use fslab_experiment::spec::Experiment;
+use fslab_experiment::summary;
 
 /// The closing text of `exp`'s run, `outcome`, at `scale`.
 pub fn text(exp: &Experiment, outcome: &ExperimentOutcome, scale: f64) -> String {
@@ -29,12 +29,12 @@ pub fn text(exp: &Experiment, outcome: &ExperimentOutcome, scale: f64) -> String
         scale
     );
     let policy = summary::policy(exp, outcome);
-    out += &summary::table(&summary::analysis(exp, outcome, policy));
+    out += &super::summary::table(&summary::analysis(exp, outcome, policy));
     if let Some(r) = &outcome.resolution {
         let _ = writeln!(out, "{r}");
     }
-    out += &summary::outputs(&cells, &outcome.outputs());
-    out += &crate::findings::text(&outcome.findings);
+    out += &super::summary::outputs(&cells, &outcome.outputs());
+    out += &fslab_experiment::findings::text(&outcome.findings);
     let failed: Vec<_> = outcome.runs.iter().filter(|r| !r.ok).collect();
     if !failed.is_empty() {
         out.push('\n');

@@ -3,12 +3,12 @@
 use std::fmt::Write as _;
 
 use fslab_cluster::MpiParams;
-use fslab_lab::human_bytes;
 use fslab_probe::notes::Note;
 use fslab_probe::plugin::{Described, NoteRef, SeriesSummary};
 use fslab_probe::TargetsNote;
 use fslab_record::json::Versioned;
 use fslab_record::table::{Align, Table};
+use fslab_record::units::human_bytes;
 use fslab_store::{RunOrigin, RunRecord, Store};
 
 use crate::Result;

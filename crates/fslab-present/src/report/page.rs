@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 
+use super::{html, Bars, Block, Chart, Io, Movie, Series, Style};
 use fslab_cluster::MpiParams;
 use fslab_probe::notes::{BlockioEvents, Note};
 use fslab_probe::plugin;
 use fslab_probe::TargetsNote;
 use fslab_record::{catalogue, RunStatus};
-use fslab_report::{page, Bars, Block, Chart, Io, Movie, Series, Style};
 use fslab_store::{RunRecord, Store, StoredNote, StoredPoint};
 
 use fslab_analysis::{Analysis, GroupRun};
@@ -259,13 +259,13 @@ fn io_pattern(notes: &[StoredNote]) -> Vec<Block> {
                 name: "writes".into(),
                 points: w,
                 style: Style::Points,
-                colour: Some(fslab_report::svg::WRITE),
+                colour: Some(super::svg::WRITE),
             },
             Series {
                 name: "reads".into(),
                 points: r,
                 style: Style::Points,
-                colour: Some(fslab_report::svg::READ),
+                colour: Some(super::svg::READ),
             },
         ];
         out.extend(chart(&title, "time (s)", "sector", series));
@@ -320,8 +320,8 @@ fn probe_charts(pts: &[StoredPoint], off: &BTreeMap<u32, f64>) -> Vec<Block> {
                     },
                     colour: match p.tone {
                         plugin::Tone::Auto => None,
-                        plugin::Tone::Write => Some(fslab_report::svg::WRITE),
-                        plugin::Tone::Read => Some(fslab_report::svg::READ),
+                        plugin::Tone::Write => Some(super::svg::WRITE),
+                        plugin::Tone::Read => Some(super::svg::READ),
                     },
                 })
                 .collect();
@@ -485,7 +485,7 @@ pub fn build(store: &Store, a: &Analysis) -> Result<Page> {
             .collect();
         format!("fslab report: {}", names.join("; "))
     };
-    let mut blocks = vec![crate::overview::header(store, a)?];
+    let mut blocks = vec![super::overview::header(store, a)?];
     blocks.extend(a.notes.iter().map(|n| Block::Text(format!("note: {n}"))));
     blocks.extend(explanation_blocks(a));
     blocks.extend(findings(experiments));
@@ -504,7 +504,7 @@ pub fn build(store: &Store, a: &Analysis) -> Result<Page> {
             None => None,
         });
     }
-    blocks.extend(crate::overview::blocks(a, &medians));
+    blocks.extend(super::overview::blocks(a, &medians));
     blocks.push(Block::Heading("every metric".into()));
     blocks.push(Block::Table(
         crate::comparison::COLUMNS.map(String::from).to_vec(),
@@ -530,7 +530,7 @@ pub fn build(store: &Store, a: &Analysis) -> Result<Page> {
         })
         .count();
     Ok(Page {
-        html: page(&title, &blocks),
+        html: html(&title, &blocks),
         charts,
         cells: a.labels.len(),
     })

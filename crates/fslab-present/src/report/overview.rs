@@ -4,8 +4,8 @@
 //! every cell on one axis, and every cell's rate over time on shared axes
 //! with its phase boundaries. Each cell has one colour throughout.
 
+use super::{cell_colour, Block, Chart, IntervalRow, Intervals, Marker, Series, Style};
 use fslab_analysis::{Analysis, GroupRun};
-use fslab_report::{cell_colour, Block, Chart, IntervalRow, Intervals, Marker, Series, Style};
 use fslab_store::{RunRecord, Store};
 
 use crate::Result;

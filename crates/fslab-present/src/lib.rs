@@ -1,22 +1,28 @@
-//! What the results store holds, rendered for people and scripts.
+//! fslab's presentation: what the results store holds and what an
+//! analysis (`fslab_analysis`) says, rendered for people and scripts.
 //!
-//! - [`show`]: `fslab results list | experiments | show` (text) and the
-//!   "made by experiment" account of a run's filesystem.
-//! - [`comparison`]: `compare`'s text, Markdown, CSV and JSON, from an
-//!   analysis (`fslab_analysis`).
-//! - [`history`]: `fslab history`'s text.
-//! - [`page`]: the HTML report's blocks, drawn by `fslab-report`.
-//! - [`outcomes`]: `fslab results outcomes`, the README's outcome table.
+//! - [`export`]: the analysis in each format `fslab compare --format` takes
+//!   (text, markdown, csv, json, html), one [`export::Exporter`] a file,
+//!   registered;
+//! - [`comparison`]: a comparison's cells, as every format prints them;
+//! - [`report`]: `fslab report`'s self-contained HTML page: its blocks,
+//!   charts (SVG) and IO movie, from an analysis and the store;
+//! - [`show`]: `fslab results list | experiments | show | export` and the
+//!   "made by experiment" account of a run's filesystem;
+//! - [`run`]: what `fslab run` shows: its progress, its summary, its end;
+//! - [`history`]: `fslab history`'s text;
+//! - [`outcomes`]: `fslab results outcomes`, the README's outcome table;
 //! - [`trace`]: `fslab trace show`, a run's block IO in blkparse's format.
 //!
-//! Everything here reads a [`fslab_store::Store`] and returns text or
-//! values; the binary parses arguments, calls these and prints.
+//! Everything here returns text or values; the binary parses arguments,
+//! calls these and prints.
 
 pub mod comparison;
+pub mod export;
 pub mod history;
 pub mod outcomes;
-pub mod overview;
-pub mod page;
+pub mod report;
+pub mod run;
 pub mod show;
 pub mod trace;
 

@@ -158,9 +158,9 @@ impl Movie {
                 for (&c, &(wr, rd)) in &f.cells {
                     let (x, y) = xy(c);
                     let colour = if wr >= rd {
-                        crate::svg::WRITE
+                        super::svg::WRITE
                     } else {
-                        crate::svg::READ
+                        super::svg::READ
                     };
                     let o = 0.45 + 0.55 * ((wr + rd) as f64).ln_1p() / most.ln_1p();
                     let _ = write!(
@@ -180,8 +180,8 @@ impl Movie {
         // Legend.
         let lx = LEFT + gw + 12.0;
         for (i, (colour, what)) in [
-            (crate::svg::WRITE, "writes (this window)"),
-            (crate::svg::READ, "reads (this window)"),
+            (super::svg::WRITE, "writes (this window)"),
+            (super::svg::READ, "reads (this window)"),
             ("#888", "all IO of the run"),
         ]
         .iter()

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::runner::Progress;
-use crate::spec::Cell;
+use fslab_experiment::runner::Progress;
+use fslab_experiment::spec::Cell;
 
 /// Progress on stderr: a live line on a terminal, plain lines otherwise.
 pub struct Display {

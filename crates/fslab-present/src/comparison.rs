@@ -1,12 +1,10 @@
-//! The comparison as people and scripts read it: `compare`'s text table,
-//! Markdown and CSV, and the cells of the report's table. The numbers come
-//! from [`fslab_stats::compare`]; this only lays them out.
+//! A comparison's cells as every format prints them (the text table,
+//! Markdown, the report's table) and where its thresholds came from. The
+//! numbers come from [`fslab_stats::compare`] through the analysis; the
+//! formats are [`crate::export`]'s.
 
 use std::fmt::Write as _;
 
-use fslab_analysis::{Analysis, Explanation};
-use fslab_record::json::Versioned;
-use fslab_record::table::{Align, Table};
 use fslab_stats::compare::Row;
 use fslab_stats::fmt_num;
 use fslab_stats::interval::Method;
@@ -54,38 +52,6 @@ fn diff(r: &Row) -> String {
     s
 }
 
-/// A text table, one block per metric: the metric heads its group
-/// column; every column is as wide as its widest value.
-pub fn text(rows: &[Row]) -> String {
-    let mut s = String::new();
-    let mut blocks: Vec<(&str, Table)> = Vec::new();
-    for r in rows {
-        if blocks.last().is_none_or(|(m, _)| *m != r.metric) {
-            let mut cols = vec![(r.metric.as_str(), Align::Left)];
-            cols.extend(COLUMNS[2..10].iter().map(|c| (*c, Align::Right)));
-            cols.push((COLUMNS[10], Align::Left));
-            blocks.push((&r.metric, Table::new(&cols)));
-        }
-        if let Some((_, t)) = blocks.last_mut() {
-            let mut cells = vec![r.group.clone()];
-            cells.extend(columns(r));
-            t.row(cells);
-        }
-    }
-    for (i, (_, t)) in blocks.into_iter().enumerate() {
-        if i > 0 {
-            s.push('\n');
-        }
-        s.push_str(&t.render());
-    }
-    let notes: Vec<&str> = rows.iter().filter_map(|r| r.note.as_deref()).collect();
-    if let Some(n) = notes.first() {
-        let _ = writeln!(s, "\nwarning: {n}");
-    }
-    s.push_str(&provenance(rows));
-    s
-}
-
 /// Where the thresholds came from and how the p-values were corrected:
 /// one line each, naming the metrics when the sources differ.
 pub fn provenance(rows: &[Row]) -> String {
@@ -118,18 +84,6 @@ pub fn provenance(rows: &[Row]) -> String {
     s
 }
 
-/// A Markdown table.
-pub fn markdown(rows: &[Row]) -> String {
-    let mut s = format!(
-        "| {} |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
-        COLUMNS.join(" | ")
-    );
-    for cells in table(rows) {
-        let _ = writeln!(s, "| {} |", cells.join(" | "));
-    }
-    s
-}
-
 /// The columns of a comparison table ([`table`], Markdown, the report).
 pub const COLUMNS: [&str; 11] = [
     "metric",
@@ -157,7 +111,7 @@ pub fn table(rows: &[Row]) -> Vec<Vec<String>> {
 }
 
 /// A row's n, mean, sd, median, min, max, hmean, cv and difference, as printed.
-fn columns(r: &Row) -> [String; 9] {
+pub(crate) fn columns(r: &Row) -> [String; 9] {
     let m = &r.summary;
     let cv = if m.cv_pct.is_nan() {
         "-".into()
@@ -177,91 +131,12 @@ fn columns(r: &Row) -> [String; 9] {
     ]
 }
 
-/// CSV, one line per metric and group.
-pub fn csv(rows: &[Row]) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    // The text columns up to hmean, then the numbers behind cv and the
-    // difference, each on its own.
-    let _ = w.write_record(COLUMNS[..9].iter().chain(&[
-        "cv_pct",
-        "diff_pct",
-        "direction",
-        "ci_low_pct",
-        "ci_high_pct",
-        "p_value",
-        "note",
-        "p_adjusted",
-        "correction",
-        "verdict",
-        "delta_pct",
-        "needed_n",
-        "interval",
-        "delta_from",
-    ]));
-    let o = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
-    let f = |x: f64| {
-        if x.is_nan() {
-            String::new()
-        } else {
-            x.to_string()
-        }
-    };
-    for r in rows {
-        let _ = w.write_record([
-            r.metric.clone(),
-            r.group.clone(),
-            r.summary.n.to_string(),
-            f(r.summary.mean),
-            f(r.summary.sd),
-            f(r.summary.median),
-            f(r.summary.min),
-            f(r.summary.max),
-            f(r.summary.hmean),
-            f(r.summary.cv_pct),
-            o(r.diff_pct),
-            r.direction.unwrap_or("").to_string(),
-            o(r.ci_low_pct),
-            o(r.ci_high_pct),
-            o(r.p_value),
-            r.note.clone().unwrap_or_default(),
-            o(r.p_adjusted),
-            r.correction.unwrap_or("").to_string(),
-            r.verdict.map(Verdict::name).unwrap_or("").to_string(),
-            o(r.delta_pct),
-            r.needed_n.map(|n| n.to_string()).unwrap_or_default(),
-            r.interval.unwrap_or("").to_string(),
-            r.delta_from.clone().unwrap_or_default(),
-        ]);
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-}
-
-/// The comparison as `compare --format json` prints it.
-#[derive(Debug, serde::Serialize)]
-pub struct Comparison<'a> {
-    /// The group the differences are against.
-    pub baseline: &'a str,
-    pub groups: &'a [String],
-    pub rows: &'a [Row],
-    /// What the instruments say about it (when they say anything).
-    #[serde(skip_serializing_if = "<[Explanation]>::is_empty")]
-    pub explanations: &'a [Explanation],
-}
-
-/// The analysis as a JSON document with its schema version.
-pub fn json(a: &Analysis) -> String {
-    Versioned::new(Comparison {
-        baseline: &a.labels[a.baseline],
-        groups: &a.labels,
-        rows: &a.rows,
-        explanations: &a.explanations,
-    })
-    .to_pretty()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::export::csv::csv;
+    use crate::export::markdown::markdown;
+    use crate::export::text::text;
     use fslab_stats::compare::{compare, compare_with, example, Direction, Metric};
     use fslab_stats::verdict::Policy;
 
