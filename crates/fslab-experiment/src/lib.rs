@@ -28,7 +28,8 @@
 //! - [`findings`]: the seed authors' claims, judged;
 //! - [`builtin`]: the experiments built into fslab, and finding the one
 //!   `fslab run` is given;
-//! - [`aa`]: `--calibrate CELL`'s A/A experiment.
+//! - [`aa`]: `--calibrate CELL`'s A/A experiment;
+//! - [`resume`]: an earlier experiment read back for `--resume`.
 //!
 //! No module imports one that imports it back: `spec` (with `findings::finding`
 //! and `duration`) is at the bottom, the runner's files at the top.
@@ -46,6 +47,7 @@ pub mod machine;
 pub mod outcome;
 pub mod plan;
 pub mod pressure;
+pub mod resume;
 pub mod runner;
 pub mod safety;
 pub mod signals;
