@@ -131,14 +131,15 @@ pub enum Command {
         #[arg(value_name = "DIR")]
         dir: PathBuf,
     },
-    /// Run a workload from its serialized job (the child `fslab run` starts)
+    /// Run a workload from its serialized child spec (the child `fslab run` starts)
     #[command(
         hide = true,
-        after_help = "Example:\n  fslab job '{\"workload\": \"createmany\", \"options\": {...}, \"argv\": [\"createmany\", \"-o\", \"/mnt/test/f\", \"1000\"]}'"
+        after_help = "Example:\n  fslab job '{\"job\": {\"workload\": \"createmany\", \"options\": {...}}, \"harness\": {\"command_line\": [\"createmany\", \"-o\", \"/mnt/test/f\", \"1000\"], \"json\": true, ...}}'"
     )]
     Job {
-        /// {"workload": NAME, "options": {...}, "argv": [...]}: the workload, its
-        /// options as `fslab run` serialized them, and the command line to record
+        /// {"job": {"workload": NAME, "options": {...}}, "harness": {...}}: the
+        /// workload with its options, and what runs around it (the command
+        /// line to record, JSON, probes, caches, cgroup, text file, progress)
         #[arg(value_name = "JSON")]
         json: String,
     },

@@ -231,9 +231,9 @@ fn the_subcommand(dir: &Path, db: &Path) {
 
 /// `fslab job JSON`: what `fslab run` starts.
 fn the_job_fslab_run_starts(dir: &Path, db: &Path) {
-    // The job `fslab run` hands its child, serialized: run the same way,
-    // recording the command line it is given; and refused in one line
-    // when it is not a job.
+    // The child spec `fslab run` hands its child, serialized: the job run
+    // the same way, with its harness (a JSON report, the command line to
+    // record); and refused in one line when it is not a spec.
     fslab_workload::plugin::register(&SYNCFILES).unwrap();
     let kind = fslab_workload::Kind::of(SyncFiles::NAME).unwrap();
     let served = dir.join("served");
@@ -243,15 +243,17 @@ fn the_job_fslab_run_starts(dir: &Path, db: &Path) {
             "3".into(),
             "-d".into(),
             served.display().to_string(),
-            "--json".into(),
         ])
         .unwrap();
-    let mut json = job.to_json();
-    json["argv"] = serde_json::json!(["syncfiles", "as-recorded"]);
-    let served_run = fslab(dir, db)
-        .args(["job", &json.to_string()])
-        .output()
-        .unwrap();
+    let spec = fslab_workload::ChildSpec {
+        job,
+        harness: fslab_record::protocol::Harness {
+            json: true,
+            ..fslab_record::protocol::Harness::typed(vec!["syncfiles".into(), "as-recorded".into()])
+        },
+    };
+    let json = serde_json::to_string(&spec).unwrap();
+    let served_run = fslab(dir, db).args(["job", &json]).output().unwrap();
     let (out, err) = text(&served_run);
     assert!(served_run.status.success(), "fslab job:\n{out}\n{err}");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -268,12 +270,10 @@ fn the_job_fslab_run_starts(dir: &Path, db: &Path) {
         serde_json::json!(["syncfiles", "as-recorded"]),
         "the recorded command line"
     );
+    let nope = json.replace("\"workload\":\"syncfiles\"", "\"workload\":\"nope\"");
     for (bad, says) in [
-        ("{\"workload\": 1", "fslab: job: "),
-        (
-            "{\"workload\": \"nope\"}",
-            "fslab: job: unknown workload \"nope\"",
-        ),
+        ("{\"job\": 1", "fslab: job: "),
+        (nope.as_str(), "fslab: job: unknown workload \"nope\""),
     ] {
         let o = fslab(dir, db).args(["job", bad]).output().unwrap();
         let (_, err) = text(&o);
