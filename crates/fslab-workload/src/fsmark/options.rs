@@ -223,7 +223,8 @@ fn positive(flag: &str, what: &str, v: i64) -> Result<u64, OptionError> {
 pub fn parse_size(flag: &str, s: &str) -> Result<u64, OptionError> {
     fslab_record::units::parse_bytes(s).ok_or_else(|| {
         OptionError(format!(
-            "{flag} {s:?}: not a size (use bytes, or a K, M, G or T suffix, below 16 EiB)"
+            "{flag} {s:?}: not a size ({}, below 16 EiB)",
+            fslab_record::units::SIZE_GRAMMAR
         ))
     })
 }

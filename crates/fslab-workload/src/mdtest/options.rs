@@ -41,20 +41,22 @@ pub struct MdtestArgs {
     /// Branching factor of the directory tree
     #[arg(short = 'b', long = "branch", value_name = "N", default_value_t = 1)]
     pub branch: u64,
-    /// Bytes to write to each file after it is created
+    /// Bytes to write to each file after it is created (a size: 4k = 4096)
     #[arg(
         short = 'w',
         long = "write-bytes",
         value_name = "BYTES",
-        default_value_t = 0
+        default_value_t = 0,
+        value_parser = fslab_record::units::bytes_arg
     )]
     pub write_bytes: u64,
-    /// Bytes to read from each file
+    /// Bytes to read from each file (a size: 4k = 4096)
     #[arg(
         short = 'e',
         long = "read-bytes",
         value_name = "BYTES",
-        default_value_t = 0
+        default_value_t = 0,
+        value_parser = fslab_record::units::bytes_arg
     )]
     pub read_bytes: u64,
     /// Time the unique working directory overhead (with -u: phases are timed from before the task's directory is named)
