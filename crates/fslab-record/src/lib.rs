@@ -25,7 +25,7 @@ pub use experiment::{
     CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, FindingOutcome, FindingResult,
     ImageHostFacts, IMAGE_EXTENTS,
 };
-pub use latency::{LatencyHistogram, LatencySummary};
+pub use latency::{HistogramBin, LatencyHistogram, LatencySummary};
 pub use mem::MemRecorder;
 pub use metric::{Better, Metric, Unit};
 pub use probe::{Blob, Monitor, NoMonitor, ProbeNote, ProbePoint};

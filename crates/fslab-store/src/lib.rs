@@ -3,6 +3,7 @@
 
 mod calibration;
 mod experiment;
+mod histograms;
 mod read;
 mod retry;
 mod schema;
@@ -26,6 +27,7 @@ fn host_name() -> String {
 
 pub use calibration::Calibration;
 pub use experiment::{ExperimentRecord, ExperimentRow, RunOrigin};
+pub use histograms::{ExportedHistogram, Percentile, RunDocument, DEFAULT_PERCENTILES};
 pub use read::{
     ProbeSummary, RunRecord, RunRow, StoredHistogram, StoredLatency, StoredNote, StoredPhase,
     StoredPoint,

@@ -48,12 +48,12 @@ pub enum Command {
     /// Read back recorded runs
     #[command(
         subcommand,
-        after_help = "Examples:\n  fslab results list --workload fsmark\n  fslab results show 12\n  fslab results export 12 --format csv > run12.csv"
+        after_help = "Examples:\n  fslab results list --workload fsmark\n  fslab results show latest\n  fslab results export 12 --format csv --output run12.csv\n  fslab results list --limit 10 --format json"
     )]
     Results(ResultsCommand),
     /// Compare the cells of an experiment (default: the latest) or groups of runs, with statistics
     #[command(
-        after_help = "Examples:\n  fslab compare\n  fslab compare --experiment 3 --experiment 5 --format markdown\n  fslab compare --runs 1,2,3 --runs 4,5,6 --delta 2\n  fslab compare --calibration 7 --correction holm --alpha 0.01"
+        after_help = "Examples:\n  fslab compare\n  fslab compare --experiment 3 --experiment 5 --format markdown --output cmp.md\n  fslab compare --runs ext4=1,2,3 --runs xfs=4-6 --delta 2\n  fslab compare --runs latest~1 --runs latest\n  fslab compare --calibration 7 --correction holm --alpha 0.01"
     )]
     Compare(CompareArgs),
     /// Every stored run of one experiment: its headline metrics by kernel and fslab version,
@@ -64,6 +64,8 @@ pub enum Command {
     History {
         /// The experiment's name [default: the latest experiment's]
         name: Option<String>,
+        #[command(flatten)]
+        out: OutputArgs,
         /// The least change worth marking, in percent; a significant shift smaller than
         /// this is named but not marked [default: any significant one]
         #[arg(long, value_name = "PCT", value_parser = delta_pct)]
@@ -170,8 +172,10 @@ pub struct SelectArgs {
     /// several experiments, say the same one on two kernels; default: the most recent
     #[arg(long, value_name = "ID")]
     pub experiment: Vec<i64>,
-    /// A group of run ids, comma-separated; repeat for more groups (instead of an experiment)
-    #[arg(long = "runs", value_name = "ID,ID,...")]
+    /// A group of runs, optionally labelled: `ext4=7,9,11`, `7-12`, `latest~2-latest`
+    /// (ids, ranges, `latest`, `latest~N`, comma-separated); repeat for more groups
+    /// (instead of an experiment)
+    #[arg(long = "runs", value_name = "[LABEL=]IDS")]
     pub runs: Vec<String>,
     /// The group others are compared with: its position (from 0) or its label [default: the first]
     #[arg(long, value_name = "N|LABEL")]
@@ -215,8 +219,31 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub select: SelectArgs,
     /// Output format (every registered exporter: text, markdown, csv, json, html, ...)
-    #[arg(long, default_value = "text", value_parser = formats())]
-    pub format: String,
+    /// [default: text; with --output, FILE's extension]
+    #[arg(long, value_parser = formats())]
+    pub format: Option<String>,
+    /// Write the chosen format to FILE; the text is still printed on the terminal
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// `--format` and `--output`, one spelling for every command that prints
+/// results.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Output format: text, json, csv or markdown [default: text; with --output,
+    /// FILE's extension]
+    #[arg(long, value_name = "FORMAT", value_parser = output_format)]
+    pub format: Option<fslab_present::format::Format>,
+    /// Write the chosen format to FILE; the text is still printed on the terminal
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// `--format NAME`: one of [`fslab_present::format::Format`]'s.
+fn output_format(s: &str) -> Result<fslab_present::format::Format, String> {
+    fslab_present::format::Format::of(s)
+        .ok_or_else(|| format!("{s:?} is not a format (text, json, csv or markdown)"))
 }
 
 /// `--format`'s values: the registered exporters' names.
@@ -231,6 +258,15 @@ fn alpha(s: &str) -> Result<f64, String> {
         _ => Err(format!(
             "{s:?} is not a significance level above 0 and at most 0.5 (say 0.05)"
         )),
+    }
+}
+
+/// `--scale F`: a factor above 0 (a negative one is named, not taken for
+/// an option).
+fn scale_factor(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        _ => Err(format!("{s:?} is not a factor above 0 (say 0.01)")),
     }
 }
 
@@ -273,8 +309,8 @@ impl Correction {
 pub enum TraceCommand {
     /// Print a run's block IO completions in blkparse's format
     Show {
-        /// Run id (from `fslab results list`)
-        id: i64,
+        /// Run id (from `fslab results list`), `latest` or `latest~N`
+        id: String,
         /// Print at most this many lines
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
@@ -316,7 +352,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "ID")]
     pub resume: Option<i64>,
     /// Shrink (or grow) counts and sizes by this factor: workload -n and -D, image size (at least 512 MiB)
-    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    #[arg(
+        long,
+        value_name = "F",
+        default_value_t = 1.0,
+        allow_negative_numbers = true,
+        value_parser = scale_factor
+    )]
     pub scale: f64,
     /// Print the expanded cells and their commands; touch nothing
     #[arg(long)]
@@ -367,17 +409,29 @@ pub struct RunArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ResultsCommand {
-    /// One line per recorded run, starting with its id
+    /// One line per recorded run, starting with its id (the newest 50; the text fits
+    /// 100 columns)
     List {
         /// Only runs of this workload (fsmark, createmany, tiotest, alloctest, dbench, compilebench)
         #[arg(long, value_name = "KIND")]
         workload: Option<fslab_workload::Kind>,
-        /// One JSON document (with fslab_schema) instead of text
+        /// Only the newest N runs (0: all)
+        #[arg(long, value_name = "N", default_value_t = 50)]
+        limit: usize,
+        /// Every column in full (the text is cut to 100 columns otherwise)
         #[arg(long)]
+        wide: bool,
+        /// The same as --format json
+        #[arg(long, hide = true, conflicts_with = "format")]
         json: bool,
+        #[command(flatten)]
+        out: OutputArgs,
     },
     /// One line per experiment (`fslab run`), starting with its id, with runs completed
-    Experiments,
+    Experiments {
+        #[command(flatten)]
+        out: OutputArgs,
+    },
     /// The findings' outcome table (as the README shows it), from the store: each finding's id, claim, the author's number, fslab's and the rule's verdict, with the run's date, kernel, scale and repetitions
     #[command(
         after_help = "Examples:\n  fslab results outcomes              # the latest experiment of each name\n  fslab results outcomes 12 14        # these experiments"
@@ -388,23 +442,33 @@ pub enum ResultsCommand {
     },
     /// Everything recorded for one run
     Show {
-        /// Run id (from `fslab results list`)
-        id: i64,
+        /// Run id (from `fslab results list`), `latest` or `latest~N`
+        id: String,
+        #[command(flatten)]
+        out: OutputArgs,
     },
-    /// One run as JSON or long-format CSV
+    /// One run as JSON (the default) or long-format CSV, every stored histogram's bins
+    /// included
     Export {
-        /// Run id (from `fslab results list`)
-        id: i64,
-        /// Output format
-        #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
-        format: ExportFormat,
+        /// Run id (from `fslab results list`), `latest` or `latest~N`
+        id: String,
+        #[command(flatten)]
+        out: OutputArgs,
+        /// The latency percentiles to export, comma-separated, each above 0 and at most
+        /// 100 [default: 50,90,99,99.9]
+        #[arg(long, value_name = "P,P,...", value_parser = percentile, value_delimiter = ',')]
+        percentiles: Vec<f64>,
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExportFormat {
-    Json,
-    Csv,
+/// A percentile: above 0 and at most 100.
+fn percentile(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!(
+            "{s:?} is not a percentile above 0 and at most 100 (say 99.9)"
+        )),
+    }
 }
 
 /// Whether `name` is one of fslab's own commands (which no workload may

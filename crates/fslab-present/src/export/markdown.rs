@@ -19,7 +19,11 @@ impl Exporter for Markdown {
     }
 
     fn export(&self, a: &Analysis, _store: &Store) -> Result<String> {
-        let mut s = markdown(&a.rows);
+        let mut s: String = crate::headline::headlines(a)
+            .into_iter()
+            .map(|(_, l)| format!("**{l}**\n\n"))
+            .collect();
+        s.push_str(&markdown(&a.rows));
         if !a.explanations.is_empty() {
             s.push('\n');
             for e in &a.explanations {

@@ -1,8 +1,8 @@
 //! The end-of-run table: for each cell, the mean, sample standard
 //! deviation and count of each metric over its successful repetitions,
 //! and the difference of each cell's mean from the first cell's with its
-//! verdict: "+5.2% slower" only when the difference is real, "same" within
-//! the noise threshold, "unresolved" otherwise (the analysis is
+//! verdict: "+5.2% slower" only when the difference is real, "no
+//! difference within δ" within the noise threshold, "unresolved" otherwise (the analysis is
 //! `fslab_experiment::summary::analysis`'s). `fslab compare` gives the full
 //! statistics (intervals, corrected p-values, runs needed); this is the
 //! quick look. Then what each cell's tool printed.
@@ -21,6 +21,7 @@ pub fn table(a: &Analysis) -> String {
     let mut unresolved = false;
     for (mi, m) in a.metrics.iter().enumerate() {
         let mut row = vec![m.name.clone()];
+        let base = crate::headline::baseline_mean(a.rows_of(mi));
         for r in a.rows_of(mi) {
             let fslab_stats::Summary { n, mean, sd, .. } = r.summary;
             if n == 0 {
@@ -32,16 +33,12 @@ pub fn table(a: &Analysis) -> String {
             } else {
                 format!("{} (n=1)", fmt_num(mean))
             };
-            if let (Some(pct), Some(v)) = (r.diff_pct, r.verdict) {
-                let word = match v {
-                    Verdict::Same => "same",
-                    Verdict::Unresolved => {
-                        unresolved = true;
-                        "unresolved"
-                    }
-                    v => v.name(),
-                };
-                let _ = write!(cell, " {pct:+.1}% {word}");
+            if let (Some(change), Some(v)) = (crate::headline::change(r, base), r.verdict) {
+                unresolved |= v == Verdict::Unresolved;
+                let delta = r
+                    .delta_pct
+                    .unwrap_or(fslab_stats::verdict::DEFAULT_DELTA_PCT);
+                let _ = write!(cell, " {change} {}", v.words(delta));
                 if r.interval == Some(fslab_stats::interval::Method::Deterministic.name()) {
                     cell.push_str(" (exact)");
                 }
@@ -208,10 +205,10 @@ mod tests {
             s(1, "image extents", Direction::Cost, 128.0),
         ];
         let t = table_of(&[(0, "a".into()), (1, "b".into())], &extents);
-        assert!(t.contains("+1322.2% unresolved"), "{t}");
+        assert!(t.contains("+119 (from 9) unresolved"), "{t}");
         let twice: Vec<Sample> = extents.iter().chain(extents.iter()).cloned().collect();
         let t = table_of(&[(0, "a".into()), (1, "b".into())], &twice);
-        assert!(t.contains("+1322.2% more (exact)"), "{t}");
+        assert!(t.contains("+119 (from 9) more (exact)"), "{t}");
         assert!(!t.contains("unresolved"), "{t}");
         assert!(
             t.lines().all(|l| l == l.trim_end()),

@@ -1,6 +1,6 @@
 //! `fslab compare`: the cells of an experiment (or groups of runs), metric by
 //! metric, with statistics: the analysis (fslab-analysis) in the format asked
-//! for (one of fslab-present's exporters).
+//! for (one of fslab-present's exporters), optionally written to a file.
 
 use std::path::Path;
 
@@ -8,13 +8,7 @@ use crate::cli::CompareArgs;
 use crate::Failure;
 
 pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
-    let exporter = fslab_present::export::of(&args.format).ok_or_else(|| {
-        Failure::Usage(format!(
-            "--format {}: no such format (formats: {})",
-            args.format,
-            fslab_present::export::names().join(", ")
-        ))
-    })?;
+    super::check_output(args.output.as_deref())?;
     let store = super::open_store_read(db)?;
     // A comparison of nothing is said, not printed as an empty table.
     let choice = fslab_analysis::Choice {
@@ -28,8 +22,18 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
     for n in &a.notes {
         remark!("fslab: compare: note: {n}");
     }
-    let text = exporter
-        .export(&a, &store)
-        .map_err(super::results_failure)?;
-    super::print_all(text.as_bytes())
+    super::emit(
+        args.format.as_deref(),
+        args.output.as_deref(),
+        "text",
+        |name| {
+            let exporter = fslab_present::export::of(name).ok_or_else(|| {
+                Failure::Usage(format!(
+                    "--format {name}: no such format (formats: {})",
+                    fslab_present::export::names().join(", ")
+                ))
+            })?;
+            exporter.export(&a, &store).map_err(super::results_failure)
+        },
+    )
 }

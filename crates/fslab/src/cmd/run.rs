@@ -95,9 +95,16 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     let (file, text, scale) = match &earlier {
         Some(e) => (e.file.clone(), e.text.clone(), e.scale),
         None => {
-            let (file, text) =
-                fslab_experiment::builtin::load(args.experiment.as_deref().unwrap_or_default())
-                    .map_err(|e| Failure::Usage(e.to_string()))?;
+            let asked = args.experiment.as_deref().unwrap_or_default();
+            let (file, text) = fslab_experiment::builtin::load(asked)
+                .map_err(|e| Failure::Usage(e.to_string()))?;
+            // A prefix chose a built-in: say which.
+            if file.strip_prefix("builtin:").is_some_and(|n| n != asked) {
+                remark!(
+                    "fslab: run: {asked:?} is the built-in experiment {}",
+                    &file["builtin:".len()..]
+                );
+            }
             (file, text, args.scale)
         }
     };

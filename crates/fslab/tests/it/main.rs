@@ -33,4 +33,5 @@ mod resume;
 mod scheduler;
 mod stonewall;
 mod support;
+mod usability;
 mod workloads;

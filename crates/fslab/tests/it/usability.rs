@@ -1,0 +1,295 @@
+//! What a person types to compare what they have and read it back: labelled
+//! groups of runs, `latest`, `latest~N` and ranges as run ids, one headline
+//! per comparison, `results list --limit` in 100 columns, one spelling of
+//! machine output (`--format`, `--output`), exports with histogram bins and
+//! the percentiles asked for, each probe's numbers under its own heading.
+
+use crate::support::*;
+
+/// Six fs_mark runs, alternating between two directories: runs 1, 3, 5 in
+/// `a` (empty files), 2, 4, 6 in a directory with a long name (4 KiB
+/// files, so the groups differ).
+fn six_runs(lab: &Lab) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let a = dir.path().join("a");
+    let b = dir
+        .path()
+        .join(format!("b-{}", "long-directory-name-".repeat(6)));
+    for d in [&a, &b] {
+        std::fs::create_dir(d).unwrap();
+    }
+    for _ in 0..3 {
+        for (d, size) in [(&a, "0"), (&b, "4096")] {
+            let o = lab.run(&[
+                "fsmark",
+                "-d",
+                d.to_str().unwrap(),
+                "-n",
+                "300",
+                "-s",
+                size,
+                "-S",
+                "0",
+                "-L",
+                "1",
+            ]);
+            assert!(o.status.success(), "{}", stderr(&o));
+        }
+    }
+    let b = b.to_str().unwrap().to_string();
+    (dir, b)
+}
+
+#[test]
+fn compare_takes_labelled_groups_latest_and_ranges_and_leads_with_a_headline() {
+    let lab = Lab::new();
+    let _dirs = six_runs(&lab);
+    let o = lab.run(&[
+        "compare",
+        "--runs",
+        "empty=1,3,5",
+        "--runs",
+        "4k=2-2,4,latest",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.starts_with("create: 4k is ") && first.contains("x as fast as empty"),
+        "the first line is the headline: {out}"
+    );
+    assert!(
+        !out.contains("runs 1,3,5"),
+        "groups print with their labels: {out}"
+    );
+    let rows: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("create rate (ops/s)"))
+        .take(3)
+        .collect();
+    assert!(
+        rows[1].starts_with("empty ") && rows[2].starts_with("4k "),
+        "{rows:?}"
+    );
+    // The same groups by `latest~N` ranges: 4k is 2, 4, 6; empty is 1, 3, 5.
+    let again = lab.run(&[
+        "compare",
+        "--runs",
+        "empty=1-1,latest~3,latest~1",
+        "--runs",
+        "4k=latest~4,latest~2-latest~2,6",
+        "--format",
+        "json",
+    ]);
+    let j: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(j["groups"], serde_json::json!(["empty", "4k"]));
+    assert!(
+        j["headlines"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("create: 4k is "),
+        "{j}"
+    );
+    // The baseline by its label.
+    let o = lab.run(&[
+        "compare",
+        "--runs",
+        "empty=1,3,5",
+        "--runs",
+        "4k=2,4,6",
+        "--baseline",
+        "4k",
+    ]);
+    assert!(
+        stdout(&o).starts_with("create: empty is "),
+        "{}",
+        stdout(&o)
+    );
+    // Bad run ids: one line each, naming what was typed, exit 2.
+    for (runs, bad) in [
+        ("x=5-3", "\"5-3\""),
+        ("x=latest~9", "latest~9"),
+        ("x=1,zz", "\"zz\""),
+        ("=1,2", "label"),
+        ("x=1-40", "40"),
+    ] {
+        let o = lab.run(&["compare", "--runs", runs, "--runs", "y=2"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{runs}: {err}");
+        assert_eq!(err.lines().count(), 1, "{runs}: {err}");
+        assert!(err.contains(bad), "{runs}: {err}");
+    }
+    // Run ids wherever one run is taken.
+    let show = stdout(&lab.run(&["results", "show", "latest~1"]));
+    assert!(show.starts_with("run 5: fsmark"), "{show}");
+    let j: serde_json::Value =
+        serde_json::from_slice(&lab.run(&["results", "export", "latest"]).stdout).unwrap();
+    assert_eq!(j["run"]["id"], 6, "{j}");
+}
+
+#[test]
+fn results_list_fits_100_columns_and_takes_a_limit() {
+    let lab = Lab::new();
+    let (_dirs, long) = six_runs(&lab);
+    let o = lab.run(&["results", "list", "--limit", "4"]);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 5, "a header and the newest 4: {out}");
+    assert!(
+        lines[1].starts_with("3 ") && lines[4].starts_with("6 "),
+        "{out}"
+    );
+    for l in &lines {
+        assert!(
+            l.chars().count() <= 100,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    assert!(
+        stderr(&o).contains("2 older runs not shown"),
+        "{}",
+        stderr(&o)
+    );
+    // --wide: every column whole.
+    let wide = stdout(&lab.run(&["results", "list", "--wide"]));
+    assert!(wide.contains(&long), "{wide}");
+    assert_eq!(wide.lines().count(), 7, "{wide}");
+}
+
+#[test]
+fn every_results_command_takes_format_and_output() {
+    let lab = Lab::new();
+    let _dirs = six_runs(&lab);
+    let cases: [&[&str]; 5] = [
+        &["results", "list"],
+        &["results", "experiments"],
+        &["results", "show", "1"],
+        &["results", "export", "1"],
+        &["compare", "--runs", "1,3", "--runs", "2,4"],
+    ];
+    for args in cases {
+        let run = |extra: &[&str]| {
+            let mut all = args.to_vec();
+            all.extend(extra);
+            let o = lab.run(&all);
+            assert!(o.status.success(), "{all:?}: {}", stderr(&o));
+            o
+        };
+        let j: serde_json::Value = serde_json::from_slice(&run(&["--format", "json"]).stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        assert!(j["fslab_schema"].is_u64(), "{args:?}: {j}");
+        let csv = stdout(&run(&["--format", "csv"]));
+        let header = csv.lines().next().unwrap_or_default();
+        assert!(header.contains(','), "{args:?}: {csv}");
+        let md = stdout(&run(&["--format", "markdown"]));
+        assert!(
+            md.starts_with('|') || md.starts_with("**") || md.starts_with("## "),
+            "{args:?}: {md}"
+        );
+        // --output: the format to the file (by its extension), the text on the terminal.
+        let file = lab.path("out.csv");
+        let text = stdout(&run(&["--format", "text"]));
+        let o = run(&["--output", file.to_str().unwrap()]);
+        assert!(
+            stdout(&o) == text,
+            "{args:?}: the text stays on the terminal"
+        );
+        assert!(
+            std::fs::read_to_string(&file).unwrap() == csv,
+            "{args:?}: the file is CSV"
+        );
+        std::fs::remove_file(&file).unwrap();
+    }
+    // --output into a missing directory: refused before anything is read.
+    let o = lab.run(&["results", "list", "--output", "/nonexistent/x.json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("/nonexistent"), "{}", stderr(&o));
+}
+
+#[test]
+fn an_export_carries_the_histograms_bins_and_the_percentiles_asked() {
+    let lab = Lab::new();
+    let _dirs = six_runs(&lab);
+    let o = lab.run(&["results", "export", "2", "--percentiles", "50,99,99.99"]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let hs = j["histograms"].as_array().unwrap();
+    assert!(!hs.is_empty(), "{j}");
+    for h in hs {
+        let ps: Vec<f64> = h["percentiles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["percentile"].as_f64().unwrap())
+            .collect();
+        assert_eq!(ps, [50.0, 99.0, 99.99]);
+        let bins = h["bins"].as_array().unwrap();
+        let total: u64 = bins.iter().map(|b| b["count"].as_u64().unwrap()).sum();
+        assert_eq!(total, h["count"].as_u64().unwrap(), "{h}");
+        assert!(bins
+            .iter()
+            .all(|b| b["low_ns"].as_u64() <= b["high_ns"].as_u64()));
+    }
+    let csv = stdout(&lab.run(&[
+        "results",
+        "export",
+        "2",
+        "--format",
+        "csv",
+        "--percentiles",
+        "99.99",
+    ]));
+    assert!(
+        csv.contains(",percentile,create,") && csv.contains(",p99.99_ns,"),
+        "{csv}"
+    );
+    assert!(csv
+        .lines()
+        .any(|l| l.contains(",bin,create,") && l.contains(",count,")));
+    let o = lab.run(&["results", "export", "2", "--percentiles", "101"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("\"101\""), "{}", stderr(&o));
+}
+
+#[test]
+fn each_probes_numbers_are_under_its_own_heading() {
+    let lab = Lab::new();
+    let _dirs = six_runs(&lab);
+    let show = stdout(&lab.run(&["results", "show", "1"]));
+    let tool: String = show
+        .split("\nfsmark reported:\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{show}"))
+        .split("\n\n")
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(
+        !tool.contains("peak usage"),
+        "a probe's number under fsmark's: {tool}"
+    );
+    assert!(show.contains("\nmem probe reported:\n"), "{show}");
+}
+
+#[test]
+fn a_bad_scale_is_named_and_a_prefix_says_which_experiment_it_chose() {
+    let lab = Lab::new();
+    for bad in ["-1", "0", "x"] {
+        let o = lab.run(&["run", "seed004-large-dir", "--dry-run", "--scale", bad]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!("\"{bad}\"")) && !err.contains("use '--"),
+            "{err}"
+        );
+    }
+    let o = lab.run(&["run", "seed004", "--dry-run", "--scale", "0.001"]);
+    assert!(
+        stderr(&o).contains("\"seed004\" is the built-in experiment seed004-large-dir"),
+        "{}",
+        stderr(&o)
+    );
+    let o = lab.run(&["run", "seed004-large-dir", "--dry-run", "--scale", "0.001"]);
+    assert!(!stderr(&o).contains("is the built-in"), "{}", stderr(&o));
+}
