@@ -1,7 +1,7 @@
 //! The guest's initramfs: a static busybox, the modules the guest needs
 //! to reach the host, and an `/init` that mounts the host's root read-only
 //! over virtiofs, gives it the writable places a run needs (tmpfs on
-//! `/run`, `/tmp`, `/var/tmp`; proc, sysfs, devtmpfs, tracefs and a
+//! `/run`, `/tmp`; proc, sysfs, devtmpfs, tracefs and a
 //! memory cgroup), runs one command in it (chrooted) and powers off.
 //! Written as a `newc` cpio archive, which the kernel unpacks itself.
 
@@ -96,7 +96,7 @@ $B mount -t virtiofs -o ro {HOST_TAG} /host || fail "cannot mount the host's roo
 $B mount -t proc proc /host/proc || fail "cannot mount proc"
 $B mount -t sysfs sys /host/sys || fail "cannot mount sysfs"
 $B mount -t devtmpfs dev /host/dev || fail "cannot mount devtmpfs"
-for d in /run /tmp /var/tmp; do
+for d in /run /tmp; do
   $B mount -t tmpfs -o mode=1777 tmpfs /host$d || fail "cannot mount a tmpfs on $d"
 done
 $B mount -t tracefs tracefs /host/sys/kernel/tracing 2>/dev/null

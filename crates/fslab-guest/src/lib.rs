@@ -11,7 +11,8 @@
 //! - [`accel`]: KVM where it boots a kernel, TCG otherwise;
 //! - [`qemu`]: virtiofsd and QEMU started, watched, killed at the time
 //!   limit, the console kept;
-//! - [`handoff`]: the results the guest hands back on a raw disk.
+//! - [`handoff`]: the results the guest hands back on a raw disk;
+//! - [`kmsg`]: the guest kernel's log, read inside it.
 //!
 //! Nothing here mounts, formats or changes anything on the host: a guest
 //! lives in the directory it is given, and its processes die with fslab.
@@ -21,6 +22,7 @@ mod error;
 pub mod handoff;
 pub mod initramfs;
 pub mod kernel;
+pub mod kmsg;
 pub mod modules;
 pub mod package;
 pub mod qemu;

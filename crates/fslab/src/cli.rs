@@ -131,6 +131,15 @@ pub enum Command {
         #[arg(value_name = "DIR")]
         dir: PathBuf,
     },
+    /// Run one cell inside a guest fslab booted for it (what the guest's
+    /// init runs; see docs/kernels.md)
+    #[command(name = "guest-cell", hide = true)]
+    GuestCell {
+        /// The job file the host wrote (JSON: the experiment, the cell, the
+        /// guest's disks)
+        #[arg(value_name = "JOB")]
+        job: PathBuf,
+    },
     /// Run a workload from its serialized job (the child `fslab run` starts)
     #[command(
         hide = true,

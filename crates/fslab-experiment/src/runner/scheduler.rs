@@ -187,15 +187,27 @@ fn run_one(
         started_at: now(),
         ..Default::default()
     };
-    let r = run_cell(
-        exp,
-        cell,
-        rep,
-        &cfg.consent,
-        env,
-        &mut info,
-        &mut outcome.teardown_problems,
-    );
+    let r = if cell.in_guest() {
+        super::guest::run_guest_cell(
+            exp,
+            cell,
+            rep,
+            cfg,
+            env,
+            &mut info,
+            &mut outcome.teardown_problems,
+        )
+    } else {
+        run_cell(
+            exp,
+            cell,
+            rep,
+            &cfg.consent,
+            env,
+            &mut info,
+            &mut outcome.teardown_problems,
+        )
+    };
     let ok = r.error.is_none() && info.status == Some(RunStatus::Complete);
     if info.error.is_none() {
         info.error = r.error.as_ref().map(ToString::to_string);
