@@ -29,13 +29,15 @@
 //!   `fslab run` is given;
 //! - [`display`]: the run's progress on stderr;
 //! - [`closing`]: what `fslab run` prints when it is over;
-//! - [`aa`]: `--calibrate CELL`'s A/A experiment.
+//! - [`aa`]: `--calibrate CELL`'s A/A experiment;
+//! - [`bisect`]: `fslab bisect`, the first bad kernel of an ordered list.
 //!
 //! No module imports one that imports it back: `spec` (with `findings::finding`
 //! and `duration`) is at the bottom, the runner's files at the top.
 
 pub mod aa;
 pub mod backend;
+pub mod bisect;
 pub mod builtin;
 pub mod closing;
 pub mod deadline;

@@ -117,7 +117,15 @@ fn find_tool(
     hint: &str,
 ) -> Result<PathBuf, GuestError> {
     if let Some(p) = std::env::var_os(env).filter(|p| !p.is_empty()) {
-        return Ok(PathBuf::from(p));
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(GuestError::NoTool {
+                tool: format!("{tool} ({env}={})", p.display()),
+                hint: "no such file".into(),
+            })
+        };
     }
     let on_path = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())

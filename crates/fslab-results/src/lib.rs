@@ -15,6 +15,7 @@
 pub mod calibration;
 pub mod comparison;
 pub mod history;
+pub mod kernels;
 pub mod outcomes;
 pub mod overview;
 pub mod page;

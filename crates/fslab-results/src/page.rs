@@ -618,6 +618,8 @@ pub fn build(store: &Store, sel: &Selection) -> Result<Page> {
         format!("fslab report: {}", names.join("; "))
     };
     let mut blocks = vec![crate::overview::header(store, &g, &experiments)?];
+    let kernels = crate::kernels::group_kernels(store, &g)?;
+    blocks.extend(crate::kernels::lines(&kernels).into_iter().map(Block::Text));
     blocks.extend(notes.into_iter().map(|n| Block::Text(format!("note: {n}"))));
     let findings: Vec<Vec<String>> = experiments
         .iter()

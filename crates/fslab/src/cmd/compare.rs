@@ -29,10 +29,15 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
             .map_err(super::results_failure)?
     };
     let rows = compare::compare_calibrated(&g.labels, &m, base, policy, &calibrated);
+    let kernels = fslab_results::kernels::lines(
+        &fslab_results::kernels::group_kernels(&store, &g).map_err(super::results_failure)?,
+    );
     let text = match args.format {
-        // The experiments' stated findings follow the table.
+        // The experiments' stated findings follow the table; which kernels
+        // the groups ran on, when that is a difference, leads it.
         CompareFormat::Text => {
-            let mut t = comparison::text(&rows);
+            let mut t: String = kernels.iter().map(|l| format!("{l}\n\n")).collect();
+            t.push_str(&comparison::text(&rows));
             for id in &g.experiments {
                 let e = store
                     .experiment(*id)
@@ -41,9 +46,18 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
             }
             t
         }
-        CompareFormat::Markdown => comparison::markdown(&rows),
+        CompareFormat::Markdown => {
+            let mut t: String = kernels.iter().map(|l| format!("{l}\n\n")).collect();
+            t.push_str(&comparison::markdown(&rows));
+            t
+        }
         CompareFormat::Csv => comparison::csv(&rows),
         CompareFormat::Json => select::json(&g.labels, base, &rows),
     };
+    if matches!(args.format, CompareFormat::Csv | CompareFormat::Json) {
+        for l in &kernels {
+            eprintln!("fslab: compare: {l}");
+        }
+    }
     super::print_all(text.as_bytes())
 }

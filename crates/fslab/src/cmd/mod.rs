@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+mod bisect;
 mod calibrate;
 mod cleanup;
 mod compare;
@@ -69,6 +70,7 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
         Command::Job { json } => jobs::from_json(&json, &db),
         Command::Rescue { dir } => fslab_runtime::ranks::rescue(&db, &dir).map_err(Failure::from),
         Command::Cleanup => cleanup::run(&db),
+        Command::Bisect(b) => bisect::run(b, &db),
         Command::GuestCell { job } => guest::run(&job),
         Command::HostLab { action, json } => host_lab(&action, &json),
         Command::Crc32c { chunks } => crc32c(chunks),
