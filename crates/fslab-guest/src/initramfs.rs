@@ -25,7 +25,14 @@ pub struct Init {
     /// The command run in the host's root (chrooted), and its environment.
     pub command: Vec<String>,
     pub env: Vec<(String, String)>,
+    /// Files the command finds in [`FILES_DIR`] (name, bytes): carried in
+    /// the initramfs, so the host's directory they come from need not be
+    /// visible in the guest.
+    pub files: Vec<(String, Vec<u8>)>,
 }
+
+/// Where the guest's command finds [`Init::files`] (on its tmpfs).
+pub const FILES_DIR: &str = "/run/fslab-guest";
 
 /// The static busybox the initramfs runs: `$FSLAB_BUSYBOX`, else the first
 /// of /usr/bin/busybox and /bin/busybox that is statically linked.
@@ -99,6 +106,7 @@ $B mount -t devtmpfs dev /host/dev || fail "cannot mount devtmpfs"
 for d in /run /tmp; do
   $B mount -t tmpfs -o mode=1777 tmpfs /host$d || fail "cannot mount a tmpfs on $d"
 done
+$B mkdir -p /host{FILES_DIR} && $B cp -a /files/. /host{FILES_DIR}/ || fail "cannot copy the job's files"
 $B mount -t tracefs tracefs /host/sys/kernel/tracing 2>/dev/null
 $B mount -t debugfs debugfs /host/sys/kernel/debug 2>/dev/null
 if $B mount -t tmpfs -o mode=755 cgroup /host/sys/fs/cgroup 2>/dev/null; then
@@ -127,8 +135,20 @@ pub fn write(
 ) -> Result<(), GuestError> {
     let bb = std::fs::read(busybox).map_err(|e| GuestError::io(busybox, e))?;
     let mut w = Cpio::default();
-    for d in ["bin", "dev", "lib", "lib/modules", "proc", "sys", "host"] {
+    for d in [
+        "bin",
+        "dev",
+        "files",
+        "lib",
+        "lib/modules",
+        "proc",
+        "sys",
+        "host",
+    ] {
         w.entry(d, 0o040_755, &[], 0);
+    }
+    for (name, bytes) in &init.files {
+        w.entry(&format!("files/{name}"), 0o100_644, bytes, 0);
     }
     // The console, before devtmpfs is mounted (character device 5:1).
     w.entry("dev/console", 0o020_600, &[], (5 << 8) | 1);
@@ -234,6 +254,7 @@ mod tests {
             &Init {
                 command: vec!["/x/fslab".into(), "it's".into()],
                 env: vec![("PATH".into(), "/usr/bin".into())],
+                files: vec![],
             },
         );
         assert!(s.contains("for m in virtio virtiofs; do"), "{s}");

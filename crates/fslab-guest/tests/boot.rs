@@ -51,6 +51,7 @@ fn spec(kernel: Kernel, dir: &Path, command: &[&str], limit: Duration) -> GuestS
         init: Init {
             command: command.iter().map(|s| s.to_string()).collect(),
             env: vec![("PATH".into(), "/usr/bin:/bin:/usr/sbin:/sbin".into())],
+            files: vec![("note".into(), b"carried in".to_vec())],
         },
         limit,
         dir: dir.to_path_buf(),
@@ -81,7 +82,7 @@ fn a_guest_runs_a_command_in_the_hosts_root_on_its_own_kernel() {
     let mut s = spec(
         k.clone(),
         d.path(),
-        &["/bin/sh", "-c", "uname -r; grep ' / ' /proc/mounts; touch /etc/fslab-guest-wrote-here || echo read-only; uname -r | dd of=/dev/vda status=none"],
+        &["/bin/sh", "-c", "uname -r; cat /run/fslab-guest/note; echo; grep ' / ' /proc/mounts; touch /etc/fslab-guest-wrote-here || echo read-only; uname -r | dd of=/dev/vda status=none"],
         Duration::from_secs(120),
     );
     s.disks.push(fslab_guest::Disk {
@@ -93,6 +94,7 @@ fn a_guest_runs_a_command_in_the_hosts_root_on_its_own_kernel() {
     assert_eq!(run.exit, Some(0), "{}", run.last_lines(10));
     assert!(run.console.contains(&k.release), "{}", run.last_lines(10));
     assert!(run.console.contains("virtiofs"), "{}", run.last_lines(10));
+    assert!(run.console.contains("carried in"), "{}", run.last_lines(10));
     assert!(
         run.console.contains("read-only"),
         "the host's root is read-only: {}",

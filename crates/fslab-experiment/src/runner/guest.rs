@@ -126,12 +126,10 @@ impl GuestCell {
             out: GUEST_OUT.into(),
             db: GUEST_DB.into(),
         };
-        let job_path = gdir.join("job.json");
-        std::fs::write(
-            &job_path,
-            serde_json::to_vec_pretty(&job).unwrap_or_default(),
-        )
-        .map_err(CellError::Workdir)?;
+        // Carried in the guest's initramfs: the host's directory of the
+        // guest may be hidden in it (under its own /tmp).
+        let job_json = serde_json::to_vec_pretty(&job).unwrap_or_default();
+        let job_path = Path::new(fslab_guest::initramfs::FILES_DIR).join("job.json");
         let accel = fslab_guest::accel::choose(&kernel, &cache, &gdir)?;
         env.progress.step(&format!(
             "guest on {} ({}), booting",
@@ -157,6 +155,7 @@ impl GuestCell {
             init: fslab_guest::initramfs::Init {
                 command: guest_command(&job_path)?,
                 env: guest_env(),
+                files: vec![("job.json".into(), job_json)],
             },
             limit: guest_limit(exp.time_limit),
             dir: gdir.clone(),
