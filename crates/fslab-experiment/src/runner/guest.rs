@@ -15,7 +15,6 @@ use fslab_record::{CellRunInfo, GuestFacts, PhaseResult};
 use super::cell::{CellResult, RunEnv};
 use super::error::CellError;
 use super::guest_job::{GuestJob, GUEST_DB, GUEST_DISK, GUEST_OUT};
-use super::scheduler::RunConfig;
 use crate::evidence::Evidence;
 use crate::spec::{Cell, Device, Experiment};
 use crate::state::Resource;
@@ -37,12 +36,22 @@ pub fn guest_limit(time_limit: Option<Duration>) -> Duration {
     }
 }
 
+/// What a guest cell takes from `fslab run`'s configuration: the
+/// experiment as read (the guest parses it again), its scale, and whether
+/// images are kept.
+pub(super) struct Source<'a> {
+    pub(super) file: &'a str,
+    pub(super) text: &'a str,
+    pub(super) scale: f64,
+    pub(super) keep_images: bool,
+}
+
 /// Runs repetition `rep` of `cell` in a guest on its kernel.
 pub(super) fn run_guest_cell(
     exp: &Experiment,
     cell: &Cell,
     rep: u32,
-    cfg: &RunConfig,
+    cfg: &Source,
     env: &mut RunEnv,
     info: &mut CellRunInfo,
     problems: &mut Vec<String>,
@@ -50,7 +59,7 @@ pub(super) fn run_guest_cell(
     let mut g = GuestCell {
         dir: None,
         image: None,
-        keep_image: cfg.consent.keep_images,
+        keep_image: cfg.keep_images,
     };
     let mut res = CellResult::default();
     if let Err(e) = g.steps(exp, cell, rep, cfg, env, info, &mut res) {
@@ -75,7 +84,7 @@ impl GuestCell {
         exp: &Experiment,
         cell: &Cell,
         rep: u32,
-        cfg: &RunConfig,
+        cfg: &Source,
         env: &mut RunEnv,
         info: &mut CellRunInfo,
         res: &mut CellResult,
@@ -116,8 +125,8 @@ impl GuestCell {
             .and_then(|f| f.set_len(OUT_DISK_BYTES))
             .map_err(CellError::Workdir)?;
         let job = GuestJob {
-            file: cfg.file.clone(),
-            text: cfg.text.clone(),
+            file: cfg.file.to_string(),
+            text: cfg.text.to_string(),
             scale: cfg.scale,
             probes: exp.workload.probes.clone(),
             time_limit_s: exp.time_limit.map(|t| t.as_secs_f64()),

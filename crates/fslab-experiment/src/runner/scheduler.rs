@@ -188,11 +188,17 @@ fn run_one(
         ..Default::default()
     };
     let r = if cell.in_guest() {
+        let source = super::guest::Source {
+            file: &cfg.file,
+            text: &cfg.text,
+            scale: cfg.scale,
+            keep_images: cfg.consent.keep_images,
+        };
         super::guest::run_guest_cell(
             exp,
             cell,
             rep,
-            cfg,
+            &source,
             env,
             &mut info,
             &mut outcome.teardown_problems,
@@ -235,6 +241,7 @@ fn run_one(
         output: info.output,
         remount_s: info.remount_s,
         evidence: r.evidence,
+        guest_accel: info.guest.as_ref().map(|g| g.accel.clone()),
     };
     Ok((run, info.status))
 }

@@ -90,6 +90,7 @@ fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
             remount_s: r.remount_s,
             image_extents: r.image_extents,
             output: r.output.clone(),
+            guest_accel: r.guest.as_ref().map(|g| g.accel.clone()),
             evidence: match r.run_id {
                 Some(run) => evidence(&store, run, &phase_names)
                     .map_err(|e| Failure::Failed(format!("results store {e}")))?,

@@ -92,6 +92,13 @@ fn a_debian_kernels_cell_beside_the_running_kernels_records_the_same_counts_and_
         t.elapsed().as_secs_f64()
     );
     assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!(
+            "kernel: \"ext4 on {RELEASE}\" ran in a guest on {KERNEL} under "
+        )),
+        "{}",
+        stdout(&o)
+    );
     let store = fslab_store::Store::open_read(&lab.db()).unwrap();
     let e = store.experiment(lab.latest_experiment()).unwrap();
     assert_eq!(e.cells[1].label, format!("ext4 on {RELEASE}"));
