@@ -50,3 +50,30 @@ pub fn check(name: &str, cache: &std::path::Path) -> Result<(), GuestError> {
         None => resolve(name, cache).map(|_| ()),
     }
 }
+
+/// The first tool a guest needs that this host lacks (QEMU, virtiofsd, a
+/// static busybox), if one is missing.
+pub fn missing_tool() -> Option<GuestError> {
+    qemu::find_qemu()
+        .err()
+        .or_else(|| qemu::find_virtiofsd().err())
+        .or_else(|| initramfs::find_busybox().err())
+}
+
+/// The command lines of this host's processes that mention `path` (a
+/// guest's directory or disk): what a check that nothing of a guest is
+/// left running looks for.
+pub fn processes_using(path: &std::path::Path) -> Vec<String> {
+    let p = path.display().to_string();
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc")
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy() != me)
+                .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+                .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+                .filter(|c| c.contains(&p))
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -18,15 +18,7 @@ fn kernel() -> Option<Kernel> {
     let missing = if !rustix::process::geteuid().is_root() {
         Some("not root".to_string())
     } else {
-        [
-            fslab_guest::qemu::find_qemu().err(),
-            fslab_guest::qemu::find_virtiofsd().err(),
-            fslab_guest::initramfs::find_busybox().err(),
-        ]
-        .into_iter()
-        .flatten()
-        .next()
-        .map(|e| e.to_string())
+        fslab_guest::missing_tool().map(|e| e.to_string())
     };
     if let Some(why) = missing {
         assert!(
@@ -56,18 +48,6 @@ fn spec(kernel: Kernel, dir: &Path, command: &[&str], limit: Duration) -> GuestS
         limit,
         dir: dir.to_path_buf(),
     }
-}
-
-/// Processes whose command line mentions `dir`.
-fn processes_in(dir: &Path) -> Vec<String> {
-    let d = dir.display().to_string();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(&d))
-        .collect()
 }
 
 #[test]
@@ -108,9 +88,9 @@ fn a_guest_runs_a_command_in_the_hosts_root_on_its_own_kernel() {
     );
     assert!(run.boot_s.is_some());
     assert!(
-        processes_in(d.path()).is_empty(),
+        fslab_guest::processes_using(d.path()).is_empty(),
         "{:?}",
-        processes_in(d.path())
+        fslab_guest::processes_using(d.path())
     );
     eprintln!("guest: boot {:?} s, wall {:.1} s", run.boot_s, run.wall_s);
 }
@@ -133,7 +113,7 @@ fn a_panicking_guest_ends_with_its_console_and_a_hung_one_is_killed_at_its_limit
         "{}",
         run.last_lines(20)
     );
-    assert!(processes_in(d.path()).is_empty());
+    assert!(fslab_guest::processes_using(d.path()).is_empty());
 
     let d = tempfile::tempdir().unwrap();
     let s = spec(k, d.path(), &["/bin/sleep", "600"], Duration::from_secs(3));
@@ -142,9 +122,9 @@ fn a_panicking_guest_ends_with_its_console_and_a_hung_one_is_killed_at_its_limit
     assert_eq!(run.end, End::TimeLimit);
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     assert!(
-        processes_in(d.path()).is_empty(),
+        fslab_guest::processes_using(d.path()).is_empty(),
         "{:?}",
-        processes_in(d.path())
+        fslab_guest::processes_using(d.path())
     );
     let left: Vec<_> = std::fs::read_dir(d.path())
         .unwrap()

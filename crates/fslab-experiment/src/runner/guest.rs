@@ -57,38 +57,40 @@ pub(super) fn run_guest_cell(
     problems: &mut Vec<String>,
 ) -> CellResult {
     let mut g = GuestCell {
+        exp,
+        cell,
+        rep,
+        src: cfg,
         dir: None,
         image: None,
-        keep_image: cfg.keep_images,
     };
     let mut res = CellResult::default();
-    if let Err(e) = g.steps(exp, cell, rep, cfg, env, info, &mut res) {
+    if let Err(e) = g.steps(env, info, &mut res) {
         res.error = Some(e);
     }
     g.teardown(env, info, problems);
     res
 }
 
-/// What a guest cell holds on the host: its directory and its disk image,
-/// each with its journal entry.
-struct GuestCell {
+/// One repetition of a guest cell, and what it holds on the host: its
+/// directory and its disk image, each with its journal entry.
+struct GuestCell<'a> {
+    exp: &'a Experiment,
+    cell: &'a Cell,
+    rep: u32,
+    src: &'a Source<'a>,
     dir: Option<(PathBuf, u64)>,
     image: Option<(fslab_lab::image::Image, u64)>,
-    keep_image: bool,
 }
 
-impl GuestCell {
-    #[allow(clippy::too_many_arguments)]
+impl GuestCell<'_> {
     fn steps(
         &mut self,
-        exp: &Experiment,
-        cell: &Cell,
-        rep: u32,
-        cfg: &Source,
         env: &mut RunEnv,
         info: &mut CellRunInfo,
         res: &mut CellResult,
     ) -> Result<(), CellError> {
+        let (exp, cell, rep, cfg) = (self.exp, self.cell, self.rep, self.src);
         let gk = cell.kernel.as_ref().expect("a cell on another kernel");
         let cache = fslab_guest::package::cache_dir();
         env.progress.step(&format!("kernel {}", gk.name));
@@ -112,7 +114,7 @@ impl GuestCell {
         let img_path = dir.join(format!("{tag}.img"));
         let id = env.journal.add(Resource::Image {
             path: img_path.clone(),
-            keep: self.keep_image,
+            keep: cfg.keep_images,
         })?;
         let img = fslab_lab::image::Image::create(&img_path, *size)?;
         self.image = Some((img, id));
@@ -187,7 +189,7 @@ impl GuestCell {
         if let Some((mut img, id)) = self.image.take() {
             info.image_allocated = img.allocated();
             info.image_extents = fslab_probe::frag::count(img.path()).ok();
-            if self.keep_image {
+            if self.src.keep_images {
                 img.keep();
                 env.journal.done(id);
             } else {
@@ -206,7 +208,7 @@ impl GuestCell {
     }
 }
 
-impl Drop for GuestCell {
+impl Drop for GuestCell<'_> {
     fn drop(&mut self) {
         // Reached only by a panic: the journal undoes the rest.
         if let Some((d, _)) = self.dir.take() {
@@ -352,17 +354,7 @@ fn collect(
             .map(PhaseResult::from)
             .collect();
         let names: Vec<String> = phases.iter().map(|p| p.phase.clone()).collect();
-        let notes = guest.probe_notes(run).map_err(|e| e.to_string())?;
-        let points = guest.probe_points(run).map_err(|e| e.to_string())?;
-        res.evidence = Evidence::of(
-            &names,
-            notes
-                .iter()
-                .map(|n| (n.phase_index, n.probe.as_str(), n.key.as_str(), &n.value)),
-            points
-                .iter()
-                .map(|p| (p.phase_index, p.probe.as_str(), p.metric.as_str(), p.value)),
-        );
+        res.evidence = Evidence::stored(&guest, run, &names).map_err(|e| e.to_string())?;
         res.metrics = guest.metrics(run).map_err(|e| e.to_string())?;
         res.phases = phases;
     }

@@ -84,9 +84,9 @@ fn guests(exp: &Experiment) -> Result<(), Preflight> {
         if checked.insert(k.name.clone()) {
             fslab_guest::check(&k.name, &cache).map_err(input)?;
         }
-        fslab_guest::qemu::find_qemu().map_err(input)?;
-        fslab_guest::qemu::find_virtiofsd().map_err(input)?;
-        fslab_guest::initramfs::find_busybox().map_err(input)?;
+        if let Some(e) = fslab_guest::missing_tool() {
+            return Err(input(e));
+        }
         fslab_guest::qemu::check_memory(k.memory_bytes).map_err(input)?;
     }
     Ok(())

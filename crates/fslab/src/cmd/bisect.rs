@@ -139,7 +139,7 @@ impl Stepper<'_> {
             cluster: None,
         };
         let argv: Vec<String> = std::env::args().collect();
-        let mut journal = Journal::create(&state_dir(), "run", argv.clone())
+        let journal = Journal::create(&state_dir(), "run", argv.clone())
             .map_err(|e| format!("the state journal: {e}"))?;
         let cfg = RunConfig {
             scale: self.scale,
@@ -149,20 +149,8 @@ impl Stepper<'_> {
             text: self.text.clone(),
             command_line: argv,
         };
-        let mut display = fslab_experiment::display::Display::new(super::quiet());
-        let r = runner::run(
-            &exp,
-            &cfg,
-            &mut exec,
-            store,
-            &mut display,
-            self.stop,
-            &mut journal,
-        );
-        display.bar.finish_and_clear();
-        for l in fslab_experiment::state::close(journal) {
-            eprintln!("fslab: bisect: cleaned up: {l}");
-        }
+        let r = super::run::scheduled(&exp, &cfg, &mut exec, store, self.stop, journal, "bisect")
+            .map_err(|_| "internal error (see above)".to_string())?;
         let outcome = r.map_err(|e| e.to_string())?;
         let name = self.kernels.name(k);
         if let Some(f) = outcome.runs.iter().find(|r| !r.ok) {

@@ -29,7 +29,7 @@ pub fn run(job: &Path) -> Result<(), Failure> {
         cluster: None,
     };
     let argv: Vec<String> = std::env::args().collect();
-    let mut journal = Journal::create(&state_dir(), "run", argv.clone())
+    let journal = Journal::create(&state_dir(), "run", argv.clone())
         .map_err(|e| Failure::Failed(format!("guest: the state journal: {e}")))?;
     let cfg = RunConfig {
         scale: job.scale,
@@ -44,24 +44,14 @@ pub fn run(job: &Path) -> Result<(), Failure> {
         command_line: argv,
     };
     let stop = AtomicBool::new(false);
-    let outcome = {
-        let mut store = super::open_store(&job.db)?;
-        let mut display = fslab_experiment::display::Display::new(false);
-        let r = runner::run(
-            &exp,
-            &cfg,
-            &mut exec,
-            &mut store,
-            &mut display,
-            &stop,
-            &mut journal,
-        );
-        display.bar.finish_and_clear();
-        r
-    };
-    for l in fslab_experiment::state::close(journal) {
-        eprintln!("fslab: guest: cleaned up: {l}");
-    }
+    let mut store = super::open_store(&job.db)?;
+    let outcome =
+        match super::run::scheduled(&exp, &cfg, &mut exec, &mut store, &stop, journal, "guest") {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err("internal error (see above)".to_string()),
+        };
+    drop(store);
     if let Err(e) = &outcome {
         eprintln!("fslab: guest: {e}");
     }
@@ -70,7 +60,5 @@ pub fn run(job: &Path) -> Result<(), Failure> {
     let dmesg = fslab_guest::kmsg::read_all();
     fslab_guest::handoff::write(&job.out, &[("store", &store), ("dmesg", dmesg.as_bytes())])
         .map_err(|e| Failure::Failed(format!("guest: {e}")))?;
-    outcome
-        .map(|_| ())
-        .map_err(|e| Failure::Failed(format!("guest: {e}")))
+    outcome.map_err(|e| Failure::Failed(format!("guest: {e}")))
 }

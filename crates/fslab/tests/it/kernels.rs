@@ -7,7 +7,6 @@
 //! static busybox (scripts/install-deps.sh) and fail under CI=true
 //! without them.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::support::{privileged, stderr, stdout, Lab};
@@ -20,15 +19,7 @@ fn guests(what: &str) -> bool {
     if !privileged(what) {
         return false;
     }
-    let missing = [
-        fslab_guest::qemu::find_qemu().err(),
-        fslab_guest::qemu::find_virtiofsd().err(),
-        fslab_guest::initramfs::find_busybox().err(),
-    ]
-    .into_iter()
-    .flatten()
-    .next();
-    if let Some(e) = missing {
+    if let Some(e) = fslab_guest::missing_tool() {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
             "{what} needs guests, and CI=true: {e}"
@@ -37,19 +28,6 @@ fn guests(what: &str) -> bool {
         return false;
     }
     true
-}
-
-/// Processes whose command line mentions `dir` (QEMU's disks, virtiofsd's
-/// socket are in the lab's image directory).
-fn processes_in(dir: &Path) -> Vec<String> {
-    let d = dir.display().to_string();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(&d) && !c.contains("cargo") && !c.contains("/deps/"))
-        .collect()
 }
 
 /// Seed 004's createmany at a small scale, on ext4 with 1 KiB blocks (a
@@ -167,7 +145,7 @@ fn a_debian_kernels_cell_beside_the_running_kernels_records_the_same_counts_and_
         "{text}"
     );
     assert!(lab.leftovers().is_empty(), "{:?}", lab.leftovers());
-    assert!(processes_in(&lab.images()).is_empty());
+    assert!(fslab_guest::processes_using(&lab.images()).is_empty());
 }
 
 /// fs_mark writing 300 files of 16 KiB: with the kernel's background
@@ -268,9 +246,9 @@ fn a_guest_past_its_time_limit_is_killed_and_one_whose_fslab_is_killed_leaves_no
     );
     assert!(err.contains("its console's last lines: "), "{err}");
     assert!(
-        processes_in(&lab.images()).is_empty(),
+        fslab_guest::processes_using(&lab.images()).is_empty(),
         "{:?}",
-        processes_in(&lab.images())
+        fslab_guest::processes_using(&lab.images())
     );
     assert!(lab.leftovers().is_empty(), "{:?}", lab.leftovers());
     let store = fslab_store::Store::open_read(&lab.db()).unwrap();
@@ -294,7 +272,7 @@ fn a_guest_past_its_time_limit_is_killed_and_one_whose_fslab_is_killed_leaves_no
         std::process::Stdio::null(),
     );
     let t = Instant::now();
-    while processes_in(&lab.images())
+    while fslab_guest::processes_using(&lab.images())
         .iter()
         .all(|p| !p.contains("qemu-system"))
     {
@@ -305,11 +283,11 @@ fn a_guest_past_its_time_limit_is_killed_and_one_whose_fslab_is_killed_leaves_no
     child.kill().unwrap();
     child.wait().unwrap();
     let t = Instant::now();
-    while !processes_in(&lab.images()).is_empty() {
+    while !fslab_guest::processes_using(&lab.images()).is_empty() {
         assert!(
             t.elapsed() < Duration::from_secs(10),
             "left running: {:?}",
-            processes_in(&lab.images())
+            fslab_guest::processes_using(&lab.images())
         );
         std::thread::sleep(Duration::from_millis(100));
     }
