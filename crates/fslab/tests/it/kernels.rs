@@ -129,6 +129,16 @@ fn a_debian_kernels_cell_beside_the_running_kernels_records_the_same_counts_and_
     );
     assert!(g.console.contains("fslab-guest: exit 0"), "{}", g.console);
     assert!(["tcg", "kvm"].contains(&g.accel.as_str()), "{}", g.accel);
+    let show = stdout(&lab.run(&[
+        "results",
+        "show",
+        &e.cell_runs[1].run_id.unwrap().to_string(),
+    ]));
+    assert!(
+        show.contains(&format!("  guest:       {RELEASE} ({KERNEL})")),
+        "{show}"
+    );
+    assert!(show.contains("ended powered off"), "{show}");
     let c = lab.run(&["compare"]);
     let text = stdout(&c);
     assert!(c.status.success(), "{text}{}", stderr(&c));
