@@ -234,7 +234,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
 
     print!(
         "{}",
-        fslab_experiment::closing::text(&exp, &outcome, args.scale)
+        fslab_present::run::closing::text(&exp, &outcome, args.scale)
     );
     if args.calibrate.is_some() {
         print!("{}", super::calibrate::record(&mut store, &exp, &outcome)?);
@@ -257,7 +257,7 @@ pub(super) fn scheduled(
     mut journal: Journal,
     who: &str,
 ) -> std::thread::Result<Result<runner::ExperimentOutcome, runner::RunError>> {
-    let mut display = fslab_experiment::display::Display::new(super::quiet());
+    let mut display = fslab_present::run::display::Display::new(super::quiet());
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         runner::run(exp, cfg, exec, store, &mut display, stop, &mut journal)
     }));
