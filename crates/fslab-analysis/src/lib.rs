@@ -25,6 +25,7 @@ mod error;
 pub mod explain;
 pub mod history;
 pub mod ids;
+pub mod kernels;
 pub mod select;
 
 pub use analysis::{analyse, from_store, Analysis, Choice, Explainer, Input, RunSamples, Settings};

@@ -4,6 +4,7 @@
 mod calibration;
 mod experiment;
 mod histograms;
+mod import;
 mod read;
 mod retry;
 mod schema;

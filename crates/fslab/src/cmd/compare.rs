@@ -22,6 +22,19 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
     for n in &a.notes {
         remark!("fslab: compare: note: {n}");
     }
+    let kernels = fslab_analysis::kernels::lines(
+        &fslab_analysis::kernels::group_kernels(&store, &a.labels, &a.runs)
+            .map_err(super::analysis_failure)?,
+    );
+    // Which kernels the groups ran on, when that is a difference, leads a
+    // table for people; beside a format for programs on the terminal it is
+    // a remark.
+    let for_people = |name: &str| matches!(name, "text" | "markdown");
+    if args.output.is_none() && !for_people(args.format.as_deref().unwrap_or("text")) {
+        for l in &kernels {
+            remark!("fslab: compare: {l}");
+        }
+    }
     super::emit(
         args.format.as_deref(),
         args.output.as_deref(),
@@ -33,7 +46,18 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
                     fslab_present::export::names().join(", ")
                 ))
             })?;
-            exporter.export(&a, &store).map_err(super::results_failure)
+            let text = exporter
+                .export(&a, &store)
+                .map_err(super::results_failure)?;
+            Ok(if for_people(name) {
+                kernels
+                    .iter()
+                    .map(|l| format!("{l}\n\n"))
+                    .collect::<String>()
+                    + &text
+            } else {
+                text
+            })
         },
     )
 }
