@@ -293,3 +293,69 @@ fn a_bad_scale_is_named_and_a_prefix_says_which_experiment_it_chose() {
     let o = lab.run(&["run", "seed004-large-dir", "--dry-run", "--scale", "0.001"]);
     assert!(!stderr(&o).contains("is the built-in"), "{}", stderr(&o));
 }
+
+#[test]
+fn mdtest_refuses_a_missing_parent_in_one_line_before_its_header() {
+    let lab = Lab::new();
+    let missing = lab.path("missing").join("md");
+    let o = lab.run(&["mdtest", "-n", "5", "-d", missing.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "no such directory {}",
+            lab.path("missing").display()
+        )),
+        "{err}"
+    );
+    assert_eq!(stdout(&o), "", "nothing printed before the refusal");
+    // -d itself is made, as its help says.
+    let made = lab.path("md");
+    let o = lab.run(&["mdtest", "-n", "5", "-d", made.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn the_dry_run_refuses_a_nul_and_a_memory_limit_above_the_machines() {
+    let lab = Lab::new();
+    let file = lab.path("e.toml");
+    let images = lab.path("images");
+    std::fs::create_dir(&images).unwrap();
+    let exp = |extra: &str, target: &str| {
+        format!(
+            "name = \"ux\"\n[device]\nkind = \"image\"\nsize = \"512M\"\nimage_dir = \"{}\"\n\
+             {extra}[[target]]\nfs = \"ext4\"\n{target}[workload]\nkind = \"fsmark\"\n\
+             args = [\"-n\", \"10\", \"-s\", \"0\", \"-S\", \"0\", \"-L\", \"1\"]\n",
+            images.display()
+        )
+    };
+    for (text, said) in [
+        (
+            exp("", "mount_options = [\"noatime\\u0000x\"]\n"),
+            "target[0].mount_options[0]: holds a NUL character",
+        ),
+        (
+            exp("[machine]\nmemory_limit = \"1E\"\n", ""),
+            "machine.memory_limit 1 EiB is more than this machine's memory",
+        ),
+    ] {
+        std::fs::write(&file, &text).unwrap();
+        for dry in [true, false] {
+            let mut args = vec!["run", file.to_str().unwrap()];
+            if dry {
+                args.push("--dry-run");
+            }
+            let o = lab.run(&args);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "dry run {dry}: {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(err.contains(said), "dry run {dry}: {err}");
+        }
+    }
+    assert_eq!(
+        std::fs::read_dir(&images).unwrap().count(),
+        0,
+        "nothing made"
+    );
+}
