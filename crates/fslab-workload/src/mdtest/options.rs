@@ -203,17 +203,6 @@ impl MdtestArgs {
                 self.read_bytes, self.write_bytes
             )));
         }
-        if self.stonewall > 0
-            && create
-            && !(stat || read || remove)
-            && self.stonewall_file.is_none()
-        {
-            return Err(bad(format!(
-                "-W {} with -C alone: keep the agreed count with -x FILE, or the later stat, read \
-                 and remove runs cannot know how many items to work on",
-                self.stonewall
-            )));
-        }
         Ok(Options {
             items,
             items_per_dir,
@@ -410,7 +399,6 @@ mod tests {
             ("-F", "give -n N"),
             ("-n 5 -z 2 -b 0", "-b 0 with -z 2"),
             ("-n 5 -W 3 -b 2 -z 1", "-W 3 with -b 2"),
-            ("-n 5 -W 3 -C", "-W 3 with -C alone"),
             ("-n 5 -w 10 -e 20", "-e 20 with -w 10"),
             ("-n 2 -z 2 -b 2", "-n 2: fewer items than the 7 directories"),
             (

@@ -359,3 +359,23 @@ fn the_dry_run_refuses_a_nul_and_a_memory_limit_above_the_machines() {
         "nothing made"
     );
 }
+
+#[test]
+fn a_stonewalled_create_alone_without_x_is_warned_of_not_refused() {
+    let lab = Lab::new();
+    let warned = |extra: &[&str], dir: &str| {
+        let d = lab.path(dir);
+        let mut args = vec!["mdtest", "-n", "20", "-F", "-C", "-W", "1", "-d"];
+        args.push(d.to_str().unwrap());
+        args.extend(extra);
+        let o = lab.run(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        stdout(&o)
+            .lines()
+            .filter(|l| l.starts_with("WARNING: -W 1 with -C alone and no -x FILE"))
+            .count()
+    };
+    assert_eq!(warned(&[], "a"), 1, "once, in the header");
+    let x = lab.path("sw");
+    assert_eq!(warned(&["-x", x.to_str().unwrap()], "b"), 0);
+}
