@@ -18,6 +18,13 @@ pub enum Error {
     /// The `--probes` list does not parse.
     #[error("{name}: {message}")]
     Probes { name: String, message: String },
+    /// `--output FILE` names a file in a missing directory.
+    #[error("{name}: --output {}: no such directory {}", .file.display(), .dir.display())]
+    Output {
+        name: String,
+        file: std::path::PathBuf,
+        dir: std::path::PathBuf,
+    },
     /// This process could not join the MPI ranks it was started as.
     #[error("{name}: {message}")]
     Cluster { name: String, message: String },
@@ -96,7 +103,7 @@ impl Error {
         match self {
             Error::Workload { source, .. } if source.is_usage() => 2,
             Error::Store(e) if store_is_usage(e) => 2,
-            Error::Probes { .. } | Error::Cluster { .. } => 2,
+            Error::Probes { .. } | Error::Cluster { .. } | Error::Output { .. } => 2,
             Error::Spool(fslab_cluster::rescue::RescueError::NotASpool { .. }) => 2,
             Error::Interrupted { .. } => 130,
             _ => 1,

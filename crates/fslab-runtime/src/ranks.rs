@@ -265,6 +265,9 @@ fn report_merged(
         })?;
         print!("{doc}");
     }
+    if let Some(id) = id {
+        crate::single::write_output(name, harness, store, id)?;
+    }
     if harness.progress {
         finished(
             id,

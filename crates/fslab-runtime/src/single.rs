@@ -21,6 +21,16 @@ use crate::{Context, Error, Harness, Result};
 /// Checks made before the workload's own options: what the harness asks
 /// that must act first, and the probe list.
 pub fn prepare(name: &str, harness: &Harness) -> Result<Vec<fslab_probe::Kind>> {
+    if let Some(file) = &harness.output {
+        let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Some(dir) = dir.filter(|d| !d.is_dir()) {
+            return Err(Error::Output {
+                name: name.into(),
+                file: file.clone(),
+                dir: dir.to_path_buf(),
+            });
+        }
+    }
     if harness.die_with_parent {
         let parent = rustix::process::getppid();
         let _ =
@@ -147,6 +157,36 @@ fn remove_store(db: &Path) {
     }
 }
 
+/// `--output FILE`: the run's document, CSV when FILE ends in `.csv`,
+/// else JSON (as `results export` writes them).
+pub(crate) fn write_output(
+    name: &str,
+    harness: &Harness,
+    store: &fslab_store::Store,
+    id: i64,
+) -> Result<()> {
+    let Some(file) = &harness.output else {
+        return Ok(());
+    };
+    let csv = file
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    let doc = if csv {
+        store.run_document(id, &[]).map(|d| d.to_csv())
+    } else {
+        store.run_json(id)
+    }
+    .map_err(|source| Error::ReadBack {
+        name: name.into(),
+        source,
+    })?;
+    std::fs::write(file, doc).map_err(|source| Error::Io {
+        name: name.into(),
+        what: format!("--output {}", file.display()),
+        source,
+    })
+}
+
 /// What is said once the run is over: the JSON report, the notes, the
 /// message `fslab run` reads, where the run is kept, how it ended.
 fn ended(
@@ -166,6 +206,7 @@ fn ended(
             })?;
         print!("{doc}");
     }
+    write_output(name, harness, store, report.run_id())?;
     for n in report.notes() {
         eprintln!("fslab: {name}: {n}");
     }

@@ -339,6 +339,10 @@ fn the_dry_run_refuses_a_nul_and_a_memory_limit_above_the_machines() {
             exp("[machine]\nmemory_limit = \"1E\"\n", ""),
             "machine.memory_limit 1 EiB is more than this machine's memory",
         ),
+        (
+            exp("", "").replace("\"1\"]", "\"1\", \"--output\", \"x.json\"]"),
+            "workload: --output is not taken in an experiment file",
+        ),
     ] {
         std::fs::write(&file, &text).unwrap();
         for dry in [true, false] {
@@ -378,4 +382,53 @@ fn a_stonewalled_create_alone_without_x_is_warned_of_not_refused() {
     assert_eq!(warned(&[], "a"), 1, "once, in the header");
     let x = lab.path("sw");
     assert_eq!(warned(&["-x", x.to_str().unwrap()], "b"), 0);
+}
+
+#[test]
+fn a_workloads_output_file_holds_its_document_and_the_text_stays() {
+    let lab = Lab::new();
+    let dir = lab.path("d");
+    std::fs::create_dir(&dir).unwrap();
+    let fsmark = |out: &std::path::Path| {
+        lab.run(&[
+            "fsmark",
+            "-d",
+            dir.to_str().unwrap(),
+            "-n",
+            "50",
+            "-s",
+            "0",
+            "-S",
+            "0",
+            "--output",
+            out.to_str().unwrap(),
+        ])
+    };
+    let json = lab.path("run.json");
+    let o = fsmark(&json);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("Files/sec"),
+        "fs_mark's text on stdout: {}",
+        stdout(&o)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["run"]["id"], 1, "{doc}");
+    assert!(doc["histograms"].is_array(), "{doc}");
+    assert_eq!(run_schema_errors(&doc), Vec::<String>::new());
+    let csv = lab.path("run.csv");
+    assert!(fsmark(&csv).status.success());
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        text.lines().any(|l| l.starts_with("2,phase,create")),
+        "{text}"
+    );
+    // A file in a missing directory: refused before anything runs.
+    let o = fsmark(std::path::Path::new("/nonexistent/run.json"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("--output /nonexistent/run.json"));
+    let listed = stdout(&lab.run(&["results", "list"]));
+    assert_eq!(listed.lines().count(), 3, "two runs stored: {listed}");
 }
