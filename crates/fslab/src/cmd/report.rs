@@ -9,15 +9,7 @@ use crate::cli::SelectArgs;
 use crate::Failure;
 
 pub fn run(sel: SelectArgs, output: &Path, db: &Path) -> Result<(), Failure> {
-    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.is_dir() {
-            return Err(Failure::Usage(format!(
-                "-o {}: no such directory {}",
-                output.display(),
-                dir.display()
-            )));
-        }
-    }
+    super::check_output(Some(output))?;
     let store = super::open_store_read(db)?;
     let a = fslab_analysis::from_store(&store, &sel.choice()).map_err(super::analysis_failure)?;
     let p = page::build(&store, &a).map_err(super::results_failure)?;

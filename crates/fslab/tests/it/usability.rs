@@ -202,9 +202,18 @@ fn every_results_command_takes_format_and_output() {
         std::fs::remove_file(&file).unwrap();
     }
     // --output into a missing directory: refused before anything is read.
-    let o = lab.run(&["results", "list", "--output", "/nonexistent/x.json"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("/nonexistent"), "{}", stderr(&o));
+    for args in [
+        &["results", "list", "--output", "/nonexistent/x.json"][..],
+        &["report", "-o", "/nonexistent/x.html"],
+    ] {
+        let o = lab.run(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("--output /nonexistent/x.") && stderr(&o).lines().count() == 1,
+            "{}",
+            stderr(&o)
+        );
+    }
 }
 
 #[test]
