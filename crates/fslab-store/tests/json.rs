@@ -18,6 +18,7 @@ fn every_unit() -> Vec<Unit> {
         Unit::KiloOpsPerSec,
         Unit::MibPerSec,
         Unit::MbPerSec,
+        Unit::GibPerSec,
         Unit::Seconds,
         Unit::Milliseconds,
         Unit::Microseconds,
@@ -34,6 +35,7 @@ fn every_unit() -> Vec<Unit> {
             | Unit::KiloOpsPerSec
             | Unit::MibPerSec
             | Unit::MbPerSec
+            | Unit::GibPerSec
             | Unit::Seconds
             | Unit::Milliseconds
             | Unit::Microseconds
