@@ -268,6 +268,7 @@ mod tests {
         Elbencho.parse(&Output {
             argv: &argv,
             stdout: b"",
+            stderr: b"",
             dir: dir.path(),
             file: None,
             patterns: &[],

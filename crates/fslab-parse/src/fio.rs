@@ -140,9 +140,6 @@ fn of_document(doc: &Value, what: &str) -> Result<Parsed, ParseError> {
         }
         of_job(job, name, &mut parsed);
     }
-    if let Some(v) = doc.get("fio version").and_then(Value::as_str) {
-        parsed.notes.push(format!("{v}'s JSON"));
-    }
     Ok(parsed)
 }
 
@@ -296,6 +293,7 @@ mod tests {
         Fio.parse(&Output {
             argv: &argv,
             stdout,
+            stderr: b"",
             dir: Path::new("/"),
             file: None,
             patterns: &[],

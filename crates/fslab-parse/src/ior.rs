@@ -195,6 +195,7 @@ mod tests {
         Ior.parse(&Output {
             argv: &argv,
             stdout,
+            stderr: b"",
             dir: std::path::Path::new("/"),
             file: None,
             patterns: &[],

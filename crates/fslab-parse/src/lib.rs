@@ -38,6 +38,8 @@ pub struct Output<'a> {
     pub argv: &'a [String],
     /// What it printed on its standard output.
     pub stdout: &'a [u8],
+    /// What it printed on its standard error (dd prints its rate there).
+    pub stderr: &'a [u8],
     /// The directory it ran in: relative paths it names are from here.
     pub dir: &'a Path,
     /// The result file named with `--parse-file`, if any.

@@ -116,6 +116,7 @@ mod tests {
         Mdtest.parse(&Output {
             argv: &argv,
             stdout,
+            stderr: b"",
             dir: std::path::Path::new("/"),
             file: None,
             patterns: &[],

@@ -143,17 +143,29 @@ impl Parser for Regex {
         }
         Ok(())
     }
+    /// Each pattern over the result file, else over stdout and, where it
+    /// matches nothing there, stderr (dd and time print there).
     fn parse(&self, out: &Output) -> Result<Parsed, ParseError> {
-        let (what, bytes) = match out.file {
-            Some(f) => (f.display().to_string(), out.read("regex", f)?),
-            None => ("stdout".to_string(), out.stdout.to_vec()),
+        let texts: Vec<(String, Vec<u8>)> = match out.file {
+            Some(f) => vec![(f.display().to_string(), out.read("regex", f)?)],
+            None => vec![
+                ("stdout".to_string(), out.stdout.to_vec()),
+                ("stderr".to_string(), out.stderr.to_vec()),
+            ],
         };
-        let text = String::from_utf8_lossy(&bytes);
+        let texts: Vec<(String, String)> = texts
+            .into_iter()
+            .map(|(w, b)| (w, String::from_utf8_lossy(&b).into_owned()))
+            .collect();
         let mut parsed = Parsed::default();
         for p in out.patterns {
+            let found = texts
+                .iter()
+                .find(|(_, t)| p.regex.is_match(t))
+                .unwrap_or(&texts[0]);
             parsed
                 .metrics
-                .extend(matches(p, &text, &what, out.program())?);
+                .extend(matches(p, &found.1, &found.0, out.program())?);
         }
         Ok(parsed)
     }
@@ -203,7 +215,16 @@ fn matches(p: &Pattern, text: &str, what: &str, source: &str) -> Result<Vec<Metr
         return Err(ParseError::in_(
             "regex",
             what,
-            format!("no line matches {:?}: {}", p.name, p.regex.as_str()),
+            format!(
+                "no line matches {:?}: {}{}",
+                p.name,
+                p.regex.as_str(),
+                if what == "stdout" {
+                    " (nor on stderr)"
+                } else {
+                    ""
+                }
+            ),
         ));
     }
     Ok(found.into_iter().map(|(_, _, m)| m).collect())
@@ -217,6 +238,7 @@ mod tests {
         Output {
             argv,
             stdout,
+            stderr: b"dd: 1048576 bytes copied, 0.5 s, 2.0 MB/s\n",
             dir: std::path::Path::new("/"),
             file: None,
             patterns,
@@ -275,6 +297,9 @@ mod tests {
         assert_eq!(labels, ["dd copy rate (MB/s)", "dd copy time (s)"]);
         assert_eq!(p.metrics[0].value, 980.0);
         assert_eq!(p.metrics[1].value, 0.00107);
+        // Where stdout has nothing, stderr is read (dd prints there).
+        let p = Regex.parse(&out(&argv, b"", &pats)).unwrap();
+        assert_eq!(p.metrics[0].value, 2.0);
     }
 
     #[test]

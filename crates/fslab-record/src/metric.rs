@@ -95,7 +95,7 @@ impl Unit {
             Unit::Bytes,
         ];
         match symbol {
-            "IOPS" | "iops" => Some(Unit::OpsPerSec),
+            "IOPS" => Some(Unit::OpsPerSec),
             "" => Some(Unit::Count),
             s => ALL.into_iter().find(|u| u.symbol() == s),
         }

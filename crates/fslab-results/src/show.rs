@@ -72,7 +72,10 @@ pub fn list(store: &Store, workload: Option<&str>) -> Result<String> {
             None => store
                 .phases(r.id)?
                 .first()
-                .map(|p| format!("{} {:.1} ops/s", p.phase, p.ops_per_s))
+                .map(|p| match p.counted {
+                    true => format!("{} {:.1} ops/s", p.phase, p.ops_per_s),
+                    false => format!("{} {:.3} s", p.phase, p.elapsed_s),
+                })
                 .unwrap_or_else(|| "-".into()),
         };
         let ranks = match MpiParams::of(&r.params) {
@@ -323,18 +326,39 @@ pub fn show(rec: &RunRecord) -> String {
             ("sys s", Align::Right),
             ("done", Align::Left),
         ]);
+        // What a phase has not (CPU of a reported one, a count of an
+        // uncounted one) is a dash.
+        let or_dash = |has: bool, v: String| if has { v } else { "-".to_string() };
         for p in &rec.phases {
             table.row([
                 p.phase.clone(),
-                p.ops.to_string(),
+                or_dash(p.counted, p.ops.to_string()),
                 format!("{:.3}", p.elapsed_s),
-                format!("{:.1}", p.ops_per_s),
-                format!("{:.3}", p.usr_cpu_s),
-                format!("{:.3}", p.sys_cpu_s),
+                or_dash(p.counted, format!("{:.1}", p.ops_per_s)),
+                or_dash(!p.reported, format!("{:.3}", p.usr_cpu_s)),
+                or_dash(!p.reported, format!("{:.3}", p.sys_cpu_s)),
                 (if p.complete { "yes" } else { "no" }).to_string(),
             ]);
         }
         s.push_str(&table.render());
+        if rec.phases.iter().any(|p| p.reported) {
+            s.push_str(
+                "  (a phase without CPU time is the tool's own, read from its output after it ran)\n",
+            );
+        }
+    }
+    if !rec.outputs.is_empty() {
+        let kept: Vec<String> = rec
+            .outputs
+            .iter()
+            .map(|o| format!("{} ({} bytes)", o.stream, o.bytes))
+            .collect();
+        let _ = writeln!(
+            s,
+            "\noutput kept: {} (fslab results output {} STREAM)",
+            kept.join(", "),
+            r.id
+        );
     }
     latency_and_rates(rec, &mut s);
     s
@@ -540,7 +564,8 @@ pub fn probes(
             m.image, m.extents
         );
     }
-    for p in &rec.phases {
+    // A phase its tool reported after it ran had no probes of its own.
+    for p in rec.phases.iter().filter(|p| !p.reported) {
         let _ = writeln!(s, "  phase {}:", p.phase);
         let pt = |probe: &str, metric: &str| {
             points

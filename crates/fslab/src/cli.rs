@@ -395,6 +395,17 @@ pub enum ResultsCommand {
         /// Run id (from `fslab results list`)
         id: i64,
     },
+    /// What a program a run started printed (fslab exec, kind = "command"), byte for byte
+    #[command(
+        after_help = "Examples:\n  fslab results output 12             # its stdout\n  fslab results output 12 stderr\n  fslab results output 12 result.txt  # a result file its parser read"
+    )]
+    Output {
+        /// Run id (from `fslab results list`)
+        id: i64,
+        /// stdout, stderr, or the name of a result file its parser read (`results show` lists them)
+        #[arg(default_value = "stdout")]
+        stream: String,
+    },
     /// One run as JSON or long-format CSV
     Export {
         /// Run id (from `fslab results list`)

@@ -162,15 +162,13 @@ impl CellRun<'_, '_> {
     /// The workload's command line in `workdir`, with the file its text
     /// goes to (stored with the cell), and its directories made.
     fn command(&self, workdir: &Path) -> (Vec<String>, PathBuf) {
-        let mut argv = workload_argv(self.exp, self.cell, workdir);
         let log = self.env.journal.mount_base().with_file_name(format!(
             "log-{}-c{}-r{}.txt",
             std::process::id(),
             self.cell.index,
             self.rep
         ));
-        argv.push("--text-to".into());
-        argv.push(log.display().to_string());
+        let mut own = vec!["--text-to".to_string(), log.display().to_string()];
         // The hosts' filesystems are not mounted here: the workload makes
         // its directories there itself.
         for d in plan::workload_dirs(self.exp, workdir) {
@@ -179,10 +177,11 @@ impl CellRun<'_, '_> {
             }
         }
         if self.exp.machine.drop_caches {
-            argv.push("--drop-caches".into());
+            own.push("--drop-caches".into());
         } else if self.exp.machine.drop_caches_once {
-            argv.push("--drop-caches-once".into());
+            own.push("--drop-caches-once".into());
         }
+        let argv = plan::with_own_options(&workload_argv(self.exp, self.cell, workdir), &own);
         (argv, log)
     }
 

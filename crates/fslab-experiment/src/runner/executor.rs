@@ -78,6 +78,9 @@ pub struct ProcessExecutor {
     pub ranks: u32,
     /// `[cluster]`: the workload runs on its hosts, under its mpirun.
     pub cluster: Option<crate::spec::Cluster>,
+    /// The workload starts its own ranks (a program under its launcher:
+    /// [`fslab_workload::Workload::launches_ranks`]): it runs as one process.
+    pub own_ranks: bool,
 }
 
 /// How long one launch of `fslab host-lab` on every host may take.
@@ -88,6 +91,7 @@ impl ProcessExecutor {
     /// [--phase-acks]`, under mpirun for several ranks.
     fn command(&self, argv: &[String], cgroup: Option<&Path>, acks: bool) -> Command {
         let launcher = match &self.cluster {
+            _ if self.own_ranks => None,
             // Exported to the ranks on other hosts too (over ssh the
             // environment stays behind).
             Some(c) => Some(
@@ -116,14 +120,16 @@ impl ProcessExecutor {
             }
             None => Command::new(&self.exe),
         };
-        let mut args = argv.to_vec();
-        args.extend(["--json", "--progress", "--die-with-parent"].map(String::from));
+        let mut own: Vec<String> = ["--json", "--progress", "--die-with-parent"]
+            .map(String::from)
+            .to_vec();
         if let Some(cg) = cgroup {
-            args.extend(["--cgroup".into(), cg.display().to_string()]);
+            own.extend(["--cgroup".into(), cg.display().to_string()]);
         }
         if acks {
-            args.push("--phase-acks".into());
+            own.push("--phase-acks".into());
         }
+        let args = crate::plan::with_own_options(argv, &own);
         cmd.arg("--db")
             .arg(&self.db)
             .args(crate::plan::child_args(args));
@@ -315,7 +321,7 @@ impl Executor for ProcessExecutor {
         while let Ok(line) = rx.try_recv() {
             handle(line, &mut out, progress);
         }
-        if out.status.is_none() && (self.ranks > 1 || self.cluster.is_some()) {
+        if out.status.is_none() && !self.own_ranks && (self.ranks > 1 || self.cluster.is_some()) {
             // The ranks were stopped (a host lost): what they kept.
             for spool in self.spools() {
                 if !spools_before.contains(&spool) {

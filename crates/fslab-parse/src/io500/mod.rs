@@ -313,6 +313,7 @@ mod tests {
         let out = Output {
             argv: &argv,
             stdout,
+            stderr: b"",
             dir: dir.path(),
             file: None,
             patterns: &[],
