@@ -193,7 +193,9 @@ pub fn run(o: &CommandArgs, start: Start<'_, '_>) -> crate::Result<CommandReport
     let pid = child.id();
     let (out_buf, out_t) = capture(child.stdout.take().expect("piped"));
     let (err_buf, err_t) = capture(child.stderr.take().expect("piped"));
-    let echo = !o.common.progress;
+    // Its stderr goes on to fslab's (under `fslab run`, to what the
+    // workload said, which a failed cell quotes).
+    let echo = true;
     let pidfd = rustix::process::Pid::from_raw(pid as i32)
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
     let (mut shown, mut shown_err, mut asked) = (0, 0, false);
