@@ -16,6 +16,7 @@ mod fsmark_fs;
 mod hostile;
 mod hosts;
 mod io500;
+mod io500_files;
 mod json;
 mod lab;
 mod lab_safety;
