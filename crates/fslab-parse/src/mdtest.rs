@@ -62,8 +62,17 @@ impl Parser for Mdtest {
     fn parse(&self, out: &Output) -> Result<Parsed, ParseError> {
         let text = String::from_utf8_lossy(out.stdout);
         let lines: Vec<&str> = text.lines().collect();
-        let find = |what: &str| lines.iter().rposition(|l| l.trim_start().starts_with(what));
-        let rate_at = find("SUMMARY rate").ok_or_else(|| {
+        // mdtest's own header (`SUMMARY rate (in ops/sec): (of N
+        // iterations)`, older `SUMMARY rate: ...`), not another table
+        // after it (fslab's per-rank `SUMMARY rate (ops/s)` under MPI).
+        let find = |what: &str| {
+            lines.iter().rposition(|l| {
+                let t = l.trim_start();
+                t.starts_with(&format!("SUMMARY {what} (in "))
+                    || t.starts_with(&format!("SUMMARY {what}:"))
+            })
+        };
+        let rate_at = find("rate").ok_or_else(|| {
             ParseError::in_(
                 NAME,
                 "stdout",
@@ -71,7 +80,7 @@ impl Parser for Mdtest {
             )
         })?;
         let rates = table(&lines, rate_at)?;
-        let times = match find("SUMMARY time") {
+        let times = match find("time") {
             Some(at) => table(&lines, at)?,
             None => Vec::new(),
         };
@@ -144,6 +153,14 @@ mod tests {
                 "tree creation time (s)"
             ]
         );
+    }
+
+    #[test]
+    fn mdtests_table_is_read_not_one_that_follows_it() {
+        let fslab_mpi = format!("{OUT}fslab mdtest: 2 MPI ranks on 1 host\nSUMMARY rate (ops/s)        aggregate            max\n   file creation      :        2436.37        1291.75          -\n");
+        let p = parse(fslab_mpi.as_bytes()).unwrap();
+        assert_eq!(p.phases[0].phase, "file creation");
+        assert_eq!(p.metrics[0].value, 119113.150);
     }
 
     #[test]
