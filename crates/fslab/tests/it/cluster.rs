@@ -241,17 +241,34 @@ mod with_mpi {
         assert_eq!(run["run"]["workload"], "command");
         let launcher: Vec<String> =
             serde_json::from_value(run["run"]["params"]["launcher"].clone()).unwrap();
-        let hosts_arg = launcher.iter().position(|a| a == "-H").map(|i| launcher[i + 1].clone());
-        let want: Vec<String> = hosts.hosts.iter().map(|h| format!("{}:2", h.addr)).collect();
-        assert_eq!(hosts_arg, Some(want.join(",")), "mpirun on the cluster's hosts: {launcher:?}");
+        let hosts_arg = launcher
+            .iter()
+            .position(|a| a == "-H")
+            .map(|i| launcher[i + 1].clone());
+        let want: Vec<String> = hosts
+            .hosts
+            .iter()
+            .map(|h| format!("{}:2", h.addr))
+            .collect();
+        assert_eq!(
+            hosts_arg,
+            Some(want.join(",")),
+            "mpirun on the cluster's hosts: {launcher:?}"
+        );
         let phases: Vec<&str> = run["phases"]
             .as_array()
             .unwrap()
             .iter()
             .map(|p| p["phase"].as_str().unwrap())
             .collect();
-        assert_eq!(phases[0], "fslab", "the program's own phase first: {phases:?}");
-        assert!(phases.contains(&"file creation"), "mdtest's phases: {phases:?}");
+        assert_eq!(
+            phases[0], "fslab",
+            "the program's own phase first: {phases:?}"
+        );
+        assert!(
+            phases.contains(&"file creation"),
+            "mdtest's phases: {phases:?}"
+        );
         let rate = metrics_named(&run, "rate");
         let creation = rate
             .iter()
