@@ -319,7 +319,10 @@ pub fn program_launcher(exp: &Experiment, mnt: &Path) -> Option<Vec<String>> {
     }
     let mut l = ranks_launcher(exp)?;
     if let Some(d) = workload_dirs(exp, mnt).first() {
-        l.extend(["-wdir".to_string(), d.display().to_string()]);
+        l.extend(match &exp.cluster {
+            Some(c) => c.working_dir(d),
+            None => vec!["-wdir".to_string(), d.display().to_string()],
+        });
     }
     Some(l)
 }
@@ -453,11 +456,13 @@ fn describe_cluster(exp: &Experiment, s: &mut String) {
         c.ranks_per_host,
         c.ranks(),
         c.hosts.join(", "),
-        c.hostfile
-            .as_ref()
-            .map(|f| format!(" (from {})", f.display()))
-            .unwrap_or_default()
+        match (&c.hostfile, &c.hosts_from) {
+            (Some(f), _) => format!(" (from {})", f.display()),
+            (None, Some(_)) => " (from the Slurm job's SLURM_JOB_NODELIST)".to_string(),
+            _ => String::new(),
+        }
     );
+    let _ = writeln!(s, "  ranks started by: {}", c.workload_mpirun().join(" "));
     match &c.shared_dir {
         Some(d) => {
             let _ = writeln!(

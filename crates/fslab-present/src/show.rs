@@ -298,6 +298,7 @@ pub fn show(rec: &RunRecord) -> String {
             );
         }
         s.push_str(&host_probes(&mpi));
+        s.push_str(&host_clocks(&mpi));
     }
     // The tool's own numbers; rows of numbered items (`loop 3`) as tables
     // of their own, below.
@@ -377,6 +378,45 @@ fn host_probes(mpi: &MpiParams) -> String {
         table.row(row);
     }
     format!("\nprobes per host:\n{}", table.render())
+}
+
+/// Each host's clock against rank 0's at the run's start and end
+/// (fslab_cluster::clock: the offset of the round with the shortest round
+/// trip, exact to within half of it), in microseconds.
+fn host_clocks(mpi: &MpiParams) -> String {
+    if mpi
+        .host_facts
+        .iter()
+        .all(|f| f.clock_start.is_none() && f.clock_end.is_none())
+    {
+        return String::new();
+    }
+    let us = |o: Option<fslab_cluster::clock::ClockOffset>,
+              v: fn(&fslab_cluster::clock::ClockOffset) -> i64| {
+        o.map_or("-".to_string(), |o| format!("{:+.1}", v(&o) as f64 / 1e3))
+    };
+    let mut table = Table::new(&[
+        ("host", Align::Left),
+        ("start", Align::Right),
+        ("end", Align::Right),
+        ("± start", Align::Right),
+        ("± end", Align::Right),
+    ])
+    .indent(2);
+    for f in &mpi.host_facts {
+        let half = |o: &fslab_cluster::clock::ClockOffset| o.rtt_ns / 2;
+        table.row([
+            f.host.clone(),
+            us(f.clock_start, |o| o.offset_ns),
+            us(f.clock_end, |o| o.offset_ns),
+            us(f.clock_start, half).trim_start_matches('+').to_string(),
+            us(f.clock_end, half).trim_start_matches('+').to_string(),
+        ]);
+    }
+    format!(
+        "\nclock per host (its clock minus rank 0's, us, at the run's start and end; exact to ±):\n{}",
+        table.render()
+    )
 }
 
 /// The latency table and the per-second rate summary of a run.

@@ -94,7 +94,8 @@ impl ProcessExecutor {
         let launcher = match &self.cluster {
             _ if self.own_ranks => None,
             // Exported to the ranks on other hosts too (over ssh the
-            // environment stays behind).
+            // environment stays behind; srun exports it by default).
+            Some(c) if c.launch == crate::spec::cluster::Launch::Srun => Some(c.workload_mpirun()),
             Some(c) => Some(
                 c.workload_mpirun()
                     .into_iter()

@@ -414,11 +414,17 @@ fn check_mpi(exp: &fslab_experiment::spec::Experiment) -> Result<(), Failure> {
                 c.hosts.len()
             )));
         }
-        if fslab_lab::mkfs::find_tool("mpirun").is_none() {
-            return Err(Failure::Usage(
-                "run: [cluster] needs mpirun: install Open MPI (apt-get install openmpi-bin)"
+        let launcher = c.workload_mpirun();
+        if fslab_lab::mkfs::find_tool(&launcher[0]).is_none() {
+            return Err(Failure::Usage(match launcher[0].as_str() {
+                "srun" => {
+                    "run: [cluster] launch = \"srun\" needs Slurm's srun: run fslab inside a \
+                           Slurm job (sbatch or salloc) on a machine with Slurm's tools"
+                        .into()
+                }
+                _ => "run: [cluster] needs mpirun: install Open MPI (apt-get install openmpi-bin)"
                     .into(),
-            ));
+            }));
         }
     }
     if exp.workload.ranks > 1 {

@@ -201,6 +201,13 @@ mod with_mpi {
             assert_eq!(f["host"], hosts.hosts[i].name.as_str());
             assert_eq!(f["ranks"], serde_json::json!([2 * i, 2 * i + 1]));
         }
+        // Each host's clock against rank 0's is in the result.
+        let shown = lab.run(&["results", "show", "1"]);
+        let clocks = stdout(&shown);
+        let at = clocks.find("clock per host").expect("clocks shown");
+        for h in &hosts.hosts {
+            assert!(clocks[at..].contains(h.name.as_str()), "{clocks}");
+        }
         // Each run's subdirectory is gone; the directory keeps fslab's marker.
         let left: Vec<String> = std::fs::read_dir(&shared)
             .unwrap()

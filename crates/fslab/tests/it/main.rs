@@ -33,6 +33,7 @@ mod report;
 mod results;
 mod resume;
 mod scheduler;
+mod slurm;
 mod stonewall;
 mod support;
 mod workloads;
