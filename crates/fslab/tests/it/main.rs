@@ -18,6 +18,7 @@ mod hosts;
 mod io500;
 mod io500_files;
 mod json;
+mod kernels;
 mod lab;
 mod lab_safety;
 mod mdtest;
