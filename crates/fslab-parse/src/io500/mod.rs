@@ -166,6 +166,9 @@ fn io500_metric(phase: Option<&str>, name: &str, v: f64, unit: Unit, better: Bet
 pub fn parsed_of(r: &ResultFile) -> Parsed {
     let mut p = Parsed::default();
     let mut all_valid = r.invalid.is_empty() && !r.score_invalid;
+    for why in &r.invalid {
+        p.notes.push(format!("INVALID (run): {why}"));
+    }
     for ph in &r.phases {
         let name = Some(ph.name.as_str());
         all_valid &= ph.invalid.is_empty();
