@@ -117,11 +117,17 @@ fn program_argv(o: &CommandArgs, program: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Runs `o`'s program and records it.
-pub fn run(o: &CommandArgs, start: Start<'_, '_>) -> crate::Result<CommandReport> {
-    let checked = o.validate()?;
-    std::fs::create_dir_all(&o.dir)
-        .map_err(|e| setup(format!("cannot create {}: {e}", o.dir.display())))?;
+/// Makes `o`'s directory where this process runs the program itself, and
+/// refuses a parser's result file already there; returns where the program
+/// (or its launcher) starts.
+fn prepare_dir<'o>(o: &'o CommandArgs, checked: &super::Checked) -> crate::Result<&'o Path> {
+    // Under a launcher the ranks start where it says (`-wdir`), on hosts
+    // whose filesystems this one may not have: the directory is made only
+    // for a program this process runs itself.
+    if o.launcher.is_empty() {
+        std::fs::create_dir_all(&o.dir)
+            .map_err(|e| setup(format!("cannot create {}: {e}", o.dir.display())))?;
+    }
     if let Some(p) = checked.parser {
         for f in p.result_files(&o.program) {
             if o.dir.join(&f).exists() {
@@ -134,6 +140,17 @@ pub fn run(o: &CommandArgs, start: Start<'_, '_>) -> crate::Result<CommandReport
             }
         }
     }
+    Ok(if o.dir.is_dir() {
+        o.dir.as_path()
+    } else {
+        Path::new("/")
+    })
+}
+
+/// Runs `o`'s program and records it.
+pub fn run(o: &CommandArgs, start: Start<'_, '_>) -> crate::Result<CommandReport> {
+    let checked = o.validate()?;
+    let here = prepare_dir(o, &checked)?;
     let argv = program_argv(o, &checked.program);
     let parser_name = checked.parser.map_or(NO_PARSER, |p| p.name()).to_string();
     // Its arguments with its directory as `{dir}`: repetitions of a cell
@@ -171,7 +188,7 @@ pub fn run(o: &CommandArgs, start: Start<'_, '_>) -> crate::Result<CommandReport
     )?;
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
-        .current_dir(&o.dir)
+        .current_dir(here)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -294,6 +294,51 @@ mod with_mpi {
         assert_eq!(leftovers(&id), Vec::<String>::new());
     }
 
+    #[test]
+    fn an_external_mpi_program_runs_on_each_hosts_own_filesystem_in_its_directory() {
+        let lab = Lab::new();
+        let Some(hosts) = setup(2, &lab) else { return };
+        // fslab's createmany as a program: each rank in {dir}/rankNNNN on
+        // its host's own ext4, started in {dir}, which each host's lab made.
+        let program = assert_cmd::cargo::cargo_bin("fslab");
+        let exp = lab.experiment(
+            "external-per-host.toml",
+            &format!(
+                "name = \"cluster-external-per-host\"\nrepetitions = 1\n\
+                 [device]\nsize = \"256M\"\nimage_dir = \"IMAGES\"\n\
+                 [workload]\nkind = \"command\"\nargs = [\"{}\", \"--db\", \"{{dir}}/its.sqlite\", \
+                 \"createmany\", \"--probes\", \"none\", \"-m\", \"{{dir}}/f\", \"500\"]\nparser = \"none\"\n\
+                 [[target]]\nfs = \"ext4\"\n{}",
+                program.display(),
+                cluster(&hosts, 2, "")
+            ),
+        );
+        let (runs, said) = run_on_head(&hosts, &lab, 300, &exp);
+        assert_eq!(runs.len(), 1, "{said}");
+        assert_eq!(
+            runs[0].status,
+            Some(fslab_record::RunStatus::Complete),
+            "{said}"
+        );
+        let run = export(&lab, runs[0].run_id.unwrap());
+        let launcher: Vec<String> =
+            serde_json::from_value(run["run"]["params"]["launcher"].clone()).unwrap();
+        assert!(
+            launcher
+                .windows(2)
+                .any(|w| w[0] == "-wdir" && w[1] == "{dir}"),
+            "the ranks start in the cell's directory: {launcher:?}"
+        );
+        // Its output is kept: 4 ranks on the 2 hosts made their 2000 names.
+        let kept = stdout(&lab.run(&["results", "output", &runs[0].run_id.unwrap().to_string()]));
+        assert!(kept.contains("4 MPI ranks on 2 hosts"), "{kept}");
+        assert!(
+            kept.contains("create mknod       :           2000"),
+            "{kept}"
+        );
+        assert_nothing_left(hosts, &lab);
+    }
+
     /// The metrics of `run`'s JSON named `name` (in any phase).
     fn metrics_named(run: &serde_json::Value, name: &str) -> Vec<fslab_record::Metric> {
         let all: Vec<fslab_record::Metric> =
