@@ -199,58 +199,29 @@ pub fn run(o: &CommandArgs, start: Start<'_, '_>) -> crate::Result<CommandReport
     }
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     fslab_sys::die_with_parent(&mut cmd);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            let error = format!("cannot start {}: {e}", argv[0]);
+    let name = o.program_name().to_string();
+    // The program starts within its phase: after the before-phase hook
+    // (caches dropped) and with the probes and the clock running.
+    let (result, live, elapsed) = program_phase(&mut ctx, cmd, &name, start.stop, start.out)?;
+    let (ended, started) = match result {
+        Ok(r) => r,
+        Err(error) => {
             let outcome = ctx.finish(Some(error))?;
             return Ok(report(outcome, argv, None, None, parser_name));
         }
     };
-    let pid = child.id();
-    let (out_buf, out_t) = capture(child.stdout.take().expect("piped"));
-    let (err_buf, err_t) = capture(child.stderr.take().expect("piped"));
-    // Its stderr goes on to fslab's (under `fslab run`, to what the
-    // workload said, which a failed cell quotes).
-    let echo = true;
-    let pidfd = rustix::process::Pid::from_raw(pid as i32)
-        .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
-    let (mut shown, mut shown_err, mut asked) = (0, 0, false);
-    let stop = start.stop;
-    let out = start.out;
-    let name = o.program_name().to_string();
-    let phase = ctx.phase_ticking(
-        &name,
-        1,
-        |_, _| ended_of(fslab_sys::wait4(pid)),
-        |_| {
-            shown = pass_on(&out_buf, shown, out);
-            if echo {
-                shown_err = pass_on(&err_buf, shown_err, &mut std::io::stderr());
-            }
-            if stop.load(std::sync::atomic::Ordering::Relaxed) && !asked {
-                asked = true;
-                if let Some(fd) = &pidfd {
-                    let _ = rustix::process::pidfd_send_signal(fd, rustix::process::Signal::INT);
-                }
-            }
-        },
-    )?;
-    drop(child);
-    let _ = out_t.join();
-    let _ = err_t.join();
-    pass_on(&out_buf, shown, out);
-    if echo {
-        pass_on(&err_buf, shown_err, &mut std::io::stderr());
+    drop(started.child);
+    for t in started.readers {
+        let _ = t.join();
     }
-    let (stdout, stderr) = (take(out_buf), take(err_buf));
-    let ended = phase
-        .results
-        .into_iter()
-        .next()
-        .flatten()
-        .unwrap_or_else(|| Err("the program's watcher died".into()));
-    let elapsed = phase.elapsed_s;
+    let (stdout, stderr) = match live {
+        Some(l) => {
+            pass_on(&l.out, l.shown[0], start.out);
+            pass_on(&l.err, l.shown[1], &mut std::io::stderr());
+            (take(l.out), take(l.err))
+        }
+        None => (Captured::default(), Captured::default()),
+    };
     let mut ran = Ran {
         ctx,
         o,
@@ -262,6 +233,104 @@ pub fn run(o: &CommandArgs, start: Start<'_, '_>) -> crate::Result<CommandReport
     let error = ran.error.take();
     let outcome = ran.ctx.finish(error)?;
     Ok(report(outcome, argv, code, signal, parser_name))
+}
+
+/// The program's output as it comes, what of it was passed on, and its
+/// pidfd (a stop is sent through it), once it has started.
+struct Live {
+    out: Shared,
+    err: Shared,
+    shown: [usize; 2],
+    pidfd: Option<rustix::fd::OwnedFd>,
+}
+
+/// The started program and the threads reading its output.
+struct Started {
+    child: std::process::Child,
+    readers: [std::thread::JoinHandle<()>; 2],
+}
+
+/// How the program's phase went: how it ended and its handles (or why it
+/// could not start), its output, the phase's seconds.
+type PhaseOutcome = (
+    Result<(Result<Ended, String>, Started), String>,
+    Option<Live>,
+    f64,
+);
+
+/// Phase `name`: starts `cmd` and waits for it, passing on what it prints
+/// each second (its stderr to fslab's) and asking it to stop once, with
+/// SIGINT, when fslab is stopped.
+fn program_phase(
+    ctx: &mut RunCtx<'_, '_>,
+    cmd: Command,
+    name: &str,
+    stop: &crate::StopFlag,
+    out: &mut dyn Write,
+) -> crate::Result<PhaseOutcome> {
+    let cmd = Mutex::new(Some(cmd));
+    let live: Mutex<Option<Live>> = Mutex::new(None);
+    let mut asked = false;
+    let phase = ctx.phase_ticking(
+        name,
+        1,
+        |_, _| {
+            let mut cmd = cmd
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take()
+                .ok_or_else(|| "the program was started twice".to_string())?;
+            let mut child = cmd.spawn().map_err(|e| {
+                format!("cannot start {}: {e}", cmd.get_program().to_string_lossy())
+            })?;
+            let pid = child.id();
+            let (out, out_t) = capture(child.stdout.take().expect("piped"));
+            let (err, err_t) = capture(child.stderr.take().expect("piped"));
+            let pidfd = rustix::process::Pid::from_raw(pid as i32).and_then(|p| {
+                rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok()
+            });
+            *live
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Live {
+                out,
+                err,
+                shown: [0, 0],
+                pidfd,
+            });
+            let ended = ended_of(fslab_sys::wait4(pid));
+            Ok((
+                ended,
+                Started {
+                    child,
+                    readers: [out_t, err_t],
+                },
+            ))
+        },
+        |_| {
+            let mut l = live
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let Some(l) = l.as_mut() else { return };
+            l.shown[0] = pass_on(&l.out, l.shown[0], out);
+            l.shown[1] = pass_on(&l.err, l.shown[1], &mut std::io::stderr());
+            if stop.load(std::sync::atomic::Ordering::Relaxed) && !asked {
+                asked = true;
+                if let Some(fd) = &l.pidfd {
+                    let _ = rustix::process::pidfd_send_signal(fd, rustix::process::Signal::INT);
+                }
+            }
+        },
+    )?;
+    let result = phase
+        .results
+        .into_iter()
+        .next()
+        .flatten()
+        .unwrap_or_else(|| Err("the program's watcher died".into()));
+    let live = live
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    Ok((result, live, phase.elapsed_s))
 }
 
 fn report(
