@@ -289,15 +289,7 @@ mod tests {
     }
 
     fn parse(argv: &[&str], stdout: &[u8]) -> Result<Parsed, ParseError> {
-        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
-        Fio.parse(&Output {
-            argv: &argv,
-            stdout,
-            stderr: b"",
-            dir: Path::new("/"),
-            file: None,
-            patterns: &[],
-        })
+        crate::parse_stdout(&Fio, argv, stdout)
     }
 
     #[test]

@@ -191,15 +191,7 @@ mod tests {
     const OUT: &str = "IOR-4.1.0+dev: MPI Coordinated Test of Parallel I/O\n...\nSummary of all tests:\nOperation   Max(MiB)   Min(MiB)  Mean(MiB)     StdDev   Max(OPs)   Min(OPs)  Mean(OPs)     StdDev    Mean(s) Stonewall(s) Stonewall(MiB) Test# #Tasks tPN reps fPP reord reordoff reordrand seed segcnt   blksiz    xsize aggs(MiB)   API RefNum\nwrite        1024.50     900.25     962.38      62.12     256.12     225.06     240.59      15.53    0.26601         NA            NA     0      4   4    2   1     0        1         0    0      1 16777216  4194304      64.0 POSIX      0\nread         2048.00    2000.00    2024.00      24.00     512.00     500.00     506.00       6.00    0.12650       0.10        1900.00     0      4   4    2   1     0        1         0    0      1 16777216  4194304      64.0 POSIX      0\nFinished            : Thu Nov 27 10:00:00 2026\n";
 
     fn parse(stdout: &[u8]) -> Result<Parsed, ParseError> {
-        let argv = vec!["ior".to_string()];
-        Ior.parse(&Output {
-            argv: &argv,
-            stdout,
-            stderr: b"",
-            dir: std::path::Path::new("/"),
-            file: None,
-            patterns: &[],
-        })
+        crate::parse_stdout(&Ior, &["ior"], stdout)
     }
 
     #[test]

@@ -145,6 +145,25 @@ pub trait Parser: Sync {
     fn parse(&self, out: &Output) -> Result<Parsed, ParseError>;
 }
 
+/// `parser` reading what `argv` printed on its standard output alone, as
+/// if run in `/` (the parsers' tests).
+#[cfg(test)]
+pub(crate) fn parse_stdout(
+    parser: &dyn Parser,
+    argv: &[&str],
+    stdout: &[u8],
+) -> Result<Parsed, ParseError> {
+    let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+    parser.parse(&Output {
+        argv: &argv,
+        stdout,
+        stderr: b"",
+        dir: Path::new("/"),
+        file: None,
+        patterns: &[],
+    })
+}
+
 /// Refuses `--metric` patterns for a parser that does not take them.
 pub fn no_patterns(parser: &str, patterns: &[Pattern]) -> Result<(), String> {
     match patterns.first() {

@@ -121,15 +121,7 @@ mod tests {
     const OUT: &str = "mdtest-4.1.0+dev was launched with 2 total task(s) on 1 node(s)\n\nSUMMARY rate (in ops/sec): (of 1 iterations)\n   Operation                     Max            Min           Mean        Std Dev\n   ---------                     ---            ---           ----        -------\n   File creation              119113.150     119113.150     119113.150          0.000\n   File stat                       0.000          0.000          0.000          0.000\n   Tree creation                   4.279          4.279          4.279          0.000\n\nSUMMARY time (in ops/sec): (of 1 iterations)\n   Operation                     Max            Min           Mean        Std Dev\n   ---------                     ---            ---           ----        -------\n   File creation                 372.432        372.432        372.432          0.000\n   File stat                       0.000          0.000          0.000          0.000\n   Tree creation                   0.234          0.234          0.234          0.000\n-- finished at 05/03/2024 09:38:29 --\n";
 
     fn parse(stdout: &[u8]) -> Result<Parsed, ParseError> {
-        let argv = vec!["mdtest".to_string()];
-        Mdtest.parse(&Output {
-            argv: &argv,
-            stdout,
-            stderr: b"",
-            dir: std::path::Path::new("/"),
-            file: None,
-            patterns: &[],
-        })
+        crate::parse_stdout(&Mdtest, &["mdtest"], stdout)
     }
 
     #[test]

@@ -74,30 +74,32 @@ impl Unit {
         )
     }
 
+    /// Every unit.
+    pub const ALL: [Unit; 14] = [
+        Unit::FilesPerSec,
+        Unit::OpsPerSec,
+        Unit::KiloOpsPerSec,
+        Unit::MibPerSec,
+        Unit::MbPerSec,
+        Unit::GibPerSec,
+        Unit::Seconds,
+        Unit::Milliseconds,
+        Unit::Microseconds,
+        Unit::Percent,
+        Unit::Count,
+        Unit::Mib,
+        Unit::Kib,
+        Unit::Bytes,
+    ];
+
     /// The unit written as `symbol` (`MiB/s`, `us`; `IOPS` is ops/s, a
     /// bare word or `count` a count), for numbers people name themselves
     /// (the generic output parser's).
     pub fn of_symbol(symbol: &str) -> Option<Unit> {
-        const ALL: [Unit; 14] = [
-            Unit::FilesPerSec,
-            Unit::OpsPerSec,
-            Unit::KiloOpsPerSec,
-            Unit::MibPerSec,
-            Unit::MbPerSec,
-            Unit::GibPerSec,
-            Unit::Seconds,
-            Unit::Milliseconds,
-            Unit::Microseconds,
-            Unit::Percent,
-            Unit::Count,
-            Unit::Mib,
-            Unit::Kib,
-            Unit::Bytes,
-        ];
         match symbol {
             "IOPS" => Some(Unit::OpsPerSec),
             "" => Some(Unit::Count),
-            s => ALL.into_iter().find(|u| u.symbol() == s),
+            s => Unit::ALL.into_iter().find(|u| u.symbol() == s),
         }
     }
 

@@ -170,6 +170,19 @@ fn two_filesystems(name: &str, workload: &str) -> String {
     )
 }
 
+/// The HTML page `fslab report -o NAME` writes of the lab's runs.
+fn report_page(lab: &Lab, name: &str) -> String {
+    let html = lab.path(name);
+    let o = lab
+        .fslab()
+        .args(["report", "-o"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::read_to_string(&html).unwrap()
+}
+
 /// The compare rows of metric `m`, by cell.
 fn rows<'a>(cmp: &'a serde_json::Value, m: &str) -> Vec<&'a serde_json::Value> {
     cmp["rows"]
@@ -226,15 +239,7 @@ fn a_fio_experiment_on_two_filesystems_is_recorded_compared_and_reported_with_it
         2,
         "the probes watched the program"
     );
-    let html = lab.path("fio.html");
-    let o = lab
-        .fslab()
-        .args(["report", "-o"])
-        .arg(&html)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let page = std::fs::read_to_string(&html).unwrap();
+    let page = report_page(&lab, "fio.html");
     let cdf = page.find("latency CDF").expect("a latency chart");
     assert!(
         page[cdf..].contains("rw write clat"),
@@ -303,15 +308,7 @@ fn a_generic_parser_command_on_two_filesystems_is_compared_like_a_workload() {
         ios.iter().all(|r| r["mean"].as_f64().unwrap() > 0.0),
         "{ios:?}"
     );
-    let html = lab.path("dd.html");
-    let o = lab
-        .fslab()
-        .args(["report", "-o"])
-        .arg(&html)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let page = std::fs::read_to_string(&html).unwrap();
+    let page = report_page(&lab, "dd.html");
     assert!(
         page.contains("dd copy rate (MB/s)"),
         "the parsed metric is reported"
