@@ -230,6 +230,17 @@ fn a_fio_experiment_on_two_filesystems_is_recorded_compared_and_reported_with_it
             .collect();
         assert_eq!(cells, [("ext4", 3), ("xfs", 3)], "{m}");
     }
+    // The program's phase holds fio's whole job (fio's own runtime).
+    for (program, job) in rows(&cmp, "fio time (s)")
+        .iter()
+        .zip(rows(&cmp, "rw time (s)"))
+    {
+        let (p, j) = (
+            program["mean"].as_f64().unwrap(),
+            job["mean"].as_f64().unwrap(),
+        );
+        assert!(p >= j, "fio's phase took {p} s, its job ran {j} s");
+    }
     assert!(
         rows(&cmp, "rw sys cpu (s)").is_empty(),
         "fio's job has no CPU of fslab's"
