@@ -7,8 +7,10 @@ use std::io;
 use std::time::Duration;
 
 pub mod child;
+pub mod clock;
 pub mod crc32c;
 pub mod fiemap;
+pub mod item_path;
 pub mod lock;
 pub mod loopdev;
 pub mod mmap;
