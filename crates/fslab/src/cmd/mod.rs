@@ -6,6 +6,7 @@ mod compare;
 mod frag;
 mod history;
 mod jobs;
+mod power;
 mod report;
 mod results;
 mod run;
