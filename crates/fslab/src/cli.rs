@@ -42,6 +42,17 @@ pub enum Command {
         )
     )]
     Run(RunArgs),
+    /// Find the first kernel of an ordered list on which a metric is bad: the experiment's
+    /// cell on each kernel (in a guest), by binary search between a good and a bad one
+    #[command(
+        after_help = "The kernels: the experiment's [[target]] kernel = [K1, K2, ...] in order,\n\
+        or, for two Debian kernels of one version and flavour, every ABI number between them.\n\
+        A kernel is good when all its repetitions fall on the good kernel's side of the\n\
+        midpoint between the good and the bad kernel's means (see docs/kernels.md).\n\
+        Examples:\n  fslab bisect my-kernels.toml --good k47 --bad k56 --metric 'htree levels'\n  \
+        fslab bisect createmany.toml --good debian:6.1.0-47-cloud-amd64 --bad debian:6.1.0-56-cloud-amd64"
+    )]
+    Bisect(BisectArgs),
     /// Undo what a killed `fslab run` left behind (mounts, loop devices, images, sysctls, cgroups)
     #[command(after_help = "Example (after a kill -9 of fslab run):\n  fslab cleanup")]
     Cleanup,
@@ -76,7 +87,7 @@ pub enum Command {
     #[command(after_help = "Example:\n  fslab report -o seed000.html")]
     Report {
         #[command(flatten)]
-        select: ReportSelect,
+        select: SelectArgs,
         /// Where to write the page (`-` for stdout)
         #[arg(
             short = 'o',
@@ -131,14 +142,24 @@ pub enum Command {
         #[arg(value_name = "DIR")]
         dir: PathBuf,
     },
-    /// Run a workload from its serialized job (the child `fslab run` starts)
+    /// Run one cell inside a guest fslab booted for it (what the guest's
+    /// init runs; see docs/kernels.md)
+    #[command(name = "guest-cell", hide = true)]
+    GuestCell {
+        /// The job file the host wrote (JSON: the experiment, the cell, the
+        /// guest's disks)
+        #[arg(value_name = "JOB")]
+        job: PathBuf,
+    },
+    /// Run a workload from its serialized child spec (the child `fslab run` starts)
     #[command(
         hide = true,
-        after_help = "Example:\n  fslab job '{\"workload\": \"createmany\", \"options\": {...}, \"argv\": [\"createmany\", \"-o\", \"/mnt/test/f\", \"1000\"]}'"
+        after_help = "Example:\n  fslab job '{\"job\": {\"workload\": \"createmany\", \"options\": {...}}, \"harness\": {\"command_line\": [\"createmany\", \"-o\", \"/mnt/test/f\", \"1000\"], \"json\": true, ...}}'"
     )]
     Job {
-        /// {"workload": NAME, "options": {...}, "argv": [...]}: the workload, its
-        /// options as `fslab run` serialized them, and the command line to record
+        /// {"job": {"workload": NAME, "options": {...}}, "harness": {...}}: the
+        /// workload with its options, and what runs around it (the command
+        /// line to record, JSON, probes, caches, cgroup, text file, progress)
         #[arg(value_name = "JSON")]
         json: String,
     },
@@ -161,8 +182,10 @@ pub enum Command {
     },
 }
 
+/// Which runs `compare` and `report` analyse, and how their verdicts are
+/// reached: one group of arguments for both.
 #[derive(Debug, Args)]
-pub struct CompareArgs {
+pub struct SelectArgs {
     /// Experiment id (from `fslab results experiments`); repeat to compare the cells of
     /// several experiments, say the same one on two kernels; default: the most recent
     #[arg(long, value_name = "ID")]
@@ -190,9 +213,35 @@ pub struct CompareArgs {
     /// [default: the newest that fits each metric, if any; else A/A splits of the runs]
     #[arg(long, value_name = "ID", conflicts_with = "delta")]
     pub calibration: Option<i64>,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
-    pub format: CompareFormat,
+}
+
+impl SelectArgs {
+    /// What to analyse, as the analysis takes it.
+    pub fn choice(self) -> fslab_analysis::Choice<'static> {
+        fslab_analysis::Choice {
+            policy: self.correction.policy_at(self.delta, self.alpha),
+            experiments: self.experiment,
+            runs: self.runs,
+            baseline: self.baseline,
+            calibration: self.calibration,
+            refuse_empty: false,
+            explainers: &[],
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Output format (every registered exporter: text, markdown, csv, json, html, ...)
+    #[arg(long, default_value = "text", value_parser = formats())]
+    pub format: String,
+}
+
+/// `--format`'s values: the registered exporters' names.
+fn formats() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(fslab_present::export::names())
 }
 
 /// `--alpha P`: a significance level above 0 and at most 0.5.
@@ -211,31 +260,6 @@ fn delta_pct(s: &str) -> Result<f64, String> {
         Ok(x) if x > 0.0 && x < 100.0 => Ok(x),
         _ => Err(format!("{s:?} is not a percentage between 0 and 100")),
     }
-}
-
-/// Which runs a report covers.
-#[derive(Debug, Args)]
-pub struct ReportSelect {
-    /// Experiment id; repeat for the cells of several experiments; default: the most recent
-    #[arg(long, value_name = "ID")]
-    pub experiment: Vec<i64>,
-    /// A group of run ids, comma-separated; repeat for more groups (instead of an experiment)
-    #[arg(long = "runs", value_name = "ID,ID,...")]
-    pub runs: Vec<String>,
-    /// The group others are compared with: its position (from 0) or its label
-    #[arg(long, value_name = "N|LABEL")]
-    pub baseline: Option<String>,
-    /// The noise threshold in percent: differences smaller than this are "no difference"
-    /// [default: a stored A/A calibration that fits, else A/A splits of each cell's runs]
-    #[arg(long, value_name = "PCT", value_parser = delta_pct)]
-    pub delta: Option<f64>,
-    /// How p-values are corrected, every cell and metric together: bh (Benjamini-Hochberg, the
-    /// false discovery rate) or holm (the family-wise error rate)
-    #[arg(long, value_enum, default_value_t = Correction::Bh)]
-    pub correction: Correction,
-    /// The error rate the correction holds
-    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = alpha)]
-    pub alpha: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -263,14 +287,6 @@ impl Correction {
             ..self.policy(delta_pct)
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CompareFormat {
-    Text,
-    Markdown,
-    Csv,
-    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -304,6 +320,32 @@ fn parse_dev(s: &str) -> Result<(u32, u32), String> {
         ));
     }
     Ok((maj, min))
+}
+
+#[derive(Debug, Args)]
+pub struct BisectArgs {
+    /// Experiment file, or the name of a built-in experiment
+    #[arg(value_name = "EXPERIMENT")]
+    pub experiment: String,
+    /// A kernel on which the metric is good (a kernel of the list, by name or label)
+    #[arg(long, value_name = "KERNEL")]
+    pub good: String,
+    /// A kernel on which it is bad
+    #[arg(long, value_name = "KERNEL")]
+    pub bad: String,
+    /// The metric, as `fslab run`'s summary and `fslab compare` name it (default: the
+    /// workload's first headline metric)
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+    /// Repetitions of each kernel
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub repetitions: u32,
+    /// Repetitions a kernel may get before it is called undecided
+    #[arg(long, value_name = "N", default_value_t = 6)]
+    pub max_repetitions: u32,
+    /// Shrink (or grow) counts and sizes by this factor (as fslab run --scale)
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub scale: f64,
 }
 
 #[derive(Debug, Args)]

@@ -1,9 +1,11 @@
 //! One module per subcommand.
 
+mod bisect;
 mod calibrate;
 mod cleanup;
 mod compare;
 mod frag;
+mod guest;
 mod history;
 mod jobs;
 mod power;
@@ -69,6 +71,8 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
         Command::Job { json } => jobs::from_json(&json, &db),
         Command::Rescue { dir } => fslab_runtime::ranks::rescue(&db, &dir).map_err(Failure::from),
         Command::Cleanup => cleanup::run(&db),
+        Command::Bisect(b) => bisect::run(b, &db),
+        Command::GuestCell { job } => guest::run(&job),
         Command::HostLab { action, json } => host_lab(&action, &json),
         Command::Crc32c { chunks } => crc32c(chunks),
         Command::Compare(c) => compare::run(c, &db),
@@ -126,12 +130,17 @@ fn print_all(bytes: &[u8]) -> Result<(), Failure> {
 }
 
 /// A rendering error as an exit status: a bad selection is bad input.
-fn results_failure(e: fslab_results::Error) -> Failure {
+fn results_failure(e: fslab_present::Error) -> Failure {
     if e.is_usage() {
         Failure::Usage(e.to_string())
     } else {
         Failure::Failed(e.to_string())
     }
+}
+
+/// An analysis error as an exit status: a bad selection is bad input.
+fn analysis_failure(e: fslab_analysis::Error) -> Failure {
+    results_failure(e.into())
 }
 
 /// Opens the results store to write, or explains why not.

@@ -44,11 +44,11 @@ pub fn lines(
         let head = format!("power: cell {} {}", cell.index, cell.label);
         let found = store
             .as_ref()
-            .map(|s| fslab_results::calibration::for_cell(s, &host, &fs, &aa, scale, text));
+            .map(|s| fslab_analysis::calibration::for_cell(s, &host, &fs, &aa, scale, text));
         match found {
             Some(Ok(cals)) if !cals.is_empty() => {
                 for c in &cals {
-                    if let Some(l) = fslab_results::calibration::resolvable_line(c, reps as usize) {
+                    if let Some(l) = fslab_analysis::calibration::resolvable_line(c, reps as usize) {
                         out.push(format!("{head}: {l}"));
                     }
                 }
