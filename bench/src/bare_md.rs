@@ -49,6 +49,28 @@ pub struct Md {
     pub remove: bool,
 }
 
+impl Md {
+    /// `mdtest -C -T -E -r -d DIR`: files and directories in one shared
+    /// tree, every item phase, nothing written or read.
+    pub fn all_phases(dir: PathBuf) -> Md {
+        Md {
+            dir,
+            unique: false,
+            files: true,
+            dirs: true,
+            write: 0,
+            read: 0,
+            stride: 0,
+            sync: false,
+            stonewall_s: 0,
+            create: true,
+            stat: true,
+            read_phase: true,
+            remove: true,
+        }
+    }
+}
+
 /// One phase on rank 0: mdtest's name for it, its seconds, the items of
 /// all ranks.
 #[derive(Debug, Clone, PartialEq)]

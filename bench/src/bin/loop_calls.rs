@@ -155,21 +155,7 @@ fn run_bare(name: &str, dir: &Path, amount: u64) {
             bare::alloctest(&dir.join("big"), amount);
         }
         "mdtest" => {
-            let m = bare_md::Md {
-                dir: dir.join("md"),
-                unique: false,
-                files: true,
-                dirs: true,
-                write: 0,
-                read: 0,
-                stride: 0,
-                sync: false,
-                stonewall_s: 0,
-                create: true,
-                stat: true,
-                read_phase: true,
-                remove: true,
-            };
+            let m = bare_md::Md::all_phases(dir.join("md"));
             let _ = std::fs::create_dir_all(&m.dir);
             bare_md::mdtest(&c, &m, amount);
         }

@@ -692,21 +692,7 @@ fn bare_md(a: &[String]) {
     let phases = match a.first().map(String::as_str) {
         Some("mdtest") if a.len() == 3 => {
             let n = num(2);
-            let m = bare_md::Md {
-                dir: PathBuf::from(&a[1]),
-                unique: false,
-                files: true,
-                dirs: true,
-                write: 0,
-                read: 0,
-                stride: 0,
-                sync: false,
-                stonewall_s: 0,
-                create: true,
-                stat: true,
-                read_phase: true,
-                remove: true,
-            };
+            let m = bare_md::Md::all_phases(PathBuf::from(&a[1]));
             if c.rank() == 0 {
                 let _ = std::fs::create_dir_all(&m.dir);
             }
