@@ -86,6 +86,19 @@ pub fn push_digits(buf: &mut Vec<u8>, mut n: u64, width: usize) {
     buf.extend_from_slice(&d[k..]);
 }
 
+/// Prints "targets: all met" or each target missed; true when all were met.
+pub fn print_targets(missed: &[String]) -> bool {
+    if missed.is_empty() {
+        println!("targets: all met");
+    } else {
+        println!("targets missed:");
+        for m in missed {
+            println!("  {m}");
+        }
+    }
+    missed.is_empty()
+}
+
 /// Median of a sample.
 pub fn median(v: &[f64]) -> f64 {
     fslab_stats::summarize(v).median

@@ -334,13 +334,7 @@ fn main() {
         dbench(&scratch, &fslab, &me, &db, &mut missed);
     }
     let _ = std::fs::remove_file(&db);
-    if missed.is_empty() {
-        println!("targets: all met");
-    } else {
-        println!("targets missed:");
-        for m in &missed {
-            println!("  {m}");
-        }
+    if !fslab_bench::print_targets(&missed) {
         std::process::exit(1);
     }
 }

@@ -488,14 +488,7 @@ fn main() {
             println!("{}: no original (set {v})", case.name);
         }
     }
-    if missed.is_empty() {
-        println!("targets: all met");
-    } else {
-        println!("targets missed:");
-        for m in &missed {
-            println!("  {m}");
-        }
-    }
+    fslab_bench::print_targets(&missed);
     drop(ext4);
     let _ = std::fs::remove_dir_all(&host);
     let _ = std::fs::remove_dir_all(&scratch);
