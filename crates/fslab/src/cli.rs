@@ -126,9 +126,17 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print fslab's man page (roff)
-    #[command(after_help = "Example: fslab man > /usr/local/share/man/man1/fslab.1")]
-    Man,
+    /// Print a man page (roff): fslab's, or a command's; or write every command's page into a directory
+    #[command(
+        after_help = "Examples:\n  fslab man > /usr/local/share/man/man1/fslab.1\n  fslab man results show | man -l -\n  fslab man --dir /usr/local/share/man/man1   # fslab.1, fslab-run.1, fslab-results-show.1, ..."
+    )]
+    Man {
+        /// The command whose page to print (`run`, `results show`)
+        command: Vec<String>,
+        /// Write every command's page (fslab.1, fslab-COMMAND.1, ...) into this directory
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
     /// Merge and keep what the ranks of an MPI run kept after a signal (a spool
     /// `STORE.ranks-TOKEN` beside the results store), naming the ranks and hosts that
     /// kept nothing: `fslab run` does it once mpirun has ended; by hand after a run
@@ -424,7 +432,7 @@ pub enum ResultsCommand {
     },
     /// One line per experiment (`fslab run`), starting with its id, with runs completed
     Experiments,
-    /// The findings' outcome table (as the README shows it), from the store: each finding's id, claim, the author's number, fslab's and the rule's verdict, with the run's date, kernel, scale and repetitions
+    /// The findings' outcome table (as docs/findings.md shows it), from the store: each finding's id, claim, the author's number, fslab's and the rule's verdict, with the run's date, kernel, scale and repetitions
     #[command(
         after_help = "Examples:\n  fslab results outcomes              # the latest experiment of each name\n  fslab results outcomes 12 14        # these experiments"
     )]
