@@ -270,15 +270,15 @@ impl LatencyHistogram {
     /// and highest value (ns, both included: every value recorded in the
     /// bin lies between them) and its count.
     pub fn bins(&self) -> Vec<HistogramBin> {
-        self.hist
-            .iter_recorded()
-            .map(|v| {
-                let at = v.value_iterated_to();
-                HistogramBin {
-                    low_ns: self.hist.lowest_equivalent(at),
-                    high_ns: self.hist.highest_equivalent(at),
-                    count: v.count_at_value(),
-                }
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(i, &count)| HistogramBin {
+                low_ns: value_at(i),
+                // The next index's lowest value is one above this one's highest.
+                high_ns: value_at(i + 1) - 1,
+                count,
             })
             .collect()
     }
