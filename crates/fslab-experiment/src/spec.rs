@@ -50,6 +50,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 // The parts of the file format, one file each beside this one.
+/// The author's numbers a finding encodes, and the numbers CLAIMS.md quotes.
+#[path = "spec_author.rs"]
+pub mod author;
 /// `[[target]]` and `[[variant]]`: the matrix of cells.
 #[path = "spec_cells.rs"]
 mod cells;
