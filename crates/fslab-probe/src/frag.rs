@@ -22,6 +22,19 @@ pub fn count(path: &Path) -> std::io::Result<u64> {
     fiemap(f.as_fd(), 0, |_| {})
 }
 
+/// The number of extents of `path`, and of those that start at or past
+/// byte `offset` of the file.
+pub fn count_past(path: &Path, offset: u64) -> std::io::Result<(u64, u64)> {
+    let f = std::fs::File::open(path)?;
+    let mut past = 0u64;
+    let total = fiemap(f.as_fd(), 0, |e| {
+        if e.logical >= offset {
+            past += 1;
+        }
+    })?;
+    Ok((total, past))
+}
+
 /// How many extents filefrag (e2fsprogs 1.47) reports for these FIEMAP
 /// records: a record starts a new extent unless it continues the previous
 /// one physically, either right after it or where the previous one's

@@ -209,28 +209,28 @@ impl Facts {
         let mut out = Vec::new();
         if of.iter().any(|c| c.crc32c) {
             let hw = match m.cpu_crc32 {
-                Some(true) => "the CPU's crc32 instruction (SSE4.2 in /proc/cpuinfo)",
-                Some(false) => "no crc32 instruction in this CPU (/proc/cpuinfo)",
-                None => "this CPU's flags unread",
+                Some(true) => "on the CPU's crc32 instruction (SSE4.2)",
+                Some(false) => "with no crc32 instruction in this CPU",
+                None => "on a CPU whose flags were unread",
             };
             out.push(format!(
-                "crc32c here is the kernel's {} driver (/proc/crypto), with {hw}: the seeds' authors measured the kernel's software crc32c",
-                m.crc32c_driver.as_deref().unwrap_or("unknown")
+                "crc32c: the kernel's {} driver (/proc/crypto) {hw}, not the software table of the seeds' 2009-2013 kernels",
+                m.crc32c_driver.as_deref().unwrap_or("(unread)")
             ));
         }
         if of.iter().any(|c| c.fs.as_deref() == Some("ext3")) && m.has(EXT3_DRIVER) == Some(false) {
             out.push(format!(
-                "\"ext3\" here is the ext4 driver mounting an ext3 filesystem: this kernel has no ext3 driver ({EXT3_DRIVER} is not in /proc/kallsyms; ext3's own code left Linux in 4.3)"
+                "\"ext3\" is the ext4 driver mounting an ext3 filesystem: this kernel has no ext3 driver ({EXT3_DRIVER} not in /proc/kallsyms; ext3's own code left Linux in 4.3)"
             ));
         }
         if let Some(limit) = of.iter().find_map(|c| c.memory_limit) {
             out.push(format!(
-                "a {} memory cgroup (cgroup v1, charging the page cache and the inode and dentry slab) stands in for the author's machine's memory",
+                "a {} memory cgroup (v1, charging page cache and slab) for the author's machine's memory",
                 fslab_lab::human_bytes(limit)
             ));
         }
         if of.iter().any(|c| c.loop_image) {
-            out.push("a loop device on a sparse image file stands in for the author's disk".into());
+            out.push("a loop device on a sparse image for the author's disk".into());
         }
         if let Some(t) = of
             .iter()
@@ -239,7 +239,7 @@ impl Facts {
             .max()
         {
             out.push(format!(
-                "{t} threads on {} CPUs stand in for the author's {t} on as many CPUs: they take turns, so a rate or time measures each filesystem's work per operation, not how it scales",
+                "{t} threads on {} CPUs for the author's {t} on as many: they take turns, so a rate or time measures work per operation, not scaling",
                 m.cpus
             ));
         }
@@ -315,10 +315,10 @@ mod tests {
         };
         let all = facts.stand_ins(&[0, 1]).join(" | ");
         for want in [
-            "crc32c here is the kernel's crc32c-lib driver (/proc/crypto), with the CPU's crc32 instruction",
-            "\"ext3\" here is the ext4 driver",
+            "crc32c: the kernel's crc32c-lib driver (/proc/crypto) on the CPU's crc32 instruction",
+            "\"ext3\" is the ext4 driver",
             "a 256 MiB memory cgroup",
-            "a loop device on a sparse image file",
+            "a loop device on a sparse image",
             "8 threads on 2 CPUs",
         ] {
             assert!(all.contains(want), "{want:?} not in {all}");

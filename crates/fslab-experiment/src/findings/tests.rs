@@ -457,7 +457,12 @@ fn a_claim_resting_on_a_kernel_path_this_kernel_lacks_is_not_judgeable_here() {
     );
     let there = judge_on(true);
     assert_eq!(there[0].outcome, FindingOutcome::Happened);
-    assert_eq!(there[1].outcome, FindingOutcome::Reproduced, "{:?}", there[1]);
+    assert_eq!(
+        there[1].outcome,
+        FindingOutcome::Reproduced,
+        "{:?}",
+        there[1]
+    );
     // Unreadable symbols: the path is not judged, and neither is the claim.
     let facts = Facts::default();
     let v = equal_runs();
@@ -511,8 +516,14 @@ fn a_judged_finding_names_the_stand_ins_of_the_cells_it_reads() {
     };
     let r = evaluate_all(&[f, f_named], &runs);
     let s = r[0].stand_in.clone().unwrap();
-    assert!(s.contains("8 threads on 2 CPUs") && s.contains("loop device"), "{s}");
+    assert!(
+        s.contains("8 threads on 2 CPUs") && s.contains("loop device"),
+        "{s}"
+    );
     // The file's own stand-in first.
     let s = r[1].stand_in.clone().unwrap();
-    assert!(s.starts_with("ext4 stands in for XFS V4; a loop device"), "{s}");
+    assert!(
+        s.starts_with("ext4 stands in for XFS V4; a loop device"),
+        "{s}"
+    );
 }

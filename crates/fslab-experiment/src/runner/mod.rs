@@ -17,6 +17,7 @@
 //!   reading the messages it sends, and [`progress`], the display;
 //! - `until`: which cells run once more (what a run produced is
 //!   [`crate::outcome`], below the runner, since the summary reads it);
+//! - [`first_pass`]: a cell's first pass over its image (`[first_pass]`);
 //! - [`hosts`]: a `[cluster]` cell's hosts' own filesystems, and the
 //!   check that a shared directory is shared;
 //! - [`preflight`](mod@preflight): what is checked before anything is touched;
@@ -26,6 +27,7 @@ pub mod cell;
 mod child;
 pub mod error;
 pub mod executor;
+pub mod first_pass;
 pub mod hosts;
 pub mod preflight;
 pub mod progress;
