@@ -587,11 +587,18 @@ pub fn filled_dir(exp: &Experiment, cell: &Cell, mnt: &Path) -> Option<PathBuf> 
     crate::plan::cell_job(exp, cell, mnt).ok()?.filled_dir()
 }
 
-/// Measured after the workload on its filesystem, before unmount: on
-/// ext4, the htree depth of the directory the workload filled
+/// Measured after the workload on its filesystem, before unmount: what
+/// the findings read ([`crate::after`]) and, on ext4, the htree depth of the directory the workload filled
 /// (`htree levels`: indirect levels + 1; 0 for a directory too small to
 /// be indexed), read from the directory's dx_root on the device.
 pub fn after_workload(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<fslab_record::Metric> {
+    let mut v = htree_levels(exp, cell, mnt);
+    v.extend(crate::after::measured(exp, cell, mnt));
+    v
+}
+
+/// The htree depth of the directory the workload filled (see [`after_workload`]).
+fn htree_levels(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<fslab_record::Metric> {
     use fslab_record::{Better, Metric, Unit};
     let Some(dir) = filled_dir(exp, cell, mnt) else {
         return Vec::new();

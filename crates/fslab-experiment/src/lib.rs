@@ -35,6 +35,7 @@
 //! and `duration`) is at the bottom, the runner's files at the top.
 
 pub mod aa;
+pub mod after;
 pub mod backend;
 pub mod builtin;
 pub mod closing;

@@ -62,7 +62,12 @@ pub enum Kind {
     },
     /// A claim this machine cannot test, with what fslab measured beside
     /// it, if anything.
-    Untestable { why: String, shows: Option<Shown> },
+    Untestable {
+        why: String,
+        /// The cell whose setup its stand-ins are named from, if any.
+        cell: Option<u32>,
+        shows: Option<Shown>,
+    },
 }
 
 /// What a claim says, as the rule reads it (see `findings::rule`).
@@ -168,9 +173,35 @@ impl Finding {
             | Kind::Value { cell, .. }
             | Kind::Mechanism { cell, .. }
             | Kind::Stacks { cell, .. } => vec![*cell],
-            Kind::Untestable { shows, .. } => shows.iter().map(|s| s.cell).collect(),
+            Kind::Untestable { cell, .. } => cell.iter().copied().collect(),
             Kind::Kernel { .. } => Vec::new(),
         }
+    }
+
+    /// Whether any metric it reads (metric, than_metric, per) names `what`.
+    pub fn reads(&self, what: &str) -> bool {
+        let names: Vec<&str> = match &self.kind {
+            Kind::Ratio {
+                metric,
+                than_metric,
+                ..
+            }
+            | Kind::Paired {
+                metric,
+                than_metric,
+                ..
+            } => vec![metric, than_metric],
+            Kind::Value { metric, per, .. } | Kind::Mechanism { metric, per, .. } => {
+                std::iter::once(metric.as_str())
+                    .chain(per.as_deref())
+                    .collect()
+            }
+            Kind::Untestable { shows: Some(s), .. } => std::iter::once(s.metric.as_str())
+                .chain(s.per.as_deref())
+                .collect(),
+            _ => Vec::new(),
+        };
+        names.iter().any(|n| n.contains(what))
     }
 
     /// The claim's id in CLAIMS.md (`000-d` of `000-d.2`).
@@ -574,6 +605,10 @@ fn kind(
     Ok(match f.kind.get_ref().as_str() {
         "untestable" => Kind::Untestable {
             why: text(need(ctx, f, &f.why, "why")?),
+            cell: match &f.cell {
+                Some(c) => Some(cell_of(ctx, c, "finding.cell", cells)?),
+                None => None,
+            },
             shows: match &f.metric {
                 Some(_) => Some(Shown {
                     cell: cell(ctx)?,

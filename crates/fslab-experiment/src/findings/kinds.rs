@@ -31,7 +31,7 @@ pub fn evaluate(f: &Finding, runs: &Runs) -> FindingResult {
     let mut r = result(f);
     r.from = how(f, runs.labels);
     match &f.kind {
-        Kind::Untestable { why, shows } => {
+        Kind::Untestable { why, shows, .. } => {
             r.why.clone_from(why);
             if let Some(sh) = shows {
                 r.detail = match quantity(runs, sh.cell, &sh.metric, &sh.per) {

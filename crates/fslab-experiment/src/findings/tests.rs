@@ -365,6 +365,7 @@ fn wait_stacks_and_untestable_claims() {
         "000-g",
         Kind::Untestable {
             why: "not testable here: 8 CPUs; this machine has 2".into(),
+            cell: None,
             shows: None,
         },
     );
