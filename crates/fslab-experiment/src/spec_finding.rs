@@ -49,6 +49,9 @@ pub enum Kind {
         cell: u32,
         metric: String,
         per: Option<String>,
+        /// Another cell: the threshold is on the ratio of the two cells'
+        /// means (its whole 95% interval), not on each run.
+        than: Option<u32>,
         threshold: Threshold,
     },
     /// A kernel path the author's mechanism ran through: present when every
@@ -169,6 +172,11 @@ impl Finding {
             Kind::Ratio {
                 cell, than_cell, ..
             } => vec![*cell, *than_cell],
+            Kind::Mechanism {
+                cell,
+                than: Some(t),
+                ..
+            } => vec![*cell, *t],
             Kind::Paired { cell, .. }
             | Kind::Value { cell, .. }
             | Kind::Mechanism { cell, .. }
@@ -278,11 +286,25 @@ pub fn how(f: &Finding, labels: &[String]) -> String {
             cell,
             metric,
             per,
+            than: None,
             threshold,
         } => format!(
             "{} of {} {} in every run",
             quantity(metric, per),
             l(cell),
+            threshold.words()
+        ),
+        Kind::Mechanism {
+            cell,
+            metric,
+            per,
+            than: Some(t),
+            threshold,
+        } => format!(
+            "the ratio of means of {} of {} over {}, its whole 95% interval {}",
+            quantity(metric, per),
+            l(cell),
+            l(t),
             threshold.words()
         ),
         Kind::Kernel { symbols, path } => format!(
@@ -652,6 +674,10 @@ fn kind(
             cell: cell(ctx)?,
             metric: metric(ctx, f)?,
             per,
+            than: match &f.than {
+                Some(t) => Some(cell_of(ctx, t, "finding.than", cells)?),
+                None => None,
+            },
             threshold: threshold(ctx, f)?,
         },
         "kernel" => {

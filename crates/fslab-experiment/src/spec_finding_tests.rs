@@ -23,6 +23,7 @@ fn findings_parse_into_their_kinds_with_mechanisms_they_rest_on() {
             cell: 0,
             metric: "mem touched dirty written (MiB)".into(),
             per: None,
+            than: None,
             threshold: Threshold::AtLeast(1.0)
         }
     );

@@ -150,6 +150,7 @@ fn mechanism(f: &Finding, runs: &Runs, r: &mut FindingResult) {
         cell,
         metric,
         per,
+        than,
         threshold,
     } = &f.kind
     else {
@@ -162,6 +163,9 @@ fn mechanism(f: &Finding, runs: &Runs, r: &mut FindingResult) {
             return;
         }
     };
+    if let Some(t) = than {
+        return mechanism_ratio(runs, (*cell, &vs), *t, metric, per, *threshold, r);
+    }
     let list: Vec<String> = vs.iter().map(|x| fmt(*x)).collect();
     r.detail = format!("{} (n={})", list.join(", "), vs.len());
     let fails = vs.iter().filter(|x| !threshold.holds(**x)).count();
@@ -175,6 +179,55 @@ fn mechanism(f: &Finding, runs: &Runs, r: &mut FindingResult) {
         vs.len() - fails,
         vs.len(),
         threshold.words()
+    );
+}
+
+/// A mechanism on two cells: the ratio of their means, its whole interval
+/// past the threshold.
+fn mechanism_ratio(
+    runs: &Runs,
+    (cell, b): (u32, &[f64]),
+    than: u32,
+    metric: &str,
+    per: &Option<String>,
+    threshold: crate::spec::finding::Threshold,
+    r: &mut FindingResult,
+) {
+    use crate::spec::finding::Threshold;
+    let a = match quantity(runs, than, metric, per) {
+        Ok(a) => a,
+        Err(e) => {
+            r.why = format!("{e} (not measured in this run)");
+            return;
+        }
+    };
+    let Some(i) = ratio(&a, b, LEVEL, false) else {
+        r.why = "no interval: a value that is not positive, or too few runs".into();
+        return;
+    };
+    r.detail = format!(
+        "{} (n={}) over {} (n={}): {}x, 95% interval [{}, {}]",
+        side(runs.label(cell), b),
+        b.len(),
+        side(runs.label(than), &a),
+        a.len(),
+        fmt(i.ratio),
+        fmt(i.low),
+        fmt(i.high)
+    );
+    let held = match threshold {
+        Threshold::AtLeast(x) => i.low >= x,
+        Threshold::AtMost(x) => i.high <= x,
+    };
+    r.outcome = if held {
+        FindingOutcome::Happened
+    } else {
+        FindingOutcome::DidNotHappen
+    };
+    r.why = format!(
+        "the whole interval {}: {}",
+        threshold.words(),
+        if held { "it is" } else { "it is not" }
     );
 }
 

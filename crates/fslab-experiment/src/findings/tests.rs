@@ -260,6 +260,7 @@ fn a_claim_resting_on_a_mechanism_that_did_not_happen_is_not_judged() {
             cell: 0,
             metric: hits.into(),
             per: None,
+            than: None,
             threshold: Threshold::AtLeast(1.0),
         },
     );
@@ -527,4 +528,39 @@ fn a_judged_finding_names_the_stand_ins_of_the_cells_it_reads() {
         s.starts_with("ext4 stands in for XFS V4; a loop device"),
         "{s}"
     );
+}
+
+#[test]
+fn a_mechanism_between_two_cells_needs_its_whole_interval_past_the_threshold() {
+    let mech = |at_least: f64| {
+        finding(
+            "003-m1",
+            Kind::Mechanism {
+                cell: 0,
+                metric: EXT.into(),
+                per: None,
+                than: Some(1),
+                threshold: Threshold::AtLeast(at_least),
+            },
+        )
+    };
+    // btrfs about 160x xfs, a narrow interval.
+    let r = judge_one(&mech(10.0), &equal_runs());
+    assert_eq!(r.outcome, FindingOutcome::Happened, "{r:?}");
+    assert!(
+        r.detail
+            .contains("btrfs 3.133e+04 (n=3) over xfs 195 (n=3)"),
+        "{}",
+        r.detail
+    );
+    let r = judge_one(&mech(1000.0), &equal_runs());
+    assert_eq!(r.outcome, FindingOutcome::DidNotHappen, "{r:?}");
+    assert!(
+        r.why
+            .contains("the whole interval at least 1000: it is not"),
+        "{}",
+        r.why
+    );
+    // Its cells' stand-ins are both cells'.
+    assert_eq!(mech(1.0).cells(), vec![0, 1]);
 }
