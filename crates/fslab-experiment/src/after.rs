@@ -12,7 +12,7 @@ use std::path::Path;
 
 use fslab_record::{Better, Metric, Unit};
 
-use crate::spec::{Cell, Experiment};
+use crate::spec::Experiment;
 
 /// The source and names of the xattr counts.
 pub const XATTRS: &str = "xattrs";
@@ -21,8 +21,9 @@ pub const INLINE: &str = "inline";
 /// The filled directory's size (bytes), under the htree source.
 pub const DIRECTORY_BYTES: &str = "directory bytes";
 
-/// The metrics the experiment's findings read, measured in `mnt`.
-pub fn measured(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<Metric> {
+/// The metrics the experiment's findings read, measured in `mnt` (and in
+/// `filled`, the directory the workload filled, if it has one).
+pub fn measured(exp: &Experiment, filled: Option<&Path>, mnt: &Path) -> Vec<Metric> {
     let reads = |name: &str| exp.findings.iter().any(|f| f.reads(name));
     let mut out = Vec::new();
     if reads(XATTRS) {
@@ -34,8 +35,8 @@ pub fn measured(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<Metric> {
         out.push(m(INLINE, inline));
     }
     if reads(DIRECTORY_BYTES) {
-        if let Some(dir) = crate::backend::filled_dir(exp, cell, mnt) {
-            if let Ok(md) = std::fs::metadata(&dir) {
+        if let Some(dir) = filled {
+            if let Ok(md) = std::fs::metadata(dir) {
                 out.push(Metric::new(
                     crate::backend::HTREE_SOURCE,
                     None,

@@ -231,7 +231,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         text,
         command_line: argv,
     };
-    let mut display = fslab_experiment::display::Display::new(super::quiet());
+    let mut display = fslab_present::run::display::Display::new(super::quiet());
     // Whatever happens in the scheduler, even a panic, the journal is undone.
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         runner::run(
@@ -268,7 +268,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
 
     print!(
         "{}",
-        fslab_experiment::closing::text(&exp, &outcome, args.scale)
+        fslab_present::run::closing::text(&exp, &outcome, args.scale)
     );
     if args.calibrate.is_some() {
         print!("{}", super::calibrate::record(&mut store, &exp, &outcome)?);
