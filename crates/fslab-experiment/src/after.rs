@@ -5,7 +5,7 @@
 //!   extended attributes, by where ext4 keeps them (FIEMAP's
 //!   `FIEMAP_FLAG_XATTR`: in the inode, or in a block of their own); seed
 //!   001's dbench claim rests on it;
-//! - `htree directory bytes`: the size of the directory the workload
+//! - `htree directory size`: the size (bytes) of the directory the workload
 //!   filled (its leaf and index blocks); seed 004's bytes per name.
 
 use std::path::Path;
@@ -19,7 +19,7 @@ pub const XATTRS: &str = "xattrs";
 pub const IN_BLOCKS: &str = "in blocks";
 pub const INLINE: &str = "inline";
 /// The filled directory's size (bytes), under the htree source.
-pub const DIRECTORY_BYTES: &str = "directory bytes";
+pub const DIRECTORY_BYTES: &str = "directory size";
 
 /// The metrics the experiment's findings read, measured in `mnt` (and in
 /// `filled`, the directory the workload filled, if it has one).

@@ -125,11 +125,13 @@ pub fn evaluate_all(findings: &[Finding], runs: &Runs) -> Vec<FindingResult> {
                 }
             })
             .collect();
+        // A mechanism that did not happen decides, whatever else the
+        // numbers say (few runs, a missing value): it is named.
         let mut r = kinds::evaluate(f, runs);
-        if r.outcome != FindingOutcome::NotJudged && !gone.is_empty() {
+        if !gone.is_empty() {
             r.outcome = FindingOutcome::NotJudged;
             r.why = format!("not judgeable on this kernel: {}", gone.join("; "));
-        } else if !failed.is_empty() && r.outcome != FindingOutcome::NotJudged {
+        } else if !failed.is_empty() {
             r.outcome = FindingOutcome::NotJudged;
             r.why = format!(
                 "the mechanism it rests on is not shown by this run: {}",

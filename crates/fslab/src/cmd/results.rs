@@ -18,7 +18,9 @@ pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
             }
         }
         ResultsCommand::Experiments => show::experiments(&store),
-        ResultsCommand::Outcomes { ids } => fslab_present::outcomes::outcomes(&store, &ids),
+        ResultsCommand::Outcomes { ids } => {
+            fslab_present::outcomes::outcomes(&store, &ids, fslab_experiment::builtin::BUILTIN)
+        }
         ResultsCommand::Show { id } => show::run_text(&store, id),
         ResultsCommand::Export { id, format } => match format {
             ExportFormat::Json => show::export_json(&store, id),

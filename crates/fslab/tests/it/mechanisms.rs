@@ -80,3 +80,94 @@ mkfs_options = "-O large_dir"
     );
     assert_eq!(lab.leftovers(), Vec::<String>::new());
 }
+
+/// Seed 000's built-in file with its `[machine]` memory lines replaced.
+fn seed000_with(memory: &str) -> String {
+    let (_, text) = fslab_experiment::builtin::find("seed000-fsmark-sparse").unwrap();
+    let mut out = String::new();
+    for l in text.lines() {
+        if l.starts_with("memory_limit") {
+            continue;
+        }
+        out.push_str(l);
+        out.push('\n');
+        if l == "[machine]" {
+            out.push_str(memory);
+        }
+        if l == "[device]" {
+            out.push_str("image_dir = \"IMAGES\"\n");
+        }
+    }
+    out
+}
+
+/// The finding `id` of the lab's latest experiment.
+fn finding(lab: &Lab, id: &str) -> fslab_record::FindingResult {
+    let s = Store::open(&lab.db()).unwrap();
+    let e = s.experiment(lab.latest_experiment()).unwrap();
+    e.findings
+        .into_iter()
+        .find(|f| f.id == id)
+        .unwrap_or_else(|| panic!("no finding {id}"))
+}
+
+#[test]
+fn seed000s_claims_are_not_judged_when_its_memory_limit_is_taken_away() {
+    if !privileged("loop devices, mkfs and a memory cgroup") {
+        return;
+    }
+    use fslab_record::FindingOutcome::*;
+    let lab = Lab::new();
+    let run = |file: &str, text: String| {
+        let f = lab.experiment(file, &text);
+        let o = lab
+            .run_cmd()
+            .args(["run", "--scale", "0.001", "--repetitions", "1"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    };
+    // With a memory limit the 50k files outgrow: the first and the judged
+    // pass hit it.
+    run("kept.toml", seed000_with("memory_limit = \"24M\"\n"));
+    for m in ["000-m1", "000-m6"] {
+        let r = finding(&lab, m);
+        assert_eq!(r.outcome, Happened, "{m}: {r:?}");
+    }
+    // Without one, nothing outgrows memory: every claim resting on it is
+    // not judged, naming the mechanism that did not happen.
+    run("broken.toml", seed000_with(""));
+    let m1 = finding(&lab, "000-m1");
+    assert_eq!(m1.outcome, NotJudged, "{m1:?}");
+    assert!(
+        m1.why
+            .contains("no value of \"mem create limit hits (count)\""),
+        "{}",
+        m1.why
+    );
+    for (claim, mechanism) in [
+        ("000-a", "000-m6"),
+        ("000-c", "000-m8"),
+        ("000-e", "000-m1"),
+        ("000-e.2", "000-m3"),
+    ] {
+        let r = finding(&lab, claim);
+        assert_eq!(r.outcome, NotJudged, "{claim}: {r:?}");
+        assert!(
+            r.why.starts_with(&format!(
+                "the mechanism it rests on is not shown by this run: {mechanism} not judged"
+            )),
+            "{claim}: {}",
+            r.why
+        );
+    }
+    // The flip rests on a kernel path this kernel has not: said first.
+    let d = finding(&lab, "000-d");
+    assert!(
+        d.why.starts_with("not judgeable on this kernel: 000-m5"),
+        "{}",
+        d.why
+    );
+    assert_eq!(lab.leftovers(), Vec::<String>::new());
+}
