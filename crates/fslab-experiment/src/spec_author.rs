@@ -20,12 +20,14 @@ pub struct AuthorNumber {
 }
 
 impl AuthorNumber {
-    /// Its words: the value, and how it was made when that is not plain.
+    /// Its words: a number as written (`46k`, `80k@004-a`), or the value
+    /// of arithmetic with how it was made (`1.424 = 7971773 / 5.6M`).
     pub fn words(&self) -> String {
-        let v = fslab_stats::fmt_g(self.value, 4);
-        match self.text.parse::<f64>() {
-            Ok(_) => v,
-            Err(_) => format!("{v} ({})", self.text),
+        let one = literals(&self.text).is_ok_and(|l| l.len() == 1 && l[0].text == self.text.trim());
+        if one {
+            self.text.clone()
+        } else {
+            format!("{} = {}", fslab_stats::fmt_g(self.value, 4), self.text)
         }
     }
 }

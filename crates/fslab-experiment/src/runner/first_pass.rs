@@ -30,16 +30,11 @@ pub fn named(name: &str) -> String {
 /// each phase's time, rate and CPU, the tool's numbers and the probes',
 /// each named `first pass SOURCE ...`.
 pub fn metrics(w: &WorkloadOutcome) -> Vec<Metric> {
-    let mut out = Vec::new();
-    for p in &w.phases {
-        let m = |name: &str, v: f64, unit: Unit, better: Better| {
-            Metric::new(FIRST_PASS, Some(&p.phase), name, v, unit, better)
-        };
-        out.push(m("time", p.elapsed_s, Unit::Seconds, Better::Lower));
-        out.push(m("rate", p.ops_per_s, Unit::OpsPerSec, Better::Higher));
-        out.push(m("sys cpu", p.sys_cpu_s, Unit::Seconds, Better::Lower));
-        out.push(m("usr cpu", p.usr_cpu_s, Unit::Seconds, Better::Lower));
-    }
+    let mut out: Vec<Metric> = w
+        .phases
+        .iter()
+        .flat_map(|p| fslab_record::catalogue::phase_metrics(FIRST_PASS, p))
+        .collect();
     for m in w.metrics.iter().chain(&w.probe_metrics) {
         let mut m = m.clone();
         m.source = named(&m.source);

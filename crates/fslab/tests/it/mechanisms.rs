@@ -120,24 +120,24 @@ fn seed000s_claims_are_not_judged_when_its_memory_limit_is_taken_away() {
     let lab = Lab::new();
     let run = |file: &str, text: String| {
         let f = lab.experiment(file, &text);
-        let o = lab
-            .run_cmd()
+        lab.run_cmd()
             .args(["run", "--scale", "0.001", "--repetitions", "1"])
             .arg(&f)
             .output()
-            .unwrap();
-        assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+            .unwrap()
     };
-    // With a memory limit the 50k files outgrow: the first and the judged
-    // pass hit it.
-    run("kept.toml", seed000_with("memory_limit = \"24M\"\n"));
+    // With a memory limit the 50k files outgrow it: btrfs's first and
+    // judged passes hit it. (At so small a limit xfs's workload may not
+    // survive a loaded machine: only btrfs's mechanisms are asked for.)
+    run("kept.toml", seed000_with("memory_limit = \"32M\"\n"));
     for m in ["000-m1", "000-m6"] {
         let r = finding(&lab, m);
         assert_eq!(r.outcome, Happened, "{m}: {r:?}");
     }
     // Without one, nothing outgrows memory: every claim resting on it is
     // not judged, naming the mechanism that did not happen.
-    run("broken.toml", seed000_with(""));
+    let o = run("broken.toml", seed000_with(""));
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     let m1 = finding(&lab, "000-m1");
     assert_eq!(m1.outcome, NotJudged, "{m1:?}");
     assert!(
