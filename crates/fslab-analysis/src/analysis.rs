@@ -190,9 +190,10 @@ pub struct Choice<'a> {
 }
 
 /// Something that explains analyses from what the store holds about their
-/// runs (their machines' facts, their probes' notes).
+/// runs (their machines' facts, their probes' notes): it adds to
+/// [`Analysis::explanations`] (and may qualify the rows it explains).
 pub trait Explainer: Send + Sync {
-    fn explain(&self, analysis: &Analysis, store: &Store) -> Vec<Explanation>;
+    fn explain(&self, analysis: &mut Analysis, store: &Store) -> Result<()>;
 }
 
 /// The analysis of what `choice` selects in `store`: each run read once.
@@ -237,8 +238,7 @@ pub fn from_store(store: &Store, choice: &Choice) -> Result<Analysis> {
         .map(|&id| store.experiment(id))
         .collect::<std::result::Result<_, _>>()?;
     for e in choice.explainers {
-        let said = e.explain(&a, store);
-        a.explanations.extend(said);
+        e.explain(&mut a, store)?;
     }
     Ok(a)
 }

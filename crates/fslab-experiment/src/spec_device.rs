@@ -225,7 +225,8 @@ fn nodiscard_mkfs(fs: &str) -> Option<&'static str> {
     }
 }
 
-/// `[first_pass]` if given: on one machine's image only.
+/// `[first_pass]` if given: on one machine's image only, with every cell on
+/// the running kernel (a guest's disk is not an image fslab counts).
 pub(super) fn first_pass_of(
     ctx: &Ctx,
     spec: Option<&Spanned<FirstPassSpec>>,
@@ -239,7 +240,18 @@ pub(super) fn first_pass_of(
             "first_pass",
             "applies to one machine's cells, not to a [cluster]",
         ),
-        Some(f) => first_pass(ctx, f, device, cells).map(Some),
+        Some(f) => match cells.iter().find(|c| c.in_guest()) {
+            Some(c) => ctx.err(
+                f.span(),
+                "first_pass",
+                format!(
+                    "cell {:?} runs in a guest on another kernel: a first pass runs on the \
+                     running kernel's image only",
+                    c.label
+                ),
+            ),
+            None => first_pass(ctx, f, device, cells).map(Some),
+        },
         None => Ok(None),
     }
 }
@@ -351,5 +363,11 @@ mod tests {
         );
         let err = with("[first_pass]\nscheduler = \"cfq\"\n[[target]]\nfs = \"xfs\"\nmkfs_options = [\"-K\"]\nmount_options = [\"nodiscard\"]\n").unwrap_err();
         assert!(err.contains("first_pass.scheduler"), "{err}");
+        // A guest's disk is not the host's image.
+        let err = with("[first_pass]\n[[target]]\nfs = \"xfs\"\nkernel = [\"running\", \"debian:6.1.0-50-cloud-amd64\"]\nmkfs_options = [\"-K\"]\nmount_options = [\"nodiscard\"]\n").unwrap_err();
+        assert!(
+            err.contains("runs in a guest on another kernel: a first pass runs on the running kernel's image only"),
+            "{err}"
+        );
     }
 }

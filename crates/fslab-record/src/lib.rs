@@ -23,7 +23,7 @@ pub mod units;
 
 pub use experiment::{
     CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, FindingOutcome, FindingResult,
-    ImageHostFacts, IMAGE_EXTENTS,
+    GuestFacts, ImageHostFacts, IMAGE_EXTENTS,
 };
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use mem::MemRecorder;

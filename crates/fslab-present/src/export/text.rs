@@ -1,11 +1,12 @@
-//! `--format text`: the comparison as a table, one block per metric (the
-//! metric heads its group column; every column as wide as its widest
-//! value), where each δ came from, what the instruments say, then the
+//! `--format text`: what could confound the verdicts (when an instrument
+//! says so), the comparison as a table, one block per metric (the metric
+//! heads its group column; every column as wide as its widest value),
+//! where each δ came from, what else the instruments say, then the
 //! experiments' stated findings.
 
 use std::fmt::Write as _;
 
-use fslab_analysis::Analysis;
+use fslab_analysis::{Analysis, Explanation, ExplanationKind};
 use fslab_record::table::{Align, Table};
 use fslab_stats::compare::Row;
 use fslab_store::Store;
@@ -23,8 +24,18 @@ impl Exporter for Text {
     }
 
     fn export(&self, a: &Analysis, _store: &Store) -> Result<String> {
-        let mut t = text(&a.rows);
-        t.push_str(&explanations(a));
+        let confounder = |e: &&Explanation| e.kind == ExplanationKind::Confounder;
+        let before: Vec<&Explanation> = a.explanations.iter().filter(confounder).collect();
+        let after: Vec<&Explanation> = a.explanations.iter().filter(|e| !confounder(e)).collect();
+        let mut t = explanations("before the verdicts", &before);
+        if !t.is_empty() {
+            t.push('\n');
+        }
+        t.push_str(&text(&a.rows));
+        if !after.is_empty() {
+            t.push('\n');
+            t.push_str(&explanations("explanations", &after));
+        }
         for e in &a.experiments {
             t.push_str(&fslab_experiment::findings::text(&e.findings));
         }
@@ -32,15 +43,15 @@ impl Exporter for Text {
     }
 }
 
-/// What the instruments say about the analysis, a line each with its
+/// What the instruments say, under `heading`, a line each with its
 /// evidence below (nothing when they say nothing).
-pub fn explanations(a: &Analysis) -> String {
+pub fn explanations(heading: &str, said: &[&Explanation]) -> String {
     let mut s = String::new();
-    if a.explanations.is_empty() {
+    if said.is_empty() {
         return s;
     }
-    s.push_str("\nexplanations:\n");
-    for e in &a.explanations {
+    let _ = writeln!(s, "{heading}:");
+    for e in said {
         let _ = writeln!(s, "  {}: {}: {}", e.about.words(), e.kind.name(), e.says);
         for l in &e.evidence {
             let _ = writeln!(s, "    {l}");
