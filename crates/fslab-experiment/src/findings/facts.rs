@@ -153,6 +153,9 @@ pub struct CellFacts {
     pub memory_limit: Option<u64>,
     /// The workload's threads (or client processes).
     pub threads: u32,
+    /// The kernel it runs on in a guest (`[[target]] kernel`, as written),
+    /// whose symbols and drivers are not this machine's.
+    pub guest: Option<String>,
 }
 
 /// The machine and every cell: what findings name stand-ins from.
@@ -193,6 +196,7 @@ impl Facts {
                     threads: crate::plan::cell_job(exp, c, std::path::Path::new("/mnt"))
                         .map_or(1, |j| j.threads())
                         * exp.workload.ranks.max(1),
+                    guest: c.kernel.as_ref().map(|k| k.name.clone()),
                 }
             })
             .collect();
@@ -207,7 +211,18 @@ impl Facts {
             .filter_map(|c| self.cells.get(*c as usize))
             .collect();
         let mut out = Vec::new();
-        if of.iter().any(|c| c.crc32c) {
+        // What this machine's kernel says holds for the cells on it only.
+        let (guests, host): (Vec<&CellFacts>, Vec<&CellFacts>) =
+            of.iter().partition(|c| c.guest.is_some());
+        let mut kernels: Vec<&str> = guests.iter().filter_map(|c| c.guest.as_deref()).collect();
+        kernels.dedup();
+        if !kernels.is_empty() {
+            out.push(format!(
+                "a QEMU guest on kernel {} for the author's machine: its drivers and code paths are that kernel's, which fslab does not read",
+                kernels.join(", ")
+            ));
+        }
+        if host.iter().any(|c| c.crc32c) {
             let hw = match m.cpu_crc32 {
                 Some(true) => "on the CPU's crc32 instruction (SSE4.2)",
                 Some(false) => "with no crc32 instruction in this CPU",
@@ -218,7 +233,8 @@ impl Facts {
                 m.crc32c_driver.as_deref().unwrap_or("(unread)")
             ));
         }
-        if of.iter().any(|c| c.fs.as_deref() == Some("ext3")) && m.has(EXT3_DRIVER) == Some(false) {
+        if host.iter().any(|c| c.fs.as_deref() == Some("ext3")) && m.has(EXT3_DRIVER) == Some(false)
+        {
             out.push(format!(
                 "\"ext3\" is the ext4 driver mounting an ext3 filesystem: this kernel has no ext3 driver ({EXT3_DRIVER} not in /proc/kallsyms; ext3's own code left Linux in 4.3)"
             ));
@@ -330,5 +346,20 @@ mod tests {
         let mut f2 = facts.clone();
         f2.machine.symbols = vec![(EXT3_DRIVER.into(), true)];
         assert!(!f2.stand_ins(&[0]).join(" ").contains("ext4 driver"));
+        // On a guest's kernel this machine's crc32c driver and missing ext3
+        // say nothing: the guest is named instead.
+        let mut f3 = facts.clone();
+        for c in &mut f3.cells {
+            c.guest = Some("debian:6.1.0-50-cloud-amd64".into());
+        }
+        let guest = f3.stand_ins(&[0, 1]).join(" | ");
+        assert!(
+            guest.contains(
+                "a QEMU guest on kernel debian:6.1.0-50-cloud-amd64 for the author's machine"
+            ),
+            "{guest}"
+        );
+        assert!(!guest.contains("crc32c-lib"), "{guest}");
+        assert!(!guest.contains("ext4 driver"), "{guest}");
     }
 }

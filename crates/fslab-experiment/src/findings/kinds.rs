@@ -234,6 +234,12 @@ fn mechanism_ratio(
 /// A kernel path: every one of its symbols in the running kernel.
 fn kernel(symbols: &[String], path: &str, runs: &Runs, r: &mut FindingResult) {
     let m = &runs.facts.machine;
+    if let Some(k) = runs.facts.cells.iter().find_map(|c| c.guest.as_deref()) {
+        r.why = format!(
+            "a cell runs on kernel {k} in a guest, whose symbols fslab does not read (only this machine's /proc/kallsyms)"
+        );
+        return;
+    }
     if !m.kallsyms {
         r.why = "the running kernel's symbols could not be read (/proc/kallsyms)".into();
         return;

@@ -478,6 +478,35 @@ fn a_claim_resting_on_a_kernel_path_this_kernel_lacks_is_not_judgeable_here() {
     assert_eq!(r[0].outcome, FindingOutcome::NotJudged);
     assert!(r[0].why.contains("could not be read"), "{}", r[0].why);
     assert_eq!(r[1].outcome, FindingOutcome::NotJudged);
+    // A cell on a guest's kernel: this machine's symbols say nothing of it,
+    // though they have the path.
+    let facts = Facts {
+        machine: MachineFacts {
+            kernel: "6.18.44".into(),
+            kallsyms: true,
+            symbols: vec![("btree_writepage".into(), true)],
+            ..Default::default()
+        },
+        cells: vec![CellFacts {
+            guest: Some("debian:6.1.0-50-cloud-amd64".into()),
+            ..Default::default()
+        }],
+    };
+    let runs = Runs {
+        labels: &l,
+        samples: &v,
+        evidence: &[],
+        facts: &facts,
+    };
+    let r = evaluate_all(&[path.clone(), claim.clone()], &runs);
+    assert_eq!(r[0].outcome, FindingOutcome::NotJudged, "{:?}", r[0]);
+    assert!(
+        r[0].why
+            .contains("a cell runs on kernel debian:6.1.0-50-cloud-amd64 in a guest"),
+        "{}",
+        r[0].why
+    );
+    assert_eq!(r[1].outcome, FindingOutcome::NotJudged);
 }
 
 #[test]
