@@ -33,15 +33,48 @@ fn finding(id: &str, kind: Kind) -> Finding {
     }
 }
 
-fn judge_one(f: &Finding, samples: &[Sample]) -> FindingResult {
+/// btrfs's image extents over xfs's, against the author's ratio.
+fn extents_ratio(id: &str, author_ratio: f64) -> Finding {
+    finding(
+        id,
+        Kind::Ratio {
+            cell: 0,
+            metric: EXT.into(),
+            than_cell: 1,
+            than_metric: EXT.into(),
+            claim: Claim::Effect(author_ratio),
+        },
+    )
+}
+
+/// btrfs's image extents per file created, against the author's value.
+fn per_file(author_value: f64) -> Finding {
+    finding(
+        "000-a",
+        Kind::Value {
+            cell: 0,
+            metric: EXT.into(),
+            per: Some(FILES.into()),
+            reference: Reference::Author,
+            author_value,
+        },
+    )
+}
+
+/// `findings` judged on `samples` (no probe evidence), on `facts`.
+fn judge(findings: &[Finding], samples: &[Sample], facts: &Facts) -> Vec<FindingResult> {
     let l = labels();
     let runs = Runs {
         labels: &l,
         samples,
         evidence: &[],
-        facts: &Facts::default(),
+        facts,
     };
-    evaluate_all(std::slice::from_ref(f), &runs).remove(0)
+    evaluate_all(findings, &runs)
+}
+
+fn judge_one(f: &Finding, samples: &[Sample]) -> FindingResult {
+    judge(std::slice::from_ref(f), samples, &Facts::default()).remove(0)
 }
 
 const EXT: &str = "image extents";
@@ -83,18 +116,7 @@ fn equal_runs() -> Vec<Sample> {
 
 #[test]
 fn a_ratio_of_two_cells_is_judged_against_the_authors_ratio() {
-    let ratio = |author_ratio| {
-        finding(
-            "000-x",
-            Kind::Ratio {
-                cell: 0,
-                metric: EXT.into(),
-                than_cell: 1,
-                than_metric: EXT.into(),
-                claim: Claim::Effect(author_ratio),
-            },
-        )
-    };
+    let ratio = |author_ratio| extents_ratio("000-x", author_ratio);
     // 157x against the author's 200x: reproduced.
     let r = judge_one(&ratio(200.0), &equal_runs());
     assert_eq!(r.outcome, FindingOutcome::Reproduced, "{r:?}");
@@ -179,16 +201,7 @@ fn a_value_per_unit_of_work_against_the_authors_number() {
     // btrfs's extents per file created (0.31) against the author's 1.42
     // (his number has no reference of no effect: judged as a value within
     // a factor of 2).
-    let f = finding(
-        "000-a",
-        Kind::Value {
-            cell: 0,
-            metric: EXT.into(),
-            per: Some(FILES.into()),
-            reference: Reference::Author,
-            author_value: 1.42,
-        },
-    );
+    let f = per_file(1.42);
     let r = judge_one(&f, &fragmented());
     assert_eq!(r.outcome, FindingOutcome::NotReproduced, "{r:?}");
     assert!(r.why.contains("wholly outside a factor of 2"), "{}", r.why);
@@ -208,16 +221,7 @@ fn a_value_per_unit_of_work_against_the_authors_number() {
         r.from
     );
     // Within a factor 2 of the author's 0.4: reproduced.
-    let near = finding(
-        "000-a",
-        Kind::Value {
-            cell: 0,
-            metric: EXT.into(),
-            per: Some(FILES.into()),
-            reference: Reference::Author,
-            author_value: 0.4,
-        },
-    );
+    let near = per_file(0.4);
     assert_eq!(
         judge_one(&near, &fragmented()).outcome,
         FindingOutcome::Reproduced
@@ -264,31 +268,15 @@ fn a_claim_resting_on_a_mechanism_that_did_not_happen_is_not_judged() {
             threshold: Threshold::AtLeast(1.0),
         },
     );
-    let mut claim = finding(
-        "000-a",
-        Kind::Value {
-            cell: 0,
-            metric: EXT.into(),
-            per: Some(FILES.into()),
-            reference: Reference::Author,
-            author_value: 0.4,
-        },
-    );
+    let mut claim = per_file(0.4);
     claim.rests_on = vec!["000-m1".into()];
-    let l = labels();
     let judge_with = |hit_counts: &[f64]| {
         let mut v = fragmented();
         // Named as the summary names a count: without "(count)".
         for (i, h) in hit_counts.iter().enumerate() {
             v.push(s(0, i as u32 + 1, "mem create limit hits", *h));
         }
-        let runs = Runs {
-            labels: &l,
-            samples: &v,
-            evidence: &[],
-            facts: &Facts::default(),
-        };
-        evaluate_all(&[claim.clone(), mech.clone()], &runs)
+        judge(&[claim.clone(), mech.clone()], &v, &Facts::default())
     };
     let ok = judge_with(&[12.0, 30.0, 7.0]);
     assert_eq!(ok[1].outcome, FindingOutcome::Happened);
@@ -418,18 +406,8 @@ fn a_claim_resting_on_a_kernel_path_this_kernel_lacks_is_not_judgeable_here() {
             path: "3.9's reclaim writing btrfs btree pages one at a time".into(),
         },
     );
-    let mut claim = finding(
-        "000-d",
-        Kind::Ratio {
-            cell: 0,
-            metric: EXT.into(),
-            than_cell: 1,
-            than_metric: EXT.into(),
-            claim: Claim::Effect(200.0),
-        },
-    );
+    let mut claim = extents_ratio("000-d", 200.0);
     claim.rests_on = vec!["000-m9".into()];
-    let l = labels();
     let judge_on = |has: bool| {
         let facts = Facts {
             machine: MachineFacts {
@@ -441,13 +419,7 @@ fn a_claim_resting_on_a_kernel_path_this_kernel_lacks_is_not_judgeable_here() {
             cells: Vec::new(),
         };
         let v = equal_runs();
-        let runs = Runs {
-            labels: &l,
-            samples: &v,
-            evidence: &[],
-            facts: &facts,
-        };
-        evaluate_all(&[path.clone(), claim.clone()], &runs)
+        judge(&[path.clone(), claim.clone()], &v, &facts)
     };
     let gone = judge_on(false);
     assert_eq!(gone[0].outcome, FindingOutcome::DidNotHappen);
@@ -468,13 +440,7 @@ fn a_claim_resting_on_a_kernel_path_this_kernel_lacks_is_not_judgeable_here() {
     // Unreadable symbols: the path is not judged, and neither is the claim.
     let facts = Facts::default();
     let v = equal_runs();
-    let runs = Runs {
-        labels: &l,
-        samples: &v,
-        evidence: &[],
-        facts: &facts,
-    };
-    let r = evaluate_all(&[path.clone(), claim.clone()], &runs);
+    let r = judge(&[path.clone(), claim.clone()], &v, &facts);
     assert_eq!(r[0].outcome, FindingOutcome::NotJudged);
     assert!(r[0].why.contains("could not be read"), "{}", r[0].why);
     assert_eq!(r[1].outcome, FindingOutcome::NotJudged);
@@ -492,13 +458,7 @@ fn a_claim_resting_on_a_kernel_path_this_kernel_lacks_is_not_judgeable_here() {
             ..Default::default()
         }],
     };
-    let runs = Runs {
-        labels: &l,
-        samples: &v,
-        evidence: &[],
-        facts: &facts,
-    };
-    let r = evaluate_all(&[path.clone(), claim.clone()], &runs);
+    let r = judge(&[path.clone(), claim.clone()], &v, &facts);
     assert_eq!(r[0].outcome, FindingOutcome::NotJudged, "{:?}", r[0]);
     assert!(
         r[0].why
@@ -511,16 +471,7 @@ fn a_claim_resting_on_a_kernel_path_this_kernel_lacks_is_not_judgeable_here() {
 
 #[test]
 fn a_judged_finding_names_the_stand_ins_of_the_cells_it_reads() {
-    let f = finding(
-        "000-x",
-        Kind::Ratio {
-            cell: 0,
-            metric: EXT.into(),
-            than_cell: 1,
-            than_metric: EXT.into(),
-            claim: Claim::Effect(200.0),
-        },
-    );
+    let f = extents_ratio("000-x", 200.0);
     let mut f_named = f.clone();
     f_named.stand_in = Some("ext4 stands in for XFS V4".into());
     let facts = Facts {
@@ -537,15 +488,8 @@ fn a_judged_finding_names_the_stand_ins_of_the_cells_it_reads() {
             CellFacts::default(),
         ],
     };
-    let l = labels();
     let v = equal_runs();
-    let runs = Runs {
-        labels: &l,
-        samples: &v,
-        evidence: &[],
-        facts: &facts,
-    };
-    let r = evaluate_all(&[f, f_named], &runs);
+    let r = judge(&[f, f_named], &v, &facts);
     let s = r[0].stand_in.clone().unwrap();
     assert!(
         s.contains("8 threads on 2 CPUs") && s.contains("loop device"),
