@@ -76,17 +76,20 @@ pub fn direction_of(m: &Metric) -> Direction {
     }
 }
 
-/// Every named number of a run, detail rows included (see [`Role`]), in
-/// the catalogue's order (see the module's documentation).
 /// A phase's own numbers, as every listing names them: its time, rate
-/// (the headline), system and user CPU.
-fn phase_numbers(p: &PhaseResult) -> [(&'static str, Unit, Direction, f64); 4] {
-    [
-        ("time", Unit::Seconds, Direction::Time, p.elapsed_s),
-        ("rate", Unit::OpsPerSec, Direction::Rate, p.ops_per_s),
-        ("sys cpu", Unit::Seconds, Direction::Cost, p.sys_cpu_s),
-        ("usr cpu", Unit::Seconds, Direction::Cost, p.usr_cpu_s),
-    ]
+/// (the headline), system and user CPU. A phase nothing counted has no
+/// rate of operations; one its tool reported has no CPU time of its own
+/// (the program's phase, which fslab timed, holds it).
+fn phase_numbers(p: &PhaseResult) -> Vec<(&'static str, Unit, Direction, f64)> {
+    let mut v = vec![("time", Unit::Seconds, Direction::Time, p.elapsed_s)];
+    if p.counted {
+        v.push(("rate", Unit::OpsPerSec, Direction::Rate, p.ops_per_s));
+    }
+    if !p.reported {
+        v.push(("sys cpu", Unit::Seconds, Direction::Cost, p.sys_cpu_s));
+        v.push(("usr cpu", Unit::Seconds, Direction::Cost, p.usr_cpu_s));
+    }
+    v
 }
 
 /// A phase's numbers as metrics of `source` (a first pass's, kept with
@@ -106,6 +109,8 @@ pub fn phase_metrics(source: &str, p: &PhaseResult) -> Vec<Metric> {
         .collect()
 }
 
+/// Every named number of a run, detail rows included (see [`Role`]), in
+/// the catalogue's order (see the module's documentation).
 pub fn samples(run: &RunNumbers) -> Vec<Sample> {
     let mut v = Vec::new();
     let plain = |name: String, unit: Unit, direction, value: f64| Sample {
@@ -210,6 +215,34 @@ mod tests {
             remount_s: None,
             image_extents: Some(9),
         })
+    }
+
+    #[test]
+    fn a_phase_the_tool_reported_has_its_time_and_rate_but_no_cpu_of_its_own() {
+        let fio = PhaseResult {
+            reported: true,
+            ..PhaseResult::timed("rw", 1024, 0.5)
+        };
+        let ior = PhaseResult {
+            reported: true,
+            counted: false,
+            bytes: 1 << 30,
+            ..PhaseResult::timed("ior-easy-write", 0, 2.0)
+        };
+        let names: Vec<String> = run_of(&[fio, ior], &[])
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "rw time (s)",
+                "rw rate (ops/s)",
+                "ior-easy-write time (s)",
+                "unmount (s)",
+                "image extents"
+            ]
+        );
     }
 
     #[test]
