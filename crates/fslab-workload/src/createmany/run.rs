@@ -234,6 +234,8 @@ fn one(
             }
             if o.keep_open {
                 tally.fds.push(fd);
+            } else {
+                fslab_sys::fd::close(fd);
             }
         }
         Op::Mknod => rustix::fs::mknodat(
