@@ -367,6 +367,66 @@ impl Prepared {
         Ok(())
     }
 
+    /// Puts IO scheduler `name` on the loop device, journalling the one it
+    /// had first if fslab has not changed it yet (a first pass's scheduler,
+    /// then the judged run's).
+    pub(crate) fn use_scheduler(
+        &mut self,
+        name: &str,
+        image: &Path,
+        journal: &mut Journal,
+        info: &mut CellRunInfo,
+    ) -> LabResult<()> {
+        match &self.scheduler {
+            Some((file, _, _)) => fslab_lab::scheduler::write(file, name)?,
+            None => self.set_scheduler(Some(name), image, journal, info)?,
+        }
+        info.scheduler = name.to_string();
+        Ok(())
+    }
+
+    /// The scheduler the loop device had before fslab set one (None: it
+    /// was never changed).
+    pub(crate) fn original_scheduler(&self) -> Option<&str> {
+        self.scheduler.as_ref().map(|(_, o, _)| o.as_str())
+    }
+
+    /// The image file, when the cell has one.
+    pub fn image_path(&self) -> Option<&Path> {
+        self.image.as_ref().map(|(i, _)| i.path())
+    }
+
+    /// Unmounts the filesystem (leaving its device and image), for a new
+    /// one to be made on the same device ([`Prepared::remake`]).
+    pub(crate) fn unmount_only(&mut self, journal: &mut Journal) -> LabResult<()> {
+        if let Some((m, id)) = self.mount.take() {
+            m.unmount()?;
+            journal.done(id);
+        }
+        Ok(())
+    }
+
+    /// Makes the cell's filesystem again on its device and mounts it at the
+    /// same place (after [`Prepared::unmount_only`]).
+    pub(crate) fn remake(
+        &mut self,
+        cell: &Cell,
+        journal: &mut Journal,
+        info: &mut CellRunInfo,
+    ) -> LabResult<()> {
+        let Some((fs, dev, opts)) = self.fs.clone() else {
+            return Err(LabError::Failed("no filesystem to make again".into()));
+        };
+        let mnt = self.workdir.clone();
+        NewFs {
+            fs,
+            mkfs_options: &cell.mkfs_options,
+            after_mkfs: &cell.after_mkfs,
+            mount_options: opts,
+        }
+        .make(self, &dev, &mnt, journal, info)
+    }
+
     /// Makes mount point `mnt` (unless it is there: then it is left when
     /// undone) and mounts `dev` there (each journalled first); the
     /// workload directory becomes `mnt`. Returns the options the kernel

@@ -115,13 +115,25 @@ mod tests {
     use super::*;
     use crate::spec::{parse, Defaults};
 
+    use crate::spec::author::{is_quoted, literals, quoted_numbers};
+    use crate::spec::finding::Finding;
+
     /// The claims the built-ins judge: `experiments/CLAIMS.md`, a copy of the
-    /// project's list of what each seed's author claimed.
+    /// project's list of what each seed's author claimed (keep the two the
+    /// same, byte for byte).
     const CLAIMS: &str = include_str!("../../../experiments/CLAIMS.md");
 
-    /// Every claim of CLAIMS.md: (id, the author's numbers), from its tables'
-    /// rows `| id | claim | author's numbers | ... |`.
-    fn claims(text: &str) -> Vec<(String, String)> {
+    /// A claim of CLAIMS.md: its id, the author's numbers as quoted, and its
+    /// whole row (where the numbers a finding takes must be).
+    struct Claim {
+        id: String,
+        author: String,
+        row: String,
+    }
+
+    /// Every claim of CLAIMS.md, from its tables' rows `| id | claim |
+    /// author's numbers | ... |`.
+    fn claims(text: &str) -> Vec<Claim> {
         text.lines()
             .filter_map(|l| {
                 let cols: Vec<&str> = l
@@ -134,48 +146,137 @@ mod tests {
                 let is_id = id.len() == 5
                     && id.as_bytes()[3] == b'-'
                     && id[..3].bytes().all(|b| b.is_ascii_digit());
-                (is_id && cols.len() >= 3).then(|| (id.to_string(), cols[2].to_string()))
+                (is_id && cols.len() >= 3).then(|| Claim {
+                    id: id.to_string(),
+                    author: cols[2].to_string(),
+                    row: l.to_string(),
+                })
             })
             .collect()
+    }
+
+    /// Every built-in's findings, with its name.
+    fn findings() -> Vec<(String, Finding)> {
+        let mut v = Vec::new();
+        for (name, text) in BUILTIN {
+            let e = parse(name, text, &Defaults::default()).unwrap();
+            for f in e.findings {
+                v.push((name.to_string(), f));
+            }
+        }
+        v
+    }
+
+    /// What is wrong between the findings and the claims: a claim no
+    /// finding states, a finding's quote that is not the claim's, a
+    /// finding no claim makes, an author's number that no claim quotes.
+    fn problems(claims: &[Claim], findings: &[(String, Finding)]) -> Vec<String> {
+        let mut out = Vec::new();
+        let seed = |id: &str| format!("seed{}-", &id[..3]);
+        for c in claims {
+            // A claim may take several findings (000-d and 000-d.2).
+            let of: Vec<_> = findings
+                .iter()
+                .filter(|(n, f)| {
+                    n.starts_with(&seed(&c.id)) && !f.is_mechanism() && f.claim_id() == c.id
+                })
+                .collect();
+            if of.is_empty() {
+                out.push(format!(
+                    "claim {} is in no {}* experiment",
+                    c.id,
+                    seed(&c.id)
+                ));
+            }
+            for (n, f) in of {
+                if f.author != c.author {
+                    out.push(format!(
+                        "{n}: {}: the author's numbers are not CLAIMS.md's",
+                        f.id
+                    ));
+                }
+            }
+        }
+        for (n, f) in findings.iter().filter(|(_, f)| !f.is_mechanism()) {
+            let Some(own) = claims
+                .iter()
+                .find(|c| c.id == f.claim_id() && n.starts_with(&seed(&c.id)))
+            else {
+                out.push(format!(
+                    "{n}: finding {} is no claim of its seed in CLAIMS.md",
+                    f.id
+                ));
+                continue;
+            };
+            for num in &f.author_numbers {
+                for lit in literals(&num.text).unwrap_or_default() {
+                    let row = match &lit.claim {
+                        None => Some(own),
+                        Some(id) => claims
+                            .iter()
+                            .find(|c| c.id == *id && c.id[..3] == own.id[..3]),
+                    };
+                    let quoted = row.is_some_and(|r| is_quoted(&lit, &quoted_numbers(&r.row)));
+                    if !quoted {
+                        out.push(format!(
+                            "{n}: {}: the author's number {:?} has {} that claim {} does not quote",
+                            f.id,
+                            num.text,
+                            lit.text,
+                            lit.claim.as_deref().unwrap_or(&own.id)
+                        ));
+                    }
+                }
+            }
+        }
+        out
     }
 
     #[test]
     fn every_claim_of_claims_md_is_a_finding_of_its_seeds_builtins_with_the_authors_numbers() {
         let claims = claims(CLAIMS);
-        // Seeds 000-004: 8 + 8 + 5 + 3 + 7 claims.
-        assert_eq!(claims.len(), 31, "CLAIMS.md read: {claims:?}");
-        let mut findings = Vec::new();
-        for (name, text) in BUILTIN {
-            let e = parse(name, text, &Defaults::default()).unwrap();
-            for f in e.findings.into_iter().filter(|f| !f.is_mechanism()) {
-                findings.push((name.to_string(), f));
-            }
-        }
-        for (id, author) in &claims {
-            let seed = format!("seed{}-", &id[..3]);
-            // A claim may take several findings (000-d and 000-d.2).
-            let of: Vec<_> = findings
-                .iter()
-                .filter(|(n, f)| {
-                    n.starts_with(&seed) && (f.id == *id || f.id.starts_with(&format!("{id}.")))
-                })
-                .collect();
-            assert!(!of.is_empty(), "claim {id} is in no {seed}* experiment");
-            for (n, f) in of {
-                assert_eq!(&f.author, author, "{n}: {}: the author's numbers", f.id);
-            }
-        }
-        // And nothing is added that CLAIMS.md does not say.
-        for (n, f) in &findings {
-            let claim = f.id.split('.').next().unwrap_or_default();
-            assert!(
-                claims
-                    .iter()
-                    .any(|(id, _)| id == claim && n.starts_with(&format!("seed{}-", &id[..3]))),
-                "{n}: finding {} is no claim of its seed in CLAIMS.md",
-                f.id
-            );
-        }
+        // Seeds 000-004: 8 + 9 + 5 + 6 + 7 claims.
+        assert_eq!(
+            claims.len(),
+            35,
+            "CLAIMS.md read: {:?}",
+            claims.iter().map(|c| &c.id).collect::<Vec<_>>()
+        );
+        let problems = problems(&claims, &findings());
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn an_authors_number_that_claims_md_does_not_quote_is_caught() {
+        let claims = claims(CLAIMS);
+        let mut all = findings();
+        let i = all.iter().position(|(_, f)| f.id == "000-a").unwrap();
+        // The author's "7,971,773 after ~5.6M files" typed as 1.43.
+        all[i].1.author_numbers[0] = crate::spec::author::AuthorNumber {
+            text: "1.43".into(),
+            value: 1.43,
+        };
+        let p = problems(&claims, &all);
+        assert!(
+            p.iter().any(|x| x.contains(
+                "000-a: the author's number \"1.43\" has 1.43 that claim 000-a does not quote"
+            )),
+            "{p:?}"
+        );
+        // A number of another seed's claim is not this claim's.
+        all[i].1.author_numbers[0].text = "7971773 / 50435@002-a".into();
+        let p = problems(&claims, &all);
+        assert!(
+            p.iter().any(|x| x.contains("claim 002-a does not quote")),
+            "{p:?}"
+        );
+        // A claim without its finding.
+        let p = problems(&claims, &all[..i]);
+        assert!(
+            p.iter()
+                .any(|x| x.contains("claim 000-h is in no seed000-* experiment")),
+            "{p:?}"
+        );
     }
 
     #[test]

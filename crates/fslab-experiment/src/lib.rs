@@ -36,6 +36,7 @@
 //! and `duration`) is at the bottom, the runner's files at the top.
 
 pub mod aa;
+pub mod after;
 pub mod backend;
 pub mod bisect;
 pub mod builtin;

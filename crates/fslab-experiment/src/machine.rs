@@ -211,6 +211,23 @@ impl MemCgroup {
         self.cg.limit_hits()
     }
 
+    /// Sets its limit-hit count and its peak usage back to 0 (cgroup v1;
+    /// v2 keeps them), so that a second workload in it counts its own.
+    pub fn reset_counters(&self) -> LabResult<()> {
+        if self.cg.v2 {
+            return Ok(());
+        }
+        for f in ["memory.failcnt", "memory.max_usage_in_bytes"] {
+            std::fs::write(self.path().join(f), "0").map_err(|e| {
+                LabError::Failed(format!(
+                    "cannot reset {f} in {}: {e}",
+                    self.path().display()
+                ))
+            })?;
+        }
+        Ok(())
+    }
+
     /// Removes the cgroup (its processes must have exited).
     pub fn remove(self) -> LabResult<()> {
         remove_cgroup(&self.cg.path)

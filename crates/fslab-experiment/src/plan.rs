@@ -66,6 +66,10 @@ pub fn scaled(exp: &Experiment, f: f64) -> Experiment {
         let mib = 1u64 << 20;
         let s = ((*size as f64 * f) as u64).div_ceil(mib) * mib;
         *size = s.max(512 * mib);
+        // The first pass's region keeps its share of the image.
+        if let Some(r) = e.first_pass.as_mut().and_then(|p| p.region.as_mut()) {
+            *r = ((*r as f64 * f) as u64).div_ceil(mib).max(1) * mib;
+        }
     }
     e.workload.scale *= f;
     e
@@ -516,6 +520,24 @@ fn describe_device(exp: &Experiment, s: &mut String) {
                     "image host: the images go on an XFS that fslab makes on a sparse image of {} in {} ({w})",
                     human_bytes(HOST_IMAGE_SIZE),
                     dir.display()
+                );
+            }
+            if let Some(p) = &exp.first_pass {
+                let _ = writeln!(
+                    s,
+                    "first pass: the workload runs once on each run's image first ({}){}; the \
+                     judged run's filesystem is then made again on that image, without discard",
+                    match &p.scheduler {
+                        Some(n) => format!("IO scheduler {n}"),
+                        None => "the same IO scheduler".into(),
+                    },
+                    match p.region {
+                        Some(r) => format!(
+                            ", its image's extents then counted past the first {}",
+                            human_bytes(r)
+                        ),
+                        None => String::new(),
+                    }
                 );
             }
         }

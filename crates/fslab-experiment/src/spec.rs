@@ -17,6 +17,10 @@
 //! scheduler = "mq-deadline"      # the loop device's IO scheduler (default: as found, none)
 //!                                # (auto: only when image_dir cannot hold a file this large)
 //!
+//! [first_pass]                   # optional: the workload runs once on each cell's image first;
+//! scheduler = "none"             # the judged run's filesystem is made again on it (nodiscard)
+//! region = "100G"                # extents past it counted after the first pass (scaled)
+//!
 //! [machine]
 //! sysctl = { "vm.dirty_ratio" = 20 }
 //! drop_caches = true             # sync + drop caches before each phase
@@ -50,6 +54,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 // The parts of the file format, one file each beside this one.
+/// The author's numbers a finding encodes, and the numbers CLAIMS.md quotes.
+#[path = "spec_author.rs"]
+pub mod author;
 /// `[[target]]` and `[[variant]]`: the matrix of cells.
 #[path = "spec_cells.rs"]
 mod cells;
@@ -73,7 +80,7 @@ use cells::{directory_cells, target_cells, variants, TargetSpec, VariantSpec};
 pub use cluster::Cluster;
 use cluster::ClusterSpec;
 use device::{device, DeviceSpec};
-pub use device::{Device, ImageHost};
+pub use device::{Device, FirstPass, ImageHost};
 use machine::{machine, MachineSpec};
 pub use machine::{sysctl_name_error, Machine};
 
@@ -105,6 +112,7 @@ struct FileSpec {
     workload: WorkloadSpec,
     #[serde(default)]
     cluster: ClusterSpec,
+    first_pass: Option<Spanned<device::FirstPassSpec>>,
     #[serde(default)]
     guest: guest::GuestSpec,
     #[serde(default, rename = "target")]
@@ -222,6 +230,9 @@ pub struct Experiment {
     pub findings: Vec<finding::Finding>,
     /// The hosts the workload runs on (`[cluster]`); None: this machine.
     pub cluster: Option<Cluster>,
+    /// A first pass of the workload over each cell's image before the
+    /// judged run (`[first_pass]`).
+    pub first_pass: Option<FirstPass>,
 }
 
 struct Ctx<'a> {
@@ -327,21 +338,11 @@ fn refuse_nul(ctx: &Ctx) -> Result<(), SpecError> {
     Ok(())
 }
 
-/// Parses and validates an experiment file's text; what it leaves open
-/// comes from `defaults`.
-pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, SpecError> {
-    let ctx = Ctx { file, text };
-    let spec: FileSpec = toml::from_str(text).map_err(|e| SpecError {
-        file: file.to_string(),
-        line: e.span().map(|s| ctx.line_of(s.start)).unwrap_or(1),
-        field: String::new(),
-        message: e.message().trim().replace('\n', " "),
-    })?;
-    refuse_nul(&ctx)?;
-    let name = spec.name.get_ref().trim().to_string();
-    if name.is_empty() {
-        return ctx.err(spec.name.span(), "name", "must not be empty");
-    }
+/// How the runs are scheduled: repetitions, until_resolved, time_limit, order.
+fn schedule(
+    ctx: &Ctx,
+    spec: &FileSpec,
+) -> Result<(u32, Option<u32>, Option<std::time::Duration>, Order), SpecError> {
     let repetitions = match &spec.repetitions {
         None => 1,
         Some(r) if *r.get_ref() < 1 || *r.get_ref() > 10_000 => {
@@ -390,6 +391,25 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
             )
         }
     };
+    Ok((repetitions, until_resolved, time_limit, order))
+}
+
+/// Parses and validates an experiment file's text; what it leaves open
+/// comes from `defaults`.
+pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, SpecError> {
+    let ctx = Ctx { file, text };
+    let spec: FileSpec = toml::from_str(text).map_err(|e| SpecError {
+        file: file.to_string(),
+        line: e.span().map(|s| ctx.line_of(s.start)).unwrap_or(1),
+        field: String::new(),
+        message: e.message().trim().replace('\n', " "),
+    })?;
+    refuse_nul(&ctx)?;
+    let name = spec.name.get_ref().trim().to_string();
+    if name.is_empty() {
+        return ctx.err(spec.name.span(), "name", "must not be empty");
+    }
+    let (repetitions, until_resolved, time_limit, order) = schedule(&ctx, &spec)?;
 
     let base = std::path::Path::new(file)
         .parent()
@@ -435,8 +455,16 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
         }
     }
     let findings = finding::findings(&ctx, &spec.findings, &cells)?;
+    let first_pass = device::first_pass_of(
+        &ctx,
+        spec.first_pass.as_ref(),
+        &device,
+        &cells,
+        cluster.is_some(),
+    )?;
     Ok(Experiment {
         cluster,
+        first_pass,
         findings,
         name,
         description: spec.description,

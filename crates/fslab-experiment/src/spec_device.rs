@@ -191,3 +191,183 @@ fn image_device(ctx: &Ctx, d: &DeviceSpec, defaults: &Defaults) -> Result<Device
         scheduler: d.scheduler.as_ref().map(|n| n.get_ref().clone()),
     })
 }
+
+/// `[first_pass]`: the workload runs once on the cell's image before the
+/// judged run, whose filesystem is then made again on the same image,
+/// without discard (seed 000: the author's image had been fragmented by
+/// small IOs before the runs he judged on it).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FirstPassSpec {
+    scheduler: Option<Spanned<String>>,
+    region: Option<Spanned<String>>,
+}
+
+/// A first pass over the cell's image.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FirstPass {
+    /// The loop device's IO scheduler during the first pass (None: the
+    /// judged run's).
+    pub scheduler: Option<String>,
+    /// The image's first bytes whose extents are told from the rest after
+    /// the first pass (`first pass image extents past the first region`;
+    /// scaled with the image).
+    pub region: Option<u64>,
+}
+
+/// The mkfs option of `fs` that makes it without discarding the device,
+/// and whether it is among `options`.
+fn nodiscard_mkfs(fs: &str) -> Option<&'static str> {
+    match fs {
+        "btrfs" | "xfs" => Some("-K"),
+        "ext2" | "ext3" | "ext4" => Some("nodiscard"),
+        _ => None,
+    }
+}
+
+/// `[first_pass]` if given: on one machine's image only, with every cell on
+/// the running kernel (a guest's disk is not an image fslab counts).
+pub(super) fn first_pass_of(
+    ctx: &Ctx,
+    spec: Option<&Spanned<FirstPassSpec>>,
+    device: &Device,
+    cells: &[super::Cell],
+    cluster: bool,
+) -> Result<Option<FirstPass>, SpecError> {
+    match spec {
+        Some(f) if cluster => ctx.err(
+            f.span(),
+            "first_pass",
+            "applies to one machine's cells, not to a [cluster]",
+        ),
+        Some(f) => match cells.iter().find(|c| c.in_guest()) {
+            Some(c) => ctx.err(
+                f.span(),
+                "first_pass",
+                format!(
+                    "cell {:?} runs in a guest on another kernel: a first pass runs on the \
+                     running kernel's image only",
+                    c.label
+                ),
+            ),
+            None => first_pass(ctx, f, device, cells).map(Some),
+        },
+        None => Ok(None),
+    }
+}
+
+/// `[first_pass]`: on an image only, and every target made and mounted
+/// without discard (a discard would punch the first pass's blocks out of
+/// the image before the judged run).
+fn first_pass(
+    ctx: &Ctx,
+    spec: &Spanned<FirstPassSpec>,
+    device: &Device,
+    cells: &[super::Cell],
+) -> Result<FirstPass, SpecError> {
+    let Device::Image { size, .. } = device else {
+        return ctx.err(
+            spec.span(),
+            "first_pass",
+            "a first pass needs [device] kind = \"image\" (it runs on the cell's own image)",
+        );
+    };
+    let f = spec.get_ref();
+    if let Some(n) = &f.scheduler {
+        if let Some(e) = fslab_lab::scheduler::loop_scheduler_error(n.get_ref()) {
+            return ctx.err(n.span(), "first_pass.scheduler", e);
+        }
+    }
+    let region = match &f.region {
+        None => None,
+        Some(r) => match parse_bytes(r.get_ref()) {
+            Some(b) if b > 0 && b < *size => Some(b),
+            _ => {
+                return ctx.err(
+                    r.span(),
+                    "first_pass.region",
+                    format!(
+                        "{:?} is not a size above 0 and below the image's",
+                        r.get_ref()
+                    ),
+                )
+            }
+        },
+    };
+    for c in cells {
+        let Some(fs) = &c.fs else { continue };
+        let mkfs = c.mkfs_options.join(" ");
+        let flag = nodiscard_mkfs(fs.name());
+        let made = flag.is_none_or(|f| mkfs.split([' ', ',', '=']).any(|w| w == f));
+        let mounted = c.mount_options.split(',').any(|o| o == "nodiscard");
+        if !(made && mounted) {
+            return ctx.err(
+                spec.span(),
+                "first_pass",
+                format!(
+                    "cell {:?}: the judged run is made on the first pass's image without discard: \
+                     give its target mkfs {} and mount option nodiscard",
+                    c.label,
+                    flag.map_or("its nodiscard option".into(), |f| match f {
+                        "nodiscard" => "-E nodiscard".to_string(),
+                        f => f.to_string(),
+                    })
+                ),
+            );
+        }
+    }
+    Ok(FirstPass {
+        scheduler: f.scheduler.as_ref().map(|n| n.get_ref().clone()),
+        region,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::{parse, Defaults};
+
+    const HEAD: &str = "name = \"x\"\n[workload]\nkind = \"fsmark\"\n[device]\nsize = \"1T\"\n";
+
+    fn with(rest: &str) -> Result<crate::spec::Experiment, String> {
+        parse("x.toml", &format!("{HEAD}{rest}"), &Defaults::default()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_first_pass_needs_every_target_made_and_mounted_without_discard() {
+        let e = with("[first_pass]\nscheduler = \"none\"\nregion = \"100G\"\n[[target]]\nfs = \"btrfs\"\nmkfs_options = [\"-K -n 4096\"]\nmount_options = [\"commit=1,nodiscard\"]\n[[target]]\nfs = \"ext4\"\nmkfs_options = [\"-E nodiscard\"]\nmount_options = [\"nodiscard\"]\n").unwrap();
+        let p = e.first_pass.clone().unwrap();
+        assert_eq!(p.scheduler.as_deref(), Some("none"));
+        assert_eq!(p.region, Some(100 << 30));
+        // Scaled with the image.
+        let s = crate::plan::scaled(&e, 0.01);
+        assert_eq!(s.first_pass.unwrap().region, Some(1 << 30));
+        // A target that would discard the first pass's blocks.
+        let err =
+            with("[first_pass]\n[[target]]\nfs = \"btrfs\"\nmount_options = [\"nodiscard\"]\n")
+                .unwrap_err();
+        assert!(
+            err.contains("first_pass: cell \"btrfs -o nodiscard\": the judged run is made on the first pass's image without discard: give its target mkfs -K and mount option nodiscard"),
+            "{err}"
+        );
+        let err =
+            with("[first_pass]\n[[target]]\nfs = \"ext4\"\nmkfs_options = [\"-E nodiscard\"]\n")
+                .unwrap_err();
+        assert!(
+            err.contains("mkfs -E nodiscard and mount option nodiscard"),
+            "{err}"
+        );
+        let err = with("[first_pass]\nregion = \"2T\"\n[[target]]\nfs = \"xfs\"\nmkfs_options = [\"-K\"]\nmount_options = [\"nodiscard\"]\n").unwrap_err();
+        assert!(
+            err.contains("first_pass.region: \"2T\" is not a size above 0 and below the image's"),
+            "{err}"
+        );
+        let err = with("[first_pass]\nscheduler = \"cfq\"\n[[target]]\nfs = \"xfs\"\nmkfs_options = [\"-K\"]\nmount_options = [\"nodiscard\"]\n").unwrap_err();
+        assert!(err.contains("first_pass.scheduler"), "{err}");
+        // A guest's disk is not the host's image.
+        let err = with("[first_pass]\n[[target]]\nfs = \"xfs\"\nkernel = [\"running\", \"debian:6.1.0-50-cloud-amd64\"]\nmkfs_options = [\"-K\"]\nmount_options = [\"nodiscard\"]\n").unwrap_err();
+        assert!(
+            err.contains("runs in a guest on another kernel: a first pass runs on the running kernel's image only"),
+            "{err}"
+        );
+    }
+}

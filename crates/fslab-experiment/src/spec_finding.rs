@@ -8,6 +8,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::author::{AuthorNumber, NumberSpec};
 use super::{Cell, Ctx, SpecError};
 
 /// The top wait stacks a stacks finding looks at.
@@ -23,17 +24,18 @@ pub enum Kind {
         metric: String,
         than_cell: u32,
         than_metric: String,
-        author_ratio: f64,
+        claim: Claim,
     },
     /// Two metrics of the same runs of one cell, run by run.
     Paired {
         cell: u32,
         metric: String,
         than_metric: String,
-        author_ratio: f64,
+        claim: Claim,
     },
     /// A metric (per unit of work) against the author's number, from a
-    /// reference: another cell's same quantity, or a constant.
+    /// reference: another cell's same quantity, a constant, or none (the
+    /// author's value itself).
     Value {
         cell: u32,
         metric: String,
@@ -41,30 +43,79 @@ pub enum Kind {
         reference: Reference,
         author_value: f64,
     },
-    /// A probe metric against a threshold in every run of a cell.
+    /// A probe metric (per unit of work) against a threshold in every run
+    /// of a cell.
     Mechanism {
         cell: u32,
         metric: String,
+        per: Option<String>,
+        /// Another cell: the threshold is on the ratio of the two cells'
+        /// means (its whole 95% interval), not on each run.
+        than: Option<u32>,
         threshold: Threshold,
     },
+    /// A kernel path the author's mechanism ran through: present when every
+    /// one of `symbols` is in the running kernel (/proc/kallsyms).
+    Kernel { symbols: Vec<String>, path: String },
     /// The workload's top wait stacks in a phase name these functions.
     Stacks {
         cell: u32,
         phase: String,
         functions: Vec<String>,
     },
-    /// A claim this machine cannot test.
-    Untestable { why: String },
+    /// A claim this machine cannot test, with what fslab measured beside
+    /// it, if anything.
+    Untestable {
+        why: String,
+        /// The cell whose setup its stand-ins are named from, if any.
+        cell: Option<u32>,
+        shows: Option<Shown>,
+    },
+}
+
+/// What a claim says, as the rule reads it (see `findings::rule`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Claim {
+    /// The author's ratio A (1: a claim of no difference).
+    Effect(f64),
+    /// No difference ("within noise"), whatever the author's two numbers.
+    NoDifference,
+    /// A direction without a number: R above 1 (`More`) or below (`Less`).
+    More,
+    Less,
+    /// fslab's value over the author's value (no reference of no effect).
+    About,
+}
+
+impl Claim {
+    /// The author's ratio the rule measures against (1 for a value).
+    pub fn author_ratio(self) -> Option<f64> {
+        match self {
+            Claim::Effect(a) => Some(a),
+            Claim::NoDifference | Claim::About => Some(1.0),
+            Claim::More | Claim::Less => None,
+        }
+    }
+}
+
+/// A metric an untestable claim shows beside its reason.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Shown {
+    pub cell: u32,
+    pub metric: String,
+    pub per: Option<String>,
 }
 
 /// A value finding's reference: what no effect would be.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reference {
-    /// The same quantity in another cell (by index).
-    Cell(u32),
     /// A constant (1 backend IO per guest IO, 9 extents).
     Constant(f64),
+    /// None: the author gave no number of no effect, so fslab's value is
+    /// judged against the author's own.
+    Author,
 }
 
 /// A mechanism's threshold.
@@ -100,6 +151,9 @@ pub struct Finding {
     pub says: String,
     /// The author's numbers, as CLAIMS.md quotes them.
     pub author: String,
+    /// The numbers the finding takes from them (its author_value,
+    /// author_values or author_ratio), as written.
+    pub author_numbers: Vec<AuthorNumber>,
     /// What stands in for the author's setup, if anything does.
     pub stand_in: Option<String>,
     /// The mechanisms (ids) that must have happened for it to be judged.
@@ -109,7 +163,58 @@ pub struct Finding {
 
 impl Finding {
     pub fn is_mechanism(&self) -> bool {
-        matches!(self.kind, Kind::Mechanism { .. })
+        matches!(self.kind, Kind::Mechanism { .. } | Kind::Kernel { .. })
+    }
+
+    /// The cells it reads.
+    pub fn cells(&self) -> Vec<u32> {
+        match &self.kind {
+            Kind::Ratio {
+                cell, than_cell, ..
+            } => vec![*cell, *than_cell],
+            Kind::Mechanism {
+                cell,
+                than: Some(t),
+                ..
+            } => vec![*cell, *t],
+            Kind::Paired { cell, .. }
+            | Kind::Value { cell, .. }
+            | Kind::Mechanism { cell, .. }
+            | Kind::Stacks { cell, .. } => vec![*cell],
+            Kind::Untestable { cell, .. } => cell.iter().copied().collect(),
+            Kind::Kernel { .. } => Vec::new(),
+        }
+    }
+
+    /// Whether any metric it reads (metric, than_metric, per) names `what`.
+    pub fn reads(&self, what: &str) -> bool {
+        let names: Vec<&str> = match &self.kind {
+            Kind::Ratio {
+                metric,
+                than_metric,
+                ..
+            }
+            | Kind::Paired {
+                metric,
+                than_metric,
+                ..
+            } => vec![metric, than_metric],
+            Kind::Value { metric, per, .. } | Kind::Mechanism { metric, per, .. } => {
+                std::iter::once(metric.as_str())
+                    .chain(per.as_deref())
+                    .collect()
+            }
+            Kind::Untestable { shows: Some(s), .. } => std::iter::once(s.metric.as_str())
+                .chain(s.per.as_deref())
+                .collect(),
+            _ => Vec::new(),
+        };
+        names.iter().any(|n| n.contains(what))
+    }
+
+    /// The claim's id in CLAIMS.md (`000-d` of `000-d.2`).
+    pub fn claim_id(&self) -> &str {
+        self.id.split('.').next().unwrap_or_default()
     }
 
     /// What the dry run lists: the id, the claim and the author's number.
@@ -119,8 +224,16 @@ impl Finding {
             s.push_str(&format!(" (author: {})", self.author));
         }
         match &self.kind {
-            Kind::Untestable { why } => s.push_str(&format!("\n    {why}")),
+            Kind::Untestable { why, .. } => s.push_str(&format!("\n    {why}")),
             _ => s.push_str(&format!("\n    judged from: {}", how(self, labels))),
+        }
+        if !self.author_numbers.is_empty() && !matches!(self.kind, Kind::Untestable { .. }) {
+            let n: Vec<String> = self
+                .author_numbers
+                .iter()
+                .map(AuthorNumber::words)
+                .collect();
+            s.push_str(&format!("\n    the author's numbers: {}", n.join(", ")));
         }
         if let Some(si) = &self.stand_in {
             s.push_str(&format!("\n    stand-in: {si}"));
@@ -163,24 +276,40 @@ pub fn how(f: &Finding, labels: &[String]) -> String {
             reference,
             ..
         } => {
-            let q = match per {
-                Some(p) => format!("{metric:?} per {p:?}, run by run,"),
-                None => format!("{metric:?}"),
-            };
             let r = match reference {
-                Reference::Cell(c) => format!("the same in {}", l(c)),
-                Reference::Constant(x) => format!("{} (no effect)", fmt(*x)),
+                Reference::Constant(x) => format!("against {} (no effect)", fmt(*x)),
+                Reference::Author => "against the author's value (a factor of 2 either way)".into(),
             };
-            format!("{q} of {} against {r}", l(cell))
+            format!("{} of {} {r}", quantity(metric, per), l(cell))
         }
         Kind::Mechanism {
             cell,
             metric,
+            per,
+            than: None,
             threshold,
         } => format!(
-            "{metric:?} of {} {} in every run",
+            "{} of {} {} in every run",
+            quantity(metric, per),
             l(cell),
             threshold.words()
+        ),
+        Kind::Mechanism {
+            cell,
+            metric,
+            per,
+            than: Some(t),
+            threshold,
+        } => format!(
+            "the ratio of means of {} of {} over {}, its whole 95% interval {}",
+            quantity(metric, per),
+            l(cell),
+            l(t),
+            threshold.words()
+        ),
+        Kind::Kernel { symbols, path } => format!(
+            "{path}: {} in the running kernel's symbols (/proc/kallsyms)",
+            symbols.join(", ")
         ),
         Kind::Stacks {
             cell,
@@ -192,6 +321,14 @@ pub fn how(f: &Finding, labels: &[String]) -> String {
             functions.join(" and ")
         ),
         Kind::Untestable { .. } => String::new(),
+    }
+}
+
+/// `"METRIC"`, or `"METRIC" per "PER", run by run,`.
+fn quantity(metric: &str, per: &Option<String>) -> String {
+    match per {
+        Some(p) => format!("{metric:?} per {p:?}, run by run,"),
+        None => format!("{metric:?}"),
     }
 }
 
@@ -213,13 +350,16 @@ pub(super) struct FindingSpec {
     than_metric: Option<Spanned<String>>,
     per: Option<Spanned<String>>,
     reference: Option<Spanned<f64>>,
-    author_ratio: Option<Spanned<f64>>,
-    author_values: Option<Spanned<Vec<f64>>>,
-    author_value: Option<Spanned<f64>>,
+    author_ratio: Option<Spanned<NumberSpec>>,
+    author_values: Option<Spanned<Vec<NumberSpec>>>,
+    author_value: Option<Spanned<NumberSpec>>,
+    claim: Option<Spanned<String>>,
     at_least: Option<Spanned<f64>>,
     at_most: Option<Spanned<f64>>,
     phase: Option<Spanned<String>>,
     functions: Option<Spanned<Vec<String>>>,
+    symbols: Option<Spanned<Vec<String>>>,
+    path: Option<Spanned<String>>,
     why: Option<Spanned<String>>,
     stand_in: Option<String>,
     #[serde(default)]
@@ -268,8 +408,9 @@ fn finding(ctx: &Ctx, f: &FindingSpec, cells: &[Cell]) -> Result<Finding, SpecEr
     if id.is_empty() {
         return ctx.err(f.id.span(), "finding.id", "must not be empty");
     }
-    let kind = kind(ctx, f, cells)?;
-    if !matches!(kind, Kind::Mechanism { .. }) && f.author.trim().is_empty() {
+    let author_numbers = author_numbers(ctx, f)?;
+    let kind = kind(ctx, f, cells, &author_numbers)?;
+    if !matches!(kind, Kind::Mechanism { .. } | Kind::Kernel { .. }) && f.author.trim().is_empty() {
         return ctx.err(
             f.says.span(),
             "finding.author",
@@ -282,10 +423,44 @@ fn finding(ctx: &Ctx, f: &FindingSpec, cells: &[Cell]) -> Result<Finding, SpecEr
         id,
         says: text(&f.says),
         author: f.author.trim().to_string(),
+        author_numbers: author_numbers.into_iter().map(|(_, n)| n).collect(),
         stand_in: f.stand_in.as_ref().map(|s| s.trim().to_string()),
         rests_on: f.rests_on.iter().map(text).collect(),
         kind,
     })
+}
+
+/// The author's numbers the finding gives (author_value, author_values,
+/// author_ratio), each read, with the field it came from.
+fn author_numbers(
+    ctx: &Ctx,
+    f: &FindingSpec,
+) -> Result<Vec<(&'static str, AuthorNumber)>, SpecError> {
+    let mut out = Vec::new();
+    let one = |ctx: &Ctx, field: &'static str, x: &NumberSpec, span| {
+        x.resolve()
+            .map(|n| (field, n))
+            .or_else(|e| ctx.err(span, &format!("finding.{field}"), e))
+    };
+    if let Some(x) = &f.author_value {
+        out.push(one(ctx, "author_value", x.get_ref(), x.span())?);
+    }
+    if let Some(x) = &f.author_ratio {
+        out.push(one(ctx, "author_ratio", x.get_ref(), x.span())?);
+    }
+    if let Some(v) = &f.author_values {
+        if v.get_ref().len() != 2 {
+            return ctx.err(
+                v.span(),
+                "finding.author_values",
+                "give two numbers above 0: [the claim's side, the other side]",
+            );
+        }
+        for x in v.get_ref() {
+            out.push(one(ctx, "author_values", x, v.span())?);
+        }
+    }
+    Ok(out)
 }
 
 /// A required field of the finding's kind.
@@ -338,23 +513,31 @@ fn positive(ctx: &Ctx, x: &Spanned<f64>, field: &str) -> Result<f64, SpecError> 
     }
 }
 
-/// The author's ratio: `author_ratio = R` or `author_values = [L, R]`.
-fn author_ratio(ctx: &Ctx, f: &FindingSpec) -> Result<f64, SpecError> {
-    match (&f.author_ratio, &f.author_values) {
-        (Some(r), None) => positive(ctx, r, "finding.author_ratio"),
-        (None, Some(v)) => match v.get_ref()[..] {
-            [l, r] if l > 0.0 && r > 0.0 && l.is_finite() && r.is_finite() => Ok(l / r),
-            _ => ctx.err(
-                v.span(),
-                "finding.author_values",
-                "give two numbers above 0: [the claim's side, the other side]",
+/// The claim of a ratio or paired finding: `claim = "no difference" |
+/// "more" | "less"`, else the author's ratio (`author_ratio = R` or
+/// `author_values = [L, R]`).
+fn claim(ctx: &Ctx, f: &FindingSpec, nums: &[(&str, AuthorNumber)]) -> Result<Claim, SpecError> {
+    if let Some(c) = &f.claim {
+        return match c.get_ref().as_str() {
+            "no difference" => Ok(Claim::NoDifference),
+            "more" => Ok(Claim::More),
+            "less" => Ok(Claim::Less),
+            other => ctx.err(
+                c.span(),
+                "finding.claim",
+                format!("unknown claim {other:?} (use \"no difference\", \"more\" or \"less\")"),
             ),
-        },
+        };
+    }
+    match nums {
+        [("author_ratio", r)] => Ok(Claim::Effect(r.value)),
+        [("author_values", l), ("author_values", r)] => Ok(Claim::Effect(l.value / r.value)),
         _ => ctx.err(
             f.kind.span(),
             "finding",
             format!(
-                "{}: give exactly one of `author_ratio = R` or `author_values = [LEFT, RIGHT]`",
+                "{}: give exactly one of `author_ratio = R` or `author_values = [LEFT, RIGHT]` \
+                 (or `claim = \"no difference\"`, \"more\" or \"less\")",
                 f.id.get_ref()
             ),
         ),
@@ -370,12 +553,92 @@ fn metric(ctx: &Ctx, f: &FindingSpec) -> Result<String, SpecError> {
     Ok(t)
 }
 
+/// A value finding: against the author's reference of no effect, or none.
+fn value(
+    ctx: &Ctx,
+    f: &FindingSpec,
+    cell: u32,
+    nums: &[(&str, AuthorNumber)],
+) -> Result<Kind, SpecError> {
+    if let Some(t) = &f.than {
+        return ctx.err(
+            t.span(),
+            "finding.than",
+            format!(
+                "{}: a \"value\" finding's reference is the author's (`reference = NUMBER`, \
+                 what no effect would be) or none (judged against the author's value): \
+                 another cell's value is fslab's, not the author's (for two cells the \
+                 author measured, use kind = \"ratio\" with author_values)",
+                f.id.get_ref()
+            ),
+        );
+    }
+    let reference = match &f.reference {
+        Some(r) => Reference::Constant(positive(ctx, r, "finding.reference")?),
+        None => Reference::Author,
+    };
+    let author_value = match nums {
+        [("author_value", v)] => v.value,
+        _ => {
+            return ctx.err(
+                f.kind.span(),
+                "finding.author_value",
+                format!(
+                    "a \"value\" finding needs `author_value` alone ({})",
+                    f.id.get_ref()
+                ),
+            )
+        }
+    };
+    Ok(Kind::Value {
+        cell,
+        metric: metric(ctx, f)?,
+        per: f.per.as_ref().map(text),
+        reference,
+        author_value,
+    })
+}
+
+/// A mechanism's threshold: exactly one of `at_least` or `at_most`.
+fn threshold(ctx: &Ctx, f: &FindingSpec) -> Result<Threshold, SpecError> {
+    match (&f.at_least, &f.at_most) {
+        (Some(x), None) => Ok(Threshold::AtLeast(*x.get_ref())),
+        (None, Some(x)) => Ok(Threshold::AtMost(*x.get_ref())),
+        _ => ctx.err(
+            f.kind.span(),
+            "finding",
+            format!(
+                "{}: a mechanism needs exactly one of `at_least` or `at_most`",
+                f.id.get_ref()
+            ),
+        ),
+    }
+}
+
 /// The finding's kind and its fields.
-fn kind(ctx: &Ctx, f: &FindingSpec, cells: &[Cell]) -> Result<Kind, SpecError> {
+fn kind(
+    ctx: &Ctx,
+    f: &FindingSpec,
+    cells: &[Cell],
+    nums: &[(&str, AuthorNumber)],
+) -> Result<Kind, SpecError> {
     let cell = |ctx: &Ctx| cell_of(ctx, need(ctx, f, &f.cell, "cell")?, "finding.cell", cells);
+    let per = f.per.as_ref().map(text);
     Ok(match f.kind.get_ref().as_str() {
         "untestable" => Kind::Untestable {
             why: text(need(ctx, f, &f.why, "why")?),
+            cell: match &f.cell {
+                Some(c) => Some(cell_of(ctx, c, "finding.cell", cells)?),
+                None => None,
+            },
+            shows: match &f.metric {
+                Some(_) => Some(Shown {
+                    cell: cell(ctx)?,
+                    metric: metric(ctx, f)?,
+                    per,
+                }),
+                None => None,
+            },
         },
         "ratio" => {
             let (cell, metric) = (cell(ctx)?, metric(ctx, f)?);
@@ -397,61 +660,41 @@ fn kind(ctx: &Ctx, f: &FindingSpec, cells: &[Cell]) -> Result<Kind, SpecError> {
                 metric,
                 than_cell,
                 than_metric,
-                author_ratio: author_ratio(ctx, f)?,
+                claim: claim(ctx, f, nums)?,
             }
         }
         "paired" => Kind::Paired {
             cell: cell(ctx)?,
             metric: metric(ctx, f)?,
             than_metric: text(need(ctx, f, &f.than_metric, "than_metric")?),
-            author_ratio: author_ratio(ctx, f)?,
+            claim: claim(ctx, f, nums)?,
         },
-        "value" => {
-            let reference = match (&f.than, &f.reference) {
-                (Some(t), None) => Reference::Cell(cell_of(ctx, t, "finding.than", cells)?),
-                (None, Some(r)) => Reference::Constant(positive(ctx, r, "finding.reference")?),
-                _ => {
-                    return ctx.err(
-                        f.kind.span(),
-                        "finding",
-                        format!(
-                            "{}: a \"value\" finding needs one reference: `than = \"CELL\"` or \
-                             `reference = NUMBER` (what no effect would be)",
-                            f.id.get_ref()
-                        ),
-                    )
-                }
-            };
-            Kind::Value {
-                cell: cell(ctx)?,
-                metric: metric(ctx, f)?,
-                per: f.per.as_ref().map(text),
-                reference,
-                author_value: positive(
-                    ctx,
-                    need(ctx, f, &f.author_value, "author_value")?,
-                    "finding.author_value",
-                )?,
-            }
-        }
+        "value" => value(ctx, f, cell(ctx)?, nums)?,
         "mechanism" => Kind::Mechanism {
             cell: cell(ctx)?,
             metric: metric(ctx, f)?,
-            threshold: match (&f.at_least, &f.at_most) {
-                (Some(x), None) => Threshold::AtLeast(*x.get_ref()),
-                (None, Some(x)) => Threshold::AtMost(*x.get_ref()),
-                _ => {
-                    return ctx.err(
-                        f.kind.span(),
-                        "finding",
-                        format!(
-                            "{}: a mechanism needs exactly one of `at_least` or `at_most`",
-                            f.id.get_ref()
-                        ),
-                    )
-                }
+            per,
+            than: match &f.than {
+                Some(t) => Some(cell_of(ctx, t, "finding.than", cells)?),
+                None => None,
             },
+            threshold: threshold(ctx, f)?,
         },
+        "kernel" => {
+            let symbols = need(ctx, f, &f.symbols, "symbols")?;
+            if symbols.get_ref().is_empty() || symbols.get_ref().iter().any(|s| s.trim().is_empty())
+            {
+                return ctx.err(
+                    symbols.span(),
+                    "finding.symbols",
+                    "name at least one kernel symbol, none empty",
+                );
+            }
+            Kind::Kernel {
+                symbols: symbols.get_ref().iter().map(|s| s.trim().to_string()).collect(),
+                path: text(need(ctx, f, &f.path, "path")?),
+            }
+        }
         "stacks" => Kind::Stacks {
             cell: cell(ctx)?,
             phase: text(need(ctx, f, &f.phase, "phase")?),
@@ -462,7 +705,7 @@ fn kind(ctx: &Ctx, f: &FindingSpec, cells: &[Cell]) -> Result<Kind, SpecError> {
                 f.kind.span(),
                 "finding.kind",
                 format!(
-                    "unknown kind {other:?} (use ratio, paired, value, mechanism, stacks or untestable)"
+                    "unknown kind {other:?} (use ratio, paired, value, mechanism, kernel, stacks or untestable)"
                 ),
             )
         }
@@ -470,139 +713,5 @@ fn kind(ctx: &Ctx, f: &FindingSpec, cells: &[Cell]) -> Result<Kind, SpecError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::{Kind, Reference, Threshold};
-    use crate::spec::{parse, Defaults};
-
-    const HEAD: &str = "name = \"x\"\n[workload]\nkind = \"alloctest\"\nargs = [\"{dir}/big\", \"1G\"]\n[[target]]\nfs = \"ext3\"\n[[target]]\nfs = \"ext4\"\n";
-
-    fn with(findings: &str) -> Result<crate::spec::Experiment, String> {
-        parse("x.toml", &format!("{HEAD}{findings}"), &Defaults::default())
-            .map_err(|e| e.to_string())
-    }
-
-    #[test]
-    fn findings_parse_into_their_kinds_with_mechanisms_they_rest_on() {
-        let e = with(
-            "[[finding]]\nid = \"9-m1\"\nkind = \"mechanism\"\nsays = \"writeback\"\nmetric = \"mem touched dirty written (MiB)\"\ncell = \"ext3\"\nat_least = 1\n\
-             [[finding]]\nid = \"9-a\"\nkind = \"value\"\nsays = \"s\"\nauthor = \"50,435\"\nmetric = \"m\"\nper = \"p\"\ncell = \"ext3\"\nreference = 1\nauthor_value = 5604\nrests_on = [\"9-m1\"]\n\
-             [[finding]]\nid = \"9-b\"\nkind = \"ratio\"\nsays = \"s\"\nauthor = \"a\"\nmetric = \"m\"\ncell = \"ext4\"\nthan = \"ext3\"\nauthor_values = [35, 50435]\n",
-        )
-        .unwrap();
-        assert_eq!(
-            e.findings[0].kind,
-            Kind::Mechanism {
-                cell: 0,
-                metric: "mem touched dirty written (MiB)".into(),
-                threshold: Threshold::AtLeast(1.0)
-            }
-        );
-        assert!(matches!(
-            &e.findings[1].kind,
-            Kind::Value { reference: Reference::Constant(r), author_value, per: Some(p), .. }
-                if *r == 1.0 && *author_value == 5604.0 && p == "p"
-        ));
-        assert_eq!(e.findings[1].rests_on, vec!["9-m1".to_string()]);
-        assert!(matches!(
-            e.findings[2].kind,
-            Kind::Ratio { cell: 1, than_cell: 0, author_ratio, .. } if (author_ratio - 35.0 / 50435.0).abs() < 1e-12
-        ));
-    }
-
-    #[test]
-    fn bad_findings_are_refused_naming_the_line_and_field() {
-        let e = with("[[finding]]\nid = \"9-a\"\nkind = \"bound\"\nsays = \"s\"\nauthor = \"a\"\n")
-            .unwrap_err();
-        assert!(
-            e.starts_with("x.toml:11: finding.kind: unknown kind \"bound\""),
-            "{e}"
-        );
-        // A per-finding bound is not the rule's: refused.
-        let e = with("[[finding]]\nid = \"9-a\"\nkind = \"ratio\"\nsays = \"s\"\nauthor = \"a\"\nmetric = \"m\"\ncell = \"ext3\"\nthan = \"ext4\"\nabove = 10\n").unwrap_err();
-        assert!(e.contains("unknown field `above`"), "{e}");
-        let e = with("[[finding]]\nid = \"9-a\"\nkind = \"ratio\"\nsays = \"s\"\nmetric = \"m\"\ncell = \"ext3\"\nthan = \"ext4\"\nauthor_ratio = 2\n").unwrap_err();
-        assert!(
-            e.contains("finding.author: 9-a: give the author's numbers"),
-            "{e}"
-        );
-        let e = with("[[finding]]\nid = \"9-a\"\nkind = \"untestable\"\nsays = \"s\"\nauthor = \"a\"\nwhy = \"8 CPUs\"\nrests_on = [\"9-z\"]\n").unwrap_err();
-        assert!(
-            e.contains("finding.rests_on: \"9-z\" is not the id of a mechanism"),
-            "{e}"
-        );
-        let e = with("[[finding]]\nid = \"9-a\"\nkind = \"value\"\nsays = \"s\"\nauthor = \"a\"\nmetric = \"m\"\ncell = \"ext3\"\nauthor_value = 2\n").unwrap_err();
-        assert!(e.contains("needs one reference"), "{e}");
-        let e = with("[[finding]]\nid = \"9-a\"\nkind = \"paired\"\nsays = \"s\"\nauthor = \"a\"\nmetric = \"m\"\ncell = \"xfs\"\nthan_metric = \"n\"\nauthor_ratio = 2\n").unwrap_err();
-        assert!(
-            e.contains("no cell labelled \"xfs\" (cells: ext3, ext4)"),
-            "{e}"
-        );
-        let two = "[[finding]]\nid = \"9-a\"\nkind = \"untestable\"\nsays = \"s\"\nauthor = \"a\"\nwhy = \"w\"\n";
-        let e = with(&format!("{two}{two}")).unwrap_err();
-        assert!(e.contains("\"9-a\" is the id of an earlier finding"), "{e}");
-    }
-}
-
-#[cfg(test)]
-mod builtin_gates {
-    use crate::findings::{evaluate_all, Runs};
-    use crate::spec::{parse, Defaults};
-    use crate::summary::{Direction, Sample};
-    use fslab_record::FindingOutcome;
-
-    /// Seed 001's walk and unlink claims rest on the caches being reclaimed
-    /// (its memory cgroup hit in both ext4 cells' stat and unlink phases):
-    /// without that in every run, they are not judged, naming it.
-    #[test]
-    fn seed001s_walk_and_unlink_claims_are_not_judged_when_a_cell_did_not_reclaim() {
-        let text = include_str!("../../../experiments/seed001-crc-overhead.toml");
-        let e = parse("seed001.toml", text, &Defaults::default()).unwrap();
-        let labels: Vec<String> = e.cells.iter().map(|c| c.label.clone()).collect();
-        let cell = |l: &str| labels.iter().position(|x| x == l).unwrap() as u32;
-        let (on, off) = (
-            cell("ext4 -O metadata_csum"),
-            cell("ext4 -O ^metadata_csum,uninit_bg"),
-        );
-        let judge = |off_stat_hits: [f64; 3]| {
-            let mut v = Vec::new();
-            let mut put = |c: u32, r: u32, m: &str, x: f64| {
-                v.push(Sample {
-                    cell: c,
-                    repetition: r,
-                    metric: m.into(),
-                    direction: Direction::Cost,
-                    value: x,
-                    headline: false,
-                    exact: false,
-                });
-            };
-            for r in 1..=3 {
-                let i = r as usize - 1;
-                put(on, r, "stat time (s)", [494.0, 490.0, 498.0][i]);
-                put(off, r, "stat time (s)", [339.0, 341.0, 337.0][i]);
-                put(on, r, "unlink time (s)", [959.0, 955.0, 962.0][i]);
-                put(off, r, "unlink time (s)", [692.0, 690.0, 695.0][i]);
-                put(on, r, "mem stat limit hits", 500.0);
-                put(off, r, "mem stat limit hits", off_stat_hits[i]);
-                put(on, r, "mem unlink limit hits", 50.0);
-                put(off, r, "mem unlink limit hits", 40.0);
-            }
-            let runs = Runs {
-                labels: &labels,
-                samples: &v,
-                evidence: &[],
-            };
-            let out = evaluate_all(&e.findings, &runs);
-            let of = |id: &str| out[e.findings.iter().position(|f| f.id == id).unwrap()].clone();
-            (of("001-c"), of("001-d"))
-        };
-        let (walk, unlink) = judge([100.0, 80.0, 90.0]);
-        assert_eq!(walk.outcome, FindingOutcome::Reproduced, "{walk:?}");
-        assert_eq!(unlink.outcome, FindingOutcome::Reproduced, "{unlink:?}");
-        // The cell without checksums kept its caches in one walk.
-        let (walk, unlink) = judge([100.0, 0.0, 90.0]);
-        assert_eq!(walk.outcome, FindingOutcome::NotJudged, "{walk:?}");
-        assert!(walk.why.contains("001-m2 did not happen"), "{}", walk.why);
-        assert_eq!(unlink.outcome, FindingOutcome::Reproduced, "{unlink:?}");
-    }
-}
+#[path = "spec_finding_tests.rs"]
+mod tests;

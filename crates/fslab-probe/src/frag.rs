@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::os::fd::AsFd;
 use std::path::Path;
 
-use fslab_sys::fiemap::{fiemap, Extent, FLAG_SYNC};
+use fslab_sys::fiemap::{fiemap, Extent, EXTENT_DATA_INLINE, FLAG_SYNC, FLAG_XATTR};
 
 /// The extents of `path` (written back first when `sync`).
 pub fn extents(path: &Path, sync: bool) -> std::io::Result<Vec<Extent>> {
@@ -20,6 +20,41 @@ pub fn extents(path: &Path, sync: bool) -> std::io::Result<Vec<Extent>> {
 pub fn count(path: &Path) -> std::io::Result<u64> {
     let f = std::fs::File::open(path)?;
     fiemap(f.as_fd(), 0, |_| {})
+}
+
+/// The number of extents of `path`, and of those that start at or past
+/// byte `offset` of the file.
+pub fn count_past(path: &Path, offset: u64) -> std::io::Result<(u64, u64)> {
+    let f = std::fs::File::open(path)?;
+    let mut past = 0u64;
+    let total = fiemap(f.as_fd(), 0, |e| {
+        if e.logical >= offset {
+            past += 1;
+        }
+    })?;
+    Ok((total, past))
+}
+
+/// Where a file keeps its extended attributes, as FIEMAP's
+/// `FIEMAP_FLAG_XATTR` maps them (ext4): in the inode, or in a block of
+/// their own. None when it has none (or the filesystem does not say).
+pub fn xattrs_in_block(path: &Path) -> std::io::Result<Option<bool>> {
+    let f = std::fs::File::open(path)?;
+    let mut place = None;
+    match fiemap(f.as_fd(), FLAG_XATTR, |e| {
+        let block = e.flags & EXTENT_DATA_INLINE == 0;
+        place = Some(place.unwrap_or(false) || block);
+    }) {
+        Ok(_) => Ok(place),
+        // No extended attributes, or a filesystem that cannot map them.
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                || e.raw_os_error() == Some(rustix::io::Errno::BADR.raw_os_error()) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// How many extents filefrag (e2fsprogs 1.47) reports for these FIEMAP

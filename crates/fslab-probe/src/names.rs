@@ -51,6 +51,9 @@ pub const PEAK_USAGE: &str = "peak usage";
 /// Pages written back during the phase, machine-wide (/proc/vmstat
 /// nr_written), MiB.
 pub const DIRTY_WRITTEN: &str = "dirty written";
+/// The kernel's dirty limit as the phase began (/proc/vmstat
+/// nr_dirty_threshold: what a writer is throttled at), MiB.
+pub const DIRTY_THRESHOLD: &str = "dirty threshold";
 
 // blockio: completions traced on the device (READ_MB_S and WRITE_MB_S too).
 pub const IOPS: &str = "iops";
@@ -73,6 +76,11 @@ pub const BACKEND_IOS: &str = "backend IOs";
 pub const GUEST_IOPS: &str = "guest IOPS";
 pub const BACKEND_IOPS: &str = "backend IOPS";
 pub const BACKEND_PER_GUEST: &str = "backend IOs per guest IO";
+/// What the phase wrote to the filesystem's own device (MiB): its
+/// writeback, whatever the rest of the machine wrote.
+pub const GUEST_WRITTEN: &str = "guest written";
+/// What the phase read from the filesystem's own device (MiB).
+pub const GUEST_READ: &str = "guest read";
 // The guest's IOs of a phase before and after memory full: the first second
 // of the phase in which the workload's memory cgroup hit its limit (seed
 // 000: btrfs's IO pattern flips when memory runs out).

@@ -76,6 +76,39 @@ pub fn direction_of(m: &Metric) -> Direction {
     }
 }
 
+/// A phase's own numbers, as every listing names them: its time, rate
+/// (the headline), system and user CPU. A phase nothing counted has no
+/// rate of operations; one its tool reported has no CPU time of its own
+/// (the program's phase, which fslab timed, holds it).
+fn phase_numbers(p: &PhaseResult) -> Vec<(&'static str, Unit, Direction, f64)> {
+    let mut v = vec![("time", Unit::Seconds, Direction::Time, p.elapsed_s)];
+    if p.counted {
+        v.push(("rate", Unit::OpsPerSec, Direction::Rate, p.ops_per_s));
+    }
+    if !p.reported {
+        v.push(("sys cpu", Unit::Seconds, Direction::Cost, p.sys_cpu_s));
+        v.push(("usr cpu", Unit::Seconds, Direction::Cost, p.usr_cpu_s));
+    }
+    v
+}
+
+/// A phase's numbers as metrics of `source` (a first pass's, kept with
+/// the run it came before), named as [`samples`] names a phase's own:
+/// `SOURCE PHASE rate (ops/s)`.
+pub fn phase_metrics(source: &str, p: &PhaseResult) -> Vec<Metric> {
+    phase_numbers(p)
+        .into_iter()
+        .map(|(what, unit, direction, value)| {
+            let better = if direction == Direction::Rate {
+                Better::Higher
+            } else {
+                Better::Lower
+            };
+            Metric::new(source, Some(&p.phase), what, value, unit, better)
+        })
+        .collect()
+}
+
 /// Every named number of a run, detail rows included (see [`Role`]), in
 /// the catalogue's order (see the module's documentation).
 pub fn samples(run: &RunNumbers) -> Vec<Sample> {
@@ -90,41 +123,17 @@ pub fn samples(run: &RunNumbers) -> Vec<Sample> {
     };
     for p in run.phases {
         let name = |what: &str, unit: Unit| format!("{} {what} ({})", p.phase, unit.symbol());
-        v.push(plain(
-            name("time", Unit::Seconds),
-            Unit::Seconds,
-            Direction::Time,
-            p.elapsed_s,
-        ));
-        // A phase nothing counted has no rate of operations; one its tool
-        // reported has no CPU time of its own (the program's phase, which
-        // fslab timed, holds it).
-        if p.counted {
+        for (what, unit, direction, value) in phase_numbers(p) {
+            let role = if direction == Direction::Rate {
+                Role::Headline
+            } else {
+                Role::Plain
+            };
             v.push(Sample {
-                role: Role::Headline,
-                ..plain(
-                    name("rate", Unit::OpsPerSec),
-                    Unit::OpsPerSec,
-                    Direction::Rate,
-                    p.ops_per_s,
-                )
+                role,
+                ..plain(name(what, unit), unit, direction, value)
             });
         }
-        if p.reported {
-            continue;
-        }
-        v.push(plain(
-            name("sys cpu", Unit::Seconds),
-            Unit::Seconds,
-            Direction::Cost,
-            p.sys_cpu_s,
-        ));
-        v.push(plain(
-            name("usr cpu", Unit::Seconds),
-            Unit::Seconds,
-            Direction::Cost,
-            p.usr_cpu_s,
-        ));
     }
     let headline = crate::metric::headline(run.metrics);
     for m in run.metrics {

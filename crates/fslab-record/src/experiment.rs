@@ -126,6 +126,13 @@ pub struct CellRunInfo {
     pub remount_s: Option<f64>,
     /// The workload's text output (fs_mark's table).
     pub output: String,
+    /// With a first pass (`[first_pass]`): its workload's run, and the IO
+    /// scheduler it ran with. Its numbers are the judged run's metrics
+    /// named `first pass ...`.
+    #[serde(default)]
+    pub first_pass_run_id: Option<i64>,
+    #[serde(default)]
+    pub first_pass_scheduler: String,
     /// The virtual machine the cell ran in, on another kernel (None: on
     /// the running kernel, no guest).
     #[serde(default)]

@@ -294,9 +294,91 @@ pub fn paired_ratio(pairs: &[(f64, f64)], level: f64) -> Option<RatioInterval> {
     })
 }
 
+/// The noise of a ratio's runs: the standard deviation of each side's
+/// logs (independent sides), or of the run-by-run log ratios (paired).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Spread {
+    Sides(f64, f64),
+    Paired(f64),
+}
+
+impl Spread {
+    /// The log sds of two independent sides (None when a value is not positive).
+    pub fn sides(a: &[f64], b: &[f64]) -> Option<Spread> {
+        let sd = |v: &[f64]| logs(v).map(|l| mean_var(&l).1.sqrt());
+        Some(Spread::Sides(sd(a)?, sd(b)?))
+    }
+
+    /// The log sd of run-by-run ratios b / a.
+    pub fn paired(pairs: &[(f64, f64)]) -> Option<Spread> {
+        let d: Vec<f64> = pairs
+            .iter()
+            .map(|(a, b)| (*a > 0.0 && *b > 0.0).then(|| (b / a).ln()))
+            .collect::<Option<_>>()?;
+        Some(Spread::Paired(mean_var(&d).1.sqrt()))
+    }
+
+    /// The half width of the `level` interval (log scale) with `n` runs a side.
+    pub fn half_width(self, n: usize, level: f64) -> Option<f64> {
+        let nf = n as f64;
+        match self {
+            Spread::Paired(s) if n >= 2 => Some(t_quantile(nf - 1.0, level)? * s / nf.sqrt()),
+            Spread::Sides(a, b) if n >= 2 => {
+                let (va, vb) = (a * a / nf, b * b / nf);
+                let se2 = va + vb;
+                let den = (va * va + vb * vb) / (nf - 1.0);
+                let df = if den > 0.0 {
+                    se2 * se2 / den
+                } else {
+                    f64::INFINITY
+                };
+                let t = if df.is_finite() {
+                    t_quantile(df, level)?
+                } else {
+                    1.959_964
+                };
+                Some(t * se2.sqrt())
+            }
+            _ => None,
+        }
+    }
+
+    /// The fewest runs a side (2 to `max`) whose `level` interval would be
+    /// at most `half` wide either way (log scale) at this noise: None past
+    /// `max`; 2 when there is no noise.
+    pub fn runs_needed(self, half: f64, level: f64, max: usize) -> Option<usize> {
+        (2..=max).find(|n| self.half_width(*n, level).is_some_and(|h| h <= half))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_needed_grow_with_the_noise_and_shrink_with_the_width_asked() {
+        // 5% noise a side, an interval 2.5% wide either way: about
+        // (1.96 * 0.05 * sqrt(2) / 0.025)^2 = 31 runs a side.
+        let s = Spread::Sides(0.05, 0.05);
+        let n = s.runs_needed(0.025, 0.95, 10_000).unwrap();
+        assert!((30..=34).contains(&n), "{n}");
+        assert!(s.half_width(n, 0.95).unwrap() <= 0.025);
+        assert!(s.half_width(n - 1, 0.95).unwrap() > 0.025);
+        assert!(
+            Spread::Sides(0.1, 0.1)
+                .runs_needed(0.025, 0.95, 10_000)
+                .unwrap()
+                > 4 * n - 10
+        );
+        assert_eq!(
+            Spread::Sides(0.0, 0.0).runs_needed(0.01, 0.95, 100),
+            Some(2)
+        );
+        assert_eq!(Spread::Paired(1.0).runs_needed(0.001, 0.95, 100), None);
+        let p = Spread::paired(&[(1.0, 1.1), (1.0, 1.2), (2.0, 2.2)]).unwrap();
+        assert!(matches!(p, Spread::Paired(s) if s > 0.0));
+    }
 
     #[test]
     fn welch_on_logs_brackets_a_known_ratio() {

@@ -6,6 +6,11 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 const FS_IOC_FIEMAP: libc::c_ulong = 0xC020_660B;
 /// `FIEMAP_FLAG_SYNC`: write dirty data back before mapping.
 pub const FLAG_SYNC: u32 = 1;
+/// `FIEMAP_FLAG_XATTR`: map the file's extended attributes instead of its data.
+pub const FLAG_XATTR: u32 = 2;
+/// `FIEMAP_EXTENT_DATA_INLINE`: the extent's data lives in the inode (or
+/// its metadata), not in a block of its own.
+pub const EXTENT_DATA_INLINE: u32 = 0x200;
 const EXTENT_LAST: u32 = 1;
 const BATCH: usize = 512;
 
@@ -50,7 +55,8 @@ const _: () = assert!(std::mem::size_of::<FiemapHeader>() == 32);
 const _: () = assert!(std::mem::size_of::<FiemapExtent>() == 56);
 
 /// Calls `f` for every extent record of the open file `fd`, in order, and
-/// returns how many there were. `flags` may be [`FLAG_SYNC`].
+/// returns how many there were. `flags` may be [`FLAG_SYNC`] or
+/// [`FLAG_XATTR`].
 pub fn fiemap(fd: BorrowedFd, flags: u32, mut f: impl FnMut(&Extent)) -> io::Result<u64> {
     let empty = FiemapExtent {
         fe_logical: 0,

@@ -139,6 +139,13 @@ pub trait Workload: Send + Sync + 'static {
         None
     }
 
+    /// How many threads (or client processes) it runs at once: `fslab run`
+    /// names it as a stand-in where it is more than the machine's CPUs
+    /// (seed 000's and 001's 8-way runs on 2 CPUs).
+    fn threads(_o: &Self::Options) -> u32 {
+        1
+    }
+
     /// Under MPI, moves what each rank writes into paths of its own
     /// (`place` makes them); nothing in a one-process run.
     fn on_rank(o: &mut Self::Options, place: &dyn RankPlace) -> Result<()>;
@@ -231,6 +238,7 @@ pub trait AnyJob: fmt::Debug + Send + Sync {
     fn outputs(&self) -> Vec<(&'static str, PathBuf)>;
     fn workdir(&self) -> PathBuf;
     fn filled_dir(&self) -> Option<PathBuf>;
+    fn threads(&self) -> u32;
     fn speaks_for_ranks(&self) -> bool;
     fn scale(&mut self, factor: f64);
     fn in_cell(&mut self);
@@ -425,6 +433,9 @@ impl<W: Workload> AnyJob for Typed<W> {
     }
     fn filled_dir(&self) -> Option<PathBuf> {
         W::filled_dir(&self.o)
+    }
+    fn threads(&self) -> u32 {
+        W::threads(&self.o)
     }
     fn speaks_for_ranks(&self) -> bool {
         W::speaks_for_ranks()

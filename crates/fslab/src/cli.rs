@@ -505,12 +505,12 @@ pub enum ResultsCommand {
         #[command(flatten)]
         out: OutputArgs,
     },
-    /// The findings' outcome table (as docs/findings.md shows it), from the store: each finding's id, claim, the author's number, fslab's and the rule's verdict, with the run's date, kernel, scale and repetitions
+    /// The findings' outcome tables (as docs/findings.md shows them), from the store: each finding's id, claim, the author's number, fslab's, the rule's verdict and the stand-ins, with the run's date, kernel, scale and repetitions, from the current built-in files
     #[command(
-        after_help = "Examples:\n  fslab results outcomes              # the latest experiment of each name\n  fslab results outcomes 12 14        # these experiments"
+        after_help = "Examples:\n  fslab results outcomes              # each built-in's latest run of its current file, then the latest of each other name\n  fslab results outcomes 12 14        # these experiments"
     )]
     Outcomes {
-        /// Experiment ids (from `fslab results experiments`); default: the latest of each name
+        /// Experiment ids (from `fslab results experiments`); default: each built-in's latest run of its current file, then the latest of each other name
         ids: Vec<i64>,
     },
     /// Everything recorded for one run

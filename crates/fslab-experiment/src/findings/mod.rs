@@ -20,19 +20,27 @@
 //! - `paired`: `metric` over `than_metric` in the same runs of `cell`.
 //! - `value`: `metric` (per `per`, run by run) in `cell` against `than`'s
 //!   same quantity or a constant `reference`; `author_value`.
-//! - `mechanism`: `metric` in every run of `cell` `at_least` or `at_most`
-//!   a value: what claims `rests_on`.
+//! - `mechanism`: `metric` (per `per`) in every run of `cell` `at_least`
+//!   or `at_most` a value: what claims `rests_on`.
+//! - `kernel`: a kernel path the author's mechanism ran through, present
+//!   when the running kernel has every one of `symbols` (a claim resting
+//!   on one it lacks is "not judgeable on this kernel").
 //! - `stacks`: the workload's top 5 wait stacks in `phase` of `cell` name
 //!   every one of `functions`.
-//! - `untestable`: `why` this machine cannot test it.
+//! - `untestable`: `why` this machine cannot test it (with `metric` of
+//!   `cell`, what fslab measured beside it).
+//!
+//! Every judged finding names the stand-ins of its cells ([`Facts`]).
 
+pub mod facts;
 mod kinds;
 pub mod rule;
 
 use fslab_record::{FindingOutcome, FindingResult};
 
 pub use crate::evidence::{self, Evidence};
-pub use crate::spec::finding::{Finding, Kind, Reference, Threshold};
+pub use crate::spec::finding::{Claim, Finding, Kind, Reference, Threshold};
+pub use facts::{CellFacts, Facts, MachineFacts};
 
 use crate::summary::Sample;
 
@@ -43,6 +51,8 @@ pub struct Runs<'a> {
     pub samples: &'a [Sample],
     /// (cell, repetition, evidence) of each completed run.
     pub evidence: &'a [(u32, u32, &'a Evidence)],
+    /// The machine and the cells' setups.
+    pub facts: &'a Facts,
 }
 
 impl Runs<'_> {
@@ -85,17 +95,25 @@ pub fn evaluate_all(findings: &[Finding], runs: &Runs) -> Vec<FindingResult> {
         .enumerate()
         .filter(|(_, f)| !f.is_mechanism())
     {
+        let mut gone = Vec::new();
         let failed: Vec<String> = f
             .rests_on
             .iter()
             .filter_map(|m| {
-                let r = findings
+                let (g, r) = findings
                     .iter()
                     .zip(&out)
                     .find(|(g, _)| g.id == *m)
-                    .and_then(|(_, r)| r.as_ref());
+                    .map(|(g, r)| (g, r.as_ref()))?;
                 match r {
                     Some(r) if r.outcome == FindingOutcome::Happened => None,
+                    Some(r)
+                        if r.outcome == FindingOutcome::DidNotHappen
+                            && matches!(g.kind, Kind::Kernel { .. }) =>
+                    {
+                        gone.push(format!("{} ({})", r.id, r.why));
+                        None
+                    }
                     Some(r) => Some(format!(
                         "{} {} ({}: {})",
                         r.id,
@@ -107,13 +125,24 @@ pub fn evaluate_all(findings: &[Finding], runs: &Runs) -> Vec<FindingResult> {
                 }
             })
             .collect();
+        // A mechanism that did not happen decides, whatever else the
+        // numbers say (few runs, a missing value): it is named.
         let mut r = kinds::evaluate(f, runs);
-        if !failed.is_empty() && r.outcome != FindingOutcome::NotJudged {
+        if !gone.is_empty() {
+            r.outcome = FindingOutcome::NotJudged;
+            r.why = format!("not judgeable on this kernel: {}", gone.join("; "));
+        } else if !failed.is_empty() {
             r.outcome = FindingOutcome::NotJudged;
             r.why = format!(
                 "the mechanism it rests on is not shown by this run: {}",
                 failed.join("; ")
             );
+        }
+        let named = runs.facts.stand_ins(&f.cells());
+        if !named.is_empty() {
+            let mut all: Vec<String> = r.stand_in.take().into_iter().collect();
+            all.extend(named);
+            r.stand_in = Some(all.join("; "));
         }
         out[i] = Some(r);
     }

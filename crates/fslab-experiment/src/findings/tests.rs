@@ -26,20 +26,55 @@ fn finding(id: &str, kind: Kind) -> Finding {
         id: id.into(),
         says: format!("claim {id}"),
         author: "the author's number".into(),
+        author_numbers: Vec::new(),
         stand_in: None,
         rests_on: Vec::new(),
         kind,
     }
 }
 
-fn judge_one(f: &Finding, samples: &[Sample]) -> FindingResult {
+/// btrfs's image extents over xfs's, against the author's ratio.
+fn extents_ratio(id: &str, author_ratio: f64) -> Finding {
+    finding(
+        id,
+        Kind::Ratio {
+            cell: 0,
+            metric: EXT.into(),
+            than_cell: 1,
+            than_metric: EXT.into(),
+            claim: Claim::Effect(author_ratio),
+        },
+    )
+}
+
+/// btrfs's image extents per file created, against the author's value.
+fn per_file(author_value: f64) -> Finding {
+    finding(
+        "000-a",
+        Kind::Value {
+            cell: 0,
+            metric: EXT.into(),
+            per: Some(FILES.into()),
+            reference: Reference::Author,
+            author_value,
+        },
+    )
+}
+
+/// `findings` judged on `samples` (no probe evidence), on `facts`.
+fn judge(findings: &[Finding], samples: &[Sample], facts: &Facts) -> Vec<FindingResult> {
     let l = labels();
     let runs = Runs {
         labels: &l,
         samples,
         evidence: &[],
+        facts,
     };
-    evaluate_all(std::slice::from_ref(f), &runs).remove(0)
+    evaluate_all(findings, &runs)
+}
+
+fn judge_one(f: &Finding, samples: &[Sample]) -> FindingResult {
+    judge(std::slice::from_ref(f), samples, &Facts::default()).remove(0)
 }
 
 const EXT: &str = "image extents";
@@ -81,18 +116,7 @@ fn equal_runs() -> Vec<Sample> {
 
 #[test]
 fn a_ratio_of_two_cells_is_judged_against_the_authors_ratio() {
-    let ratio = |author_ratio| {
-        finding(
-            "000-x",
-            Kind::Ratio {
-                cell: 0,
-                metric: EXT.into(),
-                than_cell: 1,
-                than_metric: EXT.into(),
-                author_ratio,
-            },
-        )
-    };
+    let ratio = |author_ratio| extents_ratio("000-x", author_ratio);
     // 157x against the author's 200x: reproduced.
     let r = judge_one(&ratio(200.0), &equal_runs());
     assert_eq!(r.outcome, FindingOutcome::Reproduced, "{r:?}");
@@ -147,7 +171,7 @@ fn a_paired_ratio_within_a_cell_pairs_run_by_run() {
             cell: 0,
             metric: last.into(),
             than_metric: first.into(),
-            author_ratio: 11.0 / 60.0,
+            claim: Claim::Effect(11.0 / 60.0),
         },
     );
     let r = judge_one(&f, &v);
@@ -167,7 +191,7 @@ fn a_paired_ratio_within_a_cell_pairs_run_by_run() {
             metric: last.into(),
             than_cell: 0,
             than_metric: first.into(),
-            author_ratio: 11.0 / 60.0,
+            claim: Claim::Effect(11.0 / 60.0),
         },
     );
     assert_eq!(
@@ -178,26 +202,19 @@ fn a_paired_ratio_within_a_cell_pairs_run_by_run() {
 
 #[test]
 fn a_value_per_unit_of_work_against_the_authors_number() {
-    // btrfs's extents per file created (0.31) from xfs's (0.002), against
-    // the author's 1.4: the author's is 718x xfs's here, fslab's 161x.
-    let f = finding(
-        "000-a",
-        Kind::Value {
-            cell: 0,
-            metric: EXT.into(),
-            per: Some(FILES.into()),
-            reference: Reference::Cell(1),
-            author_value: 1.4,
-        },
-    );
+    // btrfs's extents per file created (0.31) against the author's 1.42
+    // (his number has no reference of no effect: judged as a value within
+    // a factor of 2).
+    let f = per_file(1.42);
     let r = judge_one(&f, &fragmented());
-    assert_eq!(r.outcome, FindingOutcome::Reproduced, "{r:?}");
+    assert_eq!(r.outcome, FindingOutcome::NotReproduced, "{r:?}");
+    assert!(r.why.contains("wholly outside a factor of 2"), "{}", r.why);
     // Paired run by run, the runs' different sizes cancel: a narrow interval.
     let (lo, hi) = r.ci.unwrap();
     assert!(hi / lo < 1.3, "{r:?}");
     assert!(
         r.detail
-            .contains("the author's 1.4 is 718.1x the reference"),
+            .contains("btrfs 0.3133 (n=3) against the author's 1.42"),
         "{}",
         r.detail
     );
@@ -206,6 +223,12 @@ fn a_value_per_unit_of_work_against_the_authors_number() {
             .contains("\"image extents\" per \"fsmark files created\""),
         "{}",
         r.from
+    );
+    // Within a factor 2 of the author's 0.4: reproduced.
+    let near = per_file(0.4);
+    assert_eq!(
+        judge_one(&near, &fragmented()).outcome,
+        FindingOutcome::Reproduced
     );
     // A constant reference (1 backend IO per guest IO): the author's 100x.
     let per = "blockio create backend IOs per guest IO";
@@ -244,33 +267,20 @@ fn a_claim_resting_on_a_mechanism_that_did_not_happen_is_not_judged() {
         Kind::Mechanism {
             cell: 0,
             metric: hits.into(),
+            per: None,
+            than: None,
             threshold: Threshold::AtLeast(1.0),
         },
     );
-    let mut claim = finding(
-        "000-a",
-        Kind::Value {
-            cell: 0,
-            metric: EXT.into(),
-            per: Some(FILES.into()),
-            reference: Reference::Cell(1),
-            author_value: 1.4,
-        },
-    );
+    let mut claim = per_file(0.4);
     claim.rests_on = vec!["000-m1".into()];
-    let l = labels();
     let judge_with = |hit_counts: &[f64]| {
         let mut v = fragmented();
         // Named as the summary names a count: without "(count)".
         for (i, h) in hit_counts.iter().enumerate() {
             v.push(s(0, i as u32 + 1, "mem create limit hits", *h));
         }
-        let runs = Runs {
-            labels: &l,
-            samples: &v,
-            evidence: &[],
-        };
-        evaluate_all(&[claim.clone(), mech.clone()], &runs)
+        judge(&[claim.clone(), mech.clone()], &v, &Facts::default())
     };
     let ok = judge_with(&[12.0, 30.0, 7.0]);
     assert_eq!(ok[1].outcome, FindingOutcome::Happened);
@@ -326,6 +336,7 @@ fn wait_stacks_and_untestable_claims() {
             labels: &l,
             samples: &[],
             evidence: e,
+            facts: &Facts::default(),
         };
         evaluate_all(std::slice::from_ref(&f), &runs).remove(0)
     };
@@ -347,6 +358,8 @@ fn wait_stacks_and_untestable_claims() {
         "000-g",
         Kind::Untestable {
             why: "not testable here: 8 CPUs; this machine has 2".into(),
+            cell: None,
+            shows: None,
         },
     );
     let r = judge_one(&u, &[]);
@@ -379,11 +392,152 @@ fn every_outcome_printed_is_the_rules() {
                 metric: "m".into(),
                 than_cell: 0,
                 than_metric: "m".into(),
-                author_ratio: 2.0,
+                claim: Claim::Effect(2.0),
             },
         );
         let r = judge_one(&f, &v);
         assert_ne!(r.outcome, FindingOutcome::Reproduced, "{r:?}");
         assert!(!text(&[r]).contains("reproduced"));
     }
+}
+
+#[test]
+fn a_claim_resting_on_a_kernel_path_this_kernel_lacks_is_not_judgeable_here() {
+    let path = finding(
+        "000-m9",
+        Kind::Kernel {
+            symbols: vec!["btree_writepage".into()],
+            path: "3.9's reclaim writing btrfs btree pages one at a time".into(),
+        },
+    );
+    let mut claim = extents_ratio("000-d", 200.0);
+    claim.rests_on = vec!["000-m9".into()];
+    let judge_on = |has: bool| {
+        let facts = Facts {
+            machine: MachineFacts {
+                kernel: "6.18.44".into(),
+                kallsyms: true,
+                symbols: vec![("btree_writepage".into(), has)],
+                ..Default::default()
+            },
+            cells: Vec::new(),
+        };
+        let v = equal_runs();
+        judge(&[path.clone(), claim.clone()], &v, &facts)
+    };
+    let gone = judge_on(false);
+    assert_eq!(gone[0].outcome, FindingOutcome::DidNotHappen);
+    assert_eq!(gone[1].outcome, FindingOutcome::NotJudged);
+    assert!(
+        gone[1].why.starts_with("not judgeable on this kernel: 000-m9 (3.9's reclaim writing btrfs btree pages one at a time: this kernel (6.18.44) has no btree_writepage (/proc/kallsyms))"),
+        "{}",
+        gone[1].why
+    );
+    let there = judge_on(true);
+    assert_eq!(there[0].outcome, FindingOutcome::Happened);
+    assert_eq!(
+        there[1].outcome,
+        FindingOutcome::Reproduced,
+        "{:?}",
+        there[1]
+    );
+    // Unreadable symbols: the path is not judged, and neither is the claim.
+    let facts = Facts::default();
+    let v = equal_runs();
+    let r = judge(&[path.clone(), claim.clone()], &v, &facts);
+    assert_eq!(r[0].outcome, FindingOutcome::NotJudged);
+    assert!(r[0].why.contains("could not be read"), "{}", r[0].why);
+    assert_eq!(r[1].outcome, FindingOutcome::NotJudged);
+    // A cell on a guest's kernel: this machine's symbols say nothing of it,
+    // though they have the path.
+    let facts = Facts {
+        machine: MachineFacts {
+            kernel: "6.18.44".into(),
+            kallsyms: true,
+            symbols: vec![("btree_writepage".into(), true)],
+            ..Default::default()
+        },
+        cells: vec![CellFacts {
+            guest: Some("debian:6.1.0-50-cloud-amd64".into()),
+            ..Default::default()
+        }],
+    };
+    let r = judge(&[path.clone(), claim.clone()], &v, &facts);
+    assert_eq!(r[0].outcome, FindingOutcome::NotJudged, "{:?}", r[0]);
+    assert!(
+        r[0].why
+            .contains("a cell runs on kernel debian:6.1.0-50-cloud-amd64 in a guest"),
+        "{}",
+        r[0].why
+    );
+    assert_eq!(r[1].outcome, FindingOutcome::NotJudged);
+}
+
+#[test]
+fn a_judged_finding_names_the_stand_ins_of_the_cells_it_reads() {
+    let f = extents_ratio("000-x", 200.0);
+    let mut f_named = f.clone();
+    f_named.stand_in = Some("ext4 stands in for XFS V4".into());
+    let facts = Facts {
+        machine: MachineFacts {
+            cpus: 2,
+            ..Default::default()
+        },
+        cells: vec![
+            CellFacts {
+                threads: 8,
+                loop_image: true,
+                ..Default::default()
+            },
+            CellFacts::default(),
+        ],
+    };
+    let v = equal_runs();
+    let r = judge(&[f, f_named], &v, &facts);
+    let s = r[0].stand_in.clone().unwrap();
+    assert!(
+        s.contains("8 threads on 2 CPUs") && s.contains("loop device"),
+        "{s}"
+    );
+    // The file's own stand-in first.
+    let s = r[1].stand_in.clone().unwrap();
+    assert!(
+        s.starts_with("ext4 stands in for XFS V4; a loop device"),
+        "{s}"
+    );
+}
+
+#[test]
+fn a_mechanism_between_two_cells_needs_its_whole_interval_past_the_threshold() {
+    let mech = |at_least: f64| {
+        finding(
+            "003-m1",
+            Kind::Mechanism {
+                cell: 0,
+                metric: EXT.into(),
+                per: None,
+                than: Some(1),
+                threshold: Threshold::AtLeast(at_least),
+            },
+        )
+    };
+    // btrfs about 160x xfs, a narrow interval.
+    let r = judge_one(&mech(10.0), &equal_runs());
+    assert_eq!(r.outcome, FindingOutcome::Happened, "{r:?}");
+    assert!(
+        r.detail
+            .contains("btrfs 3.133e+04 (n=3) over xfs 195 (n=3)"),
+        "{}",
+        r.detail
+    );
+    let r = judge_one(&mech(1000.0), &equal_runs());
+    assert_eq!(r.outcome, FindingOutcome::DidNotHappen, "{r:?}");
+    assert!(
+        r.why
+            .contains("the whole interval at least 1000: it is not"),
+        "{}",
+        r.why
+    );
+    // Its cells' stand-ins are both cells'.
+    assert_eq!(mech(1.0).cells(), vec![0, 1]);
 }

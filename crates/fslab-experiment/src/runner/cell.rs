@@ -40,6 +40,8 @@ pub(super) struct CellResult {
     pub(super) phases: Vec<PhaseResult>,
     pub(super) metrics: Vec<fslab_record::Metric>,
     pub(super) evidence: Evidence,
+    /// What a first pass measured (`first pass ...`), for the judged run.
+    pub(super) first_pass: Vec<fslab_record::Metric>,
 }
 
 /// Runs repetition `rep` of `cell`: its steps in order, the first that
@@ -155,8 +157,77 @@ impl CellRun<'_, '_> {
         self.env.progress.step("workload");
         let log_id = self.env.journal.add(Resource::File { path: log.clone() })?;
         self.log = Some((log.clone(), log_id));
+        if let Some(pass) = &self.exp.first_pass {
+            self.first_pass(pass, &spec, &workdir)?;
+        }
         let w = self.workload(&spec, &workdir);
         self.collect(w, &spec, &log);
+        Ok(())
+    }
+
+    /// The first pass (`[first_pass]`): the workload once with the first
+    /// pass's IO scheduler, the image's extents counted, the cgroup's
+    /// counters reset, then the filesystem made again on the same image with
+    /// the judged run's scheduler and the workload's directories made anew.
+    fn first_pass(
+        &mut self,
+        pass: &crate::spec::FirstPass,
+        spec: &ChildSpec,
+        workdir: &Path,
+    ) -> Result<(), CellError> {
+        use super::first_pass as fp;
+        let Some(image) = self
+            .prepared
+            .as_ref()
+            .and_then(|p| p.image_path().map(Path::to_path_buf))
+        else {
+            return Ok(());
+        };
+        let judged = match &self.exp.device {
+            Device::Image { scheduler, .. } => scheduler.clone(),
+            _ => None,
+        };
+        if let Some(s) = &pass.scheduler {
+            let p = self.prepared.as_mut().expect("set up before");
+            p.use_scheduler(s, &image, self.env.journal, self.info)?;
+            self.info.first_pass_scheduler = s.clone();
+        }
+        self.env.progress.step("first pass");
+        let w = self.workload(spec, workdir);
+        self.info.first_pass_run_id = w.run_id;
+        if let Some(e) = w
+            .ended_by
+            .map(|end| end.describe(w.error.as_deref(), w.pressure.as_deref()))
+            .or(w.error.clone())
+        {
+            return Err(CellError::Workload(format!("first pass: {e}")));
+        }
+        let mut measured = fp::metrics(&w);
+        let p = self.prepared.as_mut().expect("set up before");
+        p.unmount_only(self.env.journal)?;
+        measured.extend(fp::image_counts(&image, pass).map_err(|e| {
+            CellError::Workload(format!(
+                "first pass: counting {}'s extents: {e}",
+                image.display()
+            ))
+        })?);
+        if let Some((cg, _)) = &self.cgroup {
+            cg.reset_counters()?;
+        }
+        let back = judged.or_else(|| p.original_scheduler().map(String::from));
+        if let Some(s) = back {
+            p.use_scheduler(&s, &image, self.env.journal, self.info)?;
+        }
+        self.env
+            .progress
+            .step("mkfs and mount again on the first pass's image");
+        p.remake(self.cell, self.env.journal, self.info)?;
+        for d in plan::workload_dirs(self.exp, workdir) {
+            let _ = std::fs::create_dir_all(d);
+        }
+        self.check_workdir(workdir)?;
+        self.res.first_pass = measured;
+        self.env.progress.step("workload");
         Ok(())
     }
 
@@ -229,9 +300,24 @@ impl CellRun<'_, '_> {
         res.phases = w.phases;
         res.metrics = w.metrics;
         res.metrics.extend(w.probe_metrics);
+        if let (Some(id), false) = (w.run_id, res.first_pass.is_empty()) {
+            if let Err(e) = self.env.rec.record_metrics(id, &res.first_pass) {
+                self.problems.push(format!("results store: {e}"));
+            }
+        }
+        res.metrics.append(&mut res.first_pass);
         // On a cluster's hosts' filesystems nothing is measured from here.
         let after = match &self.prepared {
-            Some(_) => crate::backend::after_workload(spec.job.filled_dir().as_deref()),
+            Some(p) => {
+                let filled = spec.job.filled_dir();
+                let mut v = crate::backend::after_workload(filled.as_deref());
+                v.extend(crate::after::measured(
+                    self.exp,
+                    filled.as_deref(),
+                    p.workdir(),
+                ));
+                v
+            }
             None => Vec::new(),
         };
         if let (Some(id), false) = (w.run_id, after.is_empty()) {

@@ -17,6 +17,7 @@
 //!   reading the messages it sends, and [`progress`], the display;
 //! - `until`: which cells run once more (what a run produced is
 //!   [`crate::outcome`], below the runner, since the summary reads it);
+//! - [`first_pass`]: a cell's first pass over its image (`[first_pass]`);
 //! - [`guest`]: a cell on another kernel, in a guest fslab boots for it
 //!   ([`guest_job`]: what the guest is handed);
 //! - [`hosts`]: a `[cluster]` cell's hosts' own filesystems, and the
@@ -28,6 +29,7 @@ pub mod cell;
 mod child;
 pub mod error;
 pub mod executor;
+pub mod first_pass;
 pub mod guest;
 pub mod guest_job;
 pub mod hosts;

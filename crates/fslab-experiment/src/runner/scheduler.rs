@@ -329,10 +329,12 @@ fn finish(
         .filter(|r| r.ok)
         .map(|r| (r.cell, r.repetition, &r.evidence))
         .collect();
+    let facts = findings::Facts::of(exp, findings::MachineFacts::read(&kernel_symbols(exp)));
     let runs = findings::Runs {
         labels: &labels,
         samples: &samples,
         evidence: &evidence,
+        facts: &facts,
     };
     let results = findings::evaluate_all(&exp.findings, &runs);
     for (seq, r) in results.iter().enumerate() {
@@ -348,6 +350,18 @@ fn finish(
     };
     rec.finish_experiment(exp_id, status)?;
     Ok(())
+}
+
+/// The kernel symbols the experiment's kernel-path mechanisms name.
+fn kernel_symbols(exp: &Experiment) -> Vec<String> {
+    exp.findings
+        .iter()
+        .filter_map(|f| match &f.kind {
+            findings::Kind::Kernel { symbols, .. } => Some(symbols.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect()
 }
 
 /// The samples findings read: the summary's and compare's family

@@ -165,7 +165,20 @@ impl Probe for Blockio {
         if let (Some(g), Some(b)) = (of(&ctx.targets.device), of(&ctx.targets.host)) {
             out.metrics = guest_and_backend(Some(&ctx.phase.name), &g.phase, &b.phase, secs);
         }
-        if of(&ctx.targets.device).is_some() {
+        if let Some(g) = of(&ctx.targets.device) {
+            let mib = |name: &str, bytes: u64| {
+                Metric::new(
+                    "blockio",
+                    Some(&ctx.phase.name),
+                    name,
+                    bytes as f64 / (1u64 << 20) as f64,
+                    Unit::Mib,
+                    Better::Neither,
+                )
+            };
+            out.metrics.push(mib(names::GUEST_READ, g.phase.read_bytes));
+            out.metrics
+                .push(mib(names::GUEST_WRITTEN, g.phase.write_bytes));
             out.metrics
                 .extend(self.split.metrics(Some(&ctx.phase.name)));
         }
@@ -506,6 +519,9 @@ mod tests {
         assert_eq!(m(names::GUEST_IOS), 5.0);
         assert_eq!(m(names::BACKEND_IOPS), 4.0);
         assert_eq!(m(names::BACKEND_PER_GUEST), 1.6);
+        // The guest device's own writes: 4 of 4 KiB.
+        assert_eq!(m(names::GUEST_WRITTEN), 4.0 * 4096.0 / (1u64 << 20) as f64);
+        assert_eq!(m(names::GUEST_READ), 4096.0 / (1u64 << 20) as f64);
         assert!(out
             .metrics
             .iter()

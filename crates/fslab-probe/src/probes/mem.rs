@@ -28,16 +28,23 @@ struct Start {
     limit_hits: Option<u64>,
     peak: Option<u64>,
     written_pages: Option<u64>,
+    /// The kernel's dirty limit at the phase's start (pages).
+    dirty_threshold: Option<u64>,
     /// The highest usage read during the phase.
     usage_seen: Option<u64>,
 }
 
 /// /proc/vmstat's `nr_written`: pages written back since boot.
 pub fn written_pages(vmstat: &str) -> Option<u64> {
-    vmstat
-        .lines()
-        .find_map(|l| l.strip_prefix("nr_written "))
-        .and_then(|v| v.trim().parse().ok())
+    vmstat_field(vmstat, "nr_written")
+}
+
+/// A field of /proc/vmstat.
+fn vmstat_field(vmstat: &str, name: &str) -> Option<u64> {
+    vmstat.lines().find_map(|l| {
+        let (k, v) = l.split_once(' ')?;
+        (k == name).then(|| v.trim().parse().ok())?
+    })
 }
 
 fn cgroup_read(ctx: &Ctx, file: &str) -> Option<String> {
@@ -61,6 +68,10 @@ impl Probe for Mem {
                 .memory_cgroup
                 .and_then(|cg| cg.peak_in(|f| cgroup_read(ctx, f))),
             written_pages: written(ctx),
+            dirty_threshold: ctx
+                .source
+                .read(Path::new("/proc/vmstat"))
+                .and_then(|v| vmstat_field(&v, "nr_dirty_threshold")),
             usage_seen: None,
         };
         Vec::new()
@@ -111,6 +122,10 @@ impl Probe for Mem {
                 out.metrics
                     .push(m(names::PEAK_USAGE, p as f64 / MIB, Unit::Mib));
             }
+        }
+        if let Some(t) = self.start.dirty_threshold {
+            out.metrics
+                .push(m(names::DIRTY_THRESHOLD, t as f64 * PAGE / MIB, Unit::Mib));
         }
         if let (Some(a), Some(b)) = (self.start.written_pages, written(ctx)) {
             out.metrics.push(m(
@@ -306,7 +321,8 @@ mod tests {
     #[test]
     fn without_a_cgroup_only_the_writeback_is_measured() {
         let b = Bed::new();
-        b.source.set("/proc/vmstat", "nr_written 10\n");
+        b.source
+            .set("/proc/vmstat", "nr_written 10\nnr_dirty_threshold 2560\n");
         let mut p = Mem::default();
         p.phase_start(&b.ctx());
         b.source.set("/proc/vmstat", "nr_written 266\n");
@@ -314,5 +330,7 @@ mod tests {
         assert_eq!(metric(&out, names::LIMIT_HITS), None);
         assert_eq!(metric(&out, names::PEAK_USAGE), None);
         assert_eq!(metric(&out, names::DIRTY_WRITTEN), Some(1.0));
+        // The dirty limit as the phase began: 2560 pages.
+        assert_eq!(metric(&out, names::DIRTY_THRESHOLD), Some(10.0));
     }
 }

@@ -119,6 +119,9 @@ pub struct AllocReport {
     pub munmap_s: f64,
     pub close_s: f64,
     pub total_mb_s: f64,
+    /// How long posix_fallocate took (with --fallocate): on a filesystem
+    /// without fallocate(2) (ext3), a write into every block.
+    pub fallocate_s: Option<f64>,
     /// filefrag's "N extents found".
     pub extents: Option<u64>,
     /// The kernel's FIEMAP records.
@@ -177,7 +180,7 @@ fn mib(b: u64) -> f64 {
 /// Makes the file (refusing an existing one), sizes it (posix_fallocate
 /// with --fallocate) and maps it shared; a file that cannot be sized or
 /// mapped is removed again rather than left, sparse, at its length.
-fn make_file(opts: &AllocOptions) -> Result<(std::fs::File, SharedMap), String> {
+fn make_file(opts: &AllocOptions) -> Result<(std::fs::File, SharedMap, Option<f64>), String> {
     let io = |what: &str, e: std::io::Error| format!("{what} {}: {e}", opts.file.display());
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -193,8 +196,11 @@ fn make_file(opts: &AllocOptions) -> Result<(std::fs::File, SharedMap), String> 
         })
     };
     made(file.set_len(opts.len).map_err(|e| io("ftruncate", e)))?;
+    let mut fallocate_s = None;
     if opts.fallocate {
+        let t = Instant::now();
         made(posix_fallocate(&file, opts.len).map_err(|e| io("posix_fallocate", e)))?;
+        fallocate_s = Some(t.elapsed().as_secs_f64());
     }
     let map = SharedMap::new(file.as_fd(), opts.len as usize).map_err(|e| io("mmap", e));
     let map = match map {
@@ -204,7 +210,7 @@ fn make_file(opts: &AllocOptions) -> Result<(std::fs::File, SharedMap), String> 
             return Err(e);
         }
     };
-    Ok((file, map))
+    Ok((file, map, fallocate_s))
 }
 
 /// The streaming pass before the random touches (-t, -d, -D): every page
@@ -377,7 +383,7 @@ pub fn run(
         .parent()
         .map(|p| p.to_path_buf())
         .unwrap_or_else(|| ".".into());
-    let (file, map) = make_file(opts).map_err(crate::Error::Setup)?;
+    let (file, map, fallocate_s) = make_file(opts).map_err(crate::Error::Setup)?;
     let map = Mutex::new(map);
     let params = serde_json::to_value(opts).unwrap_or_default();
     let mut ctx = RunCtx::begin("alloctest", argv, &dir, params, rec, hooks, stop)?;
@@ -459,6 +465,7 @@ pub fn run(
         munmap_s,
         close_s,
         total_mb_s: mib(opts.len) / total,
+        fallocate_s,
         extents: frag.map(|f| f.extents),
         fiemap_records: frag.map(|f| f.records),
         perfect_extents: frag.and_then(|f| f.perfection),
@@ -522,7 +529,18 @@ impl AllocReport {
                 Unit::MibPerSec,
                 Better::Higher,
             ),
+            // Exact by construction: the options fix it.
+            m(None, "file size", len_mib, Unit::Mib, Better::Neither).exact(),
         ];
+        if let Some(f) = self.fallocate_s {
+            v.push(m(
+                None,
+                "posix_fallocate took",
+                f,
+                Unit::Seconds,
+                Better::Lower,
+            ));
+        }
         let f = Some("filefrag");
         if let Some(e) = self.extents {
             v.push(m(f, "extents found", e as f64, Unit::Count, Better::Lower));
@@ -600,6 +618,7 @@ mod tests {
             munmap_s: 1.0,
             close_s: 1.0,
             total_mb_s: 100.0,
+            fallocate_s: None,
             extents: Some(50_435),
             fiemap_records: Some(50_500),
             perfect_extents: Some(9),
@@ -611,6 +630,6 @@ mod tests {
             .filter(|m| m.exact)
             .map(|m| m.label())
             .collect();
-        assert_eq!(exact, ["filefrag perfection would be"]);
+        assert_eq!(exact, ["file size (MiB)", "filefrag perfection would be"]);
     }
 }

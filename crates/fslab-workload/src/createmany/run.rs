@@ -23,6 +23,9 @@ struct Tally {
     /// Where the thread is in its names, between its stretches (a
     /// stonewall's, and the wear-out after it).
     cursor: Option<Cursor>,
+    /// With --links-per-target: the target this thread links to now, by
+    /// its number.
+    target: Option<(u64, std::ffi::CString)>,
 }
 
 /// A thread's place in its names.
@@ -189,7 +192,7 @@ fn thread_fmt(o: &CreateManyOptions, f: &NameFmt, t: u32) -> NameFmt {
 
 fn one(
     o: &CreateManyOptions,
-    name: &std::ffi::CStr,
+    (name, i): (&std::ffi::CStr, u64),
     fill: &[u8],
     tally: &mut Tally,
 ) -> Result<(), (&'static str, Errno)> {
@@ -245,11 +248,7 @@ fn one(
         .map_err(|e| ("mknod", e))?,
         Op::Mkdir => rustix::fs::mkdirat(CWD, name, Mode::from_bits_truncate(0o755))
             .map_err(|e| ("mkdir", e))?,
-        Op::Link => {
-            let target = o.link_target.as_ref().expect("validated");
-            rustix::fs::linkat(CWD, target, CWD, name, AtFlags::empty())
-                .map_err(|e| ("link", e))?;
-        }
+        Op::Link => link(o, name, i, tally)?,
         Op::Unlink => {
             rustix::fs::unlinkat(CWD, name, AtFlags::empty()).map_err(|e| ("unlink", e))?;
         }
@@ -265,6 +264,44 @@ fn one(
         .map_err(|e| ("chown", e))?;
     }
     Ok(())
+}
+
+/// -l: name `i` (from START) linked to TARGET, or with --links-per-target
+/// to its turn's TARGET.K, made (mknod) by whichever thread needs it first.
+fn link(
+    o: &CreateManyOptions,
+    name: &std::ffi::CStr,
+    i: u64,
+    tally: &mut Tally,
+) -> Result<(), (&'static str, Errno)> {
+    let base = o.link_target.as_ref().expect("validated");
+    let Some(per) = o.links_per_target else {
+        return rustix::fs::linkat(CWD, base, CWD, name, AtFlags::empty()).map_err(|e| ("link", e));
+    };
+    let k = i / per;
+    if tally.target.as_ref().map(|t| t.0) != Some(k) {
+        let p = format!("{}.{k}", base.display());
+        let c = std::ffi::CString::new(p).map_err(|_| ("link", Errno::INVAL))?;
+        tally.target = Some((k, c));
+    }
+    let target = &tally.target.as_ref().expect("set above").1;
+    match rustix::fs::linkat(CWD, target.as_c_str(), CWD, name, AtFlags::empty()) {
+        Err(Errno::NOENT) => {
+            match rustix::fs::mknodat(
+                CWD,
+                target.as_c_str(),
+                FileType::RegularFile,
+                Mode::from_bits_truncate(0o444),
+                0,
+            ) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(e) => return Err(("mknod", e)),
+            }
+            rustix::fs::linkat(CWD, target.as_c_str(), CWD, name, AtFlags::empty())
+                .map_err(|e| ("link", e))
+        }
+        r => r.map_err(|e| ("link", e)),
+    }
 }
 
 /// What every creating thread shares.
@@ -363,7 +400,7 @@ fn work(w: &Work, t: usize, progress: &crate::measure::Progress, tally: &mut Tal
             tally.error = Some(format!("name {} holds a NUL byte", fmt.name(number)));
             break;
         };
-        if let Err((op, e)) = one(o, name, fill, tally) {
+        if let Err((op, e)) = one(o, (name, i), fill, tally) {
             let why = (e == Errno::NOSPC)
                 .then(|| crate::createmany::htree::explain_enospc(&o.dir()))
                 .flatten();

@@ -38,6 +38,11 @@ impl Workload for Dbench {
     fn workdir(o: &DbenchArgs) -> PathBuf {
         o.dir.clone()
     }
+    /// Its clients (NPROCS).
+    fn threads(o: &DbenchArgs) -> u32 {
+        o.nprocs
+            .map_or(1, |n| n.clamp(1, i64::from(u32::MAX)) as u32)
+    }
     /// Seconds (`-t`) and warm-up (`--warmup`), at least 1 s; no warm-up
     /// stays none.
     fn scale(o: &mut DbenchArgs, factor: f64) {

@@ -46,6 +46,10 @@ impl Workload for FsMark {
     fn workdir(o: &FsMarkArgs) -> PathBuf {
         o.dirs.first().cloned().unwrap_or_default()
     }
+    /// Its worker threads (`-t` per `-d`, one per `-d` by default).
+    fn threads(o: &FsMarkArgs) -> u32 {
+        o.raw().validate().map_or(1, |v| v.threads)
+    }
     /// Files per loop (`-n`) and subdirectories (`-D`, at least 2); loops,
     /// threads, file sizes and sync methods stay as written.
     fn scale(o: &mut FsMarkArgs, factor: f64) {

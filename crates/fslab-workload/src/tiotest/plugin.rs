@@ -49,6 +49,10 @@ impl Workload for TioTest {
     fn workdir(o: &TioArgs) -> PathBuf {
         o.dirs.first().cloned().unwrap_or_default()
     }
+    /// Its threads (`-t`).
+    fn threads(o: &TioArgs) -> u32 {
+        o.threads.clamp(1, i64::from(u32::MAX)) as u32
+    }
     /// Megabytes per file (`-f`); not the random operations (`-r`): the
     /// random phases keep their length, so their CPU and latency figures
     /// stay measurable, as seed 003 needs.

@@ -50,7 +50,9 @@ pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
             })
         }
         ResultsCommand::Outcomes { ids } => {
-            let text = fslab_present::outcomes::outcomes(&store, &ids).map_err(fail)?;
+            let text =
+                fslab_present::outcomes::outcomes(&store, &ids, fslab_experiment::builtin::BUILTIN)
+                    .map_err(fail)?;
             super::print_all(text.as_bytes())
         }
         ResultsCommand::Show { id, out } => {

@@ -78,6 +78,35 @@ fn createmany_modes_make_what_they_say() {
     assert!(o.status.success(), "{}", stderr(&o));
     use std::os::unix::fs::MetadataExt;
     assert_eq!(std::fs::metadata(&target).unwrap().nlink(), 41);
+    // Links past what one inode takes (ext4: 65,000): a new target, made
+    // in turn, every N names.
+    let turned = d.path().join("turned");
+    let o = lab.run(&[
+        "createmany",
+        "-l",
+        &s(&turned),
+        "--links-per-target",
+        "15",
+        "--threads",
+        "2",
+        &format!("{}/dir1/t", s(d.path())),
+        "40",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let nlink = |k: u32| {
+        std::fs::metadata(d.path().join(format!("turned.{k}")))
+            .unwrap()
+            .nlink()
+    };
+    assert_eq!((nlink(0), nlink(1), nlink(2)), (16, 16, 11));
+    assert!(!turned.exists());
+    let o = lab.run(&["createmany", "-m", "--links-per-target", "5", "x", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--links-per-target needs -l TARGET"),
+        "{}",
+        stderr(&o)
+    );
 
     // Keep every file open, then close them all.
     let o = lab.run(&[
