@@ -437,9 +437,10 @@ pub fn rescue(db: &Path, dir: &Path) -> Result<()> {
 fn summary_text(name: &str, merged: &fslab_cluster::MergedRun) -> String {
     let mut summary = merged.summary(name);
     // What the workload adds from the ranks' loop rows (fs_mark's table).
-    if let Some(text) = fslab_workload::Kind::of(name)
-        .and_then(|k| k.workload().merged_text(merged.ranks, &merged.run.loops))
-    {
+    if let Some(text) = fslab_workload::Kind::of(name).and_then(|k| {
+        k.workload()
+            .merged_text(merged.ranks, &merged.metrics(name))
+    }) {
         summary += &text;
     }
     summary

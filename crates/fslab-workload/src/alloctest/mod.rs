@@ -8,18 +8,19 @@
 
 pub mod plugin;
 
-use std::io::{Read, Write};
+use crate::{Begun, Start};
+use std::io::Read;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use fslab_record::{LatencyHistogram, Recorder};
+use fslab_record::LatencyHistogram;
 use fslab_sys::mmap::SharedMap;
 use serde::Serialize;
 
-use crate::common::{phase_result, Hooks, Outcome, RunCtx, WithOutcome};
+use crate::common::{phase_result, Outcome, RunCtx, WithOutcome};
 
 /// `fslab alloctest [-t] [-w] [-d] FILE LEN`, plus fslab's variants.
 #[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
@@ -362,14 +363,7 @@ fn touch(
     Ok(touch_s)
 }
 
-pub fn run(
-    opts: &AllocOptions,
-    argv: &[String],
-    stop: &AtomicBool,
-    out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-    hooks: &mut Hooks,
-) -> crate::Result<AllocReport> {
+pub fn run(opts: &AllocOptions, start: Start<'_, '_>) -> crate::Result<AllocReport> {
     let page = rustix::param::page_size() as u64;
     let pages = opts.len / page;
     let dir = opts
@@ -379,8 +373,8 @@ pub fn run(
         .unwrap_or_else(|| ".".into());
     let (file, map) = make_file(opts).map_err(crate::Error::Setup)?;
     let map = Mutex::new(map);
-    let params = serde_json::to_value(opts).unwrap_or_default();
-    let mut ctx = RunCtx::begin("alloctest", argv, &dir, params, rec, hooks, stop)?;
+    let Begun { mut ctx, out, .. } = start.begin("alloctest", &dir, opts)?;
+    let stop = ctx.stop;
     let mut say = |s: String| {
         let _ = writeln!(out, "{s}");
         let _ = out.flush();

@@ -21,16 +21,17 @@ pub mod tree;
 
 pub mod plugin;
 
+use crate::{Begun, Start};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use fslab_record::{PhaseResult, Recorder};
+use fslab_record::PhaseResult;
 use fslab_stats::rng::PyRandom;
 use serde::Serialize;
 
-use crate::common::{CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
+use crate::common::{CommonArgs, Outcome, WithOutcome};
 use dataset::{Dataset, Datasets};
 use tree::Took;
 
@@ -596,16 +597,9 @@ fn ordered(
 }
 
 /// Runs compilebench.
-pub fn run(
-    o: &CompileOptions,
-    argv: &[String],
-    stop: &AtomicBool,
-    out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-    hooks: &mut Hooks,
-) -> crate::Result<CompileReport> {
-    let params = serde_json::to_value(o).unwrap_or_default();
-    let mut ctx = RunCtx::begin("compilebench", argv, &o.dir, params, rec, hooks, stop)?;
+pub fn run(o: &CompileOptions, start: Start<'_, '_>) -> crate::Result<CompileReport> {
+    let Begun { mut ctx, out, .. } = start.begin("compilebench", &o.dir, o)?;
+    let stop = ctx.stop;
     let _ = writeln!(
         out,
         "using working directory {}, {} intial dirs {} runs",

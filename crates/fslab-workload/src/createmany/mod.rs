@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use fslab_record::{LatencyHistogram, Recorder};
+use fslab_record::LatencyHistogram;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
 use rustix::io::Errno;
 use serde::Serialize;
@@ -29,7 +29,7 @@ mod run;
 
 pub use run::{by_entries, run, FIRST_TENTH, LAST_TENTH};
 
-use crate::common::{phase_result, CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
+use crate::common::{phase_result, CommonArgs, Outcome, RunCtx, WithOutcome};
 
 /// `fslab createmany {-o|-m|-d|-l TARGET|-u} [options] FMT [[START] COUNT]`.
 #[derive(Debug, Clone, clap::Args, Serialize, serde::Deserialize)]

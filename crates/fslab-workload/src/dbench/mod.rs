@@ -26,12 +26,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use fslab_record::{LatencyHistogram, Recorder};
+use fslab_record::LatencyHistogram;
 use rustix::fs::{AtFlags, Mode, OFlags, CWD};
 use rustix::io::Errno;
 use serde::Serialize;
 
-use crate::common::{phase_result, CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
+use crate::common::{phase_result, CommonArgs, Outcome, RunCtx, WithOutcome};
 use crate::dbench::load::{self as dbench_load, Line, LoadPath, Op};
 use crate::measure::now_ns;
 

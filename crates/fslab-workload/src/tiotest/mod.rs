@@ -11,19 +11,19 @@
 
 pub mod plugin;
 
-use std::io::Write;
+use crate::{Begun, Start};
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 
-use fslab_record::{LatencyHistogram, Recorder};
+use fslab_record::LatencyHistogram;
 use fslab_sys::mmap::SharedMap;
 use rustix::fs::OFlags;
 use serde::Serialize;
 
-use crate::common::{phase_result, CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
+use crate::common::{phase_result, CommonArgs, Outcome, WithOutcome};
 
 /// `fslab tiotest -t THREADS -f MB -r RANDOM_OPS -b BLOCK -d DIR ...`
 #[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
@@ -524,16 +524,9 @@ fn random(
 }
 
 /// Runs tiotest.
-pub fn run(
-    o: &TioOptions,
-    argv: &[String],
-    stop: &AtomicBool,
-    out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-    hooks: &mut Hooks,
-) -> crate::Result<TioReport> {
-    let params = serde_json::to_value(o).unwrap_or_default();
-    let mut ctx = RunCtx::begin("tiotest", argv, &o.dirs[0], params, rec, hooks, stop)?;
+pub fn run(o: &TioOptions, start: Start<'_, '_>) -> crate::Result<TioReport> {
+    let Begun { mut ctx, out, .. } = start.begin("tiotest", &o.dirs[0], o)?;
+    let stop = ctx.stop;
     let threads = o.threads as usize;
     // Reading needs the files: without the write test they are written first, untimed.
     if !o.run[0] && (o.run[1] || o.run[2] || o.run[3]) {
