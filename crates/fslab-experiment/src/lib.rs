@@ -29,6 +29,8 @@
 //!   `fslab run` is given;
 //! - [`display`]: the run's progress on stderr;
 //! - [`closing`]: what `fslab run` prints when it is over;
+//! - [`run_args`]: `fslab run`'s options, what they change in the
+//!   experiment, and how a run ends;
 //! - [`aa`]: `--calibrate CELL`'s A/A experiment.
 //!
 //! No module imports one that imports it back: `spec` (with `findings::finding`
@@ -49,6 +51,7 @@ pub mod machine;
 pub mod outcome;
 pub mod plan;
 pub mod pressure;
+pub mod run_args;
 pub mod runner;
 pub mod safety;
 pub mod signals;

@@ -382,7 +382,7 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
 fn workload(ctx: &Ctx, w: &WorkloadSpec) -> Result<Workload, SpecError> {
     let wk = match w.kind.get_ref().parse::<Kind>() {
         Ok(k) => k,
-        Err(e) => return ctx.err(w.kind.span(), "workload.kind", e),
+        Err(e) => return ctx.err(w.kind.span(), "workload.kind", e.to_string()),
     };
     if !wk.takes_dirs() && !w.args.iter().any(|a| a.contains("{dir")) {
         return ctx.err(

@@ -28,7 +28,7 @@ pub mod stonewall;
 pub mod tiotest;
 
 pub use common::{Begun, CommonArgs, Hooks, PhaseHook, Report, RunCtx, SecondHook};
-pub use error::{Error, Result};
+pub use error::{opt, Error, ErrorKind, LineError, OptionError, Result};
 pub use plugin::{ChildSpec, Example, Job, Kind, Refused, Start, Workload};
 
 use std::sync::atomic::AtomicBool;

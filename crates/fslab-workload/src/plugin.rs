@@ -263,7 +263,7 @@ impl Job {
             .get("workload")
             .and_then(|n| n.as_str())
             .ok_or_else(|| Error::Options("serialized job: no \"workload\" name".into()))?;
-        let kind: Kind = name.parse().map_err(Error::Options)?;
+        let kind: Kind = name.parse()?;
         let options = v.get("options").cloned().unwrap_or_default();
         kind.0.job_of_json(options)
     }
@@ -546,12 +546,29 @@ impl fmt::Display for Kind {
     }
 }
 
+/// A name no registered workload has.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown workload {name:?} (available: {available})")]
+pub struct UnknownWorkload {
+    pub name: String,
+    /// Every registered name, comma-separated.
+    pub available: String,
+}
+
 impl std::str::FromStr for Kind {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Kind, String> {
-        Kind::of(s).ok_or_else(|| format!("unknown workload {s:?} (available: {})", Kind::names()))
+    type Err = UnknownWorkload;
+    fn from_str(s: &str) -> std::result::Result<Kind, UnknownWorkload> {
+        Kind::of(s).ok_or_else(|| UnknownWorkload {
+            name: s.into(),
+            available: Kind::names(),
+        })
     }
 }
+
+/// A workload whose name is taken already ([`register`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("workload {0:?} is registered already")]
+pub struct NameTaken(pub &'static str);
 
 impl Serialize for Kind {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -574,9 +591,9 @@ fn extra() -> &'static Mutex<Vec<&'static dyn AnyWorkload>> {
 
 /// Adds a workload (a test's own): from then on it is looked up, listed
 /// and run like the built-in ones. A name already taken is refused.
-pub fn register(w: &'static dyn AnyWorkload) -> std::result::Result<(), String> {
+pub fn register(w: &'static dyn AnyWorkload) -> std::result::Result<(), NameTaken> {
     if Kind::of(w.name()).is_some() {
-        return Err(format!("workload {:?} is registered already", w.name()));
+        return Err(NameTaken(w.name()));
     }
     extra()
         .lock()
@@ -678,7 +695,7 @@ mod tests {
     #[test]
     fn a_registered_workload_parses_scales_and_travels_serialized() {
         register(&COUNT).unwrap();
-        assert!(register(&COUNT).unwrap_err().contains("registered already"));
+        assert_eq!(register(&COUNT).unwrap_err(), NameTaken("count-test"));
         let kind: Kind = "count-test".parse().unwrap();
         assert!(kind.takes_dirs());
         let argv: Vec<String> = ["-n", "1000", "-d", "/tmp/x"].map(String::from).to_vec();
@@ -695,7 +712,10 @@ mod tests {
             .unwrap_err();
         assert!(bad.is_usage() && bad.to_string().contains("'x'"), "{bad}");
         let e = "count-tset".parse::<Kind>().unwrap_err();
-        assert!(e.starts_with("unknown workload \"count-tset\""), "{e}");
+        assert!(
+            e.to_string().starts_with("unknown workload \"count-tset\""),
+            "{e}"
+        );
         let zero = kind.parse(&["-n".to_string(), "0".to_string()]).unwrap();
         assert!(zero.validate().is_err());
     }

@@ -41,7 +41,7 @@ pub enum Command {
             fslab_experiment::findings::rule::RULE
         )
     )]
-    Run(RunArgs),
+    Run(fslab_experiment::run_args::RunArgs),
     /// Undo what a killed `fslab run` left behind (mounts, loop devices, images, sysctls, cgroups)
     #[command(after_help = "Example (after a kill -9 of fslab run):\n  fslab cleanup")]
     Cleanup,
@@ -305,69 +305,6 @@ fn parse_dev(s: &str) -> Result<(u32, u32), String> {
         ));
     }
     Ok((maj, min))
-}
-
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// Experiment file, or the name of a built-in experiment (see --list)
-    #[arg(
-        value_name = "EXPERIMENT",
-        required_unless_present_any = ["list", "resume"],
-        conflicts_with = "resume"
-    )]
-    pub experiment: Option<String>,
-    /// Carry on experiment ID (interrupted, or with failed runs): its file and scale as
-    /// recorded, only the repetitions that did not complete, recorded in the same experiment
-    #[arg(long, value_name = "ID")]
-    pub resume: Option<i64>,
-    /// Shrink (or grow) counts and sizes by this factor: workload -n and -D, image size (at least 512 MiB)
-    #[arg(long, value_name = "F", default_value_t = 1.0)]
-    pub scale: f64,
-    /// Print the expanded cells and their commands; touch nothing
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Override the number of repetitions (with --resume: add repetitions up to N)
-    #[arg(long, value_name = "N")]
-    pub repetitions: Option<u32>,
-    /// Keep adding repetitions (the first cell and every cell with an unresolved headline
-    /// comparison with it, interleaved) until all are resolved or each cell has MAX
-    #[arg(long, value_name = "MAX")]
-    pub until_resolved: Option<u32>,
-    /// Calibrate instead: run cell CELL (its index, from 0) against itself, two copies
-    /// interleaved, and keep each metric's A/A noise for `fslab compare` (per metric,
-    /// filesystem and machine). Example: fslab run my.toml --calibrate 0 --repetitions 5
-    #[arg(long, value_name = "CELL", conflicts_with_all = ["resume", "until_resolved"])]
-    pub calibrate: Option<u32>,
-    /// Leave the image files in place after each run
-    #[arg(long)]
-    pub keep_images: bool,
-    /// The block device a `kind = "block"` experiment may format (it must be named here too)
-    #[arg(long, value_name = "DEVICE")]
-    pub format_device: Option<PathBuf>,
-    /// Format the named block device even if it holds a filesystem or data; use a
-    /// directory device that holds files fslab did not make
-    #[arg(long)]
-    pub force: bool,
-    /// Allow the experiment to set this sysctl although it is outside the vm.* and fs.*
-    /// settings a filesystem experiment changes (repeatable; shown by --dry-run, recorded)
-    #[arg(long, value_name = "NAME")]
-    pub allow_sysctl: Vec<String>,
-    /// Allow after_mkfs to run this program as root although it is not a filesystem tuning
-    /// tool (tune2fs, xfs_admin, btrfstune, e2label); repeatable; shown by --dry-run, recorded
-    #[arg(long, value_name = "PROGRAM")]
-    pub allow_command: Vec<String>,
-    /// List the built-in experiments
-    #[arg(long)]
-    pub list: bool,
-    /// The instruments of every cell, as the workloads' --probes takes them
-    /// (default, all, none, names, -NAME); overrides the experiment's `probes`
-    #[arg(long, value_name = "LIST")]
-    pub probes: Option<String>,
-    /// Stop a cell's workload that runs longer than this ("90s", "20m", "2h"): the cell
-    /// fails with "time limit", what it measured is kept, the next cell starts; overrides
-    /// the experiment's `time_limit`
-    #[arg(long, value_name = "DURATION")]
-    pub cell_time_limit: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -43,9 +43,9 @@ pub trait Executor {
     /// Runs `fslab host-lab ACTION JSON` once on every host of the
     /// experiment's cluster and returns the stdout of the launch (one
     /// report line per host that answered), or why the launch failed.
-    fn host_labs(&mut self, action: &str, json: &str) -> Result<HostLabsRun, String> {
+    fn host_labs(&mut self, action: &str, json: &str) -> Result<HostLabsRun, LaunchError> {
         let _ = (action, json);
-        Err("this runner starts no hosts".into())
+        Err(LaunchError::NoHosts)
     }
 
     /// As [`Executor::host_labs`], on the one host `host` of the cluster
@@ -55,10 +55,28 @@ pub trait Executor {
         host: &str,
         action: &str,
         json: &str,
-    ) -> Result<HostLabsRun, String> {
+    ) -> Result<HostLabsRun, LaunchError> {
         let _ = (host, action, json);
-        Err("this runner starts no hosts".into())
+        Err(LaunchError::NoHosts)
     }
+}
+
+/// Why `fslab host-lab` could not be launched on the hosts.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// This runner starts no hosts (a fake's default).
+    #[error("this runner starts no hosts")]
+    NoHosts,
+    /// The experiment has no `[cluster]` to launch on.
+    #[error("the experiment has no [cluster]")]
+    NoCluster,
+    /// The launcher could not be started, or waited for.
+    #[error("{program}: {source}")]
+    Launcher {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// What one launch of `fslab host-lab` on every host gave.
@@ -144,9 +162,9 @@ impl ProcessExecutor {
 
 impl ProcessExecutor {
     /// mpirun with one process on every host of the cluster, or on `only`.
-    fn cluster_mpirun(&self, only: Option<&str>) -> Result<Vec<String>, String> {
+    fn cluster_mpirun(&self, only: Option<&str>) -> Result<Vec<String>, LaunchError> {
         let Some(c) = &self.cluster else {
-            return Err("the experiment has no [cluster]".into());
+            return Err(LaunchError::NoCluster);
         };
         Ok(match only {
             Some(h) => crate::spec::Cluster {
@@ -217,7 +235,7 @@ fn why_it_ended(status: Option<std::process::ExitStatus>, said: &[String]) -> St
 }
 
 impl Executor for ProcessExecutor {
-    fn host_labs(&mut self, action: &str, json: &str) -> Result<HostLabsRun, String> {
+    fn host_labs(&mut self, action: &str, json: &str) -> Result<HostLabsRun, LaunchError> {
         host_labs(&self.cluster_mpirun(None)?, &self.exe, action, json)
     }
 
@@ -226,7 +244,7 @@ impl Executor for ProcessExecutor {
         host: &str,
         action: &str,
         json: &str,
-    ) -> Result<HostLabsRun, String> {
+    ) -> Result<HostLabsRun, LaunchError> {
         host_labs(&self.cluster_mpirun(Some(host))?, &self.exe, action, json)
     }
 
@@ -354,7 +372,7 @@ fn host_labs(
     exe: &Path,
     action: &str,
     json: &str,
-) -> Result<HostLabsRun, String> {
+) -> Result<HostLabsRun, LaunchError> {
     let mut cmd = Command::new(&mpirun[0]);
     cmd.args(&mpirun[1..])
         .arg(exe)
@@ -364,9 +382,11 @@ fn host_labs(
         .stderr(Stdio::piped());
     fslab_sys::die_with_parent(&mut cmd);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", mpirun[0]))?;
+    let launcher = |source| LaunchError::Launcher {
+        program: mpirun[0].clone(),
+        source,
+    };
+    let mut child = cmd.spawn().map_err(launcher)?;
     let read = |mut r: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut s = String::new();
@@ -390,7 +410,7 @@ fn host_labs(
                 break None;
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("{}: {e}", mpirun[0])),
+            Err(e) => return Err(launcher(e)),
         }
     };
     Ok(HostLabsRun {

@@ -64,3 +64,30 @@ pub fn preflight_as(exp: &Experiment, root: bool) -> Result<(), Preflight> {
     }
     Ok(())
 }
+
+/// An experiment on several MPI ranks needs MPI in this build
+/// (`built_with_mpi`) and mpirun.
+pub fn preflight_mpi(exp: &Experiment, built_with_mpi: bool) -> Result<(), Preflight> {
+    let needs = match (&exp.cluster, exp.workload.ranks) {
+        (Some(c), _) => format!("[cluster] ({} hosts)", c.hosts.len()),
+        (None, r) if r > 1 => format!("workload.ranks = {r}"),
+        _ => return Ok(()),
+    };
+    if !built_with_mpi {
+        return Err(Preflight::Input(format!(
+            "{needs} needs MPI, and this fslab was built without it: \
+             build it with `cargo build --release -p fslab --features mpi`"
+        )));
+    }
+    if fslab_lab::mkfs::find_tool("mpirun").is_none() {
+        let needs = if exp.cluster.is_some() {
+            "[cluster]".to_string()
+        } else {
+            needs
+        };
+        return Err(Preflight::Input(format!(
+            "{needs} needs mpirun: install Open MPI (apt-get install openmpi-bin)"
+        )));
+    }
+    Ok(())
+}

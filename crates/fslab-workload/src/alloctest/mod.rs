@@ -68,20 +68,21 @@ pub struct AllocOptions {
 
 impl AllocArgs {
     pub fn validate(&self) -> crate::Result<AllocOptions> {
-        self.check().map_err(crate::Error::Options)
+        self.check()
     }
 
-    fn check(&self) -> Result<AllocOptions, String> {
-        let len = crate::fsmark::options::parse_size("LEN", &self.len).map_err(|e| e.0)?;
+    fn check(&self) -> crate::Result<AllocOptions> {
+        let len = crate::fsmark::options::parse_size("LEN", &self.len)?;
         let page = rustix::param::page_size() as u64;
         if len < page {
-            return Err(format!(
-                "LEN {}: must be at least one page ({page} bytes)",
-                self.len
+            return Err(crate::opt(
+                "LEN",
+                &self.len,
+                format!("must be at least one page ({page} bytes)"),
             ));
         }
         if self.file.exists() {
-            return Err(format!("{}: already exists; alloctest creates its file (remove it first, as the seed's rm -f does)", self.file.display()));
+            return Err(crate::Error::Options(format!("{}: already exists; alloctest creates its file (remove it first, as the seed's rm -f does)", self.file.display())));
         }
         let parent = self
             .file
@@ -89,11 +90,11 @@ impl AllocArgs {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(std::path::Path::new("."));
         if !parent.is_dir() {
-            return Err(format!(
+            return Err(crate::Error::Options(format!(
                 "{}: no such directory {}",
                 self.file.display(),
                 parent.display()
-            ));
+            )));
         }
         Ok(AllocOptions {
             file: self.file.clone(),

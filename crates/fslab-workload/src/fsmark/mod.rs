@@ -30,7 +30,7 @@ use fslab_record::{LatencyHistogram, LoopRow, PhaseResult};
 use rustix::io::Errno;
 use serde::Serialize;
 
-pub use options::{DirPolicy, FsMarkOptions, OptionError, Phase, RawOptions, SyncMethod};
+pub use options::{DirPolicy, FsMarkOptions, Phase, RawOptions, SyncMethod};
 
 use crate::common::{Begun, Outcome, RunCtx, WithOutcome};
 use crate::measure::{supervise, CpuMeter, PhaseClock, Progress};

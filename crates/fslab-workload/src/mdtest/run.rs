@@ -339,7 +339,7 @@ impl Runner<'_, '_, '_, '_> {
                     *items = w.agreed;
                     it.wall = Some(w);
                     if let (Some(x), true) = (&o.stonewall_file, self.rank0()) {
-                        keep_count(x, w.agreed).map_err(crate::Error::Setup)?;
+                        keep_count(x, w.agreed)?;
                     }
                 }
                 it.cells[summary::FILE_CREATE] = cell(&d, *items);
@@ -461,7 +461,7 @@ fn stonewall_count(o: &Options, c: &dyn Cluster) -> crate::Result<Option<u64>> {
     let mine = if c.rank() == 0 { read_count(x) } else { Ok(0) };
     let shared = c.max(mine.as_ref().map_or(0, |n| n + 1));
     match (shared, mine) {
-        (0, Err(e)) => Err(crate::Error::Options(e)),
+        (0, Err(e)) => Err(e),
         (0, Ok(_)) => Err(crate::Error::Options(format!(
             "-x {}: rank 0 could not read it",
             x.display()

@@ -118,35 +118,38 @@ pub struct TioOptions {
 
 impl TioArgs {
     pub fn validate(&self) -> crate::Result<TioOptions> {
-        self.check().map_err(crate::Error::Options)
+        self.check()
     }
 
-    fn check(&self) -> Result<TioOptions, String> {
+    fn check(&self) -> crate::Result<TioOptions> {
         let pos = |flag: &str, v: i64| {
             if v < 1 {
-                Err(format!("{flag} {v}: must be at least 1"))
+                Err(crate::opt(flag, v, "must be at least 1"))
             } else {
                 Ok(v as u64)
             }
         };
         let threads = pos("-t", self.threads)?;
         if threads > 1024 {
-            return Err(format!("-t {threads}: at most 1024 threads"));
+            return Err(crate::opt("-t", threads, "at most 1024 threads"));
         }
         let file_bytes = pos("-f", self.mb)? << 20;
         let block = pos("-b", self.block)?;
         if block > file_bytes {
-            return Err(format!(
-                "-b {block}: the block is larger than each file ({} MB)",
-                self.mb
+            return Err(crate::opt(
+                "-b",
+                block,
+                format!("the block is larger than each file ({} MB)", self.mb),
             ));
         }
         if block > 64 << 20 {
-            return Err(format!("-b {block}: at most 64 MiB"));
+            return Err(crate::opt("-b", block, "at most 64 MiB"));
         }
         if self.direct && block % 512 != 0 {
-            return Err(format!(
-                "-b {block}: O_DIRECT (-X) needs a multiple of 512 bytes"
+            return Err(crate::opt(
+                "-b",
+                block,
+                "O_DIRECT (-X) needs a multiple of 512 bytes",
             ));
         }
         let random_ops = pos("-r", self.random_ops)?;
@@ -157,20 +160,24 @@ impl TioArgs {
         };
         for d in &dirs {
             if !d.is_dir() {
-                return Err(format!("-d {}: no such directory", d.display()));
+                return Err(crate::opt("-d", d.display(), "no such directory"));
             }
         }
         let mut run = [true; 4];
         for &k in &self.skip {
             if k > 3 {
-                return Err(format!(
-                    "-k {k}: tests are 0 write, 1 random write, 2 read, 3 random read"
+                return Err(crate::opt(
+                    "-k",
+                    k,
+                    "tests are 0 write, 1 random write, 2 read, 3 random read",
                 ));
             }
             run[k as usize] = false;
         }
         if self.mmap && self.direct {
-            return Err("-M and -X exclude each other (mapped IO cannot be direct)".into());
+            return Err(crate::Error::Options(
+                "-M and -X exclude each other (mapped IO cannot be direct)".into(),
+            ));
         }
         Ok(TioOptions {
             threads: threads as u32,

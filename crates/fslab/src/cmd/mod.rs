@@ -98,10 +98,8 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
 fn host_lab(action: &str, json: &str) -> Result<(), Failure> {
     let r =
         fslab_experiment::host_lab::run(action, json).map_err(|e| Failure::Usage(e.to_string()))?;
-    println!(
-        "{}",
-        serde_json::to_string(&r).map_err(|e| Failure::Failed(e.to_string()))?
-    );
+    let line = serde_json::to_string(&r).map_err(|e| Failure::Failed(e.to_string()))?;
+    say(line + "\n")?;
     if r.ok {
         Ok(())
     } else {
@@ -113,15 +111,22 @@ fn host_lab(action: &str, json: &str) -> Result<(), Failure> {
     }
 }
 
-/// Writes `bytes` to stdout; a reader that stopped reading ends it quietly.
+/// Writes `bytes` to stdout, all of them; a reader that stopped reading
+/// ends the command quietly ([`Failure::Closed`]).
 fn print_all(bytes: &[u8]) -> Result<(), Failure> {
     use std::io::Write;
-    match std::io::stdout().write_all(bytes) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(Failure::Failed(format!("cannot write to stdout: {e}")))
-        }
-        _ => Ok(()),
-    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|e| match fslab_record::ErrorKind::of_output(&e) {
+            fslab_record::ErrorKind::Closed => Failure::Closed,
+            _ => Failure::Failed(format!("cannot write to stdout: {e}")),
+        })
+}
+
+/// [`print_all`] of a text.
+fn say(text: impl AsRef<str>) -> Result<(), Failure> {
+    print_all(text.as_ref().as_bytes())
 }
 
 /// A rendering error as an exit status: a bad selection is bad input.
@@ -178,11 +183,14 @@ fn crc32c(chunks: usize) -> Result<(), Failure> {
     }
     let results = fslab_workload::crc32c::selftest(chunks)
         .map_err(|e| Failure::Failed(format!("crc32c: tests FAILED: {e}")))?;
-    for r in &results {
-        println!(
-            "crc32c: tests passed, {} bytes in {:.0} usec ({}: {:.0} MB/s)",
-            r.bytes, r.usec, r.name, r.mb_per_s
-        );
-    }
-    Ok(())
+    let lines: String = results
+        .iter()
+        .map(|r| {
+            format!(
+                "crc32c: tests passed, {} bytes in {:.0} usec ({}: {:.0} MB/s)\n",
+                r.bytes, r.usec, r.name, r.mb_per_s
+            )
+        })
+        .collect();
+    say(lines)
 }

@@ -34,11 +34,11 @@ pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {
     }
     std::fs::write(output, p.html)
         .map_err(|e| Failure::Failed(format!("report: cannot write {}: {e}", output.display())))?;
-    println!(
-        "wrote {} ({} charts, {} cells)",
+    super::say(format!(
+        "wrote {} ({} charts, {} cells)\n",
         output.display(),
         p.charts,
         p.cells
-    );
+    ))?;
     Ok(())
 }

@@ -9,8 +9,8 @@ use fslab_experiment::state::{state_dir, Journal};
 use fslab_experiment::{plan, spec};
 use fslab_record::{PhaseResult, RunStatus};
 
-use crate::cli::RunArgs;
 use crate::Failure;
+use fslab_experiment::run_args::{ending, Ending, Resumed, RunArgs};
 
 /// An earlier run of an experiment, as `--resume` carries it on.
 struct Earlier {
@@ -39,7 +39,7 @@ fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
         e => Failure::Failed(format!("results store {e}")),
     })?;
     // Marked running: killed (then resumable), or running now.
-    if e.status == "running" {
+    if e.status == RunStatus::Running {
         if let Some((pid, argv)) = fslab_experiment::state::live_runs(&state_dir()).first() {
             return Err(Failure::Usage(format!(
                 "--resume {id}: experiment {id} is marked running, and `{}` (pid {pid}) is running now: \
@@ -147,27 +147,23 @@ fn print_dry_run(
     scale: f64,
     allowed: &[String],
     root: bool,
-) {
-    print!("{}", plan::describe(exp, scale));
+) -> Result<(), Failure> {
+    let mut text = plan::describe(exp, scale);
     for a in allowed {
-        println!("allowed on the command line: {a}");
+        text += &format!("allowed on the command line: {a}\n");
     }
     if !root && runner::preflight_as(exp, false).is_err() {
-        println!("note: fslab run needs root for this experiment");
+        text += "note: fslab run needs root for this experiment\n";
     }
+    super::say(text)
 }
 
 pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     if args.list {
-        print!("{}", fslab_experiment::builtin::list());
-        return Ok(());
+        return super::say(fslab_experiment::builtin::list());
     }
-    if !(args.scale > 0.0 && args.scale.is_finite()) {
-        return Err(Failure::Usage(format!(
-            "--scale {}: must be a number above 0",
-            args.scale
-        )));
-    }
+    args.check_scale()
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let earlier = match args.resume {
         Some(id) => Some(earlier_run(db, id, &args)?),
         None => None,
@@ -183,11 +179,16 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     };
     let mut exp = spec::parse(&file, &text, &spec::Defaults::from_env())
         .map_err(|e| Failure::Usage(e.to_string()))?;
-    apply_options(&mut exp, &args, earlier.as_ref())?;
+    let resumed = earlier.as_ref().map(|e| Resumed {
+        id: e.resume.experiment_id,
+        repetitions: e.repetitions,
+    });
+    args.apply(&mut exp, resumed)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let exp = plan::scaled(&exp, scale);
     let resume = earlier.map(|e| e.resume);
     if let Some(r) = &resume {
-        if !resume_notice(&exp, r, scale) {
+        if !resume_notice(&exp, r, scale)? {
             return Ok(());
         }
     }
@@ -202,10 +203,9 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     // (as root: a user may look at what root would run).
     let root = rustix::process::geteuid().is_root();
     runner::preflight_as(&exp, root || args.dry_run).map_err(refused)?;
-    check_mpi(&exp)?;
+    runner::preflight_mpi(&exp, cfg!(feature = "mpi")).map_err(refused)?;
     if args.dry_run {
-        print_dry_run(&exp, scale, &allowed, root);
-        return Ok(());
+        return print_dry_run(&exp, scale, &allowed, root);
     }
     let mut exec = executor(&exp, db, &file)?;
     let mut store = super::open_store(db)?;
@@ -266,17 +266,21 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         }
     };
 
-    print!(
-        "{}",
-        fslab_experiment::closing::text(&exp, &outcome, args.scale)
-    );
+    super::say(fslab_experiment::closing::text(&exp, &outcome, args.scale))?;
     if args.calibrate.is_some() {
-        print!("{}", super::calibrate::record(&mut store, &exp, &outcome)?);
+        super::say(super::calibrate::record(&mut store, &exp, &outcome)?)?;
     }
     for p in &outcome.teardown_problems {
         eprintln!("fslab: run: teardown: {p}");
     }
-    ending(&outcome, stop.load(Ordering::Relaxed))
+    match ending(&outcome, stop.load(Ordering::Relaxed)) {
+        Ending::Complete => Ok(()),
+        Ending::Interrupted(line) => {
+            eprintln!("fslab: {line}");
+            Err(Failure::Interrupted)
+        }
+        Ending::Failed(line) => Err(Failure::Failed(line)),
+    }
 }
 
 /// The workload's runner: this fslab as the child, across the cluster's
@@ -305,15 +309,19 @@ fn executor(
 }
 
 /// Says what a resumed run will do; false when nothing is left to run.
-fn resume_notice(exp: &fslab_experiment::spec::Experiment, r: &runner::Resume, scale: f64) -> bool {
+fn resume_notice(
+    exp: &fslab_experiment::spec::Experiment,
+    r: &runner::Resume,
+    scale: f64,
+) -> Result<bool, Failure> {
     let total = exp.cells.len() * exp.repetitions as usize;
     if r.done.len() >= total {
-        println!(
+        super::say(format!(
             "experiment {} ({}): all {total} runs completed already; nothing to resume \
-             (add repetitions with --repetitions N)",
+             (add repetitions with --repetitions N)\n",
             r.experiment_id, exp.name
-        );
-        return false;
+        ))?;
+        return Ok(false);
     }
     remark!(
         "fslab: resuming experiment {} ({}) at scale {scale}: {} of {total} runs completed before, {} to run",
@@ -322,115 +330,5 @@ fn resume_notice(exp: &fslab_experiment::spec::Experiment, r: &runner::Resume, s
         r.done.len(),
         total - r.done.len()
     );
-    true
-}
-
-/// How `fslab run` ends: interrupted, failed runs (exit 1), or success.
-fn ending(outcome: &runner::ExperimentOutcome, stopped: bool) -> Result<(), Failure> {
-    if fslab_experiment::signals::hurry() {
-        eprintln!(
-            "fslab: run: interrupted by a second signal; everything set up was undone; what was \
-             measured is kept as experiment {}",
-            outcome.experiment_id
-        );
-        return Err(Failure::Interrupted);
-    }
-    if outcome.interrupted || stopped {
-        eprintln!(
-            "fslab: run: interrupted; what was measured is kept as experiment {}",
-            outcome.experiment_id
-        );
-        return Err(Failure::Interrupted);
-    }
-    let failed = outcome.runs.iter().filter(|r| !r.ok).count();
-    if failed > 0 {
-        return Err(Failure::Failed(format!(
-            "run: {failed} of {} runs failed (see above); what was measured is kept as experiment {}",
-            outcome.runs.len(),
-            outcome.experiment_id
-        )));
-    }
-    Ok(())
-}
-
-/// The command line's say over the experiment file: repetitions (never
-/// fewer than a resumed experiment has), until-resolved, probes.
-fn apply_options(
-    exp: &mut fslab_experiment::spec::Experiment,
-    args: &RunArgs,
-    earlier: Option<&Earlier>,
-) -> Result<(), Failure> {
-    if let Some(e) = earlier {
-        exp.repetitions = exp.repetitions.max(e.repetitions);
-    }
-    if let Some(r) = args.repetitions {
-        if r == 0 {
-            return Err(Failure::Usage("--repetitions 0: must be at least 1".into()));
-        }
-        if let Some(e) = earlier.filter(|e| r < e.repetitions) {
-            return Err(Failure::Usage(format!(
-                "--repetitions {r}: experiment {} already has {} repetitions (resume adds, never removes)",
-                e.resume.experiment_id, e.repetitions
-            )));
-        }
-        exp.repetitions = r;
-    }
-    if let Some(max) = args.until_resolved {
-        if max < exp.repetitions {
-            return Err(Failure::Usage(format!(
-                "--until-resolved {max}: below the {} repetitions every cell has",
-                exp.repetitions
-            )));
-        }
-        exp.until_resolved = Some(max);
-    }
-    if let Some(cell) = args.calibrate {
-        *exp = fslab_experiment::aa::of(exp, cell).map_err(|e| Failure::Usage(e.to_string()))?;
-    }
-    if let Some(p) = &args.probes {
-        fslab_probe::parse_list(p).map_err(Failure::Usage)?;
-        exp.workload.probes = Some(p.clone());
-    }
-    if let Some(t) = &args.cell_time_limit {
-        exp.time_limit = Some(
-            fslab_experiment::deadline::parse_duration(t)
-                .map_err(|e| Failure::Usage(format!("--cell-time-limit {e}")))?,
-        );
-    }
-    Ok(())
-}
-
-/// An experiment on several ranks needs MPI in this build and mpirun.
-fn check_mpi(exp: &fslab_experiment::spec::Experiment) -> Result<(), Failure> {
-    if let Some(c) = &exp.cluster {
-        if !cfg!(feature = "mpi") {
-            return Err(Failure::Usage(format!(
-                "run: [cluster] ({} hosts) needs MPI, and this fslab was built without it: \
-                 build it with `cargo build --release -p fslab --features mpi`",
-                c.hosts.len()
-            )));
-        }
-        if fslab_lab::mkfs::find_tool("mpirun").is_none() {
-            return Err(Failure::Usage(
-                "run: [cluster] needs mpirun: install Open MPI (apt-get install openmpi-bin)"
-                    .into(),
-            ));
-        }
-    }
-    if exp.workload.ranks > 1 {
-        if !cfg!(feature = "mpi") {
-            return Err(Failure::Usage(format!(
-                "run: workload.ranks = {} needs MPI, and this fslab was built without it: \
-                 build it with `cargo build --release -p fslab --features mpi`",
-                exp.workload.ranks
-            )));
-        }
-        if fslab_lab::mkfs::find_tool("mpirun").is_none() {
-            return Err(Failure::Usage(format!(
-                "run: workload.ranks = {} needs mpirun: install Open MPI (apt-get install openmpi-bin)",
-                exp.workload.ranks
-            )));
-        }
-    }
-    Ok(())
+    Ok(true)
 }
