@@ -16,6 +16,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Output};
 
+#[path = "plugin/libtest.rs"]
+mod libtest;
+use libtest::Outcome;
+
 use fslab_record::{Better, Metric, Unit};
 use fslab_workload::common::phase_result;
 use fslab_workload::plugin::{Example, Plugin, RankPlace, Refused, Start, Workload};
@@ -158,53 +162,7 @@ fn main() -> ExitCode {
     if std::env::var_os(AS_FSLAB).is_some() {
         return fslab::main_with(&[&SYNCFILES]);
     }
-    libtest_like(TEST, the_test)
-}
-
-/// Runs `test` as libtest would: `--list` lists it, a filter that does
-/// not match it leaves it out, and the closing line is libtest's (the
-/// suite's script counts those).
-fn libtest_like(name: &str, test: fn() -> Outcome) -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--list") {
-        println!("{name}: test");
-        return ExitCode::SUCCESS;
-    }
-    let takes_value = [
-        "--test-threads",
-        "--skip",
-        "--format",
-        "--color",
-        "--logfile",
-    ];
-    let mut filters = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if takes_value.contains(&a.as_str()) {
-            it.next();
-        } else if !a.starts_with('-') {
-            filters.push(a);
-        }
-    }
-    println!();
-    if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
-        println!("running 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 1 filtered out\n");
-        return ExitCode::SUCCESS;
-    }
-    println!("running 1 test");
-    let outcome = std::panic::catch_unwind(test);
-    let (word, counts, code) = match outcome {
-        Ok(Outcome::Passed) => ("ok", "ok. 1 passed; 0 failed; 0 ignored", 0),
-        Ok(Outcome::Skipped) => ("ignored", "ok. 0 passed; 0 failed; 1 ignored", 0),
-        Err(_) => ("FAILED", "FAILED. 0 passed; 1 failed; 0 ignored", 101),
-    };
-    println!("test {name} ... {word}\n\ntest result: {counts}; 0 measured; 0 filtered out\n");
-    ExitCode::from(code)
-}
-
-enum Outcome {
-    Passed,
-    Skipped,
+    libtest::run(&[(TEST, the_test)])
 }
 
 /// This executable as fslab, with `dir` its working directory and state

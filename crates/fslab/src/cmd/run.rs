@@ -4,25 +4,17 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use fslab_experiment::backend::DeviceConsent;
-use fslab_experiment::runner::{self, ProcessExecutor, RepOutcome, Resume, RunConfig};
+use fslab_experiment::resume::Earlier;
+use fslab_experiment::runner::{self, ProcessExecutor, RunConfig};
 use fslab_experiment::state::{state_dir, Journal};
 use fslab_experiment::{plan, spec};
-use fslab_record::{PhaseResult, RunStatus};
 
 use crate::Failure;
 use fslab_experiment::run_args::{ending, Ending, Resumed, RunArgs};
 
-/// An earlier run of an experiment, as `--resume` carries it on.
-struct Earlier {
-    file: String,
-    text: String,
-    scale: f64,
-    repetitions: u32,
-    resume: Resume,
-}
-
-/// Reads experiment `id` back: its file's text and scale as run, and the
-/// repetitions that completed (with their phases, for the summary).
+/// Reads experiment `id` back (fslab-experiment's `resume`), checked
+/// against the command line: it exists, it is not running now, its scale
+/// is kept.
 fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
     if !db.exists() {
         return Err(Failure::Usage(format!(
@@ -31,7 +23,7 @@ fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
         )));
     }
     let store = super::open_store_read(db)?;
-    let e = store.experiment(id).map_err(|e| match e {
+    let e = fslab_experiment::resume::earlier(&store, id).map_err(|e| match e {
         fslab_store::StoreError::NoSuchExperiment(_) => Failure::Usage(format!(
             "--resume {id}: no such experiment in {}",
             db.display()
@@ -39,7 +31,7 @@ fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
         e => Failure::Failed(format!("results store {e}")),
     })?;
     // Marked running: killed (then resumable), or running now.
-    if e.status == RunStatus::Running {
+    if e.status == fslab_record::RunStatus::Running {
         if let Some((pid, argv)) = fslab_experiment::state::live_runs(&state_dir()).first() {
             return Err(Failure::Usage(format!(
                 "--resume {id}: experiment {id} is marked running, and `{}` (pid {pid}) is running now: \
@@ -54,79 +46,7 @@ fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
             args.scale, e.scale
         )));
     }
-    let mut done = Vec::new();
-    for r in e
-        .cell_runs
-        .iter()
-        .filter(|r| r.status == Some(RunStatus::Complete))
-    {
-        let phases = match r.run_id {
-            Some(run) => store
-                .phases(run)
-                .map_err(|e| Failure::Failed(format!("results store {e}")))?
-                .into_iter()
-                .map(PhaseResult::from)
-                .collect(),
-            None => Vec::new(),
-        };
-        let phase_names: Vec<String> = phases
-            .iter()
-            .map(|p: &PhaseResult| p.phase.clone())
-            .collect();
-        done.push(RepOutcome {
-            cell: r.cell,
-            repetition: r.repetition,
-            ok: true,
-            error: None,
-            run_id: r.run_id,
-            phases,
-            metrics: match r.run_id {
-                Some(run) => store
-                    .metrics(run)
-                    .map_err(|e| Failure::Failed(format!("results store {e}")))?,
-                None => Vec::new(),
-            },
-            unmount_s: r.unmount_s,
-            remount_s: r.remount_s,
-            image_extents: r.image_extents,
-            output: r.output.clone(),
-            evidence: match r.run_id {
-                Some(run) => evidence(&store, run, &phase_names)
-                    .map_err(|e| Failure::Failed(format!("results store {e}")))?,
-                None => Default::default(),
-            },
-        });
-    }
-    Ok(Earlier {
-        file: e.file,
-        text: e.text,
-        scale: e.scale,
-        repetitions: e.repetitions,
-        resume: Resume {
-            experiment_id: id,
-            done,
-        },
-    })
-}
-
-/// A stored run's probe evidence for the findings (a resumed experiment
-/// judges its earlier runs too).
-fn evidence(
-    store: &fslab_store::Store,
-    run: i64,
-    phases: &[String],
-) -> Result<fslab_experiment::findings::Evidence, fslab_store::StoreError> {
-    let notes = store.probe_notes(run)?;
-    let points = store.probe_points(run)?;
-    Ok(fslab_experiment::findings::Evidence::of(
-        phases,
-        notes
-            .iter()
-            .map(|n| (n.phase_index, n.probe.as_str(), n.key.as_str(), &n.value)),
-        points
-            .iter()
-            .map(|p| (p.phase_index, p.probe.as_str(), p.metric.as_str(), p.value)),
-    ))
+    Ok(e)
 }
 
 /// A preflight refusal: what the experiment asks for that is not there is
@@ -231,7 +151,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         text,
         command_line: argv,
     };
-    let mut display = fslab_experiment::display::Display::new(super::quiet());
+    let mut display = fslab_present::run::display::Display::new(super::quiet());
     // Whatever happens in the scheduler, even a panic, the journal is undone.
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         runner::run(
@@ -266,7 +186,9 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         }
     };
 
-    super::say(fslab_experiment::closing::text(&exp, &outcome, args.scale))?;
+    super::say(fslab_present::run::closing::text(
+        &exp, &outcome, args.scale,
+    ))?;
     if args.calibrate.is_some() {
         super::say(super::calibrate::record(&mut store, &exp, &outcome)?)?;
     }

@@ -1,0 +1,93 @@
+//! `--format text`: what could confound the verdicts (when an instrument
+//! says so), the comparison as a table, one block per metric (the metric
+//! heads its group column; every column as wide as its widest value),
+//! where each δ came from, what else the instruments say, then the
+//! experiments' stated findings.
+
+use std::fmt::Write as _;
+
+use fslab_analysis::{Analysis, Explanation, ExplanationKind};
+use fslab_record::table::{Align, Table};
+use fslab_stats::compare::Row;
+use fslab_store::Store;
+
+use super::Exporter;
+use crate::comparison::{columns, provenance, COLUMNS};
+use crate::Result;
+
+/// The text format.
+pub struct Text;
+
+impl Exporter for Text {
+    fn name(&self) -> &'static str {
+        "text"
+    }
+
+    fn export(&self, a: &Analysis, _store: &Store) -> Result<String> {
+        let confounder = |e: &&Explanation| e.kind == ExplanationKind::Confounder;
+        let before: Vec<&Explanation> = a.explanations.iter().filter(confounder).collect();
+        let after: Vec<&Explanation> = a.explanations.iter().filter(|e| !confounder(e)).collect();
+        let mut t = explanations("before the verdicts", &before);
+        if !t.is_empty() {
+            t.push('\n');
+        }
+        t.push_str(&text(&a.rows));
+        if !after.is_empty() {
+            t.push('\n');
+            t.push_str(&explanations("explanations", &after));
+        }
+        for e in &a.experiments {
+            t.push_str(&fslab_experiment::findings::text(&e.findings));
+        }
+        Ok(t)
+    }
+}
+
+/// What the instruments say, under `heading`, a line each with its
+/// evidence below (nothing when they say nothing).
+pub fn explanations(heading: &str, said: &[&Explanation]) -> String {
+    let mut s = String::new();
+    if said.is_empty() {
+        return s;
+    }
+    let _ = writeln!(s, "{heading}:");
+    for e in said {
+        let _ = writeln!(s, "  {}: {}: {}", e.about.words(), e.kind.name(), e.says);
+        for l in &e.evidence {
+            let _ = writeln!(s, "    {l}");
+        }
+    }
+    s
+}
+
+/// A text table, one block per metric: the metric heads its group
+/// column; every column is as wide as its widest value.
+pub fn text(rows: &[Row]) -> String {
+    let mut s = String::new();
+    let mut blocks: Vec<(&str, Table)> = Vec::new();
+    for r in rows {
+        if blocks.last().is_none_or(|(m, _)| *m != r.metric) {
+            let mut cols = vec![(r.metric.as_str(), Align::Left)];
+            cols.extend(COLUMNS[2..10].iter().map(|c| (*c, Align::Right)));
+            cols.push((COLUMNS[10], Align::Left));
+            blocks.push((&r.metric, Table::new(&cols)));
+        }
+        if let Some((_, t)) = blocks.last_mut() {
+            let mut cells = vec![r.group.clone()];
+            cells.extend(columns(r));
+            t.row(cells);
+        }
+    }
+    for (i, (_, t)) in blocks.into_iter().enumerate() {
+        if i > 0 {
+            s.push('\n');
+        }
+        s.push_str(&t.render());
+    }
+    let notes: Vec<&str> = rows.iter().filter_map(|r| r.note.as_deref()).collect();
+    if let Some(n) = notes.first() {
+        let _ = writeln!(s, "\nwarning: {n}");
+    }
+    s.push_str(&provenance(rows));
+    s
+}
