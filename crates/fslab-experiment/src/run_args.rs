@@ -95,6 +95,22 @@ pub enum RunArgsError {
     /// `--probes` names no probes (the probes' own line).
     #[error("{0}")]
     Probes(String),
+    /// The experiment file (or built-in) named cannot be read.
+    #[error(transparent)]
+    Load(#[from] crate::builtin::LoadError),
+    /// The experiment file is not one.
+    #[error(transparent)]
+    Spec(#[from] crate::spec::SpecError),
+}
+
+/// The experiment `fslab run` runs, as its file gave it and its command
+/// line changed and scaled it.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub file: String,
+    pub text: String,
+    pub scale: f64,
+    pub exp: Experiment,
 }
 
 fn refused(
@@ -125,6 +141,36 @@ impl RunArgs {
         } else {
             Err(refused("--scale", self.scale, "must be a number above 0"))
         }
+    }
+
+    /// The experiment to run: `earlier`'s file and scale (`--resume`), or
+    /// the file (or built-in) named at `--scale`; parsed, with the command
+    /// line's say over it ([`RunArgs::apply`]), scaled.
+    pub fn planned(
+        &self,
+        earlier: Option<&crate::resume::Earlier>,
+    ) -> Result<Planned, RunArgsError> {
+        let (file, text, scale) = match earlier {
+            Some(e) => (e.file.clone(), e.text.clone(), e.scale),
+            None => {
+                let (file, text) =
+                    crate::builtin::load(self.experiment.as_deref().unwrap_or_default())?;
+                (file, text, self.scale)
+            }
+        };
+        let mut exp = crate::spec::parse(&file, &text, &crate::spec::Defaults::from_env())?;
+        let resumed = earlier.map(|e| Resumed {
+            id: e.resume.experiment_id,
+            repetitions: e.repetitions,
+        });
+        self.apply(&mut exp, resumed)?;
+        let exp = crate::plan::scaled(&exp, scale);
+        Ok(Planned {
+            file,
+            text,
+            scale,
+            exp,
+        })
     }
 
     /// The command line's say over the experiment file: repetitions (never
@@ -215,4 +261,32 @@ pub fn ending(outcome: &ExperimentOutcome, stopped: bool) -> Ending {
         ));
     }
     Ending::Complete
+}
+
+/// What a resumed run will do, in one line each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResumeNotice {
+    /// Runs are left: which, at what scale (a remark on stderr).
+    Resuming(String),
+    /// Every run completed already: nothing to resume (the answer, on stdout).
+    NothingLeft(String),
+}
+
+/// What resuming `r` will do.
+pub fn resume_notice(exp: &Experiment, r: &crate::runner::Resume, scale: f64) -> ResumeNotice {
+    let total = exp.cells.len() * exp.repetitions as usize;
+    if r.done.len() >= total {
+        return ResumeNotice::NothingLeft(format!(
+            "experiment {} ({}): all {total} runs completed already; nothing to resume \
+             (add repetitions with --repetitions N)",
+            r.experiment_id, exp.name
+        ));
+    }
+    ResumeNotice::Resuming(format!(
+        "resuming experiment {} ({}) at scale {scale}: {} of {total} runs completed before, {} to run",
+        r.experiment_id,
+        exp.name,
+        r.done.len(),
+        total - r.done.len()
+    ))
 }

@@ -28,7 +28,7 @@
 //! | `perf` | `perf record -a -g` per phase: top symbols and call chains (not on by default) |
 
 pub mod blockio;
-pub mod cgroup;
+pub use fslab_record::cgroup;
 pub mod devices;
 mod error;
 pub mod frag;

@@ -5,6 +5,7 @@
 //! scheduler and workloads are testable with [`MemRecorder`].
 
 pub mod catalogue;
+pub mod cgroup;
 mod experiment;
 pub mod journal;
 pub mod json;
@@ -27,7 +28,7 @@ pub use experiment::{
 };
 pub use latency::{BadHistogram, LatencyHistogram, LatencySummary};
 pub use mem::MemRecorder;
-pub use metric::{Better, Metric, Unit};
+pub use metric::{Better, Direction, Metric, Unit};
 pub use probe::{Blob, Monitor, NoMonitor, ProbeNote, ProbePoint};
 pub use types::*;
 

@@ -24,7 +24,7 @@ pub struct Watch {
     pub dir: PathBuf,
     /// The user named the probes (so one that does not apply says why).
     pub explicit: bool,
-    pub memory_cgroup: Option<fslab_probe::cgroup::MemoryCgroup>,
+    pub memory_cgroup: Option<fslab_record::cgroup::MemoryCgroup>,
 }
 
 /// Runs a cell's workload.
@@ -97,6 +97,19 @@ pub struct ProcessExecutor {
     pub ranks: u32,
     /// `[cluster]`: the workload runs on its hosts, under its mpirun.
     pub cluster: Option<crate::spec::Cluster>,
+}
+
+impl ProcessExecutor {
+    /// The runner of `exp`'s workloads: this executable as the child, on
+    /// the experiment's ranks or cluster, recording into `db`.
+    pub fn of(exp: &crate::spec::Experiment, db: &Path) -> std::io::Result<ProcessExecutor> {
+        Ok(ProcessExecutor {
+            exe: std::env::current_exe()?,
+            db: db.to_path_buf(),
+            ranks: exp.workload.ranks,
+            cluster: exp.cluster.clone(),
+        })
+    }
 }
 
 /// How long one launch of `fslab host-lab` on every host may take.

@@ -91,3 +91,16 @@ pub fn preflight_mpi(exp: &Experiment, built_with_mpi: bool) -> Result<(), Prefl
     }
     Ok(())
 }
+
+/// What `--dry-run` prints: the plan, what the command line allowed, and
+/// whether the run needs root (`root`: whether this user is).
+pub fn dry_run(exp: &Experiment, scale: f64, allowed: &[String], root: bool) -> String {
+    let mut text = crate::plan::describe(exp, scale);
+    for a in allowed {
+        text += &format!("allowed on the command line: {a}\n");
+    }
+    if !root && preflight_as(exp, false).is_err() {
+        text += "note: fslab run needs root for this experiment\n";
+    }
+    text
+}

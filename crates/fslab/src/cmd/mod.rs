@@ -1,6 +1,5 @@
 //! One module per subcommand.
 
-mod calibrate;
 mod cleanup;
 mod compare;
 mod frag;
@@ -44,7 +43,7 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
         .iter()
         .find_map(|x| x.try_get_one::<PathBuf>("db").ok().flatten().cloned());
     if let Some(db) = &db {
-        check_db_option(db)?;
+        fslab_store::check_path(db).map_err(store_failure)?;
     }
     let db = db.unwrap_or_else(fslab_store::default_path);
     if let Some(kind) = Kind::of(name) {
@@ -69,7 +68,11 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
         Command::Rescue { dir } => fslab_runtime::ranks::rescue(&db, &dir).map_err(Failure::from),
         Command::Cleanup => cleanup::run(&db),
         Command::HostLab { action, json } => host_lab(&action, &json),
-        Command::Crc32c { chunks } => crc32c(chunks),
+        Command::Crc32c { chunks } => {
+            let lines = fslab_workload::crc32c::report(chunks)
+                .map_err(|e| Failure::of(e.kind(), e.to_string()))?;
+            say(lines)
+        }
         Command::Compare(c) => compare::run(c, &db),
         Command::Stats { trim_outliers } => stats::run(trim_outliers),
         Command::Report { select, output } => report::run(select, &output, &db),
@@ -143,59 +146,21 @@ fn analysis_failure(e: fslab_analysis::Error) -> Failure {
     results_failure(e.into())
 }
 
+/// A store's error as the command's: its kind, and a failure says it is
+/// the store's.
+fn store_failure(e: fslab_store::StoreError) -> Failure {
+    match e.kind() {
+        fslab_record::ErrorKind::Failed => Failure::Failed(format!("results store {e}")),
+        kind => Failure::of(kind, e.to_string()),
+    }
+}
+
 /// Opens the results store to write, or explains why not.
 fn open_store(db: &Path) -> Result<fslab_store::Store, Failure> {
-    fslab_store::Store::open(db).map_err(|e| match e {
-        e @ fslab_store::StoreError::Inconsistent { .. } => Failure::Usage(e.to_string()),
-        e => Failure::Failed(format!("results store {e}")),
-    })
+    fslab_store::Store::open(db).map_err(store_failure)
 }
 
 /// Opens the results store to read only (it writes nothing into it).
 fn open_store_read(db: &Path) -> Result<fslab_store::Store, Failure> {
-    fslab_store::Store::open_read(db).map_err(|e| match e {
-        e @ (fslab_store::StoreError::Missing(_)
-        | fslab_store::StoreError::NotAStore(_)
-        | fslab_store::StoreError::Inconsistent { .. }) => Failure::Usage(e.to_string()),
-        e => Failure::Failed(format!("results store {e}")),
-    })
-}
-
-/// `--db PATH` names a file in an existing directory: fslab makes the
-/// directories of its default store only, never ones a typo names.
-fn check_db_option(db: &Path) -> Result<(), Failure> {
-    let dir = db.parent().filter(|d| !d.as_os_str().is_empty());
-    match dir {
-        Some(d) if !d.is_dir() => Err(Failure::Usage(format!(
-            "--db {}: directory {} does not exist",
-            db.display(),
-            d.display()
-        ))),
-        _ if db.is_dir() => Err(Failure::Usage(format!(
-            "--db {}: is a directory; give a file (results.sqlite)",
-            db.display()
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// `fslab crc32c`: the self-test line for each implementation.
-fn crc32c(chunks: usize) -> Result<(), Failure> {
-    if chunks == 0 {
-        return Err(Failure::Usage(
-            "crc32c: --chunks 0: must be at least 1".into(),
-        ));
-    }
-    let results = fslab_workload::crc32c::selftest(chunks)
-        .map_err(|e| Failure::Failed(format!("crc32c: tests FAILED: {e}")))?;
-    let lines: String = results
-        .iter()
-        .map(|r| {
-            format!(
-                "crc32c: tests passed, {} bytes in {:.0} usec ({}: {:.0} MB/s)\n",
-                r.bytes, r.usec, r.name, r.mb_per_s
-            )
-        })
-        .collect();
-    say(lines)
+    fslab_store::Store::open_read(db).map_err(store_failure)
 }

@@ -6,11 +6,11 @@ use std::sync::atomic::Ordering;
 use fslab_experiment::backend::DeviceConsent;
 use fslab_experiment::resume::Earlier;
 use fslab_experiment::runner::{self, ProcessExecutor, RunConfig};
+use fslab_experiment::spec;
 use fslab_experiment::state::{state_dir, Journal};
-use fslab_experiment::{plan, spec};
 
 use crate::Failure;
-use fslab_experiment::run_args::{ending, Ending, Resumed, RunArgs};
+use fslab_experiment::run_args::{ending, Ending, Planned, ResumeNotice, RunArgs};
 
 /// Reads experiment `id` back (fslab-experiment's `resume`), checked
 /// against the command line: it exists, it is not running now, its scale
@@ -60,24 +60,6 @@ fn refused(e: runner::Preflight) -> Failure {
     }
 }
 
-/// What `--dry-run` prints: the plan, what the command line allowed, and
-/// whether the run needs root.
-fn print_dry_run(
-    exp: &fslab_experiment::spec::Experiment,
-    scale: f64,
-    allowed: &[String],
-    root: bool,
-) -> Result<(), Failure> {
-    let mut text = plan::describe(exp, scale);
-    for a in allowed {
-        text += &format!("allowed on the command line: {a}\n");
-    }
-    if !root && runner::preflight_as(exp, false).is_err() {
-        text += "note: fslab run needs root for this experiment\n";
-    }
-    super::say(text)
-}
-
 pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     if args.list {
         return super::say(fslab_experiment::builtin::list());
@@ -88,28 +70,19 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         Some(id) => Some(earlier_run(db, id, &args)?),
         None => None,
     };
-    let (file, text, scale) = match &earlier {
-        Some(e) => (e.file.clone(), e.text.clone(), e.scale),
-        None => {
-            let (file, text) =
-                fslab_experiment::builtin::load(args.experiment.as_deref().unwrap_or_default())
-                    .map_err(|e| Failure::Usage(e.to_string()))?;
-            (file, text, args.scale)
-        }
-    };
-    let mut exp = spec::parse(&file, &text, &spec::Defaults::from_env())
+    let Planned {
+        file,
+        text,
+        scale,
+        exp,
+    } = args
+        .planned(earlier.as_ref())
         .map_err(|e| Failure::Usage(e.to_string()))?;
-    let resumed = earlier.as_ref().map(|e| Resumed {
-        id: e.resume.experiment_id,
-        repetitions: e.repetitions,
-    });
-    args.apply(&mut exp, resumed)
-        .map_err(|e| Failure::Usage(e.to_string()))?;
-    let exp = plan::scaled(&exp, scale);
     let resume = earlier.map(|e| e.resume);
     if let Some(r) = &resume {
-        if !resume_notice(&exp, r, scale)? {
-            return Ok(());
+        match fslab_experiment::run_args::resume_notice(&exp, r, scale) {
+            ResumeNotice::NothingLeft(nothing) => return super::say(nothing + "\n"),
+            ResumeNotice::Resuming(resuming) => remark!("fslab: {resuming}"),
         }
     }
     let perms = fslab_experiment::safety::Permissions {
@@ -125,7 +98,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     runner::preflight_as(&exp, root || args.dry_run).map_err(refused)?;
     runner::preflight_mpi(&exp, cfg!(feature = "mpi")).map_err(refused)?;
     if args.dry_run {
-        return print_dry_run(&exp, scale, &allowed, root);
+        return super::say(runner::dry_run(&exp, scale, &allowed, root));
     }
     let mut exec = executor(&exp, db, &file)?;
     let mut store = super::open_store(db)?;
@@ -190,7 +163,9 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         &exp, &outcome, args.scale,
     ))?;
     if args.calibrate.is_some() {
-        super::say(super::calibrate::record(&mut store, &exp, &outcome)?)?;
+        let kept = fslab_experiment::aa::record(&mut store, &exp, &outcome)
+            .map_err(|e| Failure::Failed(e.to_string()))?;
+        super::say(kept)?;
     }
     for p in &outcome.teardown_problems {
         eprintln!("fslab: run: teardown: {p}");
@@ -208,19 +183,9 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
 /// The workload's runner: this fslab as the child, across the cluster's
 /// hosts when there is one, each of which must be reached and see its
 /// shared directory (if any): bad input when not.
-fn executor(
-    exp: &fslab_experiment::spec::Experiment,
-    db: &Path,
-    file: &str,
-) -> Result<ProcessExecutor, Failure> {
-    let exe = std::env::current_exe()
+fn executor(exp: &spec::Experiment, db: &Path, file: &str) -> Result<ProcessExecutor, Failure> {
+    let mut exec = ProcessExecutor::of(exp, db)
         .map_err(|e| Failure::Failed(format!("run: cannot find fslab itself: {e}")))?;
-    let mut exec = ProcessExecutor {
-        exe,
-        db: db.to_path_buf(),
-        ranks: exp.workload.ranks,
-        cluster: exp.cluster.clone(),
-    };
     if let Some(c) = &exp.cluster {
         runner::hosts::check_hosts(c, &mut exec).map_err(|e| match e {
             runner::hosts::HostsError::Hosts(m) => Failure::Usage(format!("run: {file}: {m}")),
@@ -228,29 +193,4 @@ fn executor(
         })?;
     }
     Ok(exec)
-}
-
-/// Says what a resumed run will do; false when nothing is left to run.
-fn resume_notice(
-    exp: &fslab_experiment::spec::Experiment,
-    r: &runner::Resume,
-    scale: f64,
-) -> Result<bool, Failure> {
-    let total = exp.cells.len() * exp.repetitions as usize;
-    if r.done.len() >= total {
-        super::say(format!(
-            "experiment {} ({}): all {total} runs completed already; nothing to resume \
-             (add repetitions with --repetitions N)\n",
-            r.experiment_id, exp.name
-        ))?;
-        return Ok(false);
-    }
-    remark!(
-        "fslab: resuming experiment {} ({}) at scale {scale}: {} of {total} runs completed before, {} to run",
-        r.experiment_id,
-        exp.name,
-        r.done.len(),
-        total - r.done.len()
-    );
-    Ok(true)
 }
