@@ -22,6 +22,7 @@ pub mod calibration;
 mod error;
 pub mod explain;
 pub mod history;
+pub mod kernels;
 pub mod select;
 
 pub use analysis::{analyse, from_store, Analysis, Choice, Explainer, Input, RunSamples, Settings};

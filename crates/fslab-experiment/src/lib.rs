@@ -32,12 +32,14 @@
 //! - [`run_args`]: `fslab run`'s options, what they change in the
 //!   experiment, and how a run ends;
 //! - [`resume`]: an earlier experiment read back for `--resume`.
+//! - [`bisect`]: `fslab bisect`, the first bad kernel of an ordered list.
 //!
 //! No module imports one that imports it back: `spec` (with `findings::finding`
 //! and `duration`) is at the bottom, the runner's files at the top.
 
 pub mod aa;
 pub mod backend;
+pub mod bisect;
 pub mod builtin;
 pub mod deadline;
 pub mod duration;

@@ -41,7 +41,11 @@ pub fn earlier(store: &Store, id: i64) -> Result<Earlier, StoreError> {
                     .map(PhaseResult::from)
                     .collect();
                 let names: Vec<String> = phases.iter().map(|p| p.phase.clone()).collect();
-                (phases, store.metrics(run)?, evidence(store, run, &names)?)
+                (
+                    phases,
+                    store.metrics(run)?,
+                    Evidence::stored(store, run, &names)?,
+                )
             }
             None => Default::default(),
         };
@@ -57,6 +61,7 @@ pub fn earlier(store: &Store, id: i64) -> Result<Earlier, StoreError> {
             remount_s: r.remount_s,
             image_extents: r.image_extents,
             output: r.output.clone(),
+            guest_accel: r.guest.as_ref().map(|g| g.accel.clone()),
             evidence,
         });
     }
@@ -71,21 +76,6 @@ pub fn earlier(store: &Store, id: i64) -> Result<Earlier, StoreError> {
             done,
         },
     })
-}
-
-/// A stored run's probe evidence for the findings.
-fn evidence(store: &Store, run: i64, phases: &[String]) -> Result<Evidence, StoreError> {
-    let notes = store.probe_notes(run)?;
-    let points = store.probe_points(run)?;
-    Ok(Evidence::of(
-        phases,
-        notes
-            .iter()
-            .map(|n| (n.phase_index, n.probe.as_str(), n.key.as_str(), &n.value)),
-        points
-            .iter()
-            .map(|p| (p.phase_index, p.probe.as_str(), p.metric.as_str(), p.value)),
-    ))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 mod calibration;
 mod experiment;
+mod import;
 mod read;
 mod retry;
 mod schema;

@@ -34,6 +34,7 @@ pub fn text(exp: &Experiment, outcome: &ExperimentOutcome, scale: f64) -> String
         let _ = writeln!(out, "{r}");
     }
     out += &super::summary::outputs(&cells, &outcome.outputs());
+    out += &kernels(exp, outcome);
     out += &fslab_experiment::findings::text(&outcome.findings);
     let failed: Vec<_> = outcome.runs.iter().filter(|r| !r.ok).collect();
     if !failed.is_empty() {
@@ -47,6 +48,36 @@ pub fn text(exp: &Experiment, outcome: &ExperimentOutcome, scale: f64) -> String
                 r.repetition,
                 r.error.as_deref().unwrap_or("did not complete")
             );
+        }
+    }
+    out
+}
+
+/// Which cells ran on other kernels, and (under TCG) what of their
+/// numbers carries over: said before the findings, which may compare them.
+fn kernels(exp: &Experiment, outcome: &ExperimentOutcome) -> String {
+    let mut out = String::new();
+    for c in exp.cells.iter() {
+        let Some(k) = &c.kernel else { continue };
+        let accel = outcome
+            .runs
+            .iter()
+            .find(|r| r.cell == c.index && r.guest_accel.is_some())
+            .and_then(|r| r.guest_accel.clone());
+        let _ = write!(out, "\nkernel: {:?} ran in a guest on {}", c.label, k.name);
+        match accel.as_deref() {
+            Some("tcg") => {
+                let _ = writeln!(
+                    out,
+                    " under TCG (QEMU's software emulation): its times, rates and CPU figures are \
+                     emulated; {}",
+                    fslab_analysis::kernels::COUNTS_CARRY_OVER
+                );
+            }
+            Some(a) => {
+                let _ = writeln!(out, " under {}", a.to_uppercase());
+            }
+            None => out.push('\n'),
         }
     }
     out

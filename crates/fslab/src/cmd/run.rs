@@ -106,7 +106,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         fslab_experiment::signals::install(state_dir(), fslab_experiment::signals::TEARDOWN_BOUND)
             .map_err(|e| Failure::Failed(format!("cannot install signal handlers: {e}")))?;
     let argv: Vec<String> = std::env::args().collect();
-    let mut journal = Journal::create(&state_dir(), "run", argv.clone()).map_err(|e| {
+    let journal = Journal::create(&state_dir(), "run", argv.clone()).map_err(|e| {
         Failure::Failed(format!(
             "run: cannot write the state journal in {}: {e}",
             state_dir().display()
@@ -124,24 +124,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         text,
         command_line: argv,
     };
-    let mut display = fslab_present::run::display::Display::new(super::quiet());
-    // Whatever happens in the scheduler, even a panic, the journal is undone.
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        runner::run(
-            &exp,
-            &cfg,
-            &mut exec,
-            &mut store,
-            &mut display,
-            &stop,
-            &mut journal,
-        )
-    }));
-    display.bar.finish_and_clear();
-    let leftovers = fslab_experiment::state::close(journal);
-    for l in &leftovers {
-        eprintln!("fslab: run: cleaned up: {l}");
-    }
+    let result = scheduled(&exp, &cfg, &mut exec, &mut store, &stop, journal, "run");
     let outcome = match result {
         Ok(Ok(o)) => o,
         Ok(Err(e)) if stop.load(Ordering::Relaxed) => {
@@ -178,6 +161,29 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         }
         Ending::Failed(line) => Err(Failure::Failed(line)),
     }
+}
+
+/// The scheduler run with the progress display; whatever happens in it,
+/// even a panic, the journal is undone after (what it could not undo is
+/// said as `fslab: WHO: cleaned up: ...`).
+pub(super) fn scheduled(
+    exp: &fslab_experiment::spec::Experiment,
+    cfg: &RunConfig,
+    exec: &mut ProcessExecutor,
+    store: &mut fslab_store::Store,
+    stop: &std::sync::atomic::AtomicBool,
+    mut journal: Journal,
+    who: &str,
+) -> std::thread::Result<Result<runner::ExperimentOutcome, runner::RunError>> {
+    let mut display = fslab_present::run::display::Display::new(super::quiet());
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        runner::run(exp, cfg, exec, store, &mut display, stop, &mut journal)
+    }));
+    display.bar.finish_and_clear();
+    for l in fslab_experiment::state::close(journal) {
+        eprintln!("fslab: {who}: cleaned up: {l}");
+    }
+    result
 }
 
 /// The workload's runner: this fslab as the child, across the cluster's
