@@ -22,6 +22,6 @@ pub enum ProbeError {
     #[error(transparent)]
     Cgroup(#[from] fslab_record::cgroup::CgroupError),
     /// A directory's htree could not be read.
-    #[error("htree: {0}")]
-    Htree(String),
+    #[error(transparent)]
+    Htree(#[from] fslab_layout::htree::HtreeError),
 }

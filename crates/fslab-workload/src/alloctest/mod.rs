@@ -430,7 +430,7 @@ pub fn run(opts: &AllocOptions, start: Start<'_, '_>) -> crate::Result<AllocRepo
 
     // What the seed's author did next by hand: filefrag, then dd.
     let mut frag = None;
-    match fslab_probe::frag::analyse(&opts.file) {
+    match fslab_layout::frag::analyse(&opts.file) {
         Ok((f, _)) => {
             say(f
                 .lines(&opts.file.display().to_string())
