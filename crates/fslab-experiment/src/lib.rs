@@ -40,6 +40,7 @@
 pub mod aa;
 pub mod backend;
 pub mod bisect;
+pub mod bisect_args;
 pub mod builtin;
 pub mod deadline;
 pub mod duration;

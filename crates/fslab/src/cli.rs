@@ -52,7 +52,7 @@ pub enum Command {
         Examples:\n  fslab bisect my-kernels.toml --good k47 --bad k56 --metric 'htree levels'\n  \
         fslab bisect createmany.toml --good debian:6.1.0-47-cloud-amd64 --bad debian:6.1.0-56-cloud-amd64"
     )]
-    Bisect(BisectArgs),
+    Bisect(fslab_experiment::bisect_args::BisectArgs),
     /// Undo what a killed `fslab run` left behind (mounts, loop devices, images, sysctls, cgroups)
     #[command(after_help = "Example (after a kill -9 of fslab run):\n  fslab cleanup")]
     Cleanup,
@@ -320,32 +320,6 @@ fn parse_dev(s: &str) -> Result<(u32, u32), String> {
         ));
     }
     Ok((maj, min))
-}
-
-#[derive(Debug, Args)]
-pub struct BisectArgs {
-    /// Experiment file, or the name of a built-in experiment
-    #[arg(value_name = "EXPERIMENT")]
-    pub experiment: String,
-    /// A kernel on which the metric is good (a kernel of the list, by name or label)
-    #[arg(long, value_name = "KERNEL")]
-    pub good: String,
-    /// A kernel on which it is bad
-    #[arg(long, value_name = "KERNEL")]
-    pub bad: String,
-    /// The metric, as `fslab run`'s summary and `fslab compare` name it (default: the
-    /// workload's first headline metric)
-    #[arg(long, value_name = "NAME")]
-    pub metric: Option<String>,
-    /// Repetitions of each kernel
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub repetitions: u32,
-    /// Repetitions a kernel may get before it is called undecided
-    #[arg(long, value_name = "N", default_value_t = 6)]
-    pub max_repetitions: u32,
-    /// Shrink (or grow) counts and sizes by this factor (as fslab run --scale)
-    #[arg(long, value_name = "F", default_value_t = 1.0)]
-    pub scale: f64,
 }
 
 #[derive(Debug, Subcommand)]

@@ -4,50 +4,13 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use fslab_experiment::backend::DeviceConsent;
-use fslab_experiment::resume::Earlier;
+use fslab_experiment::resume::ResumeError;
 use fslab_experiment::runner::{self, ProcessExecutor, RunConfig};
 use fslab_experiment::spec;
 use fslab_experiment::state::{state_dir, Journal};
 
 use crate::Failure;
 use fslab_experiment::run_args::{ending, Ending, Planned, ResumeNotice, RunArgs};
-
-/// Reads experiment `id` back (fslab-experiment's `resume`), checked
-/// against the command line: it exists, it is not running now, its scale
-/// is kept.
-fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
-    if !db.exists() {
-        return Err(Failure::Usage(format!(
-            "--resume {id}: no results store at {} (give --db)",
-            db.display()
-        )));
-    }
-    let store = super::open_store_read(db)?;
-    let e = fslab_experiment::resume::earlier(&store, id).map_err(|e| match e {
-        fslab_store::StoreError::NoSuchExperiment(_) => Failure::Usage(format!(
-            "--resume {id}: no such experiment in {}",
-            db.display()
-        )),
-        e => Failure::Failed(format!("results store {e}")),
-    })?;
-    // Marked running: killed (then resumable), or running now.
-    if e.status == fslab_record::RunStatus::Running {
-        if let Some((pid, argv)) = fslab_experiment::state::live_runs(&state_dir()).first() {
-            return Err(Failure::Usage(format!(
-                "--resume {id}: experiment {id} is marked running, and `{}` (pid {pid}) is running now: \
-                 let it finish, or stop it first",
-                argv.join(" ")
-            )));
-        }
-    }
-    if args.scale != 1.0 && args.scale != e.scale {
-        return Err(Failure::Usage(format!(
-            "--scale {}: experiment {id} ran at scale {}; a resumed experiment keeps its scale",
-            args.scale, e.scale
-        )));
-    }
-    Ok(e)
-}
 
 /// A preflight refusal: what the experiment asks for that is not there is
 /// bad input (2); what this machine lacks, a failure (1).
@@ -67,7 +30,14 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     args.check_scale()
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let earlier = match args.resume {
-        Some(id) => Some(earlier_run(db, id, &args)?),
+        Some(id) => Some(
+            fslab_experiment::resume::checked(db, id, args.scale, &state_dir()).map_err(
+                |e| match e {
+                    ResumeError::Store(e) => super::store_failure(e),
+                    e => Failure::Usage(e.to_string()),
+                },
+            )?,
+        ),
         None => None,
     };
     let Planned {
