@@ -23,6 +23,7 @@ pub mod history;
 pub mod outcomes;
 pub mod report;
 pub mod run;
+pub mod select_args;
 pub mod show;
 pub mod trace;
 

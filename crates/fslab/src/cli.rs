@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// A filesystem benchmark laboratory.
 #[derive(Debug, Parser)]
@@ -66,7 +66,7 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  fslab compare\n  fslab compare --experiment 3 --experiment 5 --format markdown\n  fslab compare --runs 1,2,3 --runs 4,5,6 --delta 2\n  fslab compare --calibration 7 --correction holm --alpha 0.01"
     )]
-    Compare(CompareArgs),
+    Compare(fslab_present::select_args::CompareArgs),
     /// Every stored run of one experiment: its headline metrics by kernel and fslab version,
     /// change points (E-Divisive means over the experiments) marked
     #[command(
@@ -77,17 +77,17 @@ pub enum Command {
         name: Option<String>,
         /// The least change worth marking, in percent; a significant shift smaller than
         /// this is named but not marked [default: any significant one]
-        #[arg(long, value_name = "PCT", value_parser = delta_pct)]
+        #[arg(long, value_name = "PCT", value_parser = fslab_present::select_args::delta_pct)]
         delta: Option<f64>,
         /// The false-alarm rate of each change point's permutation test
-        #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = alpha)]
+        #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = fslab_present::select_args::alpha)]
         alpha: f64,
     },
     /// One self-contained HTML page: the comparison, and charts and tables of every cell
     #[command(after_help = "Example:\n  fslab report -o seed000.html")]
     Report {
         #[command(flatten)]
-        select: SelectArgs,
+        select: fslab_present::select_args::SelectArgs,
         /// Where to write the page (`-` for stdout)
         #[arg(
             short = 'o',
@@ -180,113 +180,6 @@ pub enum Command {
         #[arg(value_name = "JSON")]
         json: String,
     },
-}
-
-/// Which runs `compare` and `report` analyse, and how their verdicts are
-/// reached: one group of arguments for both.
-#[derive(Debug, Args)]
-pub struct SelectArgs {
-    /// Experiment id (from `fslab results experiments`); repeat to compare the cells of
-    /// several experiments, say the same one on two kernels; default: the most recent
-    #[arg(long, value_name = "ID")]
-    pub experiment: Vec<i64>,
-    /// A group of run ids, comma-separated; repeat for more groups (instead of an experiment)
-    #[arg(long = "runs", value_name = "ID,ID,...")]
-    pub runs: Vec<String>,
-    /// The group others are compared with: its position (from 0) or its label [default: the first]
-    #[arg(long, value_name = "N|LABEL")]
-    pub baseline: Option<String>,
-    /// The noise threshold in percent: differences smaller than this are "no difference"
-    /// [default: a stored A/A calibration that fits, else A/A splits of each cell's runs]
-    #[arg(long, value_name = "PCT", value_parser = delta_pct)]
-    pub delta: Option<f64>,
-    /// How p-values are corrected, every cell and metric together: bh (Benjamini-Hochberg, the
-    /// false discovery rate) or holm (the family-wise error rate)
-    #[arg(long, value_enum, default_value_t = Correction::Bh)]
-    pub correction: Correction,
-    /// The error rate the correction holds: a difference is called real when its corrected
-    /// p-value is below it
-    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = alpha)]
-    pub alpha: f64,
-    /// Take the noise threshold from this A/A calibration (the id of the experiment
-    /// `fslab run EXPERIMENT --calibrate CELL` made); it must fit the runs compared
-    /// [default: the newest that fits each metric, if any; else A/A splits of the runs]
-    #[arg(long, value_name = "ID", conflicts_with = "delta")]
-    pub calibration: Option<i64>,
-}
-
-impl SelectArgs {
-    /// What to analyse, as the analysis takes it.
-    pub fn choice(self) -> fslab_analysis::Choice<'static> {
-        fslab_analysis::Choice {
-            policy: self.correction.policy_at(self.delta, self.alpha),
-            experiments: self.experiment,
-            runs: self.runs,
-            baseline: self.baseline,
-            calibration: self.calibration,
-            refuse_empty: false,
-            explainers: &[],
-        }
-    }
-}
-
-#[derive(Debug, Args)]
-pub struct CompareArgs {
-    #[command(flatten)]
-    pub select: SelectArgs,
-    /// Output format (every registered exporter: text, markdown, csv, json, html, ...)
-    #[arg(long, default_value = "text", value_parser = formats())]
-    pub format: String,
-}
-
-/// `--format`'s values: the registered exporters' names.
-fn formats() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(fslab_present::export::names())
-}
-
-/// `--alpha P`: a significance level above 0 and at most 0.5.
-fn alpha(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(x) if x > 0.0 && x <= 0.5 => Ok(x),
-        _ => Err(format!(
-            "{s:?} is not a significance level above 0 and at most 0.5 (say 0.05)"
-        )),
-    }
-}
-
-/// `--delta PCT`: a percentage above 0 and below 100.
-fn delta_pct(s: &str) -> Result<f64, String> {
-    match s.trim_end_matches('%').parse::<f64>() {
-        Ok(x) if x > 0.0 && x < 100.0 => Ok(x),
-        _ => Err(format!("{s:?} is not a percentage between 0 and 100")),
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Correction {
-    Bh,
-    Holm,
-}
-
-impl Correction {
-    pub fn policy(self, delta_pct: Option<f64>) -> fslab_stats::verdict::Policy {
-        fslab_stats::verdict::Policy {
-            delta_pct,
-            correction: match self {
-                Correction::Bh => fslab_stats::verdict::Correction::BenjaminiHochberg,
-                Correction::Holm => fslab_stats::verdict::Correction::Holm,
-            },
-            ..Default::default()
-        }
-    }
-
-    /// [`Correction::policy`] at significance level `alpha`.
-    pub fn policy_at(self, delta_pct: Option<f64>, alpha: f64) -> fslab_stats::verdict::Policy {
-        fslab_stats::verdict::Policy {
-            alpha,
-            ..self.policy(delta_pct)
-        }
-    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use fslab_present::report::page;
 
-use crate::cli::SelectArgs;
 use crate::Failure;
+use fslab_present::select_args::SelectArgs;
 
 pub fn run(sel: SelectArgs, output: &Path, db: &Path) -> Result<(), Failure> {
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
