@@ -22,6 +22,7 @@ pub mod export;
 pub mod history;
 pub mod outcomes;
 pub mod report;
+pub mod results_args;
 pub mod run;
 pub mod select_args;
 pub mod show;

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
 /// A filesystem benchmark laboratory.
 #[derive(Debug, Parser)]
@@ -61,7 +61,7 @@ pub enum Command {
         subcommand,
         after_help = "Examples:\n  fslab results list --workload fsmark\n  fslab results show 12\n  fslab results export 12 --format csv > run12.csv"
     )]
-    Results(ResultsCommand),
+    Results(fslab_present::results_args::ResultsCommand),
     /// Compare the cells of an experiment (default: the latest) or groups of runs, with statistics
     #[command(
         after_help = "Examples:\n  fslab compare\n  fslab compare --experiment 3 --experiment 5 --format markdown\n  fslab compare --runs 1,2,3 --runs 4,5,6 --delta 2\n  fslab compare --calibration 7 --correction holm --alpha 0.01"
@@ -118,7 +118,7 @@ pub enum Command {
     },
     /// Recorded block IO traces
     #[command(subcommand, after_help = "Example:\n  fslab trace show 12 --limit 50")]
-    Trace(TraceCommand),
+    Trace(fslab_present::results_args::TraceCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     #[command(after_help = "Example: fslab completions bash > /etc/bash_completion.d/fslab")]
     Completions {
@@ -180,81 +180,6 @@ pub enum Command {
         #[arg(value_name = "JSON")]
         json: String,
     },
-}
-
-#[derive(Debug, Subcommand)]
-pub enum TraceCommand {
-    /// Print a run's block IO completions in blkparse's format
-    Show {
-        /// Run id (from `fslab results list`)
-        id: i64,
-        /// Print at most this many lines
-        #[arg(long, value_name = "N")]
-        limit: Option<usize>,
-        /// Only this device's completions, as blkparse names it: MAJOR,MINOR
-        /// [default: the filesystem's own device]
-        #[arg(long, value_name = "MAJ,MIN", value_parser = parse_dev, conflicts_with = "all_devices")]
-        dev: Option<(u32, u32)>,
-        /// Every traced device's completions (the filesystem's and the disk under its image)
-        #[arg(long)]
-        all_devices: bool,
-    },
-}
-
-/// `MAJOR,MINOR` as blkparse prints a device.
-fn parse_dev(s: &str) -> Result<(u32, u32), String> {
-    let bad = || format!("{s:?} is not a device as MAJOR,MINOR (for example 7,3)");
-    let (maj, min) = s.split_once(',').ok_or_else(bad)?;
-    let maj: u32 = maj.trim().parse().map_err(|_| bad())?;
-    let min: u32 = min.trim().parse().map_err(|_| bad())?;
-    if maj >= 1 << 12 || min >= 1 << 20 {
-        return Err(format!(
-            "{s:?}: major must be below 4096 and minor below 1048576"
-        ));
-    }
-    Ok((maj, min))
-}
-
-#[derive(Debug, Subcommand)]
-pub enum ResultsCommand {
-    /// One line per recorded run, starting with its id
-    List {
-        /// Only runs of this workload (fsmark, createmany, tiotest, alloctest, dbench, compilebench)
-        #[arg(long, value_name = "KIND")]
-        workload: Option<fslab_workload::Kind>,
-        /// One JSON document (with fslab_schema) instead of text
-        #[arg(long)]
-        json: bool,
-    },
-    /// One line per experiment (`fslab run`), starting with its id, with runs completed
-    Experiments,
-    /// The findings' outcome table (as the README shows it), from the store: each finding's id, claim, the author's number, fslab's and the rule's verdict, with the run's date, kernel, scale and repetitions
-    #[command(
-        after_help = "Examples:\n  fslab results outcomes              # the latest experiment of each name\n  fslab results outcomes 12 14        # these experiments"
-    )]
-    Outcomes {
-        /// Experiment ids (from `fslab results experiments`); default: the latest of each name
-        ids: Vec<i64>,
-    },
-    /// Everything recorded for one run
-    Show {
-        /// Run id (from `fslab results list`)
-        id: i64,
-    },
-    /// One run as JSON or long-format CSV
-    Export {
-        /// Run id (from `fslab results list`)
-        id: i64,
-        /// Output format
-        #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
-        format: ExportFormat,
-    },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExportFormat {
-    Json,
-    Csv,
 }
 
 /// Whether `name` is one of fslab's own commands (which no workload may
