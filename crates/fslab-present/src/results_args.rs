@@ -53,7 +53,7 @@ pub enum ResultsCommand {
     },
     /// One line per experiment (`fslab run`), starting with its id, with runs completed
     Experiments,
-    /// The findings' outcome table (as the README shows it), from the store: each finding's id, claim, the author's number, fslab's and the rule's verdict, with the run's date, kernel, scale and repetitions
+    /// The findings' outcome table (as docs/findings.md shows it), from the store: each finding's id, claim, the author's number, fslab's and the rule's verdict, with the run's date, kernel, scale and repetitions
     #[command(
         after_help = "Examples:\n  fslab results outcomes              # the latest experiment of each name\n  fslab results outcomes 12 14        # these experiments"
     )]

@@ -126,9 +126,17 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print fslab's man page (roff)
-    #[command(after_help = "Example: fslab man > /usr/local/share/man/man1/fslab.1")]
-    Man,
+    /// Print a man page (roff): fslab's, or a command's; or write every command's page into a directory
+    #[command(
+        after_help = "Examples:\n  fslab man > /usr/local/share/man/man1/fslab.1\n  fslab man results show | man -l -\n  fslab man --dir /usr/local/share/man/man1   # fslab.1, fslab-run.1, fslab-results-show.1, ..."
+    )]
+    Man {
+        /// The command whose page to print (`run`, `results show`)
+        command: Vec<String>,
+        /// Write every command's page (fslab.1, fslab-COMMAND.1, ...) into this directory
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
     /// Merge and keep what the ranks of an MPI run kept after a signal (a spool
     /// `STORE.ranks-TOKEN` beside the results store), naming the ranks and hosts that
     /// kept nothing: `fslab run` does it once mpirun has ended; by hand after a run

@@ -9,6 +9,7 @@ mod compilebench;
 mod conventions;
 mod cpu_figures;
 mod dbench;
+mod docs;
 mod endings;
 mod fsmark;
 mod fsmark_fs;
