@@ -20,6 +20,7 @@
 pub mod comparison;
 pub mod export;
 pub mod history;
+pub mod man;
 pub mod outcomes;
 pub mod report;
 pub mod results_args;
