@@ -65,6 +65,10 @@ pub struct RankRun {
     /// the merged run (see [`crate::HostFacts::probes`]).
     #[serde(default)]
     pub probe_metrics: Vec<fslab_record::Metric>,
+    /// What a program this rank ran printed (`fslab exec` on each rank):
+    /// (stream, bytes); the merged run keeps rank 0's.
+    #[serde(default)]
+    pub outputs: Vec<(String, Vec<u8>)>,
 }
 
 /// A named stretch of a rank's run: Unix times in nanoseconds.
@@ -92,6 +96,7 @@ impl RankRun {
             spans: Vec::new(),
             metrics: Vec::new(),
             probe_metrics: Vec::new(),
+            outputs: Vec::new(),
         }
     }
 
@@ -188,6 +193,11 @@ impl Recorder for RankRecorder {
         // loop by loop (`merge`).
         self.run.loops.extend(LoopRow::from_metrics(metrics));
         self.run.metrics.extend_from_slice(metrics);
+        Ok(())
+    }
+    fn record_output(&mut self, _run: i64, stream: &str, bytes: &[u8]) -> RecordResult<()> {
+        self.run.outputs.retain(|(s, _)| s != stream);
+        self.run.outputs.push((stream.to_string(), bytes.to_vec()));
         Ok(())
     }
     fn finish_run(

@@ -164,6 +164,7 @@ impl RunArgs {
             repetitions: e.repetitions,
         });
         self.apply(&mut exp, resumed)?;
+        exp.workload.allowed.clone_from(&self.allow_command);
         let exp = crate::plan::scaled(&exp, scale);
         Ok(Planned {
             file,

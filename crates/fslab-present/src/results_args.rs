@@ -66,6 +66,17 @@ pub enum ResultsCommand {
         /// Run id (from `fslab results list`)
         id: i64,
     },
+    /// What a program a run started printed (fslab exec, kind = "command"), byte for byte
+    #[command(
+        after_help = "Examples:\n  fslab results output 12             # its stdout\n  fslab results output 12 stderr\n  fslab results output 12 result.txt  # a result file its parser read"
+    )]
+    Output {
+        /// Run id (from `fslab results list`)
+        id: i64,
+        /// stdout, stderr, or the name of a result file its parser read (`results show` lists them)
+        #[arg(default_value = "stdout")]
+        stream: String,
+    },
     /// One run as JSON or long-format CSV
     Export {
         /// Run id (from `fslab results list`)
@@ -82,7 +93,8 @@ pub enum ExportFormat {
     Csv,
 }
 
-/// What `fslab results CMD` prints, read from `store`.
+/// What `fslab results CMD` prints, read from `store`; `results output`
+/// prints bytes, not text: asked for its text, a selection error.
 pub fn results_text(store: &Store, cmd: ResultsCommand) -> Result<String, Error> {
     match cmd {
         ResultsCommand::List { workload, json } => {
@@ -95,6 +107,9 @@ pub fn results_text(store: &Store, cmd: ResultsCommand) -> Result<String, Error>
         ResultsCommand::Experiments => show::experiments(store),
         ResultsCommand::Outcomes { ids } => crate::outcomes::outcomes(store, &ids),
         ResultsCommand::Show { id } => show::run_text(store, id),
+        ResultsCommand::Output { id, stream } => Err(Error::Selection(format!(
+            "results output {id} {stream}: a program's output is bytes (the store's output)"
+        ))),
         ResultsCommand::Export { id, format } => match format {
             ExportFormat::Json => show::export_json(store, id),
             ExportFormat::Csv => show::export_csv(store, id),

@@ -4,11 +4,30 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+/// `fslab --version`: the version, the commit, and whether MPI is built
+/// in (workloads on MPI ranks, `[cluster]` experiments of fslab's own
+/// workloads) or not (`cargo build --features mpi` builds it in).
+pub const VERSION: &str = if cfg!(feature = "mpi") {
+    concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (git ",
+        env!("FSLAB_GIT_REV"),
+        "), MPI: built in (Open MPI, the mpi crate)"
+    )
+} else {
+    concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (git ",
+        env!("FSLAB_GIT_REV"),
+        "), MPI: not built in (cargo build --features mpi)"
+    )
+};
+
 /// A filesystem benchmark laboratory.
 #[derive(Debug, Parser)]
 #[command(
     name = "fslab",
-    version = concat!(env!("CARGO_PKG_VERSION"), " (git ", env!("FSLAB_GIT_REV"), ")"),
+    version = VERSION,
     about,
     long_about = None
 )]

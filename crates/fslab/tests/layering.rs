@@ -207,8 +207,8 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["fslab-record"],
     ),
     (
-        "statistics and the results store",
-        &["fslab-stats", "fslab-store"],
+        "statistics, the results store, readers of other tools' output",
+        &["fslab-stats", "fslab-store", "fslab-parse"],
     ),
     (
         "the lab, guests, cluster, on-disk layout, analysis",

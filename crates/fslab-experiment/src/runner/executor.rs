@@ -97,6 +97,9 @@ pub struct ProcessExecutor {
     pub ranks: u32,
     /// `[cluster]`: the workload runs on its hosts, under its mpirun.
     pub cluster: Option<crate::spec::Cluster>,
+    /// The workload starts its own ranks (a program under its launcher:
+    /// [`fslab_workload::Workload::launches_ranks`]): it runs as one process.
+    pub own_ranks: bool,
 }
 
 impl ProcessExecutor {
@@ -108,6 +111,7 @@ impl ProcessExecutor {
             db: db.to_path_buf(),
             ranks: exp.workload.ranks,
             cluster: exp.cluster.clone(),
+            own_ranks: exp.workload.kind.launches_ranks(),
         })
     }
 }
@@ -120,8 +124,10 @@ impl ProcessExecutor {
     /// for several ranks.
     fn command(&self, spec: &ChildSpec) -> Command {
         let launcher = match &self.cluster {
+            _ if self.own_ranks => None,
             // Exported to the ranks on other hosts too (over ssh the
-            // environment stays behind).
+            // environment stays behind; srun exports it by default).
+            Some(c) if c.launch == crate::spec::cluster::Launch::Srun => Some(c.workload_mpirun()),
             Some(c) => Some(
                 c.workload_mpirun()
                     .into_iter()
@@ -342,7 +348,7 @@ impl Executor for ProcessExecutor {
         while let Ok(line) = rx.try_recv() {
             handle(line, &mut out, progress);
         }
-        if out.status.is_none() && (self.ranks > 1 || self.cluster.is_some()) {
+        if out.status.is_none() && !self.own_ranks && (self.ranks > 1 || self.cluster.is_some()) {
             // The ranks were stopped (a host lost): what they kept.
             for spool in self.spools() {
                 if !spools_before.contains(&spool) {

@@ -61,6 +61,31 @@ mod tests {
             assert!(text.contains("FSLAB_DB"), "{p:?}");
         }
         assert!(dir.path().join("fslab-results-show.1").exists());
+        // Each page renders without a warning (groff -ww), where groff is.
+        match std::process::Command::new("groff")
+            .arg("--version")
+            .output()
+        {
+            Ok(_) => {
+                for e in std::fs::read_dir(dir.path()).unwrap().flatten() {
+                    let o = std::process::Command::new("groff")
+                        .args(["-man", "-Tutf8", "-ww", "-z"])
+                        .arg(e.path())
+                        .output()
+                        .unwrap();
+                    let err = String::from_utf8_lossy(&o.stderr);
+                    assert!(
+                        o.status.success() && err.is_empty(),
+                        "{:?}: {err}",
+                        e.path()
+                    );
+                }
+            }
+            Err(_) => assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "groff is missing (scripts/install-deps.sh installs groff-base), and CI=true"
+            ),
+        }
         assert!(!dir.path().join("fslab-job.1").exists(), "a hidden command");
         assert!(
             !dir.path().join("fslab-results-help.1").exists(),
