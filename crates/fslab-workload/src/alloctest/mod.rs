@@ -73,7 +73,7 @@ impl AllocArgs {
 
     fn check(&self) -> crate::Result<AllocOptions> {
         let len = crate::fsmark::options::parse_size("LEN", &self.len)?;
-        let page = rustix::param::page_size() as u64;
+        let page = fslab_sys::page_size() as u64;
         if len < page {
             return Err(crate::opt(
                 "LEN",
@@ -217,7 +217,7 @@ fn stream(
     map: &Mutex<SharedMap>,
     say: &mut dyn FnMut(String),
 ) -> crate::Result<f64> {
-    let page = rustix::param::page_size() as u64;
+    let page = fslab_sys::page_size() as u64;
     let pages = opts.len / page;
     let p = ctx.phase("stream", 1, |_, progress| {
         let mut m = map.lock().unwrap_or_else(|e| e.into_inner());
@@ -255,7 +255,7 @@ fn readback(
     stop: &AtomicBool,
     say: &mut dyn FnMut(String),
 ) -> crate::Result<f64> {
-    let page = rustix::param::page_size() as u64;
+    let page = fslab_sys::page_size() as u64;
     let io = |what: &str, e: std::io::Error| {
         crate::Error::Setup(format!("{what} {}: {e}", opts.file.display()))
     };
@@ -299,7 +299,7 @@ fn touch(
     stop: &AtomicBool,
     say: &mut dyn FnMut(String),
 ) -> crate::Result<f64> {
-    let page = rustix::param::page_size() as u64;
+    let page = fslab_sys::page_size() as u64;
     let pages = opts.len / page;
     let hist = Mutex::new(LatencyHistogram::new());
     let hits = Mutex::new(Vec::new());
@@ -365,7 +365,7 @@ fn touch(
 }
 
 pub fn run(opts: &AllocOptions, start: Start<'_, '_>) -> crate::Result<AllocReport> {
-    let page = rustix::param::page_size() as u64;
+    let page = fslab_sys::page_size() as u64;
     let pages = opts.len / page;
     let dir = opts
         .file

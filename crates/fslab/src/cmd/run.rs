@@ -68,8 +68,11 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     runner::preflight_as(&exp, root || args.dry_run).map_err(refused)?;
     runner::preflight_mpi(&exp, cfg!(feature = "mpi")).map_err(refused)?;
     if args.dry_run {
-        return super::say(runner::dry_run(&exp, scale, &allowed, root));
+        super::say(runner::dry_run(&exp, scale, &allowed, root))?;
+        super::power::say(&exp, (db, &file, &text, scale), true);
+        return Ok(());
     }
+    super::power::say(&exp, (db, &file, &text, scale), false);
     let mut exec = executor(&exp, db, &file)?;
     let mut store = super::open_store(db)?;
     let stop =
