@@ -208,10 +208,12 @@ impl<'o> Tree<'o> {
 
 /// The -x file's count, as mdtest writes it (a bare number).
 pub fn read_count(path: &Path) -> crate::Result<u64> {
+    // A -x file that is not there is bad input (exit 2), named.
     let text = std::fs::read_to_string(path).map_err(|e| {
-        crate::Error::io(
-            format!("-x {}: cannot read the stonewall status", path.display()),
-            e,
+        crate::opt(
+            "-x",
+            path.display(),
+            format!("cannot read the stonewall status: {e}"),
         )
     })?;
     text.trim().parse().map_err(|_| {
