@@ -29,7 +29,7 @@ impl RankHist {
         }
     }
 
-    pub fn histogram(&self) -> Result<LatencyHistogram, String> {
+    pub fn histogram(&self) -> Result<LatencyHistogram, fslab_record::BadHistogram> {
         LatencyHistogram::from_v2_bytes(&self.v2, self.min_ns, self.sum_ns, self.max_ns)
     }
 }
@@ -124,10 +124,15 @@ impl RankRun {
         serde_json::to_vec(self).expect("a rank's run always serialises")
     }
 
-    pub fn from_bytes(b: &[u8]) -> Result<Self, String> {
-        serde_json::from_slice(b).map_err(|e| format!("a rank's results could not be read: {e}"))
+    pub fn from_bytes(b: &[u8]) -> Result<Self, UnreadableRun> {
+        serde_json::from_slice(b).map_err(UnreadableRun)
     }
 }
+
+/// A rank's results that are not a serialized [`RankRun`].
+#[derive(Debug, thiserror::Error)]
+#[error("a rank's results could not be read: {0}")]
+pub struct UnreadableRun(#[source] pub serde_json::Error);
 
 /// A [`Recorder`] that keeps one rank's run in memory.
 pub struct RankRecorder {
@@ -236,6 +241,7 @@ mod tests {
         assert_eq!((h2.min_ns(), h2.max_ns()), (1_000, 3_000_000));
         assert!(RankRun::from_bytes(b"{")
             .unwrap_err()
+            .to_string()
             .contains("could not be read"));
     }
 }

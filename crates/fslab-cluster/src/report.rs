@@ -5,6 +5,16 @@ use fslab_record::{RecordResult, Recorder, RunInfo};
 use crate::merge::{MergedRun, MpiParams};
 
 impl MergedRun {
+    /// The merged run's own numbers as it records them: the ranks' loop
+    /// rows added up loop by loop, as detail metrics of `workload`.
+    pub fn metrics(&self, workload: &str) -> Vec<fslab_record::Metric> {
+        self.run
+            .loops
+            .iter()
+            .flat_map(|l| l.metrics(workload))
+            .collect()
+    }
+
     /// The hosts as `NAME` or `NAME (N ranks)`, comma-separated.
     pub fn host_list(&self) -> String {
         self.hosts
@@ -49,12 +59,7 @@ impl MergedRun {
             }
         }
         let id = rec.begin_run(&info)?;
-        let loops: Vec<fslab_record::Metric> = self
-            .run
-            .loops
-            .iter()
-            .flat_map(|l| l.metrics(&info.workload))
-            .collect();
+        let loops = self.metrics(&info.workload);
         if !loops.is_empty() {
             rec.record_metrics(id, &loops)?;
         }

@@ -441,7 +441,7 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
 fn workload(ctx: &Ctx, w: &WorkloadSpec) -> Result<Workload, SpecError> {
     let wk = match w.kind.get_ref().parse::<Kind>() {
         Ok(k) => k,
-        Err(e) => return ctx.err(w.kind.span(), "workload.kind", e),
+        Err(e) => return ctx.err(w.kind.span(), "workload.kind", e.to_string()),
     };
     let options = workload_keys(ctx, w, wk)?;
     let in_prefix = wk.experiment_prefix().iter().any(|a| a.contains("{dir"));

@@ -20,9 +20,12 @@
 pub mod comparison;
 pub mod export;
 pub mod history;
+pub mod man;
 pub mod outcomes;
 pub mod report;
+pub mod results_args;
 pub mod run;
+pub mod select_args;
 pub mod show;
 pub mod trace;
 

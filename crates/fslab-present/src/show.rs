@@ -115,7 +115,7 @@ pub fn experiments(store: &Store) -> Result<String> {
         table.row([
             e.id.to_string(),
             e.started_at.get(..19).unwrap_or(&e.started_at).to_string(),
-            e.status.clone(),
+            e.status.to_string(),
             format!("{}/{total}", e.completed),
             e.name.clone(),
             format!(

@@ -28,13 +28,13 @@
 //! | `perf` | `perf record -a -g` per phase: top symbols and call chains (not on by default) |
 
 pub mod blockio;
-pub mod cgroup;
+pub use fslab_record::cgroup;
 pub mod devices;
 mod error;
-pub mod frag;
-pub mod htree;
+pub use fslab_layout::{frag, htree};
 pub mod journal;
 pub mod names;
+pub mod needs;
 pub mod notes;
 pub mod perf;
 pub mod plugin;

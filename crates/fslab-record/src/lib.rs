@@ -5,6 +5,7 @@
 //! scheduler and workloads are testable with [`MemRecorder`].
 
 pub mod catalogue;
+pub mod cgroup;
 mod experiment;
 pub mod journal;
 pub mod json;
@@ -25,11 +26,48 @@ pub use experiment::{
     CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, FindingOutcome, FindingResult,
     GuestFacts, ImageHostFacts, IMAGE_EXTENTS,
 };
-pub use latency::{LatencyHistogram, LatencySummary};
+pub use latency::{BadHistogram, LatencyHistogram, LatencySummary};
 pub use mem::MemRecorder;
-pub use metric::{Better, Metric, Unit};
+pub use metric::{Better, Direction, Metric, Unit};
 pub use probe::{Blob, Monitor, NoMonitor, ProbeNote, ProbePoint};
 pub use types::*;
+
+/// How an error ends a command, every crate's error sorted by one
+/// question: whose fault, and so which exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Bad input (an option, a file, a selection): exit status 2.
+    Usage,
+    /// The work failed: exit status 1.
+    Failed,
+    /// Stopped by SIGINT or SIGTERM: exit status 130.
+    Interrupted,
+    /// The reader of the output went away (`fslab results list | head -1`):
+    /// the output was wanted no further, so the command ends quietly, as
+    /// Unix tools do: exit status 0.
+    Closed,
+}
+
+impl ErrorKind {
+    /// The exit status of a command ended by an error of this kind.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            ErrorKind::Usage => 2,
+            ErrorKind::Failed => 1,
+            ErrorKind::Interrupted => 130,
+            ErrorKind::Closed => 0,
+        }
+    }
+
+    /// The kind of an output error: a closed pipe, else a failure.
+    pub fn of_output(e: &std::io::Error) -> ErrorKind {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            ErrorKind::Closed
+        } else {
+            ErrorKind::Failed
+        }
+    }
+}
 
 /// Failure of a recorder: what it could not keep.
 #[derive(Debug, thiserror::Error)]

@@ -164,7 +164,7 @@ fn ended(
                 name: name.into(),
                 source,
             })?;
-        print!("{doc}");
+        crate::say(name, &doc)?;
     }
     for n in report.notes() {
         eprintln!("fslab: {name}: {n}");

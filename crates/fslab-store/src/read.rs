@@ -13,7 +13,7 @@ use crate::{Store, StoreError};
 pub struct ProbeSummary {
     pub phase_index: u32,
     pub probe: String,
-    /// The series' name (see `fslab_probe::names`).
+    /// The series' name (the probes name them: fslab-probe's `names`).
     pub metric: String,
     pub samples: u64,
     pub mean: f64,
@@ -474,7 +474,7 @@ pub struct StoredPoint {
     /// Seconds into the phase.
     pub t_s: f64,
     pub probe: String,
-    /// The series' name (see `fslab_probe::names`).
+    /// The series' name (the probes name them: fslab-probe's `names`).
     pub metric: String,
     pub value: f64,
 }

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use crate::cli::CompareArgs;
 use crate::Failure;
+use fslab_present::select_args::CompareArgs;
 
 pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
     let exporter = fslab_present::export::of(&args.format).ok_or_else(|| {

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use fslab_present::report::page;
 
-use crate::cli::SelectArgs;
 use crate::Failure;
+use fslab_present::select_args::SelectArgs;
 
 pub fn run(sel: SelectArgs, output: &Path, db: &Path) -> Result<(), Failure> {
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -29,11 +29,11 @@ pub fn run(sel: SelectArgs, output: &Path, db: &Path) -> Result<(), Failure> {
     }
     std::fs::write(output, p.html)
         .map_err(|e| Failure::Failed(format!("report: cannot write {}: {e}", output.display())))?;
-    println!(
-        "wrote {} ({} charts, {} cells)",
+    super::say(format!(
+        "wrote {} ({} charts, {} cells)\n",
         output.display(),
         p.charts,
         p.cells
-    );
+    ))?;
     Ok(())
 }

@@ -2,9 +2,8 @@
 
 use std::path::Path;
 
-use fslab_present::show;
+use fslab_present::results_args::{results_text, ResultsCommand};
 
-use crate::cli::{ExportFormat, ResultsCommand};
 use crate::Failure;
 
 pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
@@ -12,26 +11,7 @@ pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
     if let ResultsCommand::Output { id, stream } = &cmd {
         return output(&store, *id, stream);
     }
-    let text = match cmd {
-        ResultsCommand::List { workload, json } => {
-            if json {
-                show::list_json(&store, workload.map(|k| k.name()))
-            } else {
-                show::list(&store, workload.map(|k| k.name()))
-            }
-        }
-        ResultsCommand::Experiments => show::experiments(&store),
-        ResultsCommand::Outcomes { ids } => {
-            fslab_present::outcomes::outcomes(&store, &ids, fslab_experiment::builtin::BUILTIN)
-        }
-        ResultsCommand::Show { id } => show::run_text(&store, id),
-        ResultsCommand::Export { id, format } => match format {
-            ExportFormat::Json => show::export_json(&store, id),
-            ExportFormat::Csv => show::export_csv(&store, id),
-        },
-        ResultsCommand::Output { .. } => unreachable!("handled above"),
-    }
-    .map_err(super::results_failure)?;
+    let text = results_text(&store, cmd).map_err(super::results_failure)?;
     super::print_all(text.as_bytes())
 }
 
