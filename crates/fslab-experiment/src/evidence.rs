@@ -114,6 +114,7 @@ mod tests {
                     ..Default::default()
                 },
             ],
+            ..Default::default()
         };
         let v = top.to_value();
         let phases = vec!["create".to_string()];

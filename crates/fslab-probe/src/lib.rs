@@ -23,11 +23,13 @@
 //! | `writeback` | `writeback:writeback_start` reasons |
 //! | `stacks` | kernel stacks of blocked (D) workload and filesystem threads |
 //! | `perf` | `perf record -a -g` per phase: top symbols and call chains (not on by default) |
+//! | `machine` | always on: the CPUs' clock, the page cache at the phase's start, /proc/pressure over the phase ([`fslab_record::PhaseFacts`]) |
 
 pub mod blockio;
 pub mod cgroup;
 pub mod devices;
 mod error;
+pub mod facts;
 pub mod frag;
 pub mod htree;
 pub mod journal;
@@ -66,6 +68,9 @@ pub enum Kind {
     Writeback,
     Stacks,
     Perf,
+    /// The machine's clock, page cache and pressure in each phase: always
+    /// on, not in [`ALL`] (it is part of the run's facts).
+    Machine,
 }
 
 pub const ALL: [Kind; 9] = [
@@ -92,6 +97,7 @@ impl Kind {
             Kind::Writeback => "writeback",
             Kind::Stacks => "stacks",
             Kind::Perf => "perf",
+            Kind::Machine => "machine",
         }
     }
 

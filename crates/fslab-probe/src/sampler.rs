@@ -179,7 +179,12 @@ impl Sampler {
             kinds.retain(|k| *k != Kind::Perf);
         }
         run_notes.push(typed_note(None, &crate::TargetsNote::of(&targets, &kinds)));
-        let probes = kinds.iter().map(|k| crate::probes::make(*k)).collect();
+        // The machine's own measurements run whatever was asked for.
+        let probes = kinds
+            .iter()
+            .chain([&Kind::Machine])
+            .map(|k| crate::probes::make(*k))
+            .collect();
         let mut s = Sampler::with_probes(probes, source, targets, scratch, shared);
         s.world.tracer = tracer;
         s.run_notes = run_notes;

@@ -196,29 +196,26 @@ pub fn progress_lines<'a>() -> fslab_workload::SecondHook<'a> {
     })
 }
 
-/// Starts the probes asked for (none for an empty list), reporting on
-/// stderr those that cannot start.
+/// Starts the probes asked for, reporting on stderr those that cannot
+/// start; with none asked for, the machine's own measurements alone (each
+/// phase's clock, page cache and pressure: part of the run's facts).
 pub fn start_probes(
     name: &str,
     common: &CommonArgs,
     kinds: &[fslab_probe::Kind],
     dir: &Path,
-) -> Option<fslab_probe::ProbeSet> {
-    let probes = (!kinds.is_empty()).then(|| {
-        // The workload may make its directory only when it starts: the
-        // filesystem is the one of its nearest existing ancestor.
-        let existing = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
-        fslab_probe::ProbeSet::start(
-            kinds,
-            existing,
-            &fslab_probe::scratch_dir(),
-            common.probes != "default",
-        )
-    });
-    if let Some(p) = &probes {
-        for problem in &p.problems {
-            eprintln!("fslab: {name}: {problem}");
-        }
+) -> fslab_probe::ProbeSet {
+    // The workload may make its directory only when it starts: the
+    // filesystem is the one of its nearest existing ancestor.
+    let existing = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
+    let probes = fslab_probe::ProbeSet::start(
+        kinds,
+        existing,
+        &fslab_probe::scratch_dir(),
+        common.probes != "default",
+    );
+    for problem in &probes.problems {
+        eprintln!("fslab: {name}: {problem}");
     }
     probes
 }

@@ -3,6 +3,7 @@
 
 mod calibration;
 mod experiment;
+mod facts;
 mod read;
 mod retry;
 mod schema;
@@ -571,6 +572,24 @@ impl Recorder for Store {
                     0
                 }
             };
+            Ok(tx.commit()?)
+        })
+    }
+
+    fn record_facts(&mut self, run: i64, facts: &fslab_record::MachineFacts) -> RecordResult<()> {
+        self.write(|conn| {
+            let tx = conn.transaction()?;
+            {
+                let mut st = tx.prepare(
+                    "INSERT OR REPLACE INTO facts (run_id, host, seq, name, value, source)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )?;
+                for (i, f) in facts.facts.iter().enumerate() {
+                    st.execute(params![
+                        run, facts.host, i as i64, f.name, f.value, f.source
+                    ])?;
+                }
+            }
             Ok(tx.commit()?)
         })
     }

@@ -12,6 +12,7 @@ pub mod fiemap;
 pub mod lock;
 pub mod loopdev;
 pub mod mmap;
+pub mod perf_event;
 pub mod tsc;
 
 pub use child::die_with_parent;

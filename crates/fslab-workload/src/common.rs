@@ -152,6 +152,17 @@ impl<'r, 'h> RunCtx<'r, 'h> {
             params,
         };
         let run_id = rec.begin_run(&info)?;
+        // The machine's facts, read where the probes read it; the
+        // directory may not exist yet: its filesystem is its nearest
+        // existing ancestor's.
+        let existing = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
+        rec.record_facts(
+            run_id,
+            &fslab_probe::facts::machine(
+                &fslab_probe::source::Machine,
+                &fslab_probe::resolve(existing),
+            ),
+        )?;
         if let Some(f) = hooks.run_started.as_mut() {
             f(run_id);
         }

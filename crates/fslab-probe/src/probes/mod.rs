@@ -7,6 +7,7 @@ pub mod cpu;
 pub mod disk;
 pub mod frag;
 pub mod journal;
+pub mod machine;
 pub mod mem;
 pub mod perf;
 pub mod stacks;
@@ -32,6 +33,7 @@ pub fn make(kind: Kind) -> Box<dyn Probe> {
         Kind::Writeback => Box::<writeback::Writeback>::default(),
         Kind::Stacks => Box::<stacks::Stacks>::default(),
         Kind::Perf => Box::<perf::Perf>::default(),
+        Kind::Machine => Box::<machine::Machine>::default(),
     }
 }
 
