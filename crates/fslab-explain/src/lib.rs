@@ -1,0 +1,35 @@
+//! Every difference explained by its instruments (issue 34): pure
+//! functions from what runs recorded to what a filesystem developer asks
+//! before believing a number.
+//!
+//! - [`confound`]: the facts in which two machines differ, the CPU clock of
+//!   each phase, and when a clock that moved confounds a verdict.
+//! - [`waits`]: wait classes (journal, directory-block read, page writeback,
+//!   memory reclaim, lock, device queue) matched within one blocked stack,
+//!   caller above callee; extendable from an experiment file.
+//! - [`evidence`]: one run's instruments ([`RunEvidence`]), pooled per
+//!   phase over a group's runs ([`PhaseEvidence`]).
+//! - [`limiter`]: the rule table that names a phase's limiter with its
+//!   evidence.
+//! - [`profile`]: differential profiles (perf diff's delta and ratio), a
+//!   symbol's share of a phase.
+//! - [`shares`]: each operation's share of a mixed workload's time.
+//! - [`explain`]: all of it for a comparison of groups ([`Explanation`]);
+//!   [`text`]: as people read it.
+//!
+//! Nothing here reads the machine or the store: callers hand over typed
+//! values, and tests hand over fakes.
+
+pub mod confound;
+pub mod evidence;
+pub mod explain;
+pub mod limiter;
+pub mod profile;
+pub mod shares;
+pub mod text;
+pub mod waits;
+
+pub use evidence::{OpTime, PhaseEvidence, RunEvidence};
+pub use explain::{explain, Explanation, Group, Side};
+pub use limiter::{judge, Limit, Limiter};
+pub use waits::{WaitClassEntry, WaitClassError, WaitTable};

@@ -1,0 +1,296 @@
+//! What limited a phase, named with its evidence: one rule table over the
+//! instruments ([`RULES`], tried in order, the first that speaks wins).
+//!
+//! The spine is where the workers' time went: each wait-stack round
+//! samples every worker thread's scheduler state, so a phase's worker time
+//! splits into running or runnable (R), blocked in the kernel (D) and
+//! asleep (S). Blocked time is named by its wait class; running time is
+//! the CPU's, with how many CPUs the workers used and whether they queued
+//! for them (cpu pressure). Reclaim comes first because reclaiming threads
+//! run (R) as often as they block: the memory pressure and the limit's
+//! hits name it. Without wait-stack samples (the stacks probe off) only
+//! saturation speaks: the CPUs or the device.
+
+use serde::Serialize;
+
+use crate::evidence::{PhaseEvidence, UNCLASSIFIED};
+
+/// What limited a phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    Cpu,
+    MemoryReclaim,
+    Journal,
+    DirectoryRead,
+    PageWriteback,
+    Lock,
+    Device,
+    /// Blocked in waits of no known class.
+    Blocked,
+    /// Asleep outside the kernel's uninterruptible waits.
+    Sleeping,
+    /// The instruments do not say.
+    Unknown,
+}
+
+impl Limit {
+    /// The words a limiter line starts with.
+    pub fn words(self) -> &'static str {
+        match self {
+            Limit::Cpu => "limited by CPU",
+            Limit::MemoryReclaim => "limited by memory reclaim",
+            Limit::Journal => "limited by the journal",
+            Limit::DirectoryRead => "limited by directory-block reads",
+            Limit::PageWriteback => "limited by page writeback",
+            Limit::Lock => "limited by lock contention",
+            Limit::Device => "limited by the device",
+            Limit::Blocked => "blocked in unclassified waits",
+            Limit::Sleeping => "workers mostly asleep",
+            Limit::Unknown => "limiter not identified",
+        }
+    }
+
+    /// The limit of blocked time in wait class `class`.
+    pub fn of_class(class: &str) -> Limit {
+        match class {
+            "memory reclaim" => Limit::MemoryReclaim,
+            "journal" => Limit::Journal,
+            "directory-block read" => Limit::DirectoryRead,
+            "page writeback" => Limit::PageWriteback,
+            "lock" => Limit::Lock,
+            "device queue" => Limit::Device,
+            _ => Limit::Blocked,
+        }
+    }
+}
+
+/// A phase's limiter and its evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Limiter {
+    pub phase: String,
+    pub limit: Limit,
+    /// The numbers that name it (`64% of blocked samples in journal waits
+    /// (do_get_write_access), commits 230 ms median`).
+    pub evidence: String,
+}
+
+impl Limiter {
+    /// `create: limited by the journal: EVIDENCE`.
+    pub fn line(&self) -> String {
+        format!("{}: {}: {}", self.phase, self.limit.words(), self.evidence)
+    }
+}
+
+/// A rule: the limit it names and its evidence, or None when it does not
+/// apply.
+pub type Rule = fn(&PhaseEvidence) -> Option<(Limit, String)>;
+
+/// The rules, tried in order.
+pub const RULES: [(&str, Rule); 6] = [
+    ("memory reclaim under the memory limit", reclaim),
+    ("too few samples", too_few),
+    ("blocked most: the largest wait class", blocked),
+    ("running most: the CPU", cpu),
+    ("asleep most", sleeping),
+    ("no wait stacks: saturation", saturation),
+];
+
+/// Memory pressure (some) at or above this share of the phase, with the
+/// limit hit, is reclaim.
+const RECLAIM_PRESSURE_PCT: f64 = 20.0;
+/// Fewer wait-stack rounds than this name no limiter from states.
+const MIN_ROUNDS: u64 = 5;
+/// A CPU or device this busy is saturated (no wait stacks to go by).
+const SATURATED_PCT: f64 = 80.0;
+
+/// The limiter of a phase.
+pub fn judge(e: &PhaseEvidence) -> Limiter {
+    let (limit, evidence) = RULES
+        .iter()
+        .find_map(|(_, rule)| rule(e))
+        .unwrap_or((Limit::Unknown, String::new()));
+    Limiter {
+        phase: e.phase.clone(),
+        limit,
+        evidence,
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+fn psi_text(
+    e: &PhaseEvidence,
+    pick: fn(&fslab_record::Pressure) -> Option<f64>,
+    what: &str,
+) -> Option<String> {
+    if let Some(v) = e.cgroup_pressure.as_ref().and_then(pick) {
+        return Some(format!("the cell's {what} {v:.0}%"));
+    }
+    e.pressure
+        .as_ref()
+        .and_then(pick)
+        .map(|v| format!("{what} {v:.0}% (machine-wide)"))
+}
+
+fn class_share(e: &PhaseEvidence, class: &str) -> Option<String> {
+    let c = e.classes.iter().find(|c| c.class == class)?;
+    (e.blocked > 0).then(|| {
+        format!(
+            "{} of blocked samples in {} waits ({})",
+            pct(c.samples as f64 / e.blocked as f64),
+            class,
+            c.function
+        )
+    })
+}
+
+fn reclaim(e: &PhaseEvidence) -> Option<(Limit, String)> {
+    let hits = e.limit_hits.filter(|h| *h > 0.0)?;
+    let some = e
+        .cgroup_pressure
+        .and_then(|p| p.memory_some_pct)
+        .or(e.pressure.and_then(|p| p.memory_some_pct))?;
+    if some < RECLAIM_PRESSURE_PCT {
+        return None;
+    }
+    let mut parts = vec![format!("the memory limit hit {hits:.0} times")];
+    parts.extend(psi_text(e, |p| p.memory_some_pct, "memory pressure"));
+    parts.extend(class_share(e, "memory reclaim"));
+    Some((Limit::MemoryReclaim, parts.join(", ")))
+}
+
+fn too_few(e: &PhaseEvidence) -> Option<(Limit, String)> {
+    (e.rounds > 0 && e.rounds < MIN_ROUNDS).then(|| {
+        (
+            Limit::Unknown,
+            format!(
+                "{} wait-stack rounds in {:.2} s: too few to say where the time went",
+                e.rounds, e.wall_s
+            ),
+        )
+    })
+}
+
+/// Worker time shares (R, D, S) when wait stacks were sampled.
+fn shares(e: &PhaseEvidence) -> Option<(f64, f64, f64)> {
+    (e.worker_samples() > 0).then(|| (e.state_share("R"), e.state_share("D"), e.state_share("S")))
+}
+
+fn blocked(e: &PhaseEvidence) -> Option<(Limit, String)> {
+    let (r, d, s) = shares(e)?;
+    if d < r || d < s || e.blocked == 0 {
+        return None;
+    }
+    let top = e.classes.first()?;
+    let limit = Limit::of_class(&top.class);
+    let mut parts = vec![format!("workers blocked {} of their time", pct(d))];
+    parts.push(if top.class == UNCLASSIFIED {
+        format!(
+            "{} of blocked samples in no known class (innermost {})",
+            pct(top.samples as f64 / e.blocked as f64),
+            top.function
+        )
+    } else {
+        class_share(e, &top.class)?
+    });
+    match limit {
+        Limit::Journal => parts.extend(
+            e.commit_median_ms()
+                .map(|m| format!("commits {m:.0} ms median ({} commits)", e.commits_ms.len())),
+        ),
+        Limit::Device | Limit::PageWriteback | Limit::DirectoryRead => {
+            parts.extend(device_text(e));
+            parts.extend(psi_text(e, |p| p.io_some_pct, "io pressure"));
+        }
+        Limit::Lock => parts.extend(e.workers().map(|w| format!("{w:.1} workers"))),
+        Limit::MemoryReclaim => {
+            parts.extend(psi_text(e, |p| p.memory_some_pct, "memory pressure"));
+        }
+        _ => {}
+    }
+    Some((limit, parts.join(", ")))
+}
+
+fn device_text(e: &PhaseEvidence) -> Option<String> {
+    let mut v = Vec::new();
+    if let Some(u) = e.util_pct {
+        v.push(format!("device busy {u:.0}%"));
+    }
+    if let Some(q) = e.queue_depth {
+        v.push(format!("queue depth {q:.1}"));
+    }
+    if let Some(k) = e.io_kib {
+        v.push(format!("{k:.0} KiB IOs"));
+    }
+    (!v.is_empty()).then(|| v.join(", "))
+}
+
+fn cpu_use(e: &PhaseEvidence) -> Option<String> {
+    if e.wall_s <= 0.0 {
+        return None;
+    }
+    let used = e.cpu_s / e.wall_s;
+    Some(match e.cpus_online {
+        Some(n) => format!("they used {used:.2} of {n} CPUs"),
+        None => format!("they used {used:.2} CPUs"),
+    })
+}
+
+fn cpu(e: &PhaseEvidence) -> Option<(Limit, String)> {
+    let (r, d, s) = shares(e)?;
+    if r < d || r < s {
+        return None;
+    }
+    let mut parts = vec![format!(
+        "workers running or runnable {} of their time",
+        pct(r)
+    )];
+    parts.extend(cpu_use(e));
+    if let (Some(w), Some(n)) = (e.workers(), e.cpus_online) {
+        if w > f64::from(n) + 0.5 {
+            parts.push(format!("{w:.1} workers on {n} CPUs"));
+        }
+    }
+    parts.extend(psi_text(e, |p| p.cpu_some_pct, "cpu pressure"));
+    Some((Limit::Cpu, parts.join(", ")))
+}
+
+fn sleeping(e: &PhaseEvidence) -> Option<(Limit, String)> {
+    let (_, _, s) = shares(e)?;
+    Some((
+        Limit::Sleeping,
+        format!(
+            "asleep (S) {} of their time: waiting outside the kernel's uninterruptible waits (on each other, or in user space)",
+            pct(s)
+        ),
+    ))
+}
+
+fn saturation(e: &PhaseEvidence) -> Option<(Limit, String)> {
+    let why = "no wait-stack samples (the stacks probe did not run)";
+    if let (Some(n), true) = (e.cpus_online, e.wall_s > 0.0) {
+        let busy = e.cpu_s / e.wall_s / f64::from(n) * 100.0;
+        if busy >= SATURATED_PCT {
+            return Some((
+                Limit::Cpu,
+                format!("the workers kept {busy:.0}% of {n} CPUs busy; {why}"),
+            ));
+        }
+    }
+    if let Some(u) = e.util_pct.filter(|u| *u >= SATURATED_PCT) {
+        let mut parts = vec![format!("device busy {u:.0}%")];
+        parts.extend(psi_text(e, |p| p.io_some_pct, "io pressure"));
+        parts.push(why.into());
+        return Some((Limit::Device, parts.join(", ")));
+    }
+    let mut parts = vec![why.to_string()];
+    parts.extend(cpu_use(e).map(|c| format!("the workers: {}", c.trim_start_matches("they "))));
+    parts.extend(e.util_pct.map(|u| format!("device busy {u:.0}%")));
+    Some((Limit::Unknown, parts.join("; ")))
+}
+
+#[cfg(test)]
+mod tests;
