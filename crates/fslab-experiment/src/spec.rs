@@ -40,6 +40,12 @@
 //! [[variant]]                    # crossed with every target cell
 //! name = "dirty5"
 //! sysctl = { "vm.dirty_ratio" = 5 }
+//!
+//! [[wait_class]]                 # a wait-stack pattern, tried before the built-in ones
+//! class = "journal"              # memory reclaim | journal | directory-block read |
+//!                                # page writeback | lock | device queue
+//! stack = ["jbd2_journal_get_write_access", "do_get_write_access"]  # caller first;
+//!                                # the last is the innermost frame ("*": any)
 //! ```
 
 use std::collections::BTreeMap;
@@ -108,6 +114,8 @@ struct FileSpec {
     variants: Vec<VariantSpec>,
     #[serde(default, rename = "finding")]
     findings: Vec<finding::FindingSpec>,
+    #[serde(default, rename = "wait_class")]
+    wait_classes: Vec<Spanned<fslab_explain::WaitClassEntry>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -192,6 +200,9 @@ pub struct Experiment {
     pub findings: Vec<finding::Finding>,
     /// The hosts the workload runs on (`[cluster]`); None: this machine.
     pub cluster: Option<Cluster>,
+    /// `[[wait_class]]`: wait-stack patterns tried before the built-in
+    /// ones when the limiters are named (`fslab_explain::waits`).
+    pub wait_classes: Vec<fslab_explain::WaitClassEntry>,
 }
 
 struct Ctx<'a> {
@@ -361,8 +372,26 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
         }
     }
     let findings = finding::findings(&ctx, &spec.findings, &cells)?;
+    let wait_classes: Vec<fslab_explain::WaitClassEntry> = spec
+        .wait_classes
+        .iter()
+        .map(|w| w.get_ref().clone())
+        .collect();
+    if let Err(e) = fslab_explain::WaitTable::with(&wait_classes) {
+        let at = match &e {
+            fslab_explain::WaitClassError::UnknownClass { index, .. }
+            | fslab_explain::WaitClassError::Empty { index, .. }
+            | fslab_explain::WaitClassError::BadName { index, .. } => *index,
+        };
+        return ctx.err(
+            spec.wait_classes[at - 1].span(),
+            "wait_class",
+            e.to_string(),
+        );
+    }
     Ok(Experiment {
         cluster,
+        wait_classes,
         findings,
         name,
         description: spec.description,
@@ -376,6 +405,20 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
         workload,
         cells,
     })
+}
+
+/// The `[[wait_class]]` entries of a stored experiment's text (what
+/// `compare` and the report class its runs' wait stacks by); none when the
+/// text has none or no longer parses.
+pub fn wait_classes_of(text: &str) -> Vec<fslab_explain::WaitClassEntry> {
+    #[derive(Deserialize)]
+    struct Only {
+        #[serde(default)]
+        wait_class: Vec<fslab_explain::WaitClassEntry>,
+    }
+    toml::from_str::<Only>(text)
+        .map(|o| o.wait_class)
+        .unwrap_or_default()
 }
 
 /// `[workload]`.

@@ -17,8 +17,8 @@
 //! - [`explain`]: all of it for a comparison of groups ([`Explanation`]);
 //!   [`text`]: as people read it.
 //!
-//! Nothing here reads the machine or the store: callers hand over typed
-//! values, and tests hand over fakes.
+//! Nothing here reads the machine, and only [`stored`] reads the store:
+//! the rest are pure functions over typed values, tested with fakes.
 
 pub mod confound;
 pub mod evidence;
@@ -26,10 +26,11 @@ pub mod explain;
 pub mod limiter;
 pub mod profile;
 pub mod shares;
+pub mod stored;
 pub mod text;
 pub mod waits;
 
 pub use evidence::{OpTime, PhaseEvidence, RunEvidence};
-pub use explain::{explain, Explanation, Group, Side};
+pub use explain::{explain, mark, Explanation, Group, Side};
 pub use limiter::{judge, Limit, Limiter};
 pub use waits::{WaitClassEntry, WaitClassError, WaitTable};

@@ -197,10 +197,18 @@ fn blocked(e: &PhaseEvidence) -> Option<(Limit, String)> {
         class_share(e, &top.class)?
     });
     match limit {
-        Limit::Journal => parts.extend(
-            e.commit_median_ms()
-                .map(|m| format!("commits {m:.0} ms median ({} commits)", e.commits_ms.len())),
-        ),
+        Limit::Journal => parts.extend(e.commit_median_ms().map(|m| {
+            let n = e.commits_ms.len();
+            let each = if m < 1.0 {
+                "under 1 ms".to_string()
+            } else {
+                format!("{m:.0} ms")
+            };
+            format!(
+                "commits {each} median ({n} commits, {:.1}/s)",
+                n as f64 / e.wall_s.max(1e-9)
+            )
+        })),
         Limit::Device | Limit::PageWriteback | Limit::DirectoryRead => {
             parts.extend(device_text(e));
             parts.extend(psi_text(e, |p| p.io_some_pct, "io pressure"));
@@ -248,6 +256,17 @@ fn cpu(e: &PhaseEvidence) -> Option<(Limit, String)> {
         "workers running or runnable {} of their time",
         pct(r)
     )];
+    // Of which on a CPU: their CPU time over their thread time.
+    if let Some(w) = e.workers().filter(|_| e.wall_s > 0.0) {
+        let on = (e.cpu_s / (w * e.wall_s)).min(r);
+        if r - on >= 0.1 {
+            parts.push(format!(
+                "on a CPU {} and waiting for one {}",
+                pct(on),
+                pct(r - on)
+            ));
+        }
+    }
     parts.extend(cpu_use(e));
     if let (Some(w), Some(n)) = (e.workers(), e.cpus_online) {
         if w > f64::from(n) + 0.5 {

@@ -391,14 +391,25 @@ pub struct Comparison<'a> {
     pub baseline: &'a str,
     pub groups: &'a [String],
     pub rows: &'a [compare::Row],
+    /// The machines, limiters, profiles and shares (fslab-explain).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<&'a serde_json::Value>,
 }
 
-/// `compare`'s rows as a JSON document with its schema version.
-pub fn json(labels: &[String], baseline: usize, rows: &[compare::Row]) -> String {
+/// `compare`'s rows as a JSON document with its schema version, with the
+/// explanation of the groups when there is one.
+pub fn json<E: serde::Serialize>(
+    labels: &[String],
+    baseline: usize,
+    rows: &[compare::Row],
+    explanation: Option<&E>,
+) -> String {
+    let explanation = explanation.and_then(|e| serde_json::to_value(e).ok());
     Versioned::new(Comparison {
         baseline: &labels[baseline],
         groups: labels,
         rows,
+        explanation: explanation.as_ref(),
     })
     .to_pretty()
 }

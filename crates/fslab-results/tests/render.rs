@@ -130,7 +130,8 @@ fn one_number_one_name_everywhere() {
     assert!(names.contains(&"dbench Throughput (MB/s)"), "{names:?}");
     assert!(!names.iter().any(|n| n.contains("AvgLat")), "{names:?}");
     let rows = fslab_stats::compare::compare(&g.labels, &metrics, 0);
-    let doc: serde_json::Value = serde_json::from_str(&select::json(&g.labels, 0, &rows)).unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&select::json::<()>(&g.labels, 0, &rows, None)).unwrap();
     assert_eq!(doc["fslab_schema"], fslab_record::json::SCHEMA_VERSION);
     assert_eq!(doc["baseline"], "runs 1,2,3");
     let row = doc["rows"]

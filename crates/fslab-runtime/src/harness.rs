@@ -199,12 +199,17 @@ pub fn progress_lines<'a>() -> fslab_workload::SecondHook<'a> {
 /// Starts the probes asked for, reporting on stderr those that cannot
 /// start; with none asked for, the machine's own measurements alone (each
 /// phase's clock, page cache and pressure: part of the run's facts).
+/// None under `fslab run` (`--phase-acks`): its process runs them beside
+/// this one.
 pub fn start_probes(
     name: &str,
     common: &CommonArgs,
     kinds: &[fslab_probe::Kind],
     dir: &Path,
-) -> fslab_probe::ProbeSet {
+) -> Option<fslab_probe::ProbeSet> {
+    if common.phase_acks {
+        return None;
+    }
     // The workload may make its directory only when it starts: the
     // filesystem is the one of its nearest existing ancestor.
     let existing = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
@@ -217,5 +222,5 @@ pub fn start_probes(
     for problem in &probes.problems {
         eprintln!("fslab: {name}: {problem}");
     }
-    probes
+    Some(probes)
 }

@@ -69,8 +69,9 @@ pub fn run(
     let gated = AtomicBool::new(false);
     let mut rec = RankRecorder::new(rank, &host);
     // The first rank of each host runs the probes on it, beside its ranks.
-    let mut probes =
-        host_leader(cluster, hosts.as_deref()).then(|| start_probes(name, common, kinds, dir));
+    let mut probes = host_leader(cluster, hosts.as_deref())
+        .then(|| start_probes(name, common, kinds, dir))
+        .flatten();
     let result = {
         let mut hooks = Hooks::default();
         let mut drop_caches = common

@@ -84,7 +84,7 @@ pub fn run(
     let stop = crate::stop_on_signals()?;
     let mut out = text_out(name, common)?;
     let mut probes = start_probes(name, common, kinds, dir);
-    let inner = Some(&mut probes as &mut dyn fslab_record::Monitor);
+    let inner = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
     let counting = silent_phases(job.kind(), common, cx.quiet);
     let mut messages = PhaseMessages {
         inner,

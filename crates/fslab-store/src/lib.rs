@@ -2,6 +2,7 @@
 //! is made. See `schema.rs` for the tables.
 
 mod calibration;
+mod evidence;
 mod experiment;
 mod facts;
 mod read;
@@ -26,6 +27,7 @@ fn host_name() -> String {
 }
 
 pub use calibration::Calibration;
+pub use evidence::OpTotal;
 pub use experiment::{ExperimentRecord, ExperimentRow, RunOrigin};
 pub use read::{
     ProbeSummary, RunRecord, RunRow, StoredHistogram, StoredLatency, StoredNote, StoredPhase,

@@ -134,7 +134,7 @@ fn a_comparison_explained_side_by_side() {
     assert_eq!(base.limiters[0].limit, Limit::Journal);
     assert_eq!(
         base.limiters[0].line(),
-        "create: limited by the journal: workers blocked 62% of their time, 64% of blocked samples in journal waits (jbd2_log_wait_commit), commits 230 ms median (6 commits)"
+        "create: limited by the journal: workers blocked 62% of their time, 64% of blocked samples in journal waits (jbd2_log_wait_commit), commits 230 ms median (6 commits, 0.3/s)"
     );
     let other = e.side("ext4 deadline").unwrap();
     assert_eq!(other.confounders.len(), 1);

@@ -45,7 +45,7 @@ fn journal_bound_names_the_journal_its_share_and_commit_times() {
     };
     assert_eq!(
         judge(&e).line(),
-        "create: limited by the journal: workers blocked 70% of their time, 64% of blocked samples in journal waits (do_get_write_access), commits 230 ms median (3 commits)"
+        "create: limited by the journal: workers blocked 70% of their time, 64% of blocked samples in journal waits (do_get_write_access), commits 230 ms median (3 commits, 0.3/s)"
     );
 }
 
@@ -62,7 +62,7 @@ fn cpu_bound_names_the_cpus_used_and_the_queue_for_them() {
     };
     assert_eq!(
         judge(&e).line(),
-        "create: limited by CPU: workers running or runnable 95% of their time, they used 1.90 of 2 CPUs, 4.0 workers on 2 CPUs, cpu pressure 75% (machine-wide)"
+        "create: limited by CPU: workers running or runnable 95% of their time, on a CPU 48% and waiting for one 48%, they used 1.90 of 2 CPUs, 4.0 workers on 2 CPUs, cpu pressure 75% (machine-wide)"
     );
 }
 

@@ -28,11 +28,21 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
         fslab_results::calibration::thresholds(&store, &g, &m, args.calibration)
             .map_err(super::results_failure)?
     };
-    let rows = compare::compare_calibrated(&g.labels, &m, base, policy, &calibrated);
+    let mut rows = compare::compare_calibrated(&g.labels, &m, base, policy, &calibrated);
+    let explained = explanation(&store, &g, base)?;
+    fslab_explain::mark(&mut rows, &explained);
     let text = match args.format {
-        // The experiments' stated findings follow the table.
+        // The machines are checked before the verdicts; what limited each
+        // phase follows them, then the experiments' stated findings.
         CompareFormat::Text => {
-            let mut t = comparison::text(&rows);
+            let mut t = fslab_explain::text::confounders(&explained);
+            t.push('\n');
+            t.push_str(&comparison::text(&rows));
+            let after = fslab_explain::text::after_verdicts(&explained);
+            if !after.is_empty() {
+                t.push('\n');
+                t.push_str(&after);
+            }
             for id in &g.experiments {
                 let e = store
                     .experiment(*id)
@@ -43,7 +53,35 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
         }
         CompareFormat::Markdown => comparison::markdown(&rows),
         CompareFormat::Csv => comparison::csv(&rows),
-        CompareFormat::Json => select::json(&g.labels, base, &rows),
+        CompareFormat::Json => select::json(&g.labels, base, &rows, Some(&explained)),
     };
     super::print_all(text.as_bytes())
+}
+
+/// The groups explained: their machines, each phase's limiter (wait
+/// stacks classed with the experiments' own `[[wait_class]]` entries
+/// first), differential profiles, operation shares.
+fn explanation(
+    store: &fslab_store::Store,
+    g: &select::Groups,
+    base: usize,
+) -> Result<fslab_explain::Explanation, Failure> {
+    let mut entries = Vec::new();
+    for id in &g.experiments {
+        let e = store
+            .experiment(*id)
+            .map_err(|e| super::results_failure(e.into()))?;
+        entries.extend(fslab_experiment::spec::wait_classes_of(&e.text));
+    }
+    // Checked when the experiment was read; a table that no longer passes
+    // (an older fslab's) falls back to the built-in one.
+    let waits = fslab_explain::WaitTable::with(&entries)
+        .unwrap_or_else(|_| fslab_explain::WaitTable::builtin());
+    let ids: Vec<Vec<i64>> = g
+        .runs
+        .iter()
+        .map(|rs| rs.iter().map(|r| r.id).collect())
+        .collect();
+    fslab_explain::stored::explain_stored(store, &g.labels, &ids, base, &waits)
+        .map_err(|e| super::results_failure(e.into()))
 }
