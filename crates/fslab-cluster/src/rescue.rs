@@ -17,7 +17,7 @@ use crate::record::RankRun;
 /// What rank 0 keeps in the spool at the start, so that whoever merges it
 /// (rank 0's rescue, or the launcher's `fslab rescue` after mpirun ends)
 /// knows the run: the workload, every rank's host, the clocks at the start,
-/// and the workload's common options (how to report the run), as JSON.
+/// and the workload's harness (how to report the run).
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, PartialEq)]
 #[serde(default)]
 pub struct SpoolMeta {
@@ -25,7 +25,7 @@ pub struct SpoolMeta {
     /// `hosts[r]` is rank r's host.
     pub hosts: Vec<String>,
     pub clock_start: Vec<ClockOffset>,
-    pub common: serde_json::Value,
+    pub harness: fslab_record::protocol::Harness,
 }
 
 /// Where the launcher (`fslab run`) says it merges what the ranks keep
@@ -258,7 +258,10 @@ mod tests {
             workload: "fsmark".into(),
             hosts: vec!["a".into(), "b".into()],
             clock_start: vec![ClockOffset::default()],
-            common: serde_json::json!({"json": true}),
+            harness: fslab_record::protocol::Harness {
+                json: true,
+                ..Default::default()
+            },
         };
         spool.keep_meta(&meta).unwrap();
         assert_eq!(spool.meta().unwrap(), meta);

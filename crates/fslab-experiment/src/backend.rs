@@ -405,12 +405,6 @@ impl Prepared {
         Ok(self.mount.insert((m, id)).0.kernel_options())
     }
 
-    /// What `fslab run` measures on the filesystem after the workload,
-    /// still mounted (see [`after_workload`]).
-    pub fn after_workload(&self, exp: &Experiment, cell: &Cell) -> Vec<fslab_record::Metric> {
-        after_workload(exp, cell, &self.workdir)
-    }
-
     /// The directory the workload works in.
     pub fn workdir(&self) -> &Path {
         &self.workdir
@@ -520,23 +514,18 @@ impl Prepared {
 pub const HTREE_SOURCE: &str = "htree";
 pub const HTREE_LEVELS: &str = "levels";
 
-/// The directory the cell's workload fills with entries, in a cell whose
-/// filesystem is at `mnt` ([`fslab_workload::Workload::filled_dir`]:
-/// createmany's name pattern's directory).
-pub fn filled_dir(exp: &Experiment, cell: &Cell, mnt: &Path) -> Option<PathBuf> {
-    crate::plan::cell_job(exp, cell, mnt).ok()?.filled_dir()
-}
-
 /// Measured after the workload on its filesystem, before unmount: on
-/// ext4, the htree depth of the directory the workload filled
-/// (`htree levels`: indirect levels + 1; 0 for a directory too small to
-/// be indexed), read from the directory's dx_root on the device.
-pub fn after_workload(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<fslab_record::Metric> {
+/// ext4, the htree depth of `filled`, the directory the workload filled
+/// with entries ([`fslab_workload::Workload::filled_dir`]: createmany's
+/// name pattern's directory): `htree levels`, indirect levels + 1; 0 for
+/// a directory too small to be indexed, read from the directory's dx_root
+/// on the device.
+pub fn after_workload(filled: Option<&Path>) -> Vec<fslab_record::Metric> {
     use fslab_record::{Better, Metric, Unit};
-    let Some(dir) = filled_dir(exp, cell, mnt) else {
+    let Some(dir) = filled else {
         return Vec::new();
     };
-    match fslab_probe::htree::levels(&dir) {
+    match fslab_probe::htree::levels(dir) {
         Ok(Some(l)) => vec![Metric::new(
             HTREE_SOURCE,
             None,

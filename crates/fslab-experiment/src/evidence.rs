@@ -1,17 +1,19 @@
-//! What findings read from a run's probes beyond its metrics: the `stacks`
-//! probe's top wait stacks per phase (`fslab_probe::notes::StacksTop`) and
-//! the `journal` probe's jbd2 commit times (its points `commit.logging`,
-//! ms), kept with the run so that findings can be judged at the end.
+//! What findings read from a run's probes beyond its metrics: what each
+//! registered probe offers as evidence ([`fslab_probe::Plugin::evidence`]):
+//! its notes by key and its series' values, per phase, kept with the run so
+//! that findings can be judged at the end. The `stacks` probe offers its
+//! top wait stacks per phase (`fslab_probe::notes::StacksTop`), the
+//! `journal` probe its jbd2 commit times (its points `commit.logging`, ms).
 
 use fslab_probe::notes::{Note, StacksTop};
 
 /// One run's probe evidence, by phase name.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Evidence {
-    /// The top wait stacks of each phase.
-    pub stacks: Vec<(String, StacksTop)>,
-    /// Each phase's jbd2 commits: their logging times (ms).
-    pub commits: Vec<(String, Vec<f64>)>,
+    /// (phase, probe, key, value) of every note a probe offers.
+    pub notes: Vec<(String, String, String, serde_json::Value)>,
+    /// (phase, probe, series, values) of every series a probe offers.
+    pub series: Vec<(String, String, String, Vec<f64>)>,
 }
 
 /// The journal probe's point of a commit's logging time.
@@ -27,37 +29,71 @@ pub fn commit_median_metric(phase: &str) -> String {
 impl Evidence {
     /// From a run's phases (in order: a point's or note's phase index is
     /// its position), its probes' notes `(phase, probe, key, value)` and
-    /// points `(phase, probe, metric, value)`.
+    /// points `(phase, probe, metric, value)`: those the registered probes
+    /// offer as evidence.
     pub fn of<'a>(
         phases: &[String],
         notes: impl IntoIterator<Item = (Option<u32>, &'a str, &'a str, &'a serde_json::Value)>,
         points: impl IntoIterator<Item = (u32, &'a str, &'a str, f64)>,
     ) -> Evidence {
+        let offered: Vec<(&'static str, fslab_probe::plugin::Evidence)> = fslab_probe::all()
+            .into_iter()
+            .map(|k| (k.name(), k.plugin().evidence()))
+            .collect();
+        let offers = |probe: &str| offered.iter().find(|(p, _)| *p == probe).map(|o| &o.1);
         let name = |i: u32| phases.get(i as usize).cloned();
         let mut e = Evidence::default();
         for (phase, probe, key, value) in notes {
-            if let (true, Some(p)) = (StacksTop::is(probe, key), phase.and_then(name)) {
-                e.stacks.push((p, StacksTop::from_value(value)));
+            let (Some(o), Some(p)) = (offers(probe), phase.and_then(name)) else {
+                continue;
+            };
+            if o.notes.contains(&key) {
+                e.notes
+                    .push((p, probe.to_string(), key.to_string(), value.clone()));
             }
         }
-        let logging = commit_logging();
         for (phase, probe, metric, value) in points {
-            if probe != "journal" || metric != logging {
+            let (Some(o), Some(p)) = (offers(probe), name(phase)) else {
+                continue;
+            };
+            if !o.series.iter().any(|m| m == metric) {
                 continue;
             }
-            let Some(p) = name(phase) else { continue };
-            match e.commits.iter_mut().find(|(q, _)| *q == p) {
-                Some((_, v)) => v.push(value),
-                None => e.commits.push((p, vec![value])),
+            match e
+                .series
+                .iter_mut()
+                .find(|(q, pr, m, _)| *q == p && pr == probe && m == metric)
+            {
+                Some((_, _, _, v)) => v.push(value),
+                None => e
+                    .series
+                    .push((p, probe.to_string(), metric.to_string(), vec![value])),
             }
         }
         e
     }
 
+    /// The note of type `T` of `phase`.
+    pub fn note<T: Note>(&self, phase: &str) -> Option<T> {
+        self.notes
+            .iter()
+            .find(|(p, probe, key, _)| p == phase && T::is(probe, key))
+            .map(|(_, _, _, v)| T::from_value(v))
+    }
+
+    /// Each phase's values of series `metric` of `probe`.
+    pub fn series_of(&self, probe: &str, metric: &str) -> Vec<(&str, &[f64])> {
+        self.series
+            .iter()
+            .filter(|(_, p, m, _)| p == probe && m == metric)
+            .map(|(phase, _, _, v)| (phase.as_str(), v.as_slice()))
+            .collect()
+    }
+
     /// Whether the workload's top `top` stacks in `phase` hold a frame
     /// containing each of `functions` (None: no stacks of that phase).
     pub fn stacks_name(&self, phase: &str, functions: &[String], top: usize) -> Option<bool> {
-        let (_, st) = self.stacks.iter().find(|(p, _)| p == phase)?;
+        let st = self.note::<StacksTop>(phase)?;
         let workload: Vec<_> = st
             .stacks
             .iter()
@@ -73,11 +109,11 @@ impl Evidence {
 
     /// The median commit logging time of each phase that had commits.
     pub fn commit_medians(&self) -> Vec<(String, f64)> {
-        self.commits
-            .iter()
+        self.series_of("journal", &commit_logging())
+            .into_iter()
             .filter(|(_, v)| !v.is_empty())
             .map(|(p, v)| {
-                let mut s = v.clone();
+                let mut s = v.to_vec();
                 s.sort_by(f64::total_cmp);
                 let m = if s.len() % 2 == 1 {
                     s[s.len() / 2]
@@ -129,7 +165,8 @@ mod tests {
                 (0, "journal", logging.as_str(), 20.0),
             ],
         );
-        assert_eq!(e.stacks.len(), 1);
+        assert_eq!(e.notes.len(), 1, "the run's own note is no phase's");
+        assert_eq!(e.series.len(), 1, "commit.running is not offered: {e:?}");
         let f = |s: &str| vec![s.to_string()];
         assert_eq!(e.stacks_name("create", &f("dx_find_entry"), 5), Some(true));
         // A kthread's stack is not the workload's.

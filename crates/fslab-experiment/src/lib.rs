@@ -21,14 +21,13 @@
 //! - [`deadline`]: stopping a workload from outside (a signal, its time
 //!   limit);
 //! - [`pressure`]: whether a workload is at its memory limit;
-//! - [`summary`]: mean, standard deviation and difference per cell;
+//! - [`summary`]: a run's samples and its analysis (fslab-analysis), which
+//!   fslab-present prints;
 //! - [`outcome`]: what a workload, a repetition and a whole run produced;
 //! - [`evidence`]: what the probes give the findings;
 //! - [`findings`]: the seed authors' claims, judged;
 //! - [`builtin`]: the experiments built into fslab, and finding the one
 //!   `fslab run` is given;
-//! - [`display`]: the run's progress on stderr;
-//! - [`closing`]: what `fslab run` prints when it is over;
 //! - [`aa`]: `--calibrate CELL`'s A/A experiment.
 //!
 //! No module imports one that imports it back: `spec` (with `findings::finding`
@@ -37,9 +36,7 @@
 pub mod aa;
 pub mod backend;
 pub mod builtin;
-pub mod closing;
 pub mod deadline;
-pub mod display;
 pub mod duration;
 pub mod evidence;
 pub mod findings;

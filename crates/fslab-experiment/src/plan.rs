@@ -2,13 +2,14 @@
 //! (cell, repetition) pairs, each cell's commands, and the dry-run text.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use fslab_lab::human_bytes;
 use fslab_lab::mkfs::{mkfs_argv, FsType};
 use fslab_lab::mount::mount_argv;
 
-use fslab_workload::Job;
+use fslab_record::protocol::{DropCaches, Harness};
+use fslab_workload::{ChildSpec, Job};
 
 use crate::spec::{Cell, Device, Experiment, ImageHost, Order};
 
@@ -133,187 +134,121 @@ pub fn probes_beside(exp: &Experiment) -> Option<Vec<fslab_probe::Kind>> {
     )
 }
 
-/// The experiment's and the cell's arguments as written (`{dir}`
-/// substituted), with fslab's `-d DIR` for each workload directory when the
-/// workload takes them.
-fn written_args(exp: &Experiment, cell: &Cell, mnt: &Path) -> (Vec<String>, Vec<String>) {
-    let dirs = if exp.workload.kind.takes_dirs() {
-        workload_dirs(exp, mnt)
-            .iter()
-            .flat_map(|d| ["-d".to_string(), d.display().to_string()])
-            .collect()
-    } else {
-        Vec::new()
-    };
-    (substituted_args(exp, cell, mnt), dirs)
-}
-
 /// The cell's job as `fslab run` starts it, for a cell whose filesystem is
 /// at `mnt`: the experiment's and the cell's arguments (`{dir}` replaced)
 /// parsed by the workload, its `-d` directories the cell's, what the
-/// workload sets in a cell ([`fslab_workload::Workload::in_cell`]), the
-/// probes (none when `fslab run` runs them beside it), scaled by the
-/// experiment's `--scale`. Its validation needs the cell's directories:
-/// [`crate::safety`] validates it against a stand-in when the experiment is
-/// read, the workload again when it starts.
+/// workload sets in a cell ([`fslab_workload::Workload::in_cell`]), scaled
+/// by the experiment's `--scale`. Its validation needs the cell's
+/// directories: [`crate::safety`] validates it against a stand-in when the
+/// experiment is read, the workload again when it starts.
 pub fn cell_job(exp: &Experiment, cell: &Cell, mnt: &Path) -> fslab_workload::Result<Job> {
-    job_of(exp, cell, mnt, true, true)
+    let mut job = parsed_job(exp, cell, mnt)?;
+    job.in_cell();
+    Ok(scaled_job(exp, job))
 }
 
 /// The cell's job as the experiment file gives it: its arguments and
 /// fslab's `-d` directories, scaled, without what `fslab run` sets itself
 /// (which [`fslab_workload::args::check_job`] refuses in the file).
 pub fn experiment_job(exp: &Experiment, cell: &Cell, mnt: &Path) -> fslab_workload::Result<Job> {
-    job_of(exp, cell, mnt, true, false)
+    Ok(scaled_job(exp, parsed_job(exp, cell, mnt)?))
 }
 
-fn job_of(
-    exp: &Experiment,
-    cell: &Cell,
-    mnt: &Path,
-    scaled: bool,
-    in_cell: bool,
-) -> fslab_workload::Result<Job> {
-    let (mut args, dirs) = written_args(exp, cell, mnt);
-    args.extend(dirs);
-    let mut job = exp.workload.kind.parse(&args)?;
-    if in_cell {
-        job.in_cell();
-        match (probes_beside(exp), &exp.workload.probes) {
-            // fslab run runs them, outside the workload's process and cgroup.
-            (Some(_), _) => job.common_mut().probes = "none".into(),
-            (None, Some(p)) => job.common_mut().probes = p.clone(),
-            (None, None) => {}
+/// The experiment's and the cell's arguments (`{dir}` substituted), with
+/// fslab's `-d DIR` for each workload directory when the workload takes
+/// them, parsed by the workload: the one parse of a cell's arguments.
+fn parsed_job(exp: &Experiment, cell: &Cell, mnt: &Path) -> fslab_workload::Result<Job> {
+    let mut args = substituted_args(exp, cell, mnt);
+    if exp.workload.kind.takes_dirs() {
+        for d in workload_dirs(exp, mnt) {
+            args.extend(["-d".to_string(), d.display().to_string()]);
         }
     }
-    if scaled && (exp.workload.scale - 1.0).abs() > f64::EPSILON {
+    exp.workload.kind.parse(&args)
+}
+
+/// `job` scaled by the experiment's `--scale` (its own
+/// [`fslab_workload::Workload::scale`]).
+fn scaled_job(exp: &Experiment, mut job: Job) -> Job {
+    if (exp.workload.scale - 1.0).abs() > f64::EPSILON {
         job.scale(exp.workload.scale);
     }
-    Ok(job)
+    job
 }
 
 /// What `--scale` changes in the cell's job, option by option:
 /// `(option, from, to)`, as the dry run prints it.
 pub fn scale_changes(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<(String, String, String)> {
-    match (
-        job_of(exp, cell, mnt, false, true),
-        cell_job(exp, cell, mnt),
-    ) {
-        (Ok(before), Ok(after)) => fslab_workload::command_line::changes(&before, &after),
-        _ => Vec::new(),
-    }
-}
-
-/// The workload's argv (after `fslab`) for a cell whose filesystem is at
-/// `mnt`: the command line of [`cell_job`], recorded with the run and
-/// printed by the tool. Unscaled, it is the arguments as written, with what
-/// fslab sets appended (`-l /dev/null`, `--probes=none`) and its `-d DIR`s
-/// last, with the values `--scale` changed written in their place. When
-/// that line would not parse back to the job, the job written out from its
-/// typed options ([`fslab_workload::command_line::render`]): the line
-/// shows the values that run (a test checks every built-in experiment).
-pub fn workload_argv(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
-    let kind = exp.workload.kind;
-    let (args, dirs) = written_args(exp, cell, mnt);
-    let name = std::iter::once(kind.name().to_string());
-    let parsed = kind.parse(&[args.clone(), dirs.clone()].concat());
-    let (Ok(parsed), Ok(before), Ok(job)) = (
-        parsed,
-        job_of(exp, cell, mnt, false, true),
-        cell_job(exp, cell, mnt),
-    ) else {
-        // Refused when the experiment was read; shown as written.
-        return name.chain(args).chain(dirs).collect();
+    let Ok(mut before) = parsed_job(exp, cell, mnt) else {
+        return Vec::new();
     };
-    let mut shown: Vec<String> = name.chain(args).collect();
-    for (opt, _, to) in fslab_workload::command_line::changes(&parsed, &before) {
-        if opt.starts_with("--") {
-            shown.push(format!("{opt}={to}"));
+    before.in_cell();
+    let after = scaled_job(exp, before.clone());
+    fslab_workload::command_line::changes(&before, &after)
+}
+
+/// The cell's command line as people are shown it (the dry run, the
+/// summary, the report's header, `results show`), for a cell whose
+/// filesystem is at `mnt`: its job as it runs, written out from its typed
+/// options ([`fslab_workload::command_line::render`]), for display only.
+/// It holds nothing of what runs around the workload (its JSON report,
+/// probes, text file, cgroup, progress: the [`Harness`]). Arguments that
+/// do not parse (refused when the experiment was read) are shown as written.
+pub fn shown_command_line(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
+    match cell_job(exp, cell, mnt) {
+        Ok(job) => fslab_workload::command_line::render(&job),
+        Err(_) => std::iter::once(exp.workload.kind.name().to_string())
+            .chain(substituted_args(exp, cell, mnt))
+            .collect(),
+    }
+}
+
+/// Where a cell's run puts what is not the workload's own: the file its
+/// text goes to and the memory cgroup it joins.
+#[derive(Debug, Clone, Default)]
+pub struct CellPlaces {
+    pub text_to: Option<PathBuf>,
+    pub cgroup: Option<PathBuf>,
+}
+
+/// The workload child of a cell whose filesystem is at `mnt`, as `fslab
+/// run` starts it (`fslab job JSON`): the [`cell_job`] and its harness, a
+/// JSON report, progress messages, dying with `fslab run`; the probes in
+/// its process (none when `fslab run` runs them beside it, answered at
+/// each phase boundary; the experiment's on MPI ranks); the caches
+/// dropped as `[machine]` says; its text and cgroup where `places` says.
+/// The command line it records is the one shown ([`shown_command_line`]).
+pub fn child_spec(
+    exp: &Experiment,
+    cell: &Cell,
+    mnt: &Path,
+    places: CellPlaces,
+) -> fslab_workload::Result<ChildSpec> {
+    let job = cell_job(exp, cell, mnt)?;
+    let beside = probes_beside(exp);
+    let harness = Harness {
+        command_line: fslab_workload::command_line::render(&job),
+        json: true,
+        probes: match (&beside, &exp.workload.probes) {
+            // fslab run runs them, outside the workload's process and cgroup.
+            (Some(_), _) => "none".into(),
+            (None, Some(p)) => p.clone(),
+            (None, None) => "default".into(),
+        },
+        drop_caches: if exp.machine.drop_caches {
+            DropCaches::EachPhase
+        } else if exp.machine.drop_caches_once {
+            DropCaches::Once
         } else {
-            shown.push(opt);
-            shown.push(to);
-        }
-    }
-    shown.extend(dirs);
-    for (opt, from, to) in fslab_workload::command_line::changes(&before, &job) {
-        rewrite(&mut shown, &opt, &from, &to);
-    }
-    let same = |a: &Job, b: &Job| a.to_json() == b.to_json();
-    match kind.parse(&shown[1..]) {
-        Ok(back) if same(&back, &job) => shown,
-        _ => fslab_workload::command_line::render(&job),
-    }
-}
-
-/// `argv` with option `opt`'s value `from` written as `to` where the line
-/// has it (`-n 300`, `-n300`, `--files=300`; a positional's last `from`):
-/// for display only, checked by parsing the result back (see
-/// [`workload_argv`]).
-fn rewrite(argv: &mut [String], opt: &str, from: &str, to: &str) {
-    let n = argv.len();
-    for i in (1..n).rev() {
-        let a = argv[i].clone();
-        if !opt.starts_with('-') {
-            if a == from {
-                argv[i] = to.to_string();
-                return;
-            }
-            continue;
-        }
-        if a == opt && i + 1 < n && argv[i + 1] == from {
-            argv[i + 1] = to.to_string();
-            return;
-        }
-        let glued = if opt.starts_with("--") {
-            format!("{opt}={from}")
-        } else {
-            format!("{opt}{from}")
-        };
-        if a == glued {
-            argv[i] = glued[..glued.len() - from.len()].to_string() + to;
-            return;
-        }
-    }
-}
-
-/// The cell's job as the workload child takes it (`fslab job JSON`):
-/// `{"workload": NAME, "options": {...}, "argv": [...]}`, the job
-/// serialized ([`Job::to_json`]) with the command line to record and print.
-pub fn job_json(job: &Job, argv: &[String]) -> serde_json::Value {
-    let mut v = job.to_json();
-    v["argv"] = serde_json::json!(argv);
-    v
-}
-
-/// Whether the workload child is started as `fslab job JSON` (its typed
-/// job, see [`job_command`]) instead of with its command line to parse
-/// again: on once the binary has the `job` command.
-pub const CHILD_TAKES_JOB: bool = true;
-
-/// The workload child's arguments (after `fslab --db DB`) for `argv` (the
-/// workload's name and every option, fslab's own included): `argv`, or
-/// `["job", JSON]` with [`CHILD_TAKES_JOB`]. Options that do not parse
-/// (refused when the experiment was read) stay a command line, which the
-/// child refuses in one line.
-pub fn child_args(argv: Vec<String>) -> Vec<String> {
-    if !CHILD_TAKES_JOB {
-        return argv;
-    }
-    job_command(&argv).unwrap_or(argv)
-}
-
-/// `argv` (a workload's name and options, as [`workload_argv`] and the
-/// executor's own options make it) as the workload child's `job` command:
-/// `["job", JSON]`, the options parsed and typed here, never again there.
-pub fn job_command(argv: &[String]) -> fslab_workload::Result<Vec<String>> {
-    let kind: fslab_workload::Kind = argv
-        .first()
-        .map(String::as_str)
-        .unwrap_or_default()
-        .parse()
-        .map_err(fslab_workload::Error::Options)?;
-    let job = kind.parse(&argv[1..])?;
-    Ok(vec!["job".into(), job_json(&job, argv).to_string()])
+            DropCaches::Never
+        },
+        cgroup: places.cgroup,
+        text_to: places.text_to,
+        die_with_parent: true,
+        progress: true,
+        acks: beside.is_some_and(|k| !k.is_empty()),
+    };
+    Ok(ChildSpec { job, harness })
 }
 
 /// The launcher in front of a workload on `ranks` MPI ranks on this
@@ -426,7 +361,7 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
             s,
             "    workload: {}fslab {}",
             launcher(exp).map(|p| p.join(" ") + " ").unwrap_or_default(),
-            workload_argv(exp, c, mnt).join(" ")
+            shown_command_line(exp, c, mnt).join(" ")
         );
         let changed: Vec<String> = scale_changes(exp, c, mnt)
             .into_iter()

@@ -372,23 +372,7 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
         }
     }
     let findings = finding::findings(&ctx, &spec.findings, &cells)?;
-    let wait_classes: Vec<fslab_explain::WaitClassEntry> = spec
-        .wait_classes
-        .iter()
-        .map(|w| w.get_ref().clone())
-        .collect();
-    if let Err(e) = fslab_explain::WaitTable::with(&wait_classes) {
-        let at = match &e {
-            fslab_explain::WaitClassError::UnknownClass { index, .. }
-            | fslab_explain::WaitClassError::Empty { index, .. }
-            | fslab_explain::WaitClassError::BadName { index, .. } => *index,
-        };
-        return ctx.err(
-            spec.wait_classes[at - 1].span(),
-            "wait_class",
-            e.to_string(),
-        );
-    }
+    let wait_classes = wait_classes(&ctx, &spec.wait_classes)?;
     Ok(Experiment {
         cluster,
         wait_classes,
@@ -407,18 +391,23 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
     })
 }
 
-/// The `[[wait_class]]` entries of a stored experiment's text (what
-/// `compare` and the report class its runs' wait stacks by); none when the
-/// text has none or no longer parses.
-pub fn wait_classes_of(text: &str) -> Vec<fslab_explain::WaitClassEntry> {
-    #[derive(Deserialize)]
-    struct Only {
-        #[serde(default)]
-        wait_class: Vec<fslab_explain::WaitClassEntry>,
+/// `[[wait_class]]`: each entry checked against the classes, the first
+/// bad one refused at its line.
+fn wait_classes(
+    ctx: &Ctx,
+    entries: &[Spanned<fslab_explain::WaitClassEntry>],
+) -> Result<Vec<fslab_explain::WaitClassEntry>, SpecError> {
+    let plain: Vec<fslab_explain::WaitClassEntry> =
+        entries.iter().map(|w| w.get_ref().clone()).collect();
+    if let Err(e) = fslab_explain::WaitTable::with(&plain) {
+        let at = match &e {
+            fslab_explain::WaitClassError::UnknownClass { index, .. }
+            | fslab_explain::WaitClassError::Empty { index, .. }
+            | fslab_explain::WaitClassError::BadName { index, .. } => *index,
+        };
+        return ctx.err(entries[at - 1].span(), "wait_class", e.to_string());
     }
-    toml::from_str::<Only>(text)
-        .map(|o| o.wait_class)
-        .unwrap_or_default()
+    Ok(plain)
 }
 
 /// `[workload]`.

@@ -1,22 +1,16 @@
-//! The end-of-run table: for each cell, the mean, sample standard deviation
-//! and count of each headline metric over its successful repetitions, and
-//! the difference of each cell's mean from the first cell's with its
-//! verdict (`fslab_stats::verdict`): "+5.2% slower" only when the
-//! difference is real, "same" within the noise threshold, "unresolved"
-//! otherwise. `fslab compare` gives the full statistics (intervals,
-//! corrected p-values, runs needed); this is the quick look.
+//! What a run's repetitions give the analysis and the findings: their
+//! samples (the metric catalogue's), the analysis of the run (every metric
+//! of every cell against the first: `fslab run`'s summary, which
+//! fslab-present prints, and `--until-resolved`'s looks), and the policy
+//! of each look.
 
-use std::fmt::Write as _;
-
+use fslab_analysis::{analyse, Analysis, GroupRun, Input, RunSamples, Settings};
 use fslab_record::catalogue;
-use fslab_record::table::{Align, Table};
 pub use fslab_stats::compare::Direction;
-use fslab_stats::compare::{compare_with, Metric, Row};
-use fslab_stats::fmt_num;
 use fslab_stats::sequential;
-use fslab_stats::verdict::{Policy, Verdict};
+use fslab_stats::verdict::Policy;
 
-use crate::outcome::ExperimentOutcome;
+use crate::outcome::{ExperimentOutcome, RepOutcome};
 use crate::spec::Experiment;
 
 /// One measured value of one repetition.
@@ -45,15 +39,8 @@ pub struct Sample {
 pub fn family(outcome: &ExperimentOutcome) -> Vec<Sample> {
     let mut v = Vec::new();
     for r in outcome.runs.iter().filter(|r| r.ok) {
-        let numbers = catalogue::RunNumbers {
-            phases: &r.phases,
-            metrics: &r.metrics,
-            unmount_s: r.unmount_s,
-            remount_s: r.remount_s,
-            image_extents: r.image_extents,
-        };
         v.extend(
-            catalogue::samples(&numbers)
+            catalogue::samples(&numbers(r))
                 .into_iter()
                 .filter(catalogue::Sample::compared)
                 .map(|s| Sample {
@@ -70,44 +57,50 @@ pub fn family(outcome: &ExperimentOutcome) -> Vec<Sample> {
     v
 }
 
-/// The comparison of a run's samples with the first cell: every metric of
-/// every cell, the p-values corrected together (one family, as `fslab
-/// compare` corrects them), under `policy`. Returns the metrics in
-/// first-seen order and the rows (metric-major, cells in `cells` order).
-pub fn compared(
-    cells: &[(u32, String)],
-    samples: &[Sample],
-    policy: Policy,
-) -> (Vec<(String, Direction)>, Vec<Row>) {
-    let mut metrics: Vec<(String, Direction)> = Vec::new();
-    for s in samples {
-        if !metrics.iter().any(|(m, _)| m == &s.metric) {
-            metrics.push((s.metric.clone(), s.direction));
-        }
-    }
-    let stats: Vec<Metric> = metrics
-        .iter()
-        .map(|(m, dir)| Metric {
-            name: m.clone(),
-            direction: *dir,
-            // Exact by construction only when every run that recorded it
-            // said so.
-            exact: samples.iter().filter(|s| &s.metric == m).all(|s| s.exact),
-            values: cells
-                .iter()
-                .map(|(ci, _)| {
-                    samples
-                        .iter()
-                        .filter(|s| s.cell == *ci && &s.metric == m)
-                        .map(|s| s.value)
-                        .collect()
+/// The analysis of a run's successful repetitions (`fslab_analysis`, as
+/// `fslab compare` makes one from the store): every metric of every cell
+/// against the first, the p-values corrected together under `policy`.
+pub fn analysis(exp: &Experiment, outcome: &ExperimentOutcome, policy: Policy) -> Analysis {
+    let input = Input {
+        labels: exp.cells.iter().map(|c| c.label.clone()).collect(),
+        runs: outcome
+            .runs
+            .iter()
+            .filter(|r| r.ok)
+            .filter_map(|r| {
+                let group = exp.cells.iter().position(|c| c.index == r.cell)?;
+                Some(RunSamples {
+                    group,
+                    run: r.run_id.map(|id| GroupRun {
+                        id,
+                        unmount_s: r.unmount_s,
+                        remount_s: r.remount_s,
+                        image_extents: r.image_extents,
+                    }),
+                    samples: catalogue::samples(&numbers(r)),
                 })
-                .collect(),
-        })
-        .collect();
-    let labels: Vec<String> = cells.iter().map(|c| c.1.clone()).collect();
-    let rows = compare_with(&labels, &stats, 0, policy);
-    (metrics, rows)
+            })
+            .collect(),
+    };
+    analyse(
+        &input,
+        &Settings {
+            baseline: 0,
+            policy,
+            thresholds: Vec::new(),
+        },
+    )
+}
+
+/// What the metric catalogue reads of a repetition.
+fn numbers(r: &RepOutcome) -> catalogue::RunNumbers<'_> {
+    catalogue::RunNumbers {
+        phases: &r.phases,
+        metrics: &r.metrics,
+        unmount_s: r.unmount_s,
+        remount_s: r.remount_s,
+        image_extents: r.image_extents,
+    }
 }
 
 /// The policy of an experiment's verdicts after `reps` repetitions: with
@@ -136,191 +129,9 @@ pub fn policy(exp: &Experiment, outcome: &ExperimentOutcome) -> Policy {
     policy_at(exp, reps.max(exp.repetitions))
 }
 
-/// The table: one row per metric (in first-seen order), one column per
-/// cell, with the default policy.
-pub fn table(cells: &[(u32, String)], samples: &[Sample]) -> String {
-    table_with(cells, samples, Policy::default())
-}
-
-/// [`table`] under `policy` (see [`policy`]).
-pub fn table_with(cells: &[(u32, String)], samples: &[Sample], policy: Policy) -> String {
-    let (metrics, compared) = compared(cells, samples, policy);
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut unresolved = false;
-    for (mi, (m, _)) in metrics.iter().enumerate() {
-        let mut row = vec![m.clone()];
-        for ci in 0..cells.len() {
-            let r = &compared[mi * cells.len() + ci];
-            let fslab_stats::Summary { n, mean, sd, .. } = r.summary;
-            if n == 0 {
-                row.push("-".into());
-                continue;
-            }
-            let mut cell = if n > 1 {
-                format!("{} ±{} (n={n})", fmt_num(mean), fmt_num(sd))
-            } else {
-                format!("{} (n=1)", fmt_num(mean))
-            };
-            if let (Some(pct), Some(v)) = (r.diff_pct, r.verdict) {
-                let word = match v {
-                    Verdict::Same => "same",
-                    Verdict::Unresolved => {
-                        unresolved = true;
-                        "unresolved"
-                    }
-                    v => v.name(),
-                };
-                let _ = write!(cell, " {pct:+.1}% {word}");
-                if r.interval == Some(fslab_stats::interval::Method::Deterministic.name()) {
-                    cell.push_str(" (exact)");
-                }
-            }
-            row.push(cell);
-        }
-        rows.push(row);
-    }
-    let mut columns = vec![("", Align::Left)];
-    columns.extend(cells.iter().map(|(_, label)| (label.as_str(), Align::Left)));
-    let mut table = Table::new(&columns);
-    for r in rows {
-        table.row(r);
-    }
-    let mut s = table.render();
-    let tested = compared.iter().filter(|r| r.p_value.is_some()).count();
-    if tested > 0 {
-        let _ = writeln!(
-            s,
-            "verdicts: {tested} comparison(s) corrected together ({}) at alpha {}",
-            policy.correction.name(),
-            fslab_stats::fmt_g(policy.alpha, 3)
-        );
-    }
-    if unresolved {
-        s.push_str("unresolved: not enough runs to tell (fslab compare says how many would)\n");
-    }
-    s
-}
-
-/// What each cell's tool printed, in its original's form (fs_mark's loop
-/// table, tiotest's two tables, alloctest's and filefrag's lines, ...):
-/// the last completed repetition of each cell, a long output cut to its
-/// first 10 and last 30 lines.
-pub fn outputs(cells: &[(u32, String)], outs: &[(u32, u32, &str)]) -> String {
-    let mut s = String::new();
-    if outs.is_empty() {
-        return s;
-    }
-    s.push_str("\nwhat the tools printed (each cell's last completed repetition):\n");
-    for (cell, rep, text) in outs {
-        let label = cells
-            .iter()
-            .find(|c| c.0 == *cell)
-            .map(|c| c.1.as_str())
-            .unwrap_or("?");
-        let _ = writeln!(s, "\n== {label} (repetition {rep})");
-        let lines: Vec<&str> = text.lines().collect();
-        // fs_mark's table gets seed 000's `stats --trim-outliers | tail -1`.
-        let stats = text
-            .contains("FSUse%")
-            .then(|| fslab_stats::columns::stats_line(text, true))
-            .flatten();
-        if lines.len() <= 45 {
-            for l in &lines {
-                let _ = writeln!(s, "{l}");
-            }
-        } else {
-            for l in &lines[..10] {
-                let _ = writeln!(s, "{l}");
-            }
-            let _ = writeln!(s, "... ({} lines left out)", lines.len() - 40);
-            for l in &lines[lines.len() - 30..] {
-                let _ = writeln!(s, "{l}");
-            }
-        }
-        if let Some(line) = stats {
-            let _ = writeln!(s, "stats --trim-outliers:\n{line}");
-        }
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn each_cells_output_is_shown_long_ones_cut() {
-        let cells = vec![(0, "a".to_string()), (1, "b".to_string())];
-        let long: String = (0..100).map(|i| format!("line {i}\n")).collect();
-        let s = super::outputs(&cells, &[(0, 3, "FSUse% Count\n0 100\n"), (1, 2, &long)]);
-        assert!(
-            s.contains("\n== a (repetition 3)\nFSUse% Count\n0 100\n"),
-            "{s}"
-        );
-        assert!(s.contains("line 9\n... (60 lines left out)\n"), "{s}");
-        assert!(s.ends_with("line 99\n") && !s.contains("line 50\n"), "{s}");
-        assert_eq!(super::outputs(&cells, &[]), "");
-        // fs_mark's table: seed 000's stats line after it.
-        let table = "FSUse%        Count         Size    Files/sec     App Overhead\n     0       800000            0      53498.9          7898900\n     0      1600000            0      11186.5          9409278\n";
-        let s = super::outputs(&cells, &[(0, 1, table)]);
-        assert!(s.ends_with("stats --trim-outliers:\n     0 800000-1600000(1.2e+06+/-5.7e+05)            0 11186.500000-53498.900000(32342.7+/-3e+04) 7898900-9409278(8.65409e+06+/-1.1e+06)\n"), "{s}");
-    }
-
     use super::*;
-
-    #[test]
-    fn differences_use_the_metrics_direction() {
-        let s = |cell, metric: &str, direction, value| Sample {
-            headline: true,
-            exact: false,
-            cell,
-            repetition: 1,
-            metric: metric.into(),
-            direction,
-            value,
-        };
-        let samples = vec![
-            s(0, "create time (s)", Direction::Time, 483.0),
-            s(1, "create time (s)", Direction::Time, 510.0),
-            s(0, "create rate (ops/s)", Direction::Rate, 109.0),
-            s(1, "create rate (ops/s)", Direction::Rate, 105.0),
-        ];
-        let t = table(&[(0, "no CRCs".into()), (1, "CRCs".into())], &samples);
-        assert!(
-            t.contains("+5.6% unresolved"),
-            "one run each settles nothing: {t}"
-        );
-        assert!(t.contains("-3.7% unresolved"), "{t}");
-        assert!(!t.contains("slower"), "no word without a verdict: {t}");
-        assert!(t.lines().next().unwrap().contains("no CRCs"));
-        // Three repetitions each: a clear difference has its word.
-        let mut three = Vec::new();
-        for (cell, v) in [(0, [10.0, 11.0, 12.0]), (1, [20.0, 21.0, 22.0])] {
-            for x in v {
-                three.push(s(cell, "create time (s)", Direction::Time, x));
-            }
-        }
-        let t = table(&[(0, "a".into()), (1, "b".into())], &three);
-        assert!(t.contains("+90.9% slower"), "{t}");
-        assert!(
-            t.contains("1 comparison(s) corrected together (BH) at alpha 0.05"),
-            "{t}"
-        );
-        // A count seen not to vary (two runs a side): an exact verdict; one
-        // run a side is no evidence that it does not vary.
-        let extents = [
-            s(0, "image extents", Direction::Cost, 9.0),
-            s(1, "image extents", Direction::Cost, 128.0),
-        ];
-        let t = table(&[(0, "a".into()), (1, "b".into())], &extents);
-        assert!(t.contains("+1322.2% unresolved"), "{t}");
-        let twice: Vec<Sample> = extents.iter().chain(extents.iter()).cloned().collect();
-        let t = table(&[(0, "a".into()), (1, "b".into())], &twice);
-        assert!(t.contains("+1322.2% more (exact)"), "{t}");
-        assert!(!t.contains("unresolved"), "{t}");
-        assert!(
-            t.lines().all(|l| l == l.trim_end()),
-            "no trailing blanks: {t:?}"
-        );
-    }
 
     #[test]
     fn until_resolved_looks_test_at_their_spent_level() {

@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use fslab_experiment::plan::{cell_job, describe, mount_options, scaled, schedule, workload_argv};
+use fslab_experiment::plan::{
+    cell_job, child_spec, describe, mount_options, scaled, schedule, shown_command_line, CellPlaces,
+};
 use fslab_experiment::spec::{parse, Device, ImageHost, Order};
 
 const FILE: &str = r#"
@@ -67,11 +69,11 @@ fn axes_expand_into_cells_with_overrides() {
             scheduler: None,
         }
     );
-    let argv = workload_argv(&e, &e.cells[1], Path::new("/m"));
+    let argv = shown_command_line(&e, &e.cells[1], Path::new("/m"));
     assert_eq!(argv[0], "fsmark");
     assert!(argv.windows(2).any(|w| w == ["-s", "4096"]));
     assert_eq!(argv.iter().filter(|a| *a == "-d").count(), 8);
-    assert_eq!(argv.last().unwrap(), "/m/7");
+    assert!(argv.windows(2).any(|w| w == ["-d", "/m/7"]), "{argv:?}");
 }
 
 #[test]
@@ -261,9 +263,8 @@ fn built_in_experiments() -> Vec<fslab_experiment::spec::Experiment> {
         .collect()
 }
 
-/// What the old argv-position scale gave the built-in experiments at 0.01
-/// (checked equal to the typed scale, at 0.01, 0.001, 0.5 and 2, by the
-/// test this one replaced before that scale was retired).
+/// Every built-in experiment's cells, at several scales: the command line
+/// people are shown parses back to the job that runs.
 #[test]
 fn every_built_in_cells_shown_command_line_is_the_job_that_runs() {
     let mnt = Path::new("/run/fslab/mnt-x");
@@ -273,7 +274,7 @@ fn every_built_in_cells_shown_command_line_is_the_job_that_runs() {
             let e = scaled(&exp, f);
             for c in &e.cells {
                 let job = cell_job(&e, c, mnt).unwrap();
-                let argv = workload_argv(&e, c, mnt);
+                let argv = shown_command_line(&e, c, mnt);
                 let back = e.workload.kind.parse(&argv[1..]).unwrap();
                 assert_eq!(
                     back.to_json(),
@@ -291,14 +292,24 @@ fn every_built_in_cells_shown_command_line_is_the_job_that_runs() {
         .into_iter()
         .find(|e| e.name == "seed000-fsmark-sparse")
         .unwrap();
-    let argv = workload_argv(&exp, &exp.cells[0], mnt).join(" ");
-    assert!(argv.starts_with("fsmark -D 10000 -S0 -n 100000 -s 0 -L 63 -l /dev/null --probes=none -d /run/fslab/mnt-x/0"), "as written: {argv}");
+    let dirs: Vec<String> = (0..8)
+        .map(|i| format!("-d {}/{i}", mnt.display()))
+        .collect();
+    let argv = shown_command_line(&exp, &exp.cells[0], mnt).join(" ");
+    assert_eq!(
+        argv,
+        format!(
+            "fsmark {} -n 100000 -s 0 -S 0 -D 10000 -L 63 -l /dev/null",
+            dirs.join(" ")
+        ),
+        "the job as it runs, in the workload's order, its defaults left out"
+    );
     let small = scaled(&exp, 0.01);
-    let argv = workload_argv(&small, &small.cells[0], mnt);
+    let argv = shown_command_line(&small, &small.cells[0], mnt);
     assert!(
         argv.join(" ")
-            .starts_with("fsmark -D 100 -S0 -n 1000 -s 0 -L 63 -l /dev/null --probes=none -d "),
-        "the written order, with the scaled values: {argv:?}"
+            .ends_with("-n 1000 -s 0 -S 0 -D 100 -L 63 -l /dev/null"),
+        "the scaled values: {argv:?}"
     );
     let text = describe(&small, 0.01);
     assert!(
@@ -317,53 +328,97 @@ fn every_built_in_cells_shown_command_line_is_the_job_that_runs() {
     );
 }
 
+/// The options `fslab run` adds to what a person would type, which the
+/// child's harness carries and no shown command line holds.
+const HARNESS_FLAGS: [&str; 7] = [
+    "--text-to",
+    "--progress",
+    "--die-with-parent",
+    "--phase-acks",
+    "--cgroup",
+    "--json",
+    "--probes",
+];
+
 #[test]
-fn the_child_gets_the_job_typed_with_the_command_line_to_record() {
-    let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let argv = v(&[
-        "dbench",
-        "-t",
-        "1",
-        "-D",
-        "/m/0",
-        "8",
-        "--text-to",
-        "/run/x.txt",
-        "--json",
-        "--progress",
-        "--die-with-parent",
-        "--cgroup",
-        "/sys/fs/cgroup/memory/x",
-        "--phase-acks",
-    ]);
-    let cmd = fslab_experiment::plan::job_command(&argv).unwrap();
-    assert_eq!(cmd[0], "job");
-    let json: serde_json::Value = serde_json::from_str(&cmd[1]).unwrap();
-    assert_eq!(json["workload"], "dbench");
-    assert_eq!(json["argv"], serde_json::json!(argv), "the line to record");
-    let job = fslab_workload::Job::from_json(&json).unwrap();
-    let parsed = fslab_workload::Kind::of("dbench")
-        .unwrap()
-        .parse(&argv[1..])
-        .unwrap();
-    assert_eq!(job.to_json(), parsed.to_json());
-    let c = job.common();
-    assert!(c.json && c.progress && c.die_with_parent && c.phase_acks);
+fn the_child_gets_its_job_typed_and_its_harness_beside_it() {
+    let text = "name = \"c\"\n[device]\nkind = \"directory\"\npath = \"/srv/x\"\n\
+                [machine]\ndrop_caches = true\n\
+                [workload]\nkind = \"dbench\"\nargs = [\"-t\", \"1\", \"-D\", \"{dir}\", \"8\"]\n";
+    let exp = parse("c.toml", text, &Default::default()).unwrap();
+    let mnt = Path::new("/m");
+    let places = CellPlaces {
+        text_to: Some("/run/x.txt".into()),
+        cgroup: Some("/sys/fs/cgroup/memory/x".into()),
+    };
+    let spec = child_spec(&exp, &exp.cells[0], mnt, places).unwrap();
+    let h = &spec.harness;
+    assert!(h.json && h.progress && h.die_with_parent && h.acks);
+    assert_eq!(h.probes, "none", "fslab run runs them beside the workload");
+    assert_eq!(h.drop_caches, fslab_record::protocol::DropCaches::EachPhase);
     assert_eq!(
-        c.cgroup.as_deref(),
+        h.cgroup.as_deref(),
         Some(Path::new("/sys/fs/cgroup/memory/x"))
     );
-    let bad = fslab_experiment::plan::job_command(&v(&["nosuch", "-x"])).unwrap_err();
+    assert_eq!(h.text_to.as_deref(), Some(Path::new("/run/x.txt")));
+    assert_eq!(h.command_line, ["dbench", "-t", "1", "-D", "/m/0", "8"]);
+    assert_eq!(h.command_line, shown_command_line(&exp, &exp.cells[0], mnt));
+    // Serialized once, read back once: the same job and harness.
+    let json = serde_json::to_string(&spec).unwrap();
+    let back: fslab_workload::ChildSpec = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.job.to_json(), spec.job.to_json());
+    assert_eq!(&back.harness, h);
+    let parsed = fslab_workload::Kind::of("dbench")
+        .unwrap()
+        .parse(&h.command_line[1..])
+        .unwrap();
+    assert_eq!(back.job.to_json(), parsed.to_json());
+    let bad = serde_json::from_str::<fslab_workload::ChildSpec>(
+        &json.replace("\"workload\":\"dbench\"", "\"workload\":\"nosuch\""),
+    )
+    .unwrap_err();
     assert!(
         bad.to_string().contains("unknown workload \"nosuch\""),
         "{bad}"
     );
+    // On MPI ranks each rank runs the experiment's probes itself, and no
+    // phase waits for an answer.
+    let ranks = parse(
+        "r.toml",
+        &text.replace(
+            "[workload]\n",
+            "[workload]\nranks = 2\nprobes = [\"cpu\"]\n",
+        ),
+        &Default::default(),
+    )
+    .unwrap();
+    let spec = child_spec(&ranks, &ranks.cells[0], mnt, CellPlaces::default()).unwrap();
     assert_eq!(
-        fslab_experiment::plan::child_args(argv.clone()),
-        if fslab_experiment::plan::CHILD_TAKES_JOB {
-            cmd
-        } else {
-            argv
-        }
+        (spec.harness.probes.as_str(), spec.harness.acks),
+        ("cpu", false)
     );
+}
+
+#[test]
+fn no_shown_command_line_holds_what_fslab_run_adds() {
+    let mnt = Path::new("/run/fslab/mnt-x");
+    for exp in built_in_experiments() {
+        let dry = describe(&exp, 1.0);
+        for c in &exp.cells {
+            let shown = shown_command_line(&exp, c, mnt);
+            for flag in HARNESS_FLAGS {
+                assert!(
+                    !shown.iter().any(|a| a.starts_with(flag)),
+                    "{} cell {}: {flag} in {shown:?}",
+                    exp.name,
+                    c.index
+                );
+            }
+        }
+        for line in dry.lines().filter(|l| l.contains("workload: ")) {
+            for flag in HARNESS_FLAGS {
+                assert!(!line.contains(flag), "{}: {line}", exp.name);
+            }
+        }
+    }
 }

@@ -2,7 +2,8 @@
 //! when the file is read (so `fslab run --dry-run` refuses them too), each
 //! bad one a line naming the file, its line and the entry.
 
-use fslab_experiment::spec::{parse, wait_classes_of, Defaults};
+use fslab_experiment::spec::{parse, Defaults};
+use fslab_explain::waits::entries_of_text as wait_classes_of;
 
 fn file(entries: &str) -> String {
     format!(

@@ -241,18 +241,5 @@ impl Explanation {
     }
 }
 
-/// Gives each row of a comparison its caveat ([`Explanation::caveat`]):
-/// the machines' difference, or the clock that confounds its verdict.
-pub fn mark(rows: &mut [fslab_stats::compare::Row], e: &Explanation) {
-    for r in rows {
-        r.caveat = e
-            .caveat(&r.group, &r.metric, r.diff_pct)
-            .map(|(words, replaces_verdict)| fslab_stats::compare::Caveat {
-                words,
-                replaces_verdict,
-            });
-    }
-}
-
 #[cfg(test)]
 mod tests;

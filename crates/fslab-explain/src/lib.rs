@@ -15,7 +15,9 @@
 //!   symbol's share of a phase.
 //! - [`shares`]: each operation's share of a mixed workload's time.
 //! - [`explain`]: all of it for a comparison of groups ([`Explanation`]);
-//!   [`text`]: as people read it.
+//!   [`explainer`]: said as the analysis' explanations ([`Instruments`],
+//!   the `fslab_analysis::Explainer` compare, the report and `fslab run`'s
+//!   summary are given).
 //!
 //! Nothing here reads the machine, and only [`stored`] reads the store:
 //! the rest are pure functions over typed values, tested with fakes.
@@ -23,14 +25,15 @@
 pub mod confound;
 pub mod evidence;
 pub mod explain;
+pub mod explainer;
 pub mod limiter;
 pub mod profile;
 pub mod shares;
 pub mod stored;
-pub mod text;
 pub mod waits;
 
 pub use evidence::{OpTime, PhaseEvidence, RunEvidence};
-pub use explain::{explain, mark, Explanation, Group, Side};
+pub use explain::{explain, Explanation, Group, Side};
+pub use explainer::{Instruments, EXPLAINERS};
 pub use limiter::{judge, Limit, Limiter};
 pub use waits::{WaitClassEntry, WaitClassError, WaitTable};

@@ -123,6 +123,20 @@ pub struct WaitClassEntry {
     pub stack: Vec<String>,
 }
 
+/// The `[[wait_class]]` entries of an experiment file's text (a stored
+/// experiment's, to class its runs' stacks as it did); none when the text
+/// has none or no longer parses.
+pub fn entries_of_text(text: &str) -> Vec<WaitClassEntry> {
+    #[derive(Deserialize)]
+    struct Only {
+        #[serde(default)]
+        wait_class: Vec<WaitClassEntry>,
+    }
+    toml::from_str::<Only>(text)
+        .map(|o| o.wait_class)
+        .unwrap_or_default()
+}
+
 /// Why a `[[wait_class]]` entry is refused (one line, naming it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WaitClassError {

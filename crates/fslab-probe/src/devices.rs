@@ -105,8 +105,8 @@ pub struct TargetsNote {
 }
 
 impl TargetsNote {
-    /// What probes `kinds` watch among `t`.
-    pub fn of(t: &Targets, kinds: &[crate::Kind]) -> TargetsNote {
+    /// What probes `probes` (by name) watch among `t`.
+    pub fn of(t: &Targets, probes: &[&str]) -> TargetsNote {
         let numbers = |d: &Device| format!("{},{}", d.major, d.minor);
         TargetsNote {
             device: t.device.as_ref().map(|d| d.name.clone()),
@@ -116,7 +116,7 @@ impl TargetsNote {
             host: t.host.as_ref().map(|d| d.name.clone()),
             host_dev: t.host.as_ref().map(numbers),
             fs_type: t.fs_type.clone(),
-            probes: kinds.iter().map(|k| k.name().to_string()).collect(),
+            probes: probes.iter().map(|p| p.to_string()).collect(),
         }
     }
 

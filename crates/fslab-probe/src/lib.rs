@@ -9,7 +9,10 @@
 //! stacks ten times a second), and a second thread reads a private tracefs instance for block
 //! IO, jbd2 commits and writeback starts. Every probe implements
 //! [`probe::Probe`] in its own module under [`probes`] and reads the machine
-//! through a [`source::Source`]; the sampler only schedules them. Each probe that cannot start says
+//! through a [`source::Source`]; the sampler only schedules them. A probe
+//! is a plug-in ([`plugin::Plugin`]): one file and one line in
+//! [`registry`], which `--probes`, the sampler, `results show`, the report
+//! and the findings' evidence iterate. Each probe that cannot start says
 //! why in a note and on stderr, and the run goes on without it.
 //!
 //! | probe | source |
@@ -23,7 +26,7 @@
 //! | `writeback` | `writeback:writeback_start` reasons |
 //! | `stacks` | kernel stacks of blocked (D) workload and filesystem threads |
 //! | `perf` | `perf record -a -g` per phase: top symbols and call chains (not on by default) |
-//! | `machine` | always on: the CPUs' clock, the page cache at the phase's start, /proc/pressure over the phase ([`fslab_record::PhaseFacts`]) |
+//! | `machine` | always on: the CPUs' clock, the page cache at the phase's start, /proc/pressure over it ([`fslab_record::PhaseFacts`]) |
 
 pub mod blockio;
 pub mod cgroup;
@@ -36,9 +39,11 @@ pub mod journal;
 pub mod names;
 pub mod notes;
 pub mod perf;
+pub mod plugin;
 pub mod probe;
 pub mod probes;
 pub mod procfs;
+pub mod registry;
 pub mod source;
 pub mod stacks;
 pub mod trace;
@@ -55,101 +60,8 @@ use fslab_record::{Monitor, ProbeNote, ProbePoint};
 
 pub use devices::{resolve, Targets, TargetsNote};
 pub use error::ProbeError;
-
-/// A probe that can be switched on or off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Kind {
-    Cpu,
-    Disk,
-    Mem,
-    Blockio,
-    Frag,
-    Journal,
-    Writeback,
-    Stacks,
-    Perf,
-    /// The machine's clock, page cache and pressure in each phase: always
-    /// on, not in [`ALL`] (it is part of the run's facts).
-    Machine,
-}
-
-pub const ALL: [Kind; 9] = [
-    Kind::Cpu,
-    Kind::Disk,
-    Kind::Mem,
-    Kind::Blockio,
-    Kind::Frag,
-    Kind::Journal,
-    Kind::Writeback,
-    Kind::Stacks,
-    Kind::Perf,
-];
-
-impl Kind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Cpu => "cpu",
-            Kind::Disk => "disk",
-            Kind::Mem => "mem",
-            Kind::Blockio => "blockio",
-            Kind::Frag => "frag",
-            Kind::Journal => "journal",
-            Kind::Writeback => "writeback",
-            Kind::Stacks => "stacks",
-            Kind::Perf => "perf",
-            Kind::Machine => "machine",
-        }
-    }
-
-    /// On unless asked otherwise (all but perf).
-    pub fn default_on(self) -> bool {
-        self != Kind::Perf
-    }
-}
-
-/// Parses `--probes`: `default`, `all`, `none`, or a comma list in which
-/// `default` and `all` may appear and `-NAME` removes one.
-pub fn parse_list(s: &str) -> Result<Vec<Kind>, String> {
-    let mut on: Vec<Kind> = Vec::new();
-    for w in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-        match w {
-            "none" => on.clear(),
-            "default" => on.extend(ALL.iter().filter(|k| k.default_on())),
-            "all" => on.extend(ALL),
-            _ => {
-                let (remove, name) = match w.strip_prefix('-') {
-                    Some(n) => (true, n),
-                    None => (false, w),
-                };
-                let k = ALL
-                    .iter()
-                    .find(|k| k.name() == name)
-                    .copied()
-                    .ok_or_else(|| {
-                        format!(
-                            "--probes: unknown probe {name:?} (use {}, default, all, none)",
-                            ALL.map(|k| k.name()).join(", ")
-                        )
-                    })?;
-                if remove {
-                    on.retain(|x| *x != k);
-                } else {
-                    on.push(k);
-                }
-            }
-        }
-    }
-    let mut seen = Vec::new();
-    on.retain(|k| {
-        if seen.contains(k) {
-            false
-        } else {
-            seen.push(*k);
-            true
-        }
-    });
-    Ok(on)
-}
+pub use plugin::Plugin;
+pub use registry::{all, always, parse_list, register, Kind};
 
 enum Cmd {
     Watch(Watched),
@@ -219,7 +131,7 @@ impl ProbeSet {
     /// The given probes (fakes, in tests) reading `source`, watching
     /// `targets`, scheduled as [`ProbeSet::start`] schedules its own.
     pub fn with_probes(
-        probes: Vec<Box<dyn probe::Probe>>,
+        probes: Vec<(Kind, Box<dyn probe::Probe>)>,
         source: Box<dyn source::Source>,
         targets: Targets,
         scratch: &Path,
@@ -329,27 +241,5 @@ pub fn scratch_dir() -> PathBuf {
         d
     } else {
         std::env::temp_dir()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn probe_lists_parse() {
-        assert_eq!(parse_list("default").unwrap().len(), 8);
-        assert_eq!(parse_list("all").unwrap().len(), 9);
-        assert!(parse_list("none").unwrap().is_empty());
-        assert_eq!(
-            parse_list("default,-blockio,perf")
-                .unwrap()
-                .iter()
-                .filter(|k| **k == Kind::Blockio)
-                .count(),
-            0
-        );
-        assert_eq!(parse_list("cpu,cpu").unwrap(), vec![Kind::Cpu]);
-        assert!(parse_list("cpu,bogus").unwrap_err().contains("\"bogus\""));
     }
 }

@@ -1,5 +1,5 @@
-//! The one interface every probe implements, and what the sampler hands
-//! it: where to read ([`Source`]), what to watch, the trace reader's state
+//! The one interface every probe's instrument implements (made by its
+//! [`crate::plugin::Plugin`]), and what the sampler hands it: where to read ([`Source`]), what to watch, the trace reader's state
 //! and the phase. Each probe lives in its own module under
 //! [`crate::probes`]; the sampler only schedules them.
 
@@ -14,7 +14,6 @@ use crate::devices::Targets;
 use crate::notes::Note;
 use crate::source::Source;
 use crate::trace::TraceState;
-use crate::Kind;
 
 /// The phase being watched.
 #[derive(Debug, Clone, Default)]
@@ -100,7 +99,6 @@ pub struct PhaseOut {
 /// An instrument: told when phases start and end, sampled every
 /// [`Probe::period`] while one runs.
 pub trait Probe: Send {
-    fn kind(&self) -> Kind;
     /// How often [`Probe::sample`] is called during a phase.
     fn period(&self) -> Duration {
         Duration::from_secs(1)

@@ -13,10 +13,15 @@ use fslab_record::{Metric, ProbeNote, ProbePoint};
 use crate::cgroup::{own_memory_cgroup, MemoryCgroup};
 use crate::devices::Targets;
 use crate::mono_ns;
+use crate::plugin::Needs;
 use crate::probe::{note, typed_note, Ctx, PhaseInfo, Probe, Sample};
 use crate::source::Source;
 use crate::trace::{start_tracer, Tracer};
 use crate::{Cmd, Kind};
+
+/// A need a probe may have that is not met here: why, and whether that is
+/// worth a word on stderr though the probe was not named.
+type Check<'a> = &'a dyn Fn(&Needs) -> Option<(String, bool)>;
 
 /// What the sampler hands over to [`crate::ProbeSet`] as it goes.
 pub(crate) type Shared<T> = Arc<Mutex<Vec<T>>>;
@@ -72,6 +77,7 @@ impl World {
 
 /// A probe and when it is next due.
 struct Entry {
+    kind: Kind,
     probe: Box<dyn Probe>,
     last: Instant,
     next: Instant,
@@ -117,73 +123,71 @@ impl Sampler {
             ));
         };
         let mut kinds = kinds.to_vec();
+        // Each probe's needs, checked in turn: tracing, root, an image, perf.
         let traced: Vec<Kind> = kinds
             .iter()
             .copied()
-            .filter(|k| matches!(k, Kind::Blockio | Kind::Journal | Kind::Writeback))
+            .filter(|k| k.needs().traces_on(&targets.fs_type))
             .collect();
         let mut tracer = None;
         if !traced.is_empty() {
-            match start_tracer(&kinds, &targets, &scratch) {
+            let needs: Vec<Needs> = traced.iter().map(|k| k.needs()).collect();
+            match start_tracer(&needs, &targets, &scratch) {
                 Ok(t) => tracer = Some(t),
                 Err(e) => {
                     for k in &traced {
-                        if *k != Kind::Journal || targets.fs_type.starts_with("ext") {
-                            unavailable(*k, e.to_string(), !no_device, &mut run_notes);
-                        }
+                        unavailable(*k, e.to_string(), !no_device, &mut run_notes);
                     }
-                    kinds.retain(|k| {
-                        !matches!(k, Kind::Blockio | Kind::Writeback)
-                            && (*k != Kind::Journal || !targets.fs_type.starts_with("ext"))
-                    });
+                    kinds.retain(|k| !traced.contains(k));
                 }
             }
         }
         // Kernel stacks of other threads need root; so does a system-wide
         // profile, on most machines.
-        if !rustix::process::geteuid().is_root() {
-            for k in [Kind::Stacks, Kind::Perf] {
-                if kinds.contains(&k) {
-                    unavailable(
-                        k,
-                        format!(
-                            "{} needs root (run fslab as root for it)",
-                            match k {
-                                Kind::Stacks => "reading kernel stacks (/proc/PID/task/TID/stack)",
-                                _ => "a system-wide kernel profile (perf record -a)",
-                            }
-                        ),
+        let root = rustix::process::geteuid().is_root();
+        let checks: [Check; 3] = [
+            &|n: &Needs| {
+                n.root.filter(|_| !root).map(|what| {
+                    (
+                        format!("{what} needs root (run fslab as root for it)"),
                         false,
-                        &mut run_notes,
-                    );
+                    )
+                })
+            },
+            &|n: &Needs| {
+                (n.image && targets.image.is_none()).then(|| {
+                    (
+                        "the filesystem is not on a loop device, so there is no image to watch"
+                            .into(),
+                        false,
+                    )
+                })
+            },
+            &|n: &Needs| {
+                (n.perf && !source.can_profile()).then(|| {
+                    (
+                        "perf is not installed (apt-get install linux-perf): no kernel profile"
+                            .into(),
+                        true,
+                    )
+                })
+            },
+        ];
+        for check in checks {
+            for k in kinds.clone() {
+                if let Some((why, applies)) = check(&k.needs()) {
+                    unavailable(k, why, applies, &mut run_notes);
                     kinds.retain(|x| *x != k);
                 }
             }
         }
-        if kinds.contains(&Kind::Frag) && targets.image.is_none() {
-            unavailable(
-                Kind::Frag,
-                "the filesystem is not on a loop device, so there is no image to watch".into(),
-                false,
-                &mut run_notes,
-            );
-            kinds.retain(|k| *k != Kind::Frag);
-        }
-        if kinds.contains(&Kind::Perf) && !source.can_profile() {
-            unavailable(
-                Kind::Perf,
-                "perf is not installed (apt-get install linux-perf): no kernel profile".into(),
-                true,
-                &mut run_notes,
-            );
-            kinds.retain(|k| *k != Kind::Perf);
-        }
-        run_notes.push(typed_note(None, &crate::TargetsNote::of(&targets, &kinds)));
+        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        run_notes.push(typed_note(None, &crate::TargetsNote::of(&targets, &names)));
         // The machine's own measurements run whatever was asked for.
         let probes = kinds
             .iter()
-            .chain([&Kind::Machine])
-            .map(|k| crate::probes::make(*k))
+            .chain(crate::registry::always().iter())
+            .map(|k| (*k, k.plugin().make()))
             .collect();
         let mut s = Sampler::with_probes(probes, source, targets, scratch, shared);
         s.world.tracer = tracer;
@@ -193,7 +197,7 @@ impl Sampler {
 
     /// A sampler of the given probes (tests give fakes).
     pub(crate) fn with_probes(
-        probes: Vec<Box<dyn Probe>>,
+        probes: Vec<(Kind, Box<dyn Probe>)>,
         source: Box<dyn Source>,
         targets: Targets,
         scratch: PathBuf,
@@ -214,7 +218,8 @@ impl Sampler {
             },
             probes: probes
                 .into_iter()
-                .map(|probe| Entry {
+                .map(|(kind, probe)| Entry {
+                    kind,
                     probe,
                     last: now,
                     next: now,
@@ -302,7 +307,7 @@ impl Sampler {
         let now = Instant::now();
         for e in &mut self.probes {
             let s = e.probe.phase_start(&ctx);
-            out.extend(Sampler::points_of(&info, e.probe.kind(), 0.0, s));
+            out.extend(Sampler::points_of(&info, e.kind, 0.0, s));
             e.last = start;
             e.next = now + e.probe.period();
         }
@@ -331,7 +336,7 @@ impl Sampler {
                 continue;
             }
             let s = e.probe.sample(&ctx, dt);
-            out.extend(Sampler::points_of(info, e.probe.kind(), t_s, s));
+            out.extend(Sampler::points_of(info, e.kind, t_s, s));
             e.last = now;
             e.next = now + period;
         }
@@ -390,22 +395,20 @@ mod tests {
     use fslab_record::{Better, Monitor, Unit};
 
     use super::*;
+    use crate::notes::Note;
     use crate::probe::PhaseOut;
     use crate::source::FakeSource;
     use crate::ProbeSet;
 
     /// Counts its calls; samples `n` (its number of samples so far).
     struct Fake {
-        kind: Kind,
+        name: &'static str,
         period: Duration,
         samples: u32,
         finished: Arc<AtomicU32>,
     }
 
     impl Probe for Fake {
-        fn kind(&self) -> Kind {
-            self.kind
-        }
         fn period(&self) -> Duration {
             self.period
         }
@@ -422,12 +425,12 @@ mod tests {
             PhaseOut {
                 notes: vec![note(
                     Some(ctx.phase.index),
-                    self.kind.name(),
+                    self.name,
                     "end",
                     serde_json::json!(self.samples),
                 )],
                 metrics: vec![Metric::new(
-                    self.kind.name(),
+                    self.name,
                     Some(&ctx.phase.name),
                     "secs",
                     secs,
@@ -438,28 +441,24 @@ mod tests {
         }
         fn finish(&mut self, _ctx: &Ctx) -> Vec<ProbeNote> {
             self.finished.fetch_add(1, Ordering::Relaxed);
-            vec![note(
-                None,
-                self.kind.name(),
-                "finish",
-                serde_json::Value::Null,
-            )]
+            vec![note(None, self.name, "finish", serde_json::Value::Null)]
         }
     }
 
     #[test]
     fn each_probe_is_sampled_on_its_own_period_on_the_phases_clock() {
         let finished = Arc::new(AtomicU32::new(0));
-        let fake = |kind, ms| -> Box<dyn Probe> {
-            Box::new(Fake {
-                kind,
+        let fake = |name, ms| -> (Kind, Box<dyn Probe>) {
+            let probe: Box<dyn Probe> = Box::new(Fake {
+                name,
                 period: Duration::from_millis(ms),
                 samples: 0,
                 finished: Arc::clone(&finished),
-            })
+            });
+            (Kind::of(name).unwrap(), probe)
         };
         let mut set = ProbeSet::with_probes(
-            vec![fake(Kind::Stacks, 50), fake(Kind::Cpu, 1000)],
+            vec![fake("stacks", 50), fake("cpu", 1000)],
             Box::new(FakeSource::new()),
             Targets::default(),
             &std::env::temp_dir(),
@@ -513,5 +512,120 @@ mod tests {
         assert_eq!(end.iter().filter(|n| n.key == "finish").count(), 2);
         assert_eq!(finished.load(Ordering::Relaxed), 2);
         assert!(start.elapsed() < Duration::from_secs(2));
+    }
+
+    /// A probe of a test's own, with `needs`.
+    struct Needy(&'static str, Needs);
+
+    impl crate::Plugin for Needy {
+        fn name(&self) -> &'static str {
+            self.0
+        }
+        fn needs(&self) -> Needs {
+            self.1
+        }
+        fn make(&self) -> Box<dyn Probe> {
+            Box::new(Fake {
+                name: self.0,
+                period: Duration::from_secs(1),
+                samples: 0,
+                finished: Arc::default(),
+            })
+        }
+    }
+
+    static NEEDS_IMAGE: Needy = Needy(
+        "test-needs-image",
+        Needs {
+            trace: &[],
+            spool: false,
+            root: None,
+            image: true,
+            perf: false,
+        },
+    );
+    static NEEDS_PERF: Needy = Needy(
+        "test-needs-perf",
+        Needs {
+            trace: &[],
+            spool: false,
+            root: None,
+            image: false,
+            perf: true,
+        },
+    );
+    static NEEDS_NOTHING: Needy = Needy(
+        "test-needs-nothing",
+        Needs {
+            trace: &[],
+            spool: false,
+            root: None,
+            image: false,
+            perf: false,
+        },
+    );
+
+    #[test]
+    fn a_registered_probe_starts_only_where_its_needs_are_met() {
+        for p in [&NEEDS_IMAGE, &NEEDS_PERF, &NEEDS_NOTHING] {
+            let _ = crate::register(p);
+        }
+        let kinds =
+            crate::parse_list("test-needs-image,test-needs-perf,test-needs-nothing").unwrap();
+        // No image behind a device, no profiler: by its needs, not its name.
+        let (s, problems) = Sampler::new(
+            &kinds,
+            Targets::default(),
+            std::env::temp_dir(),
+            (Arc::default(), Arc::default()),
+            true,
+            Box::new(FakeSource::new()),
+        );
+        let started: Vec<&str> = s.probes.iter().map(|e| e.kind.name()).collect();
+        // The machine's own measurements run whatever was asked for.
+        assert_eq!(started, ["test-needs-nothing", "machine"]);
+        assert_eq!(
+            problems,
+            [
+                "probe test-needs-image: the filesystem is not on a loop device, so there is no image to watch",
+                "probe test-needs-perf: perf is not installed (apt-get install linux-perf): no kernel profile",
+            ]
+        );
+        let unavailable: Vec<&str> = s
+            .run_notes
+            .iter()
+            .filter(|n| n.key == "unavailable")
+            .map(|n| n.probe.as_str())
+            .collect();
+        assert_eq!(unavailable, ["test-needs-image", "test-needs-perf"]);
+        let targets = s
+            .run_notes
+            .iter()
+            .find(|n| crate::TargetsNote::is(&n.probe, &n.key))
+            .map(|n| crate::TargetsNote::from_value(&n.value))
+            .unwrap();
+        assert_eq!(targets.probes, ["test-needs-nothing"]);
+        // With an image to watch, the image probe starts.
+        let with_image = Targets {
+            image: Some("/img".into()),
+            ..Targets::default()
+        };
+        let (s, _) = Sampler::new(
+            &kinds,
+            with_image,
+            std::env::temp_dir(),
+            (Arc::default(), Arc::default()),
+            true,
+            Box::new(FakeSource::new()),
+        );
+        let started: Vec<&str> = s.probes.iter().map(|e| e.kind.name()).collect();
+        assert_eq!(
+            started,
+            ["test-needs-image", "test-needs-nothing", "machine"]
+        );
+        // A name taken is refused.
+        assert!(crate::register(&NEEDS_NOTHING)
+            .unwrap_err()
+            .contains("registered already"));
     }
 }

@@ -16,8 +16,9 @@ use fslab_record::Blob;
 use crate::blockio::{self, DevTracker};
 use crate::devices::Targets;
 use crate::journal;
+use crate::plugin::{Filter, Needs};
+use crate::tracefs;
 use crate::ProbeError;
-use crate::{tracefs, Kind};
 
 /// Completions kept for `fslab trace show`, at most (about 9 bytes each
 /// once compressed).
@@ -160,8 +161,9 @@ struct Sync {
     caught_up: std::sync::Condvar,
 }
 
-/// Traces what `kinds` need on the targets' devices, completions spooled in `scratch`.
-pub fn start_tracer(kinds: &[Kind], t: &Targets, scratch: &Path) -> Result<Tracer, ProbeError> {
+/// Traces the events probes with `needs` read on the targets' devices,
+/// completions spooled in `scratch` when one of them keeps them.
+pub fn start_tracer(needs: &[Needs], t: &Targets, scratch: &Path) -> Result<Tracer, ProbeError> {
     let dev = t.device.as_ref().ok_or(ProbeError::NoDevice)?;
     let name = format!("fslab-{}-{}", std::process::id(), dev.name);
     let inst = tracefs::Instance::create(&name, scratch, 4096)?;
@@ -169,28 +171,23 @@ pub fn start_tracer(kinds: &[Kind], t: &Targets, scratch: &Path) -> Result<Trace
     if let Some(h) = &t.host {
         devs.push(h.trace_dev());
     }
-    let filter = devs
+    let with_host = devs
         .iter()
         .map(|d| format!("dev == {d}"))
         .collect::<Vec<_>>()
         .join(" || ");
-    if kinds.contains(&Kind::Blockio) {
-        inst.enable("block/block_rq_issue", Some(&filter))?;
-        inst.enable("block/block_rq_complete", Some(&filter))?;
+    for e in needs.iter().flat_map(|n| n.trace) {
+        if !e.applies_to(&t.fs_type) || (e.optional && !inst.has_event(e.event)) {
+            continue;
+        }
+        let filter = match e.filter {
+            Filter::DeviceAndHost => with_host.clone(),
+            Filter::Device => format!("dev == {}", dev.trace_dev()),
+            Filter::DeviceName => format!("name == \"{}:{}\"", dev.major, dev.minor),
+        };
+        inst.enable(e.event, Some(&filter))?;
     }
-    if kinds.contains(&Kind::Journal) && inst.has_event("jbd2/jbd2_run_stats") {
-        inst.enable(
-            "jbd2/jbd2_run_stats",
-            Some(&format!("dev == {}", dev.trace_dev())),
-        )?;
-    }
-    if kinds.contains(&Kind::Writeback) && inst.has_event("writeback/writeback_start") {
-        inst.enable(
-            "writeback/writeback_start",
-            Some(&format!("name == \"{}:{}\"", dev.major, dev.minor)),
-        )?;
-    }
-    let spool = if kinds.contains(&Kind::Blockio) {
+    let spool = if needs.iter().any(|n| n.spool) {
         Some(Spool::new(scratch)?)
     } else {
         None

@@ -1,5 +1,5 @@
-//! What runs around a workload, in one process or on MPI ranks:
-//! `--drop-caches` between phases, the phase messages and progress
+//! What runs around a workload, in one process or on MPI ranks, as its
+//! [`Harness`] asks: caches dropped between phases, the phase messages and progress
 //! lines `fslab run` reads, the count on a terminal, the probes, and the
 //! closing words and exit status.
 
@@ -7,9 +7,9 @@ use std::path::Path;
 
 use fslab_record::protocol::ChildMessage;
 use fslab_record::{RunStatus, SeriesPoint};
-use fslab_workload::{CommonArgs, Kind};
+use fslab_workload::Kind;
 
-use crate::{Error, Result};
+use crate::{Error, Harness, Result};
 
 /// The command's result for a run that ended with `status`: an interrupted
 /// or failed run says what went wrong and where what it measured is `kept`.
@@ -30,7 +30,7 @@ pub fn ending(name: &str, status: RunStatus, error: Option<&str>, kept: &str) ->
     }
 }
 
-/// `--drop-caches` before each phase: drops the caches on every call but
+/// Caches dropped before each phase ([`fslab_record::protocol::DropCaches::EachPhase`]): drops the caches on every call but
 /// the first (the first phase's were dropped before the run started).
 pub fn cache_dropper(who: String) -> impl FnMut() {
     let mut first_phase = true;
@@ -66,9 +66,9 @@ pub fn finished(
 /// call on to this process's own probes, if it has any.
 pub struct PhaseMessages<'a> {
     pub inner: Option<&'a mut dyn fslab_record::Monitor>,
-    /// Send the messages (`--progress`).
+    /// Send the messages ([`Harness::progress`]).
     pub messages: bool,
-    /// Wait for `fslab run`'s answer after each message (`--phase-acks`).
+    /// Wait for `fslab run`'s answer after each message ([`Harness::acks`]).
     pub acks: bool,
     /// Erase the terminal's count line when a phase ends.
     pub erase: bool,
@@ -144,9 +144,9 @@ impl fslab_record::Monitor for PhaseMessages<'_> {
 /// The workload whose silent phases show a count on a terminal (see
 /// [`Kind::is_silent_during`]); none when stderr is not a terminal,
 /// `fslab run` reads the progress, or the output is JSON or quiet.
-pub fn silent_phases(kind: Kind, common: &CommonArgs, quiet: bool) -> Option<Kind> {
+pub fn silent_phases(kind: Kind, harness: &Harness, quiet: bool) -> Option<Kind> {
     use std::io::IsTerminal;
-    if common.progress || common.json || quiet || !std::io::stderr().is_terminal() {
+    if harness.progress || harness.json || quiet || !std::io::stderr().is_terminal() {
         return None;
     }
     Some(kind)
@@ -203,11 +203,11 @@ pub fn progress_lines<'a>() -> fslab_workload::SecondHook<'a> {
 /// this one.
 pub fn start_probes(
     name: &str,
-    common: &CommonArgs,
+    harness: &Harness,
     kinds: &[fslab_probe::Kind],
     dir: &Path,
 ) -> Option<fslab_probe::ProbeSet> {
-    if common.phase_acks {
+    if harness.acks {
         return None;
     }
     // The workload may make its directory only when it starts: the
@@ -217,7 +217,7 @@ pub fn start_probes(
         kinds,
         existing,
         &fslab_probe::scratch_dir(),
-        common.probes != "default",
+        harness.probes_named(),
     );
     for problem in &probes.problems {
         eprintln!("fslab: {name}: {problem}");

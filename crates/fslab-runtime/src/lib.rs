@@ -1,10 +1,11 @@
 //! What runs around a workload in its process. `fslab WORKLOAD ...` and
 //! the child `fslab run` starts (`fslab job JSON`) both hand a
-//! [`Job`] to [`run`], which does the rest:
+//! [`ChildSpec`] (the job and its [`Harness`]) to [`run`], which does the
+//! rest:
 //!
-//! - the hidden options `fslab run` passes: die with the parent, join a
-//!   memory cgroup, drop the caches, progress lines and phase
-//!   acknowledgements ([`harness`]);
+//! - what the harness asks: die with the parent, join a memory cgroup,
+//!   drop the caches, progress lines and phase acknowledgements
+//!   ([`harness`]);
 //! - SIGINT and SIGTERM, the results store, the probes, the count on a
 //!   terminal, the JSON report, the closing words and the exit status
 //!   ([`single`], [`Error::exit_code`]);
@@ -23,28 +24,28 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 pub use error::{Error, Result};
+pub use fslab_record::protocol::Harness;
 use fslab_workload::plugin::RankPlace;
-use fslab_workload::Job;
+use fslab_workload::{ChildSpec, Job};
 
-/// What a workload's process is given besides its job.
+/// What a workload's process is given besides its job and harness.
 #[derive(Debug, Clone, Copy)]
 pub struct Context<'a> {
     /// The results store.
     pub db: &'a Path,
     /// `--quiet`: no remarks on stderr.
     pub quiet: bool,
-    /// The command line recorded with the run (fs_mark prints it).
-    pub argv: &'a [String],
 }
 
-/// Runs `job` on the MPI ranks this process was started with (one process
+/// Runs the spec's job on the MPI ranks this process was started with (one process
 /// when no MPI launcher started it), or prints what it prints instead
 /// ([`fslab_workload::plugin::AnyJob::instead`]): each rank's paths placed
 /// ([`fslab_workload::plugin::AnyJob::on_rank`]), the options validated, the run
 /// with everything around it. A rank that fails before the ranks have
 /// settled their results ends them all, since the others would wait for
 /// it forever. MPI ends when the cluster is dropped.
-pub fn run(mut job: Job, cx: &Context<'_>) -> Result<()> {
+pub fn run(spec: ChildSpec, cx: &Context<'_>) -> Result<()> {
+    let ChildSpec { mut job, harness } = spec;
     // What the command prints instead of running (dbench --print-loadfile).
     if let Some(text) = job.instead() {
         print!("{text}");
@@ -58,7 +59,7 @@ pub fn run(mut job: Job, cx: &Context<'_>) -> Result<()> {
         message,
     })?;
     let place = rank::Rank::new(&*cluster);
-    let r = placed(&mut job, cx, &place);
+    let r = placed(&mut job, &harness, cx, &place);
     if cluster.size() > 1 && !place.settled() {
         if let Err(e) = &r {
             eprintln!(
@@ -73,13 +74,13 @@ pub fn run(mut job: Job, cx: &Context<'_>) -> Result<()> {
 }
 
 /// [`run`] on one rank.
-fn placed(job: &mut Job, cx: &Context<'_>, place: &rank::Rank) -> Result<()> {
+fn placed(job: &mut Job, harness: &Harness, cx: &Context<'_>, place: &rank::Rank) -> Result<()> {
     let name = job.kind().name();
     let workload = |source| Error::Workload {
         name: name.into(),
         source,
     };
-    let kinds = single::prepare(name, job.common())?;
+    let kinds = single::prepare(name, harness)?;
     job.on_rank(place as &dyn RankPlace).map_err(workload)?;
     // The options are validated by the run itself, first thing (once: a
     // second check here would add its calls, a stat of the directory, to
@@ -87,7 +88,7 @@ fn placed(job: &mut Job, cx: &Context<'_>, place: &rank::Rank) -> Result<()> {
     // workload finds already made changes its calls (mdtest removes only
     // the directory it made).
     let dir = job.workdir();
-    single::run(job, cx, &kinds, &dir, place)
+    single::run(job, harness, cx, &kinds, &dir, place)
 }
 
 /// A flag set by SIGINT or SIGTERM; a second signal exits at once (130).

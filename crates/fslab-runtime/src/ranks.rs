@@ -17,23 +17,24 @@ use std::time::{Duration, Instant};
 
 use fslab_cluster::rescue::{Spool, SpoolMeta};
 use fslab_cluster::{ClockOffset, Gate, RankRecorder, RankRun};
+use fslab_record::protocol::DropCaches;
 use fslab_record::RunStatus;
-use fslab_workload::{CommonArgs, Hooks, Job, Start};
+use fslab_workload::{Hooks, Job, Start};
 
 use crate::harness::{cache_dropper, ending, finished, progress_lines, start_probes};
 use crate::rank::Rank;
-use crate::{Context, Error, Result};
+use crate::{Context, Error, Harness, Result};
 
 /// Runs `job` as this process's rank (see the module's text).
 pub fn run(
     job: &Job,
+    harness: &Harness,
     cx: &Context<'_>,
     kinds: &[fslab_probe::Kind],
     dir: &Path,
     place: &Rank,
 ) -> Result<()> {
     let name = job.kind().name();
-    let common = job.common();
     let db = cx.db;
     let cluster = place.cluster();
     let rank = cluster.rank();
@@ -60,7 +61,7 @@ pub fn run(
     describe(
         &spool,
         name,
-        common,
+        harness,
         hosts.as_deref(),
         clock_start.as_deref(),
     );
@@ -70,12 +71,11 @@ pub fn run(
     let mut rec = RankRecorder::new(rank, &host);
     // The first rank of each host runs the probes on it, beside its ranks.
     let mut probes = host_leader(cluster, hosts.as_deref())
-        .then(|| start_probes(name, common, kinds, dir))
+        .then(|| start_probes(name, harness, kinds, dir))
         .flatten();
     let result = {
         let mut hooks = Hooks::default();
-        let mut drop_caches = common
-            .drop_caches
+        let mut drop_caches = (harness.drop_caches == DropCaches::EachPhase)
             .then(|| cache_dropper(format!("{name}: rank {rank}")));
         let stop_ref = &*stop;
         let gated_ref = &gated;
@@ -90,7 +90,7 @@ pub fn run(
                 stop_ref.store(true, Ordering::Relaxed);
             }
         }));
-        if common.progress && rank == 0 {
+        if harness.progress && rank == 0 {
             // Rank 0's own rate: the others' come with the merged run.
             hooks.each_second = Some(progress_lines());
         }
@@ -99,13 +99,13 @@ pub fn run(
         // the workload's account of every rank (mdtest's SUMMARY).
         let mut stdout = std::io::stdout();
         let mut sink = std::io::sink();
-        let out: &mut dyn std::io::Write = if rank == 0 && job.speaks_for_ranks() && !common.json {
+        let out: &mut dyn std::io::Write = if rank == 0 && job.speaks_for_ranks() && !harness.json {
             &mut stdout
         } else {
             &mut sink
         };
         job.run(Start {
-            argv: cx.argv,
+            argv: &harness.command_line,
             cluster,
             stop: &stop,
             out,
@@ -123,7 +123,7 @@ pub fn run(
         .zip(clock_start.clone())
         .map(|(hosts, clock_start)| Rescue {
             name: name.into(),
-            common: common.clone(),
+            harness: harness.clone(),
             db: db.to_path_buf(),
             hosts,
             clock_start,
@@ -164,7 +164,7 @@ pub fn run(
         std::thread::sleep(Duration::from_secs(60));
     }
     spool.remove();
-    report_merged(name, common, &mut store, &merged)
+    report_merged(name, harness, &mut store, &merged)
 }
 
 /// On rank 0 (the one with every rank's host): keeps the run's description
@@ -173,7 +173,7 @@ pub fn run(
 fn describe(
     spool: &Spool,
     name: &str,
-    common: &CommonArgs,
+    harness: &Harness,
     hosts: Option<&[String]>,
     clock_start: Option<&[ClockOffset]>,
 ) {
@@ -184,7 +184,7 @@ fn describe(
         workload: name.into(),
         hosts: hosts.to_vec(),
         clock_start: start.to_vec(),
-        common: serde_json::to_value(common).unwrap_or_default(),
+        harness: harness.clone(),
     };
     if let Err(e) = spool.keep_meta(&meta) {
         eprintln!("fslab: {name}: {e}");
@@ -238,7 +238,7 @@ fn ended_as(
 /// Keeps the merged run in the store, prints it, and says how it ended.
 fn report_merged(
     name: &str,
-    common: &CommonArgs,
+    harness: &Harness,
     store: &mut fslab_store::Store,
     merged: &fslab_cluster::MergedRun,
 ) -> Result<()> {
@@ -247,16 +247,16 @@ fn report_merged(
         source,
     })?;
     let summary = summary_text(name, merged);
-    match &common.text_to {
+    match &harness.text_to {
         Some(p) => std::fs::write(p, &summary).map_err(|source| Error::Io {
             name: name.into(),
-            what: format!("--text-to {}", p.display()),
+            what: format!("its text file {}", p.display()),
             source,
         })?,
-        None if !common.json => print!("{summary}"),
+        None if !harness.json => print!("{summary}"),
         None => {}
     }
-    if let (true, Some(id)) = (common.json, id) {
+    if let (true, Some(id)) = (harness.json, id) {
         // The run's one JSON shape, as `results export` prints it (the
         // ranks' own numbers are in its params' `mpi`).
         let doc = store.run_json(id).map_err(|source| Error::ReadBack {
@@ -265,7 +265,7 @@ fn report_merged(
         })?;
         print!("{doc}");
     }
-    if common.progress {
+    if harness.progress {
         finished(
             id,
             merged.run.status,
@@ -338,7 +338,7 @@ const RESCUE_AFTER: Duration = Duration::from_secs(2);
 /// What rank 0's rescue needs to report a run without the other ranks.
 struct Rescue {
     name: String,
-    common: CommonArgs,
+    harness: Harness,
     db: PathBuf,
     hosts: Vec<String>,
     clock_start: Vec<ClockOffset>,
@@ -362,7 +362,7 @@ fn start_rescue(r: Rescue, spool: Spool, state: Arc<AtomicU8>) {
         {
             return;
         }
-        let ended = merge_spool(&r.name, &r.common, &r.db, &r.hosts, r.clock_start, &spool);
+        let ended = merge_spool(&r.name, &r.harness, &r.db, &r.hosts, r.clock_start, &spool);
         let code = match ended {
             Ok(()) => 0,
             Err(e) => {
@@ -381,7 +381,7 @@ fn start_rescue(r: Rescue, spool: Spool, state: Arc<AtomicU8>) {
 /// the spool.
 fn merge_spool(
     name: &str,
-    common: &CommonArgs,
+    harness: &Harness,
     db: &Path,
     hosts: &[String],
     clock_start: Vec<ClockOffset>,
@@ -399,7 +399,7 @@ fn merge_spool(
         merged.run.error = Some(lost);
     }
     let ended = crate::open_store(db)
-        .and_then(|mut store| report_merged(name, common, &mut store, &merged));
+        .and_then(|mut store| report_merged(name, harness, &mut store, &merged));
     spool.remove();
     ended
 }
@@ -419,14 +419,12 @@ pub fn rescue(db: &Path, dir: &Path) -> Result<()> {
             why,
         })
     };
-    let common: CommonArgs =
-        serde_json::from_value(meta.common).map_err(|e| not(format!("its options: {e}")))?;
     if fslab_workload::Kind::of(&meta.workload).is_none() {
         return Err(not(format!("no workload named {:?}", meta.workload)));
     }
     merge_spool(
         &meta.workload,
-        &common,
+        &meta.harness,
         db,
         &meta.hosts,
         meta.clock_start,

@@ -1,5 +1,5 @@
-//! A workload's run in one process: the options `fslab run` passes (die
-//! with the parent, join a cgroup, drop caches), signals, the store, the
+//! A workload's run in one process: what its harness asks (die with the
+//! parent, join a cgroup, drop caches), signals, the store, the
 //! probes and progress (see [`crate::harness`]), the JSON report and the
 //! exit status; under MPI it hands over to [`crate::ranks`].
 
@@ -7,20 +7,21 @@ use std::io::Write;
 use std::path::Path;
 
 use fslab_record::protocol::ChildMessage;
+use fslab_record::protocol::DropCaches;
 use fslab_record::RunStatus;
-use fslab_workload::{CommonArgs, Hooks, Job, Report, Start};
+use fslab_workload::{Hooks, Job, Report, Start};
 
 use crate::harness::{
     cache_dropper, ending, finished, progress_lines, silent_phases, start_probes,
     terminal_progress, PhaseMessages,
 };
 use crate::rank::Rank;
-use crate::{Context, Error, Result};
+use crate::{Context, Error, Harness, Result};
 
-/// Checks made before the workload's own options: the hidden `fslab run`
-/// options that must act first, and the probe list.
-pub fn prepare(name: &str, common: &CommonArgs) -> Result<Vec<fslab_probe::Kind>> {
-    if common.die_with_parent {
+/// Checks made before the workload's own options: what the harness asks
+/// that must act first, and the probe list.
+pub fn prepare(name: &str, harness: &Harness) -> Result<Vec<fslab_probe::Kind>> {
+    if harness.die_with_parent {
         let parent = rustix::process::getppid();
         let _ =
             rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
@@ -29,19 +30,19 @@ pub fn prepare(name: &str, common: &CommonArgs) -> Result<Vec<fslab_probe::Kind>
             return Err(Error::ParentGone { name: name.into() });
         }
     }
-    fslab_probe::parse_list(&common.probes).map_err(|message| Error::Probes {
+    fslab_probe::parse_list(&harness.probes).map_err(|message| Error::Probes {
         name: name.into(),
         message,
     })
 }
 
-/// What the workload's text goes to: `--text-to`'s file, nowhere under
-/// `--json`, else stdout.
-pub fn text_out(name: &str, common: &CommonArgs) -> Result<Box<dyn Write>> {
-    Ok(match (&common.text_to, common.json) {
+/// What the workload's text goes to: the harness's text file, nowhere
+/// under `--json`, else stdout.
+pub fn text_out(name: &str, harness: &Harness) -> Result<Box<dyn Write>> {
+    Ok(match (&harness.text_to, harness.json) {
         (Some(p), _) => Box::new(std::fs::File::create(p).map_err(|source| Error::Io {
             name: name.into(),
-            what: format!("--text-to {}", p.display()),
+            what: format!("its text file {}", p.display()),
             source,
         })?),
         (None, true) => Box::new(std::io::sink()),
@@ -53,21 +54,21 @@ pub fn text_out(name: &str, common: &CommonArgs) -> Result<Box<dyn Write>> {
 /// one of the ranks (see [`crate::ranks`]).
 pub fn run(
     job: &Job,
+    harness: &Harness,
     cx: &Context<'_>,
     kinds: &[fslab_probe::Kind],
     dir: &Path,
     rank: &Rank,
 ) -> Result<()> {
     let name = job.kind().name();
-    let common = job.common();
-    if let Some(cg) = &common.cgroup {
+    if let Some(cg) = &harness.cgroup {
         fslab_lab::vm::join_cgroup(cg, std::process::id()).map_err(|source| Error::Machine {
             name: name.into(),
-            what: "--cgroup",
+            what: "its cgroup",
             source,
         })?;
     }
-    if common.drop_caches || common.drop_caches_once {
+    if harness.drop_caches != DropCaches::Never {
         fslab_lab::vm::drop_caches().map_err(|source| Error::Machine {
             name: name.into(),
             what: "--drop-caches",
@@ -75,29 +76,29 @@ pub fn run(
         })?;
     }
     if rank.cluster().size() > 1 {
-        return crate::ranks::run(job, cx, kinds, dir, rank);
+        return crate::ranks::run(job, harness, cx, kinds, dir, rank);
     }
     // A store this run makes is removed again if the workload refuses its
     // options (it validates them first, before anything is recorded).
     let fresh = !cx.db.exists();
     let mut store = crate::open_store(cx.db)?;
     let stop = crate::stop_on_signals()?;
-    let mut out = text_out(name, common)?;
-    let mut probes = start_probes(name, common, kinds, dir);
+    let mut out = text_out(name, harness)?;
+    let mut probes = start_probes(name, harness, kinds, dir);
     let inner = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
-    let counting = silent_phases(job.kind(), common, cx.quiet);
+    let counting = silent_phases(job.kind(), harness, cx.quiet);
     let mut messages = PhaseMessages {
         inner,
-        messages: common.progress,
-        acks: common.phase_acks,
+        messages: harness.progress,
+        acks: harness.acks,
         erase: counting.is_some(),
     };
     let mut hooks = Hooks::default();
-    if common.drop_caches {
+    if harness.drop_caches == DropCaches::EachPhase {
         let mut drop_caches = cache_dropper(name.to_string());
         hooks.before_phase = Some(Box::new(move |_| drop_caches()));
     }
-    if common.progress {
+    if harness.progress {
         hooks.run_started = Some(Box::new(|run_id| {
             eprintln!("{}", ChildMessage::RunStarted { run_id }.line());
         }));
@@ -112,7 +113,7 @@ pub fn run(
         messages.inner
     };
     let start = Start {
-        argv: cx.argv,
+        argv: &harness.command_line,
         cluster: rank.cluster(),
         stop: &stop,
         out: &mut *out,
@@ -133,7 +134,7 @@ pub fn run(
         }
     };
     drop(out);
-    ended(name, common, cx, &*report, &store)
+    ended(name, harness, cx, &*report, &store)
 }
 
 /// Removes a store file and SQLite's files beside it.
@@ -150,12 +151,12 @@ fn remove_store(db: &Path) {
 /// message `fslab run` reads, where the run is kept, how it ended.
 fn ended(
     name: &str,
-    common: &CommonArgs,
+    harness: &Harness,
     cx: &Context<'_>,
     report: &dyn Report,
     store: &fslab_store::Store,
 ) -> Result<()> {
-    if common.json {
+    if harness.json {
         // The run's one JSON shape, as `results export` prints it.
         let doc = store
             .run_json(report.run_id())
@@ -168,7 +169,7 @@ fn ended(
     for n in report.notes() {
         eprintln!("fslab: {name}: {n}");
     }
-    if common.progress {
+    if harness.progress {
         finished(
             Some(report.run_id()),
             report.status(),
@@ -178,7 +179,7 @@ fn ended(
         );
     }
     let kept = format!("run {} in {}", report.run_id(), store.path().display());
-    if report.status() == RunStatus::Complete && !common.progress && !cx.quiet {
+    if report.status() == RunStatus::Complete && !harness.progress && !cx.quiet {
         // Where to find it again (`fslab results show N`); on stderr, so
         // the tool's own output stays as its readers expect it.
         eprintln!("fslab: {name}: recorded as {kept}");

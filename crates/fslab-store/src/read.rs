@@ -142,6 +142,20 @@ impl Store {
         q().map_err(|e| self.err(e))
     }
 
+    /// Run `id`'s row: who ran what, where, and how it ended (without its
+    /// phases, series and numbers: see [`Store::run`]).
+    pub fn run_row(&self, id: i64) -> Result<RunRow, StoreError> {
+        let q = || -> rusqlite::Result<Option<RunRow>> {
+            let mut st = self
+                .conn()
+                .prepare(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"))?;
+            let row = st.query_map([id], run_row)?.next().transpose();
+            row
+        };
+        q().map_err(|e| self.err(e))?
+            .ok_or(StoreError::NoSuchRun(id))
+    }
+
     /// The phases of a run, in order.
     pub fn phases(&self, id: i64) -> Result<Vec<StoredPhase>, StoreError> {
         let q = || -> rusqlite::Result<Vec<StoredPhase>> {

@@ -59,7 +59,8 @@ pub fn parse_fsmark(argv: &[String]) -> Result<crate::fsmark::cli::FsMarkArgs, S
 
 /// Checks a job as an experiment gives it (`{dir}` replaced by directories
 /// below `cell`, which must exist) with `fslab_dirs` `-d` directories of
-/// fslab's own: the options `fslab run` sets itself are refused, every
+/// fslab's own: the options a person types that `fslab run` sets itself
+/// (in the harness it hands the child) are refused, every
 /// path it writes must be inside `cell`, and the workload's own
 /// validation. The error is one line naming the bad option or value.
 pub fn check_job(job: &Job, fslab_dirs: usize, cell: &Path) -> crate::Result<()> {
@@ -72,11 +73,6 @@ pub fn check_job(job: &Job, fslab_dirs: usize, cell: &Path) -> crate::Result<()>
     let c = job.common();
     let owned = [
         ("--json", c.json),
-        ("--cgroup", c.cgroup.is_some()),
-        ("--die-with-parent", c.die_with_parent),
-        ("--progress", c.progress),
-        ("--phase-acks", c.phase_acks),
-        ("--text-to", c.text_to.is_some()),
         ("--drop-caches (use [machine] drop_caches)", c.drop_caches),
         (
             "--drop-caches-once (use [machine] drop_caches = \"once\")",

@@ -3,11 +3,11 @@
 //! which runs a phase's threads while sampling progress once a second and
 //! recording everything.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use clap::Args;
+use fslab_record::protocol::{DropCaches, Harness};
 use fslab_record::{
     LatencyHistogram, LatencySummary, Monitor, PhaseResult, ProbeNote, RecordError, Recorder,
     RunInfo, RunStatus, SeriesPoint, TargetInfo,
@@ -16,7 +16,10 @@ use serde::Serialize;
 
 use crate::measure::{supervise, CpuMeter, PhaseClock, Progress};
 
-/// Options every workload command takes.
+/// Options every workload command takes, as a person types them. What runs
+/// around the workload reads them through the [`Harness`] they make
+/// ([`CommonArgs::harness`]); `fslab run` makes its children's harness
+/// itself and hands it over beside the job ([`crate::ChildSpec`]).
 #[derive(Debug, Clone, Args, Serialize, serde::Deserialize)]
 pub struct CommonArgs {
     /// Print a JSON report on stdout instead of the tool's text
@@ -31,21 +34,25 @@ pub struct CommonArgs {
     /// Sync and drop the caches once, before the run, not between its phases (as seed 003's script: once per filesystem) (needs root)
     #[arg(long = "drop-caches-once", conflicts_with = "drop_caches")]
     pub drop_caches_once: bool,
-    /// Move this process into the cgroup at PATH before starting (used by `fslab run`)
-    #[arg(long, value_name = "PATH", hide = true)]
-    pub cgroup: Option<PathBuf>,
-    /// Die when the parent process dies (used by `fslab run`, so a killed run leaves no workload behind)
-    #[arg(long, hide = true)]
-    pub die_with_parent: bool,
-    /// Print `fslab-progress PHASE OPS_PER_SEC TOTAL` to stderr every second (used by `fslab run`)
-    #[arg(long, hide = true)]
-    pub progress: bool,
-    /// With --progress: after each phase start and end message, wait for `fslab run` to answer on stdin (its probes then have the phase's boundary; used by `fslab run`)
-    #[arg(long, hide = true)]
-    pub phase_acks: bool,
-    /// Write the tool's text output to PATH (also with --json; used by `fslab run`)
-    #[arg(long, value_name = "PATH", hide = true)]
-    pub text_to: Option<PathBuf>,
+}
+
+impl CommonArgs {
+    /// The harness of a run a person started with these options and
+    /// `command_line` (recorded with the run).
+    pub fn harness(&self, command_line: Vec<String>) -> Harness {
+        Harness {
+            json: self.json,
+            probes: self.probes.clone(),
+            drop_caches: if self.drop_caches {
+                DropCaches::EachPhase
+            } else if self.drop_caches_once {
+                DropCaches::Once
+            } else {
+                DropCaches::Never
+            },
+            ..Harness::typed(command_line)
+        }
+    }
 }
 
 /// Called with the phase's name before it starts.

@@ -29,7 +29,7 @@ pub mod tiotest;
 
 pub use common::{CommonArgs, Hooks, PhaseHook, Report, RunCtx, SecondHook};
 pub use error::{Error, Result};
-pub use plugin::{Job, Kind, Start, Workload};
+pub use plugin::{ChildSpec, Job, Kind, Start, Workload};
 
 use std::sync::atomic::AtomicBool;
 

@@ -8,8 +8,9 @@
 //!
 //! `fslab run` parses an experiment's arguments into a [`Job`] (a workload
 //! with its typed options), scales and validates it, and hands the child
-//! process the job serialized ([`Job::to_json`], read back by
-//! [`Kind::job_from_json`]), never argv to parse again.
+//! process a [`ChildSpec`]: the job serialized ([`Job::to_json`], read back
+//! by [`Job::from_json`]) with the harness around it, never argv to parse
+//! again.
 //!
 //! Tests can add workloads of their own with [`register`] before anything
 //! looks one up: a test binary that registers one and then runs fslab's
@@ -229,6 +230,23 @@ impl Job {
         let kind: Kind = name.parse().map_err(Error::Options)?;
         let options = v.get("options").cloned().unwrap_or_default();
         kind.0.job_of_json(options)
+    }
+}
+
+/// A job and what runs around it, as `fslab run` hands it to its child
+/// (`fslab job JSON`) and as a person's command makes it.
+pub type ChildSpec = fslab_record::protocol::ChildSpec<Job>;
+
+impl Serialize for Job {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.to_json().serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Job {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Job, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        Job::from_json(&v).map_err(serde::de::Error::custom)
     }
 }
 

@@ -76,7 +76,7 @@ pub enum Command {
     #[command(after_help = "Example:\n  fslab report -o seed000.html")]
     Report {
         #[command(flatten)]
-        select: ReportSelect,
+        select: SelectArgs,
         /// Where to write the page (`-` for stdout)
         #[arg(
             short = 'o',
@@ -131,14 +131,15 @@ pub enum Command {
         #[arg(value_name = "DIR")]
         dir: PathBuf,
     },
-    /// Run a workload from its serialized job (the child `fslab run` starts)
+    /// Run a workload from its serialized child spec (the child `fslab run` starts)
     #[command(
         hide = true,
-        after_help = "Example:\n  fslab job '{\"workload\": \"createmany\", \"options\": {...}, \"argv\": [\"createmany\", \"-o\", \"/mnt/test/f\", \"1000\"]}'"
+        after_help = "Example:\n  fslab job '{\"job\": {\"workload\": \"createmany\", \"options\": {...}}, \"harness\": {\"command_line\": [\"createmany\", \"-o\", \"/mnt/test/f\", \"1000\"], \"json\": true, ...}}'"
     )]
     Job {
-        /// {"workload": NAME, "options": {...}, "argv": [...]}: the workload, its
-        /// options as `fslab run` serialized them, and the command line to record
+        /// {"job": {"workload": NAME, "options": {...}}, "harness": {...}}: the
+        /// workload with its options, and what runs around it (the command
+        /// line to record, JSON, probes, caches, cgroup, text file, progress)
         #[arg(value_name = "JSON")]
         json: String,
     },
@@ -161,8 +162,10 @@ pub enum Command {
     },
 }
 
+/// Which runs `compare` and `report` analyse, and how their verdicts are
+/// reached: one group of arguments for both.
 #[derive(Debug, Args)]
-pub struct CompareArgs {
+pub struct SelectArgs {
     /// Experiment id (from `fslab results experiments`); repeat to compare the cells of
     /// several experiments, say the same one on two kernels; default: the most recent
     #[arg(long, value_name = "ID")]
@@ -190,9 +193,35 @@ pub struct CompareArgs {
     /// [default: the newest that fits each metric, if any; else A/A splits of the runs]
     #[arg(long, value_name = "ID", conflicts_with = "delta")]
     pub calibration: Option<i64>,
-    /// Output format
-    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
-    pub format: CompareFormat,
+}
+
+impl SelectArgs {
+    /// What to analyse, as the analysis takes it.
+    pub fn choice(self) -> fslab_analysis::Choice<'static> {
+        fslab_analysis::Choice {
+            policy: self.correction.policy_at(self.delta, self.alpha),
+            experiments: self.experiment,
+            runs: self.runs,
+            baseline: self.baseline,
+            calibration: self.calibration,
+            refuse_empty: false,
+            explainers: fslab_explain::EXPLAINERS,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Output format (every registered exporter: text, markdown, csv, json, html, ...)
+    #[arg(long, default_value = "text", value_parser = formats())]
+    pub format: String,
+}
+
+/// `--format`'s values: the registered exporters' names.
+fn formats() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(fslab_present::export::names())
 }
 
 /// `--alpha P`: a significance level above 0 and at most 0.5.
@@ -211,31 +240,6 @@ fn delta_pct(s: &str) -> Result<f64, String> {
         Ok(x) if x > 0.0 && x < 100.0 => Ok(x),
         _ => Err(format!("{s:?} is not a percentage between 0 and 100")),
     }
-}
-
-/// Which runs a report covers.
-#[derive(Debug, Args)]
-pub struct ReportSelect {
-    /// Experiment id; repeat for the cells of several experiments; default: the most recent
-    #[arg(long, value_name = "ID")]
-    pub experiment: Vec<i64>,
-    /// A group of run ids, comma-separated; repeat for more groups (instead of an experiment)
-    #[arg(long = "runs", value_name = "ID,ID,...")]
-    pub runs: Vec<String>,
-    /// The group others are compared with: its position (from 0) or its label
-    #[arg(long, value_name = "N|LABEL")]
-    pub baseline: Option<String>,
-    /// The noise threshold in percent: differences smaller than this are "no difference"
-    /// [default: a stored A/A calibration that fits, else A/A splits of each cell's runs]
-    #[arg(long, value_name = "PCT", value_parser = delta_pct)]
-    pub delta: Option<f64>,
-    /// How p-values are corrected, every cell and metric together: bh (Benjamini-Hochberg, the
-    /// false discovery rate) or holm (the family-wise error rate)
-    #[arg(long, value_enum, default_value_t = Correction::Bh)]
-    pub correction: Correction,
-    /// The error rate the correction holds
-    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = alpha)]
-    pub alpha: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -263,14 +267,6 @@ impl Correction {
             ..self.policy(delta_pct)
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CompareFormat {
-    Text,
-    Markdown,
-    Csv,
-    Json,
 }
 
 #[derive(Debug, Subcommand)]

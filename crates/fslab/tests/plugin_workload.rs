@@ -16,6 +16,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Output};
 
+#[path = "plugin/libtest.rs"]
+mod libtest;
+use libtest::Outcome;
+
 use fslab_record::{Better, Metric, Unit};
 use fslab_workload::common::phase_result;
 use fslab_workload::plugin::{Plugin, RankPlace, Start, Workload};
@@ -155,53 +159,7 @@ fn main() -> ExitCode {
     if std::env::var_os(AS_FSLAB).is_some() {
         return fslab::main_with(&[&SYNCFILES]);
     }
-    libtest_like(TEST, the_test)
-}
-
-/// Runs `test` as libtest would: `--list` lists it, a filter that does
-/// not match it leaves it out, and the closing line is libtest's (the
-/// suite's script counts those).
-fn libtest_like(name: &str, test: fn() -> Outcome) -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--list") {
-        println!("{name}: test");
-        return ExitCode::SUCCESS;
-    }
-    let takes_value = [
-        "--test-threads",
-        "--skip",
-        "--format",
-        "--color",
-        "--logfile",
-    ];
-    let mut filters = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if takes_value.contains(&a.as_str()) {
-            it.next();
-        } else if !a.starts_with('-') {
-            filters.push(a);
-        }
-    }
-    println!();
-    if !filters.is_empty() && !filters.iter().any(|f| name.contains(f.as_str())) {
-        println!("running 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 1 filtered out\n");
-        return ExitCode::SUCCESS;
-    }
-    println!("running 1 test");
-    let outcome = std::panic::catch_unwind(test);
-    let (word, counts, code) = match outcome {
-        Ok(Outcome::Passed) => ("ok", "ok. 1 passed; 0 failed; 0 ignored", 0),
-        Ok(Outcome::Skipped) => ("ignored", "ok. 0 passed; 0 failed; 1 ignored", 0),
-        Err(_) => ("FAILED", "FAILED. 0 passed; 1 failed; 0 ignored", 101),
-    };
-    println!("test {name} ... {word}\n\ntest result: {counts}; 0 measured; 0 filtered out\n");
-    ExitCode::from(code)
-}
-
-enum Outcome {
-    Passed,
-    Skipped,
+    libtest::run(&[(TEST, the_test)])
 }
 
 /// This executable as fslab, with `dir` its working directory and state
@@ -273,9 +231,9 @@ fn the_subcommand(dir: &Path, db: &Path) {
 
 /// `fslab job JSON`: what `fslab run` starts.
 fn the_job_fslab_run_starts(dir: &Path, db: &Path) {
-    // The job `fslab run` hands its child, serialized: run the same way,
-    // recording the command line it is given; and refused in one line
-    // when it is not a job.
+    // The child spec `fslab run` hands its child, serialized: the job run
+    // the same way, with its harness (a JSON report, the command line to
+    // record); and refused in one line when it is not a spec.
     fslab_workload::plugin::register(&SYNCFILES).unwrap();
     let kind = fslab_workload::Kind::of(SyncFiles::NAME).unwrap();
     let served = dir.join("served");
@@ -285,15 +243,17 @@ fn the_job_fslab_run_starts(dir: &Path, db: &Path) {
             "3".into(),
             "-d".into(),
             served.display().to_string(),
-            "--json".into(),
         ])
         .unwrap();
-    let mut json = job.to_json();
-    json["argv"] = serde_json::json!(["syncfiles", "as-recorded"]);
-    let served_run = fslab(dir, db)
-        .args(["job", &json.to_string()])
-        .output()
-        .unwrap();
+    let spec = fslab_workload::ChildSpec {
+        job,
+        harness: fslab_record::protocol::Harness {
+            json: true,
+            ..fslab_record::protocol::Harness::typed(vec!["syncfiles".into(), "as-recorded".into()])
+        },
+    };
+    let json = serde_json::to_string(&spec).unwrap();
+    let served_run = fslab(dir, db).args(["job", &json]).output().unwrap();
     let (out, err) = text(&served_run);
     assert!(served_run.status.success(), "fslab job:\n{out}\n{err}");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -310,12 +270,10 @@ fn the_job_fslab_run_starts(dir: &Path, db: &Path) {
         serde_json::json!(["syncfiles", "as-recorded"]),
         "the recorded command line"
     );
+    let nope = json.replace("\"workload\":\"syncfiles\"", "\"workload\":\"nope\"");
     for (bad, says) in [
-        ("{\"workload\": 1", "fslab: job: "),
-        (
-            "{\"workload\": \"nope\"}",
-            "fslab: job: unknown workload \"nope\"",
-        ),
+        ("{\"job\": 1", "fslab: job: "),
+        (nope.as_str(), "fslab: job: unknown workload \"nope\""),
     ] {
         let o = fslab(dir, db).args(["job", bad]).output().unwrap();
         let (_, err) = text(&o);

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use fslab_record::{CellRunInfo, ExperimentRecorder, PhaseResult, RunStatus};
+use fslab_workload::ChildSpec;
 
 use super::error::CellError;
 use super::executor::{Executor, Watch};
@@ -18,7 +19,7 @@ use crate::backend::{setup, DeviceConsent, Prepared};
 use crate::evidence::Evidence;
 use crate::machine::{self, read_sysctl, write_sysctl, MemCgroup, SysctlLock};
 use crate::outcome::WorkloadOutcome;
-use crate::plan::{self, workload_argv};
+use crate::plan::{self, CellPlaces};
 use crate::spec::{Cell, Device, Experiment};
 use crate::state::{self, Journal, Resource};
 
@@ -147,30 +148,33 @@ impl CellRun<'_, '_> {
             self.prepared = Some(prepared);
             workdir
         };
-        let (argv, log) = self.command(&workdir);
+        let (spec, log) = self.child(&workdir)?;
         if self.labs.is_none() {
             self.check_workdir(&workdir)?;
         }
         self.env.progress.step("workload");
         let log_id = self.env.journal.add(Resource::File { path: log.clone() })?;
         self.log = Some((log.clone(), log_id));
-        let w = self.workload(&argv, &workdir);
-        self.collect(w, &log);
+        let w = self.workload(&spec, &workdir);
+        self.collect(w, &spec, &log);
         Ok(())
     }
 
-    /// The workload's command line in `workdir`, with the file its text
-    /// goes to (stored with the cell), and its directories made.
-    fn command(&self, workdir: &Path) -> (Vec<String>, PathBuf) {
-        let mut argv = workload_argv(self.exp, self.cell, workdir);
+    /// The workload child working in `workdir` ([`plan::child_spec`]),
+    /// with the file its text goes to (stored with the cell), and its
+    /// directories made.
+    fn child(&self, workdir: &Path) -> Result<(ChildSpec, PathBuf), CellError> {
         let log = self.env.journal.mount_base().with_file_name(format!(
             "log-{}-c{}-r{}.txt",
             std::process::id(),
             self.cell.index,
             self.rep
         ));
-        argv.push("--text-to".into());
-        argv.push(log.display().to_string());
+        let places = CellPlaces {
+            text_to: Some(log.clone()),
+            cgroup: self.cgroup.as_ref().map(|c| c.0.path().to_path_buf()),
+        };
+        let spec = plan::child_spec(self.exp, self.cell, workdir, places)?;
         // The hosts' filesystems are not mounted here: the workload makes
         // its directories there itself.
         for d in plan::workload_dirs(self.exp, workdir) {
@@ -178,12 +182,7 @@ impl CellRun<'_, '_> {
                 let _ = std::fs::create_dir_all(d);
             }
         }
-        if self.exp.machine.drop_caches {
-            argv.push("--drop-caches".into());
-        } else if self.exp.machine.drop_caches_once {
-            argv.push("--drop-caches-once".into());
-        }
-        (argv, log)
+        Ok((spec, log))
     }
 
     /// The workload directories must be on the new filesystem.
@@ -195,12 +194,11 @@ impl CellRun<'_, '_> {
 
     /// Runs the workload in its cgroup with the probes beside it, and
     /// keeps what the probes recorded with its run.
-    fn workload(&mut self, argv: &[String], workdir: &Path) -> WorkloadOutcome {
+    fn workload(&mut self, spec: &ChildSpec, workdir: &Path) -> WorkloadOutcome {
         let cgroup = self.cgroup.as_ref().map(|c| &c.0);
         let watch = Watch::of(self.exp, workdir, cgroup);
         let w = self.env.exec.run(
-            argv,
-            cgroup.map(MemCgroup::path),
+            spec,
             watch.as_ref(),
             self.exp.time_limit,
             self.env.stop,
@@ -216,7 +214,7 @@ impl CellRun<'_, '_> {
     /// What the workload left: its status, text, memory use, error, the
     /// findings' evidence, its metrics and those measured on the
     /// filesystem after it (htree levels).
-    fn collect(&mut self, w: WorkloadOutcome, log: &Path) {
+    fn collect(&mut self, w: WorkloadOutcome, spec: &ChildSpec, log: &Path) {
         let info = &mut *self.info;
         info.run_id = w.run_id;
         info.status = w.status;
@@ -233,7 +231,7 @@ impl CellRun<'_, '_> {
         res.metrics.extend(w.probe_metrics);
         // On a cluster's hosts' filesystems nothing is measured from here.
         let after = match &self.prepared {
-            Some(prepared) => prepared.after_workload(self.exp, self.cell),
+            Some(_) => crate::backend::after_workload(spec.job.filled_dir().as_deref()),
             None => Vec::new(),
         };
         if let (Some(id), false) = (w.run_id, after.is_empty()) {

@@ -43,6 +43,10 @@ pub enum CellError {
     /// A cluster's hosts could not make their filesystems (the hosts named).
     #[error(transparent)]
     Hosts(#[from] super::hosts::HostsError),
+    /// The cell's job could not be made from the experiment's arguments
+    /// (which were checked when the experiment was read).
+    #[error("workload: {0}")]
+    Job(#[from] fslab_workload::Error),
     /// The workload did not complete: what it (or the process that watched
     /// it) said, as one line. Its source is in another process.
     #[error("{0}")]

@@ -9,6 +9,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use fslab_workload::ChildSpec;
+
 use super::child::Beside;
 use super::progress::Progress;
 use crate::outcome::WorkloadOutcome;
@@ -25,14 +27,13 @@ pub struct Watch {
     pub memory_cgroup: Option<fslab_probe::cgroup::MemoryCgroup>,
 }
 
-/// Runs a workload command line in a cell.
+/// Runs a cell's workload.
 pub trait Executor {
-    /// Runs `argv` in `cgroup`, with the probes of `watch` beside it,
-    /// stopping it past `limit`.
+    /// Runs the workload child `spec` (in its harness's cgroup), with the
+    /// probes of `watch` beside it, stopping it past `limit`.
     fn run(
         &mut self,
-        argv: &[String],
-        cgroup: Option<&Path>,
+        spec: &ChildSpec,
         watch: Option<&Watch>,
         limit: Option<Duration>,
         stop: &AtomicBool,
@@ -69,9 +70,9 @@ pub struct HostLabsRun {
     pub status: Option<i32>,
 }
 
-/// Runs `EXE --db DB ARGV... --json --progress [--cgroup PATH]` as a child,
-/// under `mpirun -np RANKS` when `ranks` is more than 1. The child tells how
-/// it goes in `ChildMessage` lines on its stderr (see `runner::child`).
+/// Runs `EXE --db DB job SPEC` as a child, under `mpirun -np RANKS` when
+/// `ranks` is more than 1. The child tells how it goes in `ChildMessage`
+/// lines on its stderr (see `runner::child`).
 pub struct ProcessExecutor {
     pub exe: PathBuf,
     pub db: PathBuf,
@@ -84,9 +85,9 @@ pub struct ProcessExecutor {
 const HOST_LAB_LIMIT: Duration = Duration::from_secs(180);
 
 impl ProcessExecutor {
-    /// `EXE --db DB ARGV --json --progress --die-with-parent [--cgroup CG]
-    /// [--phase-acks]`, under mpirun for several ranks.
-    fn command(&self, argv: &[String], cgroup: Option<&Path>, acks: bool) -> Command {
+    /// `EXE --db DB job SPEC` (the spec serialized, once), under mpirun
+    /// for several ranks.
+    fn command(&self, spec: &ChildSpec) -> Command {
         let launcher = match &self.cluster {
             // Exported to the ranks on other hosts too (over ssh the
             // environment stays behind).
@@ -116,17 +117,9 @@ impl ProcessExecutor {
             }
             None => Command::new(&self.exe),
         };
-        let mut args = argv.to_vec();
-        args.extend(["--json", "--progress", "--die-with-parent"].map(String::from));
-        if let Some(cg) = cgroup {
-            args.extend(["--cgroup".into(), cg.display().to_string()]);
-        }
-        if acks {
-            args.push("--phase-acks".into());
-        }
-        cmd.arg("--db")
-            .arg(&self.db)
-            .args(crate::plan::child_args(args));
+        // A spec is plain data: it serializes.
+        let json = serde_json::to_string(spec).unwrap_or_default();
+        cmd.arg("--db").arg(&self.db).arg("job").arg(json);
         // The workload journals what it sets up (its tracefs instance) as
         // this run's child, so this run can undo it if the workload is killed.
         cmd.env(
@@ -139,7 +132,7 @@ impl ProcessExecutor {
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         // With probes beside it, the workload waits at each phase boundary
         // for this process to answer on its stdin.
-        if acks {
+        if spec.harness.acks {
             cmd.stdin(Stdio::piped());
         } else {
             cmd.stdin(Stdio::null());
@@ -239,15 +232,14 @@ impl Executor for ProcessExecutor {
 
     fn run(
         &mut self,
-        argv: &[String],
-        cgroup: Option<&Path>,
+        spec: &ChildSpec,
         watch: Option<&Watch>,
         limit: Option<Duration>,
         stop: &AtomicBool,
         progress: &mut dyn Progress,
     ) -> WorkloadOutcome {
         let mut out = WorkloadOutcome::default();
-        let mut cmd = self.command(argv, cgroup, watch.is_some());
+        let mut cmd = self.command(spec);
         // The probes start first, in this process: outside the workload's
         // memory cgroup, and ready for its first phase.
         let mut probes = watch.map(|w| {
@@ -292,7 +284,11 @@ impl Executor for ProcessExecutor {
             side.handle(line, out, progress);
         };
         let mut guard = crate::deadline::Guard::new(child.id(), limit);
-        let mut pressure = cgroup.and_then(crate::pressure::Watcher::new);
+        let mut pressure = spec
+            .harness
+            .cgroup
+            .as_deref()
+            .and_then(crate::pressure::Watcher::new);
         let status = loop {
             match rx.recv_timeout(Duration::from_millis(100)) {
                 Ok(line) => handle(line, &mut out, progress),

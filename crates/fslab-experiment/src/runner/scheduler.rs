@@ -18,7 +18,7 @@ use crate::backend::{DeviceConsent, Versions};
 use crate::findings;
 use crate::image_host::{self, HostFs};
 use crate::outcome::{ExperimentOutcome, RepOutcome};
-use crate::plan::{mount_options, schedule, workload_argv};
+use crate::plan::{mount_options, schedule, shown_command_line};
 use crate::spec::{Cell, Device, Experiment};
 use crate::state::Journal;
 use crate::summary::{Direction, Sample};
@@ -276,7 +276,7 @@ fn begin(
             drop_caches: exp.machine.drop_caches,
             memory_limit_bytes: exp.machine.memory_limit,
             workload: exp.workload.kind.name().into(),
-            workload_argv: workload_argv(exp, c, placeholder),
+            workload_argv: shown_command_line(exp, c, placeholder),
             device: {
                 let mut d = serde_json::to_value(&exp.device).unwrap_or_default();
                 if let (Some(h), Some(m)) = (image_host, d.as_object_mut()) {

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use fslab_record::{MemRecorder, PhaseResult, RunStatus};
+use fslab_workload::ChildSpec;
 
 use super::*;
 use crate::backend::DeviceConsent;
@@ -12,7 +13,7 @@ use crate::spec::Experiment;
 use crate::state::Journal;
 
 /// Answers every workload with a completed run and notes which
-/// (cell, repetition) it ran, from the directory's `-cC-rR` tag; asks
+/// (cell, repetition) it ran, from its text file's `-cC-rR` tag; asks
 /// the scheduler to stop after `stop_after` runs.
 struct FakeExecutor {
     ran: Vec<(u32, u32)>,
@@ -22,16 +23,17 @@ struct FakeExecutor {
 impl Executor for FakeExecutor {
     fn run(
         &mut self,
-        argv: &[String],
-        _cgroup: Option<&Path>,
+        spec: &ChildSpec,
         _watch: Option<&Watch>,
         _limit: Option<Duration>,
         stop: &AtomicBool,
         _progress: &mut dyn Progress,
     ) -> WorkloadOutcome {
-        let tag = argv
-            .iter()
-            .find_map(|a| a.split_once("-c").map(|(_, t)| t.to_string()))
+        let text_to = spec.harness.text_to.as_ref().expect("a cell's text file");
+        let tag = text_to
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.split_once("-c").map(|(_, t)| t.to_string()))
             .unwrap_or_default();
         let (c, r) = tag.split_once("-r").unwrap_or(("?", "?"));
         let r: String = r.chars().take_while(char::is_ascii_digit).collect();
@@ -157,8 +159,7 @@ struct RateExecutor {
 impl Executor for RateExecutor {
     fn run(
         &mut self,
-        argv: &[String],
-        cgroup: Option<&Path>,
+        spec: &ChildSpec,
         watch: Option<&Watch>,
         limit: Option<Duration>,
         stop: &AtomicBool,
@@ -168,7 +169,7 @@ impl Executor for RateExecutor {
             ran: Vec::new(),
             stop_after: None,
         };
-        let mut o = fake.run(argv, cgroup, watch, limit, stop, progress);
+        let mut o = fake.run(spec, watch, limit, stop, progress);
         let (c, r) = fake.ran[0];
         self.ran.push((c, r));
         let rate = (self.rate)(c, r);
@@ -273,8 +274,7 @@ struct PanickingExecutor;
 impl Executor for PanickingExecutor {
     fn run(
         &mut self,
-        _argv: &[String],
-        _cgroup: Option<&Path>,
+        _spec: &ChildSpec,
         _watch: Option<&Watch>,
         _limit: Option<Duration>,
         _stop: &AtomicBool,

@@ -14,29 +14,17 @@ pub(super) fn resolution(
     max: u32,
 ) -> (Vec<u32>, String) {
     use fslab_stats::verdict::Verdict;
-    // Every metric of every cell is one family, as in the summary and
+    // Every metric of every cell is one analysis, as in the summary and
     // `fslab compare`; this look tests at its sequential level.
-    let cells: Vec<(u32, String)> = exp
-        .cells
-        .iter()
-        .map(|c| (c.index, c.label.clone()))
-        .collect();
-    let samples = crate::summary::family(o);
-    let (_, rows) =
-        crate::summary::compared(&cells, &samples, crate::summary::policy_at(exp, reps));
-    let headline: Vec<&str> = samples
-        .iter()
-        .filter(|s| s.headline)
-        .map(|s| s.metric.as_str())
-        .collect();
-    let labels: Vec<String> = cells.into_iter().map(|c| c.1).collect();
+    let a = crate::summary::analysis(exp, o, crate::summary::policy_at(exp, reps));
     let mut open: Vec<u32> = Vec::new();
     let mut unresolved = Vec::new();
-    for r in rows
+    for r in a
+        .rows
         .iter()
-        .filter(|r| r.verdict == Some(Verdict::Unresolved) && headline.contains(&r.metric.as_str()))
+        .filter(|r| r.verdict == Some(Verdict::Unresolved) && a.is_headline(&r.metric))
     {
-        let cell = labels.iter().position(|l| *l == r.group).unwrap_or(0) as u32;
+        let cell = a.labels.iter().position(|l| *l == r.group).unwrap_or(0) as u32;
         // More runs cannot settle some (a ratio at the threshold, a
         // baseline of 0): no repetition is spent on those.
         let hopeless = r

@@ -9,8 +9,8 @@ use fslab_record::{Better, Metric, ProbeNote, Unit};
 use crate::blockio::{self, DevAcc};
 use crate::names;
 use crate::notes::{BlockioEvents, BlockioPhase, BlockioSummary};
+use crate::plugin::{Bars, Chart, Described, Filter, Needs, Plugin, Series, Tone, TraceEvent};
 use crate::probe::{note, typed_note, Ctx, PhaseOut, Probe, Sample};
-use crate::Kind;
 
 #[derive(Default)]
 pub struct Blockio {
@@ -107,10 +107,6 @@ fn limit_hits(ctx: &Ctx) -> Option<u64> {
 }
 
 impl Probe for Blockio {
-    fn kind(&self) -> Kind {
-        Kind::Blockio
-    }
-
     fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
         self.split = Split::new(limit_hits(ctx));
         if let Some(mut st) = ctx.trace_state() {
@@ -233,6 +229,121 @@ pub fn guest_and_backend(
         v.push(m(names::BACKEND_PER_GUEST, b / g, Unit::Count));
     }
     v
+}
+
+/// The `blockio` probe.
+pub struct BlockioPlugin;
+
+/// The block trace it reads: every request issued and completed on the
+/// filesystem's device and on the device under its image.
+const EVENTS: [TraceEvent; 2] = [
+    TraceEvent {
+        event: "block/block_rq_issue",
+        filter: Filter::DeviceAndHost,
+        optional: false,
+        fs_prefix: None,
+    },
+    TraceEvent {
+        event: "block/block_rq_complete",
+        filter: Filter::DeviceAndHost,
+        optional: false,
+        fs_prefix: None,
+    },
+];
+
+impl Plugin for BlockioPlugin {
+    fn name(&self) -> &'static str {
+        "blockio"
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            trace: &EVENTS,
+            spool: true,
+            ..Needs::default()
+        }
+    }
+
+    fn make(&self) -> Box<dyn Probe> {
+        Box::<Blockio>::default()
+    }
+
+    fn series(&self) -> Vec<Series> {
+        let iops = Chart {
+            title: "IOPS",
+            y_label: "requests/s",
+        };
+        let mb_s = Chart {
+            title: "MB/s",
+            y_label: "MB/s",
+        };
+        vec![
+            Series::new(names::IOPS, "requests/s", "IOPS").on(iops),
+            Series::new(names::host(names::IOPS), "requests/s", "host IOPS").on(iops),
+            Series::new(names::WRITE_MB_S, "MB/s", "written")
+                .on(mb_s)
+                .tone(Tone::Write),
+            Series::new(names::READ_MB_S, "MB/s", "read")
+                .on(mb_s)
+                .tone(Tone::Read),
+            Series::new(names::READ_IOPS, "requests/s", "read IOPS"),
+            Series::new(names::WRITE_IOPS, "requests/s", "write IOPS"),
+            Series::new(names::AVG_IO_KB, "KiB", "average IO size"),
+            Series::new(names::SEQUENTIAL_PCT, "%", "sequential"),
+            Series::new(names::LATENCY_AVG_US, "us", "latency average"),
+            Series::new(names::LATENCY_MAX_US, "us", "latency max"),
+            Series::new(names::QUEUE_DEPTH, "requests", "queue depth"),
+            Series::new(names::DROPPED_EVENTS, "events", "dropped events"),
+        ]
+    }
+
+    /// The completions kept for `fslab trace show`.
+    fn describe_run(&self, run: &Described) -> Vec<String> {
+        run.note::<BlockioEvents>()
+            .map(|e| {
+                format!(
+                    "blockio: {} completions kept (see `fslab trace show {}`), {} not kept, {} dropped by the kernel",
+                    e.kept, run.run_id, e.not_kept, e.dropped
+                )
+            })
+            .into_iter()
+            .collect()
+    }
+
+    /// Each traced device's IO in the phase.
+    fn describe_phase(&self, phase: &Described) -> Vec<String> {
+        phase
+            .note::<BlockioSummary>()
+            .unwrap_or_default()
+            .devices
+            .into_iter()
+            .map(|(dev, d)| {
+                format!(
+                    "blockio {dev}: {:.0} IOPS, {:.1} MB/s written, {:.1} KiB average, {:.0}% sequential, latency {:.0} us average / {:.0} us max, queue depth {:.2}",
+                    d.iops, d.write_mb_s, d.avg_io_kb, d.sequential_pct, d.latency_avg_us, d.latency_max_us, d.queue_depth
+                )
+            })
+            .collect()
+    }
+
+    /// Requests by size over the run.
+    fn bars(&self) -> Vec<Bars> {
+        vec![Bars {
+            title: "IO sizes",
+            y_label: "requests",
+            bars: blockio::SIZE_BUCKETS
+                .iter()
+                .map(|(_, m)| {
+                    (
+                        m.trim_start_matches("size_")
+                            .replace("le_", "<=")
+                            .replace("gt_", ">"),
+                        m.to_string(),
+                    )
+                })
+                .collect(),
+        }]
+    }
 }
 
 #[cfg(test)]

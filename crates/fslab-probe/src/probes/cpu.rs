@@ -8,9 +8,9 @@ use std::path::Path;
 
 use crate::names;
 use crate::notes::{CpuShares, CpuSummary, ProcessCpu, ThreadCpu};
+use crate::plugin::{Chart, Described, Plugin, Series};
 use crate::probe::{Ctx, PhaseOut, Probe, Sample};
 use crate::procfs::{self, CpuTicks, ProcessTicks};
-use crate::Kind;
 
 #[derive(Default)]
 pub struct Cpu {
@@ -64,10 +64,6 @@ impl Cpu {
 }
 
 impl Probe for Cpu {
-    fn kind(&self) -> Kind {
-        Kind::Cpu
-    }
-
     fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
         self.machine_prev = Cpu::machine(ctx);
         self.machine_phase.clear();
@@ -132,6 +128,75 @@ impl Probe for Cpu {
             notes: vec![ctx.phase_note(&summary)],
             metrics: Vec::new(),
         }
+    }
+}
+
+/// The CPU chart: the workload's, the machine's and the device's threads'.
+const CPU_CHART: Chart = Chart {
+    title: "CPU",
+    y_label: "% of one CPU",
+};
+
+/// The `cpu` probe.
+pub struct CpuPlugin;
+
+impl Plugin for CpuPlugin {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn make(&self) -> Box<dyn Probe> {
+        Box::<Cpu>::default()
+    }
+
+    fn series(&self) -> Vec<Series> {
+        let pct = |m: &str, label: &str| Series::new(m, "% of one CPU", label);
+        vec![
+            pct(names::WORKLOAD_USR_PCT, "workload usr").on(CPU_CHART),
+            pct(names::WORKLOAD_SYS_PCT, "workload sys").on(CPU_CHART),
+            pct(names::USR_PCT, "machine usr").on(CPU_CHART),
+            pct(names::SYS_PCT, "machine sys").on(CPU_CHART),
+            pct(names::IOWAIT_PCT, "machine iowait").on(CPU_CHART),
+            pct(names::FS_KTHREADS_PCT, "fs threads").on(CPU_CHART),
+            pct(names::IRQ_PCT, "machine irq"),
+            pct(names::SOFTIRQ_PCT, "machine softirq"),
+            pct(names::STEAL_PCT, "machine steal"),
+            pct(names::IDLE_PCT, "machine idle"),
+        ]
+    }
+
+    /// The workload's CPU, the machine's, and the device's busiest threads.
+    fn describe_phase(&self, phase: &Described) -> Vec<String> {
+        let Some(c) = phase.note::<CpuSummary>() else {
+            return Vec::new();
+        };
+        let mut lines = Vec::new();
+        if let Some(w) = &c.workload {
+            lines.push(format!(
+                "cpu, workload: usr {:.0}%, sys {:.0}% of one CPU ({:.2} s usr, {:.2} s sys)",
+                w.usr_pct, w.sys_pct, w.usr_s, w.sys_s
+            ));
+        }
+        let m = &c.mean;
+        let mut line = format!(
+            "cpu, machine: {:.0}% busy (usr {:.0}%, sys {:.0}%, iowait {:.0}%, steal {:.0}%) of one CPU",
+            m.busy_pct(),
+            m.usr_pct,
+            m.sys_pct,
+            m.iowait_pct,
+            m.steal_pct
+        );
+        let top: Vec<String> = c
+            .fs_kthreads
+            .iter()
+            .take(3)
+            .map(|t| format!("{} {:.2}s", t.thread, t.cpu_s))
+            .collect();
+        if !top.is_empty() {
+            line.push_str(&format!("; fs threads: {}", top.join(", ")));
+        }
+        lines.push(line);
+        lines
     }
 }
 

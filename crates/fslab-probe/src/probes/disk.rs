@@ -7,9 +7,9 @@ use std::path::Path;
 use crate::devices::Device;
 use crate::names;
 use crate::notes::{DiskPhase, DiskSummary};
+use crate::plugin::{Described, Plugin, Series};
 use crate::probe::{Ctx, PhaseOut, Probe, Sample};
 use crate::procfs::{self, DiskStats};
-use crate::Kind;
 
 #[derive(Default)]
 pub struct Disk {
@@ -35,10 +35,6 @@ fn read(ctx: &Ctx) -> String {
 }
 
 impl Probe for Disk {
-    fn kind(&self) -> Kind {
-        Kind::Disk
-    }
-
     fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
         let text = read(ctx);
         self.prev.clear();
@@ -95,6 +91,52 @@ impl Probe for Disk {
             notes: vec![ctx.phase_note(&summary)],
             metrics: Vec::new(),
         }
+    }
+}
+
+/// The `disk` probe.
+pub struct DiskPlugin;
+
+impl Plugin for DiskPlugin {
+    fn name(&self) -> &'static str {
+        "disk"
+    }
+
+    fn make(&self) -> Box<dyn Probe> {
+        Box::<Disk>::default()
+    }
+
+    fn series(&self) -> Vec<Series> {
+        vec![
+            Series::new(names::READS_PER_S, "requests/s", "reads"),
+            Series::new(names::WRITES_PER_S, "requests/s", "writes"),
+            Series::new(names::READ_MB_S, "MB/s", "read"),
+            Series::new(names::WRITE_MB_S, "MB/s", "written"),
+            Series::new(names::READ_MERGES_PER_S, "merges/s", "read merges"),
+            Series::new(names::WRITE_MERGES_PER_S, "merges/s", "write merges"),
+            Series::new(names::UTIL_PCT, "%", "utilised"),
+            Series::new(names::AVG_QUEUE, "requests", "queue"),
+            Series::new(names::IN_FLIGHT, "requests", "in flight"),
+        ]
+    }
+
+    /// Each device's IO in the phase, from /proc/diskstats.
+    fn describe_phase(&self, phase: &Described) -> Vec<String> {
+        phase
+            .note::<DiskSummary>()
+            .unwrap_or_default()
+            .0
+            .into_iter()
+            .map(|(dev, d)| {
+                format!(
+                    "disk {dev}: {:.1} MB written in {} writes, {:.1} MB read, {:.0}% utilised",
+                    d.write_bytes as f64 / 1e6,
+                    d.writes,
+                    d.read_bytes as f64 / 1e6,
+                    d.util_pct
+                )
+            })
+            .collect()
     }
 }
 

@@ -10,8 +10,8 @@ use crate::blockio;
 use crate::frag;
 use crate::names;
 use crate::notes::FragFinalMap;
+use crate::plugin::{Chart, Described, Needs, Plugin, Series};
 use crate::probe::{typed_note, Ctx, PhaseOut, Probe, Sample};
-use crate::Kind;
 
 pub struct Frag {
     next: Instant,
@@ -34,10 +34,6 @@ impl Frag {
 }
 
 impl Probe for Frag {
-    fn kind(&self) -> Kind {
-        Kind::Frag
-    }
-
     /// A baseline at t = 0, so growth during the phase shows.
     fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
         Frag::count(ctx)
@@ -77,6 +73,47 @@ impl Probe for Frag {
         );
         n.blob = Some(Blob::Bytes(blockio::compress(&frag::encode_map(&ext))));
         vec![n]
+    }
+}
+
+/// The `frag` probe.
+pub struct FragPlugin;
+
+impl Plugin for FragPlugin {
+    fn name(&self) -> &'static str {
+        "frag"
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            image: true,
+            ..Needs::default()
+        }
+    }
+
+    fn make(&self) -> Box<dyn Probe> {
+        Box::<Frag>::default()
+    }
+
+    fn series(&self) -> Vec<Series> {
+        vec![
+            Series::new(names::IMAGE_EXTENTS, "extents", "extents").on(Chart {
+                title: "backing image extents",
+                y_label: "extents",
+            }),
+        ]
+    }
+
+    /// The image's extents at the end of the run.
+    fn describe_run(&self, run: &Described) -> Vec<String> {
+        run.note::<FragFinalMap>()
+            .map(|m| format!("frag: image {} ends with {} extents", m.image, m.extents))
+            .into_iter()
+            .collect()
+    }
+
+    fn describe_phase(&self, _phase: &Described) -> Vec<String> {
+        Vec::new()
     }
 }
 

@@ -5,8 +5,8 @@
 use crate::journal;
 use crate::names;
 use crate::notes::Jbd2Commits;
+use crate::plugin::{Chart, Described, Evidence, Filter, Needs, Plugin, Series, TraceEvent};
 use crate::probe::{Ctx, PhaseOut, Probe, Sample};
-use crate::Kind;
 
 #[derive(Default)]
 pub struct Journal {
@@ -22,10 +22,6 @@ impl Journal {
 }
 
 impl Probe for Journal {
-    fn kind(&self) -> Kind {
-        Kind::Journal
-    }
-
     fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
         self.xfs_prev = Journal::xfs(ctx);
         if self.btrfs_dir.is_none() {
@@ -80,6 +76,93 @@ impl Probe for Journal {
             }
         }
         out
+    }
+}
+
+/// The `journal` probe.
+pub struct JournalPlugin;
+
+/// jbd2's commit statistics (ext3, ext4 only).
+const EVENTS: [TraceEvent; 1] = [TraceEvent {
+    event: "jbd2/jbd2_run_stats",
+    filter: Filter::Device,
+    optional: true,
+    fs_prefix: Some("ext"),
+}];
+
+impl Plugin for JournalPlugin {
+    fn name(&self) -> &'static str {
+        "journal"
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            trace: &EVENTS,
+            ..Needs::default()
+        }
+    }
+
+    fn make(&self) -> Box<dyn Probe> {
+        Box::<Journal>::default()
+    }
+
+    fn series(&self) -> Vec<Series> {
+        let commits = Chart {
+            title: "journal commits (jbd2)",
+            y_label: "ms",
+        };
+        let commit = |k: &str| {
+            Series::new(names::jbd2_commit(k), "ms", k)
+                .on(commits)
+                .points()
+        };
+        vec![
+            commit(names::JBD2_RUNNING),
+            commit(names::JBD2_LOCKED),
+            commit(names::JBD2_LOGGING),
+            Series::new(
+                names::xfs_per_s(names::XFS_LOG_WRITES),
+                "writes/s",
+                "xfs log writes",
+            ),
+            Series::new(names::BTRFS_COMMITS, "commits", "btrfs commits"),
+        ]
+    }
+
+    /// The phase's jbd2 commits (with the first lines seed 004 quotes),
+    /// else XFS's log writes, else btrfs's commits.
+    fn describe_phase(&self, phase: &Described) -> Vec<String> {
+        let pt = |m: &str| phase.summary(self.name(), m);
+        if let Some(Jbd2Commits(lines)) = phase.note::<Jbd2Commits>() {
+            let run = pt(&names::jbd2_commit(names::JBD2_RUNNING)).unwrap_or((0.0, 0.0));
+            let log = pt(&names::jbd2_commit(names::JBD2_LOGGING)).unwrap_or((0.0, 0.0));
+            let mut out = vec![format!(
+                "journal: {} jbd2 commits, running {:.0} ms average / {:.0} max, logging {:.0} ms average / {:.0} max",
+                lines.len(),
+                run.0,
+                run.1,
+                log.0,
+                log.1
+            )];
+            out.extend(lines.iter().take(3).map(|l| format!("  {l}")));
+            out
+        } else if let Some((mean, _)) = pt(&names::xfs_per_s(names::XFS_LOG_WRITES)) {
+            vec![format!("journal: xfs log writes {mean:.0}/s average")]
+        } else if let Some((_, commits)) = pt(names::BTRFS_COMMITS) {
+            vec![format!(
+                "journal: btrfs transaction commits {commits:.0} (mount total)"
+            )]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Each phase's commit logging times (seed 004's mechanism).
+    fn evidence(&self) -> Evidence {
+        Evidence {
+            notes: Vec::new(),
+            series: vec![names::jbd2_commit(names::JBD2_LOGGING)],
+        }
     }
 }
 

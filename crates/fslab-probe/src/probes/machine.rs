@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 use fslab_record::{PhaseFacts, Pressure};
 
 use crate::facts::meminfo_kib;
+use crate::plugin::{Described, Plugin};
 use crate::probe::{Ctx, PhaseOut, Probe, Sample};
 use crate::procfs;
 use crate::source::{CycleCounter, Source};
-use crate::Kind;
 
 const MIB_PER_KIB: f64 = 1.0 / 1024.0;
 
@@ -208,10 +208,6 @@ impl Machine {
 }
 
 impl Probe for Machine {
-    fn kind(&self) -> Kind {
-        Kind::Machine
-    }
-
     fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
         let source = ctx.source;
         let meminfo = source.read(Path::new("/proc/meminfo")).unwrap_or_default();
@@ -271,6 +267,75 @@ impl Probe for Machine {
             notes: vec![ctx.phase_note(&facts)],
             metrics: Vec::new(),
         }
+    }
+}
+
+/// The `machine` probe: always on (see `crate::registry::always`).
+pub struct MachinePlugin;
+
+/// `what some% (full f%)` of a pressure share pair.
+fn psi_words(what: &str, some: Option<f64>, full: Option<f64>) -> Option<String> {
+    let some = some?;
+    Some(match full {
+        Some(f) => format!("{what} {some:.0}% (full {f:.0}%)"),
+        None => format!("{what} {some:.0}%"),
+    })
+}
+
+/// The pressure shares of a phase as words.
+pub fn pressure_words(p: &Pressure) -> String {
+    [
+        psi_words("cpu", p.cpu_some_pct, None),
+        psi_words("io", p.io_some_pct, p.io_full_pct),
+        psi_words("memory", p.memory_some_pct, p.memory_full_pct),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(", ")
+}
+
+impl Plugin for MachinePlugin {
+    fn name(&self) -> &'static str {
+        fslab_record::facts::PHASE_PROBE
+    }
+
+    fn make(&self) -> Box<dyn Probe> {
+        Box::<Machine>::default()
+    }
+
+    /// The clock and how it was measured, the page cache at the start, the
+    /// pressure over the phase.
+    fn describe_phase(&self, phase: &Described) -> Vec<String> {
+        let Some(f) = phase.note::<PhaseFacts>() else {
+            return Vec::new();
+        };
+        let mut v = vec![match f.clock_mhz {
+            Some(m) => format!("machine: clock {m:.0} MHz ({})", f.clock_source),
+            None => format!("machine: clock unknown ({})", f.clock_source),
+        }];
+        let mib = |x: Option<f64>| x.map_or_else(|| "unknown".into(), |m| format!("{m:.0} MiB"));
+        v.push(format!(
+            "machine: at the start, page cache {}, dirty {}, writeback {}",
+            mib(f.page_cache_mib),
+            mib(f.dirty_mib),
+            mib(f.writeback_mib)
+        ));
+        if let Some(p) = &f.pressure {
+            v.push(format!(
+                "machine: pressure (machine-wide) {}",
+                pressure_words(p)
+            ));
+        }
+        v.push(match &f.cgroup_pressure {
+            Some(p) => format!(
+                "machine: pressure of {}: {}",
+                f.cgroup_pressure_source,
+                pressure_words(p)
+            ),
+            None => format!("machine: no cgroup pressure: {}", f.cgroup_pressure_source),
+        });
+        v
     }
 }
 

@@ -9,9 +9,9 @@ use std::path::Path;
 use fslab_record::{Better, Metric, Unit};
 
 use crate::names;
+use crate::plugin::{Chart, Described, Plugin, Series};
 use crate::probe::{Ctx, PhaseOut, Probe, Sample};
 use crate::procfs;
-use crate::Kind;
 
 /// Bytes per page of /proc/vmstat's page counts.
 const PAGE: f64 = 4096.0;
@@ -52,10 +52,6 @@ fn written(ctx: &Ctx) -> Option<u64> {
 }
 
 impl Probe for Mem {
-    fn kind(&self) -> Kind {
-        Kind::Mem
-    }
-
     fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
         self.start = Start {
             limit_hits: ctx
@@ -136,6 +132,57 @@ fn phase_peak(at_start: Option<u64>, at_end: Option<u64>, seen: Option<u64>) -> 
         (Some(a), Some(b)) if b > a => Some(b),
         (None, Some(b)) => Some(b),
         _ => seen,
+    }
+}
+
+/// The `mem` probe.
+pub struct MemPlugin;
+
+impl Plugin for MemPlugin {
+    fn name(&self) -> &'static str {
+        "mem"
+    }
+
+    fn make(&self) -> Box<dyn Probe> {
+        Box::<Mem>::default()
+    }
+
+    fn series(&self) -> Vec<Series> {
+        let memory = Chart {
+            title: "memory",
+            y_label: "MB",
+        };
+        let bytes = |m: &str, label: &str| Series::new(m, "bytes", label);
+        vec![
+            bytes(names::DIRTY_BYTES, "dirty").on(memory).scaled(1e-6),
+            bytes(names::WRITEBACK_BYTES, "writeback")
+                .on(memory)
+                .scaled(1e-6),
+            bytes(names::CACHED_BYTES, "cached"),
+            bytes(names::SLAB_BYTES, "slab"),
+            bytes(names::AVAILABLE_BYTES, "available"),
+            bytes(names::CGROUP_USAGE_BYTES, "cgroup usage"),
+            Series::new(names::CGROUP_FAILCNT, "times", "cgroup limit hits"),
+        ]
+    }
+
+    /// Dirty and writeback memory in the phase, and the cgroup's limit hits.
+    fn describe_phase(&self, phase: &Described) -> Vec<String> {
+        let pt = |m: &str| phase.summary(self.name(), m);
+        let Some((mean, max)) = pt(names::DIRTY_BYTES) else {
+            return Vec::new();
+        };
+        let wb = pt(names::WRITEBACK_BYTES).unwrap_or((0.0, 0.0));
+        let mut line = format!(
+            "mem: dirty {:.0} MB average / {:.0} MB max, writeback {:.0} MB max",
+            mean / 1e6,
+            max / 1e6,
+            wb.1 / 1e6
+        );
+        if let Some((_, fails)) = pt(names::CGROUP_FAILCNT) {
+            line.push_str(&format!("; cgroup limit hit {fails:.0} times"));
+        }
+        vec![line]
     }
 }
 

@@ -1,6 +1,8 @@
-//! The probes, one module each. Every one implements [`crate::probe::Probe`]
-//! and reads the machine only through its [`crate::source::Source`], so
-//! each is unit-tested against a [`crate::source::FakeSource`].
+//! The probes, one module each. Every one implements
+//! [`crate::plugin::Plugin`] (what it is, registered in
+//! [`crate::registry`]) and [`crate::probe::Probe`] (the instrument), and
+//! reads the machine only through its [`crate::source::Source`], so each
+//! is unit-tested against a [`crate::source::FakeSource`].
 
 pub mod blockio;
 pub mod cpu;
@@ -16,26 +18,8 @@ pub mod writeback;
 use std::path::Path;
 
 use crate::devices::Targets;
-use crate::probe::Probe;
 use crate::procfs;
 use crate::source::Source;
-use crate::Kind;
-
-/// The probe of `kind`, fresh.
-pub fn make(kind: Kind) -> Box<dyn Probe> {
-    match kind {
-        Kind::Cpu => Box::<cpu::Cpu>::default(),
-        Kind::Disk => Box::<disk::Disk>::default(),
-        Kind::Mem => Box::<mem::Mem>::default(),
-        Kind::Blockio => Box::<blockio::Blockio>::default(),
-        Kind::Frag => Box::<frag::Frag>::default(),
-        Kind::Journal => Box::<journal::Journal>::default(),
-        Kind::Writeback => Box::<writeback::Writeback>::default(),
-        Kind::Stacks => Box::<stacks::Stacks>::default(),
-        Kind::Perf => Box::<perf::Perf>::default(),
-        Kind::Machine => Box::<machine::Machine>::default(),
-    }
-}
 
 /// The kernel threads (children of kthreadd) working for the filesystem's
 /// device now: (pid, comm). A kernel worker counts while its name says it

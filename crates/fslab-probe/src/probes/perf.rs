@@ -2,9 +2,10 @@
 //! the top symbols and the hottest call chains (off by default).
 
 use crate::notes::PerfTop;
+use crate::plugin::{Described, Needs, Plugin, Table};
 use crate::probe::{note, Ctx, PhaseOut, Probe, Sample};
 use crate::source::Profiling;
-use crate::{Kind, ProbeError};
+use crate::ProbeError;
 
 #[derive(Default)]
 pub struct Perf {
@@ -13,10 +14,6 @@ pub struct Perf {
 }
 
 impl Probe for Perf {
-    fn kind(&self) -> Kind {
-        Kind::Perf
-    }
-
     fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
         match ctx
             .source
@@ -58,6 +55,65 @@ impl Probe for Perf {
             )),
         }
         out
+    }
+}
+
+/// The `perf` probe (off by default).
+pub struct PerfPlugin;
+
+impl Plugin for PerfPlugin {
+    fn name(&self) -> &'static str {
+        "perf"
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            root: Some("a system-wide kernel profile (perf record -a)"),
+            perf: true,
+            ..Needs::default()
+        }
+    }
+
+    fn default_on(&self) -> bool {
+        false
+    }
+
+    fn make(&self) -> Box<dyn Probe> {
+        Box::<Perf>::default()
+    }
+
+    /// The phase's five hottest kernel symbols.
+    fn describe_phase(&self, phase: &Described) -> Vec<String> {
+        let Some(PerfTop(syms)) = phase.note::<PerfTop>() else {
+            return Vec::new();
+        };
+        let top: Vec<String> = syms
+            .iter()
+            .filter(|x| x.kernel)
+            .take(5)
+            .map(|x| format!("{:.1}% {}", x.percent, x.symbol))
+            .collect();
+        vec![format!("perf: {}", top.join(", "))]
+    }
+
+    /// Each phase's ten hottest symbols.
+    fn tables(&self, run: &Described) -> Vec<Table> {
+        let rows: Vec<Vec<String>> = run
+            .notes_of::<PerfTop>()
+            .into_iter()
+            .flat_map(|(_, PerfTop(syms))| {
+                syms.into_iter()
+                    .take(10)
+                    .map(|s| vec![format!("{:.2}%", s.percent), s.symbol, s.dso])
+            })
+            .collect();
+        if rows.is_empty() {
+            return Vec::new();
+        }
+        vec![Table {
+            head: ["share", "symbol", "object"].map(String::from).to_vec(),
+            rows,
+        }]
     }
 }
 

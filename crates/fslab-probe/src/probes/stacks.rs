@@ -5,10 +5,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::notes::StacksTop;
+use crate::notes::{Note, StacksTop};
+use crate::plugin::{Described, Evidence, Needs, Plugin, Table};
 use crate::probe::{Ctx, PhaseOut, Probe, Sample};
 use crate::stacks::StackCounts;
-use crate::Kind;
 
 /// The stacks kept a phase, most frequent first.
 const TOP: usize = 20;
@@ -21,10 +21,6 @@ pub struct Stacks {
 }
 
 impl Probe for Stacks {
-    fn kind(&self) -> Kind {
-        Kind::Stacks
-    }
-
     fn period(&self) -> Duration {
         Duration::from_millis(100)
     }
@@ -56,6 +52,79 @@ impl Probe for Stacks {
                 worker_states: self.counts.worker_states.clone(),
             })],
             metrics: Vec::new(),
+        }
+    }
+}
+
+/// The `stacks` probe.
+pub struct StacksPlugin;
+
+impl Plugin for StacksPlugin {
+    fn name(&self) -> &'static str {
+        "stacks"
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            root: Some("reading kernel stacks (/proc/PID/task/TID/stack)"),
+            ..Needs::default()
+        }
+    }
+
+    fn make(&self) -> Box<dyn Probe> {
+        Box::<Stacks>::default()
+    }
+
+    /// The phase's three most frequent stacks.
+    fn describe_phase(&self, phase: &Described) -> Vec<String> {
+        phase
+            .note::<StacksTop>()
+            .unwrap_or_default()
+            .stacks
+            .iter()
+            .take(3)
+            .map(|st| {
+                let frames: Vec<&str> = st.frames.iter().map(String::as_str).take(5).collect();
+                format!(
+                    "blocked {:>5.1}% {}: {}",
+                    st.share_pct,
+                    st.thread,
+                    frames.join(" <- ")
+                )
+            })
+            .collect()
+    }
+
+    /// Each phase's five most frequent stacks.
+    fn tables(&self, run: &Described) -> Vec<Table> {
+        let mut rows = Vec::new();
+        for (phase, top) in run.notes_of::<StacksTop>() {
+            for s in top.stacks.iter().take(5) {
+                let frames: Vec<&str> = s.frames.iter().map(String::as_str).take(6).collect();
+                rows.push(vec![
+                    run.phase_name(phase).to_string(),
+                    s.thread.clone(),
+                    format!("{:.1}%", s.share_pct),
+                    frames.join(" <- "),
+                ]);
+            }
+        }
+        if rows.is_empty() {
+            return Vec::new();
+        }
+        vec![Table {
+            head: ["phase", "blocked thread", "share", "kernel stack"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        }]
+    }
+
+    /// Each phase's top stacks (seed 004's mechanism).
+    fn evidence(&self) -> Evidence {
+        Evidence {
+            notes: vec![StacksTop::KEY],
+            series: Vec::new(),
         }
     }
 }

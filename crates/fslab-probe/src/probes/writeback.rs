@@ -3,17 +3,13 @@
 
 use crate::names;
 use crate::notes::WritebackReasons;
+use crate::plugin::{Described, Filter, Needs, Plugin, Series, TraceEvent};
 use crate::probe::{Ctx, PhaseOut, Probe, Sample};
-use crate::Kind;
 
 #[derive(Default)]
 pub struct Writeback;
 
 impl Probe for Writeback {
-    fn kind(&self) -> Kind {
-        Kind::Writeback
-    }
-
     fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
         if let Some(mut st) = ctx.trace_state() {
             st.wb_second.clear();
@@ -39,6 +35,52 @@ impl Probe for Writeback {
                 .push(ctx.phase_note(&WritebackReasons(st.wb_phase.clone())));
         }
         out
+    }
+}
+
+/// The `writeback` probe.
+pub struct WritebackPlugin;
+
+/// Writeback starts, by reason.
+const EVENTS: [TraceEvent; 1] = [TraceEvent {
+    event: "writeback/writeback_start",
+    filter: Filter::DeviceName,
+    optional: true,
+    fs_prefix: None,
+}];
+
+impl Plugin for WritebackPlugin {
+    fn name(&self) -> &'static str {
+        "writeback"
+    }
+
+    fn needs(&self) -> Needs {
+        Needs {
+            trace: &EVENTS,
+            ..Needs::default()
+        }
+    }
+
+    fn make(&self) -> Box<dyn Probe> {
+        Box::new(Writeback)
+    }
+
+    fn series(&self) -> Vec<Series> {
+        ["background", "periodic", "vmscan", "sync"]
+            .into_iter()
+            .map(|r| Series::new(names::writeback_start(r), "starts/s", r))
+            .collect()
+    }
+
+    /// The phase's writeback starts by reason.
+    fn describe_phase(&self, phase: &Described) -> Vec<String> {
+        match phase.note::<WritebackReasons>() {
+            Some(WritebackReasons(r)) if !r.is_empty() => {
+                let r: Vec<String> = r.iter().map(|(k, n)| format!("{k} {n}")).collect();
+                vec![format!("writeback starts: {}", r.join(", "))]
+            }
+            _ => Vec::new(),
+        }
     }
 }
 

@@ -23,11 +23,6 @@ fn table_rows_have_tiotests_widths() {
             probes: "none".into(),
             drop_caches: false,
             drop_caches_once: false,
-            cgroup: None,
-            die_with_parent: false,
-            progress: false,
-            phase_acks: false,
-            text_to: None,
         },
     }
     .validate()

@@ -21,13 +21,7 @@ pub fn record(
     exp: &Experiment,
     outcome: &ExperimentOutcome,
 ) -> Result<String, Failure> {
-    let cells: Vec<(u32, String)> = exp
-        .cells
-        .iter()
-        .map(|c| (c.index, c.label.clone()))
-        .collect();
-    let samples = summary::family(outcome);
-    let (metrics, _) = summary::compared(&cells, &samples, Default::default());
+    let a = summary::analysis(exp, outcome, Default::default());
     let Some(run_id) = outcome.runs.iter().find(|r| r.ok).and_then(|r| r.run_id) else {
         return Err(Failure::Failed(
             "calibrate: no run completed: nothing kept".into(),
@@ -38,15 +32,8 @@ pub fn record(
         .map_err(|e| Failure::Failed(format!("calibrate: results store {e}")))?
         .run;
     let mut rows = Vec::new();
-    for (m, _) in &metrics {
-        let side = |cell: u32| -> Vec<f64> {
-            samples
-                .iter()
-                .filter(|s| s.cell == cell && &s.metric == m)
-                .map(|s| s.value)
-                .collect()
-        };
-        let Some(noise) = fslab_stats::calibrate::aa_noise(&side(0), &side(1)) else {
+    for m in &a.metrics {
+        let Some(noise) = fslab_stats::calibrate::aa_noise(&m.values[0], &m.values[1]) else {
             continue;
         };
         rows.push(Calibration {
@@ -55,8 +42,8 @@ pub fn record(
             hostname: run.hostname.clone(),
             fs_type: run.fs_type.clone(),
             workload: run.workload.clone(),
-            options: fslab_results::select::option_key(&run.params),
-            metric: m.clone(),
+            options: fslab_analysis::select::option_key(&run.params),
+            metric: m.name.clone(),
             n: noise.n as u32,
             sd_log: noise.sd_log,
             ratio: noise.ratio,

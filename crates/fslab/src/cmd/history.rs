@@ -1,5 +1,5 @@
 //! `fslab history`: the change points of one experiment's stored runs over
-//! time (numbers and detection in fslab-results and fslab-stats).
+//! time (numbers in fslab-analysis and fslab-stats, text in fslab-present).
 
 use std::path::Path;
 
@@ -12,7 +12,7 @@ pub fn run(name: Option<&str>, delta: Option<f64>, alpha: f64, db: &Path) -> Res
         delta_pct: delta,
         ..Default::default()
     };
-    let text =
-        fslab_results::history::history(&store, name, policy).map_err(super::results_failure)?;
-    super::print_all(text.as_bytes())
+    let h =
+        fslab_analysis::history::history(&store, name, policy).map_err(super::analysis_failure)?;
+    super::print_all(fslab_present::history::text(&h, policy).as_bytes())
 }

@@ -1,48 +1,40 @@
-//! `fslab WORKLOAD ...` and `fslab job JSON`: a registered workload's job,
-//! from its subcommand's arguments or serialized by `fslab run`, run with
-//! everything around it by [`fslab_runtime`].
+//! `fslab WORKLOAD ...` and `fslab job JSON`: a registered workload's job
+//! with its harness, from its subcommand's arguments or as `fslab run`
+//! serialized it, run with everything around it by [`fslab_runtime`].
 
 use std::path::Path;
 
 use clap::ArgMatches;
-use fslab_workload::{Job, Kind};
+use fslab_workload::{ChildSpec, Kind};
 
 use crate::Failure;
 
-/// `fslab WORKLOAD ARGS`: the workload's job from its arguments.
+/// `fslab WORKLOAD ARGS`: the workload's job from its arguments, its
+/// harness from what was typed.
 pub fn run(kind: Kind, m: &ArgMatches, db: &Path) -> Result<(), Failure> {
     let job = kind
         .workload()
         .job_of_matches(m)
         .map_err(|e| workload_failure(kind.name(), e))?;
-    let argv: Vec<String> = std::env::args().collect();
-    launch(job, db, &argv)
+    let harness = job.common().harness(std::env::args().collect());
+    launch(ChildSpec { job, harness }, db)
 }
 
-/// `fslab job JSON`: the job `fslab run` serialized
-/// (`{"workload": NAME, "options": {...}, "argv": [...]}`), run exactly as
-/// the workload's own subcommand runs it; `argv` is the command line
-/// recorded (this one's when it is not given).
+/// `fslab job JSON`: the [`ChildSpec`] `fslab run` serialized
+/// (`{"job": {"workload": NAME, "options": {...}}, "harness": {...}}`),
+/// run exactly as the workload's own subcommand runs it.
 pub fn from_json(text: &str, db: &Path) -> Result<(), Failure> {
-    let v: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| Failure::Usage(format!("job: {e}: not a serialized job ({text:.80})")))?;
-    let job = Job::from_json(&v).map_err(|e| Failure::Usage(format!("job: {e}")))?;
-    let argv = match v.get("argv") {
-        None => std::env::args().collect(),
-        Some(a) => serde_json::from_value::<Vec<String>>(a.clone()).map_err(|e| {
-            Failure::Usage(format!("job: \"argv\": {e}: give the command line's words"))
-        })?,
-    };
-    launch(job, db, &argv)
+    let spec: ChildSpec = serde_json::from_str(text)
+        .map_err(|e| Failure::Usage(format!("job: {e}: not a child spec ({text:.80})")))?;
+    launch(spec, db)
 }
 
-fn launch(job: Job, db: &Path, argv: &[String]) -> Result<(), Failure> {
+fn launch(spec: ChildSpec, db: &Path) -> Result<(), Failure> {
     let cx = fslab_runtime::Context {
         db,
         quiet: super::quiet(),
-        argv,
     };
-    fslab_runtime::run(job, &cx).map_err(Failure::from)
+    fslab_runtime::run(spec, &cx).map_err(Failure::from)
 }
 
 /// A workload's error as the command's failure: bad options exit 2,

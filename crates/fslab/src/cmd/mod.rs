@@ -125,12 +125,17 @@ fn print_all(bytes: &[u8]) -> Result<(), Failure> {
 }
 
 /// A rendering error as an exit status: a bad selection is bad input.
-fn results_failure(e: fslab_results::Error) -> Failure {
+fn results_failure(e: fslab_present::Error) -> Failure {
     if e.is_usage() {
         Failure::Usage(e.to_string())
     } else {
         Failure::Failed(e.to_string())
     }
+}
+
+/// An analysis error as an exit status: a bad selection is bad input.
+fn analysis_failure(e: fslab_analysis::Error) -> Failure {
+    results_failure(e.into())
 }
 
 /// Opens the results store to write, or explains why not.

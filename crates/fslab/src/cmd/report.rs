@@ -1,14 +1,14 @@
-//! `fslab report -o FILE.html`: the page is built by fslab-results (from the
-//! store) and drawn by fslab-report; this writes it.
+//! `fslab report -o FILE.html`: the analysis (fslab-analysis, as `compare`
+//! makes it) as fslab-present's HTML page; this writes it.
 
 use std::path::Path;
 
-use fslab_results::page::{self, Selection};
+use fslab_present::report::page;
 
-use crate::cli::ReportSelect;
+use crate::cli::SelectArgs;
 use crate::Failure;
 
-pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {
+pub fn run(sel: SelectArgs, output: &Path, db: &Path) -> Result<(), Failure> {
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.is_dir() {
             return Err(Failure::Usage(format!(
@@ -19,13 +19,8 @@ pub fn run(sel: ReportSelect, output: &Path, db: &Path) -> Result<(), Failure> {
         }
     }
     let store = super::open_store_read(db)?;
-    let selection = Selection {
-        experiments: sel.experiment,
-        runs: sel.runs,
-        baseline: sel.baseline,
-        policy: sel.correction.policy_at(sel.delta, sel.alpha),
-    };
-    let p = page::build(&store, &selection).map_err(super::results_failure)?;
+    let a = fslab_analysis::from_store(&store, &sel.choice()).map_err(super::analysis_failure)?;
+    let p = page::build(&store, &a).map_err(super::results_failure)?;
     // `-o -`: the page on stdout (the line about it on stderr).
     if output == Path::new("-") {
         super::print_all(p.html.as_bytes())?;

@@ -1,8 +1,8 @@
-//! `fslab results list | experiments | outcomes | show | export` (rendered by fslab-results).
+//! `fslab results list | experiments | outcomes | show | export` (rendered by fslab-present).
 
 use std::path::Path;
 
-use fslab_results::show;
+use fslab_present::show;
 
 use crate::cli::{ExportFormat, ResultsCommand};
 use crate::Failure;
@@ -18,7 +18,7 @@ pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
             }
         }
         ResultsCommand::Experiments => show::experiments(&store),
-        ResultsCommand::Outcomes { ids } => fslab_results::outcomes::outcomes(&store, &ids),
+        ResultsCommand::Outcomes { ids } => fslab_present::outcomes::outcomes(&store, &ids),
         ResultsCommand::Show { id } => show::run_text(&store, id),
         ResultsCommand::Export { id, format } => match format {
             ExportFormat::Json => show::export_json(&store, id),

@@ -231,7 +231,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         text,
         command_line: argv,
     };
-    let mut display = fslab_experiment::display::Display::new(super::quiet());
+    let mut display = fslab_present::run::display::Display::new(super::quiet());
     // Whatever happens in the scheduler, even a panic, the journal is undone.
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         runner::run(
@@ -266,10 +266,14 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         }
     };
 
-    let explained = explain_cells(&store, &exp, &outcome);
     print!(
         "{}",
-        fslab_experiment::closing::text(&exp, &outcome, args.scale, explained.as_ref())
+        fslab_present::run::closing::text(
+            &exp,
+            &outcome,
+            args.scale,
+            Some((&store, fslab_explain::EXPLAINERS))
+        )
     );
     if args.calibrate.is_some() {
         print!("{}", super::calibrate::record(&mut store, &exp, &outcome)?);
@@ -278,31 +282,6 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         eprintln!("fslab: run: teardown: {p}");
     }
     ending(&outcome, stop.load(Ordering::Relaxed))
-}
-
-/// The cells' completed runs explained against the first cell (None when
-/// the store cannot give them back: the summary goes on without).
-fn explain_cells(
-    store: &fslab_store::Store,
-    exp: &fslab_experiment::spec::Experiment,
-    outcome: &fslab_experiment::runner::ExperimentOutcome,
-) -> Option<fslab_explain::Explanation> {
-    let labels: Vec<String> = exp.cells.iter().map(|c| c.label.clone()).collect();
-    let runs: Vec<Vec<i64>> = exp
-        .cells
-        .iter()
-        .map(|c| {
-            outcome
-                .runs
-                .iter()
-                .filter(|r| r.ok && r.cell == c.index)
-                .filter_map(|r| r.run_id)
-                .collect()
-        })
-        .collect();
-    // Checked when the experiment was read.
-    let waits = fslab_explain::WaitTable::with(&exp.wait_classes).ok()?;
-    fslab_explain::stored::explain_stored(store, &labels, &runs, 0, &waits).ok()
 }
 
 /// The workload's runner: this fslab as the child, across the cluster's

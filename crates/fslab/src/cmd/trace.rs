@@ -1,8 +1,8 @@
-//! `fslab trace show RUN` (rendered by fslab-results).
+//! `fslab trace show RUN` (rendered by fslab-present).
 
 use std::path::Path;
 
-use fslab_results::trace::{blkparse, Which};
+use fslab_present::trace::{blkparse, Which};
 
 use crate::cli::TraceCommand;
 use crate::Failure;

@@ -73,6 +73,24 @@ fn a_calibration_is_kept_and_compare_takes_its_threshold_from_it() {
         "{}",
         stdout(&o)
     );
+    // The report is the same analysis: the same calibration, said the same
+    // way (it had no --calibration, and said nothing of δ's source).
+    let o = lab.run(&[
+        "report",
+        "--experiment",
+        &a,
+        "--experiment",
+        &b,
+        "--calibration",
+        &cal.to_string(),
+        "-o",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!("from calibration {cal} (")),
+        "the report's δ"
+    );
     // --delta wins, and says so.
     let o = lab.run(&[
         "compare",
@@ -84,24 +102,45 @@ fn a_calibration_is_kept_and_compare_takes_its_threshold_from_it() {
         "3",
     ]);
     assert!(stdout(&o).contains("from --delta"), "{}", stdout(&o));
+    calibrations_that_do_not_fit_are_refused(&lab, dir.path(), (&a, &b), cal);
+    // One repetition gives no noise: refused before anything runs.
+    let o = lab
+        .run_cmd()
+        .args(["run", "--calibrate", "0", "--repetitions", "1"])
+        .arg(&fsmark)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--calibrate 0: 1 repetition(s) give no noise"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Compare and the report pass over a calibration of other options and
+/// refuse one, named, that does not fit (another workload, other options,
+/// none such), as they refuse a bad --alpha.
+fn calibrations_that_do_not_fit_are_refused(
+    lab: &Lab,
+    dir: &std::path::Path,
+    (a, b): (&str, &str),
+    cal: i64,
+) {
     // A calibration of another workload does not fit fs_mark's runs.
     let createmany = lab.experiment(
         "c.toml",
-        &exp(dir.path(), "createmany", "\"-o\", \"{dir}/f\", \"100\""),
+        &exp(dir, "createmany", "\"-o\", \"{dir}/f\", \"100\""),
     );
-    let other = calibrate(&lab, &createmany, "2").0.to_string();
+    let other = calibrate(lab, &createmany, "2").0.to_string();
     // Nor does one of fs_mark with other options (4 KiB files): it is no
     // calibration of these cells.
     let bigger = lab.experiment(
         "g.toml",
-        &exp(
-            dir.path(),
-            "fsmark",
-            "\"-n\", \"100\", \"-s\", \"4096\", \"-S0\"",
-        ),
+        &exp(dir, "fsmark", "\"-n\", \"100\", \"-s\", \"4096\", \"-S0\""),
     );
-    let options = calibrate(&lab, &bigger, "2").0.to_string();
-    let o = lab.run(&["compare", "--experiment", &a, "--experiment", &b]);
+    let options = calibrate(lab, &bigger, "2").0.to_string();
+    let o = lab.run(&["compare", "--experiment", a, "--experiment", b]);
     assert!(
         stdout(&o).contains(&format!("from calibration {cal} (")),
         "the newest calibration of other options is passed over: {}",
@@ -125,25 +164,15 @@ fn a_calibration_is_kept_and_compare_takes_its_threshold_from_it() {
             "\"0\" is not a significance level".to_string(),
         ),
     ] {
-        let mut all = vec!["compare", "--experiment", &a, "--experiment", &b];
-        all.extend(args);
-        let o = lab.run(&all);
-        assert_eq!(o.status.code(), Some(2), "{all:?}: {}", stderr(&o));
-        assert!(stderr(&o).contains(&says), "{all:?}: {}", stderr(&o));
+        for command in [&["compare"][..], &["report", "-o", "-"]] {
+            let mut all = command.to_vec();
+            all.extend(["--experiment", a, "--experiment", b]);
+            all.extend(&args);
+            let o = lab.run(&all);
+            assert_eq!(o.status.code(), Some(2), "{all:?}: {}", stderr(&o));
+            assert!(stderr(&o).contains(&says), "{all:?}: {}", stderr(&o));
+        }
     }
-    // One repetition gives no noise: refused before anything runs.
-    let o = lab
-        .run_cmd()
-        .args(["run", "--calibrate", "0", "--repetitions", "1"])
-        .arg(&fsmark)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("--calibrate 0: 1 repetition(s) give no noise"),
-        "{}",
-        stderr(&o)
-    );
 }
 
 /// One family: `fslab run`'s summary and `fslab compare` of the same

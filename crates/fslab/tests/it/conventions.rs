@@ -117,11 +117,11 @@ fn metric_names(files: &[(PathBuf, String)]) -> (Vec<String>, Vec<String>) {
 /// The crates that read metrics rather than make them.
 const READERS: [&str; 7] = [
     "crates/fslab/",
-    "crates/fslab-results/",
+    "crates/fslab-analysis/",
+    "crates/fslab-present/",
     "crates/fslab-experiment/",
     "crates/fslab-store/",
     "crates/fslab-stats/",
-    "crates/fslab-report/",
     "crates/fslab-cluster/",
 ];
 

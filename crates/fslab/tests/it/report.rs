@@ -1,6 +1,7 @@
 //! The HTML report of a real small experiment, rendered by headless
 //! Chromium: every chart present and drawn, nothing loaded from outside,
-//! and a screenshot kept (target/fslab-report-screenshot.png).
+//! and a screenshot kept (fslab-report-screenshot.png in the target
+//! directory, wherever CARGO_TARGET_DIR puts it).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -134,8 +135,13 @@ fs = "xfs"
         "the nojournal cell's mkfs line"
     );
 
-    let shot =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/fslab-report-screenshot.png");
+    // In the target directory (the fslab binary's `debug/`'s parent): the
+    // workspace's `target/` does not exist when CARGO_TARGET_DIR is elsewhere.
+    let shot = PathBuf::from(env!("CARGO_BIN_EXE_fslab"))
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("the target directory")
+        .join("fslab-report-screenshot.png");
     let o = headless(&browser, profile.path())
         .arg(format!("--screenshot={}", shot.display()))
         .args(["--window-size=1600,6000", &url])

@@ -1,0 +1,72 @@
+//! The analysis written out: one [`Exporter`] a format, each in its own
+//! file, registered in [`BUILT_IN`] (a new format is a file and a line;
+//! a test adds one of its own with [`register`]). `fslab compare --format
+//! NAME` takes any registered name; `fslab report` is the `html` one.
+
+pub mod csv;
+pub mod html;
+pub mod json;
+pub mod markdown;
+pub mod text;
+
+use std::sync::{Mutex, OnceLock};
+
+use fslab_analysis::Analysis;
+use fslab_store::Store;
+
+use crate::Result;
+
+/// A format an analysis can be written in.
+pub trait Exporter: Send + Sync + 'static {
+    /// Its name, as `--format` takes it (`csv`).
+    fn name(&self) -> &'static str;
+    /// The analysis in this format; `store` holds what a format shows
+    /// beyond the analysis (the report's per-cell charts).
+    fn export(&self, a: &Analysis, store: &Store) -> Result<String>;
+}
+
+/// The built-in formats, `--format`'s default first.
+static BUILT_IN: [&dyn Exporter; 5] = [
+    &text::Text,
+    &markdown::Markdown,
+    &csv::Csv,
+    &json::Json,
+    &html::Html,
+];
+
+fn extra() -> &'static Mutex<Vec<&'static dyn Exporter>> {
+    static EXTRA: OnceLock<Mutex<Vec<&'static dyn Exporter>>> = OnceLock::new();
+    EXTRA.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Adds a format (a test's own) after the built-in ones; an error when its
+/// name is taken.
+pub fn register(e: &'static dyn Exporter) -> std::result::Result<(), String> {
+    if of(e.name()).is_some() {
+        return Err(format!("format {:?} is registered already", e.name()));
+    }
+    extra()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(e);
+    Ok(())
+}
+
+/// Every registered format, the built-in ones first.
+pub fn all() -> Vec<&'static dyn Exporter> {
+    let extra = extra()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    BUILT_IN.iter().copied().chain(extra).collect()
+}
+
+/// The format registered as `name`.
+pub fn of(name: &str) -> Option<&'static dyn Exporter> {
+    all().into_iter().find(|e| e.name() == name)
+}
+
+/// Every registered format's name.
+pub fn names() -> Vec<&'static str> {
+    all().into_iter().map(|e| e.name()).collect()
+}

@@ -1,0 +1,619 @@
+//! `fslab results list | experiments | show | export`: runs as text (and JSON/CSV).
+
+use std::fmt::Write as _;
+
+use fslab_cluster::MpiParams;
+use fslab_probe::notes::Note;
+use fslab_probe::plugin::{Described, NoteRef, SeriesSummary};
+use fslab_probe::TargetsNote;
+use fslab_record::json::Versioned;
+use fslab_record::table::{Align, Table};
+use fslab_record::units::human_bytes;
+use fslab_store::{RunOrigin, RunRecord, Store};
+
+use crate::Result;
+
+/// One run of `results list --json`.
+#[derive(Debug, serde::Serialize)]
+pub struct Listed {
+    #[serde(flatten)]
+    pub run: fslab_store::RunRow,
+    /// The tool's own headline number, if it reports one.
+    pub headline: Option<fslab_record::Metric>,
+}
+
+/// `results list --json`: `{fslab_schema, runs: [...]}`.
+pub fn list_json(store: &Store, workload: Option<&str>) -> Result<String> {
+    #[derive(serde::Serialize)]
+    struct Doc {
+        runs: Vec<Listed>,
+    }
+    let mut runs = Vec::new();
+    for r in listed(store, workload)? {
+        let metrics = store.metrics(r.id)?;
+        let headline = fslab_record::metric::headline(&metrics).cloned();
+        runs.push(Listed { run: r, headline });
+    }
+    Ok(Versioned::new(Doc { runs }).to_pretty())
+}
+
+fn listed(store: &Store, workload: Option<&str>) -> Result<Vec<fslab_store::RunRow>> {
+    Ok(store
+        .list_runs()?
+        .into_iter()
+        .filter(|r| workload.is_none_or(|w| r.workload == w))
+        .collect())
+}
+
+/// `results list`: a header, then one line per run, oldest first, with its
+/// headline number.
+pub fn list(store: &Store, workload: Option<&str>) -> Result<String> {
+    let runs = listed(store, workload)?;
+    if runs.is_empty() {
+        return Ok(String::new());
+    }
+    let mut table = Table::new(&[
+        ("id", Align::Left),
+        ("started (UTC)", Align::Left),
+        ("workload", Align::Left),
+        ("status", Align::Left),
+        ("fs", Align::Left),
+        ("target", Align::Left),
+        ("headline", Align::Left),
+    ]);
+    for r in runs {
+        // The tool's own headline number, else the first phase's rate.
+        let metrics = store.metrics(r.id)?;
+        let headline = match fslab_record::metric::headline(&metrics) {
+            Some(m) => format!("{} {}", m.label(), fslab_stats::fmt_g(m.value, 6)),
+            None => store
+                .phases(r.id)?
+                .first()
+                .map(|p| format!("{} {:.1} ops/s", p.phase, p.ops_per_s))
+                .unwrap_or_else(|| "-".into()),
+        };
+        let ranks = match MpiParams::of(&r.params) {
+            Some(m) => format!(" ({} MPI ranks)", m.ranks),
+            None => String::new(),
+        };
+        table.row([
+            r.id.to_string(),
+            r.started_at.get(..19).unwrap_or(&r.started_at).to_string(),
+            r.workload.clone(),
+            r.status.as_str().to_string(),
+            if r.fs_type.is_empty() {
+                "?".to_string()
+            } else {
+                r.fs_type.clone()
+            },
+            r.target_path.clone(),
+            format!("{headline}{ranks}"),
+        ]);
+    }
+    Ok(table.render())
+}
+
+/// `results experiments`: one line per experiment.
+pub fn experiments(store: &Store) -> Result<String> {
+    let all = store.list_experiments()?;
+    if all.is_empty() {
+        return Ok(String::new());
+    }
+    let mut table = Table::new(&[
+        ("id", Align::Left),
+        ("started (UTC)", Align::Left),
+        ("status", Align::Left),
+        ("runs", Align::Right),
+        ("name", Align::Left),
+        ("cells x repetitions, scale, file", Align::Left),
+    ]);
+    for e in all {
+        let total = e.cells * e.repetitions;
+        table.row([
+            e.id.to_string(),
+            e.started_at.get(..19).unwrap_or(&e.started_at).to_string(),
+            e.status.clone(),
+            format!("{}/{total}", e.completed),
+            e.name.clone(),
+            format!(
+                "{} cell{} x {} repetition{}, scale {}, {}",
+                e.cells,
+                if e.cells == 1 { "" } else { "s" },
+                e.repetitions,
+                if e.repetitions == 1 { "" } else { "s" },
+                e.scale,
+                e.file
+            ),
+        ]);
+    }
+    Ok(table.render())
+}
+
+/// `results show ID`: the run, how its filesystem was made, its probes.
+pub fn run_text(store: &Store, id: i64) -> Result<String> {
+    let rec = store.run(id)?;
+    let notes = store.probe_notes(id)?;
+    let points = store.probe_point_summary(id)?;
+    let made = store
+        .run_origin(id)?
+        .map(|o| origin(&o))
+        .unwrap_or_default();
+    Ok(format!(
+        "{}{made}{}{}",
+        show(&rec),
+        machine(&rec.machine),
+        probes(&rec, &notes, &points)
+    ))
+}
+
+/// The machine the run ran on: each host's facts, `name: value`, with
+/// where an unknown one could not be read (each phase's clock, page cache
+/// and pressure are the `machine` probe's lines under its phase).
+pub fn machine(m: &fslab_record::facts::Machine) -> String {
+    let mut s = String::new();
+    for h in &m.hosts {
+        let _ = writeln!(s, "\nmachine {}:", h.host);
+        let mut table = Table::new(&[("fact", Align::Left), ("value", Align::Left)]).indent(2);
+        for f in &h.facts {
+            table.row([
+                f.name.clone(),
+                match &f.value {
+                    Some(v) => v.clone(),
+                    None => format!("unknown ({})", f.source),
+                },
+            ]);
+        }
+        s.push_str(&table.render());
+    }
+    s
+}
+
+/// `results export ID --format json`: the run's record with its schema version.
+pub fn export_json(store: &Store, id: i64) -> Result<String> {
+    Ok(store.run_json(id)?)
+}
+
+/// `results export ID --format csv`.
+pub fn export_csv(store: &Store, id: i64) -> Result<String> {
+    Ok(store.run(id)?.to_csv())
+}
+
+/// How `fslab run` made the run's filesystem: the cell's setup as recorded.
+pub fn origin(o: &RunOrigin) -> String {
+    let (c, r) = (&o.cell, &o.cell_run);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nmade by experiment {} ({}), cell {} {:?}, repetition {}:",
+        o.experiment_id, o.experiment, c.index, c.label, r.repetition
+    );
+    if let Some(h) = c.image_host() {
+        let _ = writeln!(
+            s,
+            "  image host:  {} on {} ({}, {} sparse, on {}), mounted at {}",
+            h.fs,
+            h.loop_device,
+            h.image,
+            human_bytes(h.image_size),
+            h.on,
+            h.mount_point,
+        );
+    }
+    if !r.image_path.is_empty() {
+        let _ = writeln!(
+            s,
+            "  image:       {} ({} sparse, {} written at the end) on {}",
+            r.image_path,
+            human_bytes(r.image_size),
+            human_bytes(r.image_allocated),
+            r.host_fs
+        );
+    }
+    if !r.loop_device.is_empty() {
+        let _ = writeln!(
+            s,
+            "  device:      {}{}",
+            r.loop_device,
+            if r.image_path.is_empty() {
+                ""
+            } else if r.direct_io {
+                " (loop, direct IO)"
+            } else {
+                " (loop, buffered IO)"
+            }
+        );
+    }
+    if !r.scheduler.is_empty() {
+        let _ = writeln!(
+            s,
+            "  scheduler:   {}{}",
+            r.scheduler,
+            if r.scheduler_before.is_empty() || r.scheduler_before == r.scheduler {
+                String::new()
+            } else {
+                format!(" (was {}, put back after the run)", r.scheduler_before)
+            }
+        );
+    }
+    if !r.mkfs_argv.is_empty() {
+        let _ = writeln!(
+            s,
+            "  mkfs:        {}  ({:.2} s; {})",
+            r.mkfs_argv.join(" "),
+            r.mkfs_s,
+            c.mkfs_version
+        );
+    }
+    for a in &r.after_mkfs {
+        let _ = writeln!(s, "  after mkfs:  {}", a.join(" "));
+    }
+    if !r.mount_argv.is_empty() {
+        let _ = writeln!(s, "  mount:       {}", r.mount_argv.join(" "));
+        let _ = writeln!(s, "  kernel says: {}", r.kernel_mount_options);
+    }
+    for (k, v) in &c.sysctl {
+        let before = r.sysctl_before.get(k).map(String::as_str).unwrap_or("?");
+        let _ = writeln!(s, "  sysctl:      {k} = {v} (was {before})");
+    }
+    if let Some(limit) = c.memory_limit_bytes {
+        let _ = writeln!(
+            s,
+            "  memory:      limit {}, peak {}, limit hit {} times",
+            human_bytes(limit),
+            r.memory_max_usage_bytes
+                .map(human_bytes)
+                .unwrap_or("-".into()),
+            r.memory_failcnt
+                .map(|n| n.to_string())
+                .unwrap_or("-".into())
+        );
+    }
+    if c.drop_caches {
+        let _ = writeln!(s, "  caches:      dropped before each phase");
+    }
+    if let (Some(u), Some(m)) = (r.unmount_s, r.remount_s) {
+        let _ = writeln!(s, "  unmount:     {u:.3} s, remount {m:.3} s");
+    }
+    s
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.1}", ns / 1000.0)
+}
+
+/// The human-readable account of one run.
+pub fn show(rec: &RunRecord) -> String {
+    let r = &rec.run;
+    let mut s = String::new();
+    let _ = writeln!(s, "run {}: {} ({})", r.id, r.workload, r.status.as_str());
+    if let Some(e) = &r.error {
+        let _ = writeln!(s, "error:     {e}");
+    }
+    let _ = writeln!(s, "command:   {}", r.command_line.join(" "));
+    let _ = writeln!(s, "started:   {}", r.started_at);
+    let _ = writeln!(s, "finished:  {}", r.finished_at.as_deref().unwrap_or("-"));
+    let _ = writeln!(
+        s,
+        "fslab:     {}   kernel: {}   host: {}",
+        r.fslab_version, r.kernel, r.hostname
+    );
+    let _ = writeln!(
+        s,
+        "target:    {} on {} ({}, mounted at {})",
+        r.target_path, r.mount_source, r.fs_type, r.mount_point
+    );
+    let _ = writeln!(s, "options:   {}", r.mount_options);
+    if let Some(mpi) = MpiParams::of(&r.params) {
+        let _ = writeln!(
+            s,
+            "mpi:       {} ranks on {}, each in rankNNNN under the directories given",
+            mpi.ranks,
+            mpi.host_counts()
+        );
+        for r in &mpi.rates {
+            let _ = writeln!(
+                s,
+                "           {:<14} rank ops/s: min {:.1}  mean {:.1}  max {:.1}  sd {:.1}  ({} ranks)",
+                r.phase, r.min, r.mean, r.max, r.sd, r.ranks
+            );
+        }
+        s.push_str(&host_probes(&mpi));
+    }
+    // The tool's own numbers; rows of numbered items (`loop 3`) as tables
+    // of their own, below.
+    let (items, own): (Vec<&fslab_record::Metric>, Vec<&fslab_record::Metric>) =
+        rec.metrics.iter().partition(|m| numbered_item(m).is_some());
+    if !own.is_empty() {
+        let _ = writeln!(s, "\n{} reported:", r.workload);
+        let mut table = Table::new(&[("metric", Align::Left), ("value", Align::Right)]).indent(2);
+        for m in own {
+            table.row([m.label(), fslab_stats::fmt_g(m.value, 6)]);
+        }
+        s.push_str(&table.render());
+    }
+    s.push_str(&item_tables(&items));
+    if !rec.phases.is_empty() {
+        s.push_str("\nphases:\n");
+        let mut table = Table::new(&[
+            ("phase", Align::Left),
+            ("ops", Align::Right),
+            ("time s", Align::Right),
+            ("ops/s", Align::Right),
+            ("usr s", Align::Right),
+            ("sys s", Align::Right),
+            ("done", Align::Left),
+        ]);
+        for p in &rec.phases {
+            table.row([
+                p.phase.clone(),
+                p.ops.to_string(),
+                format!("{:.3}", p.elapsed_s),
+                format!("{:.1}", p.ops_per_s),
+                format!("{:.3}", p.usr_cpu_s),
+                format!("{:.3}", p.sys_cpu_s),
+                (if p.complete { "yes" } else { "no" }).to_string(),
+            ]);
+        }
+        s.push_str(&table.render());
+    }
+    latency_and_rates(rec, &mut s);
+    s
+}
+
+/// What each host's probes recorded, a column per host (the run's own
+/// probe numbers above are rank 0's host's).
+fn host_probes(mpi: &MpiParams) -> String {
+    let Some((header, rows)) = mpi.host_probes() else {
+        return String::new();
+    };
+    let cols: Vec<(&str, Align)> = header
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.as_str(), if i == 0 { Align::Left } else { Align::Right }))
+        .collect();
+    let mut table = Table::new(&cols).indent(2);
+    for row in rows {
+        table.row(row);
+    }
+    format!("\nprobes per host:\n{}", table.render())
+}
+
+/// The latency table and the per-second rate summary of a run.
+fn latency_and_rates(rec: &RunRecord, s: &mut String) {
+    if !rec.latency.is_empty() {
+        s.push_str("\nlatency (microseconds):\n");
+        let mut table = Table::new(&[
+            ("phase", Align::Left),
+            ("call", Align::Left),
+            ("count", Align::Right),
+            ("min", Align::Right),
+            ("mean", Align::Right),
+            ("p50", Align::Right),
+            ("p99", Align::Right),
+            ("p99.9", Align::Right),
+            ("max", Align::Right),
+        ]);
+        for l in &rec.latency {
+            table.row([
+                l.phase.clone(),
+                l.op.clone(),
+                l.count.to_string(),
+                us(l.min_ns as f64),
+                us(l.mean_ns),
+                us(l.p50_ns as f64),
+                us(l.p99_ns as f64),
+                us(l.p999_ns as f64),
+                us(l.max_ns as f64),
+            ]);
+        }
+        s.push_str(&table.render());
+    }
+    if !rec.series.is_empty() {
+        s.push_str("\nper-second rate (ops/s):\n");
+        let mut table = Table::new(&[
+            ("phase", Align::Left),
+            ("samples", Align::Right),
+            ("min", Align::Right),
+            ("mean", Align::Right),
+            ("max", Align::Right),
+        ]);
+        for p in &rec.phases {
+            let pts: Vec<f64> = rec
+                .series
+                .iter()
+                .filter(|x| x.phase_index == p.seq)
+                .scan(0.0, |prev, x| {
+                    let dt = x.t_s - *prev;
+                    *prev = x.t_s;
+                    Some(if dt > 0.0 { x.ops as f64 / dt } else { 0.0 })
+                })
+                .collect();
+            if pts.is_empty() {
+                continue;
+            }
+            let mean = pts.iter().sum::<f64>() / pts.len() as f64;
+            let min = pts.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = pts.iter().copied().fold(0.0, f64::max);
+            table.row([
+                p.phase.clone(),
+                pts.len().to_string(),
+                format!("{min:.1}"),
+                format!("{mean:.1}"),
+                format!("{max:.1}"),
+            ]);
+        }
+        if !table.is_empty() {
+            s.push_str(&table.render());
+        }
+    }
+}
+
+/// The stored note of type `T` for phase `phase` (`None`: the run's own).
+pub fn note_of<T: Note>(notes: &[fslab_store::StoredNote], phase: Option<u32>) -> Option<T> {
+    notes
+        .iter()
+        .find(|n| n.phase_index == phase && T::is(&n.probe, &n.key))
+        .map(|n| T::from_value(&n.value))
+}
+
+/// The probes' summaries: what they watched and what could not start,
+/// then each registered probe's lines about the run and about each phase
+/// ([`fslab_probe::Plugin::describe_run`], `describe_phase`).
+pub fn probes(
+    rec: &RunRecord,
+    notes: &[fslab_store::StoredNote],
+    points: &[fslab_store::ProbeSummary],
+) -> String {
+    let mut s = String::new();
+    if notes.is_empty() {
+        return s;
+    }
+    s.push_str("\nprobes:\n");
+    if let Some(t) = note_of::<TargetsNote>(notes, None) {
+        let _ = writeln!(
+            s,
+            "  watching: device {}, image {}, host device {} ({})",
+            t.device.as_deref().unwrap_or("-"),
+            t.image.as_deref().unwrap_or("-"),
+            t.host.as_deref().unwrap_or("-"),
+            t.probes.join(",")
+        );
+    }
+    for n in notes
+        .iter()
+        .filter(|n| n.phase_index.is_none() && n.key == "unavailable")
+    {
+        let _ = writeln!(
+            s,
+            "  {}: unavailable: {}",
+            n.probe,
+            n.value.as_str().unwrap_or("")
+        );
+    }
+    let refs = note_refs(notes);
+    let summaries = summary_refs(points);
+    let phases = phase_names(rec);
+    let run = Described {
+        run_id: rec.run.id,
+        phase: None,
+        phases: &phases,
+        notes: &refs,
+        summaries: &summaries,
+    };
+    // The always-on ones (the machine's) after those asked for.
+    let probes: Vec<fslab_probe::Kind> = fslab_probe::all()
+        .into_iter()
+        .chain(fslab_probe::always())
+        .collect();
+    for k in &probes {
+        for l in k.plugin().describe_run(&run) {
+            let _ = writeln!(s, "  {l}");
+        }
+    }
+    for p in &rec.phases {
+        let _ = writeln!(s, "  phase {}:", p.phase);
+        let phase = Described {
+            phase: Some(p.seq),
+            ..run
+        };
+        for k in &probes {
+            for l in k.plugin().describe_phase(&phase) {
+                let _ = writeln!(s, "    {l}");
+            }
+        }
+    }
+    s
+}
+
+/// A run's stored notes as the probes describe them.
+pub fn note_refs(notes: &[fslab_store::StoredNote]) -> Vec<NoteRef<'_>> {
+    notes
+        .iter()
+        .map(|n| NoteRef {
+            phase_index: n.phase_index,
+            probe: &n.probe,
+            key: &n.key,
+            value: &n.value,
+        })
+        .collect()
+}
+
+/// A run's series summaries as the probes describe them.
+fn summary_refs(points: &[fslab_store::ProbeSummary]) -> Vec<SeriesSummary<'_>> {
+    points
+        .iter()
+        .map(|x| SeriesSummary {
+            phase_index: x.phase_index,
+            probe: &x.probe,
+            metric: &x.metric,
+            mean: x.mean,
+            max: x.max,
+        })
+        .collect()
+}
+
+/// A run's phases: (index, name).
+pub fn phase_names(rec: &RunRecord) -> Vec<(u32, String)> {
+    rec.phases
+        .iter()
+        .map(|p| (p.seq, p.phase.clone()))
+        .collect()
+}
+
+/// A breakdown row of a numbered item (`loop 3`, see
+/// `fslab_record::catalogue::numbered`): its source and word.
+fn numbered_item(m: &fslab_record::Metric) -> Option<(&str, &str)> {
+    let (word, _) = fslab_record::catalogue::numbered(m.phase.as_deref()?)?;
+    m.detail.then_some((m.source.as_str(), word))
+}
+
+/// Numbered items' rows as tables, per source and word: one row an item,
+/// one column a number (at most [`ITEM_COLUMNS`] a table, the rest in
+/// tables below).
+fn item_tables(metrics: &[&fslab_record::Metric]) -> String {
+    let mut s = String::new();
+    let mut kinds: Vec<(&str, &str)> = Vec::new();
+    for k in metrics.iter().filter_map(|m| numbered_item(m)) {
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    for (source, word) in kinds {
+        let mine: Vec<&&fslab_record::Metric> = metrics
+            .iter()
+            .filter(|m| numbered_item(m) == Some((source, word)))
+            .collect();
+        let mut loops: Vec<&str> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        for m in &mine {
+            let phase = m.phase.as_deref().unwrap_or_default();
+            if !loops.contains(&phase) {
+                loops.push(phase);
+            }
+            if !names.contains(&m.name_with_unit()) {
+                names.push(m.name_with_unit());
+            }
+        }
+        let _ = writeln!(s, "\n{source} per {word}:");
+        for chunk in names.chunks(ITEM_COLUMNS) {
+            let mut columns = vec![("", Align::Left)];
+            columns.extend(chunk.iter().map(|n| (n.as_str(), Align::Right)));
+            let mut table = Table::new(&columns).indent(2);
+            for l in &loops {
+                let mut row = vec![l.to_string()];
+                row.extend(chunk.iter().map(|n| {
+                    mine.iter()
+                        .find(|m| m.phase.as_deref() == Some(l) && &m.name_with_unit() == n)
+                        .map(|m| fslab_stats::fmt_g(m.value, 6))
+                        .unwrap_or_else(|| "-".into())
+                }));
+                table.row(row);
+            }
+            s.push_str(&table.render());
+        }
+    }
+    s
+}
+
+/// The most number columns an item table has.
+const ITEM_COLUMNS: usize = 9;
