@@ -206,14 +206,29 @@ impl Explanation {
     /// What a verdict on `metric` of group `label` must say first (a
     /// difference of `diff_pct` from the baseline), and whether it
     /// replaces a faster/slower verdict: the clock, when it moved at least
-    /// as much as the difference in the metric's phase (or over the run,
-    /// for a metric of no phase); else the facts that differ.
+    /// as much as the difference ([`Explanation::clock_confound`]); else
+    /// the facts that differ ([`Explanation::machines_differ`]).
     pub fn caveat(
         &self,
         label: &str,
         metric: &str,
         diff_pct: Option<f64>,
     ) -> Option<(String, bool)> {
+        match self.clock_confound(label, metric, diff_pct) {
+            Some(words) => Some((words, true)),
+            None => self.machines_differ(label).map(|w| (w, false)),
+        }
+    }
+
+    /// `confounded: the CPU clock moved N%` when group `label`'s clock in
+    /// the metric's phase (over the run, for a metric of no phase) moved
+    /// from the baseline's at least as much as the difference.
+    pub fn clock_confound(
+        &self,
+        label: &str,
+        metric: &str,
+        diff_pct: Option<f64>,
+    ) -> Option<String> {
         if label == self.baseline {
             return None;
         }
@@ -229,14 +244,19 @@ impl Explanation {
             })
             .max_by_key(|c| c.clock.phase.as_ref().map_or(0, String::len))
             .or_else(|| s.clocks.iter().find(|c| c.clock.phase.is_none()));
-        if let (Some(d), Some(m)) = (diff_pct, phase_clock.and_then(|c| c.moved_pct)) {
-            if let Some(words) = confound::confounded_by_clock(d, m) {
-                return Some((words, true));
-            }
+        confound::confounded_by_clock(diff_pct?, phase_clock?.moved_pct?)
+    }
+
+    /// `machines differ: NAMES` when group `label`'s machine differs from
+    /// the baseline's.
+    pub fn machines_differ(&self, label: &str) -> Option<String> {
+        if label == self.baseline {
+            return None;
         }
+        let s = self.side(label)?;
         (!s.confounders.is_empty()).then(|| {
             let names: Vec<&str> = s.confounders.iter().map(|d| d.name.as_str()).collect();
-            (format!("machines differ: {}", names.join(", ")), false)
+            format!("machines differ: {}", names.join(", "))
         })
     }
 }

@@ -97,8 +97,11 @@ pub const RULES: [(&str, Rule); 6] = [
 ];
 
 /// Memory pressure (some) at or above this share of the phase, with the
-/// limit hit, is reclaim.
+/// limit hit at all, is reclaim.
 const RECLAIM_PRESSURE_PCT: f64 = 20.0;
+/// The memory limit hit this often (a second) holds the cell at its limit:
+/// each page it takes must be reclaimed first, whatever else it waits on.
+const RECLAIM_HITS_PER_S: f64 = 100.0;
 /// Fewer wait-stack rounds than this name no limiter from states.
 const MIN_ROUNDS: u64 = 5;
 /// A CPU or device this busy is saturated (no wait stacks to go by).
@@ -149,17 +152,30 @@ fn class_share(e: &PhaseEvidence, class: &str) -> Option<String> {
 
 fn reclaim(e: &PhaseEvidence) -> Option<(Limit, String)> {
     let hits = e.limit_hits.filter(|h| *h > 0.0)?;
+    let rate = hits / e.wall_s.max(1e-9);
     let some = e
         .cgroup_pressure
         .and_then(|p| p.memory_some_pct)
-        .or(e.pressure.and_then(|p| p.memory_some_pct))?;
-    if some < RECLAIM_PRESSURE_PCT {
+        .or(e.pressure.and_then(|p| p.memory_some_pct));
+    if rate < RECLAIM_HITS_PER_S && some.is_none_or(|s| s < RECLAIM_PRESSURE_PCT) {
         return None;
     }
-    let mut parts = vec![format!("the memory limit hit {hits:.0} times")];
+    let mut parts = vec![format!(
+        "the memory limit hit {hits:.0} times ({rate:.0}/s: held at its limit, every page taken is reclaimed first)"
+    )];
     parts.extend(psi_text(e, |p| p.memory_some_pct, "memory pressure"));
     parts.extend(class_share(e, "memory reclaim"));
+    if let Some(w) = waiting_for_cpu(e).filter(|w| *w >= 0.5) {
+        parts.push(format!("and waiting for a CPU {} of their time", pct(w)));
+    }
     Some((Limit::MemoryReclaim, parts.join(", ")))
+}
+
+/// The share of the workers' time they were runnable but not on a CPU.
+fn waiting_for_cpu(e: &PhaseEvidence) -> Option<f64> {
+    let (r, _, _) = shares(e)?;
+    let w = e.workers().filter(|_| e.wall_s > 0.0)?;
+    Some((r - (e.cpu_s / (w * e.wall_s)).min(r)).max(0.0))
 }
 
 fn too_few(e: &PhaseEvidence) -> Option<(Limit, String)> {
@@ -257,15 +273,12 @@ fn cpu(e: &PhaseEvidence) -> Option<(Limit, String)> {
         pct(r)
     )];
     // Of which on a CPU: their CPU time over their thread time.
-    if let Some(w) = e.workers().filter(|_| e.wall_s > 0.0) {
-        let on = (e.cpu_s / (w * e.wall_s)).min(r);
-        if r - on >= 0.1 {
-            parts.push(format!(
-                "on a CPU {} and waiting for one {}",
-                pct(on),
-                pct(r - on)
-            ));
-        }
+    if let Some(w) = waiting_for_cpu(e).filter(|w| *w >= 0.1) {
+        parts.push(format!(
+            "on a CPU {} and waiting for one {}",
+            pct(r - w),
+            pct(w)
+        ));
     }
     parts.extend(cpu_use(e));
     if let (Some(w), Some(n)) = (e.workers(), e.cpus_online) {

@@ -86,15 +86,39 @@ fn reclaim_under_the_limit_comes_before_what_the_threads_block_on() {
     assert_eq!(l.limit, Limit::MemoryReclaim);
     assert_eq!(
         l.evidence,
-        "the memory limit hit 5120 times, memory pressure 46% (machine-wide), 40% of blocked samples in memory reclaim waits (try_to_free_mem_cgroup_pages)"
+        "the memory limit hit 5120 times (512/s: held at its limit, every page taken is reclaimed first), memory pressure 46% (machine-wide), 40% of blocked samples in memory reclaim waits (try_to_free_mem_cgroup_pages)"
     );
     // The same pressure without the limit hit is not reclaim (on a shared
     // machine, another's).
     let other = PhaseEvidence {
         limit_hits: Some(0.0),
-        ..e
+        ..e.clone()
     };
     assert_eq!(judge(&other).limit, Limit::PageWriteback);
+    // A limit hit now and then, under little pressure, is not either...
+    let seldom = PhaseEvidence {
+        limit_hits: Some(50.0),
+        pressure: Some(Pressure {
+            memory_some_pct: Some(5.0),
+            ..Default::default()
+        }),
+        ..e.clone()
+    };
+    assert_eq!(judge(&seldom).limit, Limit::PageWriteback);
+    // ... but a cell held at its limit is, even where the CPUs are busy
+    // with other work and the machine's pressure says little.
+    let held = PhaseEvidence {
+        limit_hits: Some(25_000.0),
+        states: states(400, 0, 0),
+        cpu_s: 1.2,
+        blocked: 0,
+        classes: Vec::new(),
+        ..seldom
+    };
+    assert_eq!(
+        judge(&held).line(),
+        "create: limited by memory reclaim: the memory limit hit 25000 times (2500/s: held at its limit, every page taken is reclaimed first), memory pressure 5% (machine-wide), and waiting for a CPU 97% of their time"
+    );
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod conventions;
 mod cpu_figures;
 mod dbench;
 mod endings;
+mod explain;
 mod fsmark;
 mod fsmark_fs;
 mod hostile;
