@@ -195,9 +195,43 @@ fn shares(e: &PhaseEvidence) -> Option<(f64, f64, f64)> {
     (e.worker_samples() > 0).then(|| (e.state_share("R"), e.state_share("D"), e.state_share("S")))
 }
 
-fn blocked(e: &PhaseEvidence) -> Option<(Limit, String)> {
+/// What the workers' own work asked of the machine, as shares of their
+/// time: the CPU (on one, and waiting for one when they outnumber the
+/// CPUs), blocked, asleep; and the share they waited for a CPU that other
+/// work held (the machine's load, not theirs: said beside, not named).
+fn demands(e: &PhaseEvidence) -> Option<(f64, f64, f64, f64)> {
     let (r, d, s) = shares(e)?;
-    if d < r || d < s || e.blocked == 0 {
+    let wait = waiting_for_cpu(e).unwrap_or(0.0);
+    let own_queue = match (e.workers(), e.cpus_online) {
+        (Some(w), Some(n)) => w > f64::from(n) + 0.5,
+        // Without the CPU count the queue cannot be told apart.
+        _ => true,
+    };
+    Some(if own_queue {
+        (r, d, s, 0.0)
+    } else {
+        (r - wait, d, s, wait)
+    })
+}
+
+/// Said beside a limiter when the workers also waited long for CPUs that
+/// other work held.
+fn other_load(e: &PhaseEvidence, other_wait: f64) -> Option<String> {
+    (other_wait >= 0.3).then(|| {
+        let mut t = format!(
+            "besides, waiting {} of their time for a CPU other work held",
+            pct(other_wait)
+        );
+        if let Some(c) = psi_text(e, |p| p.cpu_some_pct, "cpu pressure") {
+            t.push_str(&format!(" ({c})"));
+        }
+        t
+    })
+}
+
+fn blocked(e: &PhaseEvidence) -> Option<(Limit, String)> {
+    let (cpu, d, s, other_wait) = demands(e)?;
+    if d < cpu || d < s || e.blocked == 0 {
         return None;
     }
     let top = e.classes.first()?;
@@ -235,6 +269,7 @@ fn blocked(e: &PhaseEvidence) -> Option<(Limit, String)> {
         }
         _ => {}
     }
+    parts.extend(other_load(e, other_wait));
     Some((limit, parts.join(", ")))
 }
 
@@ -265,7 +300,8 @@ fn cpu_use(e: &PhaseEvidence) -> Option<String> {
 
 fn cpu(e: &PhaseEvidence) -> Option<(Limit, String)> {
     let (r, d, s) = shares(e)?;
-    if r < d || r < s {
+    let (cpu, _, _, _) = demands(e)?;
+    if cpu < d || cpu < s {
         return None;
     }
     let mut parts = vec![format!(
@@ -291,14 +327,13 @@ fn cpu(e: &PhaseEvidence) -> Option<(Limit, String)> {
 }
 
 fn sleeping(e: &PhaseEvidence) -> Option<(Limit, String)> {
-    let (_, _, s) = shares(e)?;
-    Some((
-        Limit::Sleeping,
-        format!(
-            "asleep (S) {} of their time: waiting outside the kernel's uninterruptible waits (on each other, or in user space)",
-            pct(s)
-        ),
-    ))
+    let (_, _, s, other_wait) = demands(e)?;
+    let mut parts = vec![format!(
+        "asleep (S) {} of their time: waiting outside the kernel's uninterruptible waits (on each other, or in user space)",
+        pct(s)
+    )];
+    parts.extend(other_load(e, other_wait));
+    Some((Limit::Sleeping, parts.join(", ")))
 }
 
 fn saturation(e: &PhaseEvidence) -> Option<(Limit, String)> {

@@ -255,6 +255,27 @@ impl WaitTable {
     }
 }
 
+impl WaitTable {
+    /// The share (%) of a phase's blocked workload samples in wait class
+    /// `class` (of all blocked samples, kept stacks or not); None when
+    /// the workload never blocked.
+    pub fn share(&self, st: &fslab_probe::notes::StacksTop, class: &str) -> Option<f64> {
+        let mine: Vec<_> = st
+            .stacks
+            .iter()
+            .filter(|s| s.thread == "workload")
+            .collect();
+        let kept: u64 = mine.iter().map(|s| s.samples).sum();
+        let total = st.workload_blocked.max(kept);
+        let hit: u64 = mine
+            .iter()
+            .filter(|s| self.classify(&s.frames).is_some_and(|m| m.class == class))
+            .map(|s| s.samples)
+            .sum();
+        (total > 0).then(|| hit as f64 * 100.0 / total as f64)
+    }
+}
+
 /// Whether `chain` (caller first) matches `frames` (innermost first): its
 /// last function is the innermost frame (`*`: any), and each function
 /// before it is found further out than the one after it.

@@ -202,3 +202,31 @@ fn asleep_unclassified_too_few_and_no_stacks() {
         "create: limiter not identified: no wait-stack samples (the stacks probe did not run); the workers: used 0.20 of 2 CPUs; device busy 10%"
     );
 }
+
+#[test]
+fn waiting_for_cpus_other_work_holds_is_said_beside_not_named() {
+    // Two workers on two CPUs, on a CPU 3% of their time, waiting for one
+    // 62% (the machine's other work), blocked on the device 35%.
+    let e = PhaseEvidence {
+        states: states(130, 70, 0),
+        cpu_s: 0.6,
+        blocked: 70,
+        classes: vec![class("device queue", 70, "__iomap_dio_rw")],
+        pressure: Some(Pressure {
+            cpu_some_pct: Some(78.0),
+            ..Default::default()
+        }),
+        ..phase()
+    };
+    assert_eq!(
+        judge(&e).line(),
+        "create: limited by the device: workers blocked 35% of their time, 100% of blocked samples in device queue waits (__iomap_dio_rw), besides, waiting 62% of their time for a CPU other work held (cpu pressure 78% (machine-wide))"
+    );
+    // Their own queue (more workers than CPUs) is theirs: the CPU.
+    let crowded = PhaseEvidence {
+        states: states(520, 280, 0),
+        cpu_s: 1.2,
+        ..e
+    };
+    assert_eq!(judge(&crowded).limit, Limit::Cpu);
+}

@@ -1,8 +1,8 @@
 //! `perf`: a kernel profile of each phase (`perf record -a -g`), reduced to
 //! the top symbols and the hottest call chains (off by default).
 
-use crate::notes::PerfTop;
-use crate::plugin::{Described, Needs, Plugin, Table};
+use crate::notes::{Note, PerfTop};
+use crate::plugin::{Described, Evidence, Needs, Plugin, Table};
 use crate::probe::{note, Ctx, PhaseOut, Probe, Sample};
 use crate::source::Profiling;
 use crate::ProbeError;
@@ -114,6 +114,14 @@ impl Plugin for PerfPlugin {
             head: ["share", "symbol", "object"].map(String::from).to_vec(),
             rows,
         }]
+    }
+
+    /// Each phase's profile (a symbol's share of it: seed 001's crc32c).
+    fn evidence(&self) -> Evidence {
+        Evidence {
+            notes: vec![PerfTop::KEY],
+            series: Vec::new(),
+        }
     }
 }
 
