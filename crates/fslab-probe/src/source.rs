@@ -14,8 +14,10 @@ use crate::ProbeError;
 
 /// A kernel profile being recorded (see [`crate::perf`]).
 pub trait Profiling: Send {
-    /// Stops recording: (top symbols, call-graph text).
-    fn finish(self: Box<Self>) -> Result<(PerfTop, String), ProbeError>;
+    /// Stops recording: (top symbols, call-graph text), of the samples of
+    /// processes `pids` alone (their shares of those samples) when any are
+    /// given: the workload's, not the rest of a shared machine's.
+    fn finish(self: Box<Self>, pids: &[u32]) -> Result<(PerfTop, String), ProbeError>;
 }
 
 /// The CPUs' cycle counters, counting from when they were opened.
@@ -51,8 +53,8 @@ pub trait Source: Send + Sync {
 pub struct Machine;
 
 impl Profiling for crate::perf::Profile {
-    fn finish(self: Box<Self>) -> Result<(PerfTop, String), ProbeError> {
-        crate::perf::Profile::finish(*self)
+    fn finish(self: Box<Self>, pids: &[u32]) -> Result<(PerfTop, String), ProbeError> {
+        crate::perf::Profile::finish(*self, pids)
     }
 }
 
@@ -190,7 +192,7 @@ impl FakeSource {
 struct FakeProfile(Result<(PerfTop, String), ProbeError>);
 
 impl Profiling for FakeProfile {
-    fn finish(self: Box<Self>) -> Result<(PerfTop, String), ProbeError> {
+    fn finish(self: Box<Self>, _pids: &[u32]) -> Result<(PerfTop, String), ProbeError> {
         self.0
     }
 }
