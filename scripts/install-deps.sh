@@ -30,6 +30,22 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq "${need[@]}" >/dev/null
 fi
+# Cells on other kernels (docs/kernels.md): QEMU with its virtiofsd, a
+# static busybox for the guest's init, and Debian's package lists, from
+# which `debian:RELEASE` kernels are fetched (apt-get download, into
+# fslab's cache, when a test or an experiment first boots one).
+guest=()
+command -v qemu-system-x86_64 >/dev/null 2>&1 || guest+=(qemu-system-x86)
+{ [ -x /usr/lib/qemu/virtiofsd ] || command -v virtiofsd >/dev/null 2>&1; } || guest+=(qemu-system-common)
+dpkg -s busybox-static >/dev/null 2>&1 || guest+=(busybox-static)
+if [ ${#guest[@]} -gt 0 ] || ! apt-cache show linux-image-6.1.0-50-cloud-amd64 >/dev/null 2>&1; then
+  echo "installing for guests: ${guest[*]:-package lists only}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  if [ ${#guest[@]} -gt 0 ]; then
+    apt-get install -y -qq --no-install-recommends "${guest[@]}" >/dev/null
+  fi
+fi
 if ! command -v cargo >/dev/null 2>&1; then
   if [ -x "$HOME/.cargo/bin/cargo" ]; then
     export PATH="$HOME/.cargo/bin:$PATH"

@@ -190,9 +190,10 @@ pub struct Choice<'a> {
 }
 
 /// Something that explains analyses from what the store holds about their
-/// runs (their machines' facts, their probes' notes).
+/// runs (their machines' facts, their probes' notes): it adds to
+/// [`Analysis::explanations`] (and may qualify the rows it explains).
 pub trait Explainer: Send + Sync {
-    fn explain(&self, analysis: &Analysis, store: &Store) -> Vec<Explanation>;
+    fn explain(&self, analysis: &mut Analysis, store: &Store) -> Result<()>;
 }
 
 /// The analysis of what `choice` selects in `store`: each run read once.
@@ -236,19 +237,29 @@ pub fn from_store(store: &Store, choice: &Choice) -> Result<Analysis> {
         .iter()
         .map(|&id| store.experiment(id))
         .collect::<std::result::Result<_, _>>()?;
-    add_explanations(&mut a, store, choice.explainers);
+    add_explanations(&mut a, store, choice.explainers)?;
     Ok(a)
 }
 
-/// Adds what `explainers` say about `a`, and gives each comparison a
-/// confounder said about it as its row's caveat (named before the
-/// verdict; a [`ExplanationKind::Confounded`] one in place of
-/// faster/slower).
-pub fn add_explanations(a: &mut Analysis, store: &Store, explainers: &[&dyn Explainer]) {
+/// Adds what `explainers` say about `a` (each may qualify the rows it
+/// explains: see [`add_caveats`]).
+pub fn add_explanations(
+    a: &mut Analysis,
+    store: &Store,
+    explainers: &[&dyn Explainer],
+) -> Result<()> {
     for e in explainers {
-        let said = e.explain(a, store);
-        a.explanations.extend(said);
+        e.explain(a, store)?;
     }
+    Ok(())
+}
+
+/// Gives each comparison a confounder said about it as its row's caveat
+/// (named before the verdict; a [`ExplanationKind::Confounded`] one in
+/// place of faster/slower). An explainer calls it for the confounders it
+/// added; one that does not leaves its confounders to be said before the
+/// verdicts instead.
+pub fn add_caveats(a: &mut Analysis) {
     for r in &mut a.rows {
         let about = |e: &&Explanation| {
             matches!(&e.about, About::Comparison { metric, group }
@@ -256,13 +267,16 @@ pub fn add_explanations(a: &mut Analysis, store: &Store, explainers: &[&dyn Expl
         };
         let said: Vec<&Explanation> = a.explanations.iter().filter(about).collect();
         let pick = |k: ExplanationKind| said.iter().find(|e| e.kind == k);
-        r.caveat = pick(ExplanationKind::Confounded)
+        let caveat = pick(ExplanationKind::Confounded)
             .map(|e| (e, true))
             .or_else(|| pick(ExplanationKind::Confounder).map(|e| (e, false)))
             .map(|(e, replaces_verdict)| compare::Caveat {
                 words: e.says.clone(),
                 replaces_verdict,
             });
+        if caveat.is_some() {
+            r.caveat = caveat;
+        }
     }
 }
 

@@ -22,10 +22,12 @@ pub mod calibration;
 mod error;
 pub mod explain;
 pub mod history;
+pub mod kernels;
 pub mod select;
 
 pub use analysis::{
-    add_explanations, analyse, from_store, Analysis, Choice, Explainer, Input, RunSamples, Settings,
+    add_caveats, add_explanations, analyse, from_store, Analysis, Choice, Explainer, Input,
+    RunSamples, Settings,
 };
 pub use error::{Error, Result};
 pub use explain::{About, Explanation, ExplanationKind};

@@ -27,6 +27,26 @@ pub fn commit_median_metric(phase: &str) -> String {
 }
 
 impl Evidence {
+    /// A stored run's probe evidence (a resumed experiment judges its
+    /// earlier runs too; a guest's run is read back from its store).
+    pub fn stored(
+        store: &fslab_store::Store,
+        run: i64,
+        phases: &[String],
+    ) -> Result<Evidence, fslab_store::StoreError> {
+        let notes = store.probe_notes(run)?;
+        let points = store.probe_points(run)?;
+        Ok(Evidence::of(
+            phases,
+            notes
+                .iter()
+                .map(|n| (n.phase_index, n.probe.as_str(), n.key.as_str(), &n.value)),
+            points
+                .iter()
+                .map(|p| (p.phase_index, p.probe.as_str(), p.metric.as_str(), p.value)),
+        ))
+    }
+
     /// From a run's phases (in order: a point's or note's phase index is
     /// its position), its probes' notes `(phase, probe, key, value)` and
     /// points `(phase, probe, metric, value)`: those the registered probes

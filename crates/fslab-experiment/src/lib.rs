@@ -28,13 +28,16 @@
 //! - [`findings`]: the seed authors' claims, judged;
 //! - [`builtin`]: the experiments built into fslab, and finding the one
 //!   `fslab run` is given;
-//! - [`aa`]: `--calibrate CELL`'s A/A experiment.
+//! - [`aa`]: `--calibrate CELL`'s A/A experiment;
+//! - [`resume`]: an earlier experiment read back for `--resume`.
+//! - [`bisect`]: `fslab bisect`, the first bad kernel of an ordered list.
 //!
 //! No module imports one that imports it back: `spec` (with `findings::finding`
 //! and `duration`) is at the bottom, the runner's files at the top.
 
 pub mod aa;
 pub mod backend;
+pub mod bisect;
 pub mod builtin;
 pub mod deadline;
 pub mod duration;
@@ -46,6 +49,7 @@ pub mod machine;
 pub mod outcome;
 pub mod plan;
 pub mod pressure;
+pub mod resume;
 pub mod runner;
 pub mod safety;
 pub mod signals;

@@ -51,6 +51,9 @@ pub struct RepOutcome {
     pub output: String,
     /// What its probes give the findings (wait stacks, jbd2 commits).
     pub evidence: Evidence,
+    /// The accelerator of the guest it ran in (`kvm`, `tcg`), for a cell
+    /// on another kernel.
+    pub guest_accel: Option<String>,
 }
 
 /// The whole run.

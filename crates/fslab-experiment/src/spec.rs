@@ -68,6 +68,9 @@ mod device;
 /// `[[finding]]` sections.
 #[path = "spec_finding.rs"]
 pub mod finding;
+/// `[guest]` and a target's `kernel`.
+#[path = "spec_guest.rs"]
+pub mod guest;
 /// `[machine]` and the sysctls.
 #[path = "spec_machine.rs"]
 mod machine;
@@ -108,6 +111,8 @@ struct FileSpec {
     workload: WorkloadSpec,
     #[serde(default)]
     cluster: ClusterSpec,
+    #[serde(default)]
+    guest: guest::GuestSpec,
     #[serde(default, rename = "target")]
     targets: Vec<TargetSpec>,
     #[serde(default, rename = "variant")]
@@ -163,7 +168,7 @@ pub struct Workload {
 }
 
 /// One cell of the matrix.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Cell {
     pub index: u32,
     pub label: String,
@@ -176,6 +181,17 @@ pub struct Cell {
     pub workload_args: Vec<String>,
     /// Commands run after mkfs (`{device}` is the device), e.g. `tune2fs -E hash_alg=tea {device}`.
     pub after_mkfs: Vec<Vec<String>>,
+    /// The kernel the cell runs on in a guest (None: the running kernel,
+    /// no guest).
+    #[serde(default)]
+    pub kernel: Option<guest::GuestKernel>,
+}
+
+impl Cell {
+    /// Whether the cell runs in a guest on another kernel.
+    pub fn in_guest(&self) -> bool {
+        self.kernel.is_some()
+    }
 }
 
 /// A validated experiment.
@@ -358,6 +374,7 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
     if let Some(c) = &cluster {
         cluster::fits_cells(&ctx, c, &cells)?;
     }
+    guest::fits(&ctx, &cells, &device, &workload, cluster.is_some())?;
     let mut seen = std::collections::BTreeSet::new();
     for c in &cells {
         if !seen.insert(c.label.clone()) {

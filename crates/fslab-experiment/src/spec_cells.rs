@@ -7,6 +7,7 @@ use fslab_lab::mkfs::FsType;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::guest::{guest, kernels, KernelAxis};
 use super::machine::{sysctls, Machine};
 use super::{split_args, Cell, Ctx, FileSpec, SpecError};
 
@@ -25,6 +26,7 @@ pub(super) struct TargetSpec {
     workload_args: Vec<String>,
     #[serde(default)]
     after_mkfs: Vec<String>,
+    kernel: Option<Spanned<KernelAxis>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -118,6 +120,7 @@ pub(super) fn directory_cells(
                 .collect(),
             workload_args: v.workload_args.clone(),
             after_mkfs: vec![],
+            kernel: None,
         });
     }
     Ok(cells)
@@ -139,7 +142,14 @@ pub(super) fn target_cells(
             "no [[target]]: name at least one filesystem (fs = \"ext4\")",
         );
     }
+    let guest = guest(ctx, &spec.guest)?;
     for (ti, t) in spec.targets.iter().enumerate() {
+        let kernel_axis = kernels(
+            ctx,
+            &format!("target[{ti}].kernel"),
+            t.kernel.as_ref(),
+            &guest,
+        )?;
         let fsname = t.fs.get_ref().trim();
         if fsname.is_empty()
             || !fsname
@@ -164,53 +174,60 @@ pub(super) fn target_cells(
         } else {
             t.mount_options.clone()
         };
-        for mk in &mkfs_axis {
-            for mo in &mount_axis {
-                for v in variants {
-                    let mut mkfs_options = split_args(mk);
-                    if let Some(x) = &v.mkfs_options {
-                        mkfs_options.extend(split_args(x));
+        for kernel in &kernel_axis {
+            for mk in &mkfs_axis {
+                for mo in &mount_axis {
+                    for v in variants {
+                        let mut mkfs_options = split_args(mk);
+                        if let Some(x) = &v.mkfs_options {
+                            mkfs_options.extend(split_args(x));
+                        }
+                        let mount_options: Vec<&str> =
+                            [mo.as_str(), v.mount_options.as_deref().unwrap_or("")]
+                                .into_iter()
+                                .filter(|s| !s.trim().is_empty())
+                                .collect();
+                        let mount_options = mount_options.join(",");
+                        let mut label = t.label.clone().unwrap_or_else(|| fs.name().to_string());
+                        if (t.label.is_none() || mkfs_axis.len() > 1) && !mk.trim().is_empty() {
+                            label.push(' ');
+                            label.push_str(mk.trim());
+                        }
+                        if (t.label.is_none() || mount_axis.len() > 1) && !mo.trim().is_empty() {
+                            label.push_str(" -o ");
+                            label.push_str(mo.trim());
+                        }
+                        if let Some(k) = kernel {
+                            label.push_str(" on ");
+                            label.push_str(&k.label);
+                        }
+                        if !v.name.is_empty() {
+                            label.push_str(" [");
+                            label.push_str(&v.name);
+                            label.push(']');
+                        }
+                        let mut sysctl = machine.sysctl.clone();
+                        sysctl.extend(tsys.clone());
+                        sysctl.extend(v.sysctl.clone());
+                        let mut workload_args = t.workload_args.clone();
+                        workload_args.extend(v.workload_args.iter().cloned());
+                        cells.push(Cell {
+                            index: cells.len() as u32,
+                            label,
+                            fs: Some(fs.clone()),
+                            mkfs_options,
+                            mount_options,
+                            sysctl,
+                            workload_args,
+                            after_mkfs: t
+                                .after_mkfs
+                                .iter()
+                                .chain(&v.after_mkfs)
+                                .map(|c| split_args(c))
+                                .collect(),
+                            kernel: kernel.clone(),
+                        });
                     }
-                    let mount_options: Vec<&str> =
-                        [mo.as_str(), v.mount_options.as_deref().unwrap_or("")]
-                            .into_iter()
-                            .filter(|s| !s.trim().is_empty())
-                            .collect();
-                    let mount_options = mount_options.join(",");
-                    let mut label = t.label.clone().unwrap_or_else(|| fs.name().to_string());
-                    if (t.label.is_none() || mkfs_axis.len() > 1) && !mk.trim().is_empty() {
-                        label.push(' ');
-                        label.push_str(mk.trim());
-                    }
-                    if (t.label.is_none() || mount_axis.len() > 1) && !mo.trim().is_empty() {
-                        label.push_str(" -o ");
-                        label.push_str(mo.trim());
-                    }
-                    if !v.name.is_empty() {
-                        label.push_str(" [");
-                        label.push_str(&v.name);
-                        label.push(']');
-                    }
-                    let mut sysctl = machine.sysctl.clone();
-                    sysctl.extend(tsys.clone());
-                    sysctl.extend(v.sysctl.clone());
-                    let mut workload_args = t.workload_args.clone();
-                    workload_args.extend(v.workload_args.iter().cloned());
-                    cells.push(Cell {
-                        index: cells.len() as u32,
-                        label,
-                        fs: Some(fs.clone()),
-                        mkfs_options,
-                        mount_options,
-                        sysctl,
-                        workload_args,
-                        after_mkfs: t
-                            .after_mkfs
-                            .iter()
-                            .chain(&v.after_mkfs)
-                            .map(|c| split_args(c))
-                            .collect(),
-                    });
                 }
             }
         }

@@ -19,29 +19,38 @@ pub struct Instruments;
 pub const EXPLAINERS: &[&dyn fslab_analysis::Explainer] = &[&Instruments];
 
 impl fslab_analysis::Explainer for Instruments {
-    fn explain(&self, a: &Analysis, store: &Store) -> Vec<Said> {
-        // The experiments' own wait classes first (checked when each was
-        // read; a table an older fslab accepted falls back to the built-in).
-        let entries: Vec<_> = a
-            .experiments
-            .iter()
-            .flat_map(|e| entries_of_text(&e.text))
-            .collect();
-        let waits = WaitTable::with(&entries).unwrap_or_else(|_| WaitTable::builtin());
-        let ids: Vec<Vec<i64>> = a
-            .runs
-            .iter()
-            .map(|rs| rs.iter().map(|r| r.id).collect())
-            .collect();
-        match crate::stored::explain_stored(store, &a.labels, &ids, a.baseline, &waits) {
-            Ok(e) => said(&e, a),
-            Err(err) => vec![Said {
-                about: About::Selection,
-                kind: Kind::Note,
-                says: format!("the runs' instruments could not be read: {err}"),
-                evidence: Vec::new(),
-            }],
-        }
+    fn explain(&self, a: &mut Analysis, store: &Store) -> fslab_analysis::Result<()> {
+        let said = explained(a, store);
+        a.explanations.extend(said);
+        fslab_analysis::add_caveats(a);
+        Ok(())
+    }
+}
+
+/// What the instruments say about `a`: the runs' instruments that could
+/// not be read are one note, not a failed comparison.
+fn explained(a: &Analysis, store: &Store) -> Vec<Said> {
+    // The experiments' own wait classes first (checked when each was
+    // read; a table an older fslab accepted falls back to the built-in).
+    let entries: Vec<_> = a
+        .experiments
+        .iter()
+        .flat_map(|e| entries_of_text(&e.text))
+        .collect();
+    let waits = WaitTable::with(&entries).unwrap_or_else(|_| WaitTable::builtin());
+    let ids: Vec<Vec<i64>> = a
+        .runs
+        .iter()
+        .map(|rs| rs.iter().map(|r| r.id).collect())
+        .collect();
+    match crate::stored::explain_stored(store, &a.labels, &ids, a.baseline, &waits) {
+        Ok(e) => said(&e, a),
+        Err(err) => vec![Said {
+            about: About::Selection,
+            kind: Kind::Note,
+            says: format!("the runs' instruments could not be read: {err}"),
+            evidence: Vec::new(),
+        }],
     }
 }
 
@@ -350,9 +359,7 @@ mod tests {
         assert_eq!(cost.says, "machines differ: device scheduler");
         // The analysis gives each row its caveat from what was said.
         a.explanations = v;
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("r.sqlite")).unwrap();
-        fslab_analysis::add_explanations(&mut a, &store, &[]);
+        fslab_analysis::add_caveats(&mut a);
         let caveat = |metric: &str| {
             a.rows
                 .iter()

@@ -214,7 +214,7 @@ pub fn origin(o: &RunOrigin) -> String {
             s,
             "  device:      {}{}",
             r.loop_device,
-            if r.image_path.is_empty() {
+            if r.image_path.is_empty() || r.guest.is_some() {
                 ""
             } else if r.direct_io {
                 " (loop, direct IO)"
@@ -274,7 +274,51 @@ pub fn origin(o: &RunOrigin) -> String {
     if let (Some(u), Some(m)) = (r.unmount_s, r.remount_s) {
         let _ = writeln!(s, "  unmount:     {u:.3} s, remount {m:.3} s");
     }
+    if let Some(g) = &r.guest {
+        guest(&mut s, g);
+    }
     s
+}
+
+/// A guest's facts (a cell on another kernel): its kernel, machine and
+/// accelerator, how it went; its config, dmesg and console are in the
+/// record (`results export`).
+fn guest(s: &mut String, g: &fslab_record::GuestFacts) {
+    let _ = writeln!(
+        s,
+        "  guest:       {} ({}), {}",
+        g.release, g.kernel, g.version
+    );
+    let _ = writeln!(
+        s,
+        "               {} ({}), {} memory, {} CPU(s){}",
+        g.accel.to_uppercase(),
+        g.accel_why,
+        human_bytes(g.memory_bytes),
+        g.cpus,
+        if g.append.is_empty() {
+            String::new()
+        } else {
+            format!(", command line + {}", g.append)
+        }
+    );
+    let _ = writeln!(
+        s,
+        "               booted in {}, ended {} after {:.1} s; config {} lines, dmesg {} lines, console {} lines kept",
+        g.boot_s.map_or("-".to_string(), |b| format!("{b:.1} s")),
+        g.end.replace('_', " "),
+        g.wall_s,
+        g.config.lines().count(),
+        g.dmesg.lines().count(),
+        g.console.lines().count()
+    );
+    if g.emulated() {
+        let _ = writeln!(
+            s,
+            "               under TCG the times are emulated; {}",
+            fslab_analysis::kernels::COUNTS_CARRY_OVER
+        );
+    }
 }
 
 fn us(ns: f64) -> String {

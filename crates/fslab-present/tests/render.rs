@@ -345,26 +345,25 @@ struct SameMachine;
 impl fslab_analysis::Explainer for SameMachine {
     fn explain(
         &self,
-        a: &fslab_analysis::Analysis,
+        a: &mut fslab_analysis::Analysis,
         store: &Store,
-    ) -> Vec<fslab_analysis::Explanation> {
-        a.labels
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != a.baseline)
-            .map(|(i, group)| {
-                let host = store.run_row(a.runs[i][0].id).unwrap().hostname;
-                fslab_analysis::Explanation {
-                    about: fslab_analysis::About::Comparison {
-                        metric: "dbench Throughput (MB/s)".into(),
-                        group: group.clone(),
-                    },
-                    kind: fslab_analysis::ExplanationKind::Confounder,
-                    says: format!("both sides ran on {host}"),
-                    evidence: vec!["hostname of every run".into()],
-                }
-            })
-            .collect()
+    ) -> fslab_analysis::Result<()> {
+        for (i, group) in a.labels.iter().enumerate() {
+            if i == a.baseline {
+                continue;
+            }
+            let host = store.run_row(a.runs[i][0].id)?.hostname;
+            a.explanations.push(fslab_analysis::Explanation {
+                about: fslab_analysis::About::Comparison {
+                    metric: "dbench Throughput (MB/s)".into(),
+                    group: group.clone(),
+                },
+                kind: fslab_analysis::ExplanationKind::Confounder,
+                says: format!("both sides ran on {host}"),
+                evidence: vec!["hostname of every run".into()],
+            });
+        }
+        Ok(())
     }
 }
 
@@ -394,10 +393,11 @@ fn explanations_attach_to_the_analysis_and_every_format_shows_them() {
             .export(a, &store)
             .unwrap()
     };
+    // A confounder is said before the verdicts it qualifies.
     let t = export("text", &a);
     assert!(
-        t.contains(&format!(
-            "\nexplanations:\n  runs 4,5,6, dbench Throughput (MB/s): confounder: {said}\n    hostname of every run\n"
+        t.starts_with(&format!(
+            "before the verdicts:\n  runs 4,5,6, dbench Throughput (MB/s): confounder: {said}\n    hostname of every run\n\n"
         )),
         "{t}"
     );

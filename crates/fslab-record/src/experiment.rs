@@ -126,6 +126,48 @@ pub struct CellRunInfo {
     pub remount_s: Option<f64>,
     /// The workload's text output (fs_mark's table).
     pub output: String,
+    /// The virtual machine the cell ran in, on another kernel (None: on
+    /// the running kernel, no guest).
+    #[serde(default)]
+    pub guest: Option<GuestFacts>,
+}
+
+/// A cell's guest: its kernel, machine and accelerator, how it ended, and
+/// what it said (console, dmesg), kept with the repetition.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct GuestFacts {
+    /// As the experiment named it (`debian:6.1.0-50-cloud-amd64`, a path).
+    pub kernel: String,
+    /// Its `uname -r` and whole version string.
+    pub release: String,
+    pub version: String,
+    pub image: String,
+    /// The kernel command line fslab added to its own.
+    pub append: String,
+    /// `kvm` or `tcg` (emulated: times are not the host's), and why.
+    pub accel: String,
+    pub accel_why: String,
+    pub memory_bytes: u64,
+    pub cpus: u32,
+    pub qemu_argv: Vec<String>,
+    /// From QEMU's start to the guest's init, and to its end.
+    pub boot_s: Option<f64>,
+    pub wall_s: f64,
+    /// How it ended: powered_off, time_limit, stopped, died.
+    pub end: String,
+    /// The kernel's configuration (its `CONFIG_` lines that are set).
+    pub config: String,
+    /// The guest's kernel log, and its console (the last 64 KiB).
+    pub dmesg: String,
+    pub console: String,
+}
+
+impl GuestFacts {
+    /// Whether times measured in the guest were emulated (TCG).
+    pub fn emulated(&self) -> bool {
+        self.accel == "tcg"
+    }
 }
 
 /// A [`Recorder`] that also knows experiments.
@@ -237,4 +279,13 @@ pub trait ExperimentRecorder: Recorder {
     /// Marks an earlier experiment running again (`fslab run --resume`),
     /// with at least `repetitions` repetitions.
     fn reopen_experiment(&mut self, experiment: i64, repetitions: u32) -> RecordResult<()>;
+    /// Copies run `run` of the store file `from` (a guest's, written by
+    /// this fslab) into this recorder; its id here. Recorders that are not
+    /// a store cannot.
+    fn import_run(&mut self, from: &std::path::Path, run: i64) -> RecordResult<i64> {
+        Err(crate::RecordError::Storage(format!(
+            "this recorder cannot import run {run} of {}",
+            from.display()
+        )))
+    }
 }

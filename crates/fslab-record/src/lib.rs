@@ -24,7 +24,7 @@ pub mod units;
 
 pub use experiment::{
     CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, FindingOutcome, FindingResult,
-    ImageHostFacts, IMAGE_EXTENTS,
+    GuestFacts, ImageHostFacts, IMAGE_EXTENTS,
 };
 pub use facts::{Fact, MachineFacts, PhaseFacts, Pressure};
 pub use latency::{LatencyHistogram, LatencySummary};

@@ -67,6 +67,10 @@ pub fn run(spec: ChildSpec, cx: &Context<'_>) -> Result<()> {
                 cluster.rank(),
                 cluster.size()
             );
+            // Open MPI forwards a rank's stderr through its daemon, which
+            // drops what it has not read yet when the abort kills the job
+            // (the message was lost in 2 of 5 runs on a loaded machine).
+            std::thread::sleep(std::time::Duration::from_millis(250));
             cluster.abort(i32::from(e.exit_code()));
         }
     }

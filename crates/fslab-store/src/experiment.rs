@@ -92,6 +92,10 @@ impl ExperimentRecorder for Store {
         Ok(())
     }
 
+    fn import_run(&mut self, from: &std::path::Path, run: i64) -> RecordResult<i64> {
+        Store::import_run(self, from, run)
+    }
+
     fn finish_experiment(&mut self, experiment: i64, status: RunStatus) -> RecordResult<()> {
         self.conn()
             .execute(

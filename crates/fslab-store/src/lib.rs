@@ -5,6 +5,7 @@ mod calibration;
 mod evidence;
 mod experiment;
 mod facts;
+mod import;
 mod read;
 mod retry;
 mod schema;

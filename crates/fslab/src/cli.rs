@@ -42,6 +42,17 @@ pub enum Command {
         )
     )]
     Run(RunArgs),
+    /// Find the first kernel of an ordered list on which a metric is bad: the experiment's
+    /// cell on each kernel (in a guest), by binary search between a good and a bad one
+    #[command(
+        after_help = "The kernels: the experiment's [[target]] kernel = [K1, K2, ...] in order,\n\
+        or, for two Debian kernels of one version and flavour, every ABI number between them.\n\
+        A kernel is good when all its repetitions fall on the good kernel's side of the\n\
+        midpoint between the good and the bad kernel's means (see docs/kernels.md).\n\
+        Examples:\n  fslab bisect my-kernels.toml --good k47 --bad k56 --metric 'htree levels'\n  \
+        fslab bisect createmany.toml --good debian:6.1.0-47-cloud-amd64 --bad debian:6.1.0-56-cloud-amd64"
+    )]
+    Bisect(BisectArgs),
     /// Undo what a killed `fslab run` left behind (mounts, loop devices, images, sysctls, cgroups)
     #[command(after_help = "Example (after a kill -9 of fslab run):\n  fslab cleanup")]
     Cleanup,
@@ -130,6 +141,15 @@ pub enum Command {
         /// The spool directory (`STORE.ranks-TOKEN`)
         #[arg(value_name = "DIR")]
         dir: PathBuf,
+    },
+    /// Run one cell inside a guest fslab booted for it (what the guest's
+    /// init runs; see docs/kernels.md)
+    #[command(name = "guest-cell", hide = true)]
+    GuestCell {
+        /// The job file the host wrote (JSON: the experiment, the cell, the
+        /// guest's disks)
+        #[arg(value_name = "JOB")]
+        job: PathBuf,
     },
     /// Run a workload from its serialized child spec (the child `fslab run` starts)
     #[command(
@@ -300,6 +320,32 @@ fn parse_dev(s: &str) -> Result<(u32, u32), String> {
         ));
     }
     Ok((maj, min))
+}
+
+#[derive(Debug, Args)]
+pub struct BisectArgs {
+    /// Experiment file, or the name of a built-in experiment
+    #[arg(value_name = "EXPERIMENT")]
+    pub experiment: String,
+    /// A kernel on which the metric is good (a kernel of the list, by name or label)
+    #[arg(long, value_name = "KERNEL")]
+    pub good: String,
+    /// A kernel on which it is bad
+    #[arg(long, value_name = "KERNEL")]
+    pub bad: String,
+    /// The metric, as `fslab run`'s summary and `fslab compare` name it (default: the
+    /// workload's first headline metric)
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+    /// Repetitions of each kernel
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub repetitions: u32,
+    /// Repetitions a kernel may get before it is called undecided
+    #[arg(long, value_name = "N", default_value_t = 6)]
+    pub max_repetitions: u32,
+    /// Shrink (or grow) counts and sizes by this factor (as fslab run --scale)
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub scale: f64,
 }
 
 #[derive(Debug, Args)]

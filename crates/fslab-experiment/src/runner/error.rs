@@ -43,6 +43,9 @@ pub enum CellError {
     /// A cluster's hosts could not make their filesystems (the hosts named).
     #[error(transparent)]
     Hosts(#[from] super::hosts::HostsError),
+    /// A cell's guest could not be had or started (its kernel, QEMU).
+    #[error(transparent)]
+    Guest(#[from] fslab_guest::GuestError),
     /// The cell's job could not be made from the experiment's arguments
     /// (which were checked when the experiment was read).
     #[error("workload: {0}")]

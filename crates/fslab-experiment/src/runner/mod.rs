@@ -17,6 +17,8 @@
 //!   reading the messages it sends, and [`progress`], the display;
 //! - `until`: which cells run once more (what a run produced is
 //!   [`crate::outcome`], below the runner, since the summary reads it);
+//! - [`guest`]: a cell on another kernel, in a guest fslab boots for it
+//!   ([`guest_job`]: what the guest is handed);
 //! - [`hosts`]: a `[cluster]` cell's hosts' own filesystems, and the
 //!   check that a shared directory is shared;
 //! - [`preflight`](mod@preflight): what is checked before anything is touched;
@@ -26,6 +28,8 @@ pub mod cell;
 mod child;
 pub mod error;
 pub mod executor;
+pub mod guest;
+pub mod guest_job;
 pub mod hosts;
 pub mod preflight;
 pub mod progress;

@@ -57,10 +57,37 @@ pub fn preflight_as(exp: &Experiment, root: bool) -> Result<(), Preflight> {
             "sysctls, drop_caches and memory limits need root".into(),
         ));
     }
-    for c in &exp.cells {
+    guests(exp)?;
+    // A guest cell's sysctls are its guest kernel's.
+    for c in exp.cells.iter().filter(|c| !c.in_guest()) {
         for name in c.sysctl.keys() {
             read_sysctl(name).map_err(|e| Preflight::Input(format!("cell {:?}: {e}", c.label)))?;
         }
+    }
+    Ok(())
+}
+
+/// The cells on other kernels: each kernel an image or a package that
+/// exists (not fetched here), and what a guest needs to start (QEMU,
+/// virtiofsd, a static busybox, its memory free now).
+fn guests(exp: &Experiment) -> Result<(), Preflight> {
+    let cache = fslab_guest::package::cache_dir();
+    let mut checked = std::collections::BTreeSet::new();
+    for c in exp
+        .cells
+        .iter()
+        .filter_map(|c| c.kernel.as_ref().map(|k| (c, k)))
+    {
+        let (cell, k) = c;
+        let input =
+            |e: fslab_guest::GuestError| Preflight::Input(format!("cell {:?}: {e}", cell.label));
+        if checked.insert(k.name.clone()) {
+            fslab_guest::check(&k.name, &cache).map_err(input)?;
+        }
+        if let Some(e) = fslab_guest::missing_tool() {
+            return Err(input(e));
+        }
+        fslab_guest::qemu::check_memory(k.memory_bytes).map_err(input)?;
     }
     Ok(())
 }

@@ -187,15 +187,33 @@ fn run_one(
         started_at: now(),
         ..Default::default()
     };
-    let r = run_cell(
-        exp,
-        cell,
-        rep,
-        &cfg.consent,
-        env,
-        &mut info,
-        &mut outcome.teardown_problems,
-    );
+    let r = if cell.in_guest() {
+        let source = super::guest::Source {
+            file: &cfg.file,
+            text: &cfg.text,
+            scale: cfg.scale,
+            keep_images: cfg.consent.keep_images,
+        };
+        super::guest::run_guest_cell(
+            exp,
+            cell,
+            rep,
+            &source,
+            env,
+            &mut info,
+            &mut outcome.teardown_problems,
+        )
+    } else {
+        run_cell(
+            exp,
+            cell,
+            rep,
+            &cfg.consent,
+            env,
+            &mut info,
+            &mut outcome.teardown_problems,
+        )
+    };
     let ok = r.error.is_none() && info.status == Some(RunStatus::Complete);
     if info.error.is_none() {
         info.error = r.error.as_ref().map(ToString::to_string);
@@ -223,6 +241,7 @@ fn run_one(
         output: info.output,
         remount_s: info.remount_s,
         evidence: r.evidence,
+        guest_accel: info.guest.as_ref().map(|g| g.accel.clone()),
     };
     Ok((run, info.status))
 }

@@ -1,11 +1,12 @@
-//! `--format text`: the comparison as a table, one block per metric (the
-//! metric heads its group column; every column as wide as its widest
-//! value), where each δ came from, what the instruments say, then the
+//! `--format text`: what could confound the verdicts (when an instrument
+//! says so), the comparison as a table, one block per metric (the metric
+//! heads its group column; every column as wide as its widest value),
+//! where each δ came from, what else the instruments say, then the
 //! experiments' stated findings.
 
 use std::fmt::Write as _;
 
-use fslab_analysis::Analysis;
+use fslab_analysis::{Analysis, Explanation, ExplanationKind};
 use fslab_record::table::{Align, Table};
 use fslab_stats::compare::Row;
 use fslab_store::Store;
@@ -23,9 +24,9 @@ impl Exporter for Text {
     }
 
     fn export(&self, a: &Analysis, _store: &Store) -> Result<String> {
-        let mut t = machines(a);
+        let mut t = before_verdicts(a);
         t.push_str(&text(&a.rows));
-        t.push_str(&explanations(a));
+        t.push_str(&after_verdicts(a));
         for e in &a.experiments {
             t.push_str(&fslab_experiment::findings::text(&e.findings));
         }
@@ -33,45 +34,59 @@ impl Exporter for Text {
     }
 }
 
-/// What differs between the machines (or that nothing does), said before
-/// any verdict, a line each with its evidence below (nothing when no
-/// explainer checked).
-pub fn machines(a: &Analysis) -> String {
-    let mut s = String::new();
-    let first: Vec<&fslab_analysis::Explanation> = a
+/// What is said before any verdict: the machines (what differs, or that
+/// nothing does, each group's clock) and each confounder no row carries as
+/// its caveat, then a blank line (nothing when nothing is).
+pub fn before_verdicts(a: &Analysis) -> String {
+    let carried = |e: &Explanation| {
+        a.rows.iter().any(|r| {
+            r.caveat.as_ref().is_some_and(|c| c.words == e.says)
+                && matches!(&e.about, fslab_analysis::About::Comparison { metric, group }
+                    if *metric == r.metric && *group == r.group)
+        })
+    };
+    let first: Vec<&Explanation> = a
         .explanations
         .iter()
-        .filter(|e| e.before_verdicts())
+        .filter(|e| e.before_verdicts() || (is_confounder(e) && !carried(e)))
         .collect();
-    if first.is_empty() {
-        return s;
+    let mut s = explanations("before the verdicts", &first);
+    if !s.is_empty() {
+        s.push('\n');
     }
-    s.push_str("machines (checked before the verdicts):\n");
-    for e in first {
-        let _ = writeln!(s, "  {}: {}: {}", e.about.words(), e.kind.name(), e.says);
-        for l in &e.evidence {
-            let _ = writeln!(s, "    {l}");
-        }
-    }
-    s.push('\n');
     s
 }
 
-/// What else the instruments say about the analysis (what limited each
-/// phase, profiles, shares, what a comparison rests on), a line each with
-/// its evidence below (nothing when they say nothing).
-pub fn explanations(a: &Analysis) -> String {
-    let mut s = String::new();
-    let rest: Vec<&fslab_analysis::Explanation> = a
+/// What else the instruments say (what limited each phase, profiles,
+/// shares), after a blank line (nothing when they say nothing).
+pub fn after_verdicts(a: &Analysis) -> String {
+    let rest: Vec<&Explanation> = a
         .explanations
         .iter()
-        .filter(|e| !e.before_verdicts())
+        .filter(|e| !e.before_verdicts() && !is_confounder(e))
         .collect();
-    if rest.is_empty() {
+    match explanations("explanations", &rest) {
+        s if s.is_empty() => s,
+        s => format!("\n{s}"),
+    }
+}
+
+fn is_confounder(e: &Explanation) -> bool {
+    matches!(
+        e.kind,
+        ExplanationKind::Confounder | ExplanationKind::Confounded
+    )
+}
+
+/// What the instruments say, under `heading`, a line each with its
+/// evidence below (nothing when they say nothing).
+pub fn explanations(heading: &str, said: &[&Explanation]) -> String {
+    let mut s = String::new();
+    if said.is_empty() {
         return s;
     }
-    s.push_str("\nexplanations:\n");
-    for e in rest {
+    let _ = writeln!(s, "{heading}:");
+    for e in said {
         let _ = writeln!(s, "  {}: {}: {}", e.about.words(), e.kind.name(), e.says);
         for l in &e.evidence {
             let _ = writeln!(s, "    {l}");

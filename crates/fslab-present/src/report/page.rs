@@ -491,6 +491,12 @@ pub fn build(store: &Store, a: &Analysis) -> Result<Page> {
         format!("fslab report: {}", names.join("; "))
     };
     let mut blocks = vec![super::overview::header(store, a)?];
+    let kernels = fslab_analysis::kernels::group_kernels(store, &a.labels, &a.runs)?;
+    blocks.extend(
+        fslab_analysis::kernels::lines(&kernels)
+            .into_iter()
+            .map(Block::Text),
+    );
     blocks.extend(a.notes.iter().map(|n| Block::Text(format!("note: {n}"))));
     blocks.extend(explanation_blocks(a));
     blocks.extend(findings(experiments));

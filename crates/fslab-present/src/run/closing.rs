@@ -43,15 +43,18 @@ pub fn text(
     let policy = summary::policy(exp, outcome);
     let mut a = summary::analysis(exp, outcome, policy);
     if let Some((store, explainers)) = explained_from {
-        fslab_analysis::add_explanations(&mut a, store, explainers);
+        if let Err(e) = fslab_analysis::add_explanations(&mut a, store, explainers) {
+            let _ = writeln!(out, "the runs could not be explained: {e}\n");
+        }
     }
-    out += &crate::export::text::machines(&a);
+    out += &crate::export::text::before_verdicts(&a);
     out += &super::summary::table(&a);
-    out += &crate::export::text::explanations(&a);
+    out += &crate::export::text::after_verdicts(&a);
     if let Some(r) = &outcome.resolution {
         let _ = writeln!(out, "{r}");
     }
     out += &super::summary::outputs(&cells, &outcome.outputs());
+    out += &kernels(exp, outcome);
     let differ: Vec<String> = a
         .explanations
         .iter()
@@ -78,6 +81,36 @@ pub fn text(
                 r.repetition,
                 r.error.as_deref().unwrap_or("did not complete")
             );
+        }
+    }
+    out
+}
+
+/// Which cells ran on other kernels, and (under TCG) what of their
+/// numbers carries over: said before the findings, which may compare them.
+fn kernels(exp: &Experiment, outcome: &ExperimentOutcome) -> String {
+    let mut out = String::new();
+    for c in exp.cells.iter() {
+        let Some(k) = &c.kernel else { continue };
+        let accel = outcome
+            .runs
+            .iter()
+            .find(|r| r.cell == c.index && r.guest_accel.is_some())
+            .and_then(|r| r.guest_accel.clone());
+        let _ = write!(out, "\nkernel: {:?} ran in a guest on {}", c.label, k.name);
+        match accel.as_deref() {
+            Some("tcg") => {
+                let _ = writeln!(
+                    out,
+                    " under TCG (QEMU's software emulation): its times, rates and CPU figures are \
+                     emulated; {}",
+                    fslab_analysis::kernels::COUNTS_CARRY_OVER
+                );
+            }
+            Some(a) => {
+                let _ = writeln!(out, " under {}", a.to_uppercase());
+            }
+            None => out.push('\n'),
         }
     }
     out

@@ -28,8 +28,26 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
     for n in &a.notes {
         remark!("fslab: compare: note: {n}");
     }
+    let kernels = fslab_analysis::kernels::lines(
+        &fslab_analysis::kernels::group_kernels(&store, &a.labels, &a.runs)
+            .map_err(super::analysis_failure)?,
+    );
     let text = exporter
         .export(&a, &store)
         .map_err(super::results_failure)?;
+    // Which kernels the groups ran on, when that is a difference, leads a
+    // table for people; beside a format for programs it is a remark.
+    let text = if matches!(args.format.as_str(), "text" | "markdown") {
+        kernels
+            .iter()
+            .map(|l| format!("{l}\n\n"))
+            .collect::<String>()
+            + &text
+    } else {
+        for l in &kernels {
+            eprintln!("fslab: compare: {l}");
+        }
+        text
+    };
     super::print_all(text.as_bytes())
 }

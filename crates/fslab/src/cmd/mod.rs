@@ -1,9 +1,11 @@
 //! One module per subcommand.
 
+mod bisect;
 mod calibrate;
 mod cleanup;
 mod compare;
 mod frag;
+mod guest;
 mod history;
 mod jobs;
 mod report;
@@ -68,6 +70,8 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
         Command::Job { json } => jobs::from_json(&json, &db),
         Command::Rescue { dir } => fslab_runtime::ranks::rescue(&db, &dir).map_err(Failure::from),
         Command::Cleanup => cleanup::run(&db),
+        Command::Bisect(b) => bisect::run(b, &db),
+        Command::GuestCell { job } => guest::run(&job),
         Command::HostLab { action, json } => host_lab(&action, &json),
         Command::Crc32c { chunks } => crc32c(chunks),
         Command::Compare(c) => compare::run(c, &db),

@@ -4,25 +4,17 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use fslab_experiment::backend::DeviceConsent;
-use fslab_experiment::runner::{self, ProcessExecutor, RepOutcome, Resume, RunConfig};
+use fslab_experiment::resume::Earlier;
+use fslab_experiment::runner::{self, ProcessExecutor, RunConfig};
 use fslab_experiment::state::{state_dir, Journal};
 use fslab_experiment::{plan, spec};
-use fslab_record::{PhaseResult, RunStatus};
 
 use crate::cli::RunArgs;
 use crate::Failure;
 
-/// An earlier run of an experiment, as `--resume` carries it on.
-struct Earlier {
-    file: String,
-    text: String,
-    scale: f64,
-    repetitions: u32,
-    resume: Resume,
-}
-
-/// Reads experiment `id` back: its file's text and scale as run, and the
-/// repetitions that completed (with their phases, for the summary).
+/// Reads experiment `id` back (fslab-experiment's `resume`), checked
+/// against the command line: it exists, it is not running now, its scale
+/// is kept.
 fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
     if !db.exists() {
         return Err(Failure::Usage(format!(
@@ -31,7 +23,7 @@ fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
         )));
     }
     let store = super::open_store_read(db)?;
-    let e = store.experiment(id).map_err(|e| match e {
+    let e = fslab_experiment::resume::earlier(&store, id).map_err(|e| match e {
         fslab_store::StoreError::NoSuchExperiment(_) => Failure::Usage(format!(
             "--resume {id}: no such experiment in {}",
             db.display()
@@ -54,79 +46,7 @@ fn earlier_run(db: &Path, id: i64, args: &RunArgs) -> Result<Earlier, Failure> {
             args.scale, e.scale
         )));
     }
-    let mut done = Vec::new();
-    for r in e
-        .cell_runs
-        .iter()
-        .filter(|r| r.status == Some(RunStatus::Complete))
-    {
-        let phases = match r.run_id {
-            Some(run) => store
-                .phases(run)
-                .map_err(|e| Failure::Failed(format!("results store {e}")))?
-                .into_iter()
-                .map(PhaseResult::from)
-                .collect(),
-            None => Vec::new(),
-        };
-        let phase_names: Vec<String> = phases
-            .iter()
-            .map(|p: &PhaseResult| p.phase.clone())
-            .collect();
-        done.push(RepOutcome {
-            cell: r.cell,
-            repetition: r.repetition,
-            ok: true,
-            error: None,
-            run_id: r.run_id,
-            phases,
-            metrics: match r.run_id {
-                Some(run) => store
-                    .metrics(run)
-                    .map_err(|e| Failure::Failed(format!("results store {e}")))?,
-                None => Vec::new(),
-            },
-            unmount_s: r.unmount_s,
-            remount_s: r.remount_s,
-            image_extents: r.image_extents,
-            output: r.output.clone(),
-            evidence: match r.run_id {
-                Some(run) => evidence(&store, run, &phase_names)
-                    .map_err(|e| Failure::Failed(format!("results store {e}")))?,
-                None => Default::default(),
-            },
-        });
-    }
-    Ok(Earlier {
-        file: e.file,
-        text: e.text,
-        scale: e.scale,
-        repetitions: e.repetitions,
-        resume: Resume {
-            experiment_id: id,
-            done,
-        },
-    })
-}
-
-/// A stored run's probe evidence for the findings (a resumed experiment
-/// judges its earlier runs too).
-fn evidence(
-    store: &fslab_store::Store,
-    run: i64,
-    phases: &[String],
-) -> Result<fslab_experiment::findings::Evidence, fslab_store::StoreError> {
-    let notes = store.probe_notes(run)?;
-    let points = store.probe_points(run)?;
-    Ok(fslab_experiment::findings::Evidence::of(
-        phases,
-        notes
-            .iter()
-            .map(|n| (n.phase_index, n.probe.as_str(), n.key.as_str(), &n.value)),
-        points
-            .iter()
-            .map(|p| (p.phase_index, p.probe.as_str(), p.metric.as_str(), p.value)),
-    ))
+    Ok(e)
 }
 
 /// A preflight refusal: what the experiment asks for that is not there is
@@ -213,7 +133,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         fslab_experiment::signals::install(state_dir(), fslab_experiment::signals::TEARDOWN_BOUND)
             .map_err(|e| Failure::Failed(format!("cannot install signal handlers: {e}")))?;
     let argv: Vec<String> = std::env::args().collect();
-    let mut journal = Journal::create(&state_dir(), "run", argv.clone()).map_err(|e| {
+    let journal = Journal::create(&state_dir(), "run", argv.clone()).map_err(|e| {
         Failure::Failed(format!(
             "run: cannot write the state journal in {}: {e}",
             state_dir().display()
@@ -231,24 +151,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         text,
         command_line: argv,
     };
-    let mut display = fslab_present::run::display::Display::new(super::quiet());
-    // Whatever happens in the scheduler, even a panic, the journal is undone.
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        runner::run(
-            &exp,
-            &cfg,
-            &mut exec,
-            &mut store,
-            &mut display,
-            &stop,
-            &mut journal,
-        )
-    }));
-    display.bar.finish_and_clear();
-    let leftovers = fslab_experiment::state::close(journal);
-    for l in &leftovers {
-        eprintln!("fslab: run: cleaned up: {l}");
-    }
+    let result = scheduled(&exp, &cfg, &mut exec, &mut store, &stop, journal, "run");
     let outcome = match result {
         Ok(Ok(o)) => o,
         Ok(Err(e)) if stop.load(Ordering::Relaxed) => {
@@ -282,6 +185,29 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         eprintln!("fslab: run: teardown: {p}");
     }
     ending(&outcome, stop.load(Ordering::Relaxed))
+}
+
+/// The scheduler run with the progress display; whatever happens in it,
+/// even a panic, the journal is undone after (what it could not undo is
+/// said as `fslab: WHO: cleaned up: ...`).
+pub(super) fn scheduled(
+    exp: &fslab_experiment::spec::Experiment,
+    cfg: &RunConfig,
+    exec: &mut ProcessExecutor,
+    store: &mut fslab_store::Store,
+    stop: &std::sync::atomic::AtomicBool,
+    mut journal: Journal,
+    who: &str,
+) -> std::thread::Result<Result<runner::ExperimentOutcome, runner::RunError>> {
+    let mut display = fslab_present::run::display::Display::new(super::quiet());
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        runner::run(exp, cfg, exec, store, &mut display, stop, &mut journal)
+    }));
+    display.bar.finish_and_clear();
+    for l in fslab_experiment::state::close(journal) {
+        eprintln!("fslab: {who}: cleaned up: {l}");
+    }
+    result
 }
 
 /// The workload's runner: this fslab as the child, across the cluster's

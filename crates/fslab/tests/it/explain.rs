@@ -47,7 +47,7 @@ fn names_its_limiter(name: &str, text: &str, phase: &str, words: &str, evidence:
         assert!(l.starts_with(words), "{what}: {l}\n{out}");
         assert!(l.contains(evidence), "{what}: {l}");
         // The machines were checked before the verdicts.
-        let checked = out.find("machines (checked before the verdicts):").unwrap();
+        let checked = out.find("before the verdicts:\n").unwrap();
         assert!(
             checked < out.find(&format!("{phase} rate")).unwrap(),
             "{out}"

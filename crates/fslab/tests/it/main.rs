@@ -17,6 +17,7 @@ mod hostile;
 mod hosts;
 mod io500;
 mod json;
+mod kernels;
 mod lab;
 mod lab_safety;
 mod mdtest;
