@@ -286,3 +286,70 @@ fn a_runs_machine_facts_are_shown_and_exported() {
         .any(|f| f["name"] == "cpus" && f["value"].is_string()));
     assert!(doc["machine"]["phases"][0]["clock_source"].is_string());
 }
+
+/// ext4 against xfs with the perf probe on both sides: compare prints
+/// each phase's differential profile (perf diff's change in points and
+/// ratio), in the text and the JSON; the profiles are of the workload's
+/// samples alone, not of a busy loop beside it.
+#[test]
+fn a_comparison_with_perf_on_both_sides_prints_the_differential_profile() {
+    if !privileged("fslab run on a loop device with perf") {
+        return;
+    }
+    let lab = Lab::new();
+    // Someone else's work on the machine: a busy loop beside the run.
+    let mut busy = std::process::Command::new("dash")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let text = format!("name = \"profile\"\n{DEVICE}[workload]\nkind = \"fsmark\"\nprobes = [\"default\", \"perf\"]\nargs = [\"-S0\", \"-s\", \"0\", \"-n\", \"30000\", \"-t\", \"1\", \"-L\", \"1\"]\n[[target]]\nfs = \"ext4\"\n[[target]]\nfs = \"xfs\"\n");
+    let f = lab.experiment("profile.toml", &text);
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    let _ = busy.kill();
+    let _ = busy.wait();
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    assert_eq!(lab.leftovers(), Vec::<String>::new());
+    let out = compare(&lab, &[]);
+    let head = "  xfs, create: profile: perf against ext4: the shares that moved most: ";
+    let at = out.find(head).unwrap_or_else(|| panic!("{out}"));
+    let evidence: Vec<&str> = out[at..]
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with("    "))
+        .map(str::trim)
+        .collect();
+    // Each filesystem's own functions moved: xfs's came, ext4's went.
+    for fs in ["xfs_", "ext4_"] {
+        assert!(
+            evidence
+                .iter()
+                .any(|l| l.starts_with(fs) && l.contains(" points, ratio ")),
+            "{fs}: {evidence:#?}"
+        );
+    }
+    // Each run's profile is the workload's: the busy loop is not in it.
+    let store = fslab_store::Store::open_read(&lab.db()).unwrap();
+    for run in [1, 2] {
+        let tops: Vec<String> = store
+            .note_values(run)
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.probe == "perf" && n.key == "top")
+            .map(|n| n.value.to_string())
+            .collect();
+        assert!(!tops.is_empty(), "run {run}: no profile");
+        assert!(
+            tops.iter().all(|t| !t.contains("\"dash\"")),
+            "run {run}: {tops:?}"
+        );
+    }
+    let j: serde_json::Value =
+        serde_json::from_str(&stdout(&lab.run(&["compare", "--format", "json"]))).unwrap();
+    let kinds: Vec<&str> = j["explanations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"profile"), "{kinds:?}");
+}
