@@ -81,13 +81,7 @@ fn recording_cost() -> (f64, f64) {
 }
 
 fn note<T: Note>(phase: u32, v: &T) -> ProbeNote {
-    ProbeNote {
-        phase_index: Some(phase),
-        probe: T::PROBE.into(),
-        key: T::KEY.into(),
-        value: v.to_value(),
-        blob: None,
-    }
+    fslab_probe::probe::typed_note(Some(phase), v)
 }
 
 /// The per-phase notes a default-probes run keeps, and a perf profile.

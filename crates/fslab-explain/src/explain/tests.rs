@@ -7,13 +7,7 @@ use crate::evidence::OpTime;
 use crate::limiter::Limit;
 
 fn note<T: Note>(phase: u32, v: &T) -> ProbeNote {
-    ProbeNote {
-        phase_index: Some(phase),
-        probe: T::PROBE.into(),
-        key: T::KEY.into(),
-        value: v.to_value(),
-        blob: None,
-    }
+    fslab_probe::probe::typed_note(Some(phase), v)
 }
 
 fn commit(logging: u32) -> String {
