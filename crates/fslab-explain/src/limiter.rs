@@ -160,8 +160,15 @@ fn reclaim(e: &PhaseEvidence) -> Option<(Limit, String)> {
     if rate < RECLAIM_HITS_PER_S && some.is_none_or(|s| s < RECLAIM_PRESSURE_PCT) {
         return None;
     }
+    // "Held at its limit" only where the hits say so; else the pressure
+    // named it.
+    let held = if rate >= RECLAIM_HITS_PER_S {
+        ": held at its limit, every page taken is reclaimed first"
+    } else {
+        ""
+    };
     let mut parts = vec![format!(
-        "the memory limit hit {hits:.0} times ({rate:.0}/s: held at its limit, every page taken is reclaimed first)"
+        "the memory limit hit {hits:.0} times ({rate:.0}/s{held})"
     )];
     parts.extend(psi_text(e, |p| p.memory_some_pct, "memory pressure"));
     parts.extend(class_share(e, "memory reclaim"));

@@ -88,6 +88,20 @@ fn reclaim_under_the_limit_comes_before_what_the_threads_block_on() {
         l.evidence,
         "the memory limit hit 5120 times (512/s: held at its limit, every page taken is reclaimed first), memory pressure 46% (machine-wide), 40% of blocked samples in memory reclaim waits (try_to_free_mem_cgroup_pages)"
     );
+    // Hit seldom under that pressure: reclaim, named by the pressure, not
+    // said to be held at the limit.
+    let seldom_held = judge(&PhaseEvidence {
+        limit_hits: Some(30.0),
+        ..e.clone()
+    });
+    assert_eq!(seldom_held.limit, Limit::MemoryReclaim);
+    assert!(
+        seldom_held
+            .evidence
+            .starts_with("the memory limit hit 30 times (3/s), memory pressure 46%"),
+        "{}",
+        seldom_held.evidence
+    );
     // The same pressure without the limit hit is not reclaim (on a shared
     // machine, another's).
     let other = PhaseEvidence {
