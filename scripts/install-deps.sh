@@ -12,8 +12,12 @@ command -v strace >/dev/null 2>&1 || need+=(strace)
 # dbench's own loadfile (for the replay test) and the report's headless browser.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -f /usr/share/dbench/client.txt ] || need+=(dbench)
+# The man pages' test renders them with groff.
+command -v groff >/dev/null 2>&1 || need+=(groff-base)
 # The originals the parity tests run beside fslab: fs_mark 3.3 (dbench above).
 command -v fs_mark >/dev/null 2>&1 || need+=(fsmark)
+# A benchmark fslab runs as a program (fslab exec, kind = "command"): Debian's fio.
+command -v fio >/dev/null 2>&1 || need+=(fio)
 # MPI scale-out (the `mpi` feature, which the test suite builds): Open MPI
 # and libclang for the bindings of the `mpi` crate.
 if [ "${FSLAB_MPI:-1}" = 1 ]; then

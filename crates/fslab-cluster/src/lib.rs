@@ -22,6 +22,7 @@ pub mod netns;
 mod record;
 mod report;
 pub mod rescue;
+pub mod slurm;
 
 pub use clock::ClockOffset;
 pub use gate::Gate;
@@ -92,9 +93,20 @@ impl Cluster for Solo {
 /// from its environment (Open MPI's mpirun; PMI, as MPICH's Hydra and Slurm
 /// set it).
 pub fn launched_ranks() -> Option<usize> {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+    let by_launcher = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
         .iter()
-        .find_map(|k| std::env::var(k).ok()?.trim().parse().ok())
+        .find_map(|k| std::env::var(k).ok()?.trim().parse().ok());
+    // Ranks srun started (with PMIx, as Open MPI's direct launch): a job
+    // step's task count, which a batch script's own shell has not.
+    by_launcher.or_else(|| {
+        std::env::var_os("PMIX_RANK")?;
+        std::env::var_os("SLURM_STEP_ID")?;
+        std::env::var("SLURM_STEP_NUM_TASKS")
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    })
 }
 
 /// Joins the ranks this process was started with: MPI when it was started

@@ -205,6 +205,7 @@ pub fn merge_clocked(ranks: Vec<RankRun>, clocks: &Clocks) -> MergedRun {
     run.error = error;
     run.probe_points = first.map(|r| r.probe_points.clone()).unwrap_or_default();
     run.probe_notes = first.map(|r| r.probe_notes.clone()).unwrap_or_default();
+    run.outputs = first.map(|r| r.outputs.clone()).unwrap_or_default();
     run.metrics = run_metrics(&ranks);
     // The run's probe numbers are those of rank 0's host (as a run on one
     // host keeps them); every host's are in its facts.
@@ -269,6 +270,8 @@ fn merge_phases(ranks: &[RankRun]) -> (Vec<PhaseResult>, Vec<RankRates>) {
             sys_cpu_s: parts.iter().map(|p| p.sys_cpu_s).sum(),
             bytes: parts.iter().map(|p| p.bytes).sum(),
             complete: parts.len() == ranks.len() && parts.iter().all(|p| p.complete),
+            reported: parts.iter().any(|p| p.reported),
+            counted: parts.iter().all(|p| p.counted),
         });
         let own: Vec<f64> = parts.iter().map(|p| p.ops_per_s).collect();
         let s = fslab_stats::summarize(&own);

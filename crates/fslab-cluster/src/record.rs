@@ -69,6 +69,10 @@ pub struct RankRun {
     /// reads them, the merged run keeps each host's first rank's.
     #[serde(default)]
     pub facts: Option<fslab_record::MachineFacts>,
+    /// What a program this rank ran printed (`fslab exec` on each rank):
+    /// (stream, bytes); the merged run keeps rank 0's.
+    #[serde(default)]
+    pub outputs: Vec<(String, Vec<u8>)>,
 }
 
 /// A named stretch of a rank's run: Unix times in nanoseconds.
@@ -97,6 +101,7 @@ impl RankRun {
             metrics: Vec::new(),
             probe_metrics: Vec::new(),
             facts: None,
+            outputs: Vec::new(),
         }
     }
 
@@ -192,6 +197,11 @@ impl Recorder for RankRecorder {
         // loop by loop (`merge`).
         self.run.loops.extend(LoopRow::from_metrics(metrics));
         self.run.metrics.extend_from_slice(metrics);
+        Ok(())
+    }
+    fn record_output(&mut self, _run: i64, stream: &str, bytes: &[u8]) -> RecordResult<()> {
+        self.run.outputs.retain(|(s, _)| s != stream);
+        self.run.outputs.push((stream.to_string(), bytes.to_vec()));
         Ok(())
     }
     fn finish_run(

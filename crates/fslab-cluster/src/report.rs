@@ -77,6 +77,9 @@ impl MergedRun {
         for n in &self.run.probe_notes {
             rec.record_probe_note(id, n)?;
         }
+        for (stream, bytes) in &self.run.outputs {
+            rec.record_output(id, stream, bytes)?;
+        }
         rec.finish_run(id, self.run.status, self.run.error.as_deref())?;
         Ok(Some(id))
     }

@@ -180,10 +180,10 @@ mod tests {
 
     #[test]
     fn the_readme_states_the_rule_the_code_applies() {
-        let readme = include_str!("../../../README.md");
+        let readme = include_str!("../../../docs/findings.md");
         assert!(
             readme.contains(crate::findings::rule::RULE),
-            "README.md's rule is not findings::rule::RULE: copy it from `fslab run --help`"
+            "docs/findings.md's rule is not findings::rule::RULE: copy it from `fslab run --help`"
         );
     }
 }

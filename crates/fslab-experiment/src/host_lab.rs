@@ -42,6 +42,12 @@ pub enum HostLabError {
     /// The filesystem type is not one fslab knows.
     #[error("unknown filesystem type {0:?}")]
     FsType(String),
+    /// A workload directory could not be made on the new filesystem.
+    #[error("cannot create {}: {source}", path.display())]
+    Dir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// What `fslab host-lab up` makes on every host for one repetition of a
@@ -66,6 +72,11 @@ pub struct Up {
     /// The `fslab run` that asked (its journals' parent: while it lives,
     /// `fslab cleanup` leaves the lab to it).
     pub parent: Option<ProcessId>,
+    /// The workload's directories on the new filesystem, made once it is
+    /// mounted (a program's launcher starts its ranks in the first: they
+    /// must be there on every host; gone with the filesystem).
+    #[serde(default)]
+    pub dirs: Vec<PathBuf>,
 }
 
 /// What `fslab host-lab down` undoes: each host's journal.
@@ -131,6 +142,7 @@ impl Up {
             keep_images: keep,
             state_dir: crate::state::state_dir(),
             parent: Some(ProcessId::current()),
+            dirs: crate::plan::workload_dirs(exp, mnt),
         })
     }
 }
@@ -202,6 +214,12 @@ fn make(job: &Up, host: &str, report: &mut Report) -> Result<(), HostLabError> {
             mount_options: job.mount_options.clone(),
         }
         .make(&mut p, &dev, &job.mnt, &mut journal, &mut info)?;
+        for d in &job.dirs {
+            std::fs::create_dir_all(d).map_err(|source| HostLabError::Dir {
+                path: d.clone(),
+                source,
+            })?;
+        }
         Ok(())
     })();
     match made {

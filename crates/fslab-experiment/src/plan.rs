@@ -102,7 +102,9 @@ pub fn workload_dirs(exp: &Experiment, mnt: &Path) -> Vec<std::path::PathBuf> {
 }
 
 /// The experiment's and the cell's workload arguments with `{dir}`
-/// (`{dir1}`, ...) replaced by the workload directories under `mnt`.
+/// (`{dir1}`, ...) replaced by the workload directories under `mnt`: the
+/// workload's prefix ([`fslab_workload::Workload::experiment_prefix`]) and
+/// its `[workload]` keys first, then the file's args and the cell's.
 pub fn substituted_args(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String> {
     let dirs = workload_dirs(exp, mnt);
     let subst = |a: &String| {
@@ -112,9 +114,17 @@ pub fn substituted_args(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String
         }
         a.replace("{dir}", &dirs[0].display().to_string())
     };
-    exp.workload
-        .args
+    let prefix: Vec<String> = exp
+        .workload
+        .kind
+        .experiment_prefix()
         .iter()
+        .map(|a| a.to_string())
+        .collect();
+    prefix
+        .iter()
+        .chain(&exp.workload.options)
+        .chain(&exp.workload.args)
         .chain(&cell.workload_args)
         .map(subst)
         .collect()
@@ -124,7 +134,10 @@ pub fn substituted_args(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String
 /// outside the cell's cgroup; None when the workload runs on several MPI
 /// ranks, each of which then runs its own.
 pub fn probes_beside(exp: &Experiment) -> Option<Vec<fslab_probe::Kind>> {
-    if exp.workload.ranks > 1 || exp.cluster.is_some() {
+    // A program that starts its own ranks runs in one process here (its
+    // ranks on this machine are watched with it), but not on other hosts.
+    let own_ranks = exp.workload.kind.launches_ranks();
+    if exp.cluster.is_some() || (exp.workload.ranks > 1 && !own_ranks) {
         return None;
     }
     // The list was checked when the experiment was read.
@@ -164,7 +177,12 @@ fn parsed_job(exp: &Experiment, cell: &Cell, mnt: &Path) -> fslab_workload::Resu
             args.extend(["-d".to_string(), d.display().to_string()]);
         }
     }
-    exp.workload.kind.parse(&args)
+    let mut job = exp.workload.kind.parse(&args)?;
+    job.allow_commands(&exp.workload.allowed);
+    if let Some(l) = program_launcher(exp, mnt) {
+        job.set_launcher(l);
+    }
+    Ok(job)
 }
 
 /// `job` scaled by the experiment's `--scale` (its own
@@ -275,12 +293,38 @@ pub fn mpirun_prefix(ranks: u32) -> Option<Vec<String>> {
 }
 
 /// The launcher in front of a cell's workload: mpirun across the
-/// cluster's hosts, or on this machine for `ranks` > 1 (None: one process).
+/// cluster's hosts, or on this machine for `ranks` > 1 (None: one process,
+/// or a workload that starts its own ranks: see [`program_launcher`]).
 pub fn launcher(exp: &Experiment) -> Option<Vec<String>> {
+    if exp.workload.kind.launches_ranks() {
+        return None;
+    }
+    ranks_launcher(exp)
+}
+
+fn ranks_launcher(exp: &Experiment) -> Option<Vec<String>> {
     match &exp.cluster {
         Some(c) => Some(c.workload_mpirun()),
         None => mpirun_prefix(exp.workload.ranks),
     }
+}
+
+/// The launcher a workload that starts its own ranks (a program: see
+/// [`fslab_workload::Workload::launches_ranks`]) puts in front of its
+/// program, for a cell whose filesystem is at `mnt`: the same mpirun, with
+/// the program's directory its working directory on every host.
+pub fn program_launcher(exp: &Experiment, mnt: &Path) -> Option<Vec<String>> {
+    if !exp.workload.kind.launches_ranks() {
+        return None;
+    }
+    let mut l = ranks_launcher(exp)?;
+    if let Some(d) = workload_dirs(exp, mnt).first() {
+        l.extend(match &exp.cluster {
+            Some(c) => c.working_dir(d),
+            None => vec!["-wdir".to_string(), d.display().to_string()],
+        });
+    }
+    Some(l)
 }
 
 /// Human-readable expansion of the experiment: what `--dry-run` prints.
@@ -412,11 +456,13 @@ fn describe_cluster(exp: &Experiment, s: &mut String) {
         c.ranks_per_host,
         c.ranks(),
         c.hosts.join(", "),
-        c.hostfile
-            .as_ref()
-            .map(|f| format!(" (from {})", f.display()))
-            .unwrap_or_default()
+        match (&c.hostfile, &c.hosts_from) {
+            (Some(f), _) => format!(" (from {})", f.display()),
+            (None, Some(_)) => " (from the Slurm job's SLURM_JOB_NODELIST)".to_string(),
+            _ => String::new(),
+        }
     );
+    let _ = writeln!(s, "  ranks started by: {}", c.workload_mpirun().join(" "));
     match &c.shared_dir {
         Some(d) => {
             let _ = writeln!(

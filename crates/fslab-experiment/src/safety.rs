@@ -351,6 +351,20 @@ pub fn check(exp: &Experiment, perms: &Permissions) -> Result<Vec<String>, Strin
             return Err(at(e));
         }
     }
+    // A program named with --allow-command (a shell) that the workload runs.
+    if let Some(prog) = exp.workload.args.first() {
+        let name = prog.rsplit('/').next().unwrap_or(prog);
+        if exp
+            .workload
+            .kind
+            .experiment_keys()
+            .iter()
+            .any(|(k, _)| *k == "parser")
+            && perms.allow_command.iter().any(|a| a == name)
+        {
+            allowed.push(format!("workload: {prog} (allowed by --allow-command)"));
+        }
+    }
     allowed.sort();
     allowed.dedup();
     Ok(allowed)

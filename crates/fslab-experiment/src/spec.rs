@@ -133,6 +133,13 @@ struct WorkloadSpec {
     ranks: Option<Spanned<i64>>,
     /// The instruments (fslab_probe's names), default all but perf.
     probes: Option<Spanned<Vec<String>>>,
+    // The keys a workload may take beyond these (its `experiment_keys`):
+    // a program's parser, the regex parser's metrics, the files it only
+    // reads, the result file its parser reads.
+    parser: Option<Spanned<String>>,
+    metrics: Option<Spanned<Vec<String>>>,
+    inputs: Option<Spanned<Vec<String>>>,
+    parse_file: Option<Spanned<String>>,
 }
 
 pub use fslab_workload::Kind;
@@ -165,6 +172,13 @@ pub struct Workload {
     /// `fslab run --scale`'s factor, which the cell's job applies to its
     /// typed options (see [`crate::plan::cell_job`]); 1 as written.
     pub scale: f64,
+    /// The workload's own `[workload]` keys as its options (`parser =
+    /// "fio"` is `["--parser", "fio"]`; see
+    /// [`fslab_workload::Workload::experiment_keys`]), before its args.
+    pub options: Vec<String>,
+    /// The programs `fslab run --allow-command` names (not in the file):
+    /// a program workload may run them where it would refuse them.
+    pub allowed: Vec<String>,
 }
 
 /// One cell of the matrix.
@@ -433,7 +447,9 @@ fn workload(ctx: &Ctx, w: &WorkloadSpec) -> Result<Workload, SpecError> {
         Ok(k) => k,
         Err(e) => return ctx.err(w.kind.span(), "workload.kind", e),
     };
-    if !wk.takes_dirs() && !w.args.iter().any(|a| a.contains("{dir")) {
+    let options = workload_keys(ctx, w, wk)?;
+    let in_prefix = wk.experiment_prefix().iter().any(|a| a.contains("{dir"));
+    if !wk.takes_dirs() && !in_prefix && !w.args.iter().any(|a| a.contains("{dir")) {
         return ctx.err(
             w.kind.span(),
             "workload.args",
@@ -483,5 +499,40 @@ fn workload(ctx: &Ctx, w: &WorkloadSpec) -> Result<Workload, SpecError> {
         ranks,
         probes,
         scale: 1.0,
+        options,
+        allowed: Vec::new(),
     })
+}
+
+/// The `[workload]` keys beyond kind, args, dirs, ranks and probes, as the
+/// options they stand for; a key the workload does not take is refused.
+fn workload_keys(ctx: &Ctx, w: &WorkloadSpec, kind: Kind) -> Result<Vec<String>, SpecError> {
+    let one =
+        |v: &Option<Spanned<String>>| v.as_ref().map(|s| (s.span(), vec![s.get_ref().clone()]));
+    let many =
+        |v: &Option<Spanned<Vec<String>>>| v.as_ref().map(|s| (s.span(), s.get_ref().clone()));
+    let given = [
+        ("parser", one(&w.parser)),
+        ("metrics", many(&w.metrics)),
+        ("inputs", many(&w.inputs)),
+        ("parse_file", one(&w.parse_file)),
+    ];
+    let mut options = Vec::new();
+    for (key, value) in given {
+        let Some((span, values)) = value else {
+            continue;
+        };
+        let Some((_, option)) = kind.experiment_keys().iter().find(|(k, _)| *k == key) else {
+            return ctx.err(
+                span,
+                &format!("workload.{key}"),
+                format!("{kind} takes no {key} (only kind = \"command\", a program, does)"),
+            );
+        };
+        for v in values {
+            options.push(option.to_string());
+            options.push(v);
+        }
+    }
+    Ok(options)
 }

@@ -2,9 +2,12 @@
 //!
 //! ```toml
 //! [cluster]
-//! hosts = ["node1", "node2"]       # or hostfile = "nodes" (Open MPI's format)
-//! ranks_per_host = 2               # ranks on every host (>= 1)
-//! launcher = ["--mca", "plm_rsh_agent", "ssh"]   # more mpirun options
+//! hosts = ["node1", "node2"]       # or hostfile = "nodes" (Open MPI's format),
+//!                                  # or hosts_from = "slurm" (the job's SLURM_JOB_NODELIST)
+//! ranks_per_host = 2               # ranks on every host (>= 1; default: the hostfile's
+//!                                  # slots, Slurm's SLURM_NTASKS_PER_NODE, else 1)
+//! launch = "mpirun"                # or "srun" (Slurm starts the ranks)
+//! launcher = ["--mca", "plm_rsh_agent", "ssh"]   # more mpirun (or srun) options
 //! shared_dir = "/mnt/lustre/fslab" # optional: no filesystem is made
 //! ```
 
@@ -20,6 +23,8 @@ use super::{Cell, Ctx, Device, ImageHost, Machine, SpecError};
 pub(super) struct ClusterSpec {
     hosts: Option<Spanned<Vec<String>>>,
     hostfile: Option<Spanned<String>>,
+    hosts_from: Option<Spanned<String>>,
+    launch: Option<Spanned<String>>,
     ranks_per_host: Option<Spanned<i64>>,
     #[serde(default)]
     launcher: Vec<String>,
@@ -33,13 +38,28 @@ pub struct Cluster {
     pub hosts: Vec<String>,
     /// The hostfile they were read from, if any.
     pub hostfile: Option<PathBuf>,
+    /// Where else they came from (`slurm`: the job's SLURM_JOB_NODELIST).
+    pub hosts_from: Option<String>,
     /// MPI ranks on every host.
     pub ranks_per_host: u32,
-    /// mpirun's further options, as written (`--mca plm_rsh_agent SCRIPT`).
+    /// What starts the ranks: Open MPI's mpirun, or Slurm's srun.
+    pub launch: Launch,
+    /// The launcher's further options, as written (`--mca plm_rsh_agent SCRIPT`).
     pub launcher: Vec<String>,
     /// A directory every host sees (a parallel filesystem's): no
     /// filesystem is made; each run works in a fresh subdirectory of it.
     pub shared_dir: Option<PathBuf>,
+}
+
+/// What starts a cluster's ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Launch {
+    /// Open MPI's mpirun (over ssh, or its `plm_rsh_agent`).
+    #[default]
+    Mpirun,
+    /// Slurm's srun, inside the job whose hosts they are.
+    Srun,
 }
 
 impl Cluster {
@@ -52,6 +72,9 @@ impl Cluster {
     /// `ppr:per_host:node`, the launcher's options last (the program
     /// follows).
     pub fn mpirun(&self, per_host: u32) -> Vec<String> {
+        if self.launch == Launch::Srun {
+            return self.srun(per_host);
+        }
         let slots: Vec<String> = self
             .hosts
             .iter()
@@ -69,17 +92,50 @@ impl Cluster {
         a
     }
 
+    /// srun with `per_host` tasks on every host (a job step on exactly
+    /// the cluster's hosts; every task ended if one fails), the launcher's
+    /// options last (`--mpi=pmix` for Open MPI's direct launch).
+    fn srun(&self, per_host: u32) -> Vec<String> {
+        let mut a: Vec<String> = vec![
+            "srun".into(),
+            format!("--nodes={}", self.hosts.len()),
+            format!("--ntasks={}", self.hosts.len() as u32 * per_host),
+            format!("--ntasks-per-node={per_host}"),
+            format!("--nodelist={}", self.hosts.join(",")),
+            "--kill-on-bad-exit=1".into(),
+        ];
+        a.extend(self.launcher.iter().cloned());
+        a
+    }
+
     /// The launcher in front of a cell's workload: `ranks_per_host` ranks
     /// on every host.
     pub fn workload_mpirun(&self) -> Vec<String> {
         self.mpirun(self.ranks_per_host)
     }
+
+    /// The launcher's words for the directory every rank starts in.
+    pub fn working_dir(&self, dir: &Path) -> Vec<String> {
+        match self.launch {
+            Launch::Mpirun => vec!["-wdir".into(), dir.display().to_string()],
+            Launch::Srun => vec![format!("--chdir={}", dir.display())],
+        }
+    }
 }
 
 /// Reads an Open MPI hostfile's text: one host a line, `name [slots=N]
 /// [max_slots=N]`, `#` comments and blank lines ignored. Errors name the
-/// line.
+/// line. The hosts' names; [`hostfile_slots`] gives their slots.
 pub fn parse_hostfile(text: &str) -> Result<Vec<String>, (usize, String)> {
+    Ok(hostfile_slots(text)?.into_iter().map(|(h, _)| h).collect())
+}
+
+/// A hostfile's host and its `slots=N`, where given (as Open MPI reads it:
+/// the ranks it places on the host).
+pub type Slotted = (String, Option<u32>);
+
+/// A hostfile's hosts with their slots.
+pub fn hostfile_slots(text: &str) -> Result<Vec<Slotted>, (usize, String)> {
     let mut hosts = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or_default().trim();
@@ -91,21 +147,26 @@ pub fn parse_hostfile(text: &str) -> Result<Vec<String>, (usize, String)> {
         if name.contains('=') {
             return Err((i + 1, format!("{line:?} does not start with a host name")));
         }
+        let mut slots = None;
         for w in words {
-            let ok = match w.split_once('=') {
-                Some(("slots" | "max_slots" | "max-slots", n)) => {
-                    n.parse::<u32>().is_ok_and(|n| n >= 1)
+            let n = match w.split_once('=') {
+                Some((k @ ("slots" | "max_slots" | "max-slots"), n)) => {
+                    n.parse::<u32>().ok().filter(|&n| n >= 1).map(|n| (k, n))
                 }
-                _ => false,
+                _ => None,
             };
-            if !ok {
-                return Err((
-                    i + 1,
-                    format!("{w:?} is not slots=N or max_slots=N (N >= 1)"),
-                ));
+            match n {
+                Some(("slots", n)) => slots = Some(n),
+                Some(_) => {}
+                None => {
+                    return Err((
+                        i + 1,
+                        format!("{w:?} is not slots=N or max_slots=N (N >= 1)"),
+                    ))
+                }
             }
         }
-        hosts.push(name.to_string());
+        hosts.push((name.to_string(), slots));
     }
     if hosts.is_empty() {
         return Err((1, "names no host".into()));
@@ -123,76 +184,135 @@ fn resolves(host: &str) -> bool {
 
 /// `[cluster]`; `base` is the experiment file's directory (a relative
 /// hostfile is read from there).
+/// The hosts `[cluster]` names, where from, and the slots its hostfile
+/// gives every host (when it gives them all the same).
+struct Named {
+    hosts: Vec<String>,
+    hostfile: Option<PathBuf>,
+    slots: Option<u32>,
+    span: std::ops::Range<usize>,
+}
+
+/// `hosts`, `hostfile` or `hosts_from`: exactly one of them.
+fn named(ctx: &Ctx, c: &ClusterSpec, base: &Path) -> Result<Option<Named>, SpecError> {
+    let given = [
+        c.hosts.is_some(),
+        c.hostfile.is_some(),
+        c.hosts_from.is_some(),
+    ];
+    match given.iter().filter(|g| **g).count() {
+        0 if c.ranks_per_host.is_none() && c.shared_dir.is_none() && c.launch.is_none() => {
+            return Ok(None)
+        }
+        0 => return ctx.err(
+            0..0,
+            "cluster",
+            "name the hosts: hosts = [\"a\", \"b\"], hostfile = \"PATH\" or hosts_from = \"slurm\"",
+        ),
+        1 => {}
+        _ => {
+            return ctx.err(
+                0..0,
+                "cluster",
+                "give one of hosts, hostfile and hosts_from",
+            )
+        }
+    }
+    if let Some(h) = &c.hosts {
+        if h.get_ref().is_empty() {
+            return ctx.err(h.span(), "cluster.hosts", "names no host");
+        }
+        if let Some(bad) = h
+            .get_ref()
+            .iter()
+            .find(|n| n.is_empty() || n.contains([' ', ',', ':']))
+        {
+            return ctx.err(
+                h.span(),
+                "cluster.hosts",
+                format!("{bad:?} is not a host name"),
+            );
+        }
+        let (hosts, span) = (h.get_ref().clone(), h.span());
+        return Ok(Some(Named {
+            hosts,
+            hostfile: None,
+            slots: None,
+            span,
+        }));
+    }
+    if let Some(f) = &c.hostfile {
+        let path = base.join(f.get_ref());
+        let text = std::fs::read_to_string(&path);
+        let text = match text {
+            Ok(t) => t,
+            Err(e) => {
+                return ctx.err(
+                    f.span(),
+                    "cluster.hostfile",
+                    format!("{}: {e}", path.display()),
+                )
+            }
+        };
+        let listed = match hostfile_slots(&text) {
+            Ok(h) => h,
+            Err((line, m)) => {
+                let m = format!("{} line {line}: {m}", path.display());
+                return ctx.err(f.span(), "cluster.hostfile", m);
+            }
+        };
+        let mut slots: Vec<Option<u32>> = listed.iter().map(|(_, s)| *s).collect();
+        slots.dedup();
+        let slots = match slots.as_slice() {
+            [one] => *one,
+            _ => None,
+        };
+        let hosts = listed.into_iter().map(|(h, _)| h).collect();
+        return Ok(Some(Named {
+            hosts,
+            hostfile: Some(path),
+            slots,
+            span: f.span(),
+        }));
+    }
+    let from = c.hosts_from.as_ref().expect("one of the three");
+    if from.get_ref() != "slurm" {
+        let m = format!(
+            "{:?}: the hosts come from \"slurm\" (a Slurm job's SLURM_JOB_NODELIST)",
+            from.get_ref()
+        );
+        return ctx.err(from.span(), "cluster.hosts_from", m);
+    }
+    match fslab_cluster::slurm::job_hosts() {
+        Ok(hosts) => {
+            let slots = fslab_cluster::slurm::tasks_per_node();
+            Ok(Some(Named {
+                hosts,
+                hostfile: None,
+                slots,
+                span: from.span(),
+            }))
+        }
+        Err(e) => ctx.err(from.span(), "cluster.hosts_from", e),
+    }
+}
+
+/// `[cluster]`; `base` is the experiment file's directory (a relative
+/// hostfile is read from there).
 pub(super) fn cluster(
     ctx: &Ctx,
     c: &ClusterSpec,
     base: &Path,
 ) -> Result<Option<Cluster>, SpecError> {
-    let (hosts, hostfile) = match (&c.hosts, &c.hostfile) {
-        (None, None) if c.ranks_per_host.is_none() && c.shared_dir.is_none() => {
-            return Ok(None);
-        }
-        (Some(_), Some(f)) => {
-            return ctx.err(
-                f.span(),
-                "cluster.hostfile",
-                "give hosts or a hostfile, not both",
-            )
-        }
-        (None, None) => {
-            return ctx.err(
-                0..0,
-                "cluster",
-                "name the hosts: hosts = [\"a\", \"b\"] or hostfile = \"PATH\"",
-            )
-        }
-        (Some(h), None) => {
-            if h.get_ref().is_empty() {
-                return ctx.err(h.span(), "cluster.hosts", "names no host");
-            }
-            if let Some(bad) = h
-                .get_ref()
-                .iter()
-                .find(|n| n.is_empty() || n.contains([' ', ',', ':']))
-            {
-                return ctx.err(
-                    h.span(),
-                    "cluster.hosts",
-                    format!("{bad:?} is not a host name"),
-                );
-            }
-            (h.get_ref().clone(), None)
-        }
-        (None, Some(f)) => {
-            let path = base.join(f.get_ref());
-            let text = match std::fs::read_to_string(&path) {
-                Ok(t) => t,
-                Err(e) => {
-                    return ctx.err(
-                        f.span(),
-                        "cluster.hostfile",
-                        format!("{}: {e}", path.display()),
-                    )
-                }
-            };
-            match parse_hostfile(&text) {
-                Ok(h) => (h, Some(path)),
-                Err((line, m)) => {
-                    return ctx.err(
-                        f.span(),
-                        "cluster.hostfile",
-                        format!("{} line {line}: {m}", path.display()),
-                    )
-                }
-            }
-        }
+    let Some(Named {
+        hosts,
+        hostfile,
+        slots,
+        span,
+    }) = named(ctx, c, base)?
+    else {
+        return Ok(None);
     };
-    let span = c
-        .hosts
-        .as_ref()
-        .map(|h| h.span())
-        .or_else(|| c.hostfile.as_ref().map(|f| f.span()))
-        .unwrap_or(0..0);
     let mut seen = std::collections::BTreeSet::new();
     for h in &hosts {
         if !seen.insert(h) {
@@ -211,7 +331,7 @@ pub(super) fn cluster(
         }
     }
     let ranks_per_host = match &c.ranks_per_host {
-        None => 1,
+        None => slots.unwrap_or(1),
         Some(r) if *r.get_ref() < 1 || *r.get_ref() > 1024 => {
             return ctx.err(
                 r.span(),
@@ -220,6 +340,17 @@ pub(super) fn cluster(
             )
         }
         Some(r) => *r.get_ref() as u32,
+    };
+    let launch = match c.launch.as_ref().map(|l| (l.get_ref().as_str(), l.span())) {
+        None | Some(("mpirun", _)) => Launch::Mpirun,
+        Some(("srun", _)) => Launch::Srun,
+        Some((other, span)) => {
+            return ctx.err(
+                span,
+                "cluster.launch",
+                format!("{other:?}: give mpirun or srun"),
+            )
+        }
     };
     let shared_dir = match &c.shared_dir {
         None => None,
@@ -235,7 +366,9 @@ pub(super) fn cluster(
     Ok(Some(Cluster {
         hosts,
         hostfile,
+        hosts_from: c.hosts_from.as_ref().map(|f| f.get_ref().clone()),
         ranks_per_host,
+        launch,
         launcher: c.launcher.clone(),
         shared_dir,
     }))
@@ -365,7 +498,9 @@ mod tests {
         let c = Cluster {
             hosts: vec!["a".into(), "b".into(), "c".into()],
             hostfile: None,
+            hosts_from: None,
             ranks_per_host: 2,
+            launch: Launch::Mpirun,
             launcher: vec!["--mca".into(), "plm_rsh_agent".into(), "/x".into()],
             shared_dir: None,
         };
@@ -376,5 +511,34 @@ mod tests {
         );
         assert_eq!(c.mpirun(1)[3..7].join(" "), "-H a:1,b:1,c:1 -np 3");
         assert_eq!(c.ranks(), 6);
+        assert_eq!(c.working_dir(Path::new("/m/0")), ["-wdir", "/m/0"]);
+        let srun = Cluster {
+            launch: Launch::Srun,
+            launcher: vec!["--mpi=pmix".into()],
+            ..c
+        };
+        assert_eq!(
+            srun.workload_mpirun().join(" "),
+            "srun --nodes=3 --ntasks=6 --ntasks-per-node=2 --nodelist=a,b,c --kill-on-bad-exit=1 \
+             --mpi=pmix"
+        );
+        assert_eq!(
+            srun.mpirun(1)[1..4].join(" "),
+            "--nodes=3 --ntasks=3 --ntasks-per-node=1"
+        );
+        assert_eq!(srun.working_dir(Path::new("/m/0")), ["--chdir=/m/0"]);
+    }
+
+    #[test]
+    fn a_hostfile_s_slots_are_the_ranks_on_each_host_as_open_mpi_places_them() {
+        let h = hostfile_slots("a slots=4\nb slots=4 max_slots=8\nc\n").unwrap();
+        assert_eq!(
+            h,
+            [
+                ("a".to_string(), Some(4)),
+                ("b".to_string(), Some(4)),
+                ("c".to_string(), None)
+            ]
+        );
     }
 }

@@ -11,7 +11,7 @@
 //!   "made by experiment" account of a run's filesystem;
 //! - [`run`]: what `fslab run` shows: its progress, its summary, its end;
 //! - [`history`]: `fslab history`'s text;
-//! - [`outcomes`]: `fslab results outcomes`, the README's outcome table;
+//! - [`outcomes`]: `fslab results outcomes`, docs/findings.md's outcome table;
 //! - [`trace`]: `fslab trace show`, a run's block IO in blkparse's format.
 //!
 //! Everything here returns text or values; the binary parses arguments,

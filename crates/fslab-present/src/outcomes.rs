@@ -1,4 +1,4 @@
-//! `fslab results outcomes`: the README's outcome table, printed from the
+//! `fslab results outcomes`: docs/findings.md's outcome table, printed from the
 //! store: for each experiment name, its latest experiment with findings
 //! (or the ones asked for), each finding's id, claim, the author's number,
 //! fslab's numbers and the verdict the rule gave, under the run's date,

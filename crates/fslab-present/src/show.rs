@@ -69,7 +69,10 @@ pub fn list(store: &Store, workload: Option<&str>) -> Result<String> {
             None => store
                 .phases(r.id)?
                 .first()
-                .map(|p| format!("{} {:.1} ops/s", p.phase, p.ops_per_s))
+                .map(|p| match p.counted {
+                    true => format!("{} {:.1} ops/s", p.phase, p.ops_per_s),
+                    false => format!("{} {:.3} s", p.phase, p.elapsed_s),
+                })
                 .unwrap_or_else(|| "-".into()),
         };
         let ranks = match MpiParams::of(&r.params) {
@@ -362,6 +365,7 @@ pub fn show(rec: &RunRecord) -> String {
             );
         }
         s.push_str(&host_probes(&mpi));
+        s.push_str(&host_clocks(&mpi));
     }
     // The tool's own numbers; rows of numbered items (`loop 3`) as tables
     // of their own, below.
@@ -387,18 +391,39 @@ pub fn show(rec: &RunRecord) -> String {
             ("sys s", Align::Right),
             ("done", Align::Left),
         ]);
+        // What a phase has not (CPU of a reported one, a count of an
+        // uncounted one) is a dash.
+        let or_dash = |has: bool, v: String| if has { v } else { "-".to_string() };
         for p in &rec.phases {
             table.row([
                 p.phase.clone(),
-                p.ops.to_string(),
+                or_dash(p.counted, p.ops.to_string()),
                 format!("{:.3}", p.elapsed_s),
-                format!("{:.1}", p.ops_per_s),
-                format!("{:.3}", p.usr_cpu_s),
-                format!("{:.3}", p.sys_cpu_s),
+                or_dash(p.counted, format!("{:.1}", p.ops_per_s)),
+                or_dash(!p.reported, format!("{:.3}", p.usr_cpu_s)),
+                or_dash(!p.reported, format!("{:.3}", p.sys_cpu_s)),
                 (if p.complete { "yes" } else { "no" }).to_string(),
             ]);
         }
         s.push_str(&table.render());
+        if rec.phases.iter().any(|p| p.reported) {
+            s.push_str(
+                "  (a phase without CPU time is the tool's own, read from its output after it ran)\n",
+            );
+        }
+    }
+    if !rec.outputs.is_empty() {
+        let kept: Vec<String> = rec
+            .outputs
+            .iter()
+            .map(|o| format!("{} ({} bytes)", o.stream, o.bytes))
+            .collect();
+        let _ = writeln!(
+            s,
+            "\noutput kept: {} (fslab results output {} STREAM)",
+            kept.join(", "),
+            r.id
+        );
     }
     latency_and_rates(rec, &mut s);
     s
@@ -420,6 +445,45 @@ fn host_probes(mpi: &MpiParams) -> String {
         table.row(row);
     }
     format!("\nprobes per host:\n{}", table.render())
+}
+
+/// Each host's clock against rank 0's at the run's start and end
+/// (fslab_cluster::clock: the offset of the round with the shortest round
+/// trip, exact to within half of it), in microseconds.
+fn host_clocks(mpi: &MpiParams) -> String {
+    if mpi
+        .host_facts
+        .iter()
+        .all(|f| f.clock_start.is_none() && f.clock_end.is_none())
+    {
+        return String::new();
+    }
+    let us = |o: Option<fslab_cluster::clock::ClockOffset>,
+              v: fn(&fslab_cluster::clock::ClockOffset) -> i64| {
+        o.map_or("-".to_string(), |o| format!("{:+.1}", v(&o) as f64 / 1e3))
+    };
+    let mut table = Table::new(&[
+        ("host", Align::Left),
+        ("start", Align::Right),
+        ("end", Align::Right),
+        ("± start", Align::Right),
+        ("± end", Align::Right),
+    ])
+    .indent(2);
+    for f in &mpi.host_facts {
+        let half = |o: &fslab_cluster::clock::ClockOffset| o.rtt_ns / 2;
+        table.row([
+            f.host.clone(),
+            us(f.clock_start, |o| o.offset_ns),
+            us(f.clock_end, |o| o.offset_ns),
+            us(f.clock_start, half).trim_start_matches('+').to_string(),
+            us(f.clock_end, half).trim_start_matches('+').to_string(),
+        ]);
+    }
+    format!(
+        "\nclock per host (its clock minus rank 0's, us, at the run's start and end; exact to ±):\n{}",
+        table.render()
+    )
 }
 
 /// The latency table and the per-second rate summary of a run.
@@ -554,7 +618,8 @@ pub fn probes(
             let _ = writeln!(s, "  {l}");
         }
     }
-    for p in &rec.phases {
+    // A phase its tool reported after it ran had no probes of its own.
+    for p in rec.phases.iter().filter(|p| !p.reported) {
         let _ = writeln!(s, "  phase {}:", p.phase);
         let phase = Described {
             phase: Some(p.seq),

@@ -96,15 +96,23 @@ pub fn samples(run: &RunNumbers) -> Vec<Sample> {
             Direction::Time,
             p.elapsed_s,
         ));
-        v.push(Sample {
-            role: Role::Headline,
-            ..plain(
-                name("rate", Unit::OpsPerSec),
-                Unit::OpsPerSec,
-                Direction::Rate,
-                p.ops_per_s,
-            )
-        });
+        // A phase nothing counted has no rate of operations; one its tool
+        // reported has no CPU time of its own (the program's phase, which
+        // fslab timed, holds it).
+        if p.counted {
+            v.push(Sample {
+                role: Role::Headline,
+                ..plain(
+                    name("rate", Unit::OpsPerSec),
+                    Unit::OpsPerSec,
+                    Direction::Rate,
+                    p.ops_per_s,
+                )
+            });
+        }
+        if p.reported {
+            continue;
+        }
         v.push(plain(
             name("sys cpu", Unit::Seconds),
             Unit::Seconds,
@@ -198,6 +206,34 @@ mod tests {
             remount_s: None,
             image_extents: Some(9),
         })
+    }
+
+    #[test]
+    fn a_phase_the_tool_reported_has_its_time_and_rate_but_no_cpu_of_its_own() {
+        let fio = PhaseResult {
+            reported: true,
+            ..PhaseResult::timed("rw", 1024, 0.5)
+        };
+        let ior = PhaseResult {
+            reported: true,
+            counted: false,
+            bytes: 1 << 30,
+            ..PhaseResult::timed("ior-easy-write", 0, 2.0)
+        };
+        let names: Vec<String> = run_of(&[fio, ior], &[])
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "rw time (s)",
+                "rw rate (ops/s)",
+                "ior-easy-write time (s)",
+                "unmount (s)",
+                "image extents"
+            ]
+        );
     }
 
     #[test]

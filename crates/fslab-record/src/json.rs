@@ -1,7 +1,7 @@
 //! The shape of fslab's JSON output: every document a command prints
 //! (`--json`, `results export --format json`, `compare --format json`) is
 //! one object whose first field, `fslab_schema`, says which version of the
-//! shape it has. The README's "JSON output" section documents each shape.
+//! shape it has. docs/store.md's "JSON output" section documents each shape.
 
 use serde::{Deserialize, Serialize};
 

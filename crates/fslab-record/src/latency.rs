@@ -64,6 +64,40 @@ impl LatencyHistogram {
         self.sum_ns += ns as u128;
     }
 
+    /// Records `count` latencies of `ns` each (a bin of another tool's
+    /// histogram: fio's json+ `bins`); the exact sum grows by `ns` times
+    /// `count`.
+    pub fn record_n(&mut self, ns: u64, count: u64) {
+        if count == 0 {
+            return;
+        }
+        let ns = ns.max(1);
+        if ns > HIGHEST_NS {
+            self.clamped += count;
+        }
+        self.hist.saturating_record_n(ns.min(HIGHEST_NS), count);
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
+        self.sum_ns += u128::from(ns) * u128::from(count);
+    }
+
+    /// Another tool's histogram: `bins` of (latency, count), with its own
+    /// exact minimum, maximum and mean where it reports them (its bins
+    /// stand for ranges, so theirs are closer than the bins'). The
+    /// percentiles come from the bins, within HDR's 1% of each bin's value.
+    pub fn of_bins(bins: &[(u64, u64)], exact: Option<(u64, u64, f64)>) -> LatencyHistogram {
+        let mut h = LatencyHistogram::new();
+        for &(ns, n) in bins {
+            h.record_n(ns, n);
+        }
+        if let (Some((min, max, mean)), true) = (exact, h.count() > 0) {
+            h.min_ns = min.max(1);
+            h.max_ns = max.max(h.min_ns);
+            h.sum_ns = (mean.max(0.0) * h.count() as f64).round() as u128;
+        }
+        h
+    }
+
     pub fn count(&self) -> u64 {
         self.hist.len()
     }
@@ -180,6 +214,26 @@ impl LatencyHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn another_tools_bins_become_a_histogram_with_its_exact_extremes() {
+        // fio's json+ bins: value (ns) and how many fell in its bin.
+        let bins = [(2416, 1), (2448, 24), (2480, 59), (13760, 16)];
+        let h = LatencyHistogram::of_bins(&bins, Some((2404, 11_725_785, 2900.5)));
+        let s = h.summary();
+        assert_eq!(s.count, 100);
+        assert_eq!((s.min_ns, s.max_ns), (2404, 11_725_785));
+        assert!((s.mean_ns - 2900.5).abs() < 0.01, "{}", s.mean_ns);
+        let within = |got: u64, want: f64| ((got as f64 - want) / want).abs() < 0.01;
+        assert!(within(s.p50_ns, 2480.0), "{}", s.p50_ns);
+        assert!(within(s.p90_ns, 13760.0), "{}", s.p90_ns);
+        // Without the tool's extremes the bins give them.
+        let plain = LatencyHistogram::of_bins(&bins, None);
+        assert_eq!(plain.min_ns(), 2416);
+        assert_eq!(plain.max_ns(), 13760);
+        assert_eq!(plain.sum_ns(), 2416 + 24 * 2448 + 59 * 2480 + 16 * 13760);
+        assert_eq!(LatencyHistogram::of_bins(&[], Some((1, 2, 1.5))).count(), 0);
+    }
 
     #[test]
     fn percentiles_of_a_uniform_run() {

@@ -82,6 +82,9 @@ pub trait Recorder {
     fn record_facts(&mut self, run: i64, facts: &MachineFacts) -> RecordResult<()>;
     /// The run's numbers as its tool reports them (see [`Metric`]).
     fn record_metrics(&mut self, run: i64, metrics: &[Metric]) -> RecordResult<()>;
+    /// What a program the run started printed, as it wrote it: `stream` is
+    /// `stdout`, `stderr` or the name of a result file it wrote.
+    fn record_output(&mut self, run: i64, stream: &str, bytes: &[u8]) -> RecordResult<()>;
     /// Ends the run with its final status and, if it failed, why.
     fn finish_run(&mut self, run: i64, status: RunStatus, error: Option<&str>) -> RecordResult<()>;
 }

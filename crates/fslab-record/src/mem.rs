@@ -20,6 +20,8 @@ pub struct MemRecorder {
     pub experiment_status: Option<RunStatus>,
     pub findings: Vec<FindingResult>,
     pub facts: Vec<MachineFacts>,
+    /// (stream, bytes) of what a program the run started printed.
+    pub outputs: Vec<(String, Vec<u8>)>,
 }
 
 impl ExperimentRecorder for MemRecorder {
@@ -77,6 +79,11 @@ impl Recorder for MemRecorder {
     }
     fn record_metrics(&mut self, _run: i64, metrics: &[crate::Metric]) -> RecordResult<()> {
         self.metrics.extend_from_slice(metrics);
+        Ok(())
+    }
+    fn record_output(&mut self, _run: i64, stream: &str, bytes: &[u8]) -> RecordResult<()> {
+        self.outputs.retain(|(s, _)| s != stream);
+        self.outputs.push((stream.to_string(), bytes.to_vec()));
         Ok(())
     }
     fn record_latency(

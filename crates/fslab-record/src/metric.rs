@@ -22,6 +22,8 @@ pub enum Unit {
     MibPerSec,
     /// MB (10^6 bytes) per second, as dbench counts them.
     MbPerSec,
+    /// GiB (2^30 bytes) per second: IO500's bandwidth phases and BW score.
+    GibPerSec,
     Seconds,
     Milliseconds,
     Microseconds,
@@ -47,6 +49,7 @@ impl Unit {
             Unit::KiloOpsPerSec => "kIOPS",
             Unit::MibPerSec => "MiB/s",
             Unit::MbPerSec => "MB/s",
+            Unit::GibPerSec => "GiB/s",
             Unit::Seconds => "s",
             Unit::Milliseconds => "ms",
             Unit::Microseconds => "us",
@@ -67,7 +70,42 @@ impl Unit {
                 | Unit::KiloOpsPerSec
                 | Unit::MibPerSec
                 | Unit::MbPerSec
+                | Unit::GibPerSec
         )
+    }
+
+    /// Every unit.
+    pub const ALL: [Unit; 14] = [
+        Unit::FilesPerSec,
+        Unit::OpsPerSec,
+        Unit::KiloOpsPerSec,
+        Unit::MibPerSec,
+        Unit::MbPerSec,
+        Unit::GibPerSec,
+        Unit::Seconds,
+        Unit::Milliseconds,
+        Unit::Microseconds,
+        Unit::Percent,
+        Unit::Count,
+        Unit::Mib,
+        Unit::Kib,
+        Unit::Bytes,
+    ];
+
+    /// The unit written as `symbol` (`MiB/s`, `us`; `IOPS` is ops/s, a
+    /// bare word or `count` a count), for numbers people name themselves
+    /// (the generic output parser's).
+    pub fn of_symbol(symbol: &str) -> Option<Unit> {
+        match symbol {
+            "IOPS" => Some(Unit::OpsPerSec),
+            "" => Some(Unit::Count),
+            s => Unit::ALL.into_iter().find(|u| u.symbol() == s),
+        }
+    }
+
+    /// Every symbol [`Unit::of_symbol`] takes, for error messages.
+    pub fn symbols() -> &'static str {
+        "files/s, ops/s (IOPS), kIOPS, MiB/s, MB/s, GiB/s, s, ms, us, %, count, MiB, KiB, bytes"
     }
 
     /// Whether the unit is a time (more is slower).

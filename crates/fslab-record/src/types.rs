@@ -136,7 +136,7 @@ pub struct LoopRow {
 }
 
 /// A phase of a workload (fsmark: create, stat, unlink).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PhaseResult {
     pub phase: String,
     /// Operations (files) completed.
@@ -153,6 +153,39 @@ pub struct PhaseResult {
     pub bytes: u64,
     /// False when the phase was cut short.
     pub complete: bool,
+    /// Reported by the tool fslab ran (a job of fio's, a phase of IO500's),
+    /// read from its output after it ended: its own count and time, no
+    /// CPU time of its own (the program's phase, which fslab timed, holds
+    /// it) and no probe boundaries.
+    #[serde(default)]
+    pub reported: bool,
+    /// Whether `ops` counts the phase's work. False for a phase nothing
+    /// counted: a program whose output gives no count (fslab timed it) or
+    /// a phase its tool reports in bytes alone (IO500's bandwidth phases);
+    /// such a phase has no rate of operations.
+    #[serde(default = "counted_by_default")]
+    pub counted: bool,
+}
+
+fn counted_by_default() -> bool {
+    true
+}
+
+impl Default for PhaseResult {
+    fn default() -> PhaseResult {
+        PhaseResult {
+            phase: String::new(),
+            ops: 0,
+            elapsed_s: 0.0,
+            ops_per_s: 0.0,
+            usr_cpu_s: 0.0,
+            sys_cpu_s: 0.0,
+            bytes: 0,
+            complete: false,
+            reported: false,
+            counted: true,
+        }
+    }
 }
 
 impl PhaseResult {

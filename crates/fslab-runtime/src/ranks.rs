@@ -332,7 +332,7 @@ const RESCUED: u8 = 2;
 /// that `fslab_cluster::netns::mpirun_args` asks of Open MPI
 /// (`odls_base_sigkill_timeout`), with room for the ranks signalled with
 /// it to keep theirs. Open MPI 4.1 signals the hosts one after another, so
-/// a third host's ranks may come too late (README, "Scaling out over MPI").
+/// a third host's ranks may come too late (docs/scale-out.md).
 const RESCUE_AFTER: Duration = Duration::from_secs(2);
 
 /// What rank 0's rescue needs to report a run without the other ranks.

@@ -1,7 +1,7 @@
 //! Simulated coverage of the intervals against a known truth: how often
 //! an interval stated at 95% holds the true ratio, at the numbers of runs
 //! fslab uses, on the kinds of data benchmarks give. The tests in this
-//! module are the evidence behind the README's statistics section; the
+//! module are the evidence behind docs/statistics.md; the
 //! numbers they measured are printed (`cargo test -p fslab-stats coverage
 //! -- --nocapture`).
 

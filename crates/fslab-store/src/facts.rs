@@ -1,5 +1,5 @@
 //! The machine a run ran on, read back: each host's facts (table `facts`,
-//! migration 10) and what the `machine` probe measured in each phase (its
+//! migration 11) and what the `machine` probe measured in each phase (its
 //! notes), as one value that `results show`, the JSON documents and the
 //! explanations read.
 

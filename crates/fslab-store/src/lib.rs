@@ -31,8 +31,8 @@ pub use calibration::Calibration;
 pub use evidence::OpTotal;
 pub use experiment::{ExperimentRecord, ExperimentRow, RunOrigin};
 pub use read::{
-    ProbeSummary, RunRecord, RunRow, StoredHistogram, StoredLatency, StoredNote, StoredPhase,
-    StoredPoint,
+    ProbeSummary, RunRecord, RunRow, StoredHistogram, StoredLatency, StoredNote, StoredOutput,
+    StoredPhase, StoredPoint,
 };
 
 /// A store error, with the database path in its message.
@@ -477,7 +477,7 @@ impl Recorder for Store {
         self.write(|conn| {
             conn.execute(
                 "INSERT INTO phases VALUES (?1, (SELECT COUNT(*) FROM phases WHERE run_id = ?1),
-                    ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
                     run,
                     p.phase,
@@ -487,7 +487,9 @@ impl Recorder for Store {
                     p.usr_cpu_s,
                     p.sys_cpu_s,
                     p.bytes as i64,
-                    p.complete
+                    p.complete,
+                    p.reported,
+                    p.counted
                 ],
             )?;
             Ok(())
@@ -620,6 +622,16 @@ impl Recorder for Store {
                 }
             }
             Ok(tx.commit()?)
+        })
+    }
+
+    fn record_output(&mut self, run: i64, stream: &str, bytes: &[u8]) -> RecordResult<()> {
+        self.write(|conn| {
+            conn.execute(
+                "INSERT OR REPLACE INTO outputs VALUES (?1, ?2, ?3)",
+                params![run, stream, bytes],
+            )?;
+            Ok(())
         })
     }
 

@@ -55,6 +55,12 @@ pub struct StoredPhase {
     pub sys_cpu_s: f64,
     pub bytes: u64,
     pub complete: bool,
+    /// Reported by the program fslab ran, after it ended (see
+    /// [`fslab_record::PhaseResult::reported`]).
+    pub reported: bool,
+    /// Whether its count counts its work (see
+    /// [`fslab_record::PhaseResult::counted`]).
+    pub counted: bool,
 }
 
 impl From<StoredPhase> for fslab_record::PhaseResult {
@@ -68,6 +74,8 @@ impl From<StoredPhase> for fslab_record::PhaseResult {
             sys_cpu_s: p.sys_cpu_s,
             bytes: p.bytes,
             complete: p.complete,
+            reported: p.reported,
+            counted: p.counted,
         }
     }
 }
@@ -99,6 +107,18 @@ pub struct RunRecord {
     /// The machine it ran on: each host's facts, each phase's clock,
     /// page cache and pressure.
     pub machine: fslab_record::facts::Machine,
+    /// What a program the run started printed, kept with it (`fslab
+    /// results output ID STREAM` prints it): each stream and its size.
+    pub outputs: Vec<StoredOutput>,
+}
+
+/// One stream a program printed (or a result file it wrote), as kept.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct StoredOutput {
+    /// `stdout`, `stderr` or the file's name.
+    pub stream: String,
+    /// Its size in bytes.
+    pub bytes: u64,
 }
 
 const RUN_COLUMNS: &str =
@@ -160,7 +180,8 @@ impl Store {
     pub fn phases(&self, id: i64) -> Result<Vec<StoredPhase>, StoreError> {
         let q = || -> rusqlite::Result<Vec<StoredPhase>> {
             let mut st = self.conn().prepare(
-                "SELECT seq, phase, ops, elapsed_s, ops_per_s, usr_cpu_s, sys_cpu_s, bytes, complete
+                "SELECT seq, phase, ops, elapsed_s, ops_per_s, usr_cpu_s, sys_cpu_s, bytes, complete,
+                    reported, counted
                  FROM phases WHERE run_id = ?1 ORDER BY seq",
             )?;
             let rows = st.query_map([id], |r| {
@@ -174,9 +195,28 @@ impl Store {
                     sys_cpu_s: r.get(6)?,
                     bytes: r.get::<_, i64>(7)? as u64,
                     complete: r.get(8)?,
+                    reported: r.get(9)?,
+                    counted: r.get(10)?,
                 })
             })?;
             rows.collect()
+        };
+        q().map_err(|e| self.err(e))
+    }
+
+    /// What run `id`'s program printed on `stream` (`stdout`, `stderr`, a
+    /// result file's name), as it printed it; None when nothing was kept
+    /// under that name.
+    pub fn output(&self, id: i64, stream: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let q = || -> rusqlite::Result<Option<Vec<u8>>> {
+            let mut st = self
+                .conn()
+                .prepare("SELECT bytes FROM outputs WHERE run_id = ?1 AND stream = ?2")?;
+            let found = st
+                .query_map(params![id, stream], |r| r.get(0))?
+                .next()
+                .transpose();
+            found
         };
         q().map_err(|e| self.err(e))
     }
@@ -222,6 +262,17 @@ impl Store {
                     })
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut st = c.prepare(
+                "SELECT stream, length(bytes) FROM outputs WHERE run_id = ?1 ORDER BY rowid",
+            )?;
+            let outputs = st
+                .query_map([id], |r| {
+                    Ok(StoredOutput {
+                        stream: r.get(0)?,
+                        bytes: r.get::<_, i64>(1)? as u64,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
             Ok(Some(RunRecord {
                 run,
                 phases: Vec::new(),
@@ -229,6 +280,7 @@ impl Store {
                 series,
                 metrics: Vec::new(),
                 machine: fslab_record::facts::Machine::default(),
+                outputs,
             }))
         };
         let mut rec = q()

@@ -235,7 +235,21 @@ pub const MIGRATIONS: &[&str] = &[
     ) ORDER BY run_id, idx, k, sub;
     DROP TABLE loops;
     "#,
-    // 10: the machine each run ran on (fslab_record::facts): one row per
+    // 10: phases a tool reported after it ran (fslab_record::PhaseResult::
+    // reported: a job of fio's, a phase of IO500's) and phases nothing
+    // counted (PhaseResult::counted: a program timed alone), and what a program
+    // fslab ran printed (`fslab exec`, `kind = "command"`), kept with its run.
+    r#"
+    ALTER TABLE phases ADD COLUMN reported INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE phases ADD COLUMN counted INTEGER NOT NULL DEFAULT 1;
+    CREATE TABLE outputs (
+        run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        stream  TEXT NOT NULL,              -- stdout | stderr | a file the program wrote
+        bytes   BLOB NOT NULL,              -- as the program wrote them
+        PRIMARY KEY (run_id, stream)
+    );
+    "#,
+    // 11: the machine each run ran on (fslab_record::facts): one row per
     // fact and host, in the order read; value NULL when it could not be
     // read (source then says why).
     r#"

@@ -12,21 +12,7 @@ fn schema() -> serde_json::Value {
 /// Every unit a metric can have; the match fails to compile when a unit is
 /// added, so that the schema's list is looked at too.
 fn every_unit() -> Vec<Unit> {
-    let all = vec![
-        Unit::FilesPerSec,
-        Unit::OpsPerSec,
-        Unit::KiloOpsPerSec,
-        Unit::MibPerSec,
-        Unit::MbPerSec,
-        Unit::Seconds,
-        Unit::Milliseconds,
-        Unit::Microseconds,
-        Unit::Percent,
-        Unit::Count,
-        Unit::Mib,
-        Unit::Kib,
-        Unit::Bytes,
-    ];
+    let all = Unit::ALL.to_vec();
     for u in &all {
         match u {
             Unit::FilesPerSec
@@ -34,6 +20,7 @@ fn every_unit() -> Vec<Unit> {
             | Unit::KiloOpsPerSec
             | Unit::MibPerSec
             | Unit::MbPerSec
+            | Unit::GibPerSec
             | Unit::Seconds
             | Unit::Milliseconds
             | Unit::Microseconds

@@ -562,3 +562,41 @@ fn old_loop_rows_become_the_metrics_a_loop_is_recorded_as_now() {
         .unwrap();
     assert_eq!(loops, 0, "the loops table is gone");
 }
+
+#[test]
+fn a_programs_output_and_its_reported_phases_are_kept_with_its_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.sqlite");
+    let mut s = Store::open(&path).unwrap();
+    let id = s.begin_run(&info()).unwrap();
+    let fio = PhaseResult {
+        reported: true,
+        ..PhaseResult::timed("rw", 1024, 0.5)
+    };
+    let dd = PhaseResult {
+        counted: false,
+        ..PhaseResult::timed("dd", 0, 1.5)
+    };
+    s.record_phase(id, &dd).unwrap();
+    s.record_phase(id, &fio).unwrap();
+    s.record_output(id, "stdout", b"{\"jobs\": []}\n").unwrap();
+    s.record_output(id, "stderr", b"\xff not utf-8").unwrap();
+    s.finish_run(id, RunStatus::Complete, None).unwrap();
+    drop(s);
+    let s = Store::open_read(&path).unwrap();
+    let back: Vec<PhaseResult> = s.phases(id).unwrap().into_iter().map(Into::into).collect();
+    assert_eq!(back, [dd, fio]);
+    assert_eq!(s.output(id, "stderr").unwrap().unwrap(), b"\xff not utf-8");
+    assert_eq!(s.output(id, "result.txt").unwrap(), None);
+    let rec = s.run(id).unwrap();
+    let streams: Vec<(&str, u64)> = rec
+        .outputs
+        .iter()
+        .map(|o| (o.stream.as_str(), o.bytes))
+        .collect();
+    assert_eq!(streams, [("stdout", 13), ("stderr", 11)]);
+    let j: serde_json::Value = serde_json::from_str(&s.run_json(id).unwrap()).unwrap();
+    assert_eq!(j["outputs"][0]["stream"], "stdout");
+    assert_eq!(j["phases"][0]["counted"], false);
+    assert_eq!(j["phases"][1]["reported"], true);
+}

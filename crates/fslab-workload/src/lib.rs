@@ -11,6 +11,7 @@
 
 pub mod alloctest;
 pub mod args;
+pub mod command;
 pub mod command_line;
 pub mod common;
 pub mod compilebench;
@@ -51,6 +52,7 @@ pub fn registry() -> &'static [&'static dyn plugin::AnyWorkload] {
         &Plugin::<compilebench::plugin::CompileBench>::new(),
         &mdtest::plugin::MDTEST,
         &io500::plugin::IO500MD,
+        &Plugin::<command::plugin::Exec>::new(),
     ];
     BUILT_IN
 }

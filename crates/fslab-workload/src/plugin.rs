@@ -56,8 +56,11 @@ pub trait Workload: Send + Sync + 'static {
     fn common_mut(o: &mut Self::Options) -> &mut CommonArgs;
 
     /// What its command line means beyond what clap sets, applied to every
-    /// parsed job (tiotest's `-F` is `--drop-caches`).
-    fn parsed(_o: &mut Self::Options) {}
+    /// parsed job (tiotest's `-F` is `--drop-caches`; io500md reads its
+    /// IO500 ini file): an [`Error::Options`] when that cannot be done.
+    fn parsed(_o: &mut Self::Options) -> Result<()> {
+        Ok(())
+    }
 
     /// Text the command prints instead of running (dbench's
     /// `--print-loadfile`); None to run.
@@ -68,6 +71,31 @@ pub trait Workload: Send + Sync + 'static {
     /// The workload's own checks beyond what clap checks: an
     /// [`Error::Options`] whose one line names the bad option and value.
     fn validate(o: &Self::Options) -> Result<()>;
+
+    /// The arguments `fslab run` puts before an experiment's own (`{dir}`
+    /// replaced as in them): a program's directory (`--dir {dir}`).
+    fn experiment_prefix() -> &'static [&'static str] {
+        &[]
+    }
+    /// The `[workload]` keys of an experiment it takes beyond kind, args,
+    /// dirs, ranks and probes, each with the option it stands for
+    /// (`parser = "fio"` is `--parser fio`; a list repeats the option).
+    fn experiment_keys() -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+    /// Whether it starts its own ranks, a program under MPI's launcher
+    /// (an external MPI program): on several ranks, or under `[cluster]`,
+    /// `fslab run` gives it the launcher ([`Workload::set_launcher`])
+    /// instead of starting it on every rank.
+    fn launches_ranks() -> bool {
+        false
+    }
+    /// The launcher in front of its program (`mpirun -np 4 ...`, `srun
+    /// ...`): only called when [`Workload::launches_ranks`].
+    fn set_launcher(_o: &mut Self::Options, _launcher: Vec<String>) {}
+    /// The programs `fslab run --allow-command` names, which it may run
+    /// where it would refuse them (a shell).
+    fn allow_commands(_o: &mut Self::Options, _programs: &[String]) {}
 
     /// Whether it takes its directories as `-d DIR` options (fs_mark,
     /// tiotest), which `fslab run` then gives, one per `workload.dirs`.
@@ -182,6 +210,9 @@ pub trait AnyWorkload: Send + Sync {
     fn job_of_json(&self, v: serde_json::Value) -> Result<Job>;
     fn takes_dirs(&self) -> bool;
     fn one_tree(&self) -> bool;
+    fn experiment_prefix(&self) -> &'static [&'static str];
+    fn experiment_keys(&self) -> &'static [(&'static str, &'static str)];
+    fn launches_ranks(&self) -> bool;
     fn silent_during(&self, phase: &str) -> bool;
     /// [`Workload::merged_text`].
     fn merged_text(&self, ranks: usize, loops: &[fslab_record::LoopRow]) -> Option<String>;
@@ -203,6 +234,8 @@ pub trait AnyJob: fmt::Debug + Send + Sync {
     fn speaks_for_ranks(&self) -> bool;
     fn scale(&mut self, factor: f64);
     fn in_cell(&mut self);
+    fn set_launcher(&mut self, launcher: Vec<String>);
+    fn allow_commands(&mut self, programs: &[String]);
     fn on_rank(&mut self, place: &dyn RankPlace) -> Result<()>;
     fn options_json(&self) -> serde_json::Value;
     fn run(&self, start: Start<'_, '_>) -> Result<Box<dyn Report>>;
@@ -331,7 +364,7 @@ impl<W: Workload> AnyWorkload for Plugin<W> {
     fn job_of_matches(&self, m: &ArgMatches) -> Result<Job> {
         let mut o =
             W::Options::from_arg_matches(m).map_err(|e| Error::Options(clap_error_line(&e)))?;
-        W::parsed(&mut o);
+        W::parsed(&mut o)?;
         Ok(Plugin::<W>::job(o))
     }
     fn job_of_json(&self, v: serde_json::Value) -> Result<Job> {
@@ -344,6 +377,15 @@ impl<W: Workload> AnyWorkload for Plugin<W> {
     }
     fn one_tree(&self) -> bool {
         W::one_tree()
+    }
+    fn experiment_prefix(&self) -> &'static [&'static str] {
+        W::experiment_prefix()
+    }
+    fn experiment_keys(&self) -> &'static [(&'static str, &'static str)] {
+        W::experiment_keys()
+    }
+    fn launches_ranks(&self) -> bool {
+        W::launches_ranks()
     }
     fn silent_during(&self, phase: &str) -> bool {
         W::silent_during(phase)
@@ -392,6 +434,12 @@ impl<W: Workload> AnyJob for Typed<W> {
     }
     fn in_cell(&mut self) {
         W::in_cell(&mut self.o);
+    }
+    fn set_launcher(&mut self, launcher: Vec<String>) {
+        W::set_launcher(&mut self.o, launcher);
+    }
+    fn allow_commands(&mut self, programs: &[String]) {
+        W::allow_commands(&mut self.o, programs);
     }
     fn on_rank(&mut self, place: &dyn RankPlace) -> Result<()> {
         W::on_rank(&mut self.o, place)
@@ -453,6 +501,18 @@ impl Kind {
     /// [`Workload::one_tree`].
     pub fn one_tree(self) -> bool {
         self.0.one_tree()
+    }
+    /// [`Workload::experiment_prefix`].
+    pub fn experiment_prefix(self) -> &'static [&'static str] {
+        self.0.experiment_prefix()
+    }
+    /// [`Workload::experiment_keys`].
+    pub fn experiment_keys(self) -> &'static [(&'static str, &'static str)] {
+        self.0.experiment_keys()
+    }
+    /// [`Workload::launches_ranks`].
+    pub fn launches_ranks(self) -> bool {
+        self.0.launches_ranks()
     }
     pub fn is_silent_during(self, phase: &str) -> bool {
         self.0.silent_during(phase)

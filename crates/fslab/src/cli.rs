@@ -4,11 +4,30 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// `fslab --version`: the version, the commit, and whether MPI is built
+/// in (workloads on MPI ranks, `[cluster]` experiments of fslab's own
+/// workloads) or not (`cargo build --features mpi` builds it in).
+pub const VERSION: &str = if cfg!(feature = "mpi") {
+    concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (git ",
+        env!("FSLAB_GIT_REV"),
+        "), MPI: built in (Open MPI, the mpi crate)"
+    )
+} else {
+    concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (git ",
+        env!("FSLAB_GIT_REV"),
+        "), MPI: not built in (cargo build --features mpi)"
+    )
+};
+
 /// A filesystem benchmark laboratory.
 #[derive(Debug, Parser)]
 #[command(
     name = "fslab",
-    version = concat!(env!("CARGO_PKG_VERSION"), " (git ", env!("FSLAB_GIT_REV"), ")"),
+    version = VERSION,
     about,
     long_about = None
 )]
@@ -126,9 +145,17 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print fslab's man page (roff)
-    #[command(after_help = "Example: fslab man > /usr/local/share/man/man1/fslab.1")]
-    Man,
+    /// Print a man page (roff): fslab's, or a command's; or write every command's page into a directory
+    #[command(
+        after_help = "Examples:\n  fslab man > /usr/local/share/man/man1/fslab.1\n  fslab man results show | man -l -\n  fslab man --dir /usr/local/share/man/man1   # fslab.1, fslab-run.1, fslab-results-show.1, ..."
+    )]
+    Man {
+        /// The command whose page to print (`run`, `results show`)
+        command: Vec<String>,
+        /// Write every command's page (fslab.1, fslab-COMMAND.1, ...) into this directory
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
     /// Merge and keep what the ranks of an MPI run kept after a signal (a spool
     /// `STORE.ranks-TOKEN` beside the results store), naming the ranks and hosts that
     /// kept nothing: `fslab run` does it once mpirun has ended; by hand after a run
@@ -424,7 +451,7 @@ pub enum ResultsCommand {
     },
     /// One line per experiment (`fslab run`), starting with its id, with runs completed
     Experiments,
-    /// The findings' outcome table (as the README shows it), from the store: each finding's id, claim, the author's number, fslab's and the rule's verdict, with the run's date, kernel, scale and repetitions
+    /// The findings' outcome table (as docs/findings.md shows it), from the store: each finding's id, claim, the author's number, fslab's and the rule's verdict, with the run's date, kernel, scale and repetitions
     #[command(
         after_help = "Examples:\n  fslab results outcomes              # the latest experiment of each name\n  fslab results outcomes 12 14        # these experiments"
     )]
@@ -436,6 +463,17 @@ pub enum ResultsCommand {
     Show {
         /// Run id (from `fslab results list`)
         id: i64,
+    },
+    /// What a program a run started printed (fslab exec, kind = "command"), byte for byte
+    #[command(
+        after_help = "Examples:\n  fslab results output 12             # its stdout\n  fslab results output 12 stderr\n  fslab results output 12 result.txt  # a result file its parser read"
+    )]
+    Output {
+        /// Run id (from `fslab results list`)
+        id: i64,
+        /// stdout, stderr, or the name of a result file its parser read (`results show` lists them)
+        #[arg(default_value = "stdout")]
+        stream: String,
     },
     /// One run as JSON or long-format CSV
     Export {

@@ -115,3 +115,9 @@ pub fn main_with(extra: &[&'static dyn AnyWorkload]) -> ExitCode {
         Err(Failure::Interrupted) => ExitCode::from(130),
     }
 }
+
+/// The whole command line as clap knows it (every registered workload's
+/// subcommand included): what the guide's commands are checked against.
+pub fn cli_command() -> clap::Command {
+    cli::command()
+}

@@ -79,6 +79,9 @@ pub struct ProcessExecutor {
     pub ranks: u32,
     /// `[cluster]`: the workload runs on its hosts, under its mpirun.
     pub cluster: Option<crate::spec::Cluster>,
+    /// The workload starts its own ranks (a program under its launcher:
+    /// [`fslab_workload::Workload::launches_ranks`]): it runs as one process.
+    pub own_ranks: bool,
 }
 
 /// How long one launch of `fslab host-lab` on every host may take.
@@ -89,8 +92,10 @@ impl ProcessExecutor {
     /// for several ranks.
     fn command(&self, spec: &ChildSpec) -> Command {
         let launcher = match &self.cluster {
+            _ if self.own_ranks => None,
             // Exported to the ranks on other hosts too (over ssh the
-            // environment stays behind).
+            // environment stays behind; srun exports it by default).
+            Some(c) if c.launch == crate::spec::cluster::Launch::Srun => Some(c.workload_mpirun()),
             Some(c) => Some(
                 c.workload_mpirun()
                     .into_iter()
@@ -311,7 +316,7 @@ impl Executor for ProcessExecutor {
         while let Ok(line) = rx.try_recv() {
             handle(line, &mut out, progress);
         }
-        if out.status.is_none() && (self.ranks > 1 || self.cluster.is_some()) {
+        if out.status.is_none() && !self.own_ranks && (self.ranks > 1 || self.cluster.is_some()) {
             // The ranks were stopped (a host lost): what they kept.
             for spool in self.spools() {
                 if !spools_before.contains(&spool) {

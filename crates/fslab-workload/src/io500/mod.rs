@@ -9,11 +9,16 @@
 //! from the options (and scaled by `fslab run --scale`).
 //!
 //! - [`options`]: the options and each phase's mdtest command line;
+//! - [`ini`]: IO500's configuration file into the options;
+//! - [`files`]: IO500's result files (result_summary.txt, result.txt,
+//!   config-orig.ini, config.ini), written as the run goes;
 //! - [`find`]: the parallel find;
 //! - [`score`]: the result lines, the score and the validity rules;
 //! - [`plugin`]: the workload's registration.
 
+pub mod files;
 pub mod find;
+pub mod ini;
 pub mod options;
 pub mod plugin;
 mod run;

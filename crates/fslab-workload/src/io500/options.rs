@@ -19,9 +19,12 @@ pub const IO500_MINWRITE_S: u64 = 300;
 /// mdtest-hard's bytes per file (`-w 3901 -e 3901`) and the find's `-size`.
 pub const HARD_BYTES: u64 = 3901;
 
-/// `fslab io500md [options] -d DIR`: IO500's metadata phases.
+/// `fslab io500md [options] [-d DIR | CONFIG.ini]`: IO500's metadata phases.
 #[derive(Debug, Clone, Args, Serialize, Deserialize)]
 pub struct Io500Args {
+    /// IO500's configuration file: its [global], [debug], [mdtest-easy], [mdtest-hard] and [find] keys set the options (its datadir and resultdir with IO500's defaults, timestamped unless it turns that off)
+    #[arg(value_name = "CONFIG.ini")]
+    pub config: Option<PathBuf>,
     /// IO500's datadir: mdtest-easy and mdtest-hard are made (and removed) under it
     #[arg(
         short = 'd',
@@ -45,6 +48,22 @@ pub struct Io500Args {
     /// The minimum time of a write phase for a valid run, seconds (IO500's 300; --scale scales it)
     #[arg(long = "minwrite", value_name = "SECONDS", default_value_t = IO500_MINWRITE_S)]
     pub minwrite: u64,
+    /// The ini's `[mdtest-easy] run = FALSE`: its phases are not run (score 0).
+    #[arg(skip)]
+    #[serde(default)]
+    pub skip_easy: bool,
+    /// The ini's `[mdtest-hard] run = FALSE`.
+    #[arg(skip)]
+    #[serde(default)]
+    pub skip_hard: bool,
+    /// The ini's `[find] run = FALSE`.
+    #[arg(skip)]
+    #[serde(default)]
+    pub skip_find: bool,
+    /// The ini as given (written back as `config-orig.ini`).
+    #[arg(skip)]
+    #[serde(default)]
+    pub config_text: Option<String>,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -207,6 +226,40 @@ impl Io500Args {
             path(&res.join(format!("{}.csv", p.name())))
         ));
         a
+    }
+
+    /// Phase `p`'s mdtest command line as recorded and kept (`mdtest ...`).
+    pub fn mdtest_command(&self, p: MdPhase) -> Vec<String> {
+        std::iter::once("mdtest".to_string())
+            .chain(self.mdtest_argv(p))
+            .collect()
+    }
+
+    /// What `result.txt` says phase `p` runs (its `exe`): fslab's mdtest
+    /// with its arguments, fslab's find with IO500's criteria; none for
+    /// the timestamp.
+    pub fn exe(&self, p: super::Phase) -> Option<String> {
+        match p {
+            super::Phase::Md(m) => Some(self.mdtest_command(m).join(" ")),
+            super::Phase::Find => Some(format!(
+                "fslab-find {} -newer {} -size {HARD_BYTES}c -name *01*",
+                self.dir.display(),
+                self.results().join("timestampfile").display()
+            )),
+            super::Phase::Timestamp => None,
+        }
+    }
+
+    /// Whether phase `p` runs (the ini's `run = FALSE` turns a group off).
+    pub fn runs(&self, p: super::Phase) -> bool {
+        match p {
+            super::Phase::Md(m) => match m.tree {
+                Tree::Easy => !self.skip_easy,
+                Tree::Hard => !self.skip_hard,
+            },
+            super::Phase::Find => !self.skip_find,
+            super::Phase::Timestamp => true,
+        }
     }
 
     /// Phase `p`'s mdtest options, checked by mdtest's own rules.

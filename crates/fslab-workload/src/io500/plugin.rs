@@ -17,6 +17,7 @@ pub static IO500MD: Plugin<Io500Md> = Plugin::new();
 /// The subcommand's help: what it is and an example.
 pub const ABOUT: &str = "IO500's metadata phases: mdtest-easy and mdtest-hard write, stat, read and delete and the parallel find, in IO500's order, with the MD score (kIOPS) and IO500's validity rules";
 pub const EXAMPLES: &str = "Examples:
+  fslab io500md io500.ini                                   # IO500's own configuration file
   fslab io500md -d /mnt/test/io500                          # IO500's sizes and times: 300 s stonewall
   fslab io500md --easy-n 20000 --hard-n 20000 --stonewall-time 3 --minwrite 3 -d /mnt/test/io500
   mpirun -np 4 fslab io500md --stonewall-time 30 --minwrite 30 -d /mnt/test/io500
@@ -36,6 +37,10 @@ impl Workload for Io500Md {
     }
     fn common_mut(o: &mut Io500Args) -> &mut CommonArgs {
         &mut o.common
+    }
+    /// IO500's ini file, when given, sets the options.
+    fn parsed(o: &mut Io500Args) -> crate::Result<()> {
+        o.apply_config()
     }
     fn validate(o: &Io500Args) -> crate::Result<()> {
         o.validate()

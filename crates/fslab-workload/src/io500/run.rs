@@ -11,6 +11,7 @@ use fslab_cluster::Cluster;
 use fslab_record::{Better, Metric, Recorder, Unit};
 use serde::Serialize;
 
+use super::files::ResultFiles;
 use super::find::{self, Count, Criteria};
 use super::options::{Io500Args, MdPhase, Step, HARD_BYTES, IO500_MINWRITE_S, IO500_STONEWALL_S};
 use super::score::{self, PhaseScore};
@@ -59,10 +60,14 @@ fn operation(step: Step) -> &'static str {
 /// One phase's numbers on this rank before the rules: its score (rank 0's
 /// is the run's), IO500's words for what its own checks found, and the
 /// metrics it adds.
+#[derive(Default)]
 struct Ran {
     score: f64,
     invalid: Vec<String>,
     metrics: Vec<Metric>,
+    /// The phase's own pairs in `result.txt`, after its `exe`
+    /// (`rate-stonewall`, `nproc`, `found`, `total-files`).
+    pairs: Vec<(&'static str, String)>,
 }
 
 struct Runner<'c, 'r, 'h> {
@@ -71,6 +76,8 @@ struct Runner<'c, 'r, 'h> {
     ctx: RunCtx<'r, 'h>,
     stop: &'c AtomicBool,
     error: Option<String>,
+    /// IO500's result files (rank 0).
+    files: Option<ResultFiles>,
 }
 
 fn setup_err(what: &str, p: &Path, e: std::io::Error) -> crate::Error {
@@ -83,41 +90,38 @@ impl Runner<'_, '_, '_> {
     }
 
     /// An mdtest phase through fslab's mdtest, its text kept as IO500 keeps
-    /// it (RESULTDIR/PHASE.txt, after an `exe` line).
+    /// it (RESULTDIR/PHASE.txt); its score IO500's: every rank's items
+    /// over the slowest rank's time, the stonewall's wear-out included.
     fn mdtest(&mut self, p: MdPhase) -> crate::Result<Ran> {
         let o = self.a.mdtest(p)?;
-        let argv: Vec<String> = std::iter::once("mdtest".to_string())
-            .chain(self.a.mdtest_argv(p))
-            .collect();
-        let mut text = format!("exe = {}\n", argv.join(" ")).into_bytes();
+        let argv = self.a.mdtest_command(p);
+        let mut text = Vec::new();
         let name = p.name();
         let part = crate::mdtest::run_within(&o, &argv, self.c, &mut self.ctx, &mut text, &name)?;
         if let Some(e) = part.error {
             self.error.get_or_insert(format!("{name}: {e}"));
         }
-        let mut ran = Ran {
-            score: 0.0,
-            invalid: Vec::new(),
-            metrics: Vec::new(),
-        };
+        let mut ran = Ran::default();
         if !self.rank0() {
             return Ok(ran);
         }
         let txt = self.a.results().join(format!("{name}.txt"));
         std::fs::write(&txt, &text).map_err(|e| setup_err("cannot write", &txt, e))?;
         ran.score = part
-            .rates
+            .totals
             .iter()
-            .find(|r| r.operation == operation(p.step))
-            .map_or(0.0, |r| r.mean / 1000.0);
+            .find(|t| t.operation == operation(p.step))
+            .map_or(0.0, |t| t.rate() / 1000.0);
         if let (Step::Write, Some(w)) = (p.step, part.stonewall.first()) {
             // IO500's rate-stonewall: the items at the stonewall over the
             // time to it.
+            let kiops = w.stonewall_rate / 1000.0;
+            ran.pairs.push(("rate-stonewall", format!("{kiops:.6}")));
             ran.metrics.push(Metric::new(
                 SOURCE,
                 Some(&name),
                 "rate-stonewall",
-                w.stonewall_rate / 1000.0,
+                kiops,
                 Unit::KiloOpsPerSec,
                 Better::Higher,
             ));
@@ -137,11 +141,7 @@ impl Runner<'_, '_, '_> {
                 crate::Error::Setup("rank 0 could not write the timestamp file".into())
             }));
         }
-        Ok(Ran {
-            score: 0.0,
-            invalid: Vec::new(),
-            metrics: Vec::new(),
-        })
+        Ok(Ran::default())
     }
 
     /// The parallel find over both trees: every rank's share walked as a
@@ -173,12 +173,22 @@ impl Runner<'_, '_, '_> {
         let complete = !self.ctx.stopping();
         self.ctx
             .record_phase(phase_result("find", mine.total_files, 0, &run, complete))?;
+        let each = self
+            .c
+            .gather(&serde_json::to_vec(&mine).unwrap_or_default());
         let all = Count {
             total_files: self.c.sum(mine.total_files),
             found: self.c.sum(mine.found),
             errors: self.c.sum(mine.errors),
         };
         let runtime_s = self.c.max((run.elapsed_s * 1e9) as u64) as f64 / 1e9;
+        if let (Some(f), Some(each)) = (&self.files, each) {
+            let ranks: Vec<Count> = each
+                .iter()
+                .map(|b| serde_json::from_slice(b).unwrap_or_default())
+                .collect();
+            f.write_file("find.csv", &find_csv(runtime_s, &all, &ranks))?;
+        }
         let mut invalid = Vec::new();
         if all.found == 0 {
             invalid.push("Find didn't find anything, this is likely invalid.".to_string());
@@ -205,6 +215,11 @@ impl Runner<'_, '_, '_> {
                 count("total-files", all.total_files),
                 count("errors", all.errors),
             ],
+            pairs: vec![
+                ("nproc", self.c.size().to_string()),
+                ("found", all.found.to_string()),
+                ("total-files", all.total_files.to_string()),
+            ],
         })
     }
 
@@ -215,6 +230,76 @@ impl Runner<'_, '_, '_> {
             Phase::Find => self.find(),
         }
     }
+
+    /// Phase `p` as IO500's main loop runs it: its section opened and its
+    /// command written (rank 0), the phase run and timed whole (or, turned
+    /// off by the ini's `run = FALSE`, not run: a score of 0), IO500's
+    /// checks, its lines printed and written. None on the other ranks.
+    fn one(
+        &mut self,
+        p: Phase,
+        out: &mut dyn Write,
+    ) -> crate::Result<Option<(PhaseScore, Vec<Metric>)>> {
+        if let Some(f) = self.files.as_mut() {
+            f.phase_start(&p.name())?;
+            if let Some(exe) = self.a.exe(p) {
+                f.pair("exe", &exe)?;
+            }
+        }
+        let start = Instant::now();
+        let ran = if self.a.runs(p) {
+            self.phase(p)?
+        } else {
+            Ran::default()
+        };
+        all_running(self.c);
+        let time_s = start.elapsed().as_secs_f64();
+        let Some(f) = self.files.as_mut() else {
+            return Ok(None);
+        };
+        for (k, v) in &ran.pairs {
+            f.pair(k, v)?;
+        }
+        let a = self.a;
+        let mut invalid = ran.invalid;
+        invalid.extend(score::rules(
+            p,
+            time_s,
+            ran.score,
+            a.stonewall_time,
+            a.minwrite,
+        ));
+        let s = PhaseScore {
+            phase: p.name(),
+            score_kiops: ran.score,
+            time_s,
+            scored: p.scored(),
+            invalid,
+        };
+        for why in &s.invalid {
+            let _ = writeln!(out, "{}", score::invalid_line(&s.phase, why));
+        }
+        let _ = writeln!(out, "{}", score::result_line(&s));
+        let _ = out.flush();
+        f.phase_end(&s)?;
+        Ok(Some((s, ran.metrics)))
+    }
+}
+
+/// IO500's `find.csv` from fslab's find: the runtime and rate line, then
+/// pfind's first columns a rank (its job-stealing counters are pfind's
+/// own; fslab's find has none and writes none).
+fn find_csv(runtime_s: f64, all: &Count, ranks: &[Count]) -> String {
+    let rate = if runtime_s > 0.0 {
+        all.total_files as f64 / runtime_s
+    } else {
+        0.0
+    };
+    let mut s = format!("runtime: {runtime_s:.6} rate: {rate:.6}\nrank, errors, found, total\n");
+    for (r, c) in ranks.iter().enumerate() {
+        s += &format!("{r}, {}, {}, {}\n", c.errors, c.found, c.total_files);
+    }
+    s
 }
 
 /// rank 0 makes the datadir and the resultdir; every rank learns whether
@@ -250,10 +335,10 @@ fn scaled_words(a: &Io500Args) -> Option<String> {
 }
 
 fn header(a: &Io500Args, c: &dyn Cluster, out: &mut dyn Write) {
+    let _ = writeln!(out, "IO500 version {} (standard)", super::files::version());
     let _ = writeln!(
         out,
-        "IO500 metadata phases (fslab io500md {}: IO500's mdtest and find phases, not its ior phases) on {} rank(s)",
-        env!("CARGO_PKG_VERSION"),
+        "; fslab io500md: IO500's metadata phases (its mdtest and find phases, not its ior phases) on fslab's engine, {} rank(s)",
         c.size()
     );
     let _ = writeln!(
@@ -339,6 +424,10 @@ pub fn run(
             let _ = writeln!(out, "{}", score::invalid_line("debug", s));
         }
     }
+    let files = match rank0 {
+        true => Some(ResultFiles::create(&a.results(), a, c.size())?),
+        false => None,
+    };
     let params = serde_json::to_value(a).unwrap_or_default();
     let ctx = RunCtx::begin("io500md", argv, &a.dir, params, rec, hooks, stop)?;
     let mut r = Runner {
@@ -347,51 +436,47 @@ pub fn run(
         ctx,
         stop,
         error: None,
+        files,
     };
+    if let Some(f) = r.files.as_mut() {
+        if let Some(s) = &settings {
+            f.invalid(s)?;
+        }
+        f.phases_begin()?;
+    }
     let mut scores: Vec<PhaseScore> = Vec::new();
     let mut extra = Vec::new();
     for p in PHASES {
         if r.ctx.stopping() || !all_running(c) {
             break;
         }
-        let start = Instant::now();
-        let ran = r.phase(p)?;
-        all_running(c);
-        let time_s = start.elapsed().as_secs_f64();
-        if !rank0 {
-            continue;
+        if let Some((s, m)) = r.one(p, out)? {
+            extra.extend(m);
+            scores.push(s);
         }
-        let mut invalid = ran.invalid;
-        invalid.extend(score::rules(
-            p,
-            time_s,
-            ran.score,
-            a.stonewall_time,
-            a.minwrite,
-        ));
-        let s = PhaseScore {
-            phase: p.name(),
-            score_kiops: ran.score,
-            time_s,
-            scored: p.scored(),
-            invalid,
-        };
-        for why in &s.invalid {
-            let _ = writeln!(out, "{}", score::invalid_line(&s.phase, why));
-        }
-        let _ = writeln!(out, "{}", score::result_line(&s));
-        let _ = out.flush();
-        extra.extend(ran.metrics);
-        scores.push(s);
     }
     let finished = scores.len() == PHASES.len();
     let md = score::md_score(&scores);
     let valid = settings.is_none() && finished && scores.iter().all(PhaseScore::valid);
+    if let Some(f) = r.files.as_mut() {
+        f.finish(md)?;
+    }
     if rank0 {
-        let _ = writeln!(out, "{}", score::score_line(md, valid));
+        let _ = writeln!(out, "{}", score::score_line(md, false));
+        let _ = writeln!(
+            out,
+            "; the metadata phases are {} by IO500's rules; BW and TOTAL are 0, the total INVALID, with no bandwidth phase",
+            if valid { "valid" } else { "INVALID" }
+        );
         if let Some(s) = scaled_words(a) {
             let _ = writeln!(out, "; {s}");
         }
+        let _ = writeln!(
+            out,
+            "\n{}{}",
+            fslab_parse::io500::RESULT_DIR_LINE,
+            a.results().display()
+        );
         let mut m = metrics(&scores, md, valid);
         m.extend(extra);
         r.ctx.record_metrics(m)?;

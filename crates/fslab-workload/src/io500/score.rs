@@ -95,11 +95,13 @@ pub fn md_score(phases: &[PhaseScore]) -> f64 {
     (s.iter().map(|v| v.ln()).sum::<f64>() / s.len() as f64).exp()
 }
 
-/// The `[SCORE ]` line with the MD part of IO500's (its bandwidth and
-/// total need the ior phases, which io500md does not run).
+/// IO500's `[SCORE ]` line for a run of its metadata phases alone: the
+/// bandwidth 0 (no ior phase ran) and so the total, `sqrt(BW * MD)`, 0.
 pub fn score_line(score: f64, valid: bool) -> String {
     format!(
-        "[SCORE ] IOPS {score:.6} kiops{}",
+        "[SCORE ] Bandwidth {:.6} GiB/s : IOPS {score:.6} kiops : TOTAL {:.6}{}",
+        0.0,
+        0.0,
         if valid { "" } else { " [INVALID]" }
     )
 }
@@ -131,7 +133,7 @@ mod tests {
         );
         assert_eq!(
             score_line(3.0, false),
-            "[SCORE ] IOPS 3.000000 kiops [INVALID]"
+            "[SCORE ] Bandwidth 0.000000 GiB/s : IOPS 3.000000 kiops : TOTAL 0.000000 [INVALID]"
         );
     }
 

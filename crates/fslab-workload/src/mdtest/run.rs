@@ -522,6 +522,9 @@ pub struct Part {
     pub times: Vec<Row>,
     /// Each iteration's stonewall (with -W).
     pub stonewall: Vec<WallSummary>,
+    /// Each operation's items over the slowest rank's time, of the first
+    /// iteration (rank 0; what IO500 scores).
+    pub totals: Vec<summary::Total>,
     pub error: Option<String>,
 }
 
@@ -554,7 +557,7 @@ fn body(
     if pro.made_root && o.remove {
         let _ = rustix::fs::unlinkat(CWD, &o.dir, rustix::fs::AtFlags::REMOVEDIR);
     }
-    let (rates, times, stonewall) = r.summarize(&mine, items)?;
+    let (rates, times, stonewall, totals) = r.summarize(&mine, items)?;
     if c.rank() == 0 {
         let _ = writeln!(r.out, "-- finished at {} --", timestamp());
     }
@@ -562,6 +565,7 @@ fn body(
         rates,
         times,
         stonewall,
+        totals,
         error: r.error,
     })
 }
@@ -615,13 +619,13 @@ pub fn run_within(
     body(o, c, ctx, out, prefix, pro)
 }
 
-type Summary = (Vec<Row>, Vec<Row>, Vec<WallSummary>);
+type Summary = (Vec<Row>, Vec<Row>, Vec<WallSummary>, Vec<summary::Total>);
 
 impl Runner<'_, '_, '_, '_> {
     /// Gathers every rank's iterations on rank 0, which prints the SUMMARY
     /// tables, the stonewall lines and the CSV, and records the metrics.
     fn summarize(&mut self, mine: &[RankIteration], items: u64) -> crate::Result<Summary> {
-        let none = (Vec::new(), Vec::new(), Vec::new());
+        let none = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         if !all_running(self.c) {
             // A rank has ended: the others cannot be gathered.
             return Ok(none);
@@ -674,7 +678,7 @@ impl Runner<'_, '_, '_, '_> {
                 ))
             })?;
         }
-        Ok((rates, times, walls))
+        Ok((rates, times, walls, summary::totals(&all)))
     }
 }
 

@@ -194,27 +194,61 @@ pub fn c_exp(v: f64) -> String {
     }
 }
 
+/// One operation of the first iteration over every rank: mdtest's
+/// aggregate as its `summarize_results` makes it, which IO500 scores (its
+/// `res->rate`): the items of every rank over the slowest rank's time,
+/// past the phase's closing barrier (the stonewall's wear-out included).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Total {
+    pub operation: &'static str,
+    /// Items of every rank.
+    pub items: u64,
+    /// The slowest rank's time, seconds.
+    pub time_s: f64,
+}
+
+impl Total {
+    /// Items over the slowest rank's time (0 for none).
+    pub fn rate(&self) -> f64 {
+        if self.items == 0 || self.time_s <= 0.0 {
+            0.0
+        } else {
+            self.items as f64 / self.time_s
+        }
+    }
+}
+
+/// Each operation's [`Total`] of the first iteration of `all[rank]`.
+pub fn totals(all: &[Vec<RankIteration>]) -> Vec<Total> {
+    (0..ROWS.len())
+        .map(|i| Total {
+            operation: ROWS[i],
+            items: all
+                .iter()
+                .filter_map(|r| r.first())
+                .map(|it| it.cells[i].items)
+                .sum(),
+            time_s: all
+                .iter()
+                .filter_map(|r| r.first())
+                .map(|it| it.cells[i].time_s)
+                .fold(0.0, f64::max),
+        })
+        .collect()
+}
+
 /// IO500's per-rank CSV (mdtest's --saveRankPerformanceDetails): the
-/// header, the `all` row (the first iteration's items summed over ranks
-/// over the slowest rank's time), then a row per iteration and rank with
-/// its rates and times before the closing barrier.
+/// header, the `all` row (the first iteration's [`Total`]s), then a row
+/// per iteration and rank with its rates and times before the closing
+/// barrier.
 pub fn rank_csv(items: u64, all: &[Vec<RankIteration>]) -> String {
     let mut s = String::from("rank,items");
     for n in ROWS {
         let _ = write!(s, ",rate-{n},time-{n}");
     }
     let _ = write!(s, "\nall,{items}");
-    for i in 0..ROWS.len() {
-        let sum: u64 = all
-            .iter()
-            .filter_map(|r| r.first())
-            .map(|it| it.cells[i].items)
-            .sum();
-        let slowest = all
-            .iter()
-            .filter_map(|r| r.first())
-            .map(|it| it.cells[i].time_s)
-            .fold(0.0, f64::max);
+    for t in totals(all) {
+        let (sum, slowest) = (t.items, t.time_s);
         if sum == 0 {
             s.push_str(",,");
         } else {

@@ -27,8 +27,9 @@ impl Workload for TioTest {
         &mut o.common
     }
     /// tiotest's `-F` is fslab's `--drop-caches`.
-    fn parsed(o: &mut TioArgs) {
+    fn parsed(o: &mut TioArgs) -> Result<()> {
         o.common.drop_caches |= o.drop;
+        Ok(())
     }
     fn validate(o: &TioArgs) -> Result<()> {
         o.validate().map(|_| ())

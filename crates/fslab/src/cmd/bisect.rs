@@ -137,6 +137,7 @@ impl Stepper<'_> {
             db: self.db.to_path_buf(),
             ranks: 1,
             cluster: None,
+            own_ranks: exp.workload.kind.launches_ranks(),
         };
         let argv: Vec<String> = std::env::args().collect();
         let journal = Journal::create(&state_dir(), "run", argv.clone())

@@ -27,6 +27,7 @@ pub fn run(job: &Path) -> Result<(), Failure> {
         db: job.db.clone(),
         ranks: 1,
         cluster: None,
+        own_ranks: exp.workload.kind.launches_ranks(),
     };
     let argv: Vec<String> = std::env::args().collect();
     let journal = Journal::create(&state_dir(), "run", argv.clone())

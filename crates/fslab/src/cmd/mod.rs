@@ -8,6 +8,7 @@ mod frag;
 mod guest;
 mod history;
 mod jobs;
+mod man;
 mod report;
 mod results;
 mod run;
@@ -86,14 +87,7 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
             clap_complete::generate(shell, &mut cmd, "fslab", &mut text);
             print_all(&text)
         }
-        Command::Man => {
-            let cmd = crate::cli::command();
-            let mut text = Vec::new();
-            clap_mangen::Man::new(cmd)
-                .render(&mut text)
-                .map_err(|e| Failure::Failed(format!("man: {e}")))?;
-            print_all(&text)
-        }
+        Command::Man { command, dir } => man::run(&command, dir.as_deref()),
     }
 }
 

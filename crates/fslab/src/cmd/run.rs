@@ -104,6 +104,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     let mut exp = spec::parse(&file, &text, &spec::Defaults::from_env())
         .map_err(|e| Failure::Usage(e.to_string()))?;
     apply_options(&mut exp, &args, earlier.as_ref())?;
+    exp.workload.allowed.clone_from(&args.allow_command);
     let exp = plan::scaled(&exp, scale);
     let resume = earlier.map(|e| e.resume);
     if let Some(r) = &resume {
@@ -225,6 +226,7 @@ fn executor(
         db: db.to_path_buf(),
         ranks: exp.workload.ranks,
         cluster: exp.cluster.clone(),
+        own_ranks: exp.workload.kind.launches_ranks(),
     };
     if let Some(c) = &exp.cluster {
         runner::hosts::check_hosts(c, &mut exec).map_err(|e| match e {
@@ -333,23 +335,31 @@ fn apply_options(
 
 /// An experiment on several ranks needs MPI in this build and mpirun.
 fn check_mpi(exp: &fslab_experiment::spec::Experiment) -> Result<(), Failure> {
+    // A program that starts its own ranks needs mpirun, not fslab's MPI.
+    let fslab_mpi = !exp.workload.kind.launches_ranks();
     if let Some(c) = &exp.cluster {
-        if !cfg!(feature = "mpi") {
+        if fslab_mpi && !cfg!(feature = "mpi") {
             return Err(Failure::Usage(format!(
                 "run: [cluster] ({} hosts) needs MPI, and this fslab was built without it: \
                  build it with `cargo build --release -p fslab --features mpi`",
                 c.hosts.len()
             )));
         }
-        if fslab_lab::mkfs::find_tool("mpirun").is_none() {
-            return Err(Failure::Usage(
-                "run: [cluster] needs mpirun: install Open MPI (apt-get install openmpi-bin)"
+        let launcher = c.workload_mpirun();
+        if fslab_lab::mkfs::find_tool(&launcher[0]).is_none() {
+            return Err(Failure::Usage(match launcher[0].as_str() {
+                "srun" => {
+                    "run: [cluster] launch = \"srun\" needs Slurm's srun: run fslab inside a \
+                           Slurm job (sbatch or salloc) on a machine with Slurm's tools"
+                        .into()
+                }
+                _ => "run: [cluster] needs mpirun: install Open MPI (apt-get install openmpi-bin)"
                     .into(),
-            ));
+            }));
         }
     }
     if exp.workload.ranks > 1 {
-        if !cfg!(feature = "mpi") {
+        if fslab_mpi && !cfg!(feature = "mpi") {
             return Err(Failure::Usage(format!(
                 "run: workload.ranks = {} needs MPI, and this fslab was built without it: \
                  build it with `cargo build --release -p fslab --features mpi`",

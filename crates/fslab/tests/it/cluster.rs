@@ -201,6 +201,13 @@ mod with_mpi {
             assert_eq!(f["host"], hosts.hosts[i].name.as_str());
             assert_eq!(f["ranks"], serde_json::json!([2 * i, 2 * i + 1]));
         }
+        // Each host's clock against rank 0's is in the result.
+        let shown = lab.run(&["results", "show", "1"]);
+        let clocks = stdout(&shown);
+        let at = clocks.find("clock per host").expect("clocks shown");
+        for h in &hosts.hosts {
+            assert!(clocks[at..].contains(h.name.as_str()), "{clocks}");
+        }
         // Each run's subdirectory is gone; the directory keeps fslab's marker.
         let left: Vec<String> = std::fs::read_dir(&shared)
             .unwrap()
@@ -210,6 +217,126 @@ mod with_mpi {
         assert_eq!(lab.leftovers(), Vec::<String>::new());
         drop(hosts);
         assert_eq!(leftovers(&id), Vec::<String>::new());
+    }
+
+    #[test]
+    fn an_external_mpi_program_runs_under_the_clusters_mpirun_and_its_output_is_parsed() {
+        let lab = Lab::new();
+        let Some(hosts) = setup(2, &lab) else { return };
+        let id = hosts.id.clone();
+        let shared: PathBuf = lab.path("shared");
+        std::fs::create_dir(&shared).unwrap();
+        // The program: fslab's own mdtest, an MPI program fslab did not
+        // start as its ranks (its store is the cell's, not fslab run's).
+        let program = assert_cmd::cargo::cargo_bin("fslab");
+        let exp = lab.experiment(
+            "external.toml",
+            &format!(
+                "name = \"cluster-external\"\nrepetitions = 1\n[workload]\nkind = \"command\"\n\
+                 args = [\"{}\", \"--db\", \"{{dir}}/its.sqlite\", \"mdtest\", \"--probes\", \"none\", \
+                 \"-n\", \"300\", \"-F\", \"-u\", \"-P\", \"-d\", \"{{dir}}/md\"]\nparser = \"mdtest\"\n{}",
+                program.display(),
+                cluster(&hosts, 2, &format!("shared_dir = \"{}\"\n", shared.display()))
+            ),
+        );
+        let o = on_head(&hosts, &lab, 180, &["run", exp.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", show(&o));
+        let run = export(&lab, 1);
+        assert_eq!(run["run"]["status"], "complete", "{}", show(&o));
+        assert_eq!(run["run"]["workload"], "command");
+        let launcher: Vec<String> =
+            serde_json::from_value(run["run"]["params"]["launcher"].clone()).unwrap();
+        let hosts_arg = launcher
+            .iter()
+            .position(|a| a == "-H")
+            .map(|i| launcher[i + 1].clone());
+        let want: Vec<String> = hosts
+            .hosts
+            .iter()
+            .map(|h| format!("{}:2", h.addr))
+            .collect();
+        assert_eq!(
+            hosts_arg,
+            Some(want.join(",")),
+            "mpirun on the cluster's hosts: {launcher:?}"
+        );
+        let phases: Vec<&str> = run["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["phase"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            phases[0], "fslab",
+            "the program's own phase first: {phases:?}"
+        );
+        assert!(
+            phases.contains(&"file creation"),
+            "mdtest's phases: {phases:?}"
+        );
+        let rate = metrics_named(&run, "rate");
+        let creation = rate
+            .iter()
+            .find(|m| m.source == "mdtest" && m.phase.as_deref() == Some("file creation"))
+            .expect("mdtest's file creation rate, parsed");
+        assert!(creation.value > 0.0);
+        // Its output is kept: mdtest's header says it ran as 4 ranks on 2 hosts.
+        let kept = lab.run(&["results", "output", "1"]);
+        assert!(
+            stdout(&kept).contains("launched with 4 total task(s) on 2 node(s)"),
+            "{}",
+            stdout(&kept)
+        );
+        assert_eq!(lab.leftovers(), Vec::<String>::new());
+        drop(hosts);
+        assert_eq!(leftovers(&id), Vec::<String>::new());
+    }
+
+    #[test]
+    fn an_external_mpi_program_runs_on_each_hosts_own_filesystem_in_its_directory() {
+        let lab = Lab::new();
+        let Some(hosts) = setup(2, &lab) else { return };
+        // fslab's createmany as a program: each rank in {dir}/rankNNNN on
+        // its host's own ext4, started in {dir}, which each host's lab made.
+        let program = assert_cmd::cargo::cargo_bin("fslab");
+        let exp = lab.experiment(
+            "external-per-host.toml",
+            &format!(
+                "name = \"cluster-external-per-host\"\nrepetitions = 1\n\
+                 [device]\nsize = \"256M\"\nimage_dir = \"IMAGES\"\n\
+                 [workload]\nkind = \"command\"\nargs = [\"{}\", \"--db\", \"{{dir}}/its.sqlite\", \
+                 \"createmany\", \"--probes\", \"none\", \"-m\", \"{{dir}}/f\", \"500\"]\nparser = \"none\"\n\
+                 [[target]]\nfs = \"ext4\"\n{}",
+                program.display(),
+                cluster(&hosts, 2, "")
+            ),
+        );
+        let (runs, said) = run_on_head(&hosts, &lab, 300, &exp);
+        assert_eq!(runs.len(), 1, "{said}");
+        assert_eq!(
+            runs[0].status,
+            Some(fslab_record::RunStatus::Complete),
+            "{said}"
+        );
+        let run = export(&lab, runs[0].run_id.unwrap());
+        let launcher: Vec<String> =
+            serde_json::from_value(run["run"]["params"]["launcher"].clone()).unwrap();
+        assert!(
+            launcher
+                .windows(2)
+                .any(|w| w[0] == "-wdir" && w[1] == "{dir}"),
+            "the ranks start in the cell's directory: {launcher:?}"
+        );
+        // Its output is kept: 4 ranks on the 2 hosts made their 2000 names.
+        let kept = stdout(&lab.run(&["results", "output", &runs[0].run_id.unwrap().to_string()]));
+        assert!(kept.contains("4 MPI ranks on 2 hosts"), "{kept}");
+        assert!(
+            kept.contains("create mknod       :           2000"),
+            "{kept}"
+        );
+        assert_nothing_left(hosts, &lab);
     }
 
     /// The metrics of `run`'s JSON named `name` (in any phase).

@@ -151,6 +151,11 @@ fn no_metric_name_is_a_literal_in_two_places() {
             .display()
             .to_string();
         let reader = READERS.iter().any(|r| rel.contains(r));
+        // The parsers of other tools' output spell those tools' own words
+        // (fio's JSON key `iops`), which a probe's series may share.
+        if rel.contains("crates/fslab-parse/") {
+            continue;
+        }
         for lit in literals(code) {
             if let Some(n) = probes.iter().find(|n| **n == lit) {
                 places.entry(n).or_default().push(rel.clone());

@@ -44,6 +44,22 @@ fn small_runs(model: &str) -> Vec<(&'static str, Vec<String>)> {
             ]),
         ),
         (
+            "command",
+            v(&[
+                "exec",
+                "-C",
+                "{d}",
+                "--parser",
+                "regex",
+                "--metric",
+                "rate (ops/s)=rate ([0-9]+)",
+                "--",
+                "echo",
+                "rate",
+                "5",
+            ]),
+        ),
+        (
             "compilebench",
             v(&[
                 "compilebench",
@@ -72,7 +88,9 @@ fn every_workloads_json_and_its_export_are_one_document_the_schema_validates() {
         let d = tempfile::tempdir_in("/dev/shm").unwrap();
         let dir = d.path().to_str().unwrap();
         let mut args: Vec<String> = args.iter().map(|a| a.replace("{d}", dir)).collect();
-        args.extend(["--json", "--probes", "none"].map(String::from));
+        // fslab's options right after the command: a program's arguments
+        // follow its name.
+        args.splice(1..1, ["--json", "--probes", "none"].map(String::from));
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         let o = lab.run(&argv);
         assert!(o.status.success(), "{name}: {}", stderr(&o));
