@@ -32,13 +32,16 @@ pub fn fsmark_create(dirs: &[PathBuf], threads: usize, files: usize) -> f64 {
                 )
                 .expect("bare: open dir");
                 let mut buf: Vec<u8> = Vec::with_capacity(48);
+                let _ = write!(buf, "{:08x}~~~~~~~~{t:02x}", 0x6b08_85bbu32);
+                let stem = buf.len();
                 for i in 0..files {
                     match rustix::fs::mkdirat(CWD, dir, Mode::from_bits_truncate(0o777)) {
                         Ok(()) | Err(rustix::io::Errno::EXIST) => {}
                         Err(e) => panic!("bare mkdir: {e}"),
                     }
-                    buf.clear();
-                    let _ = write!(buf, "{:08x}~~~~~~~~{t:02x}{i:022}\0", 0x6b08_85bbu32);
+                    buf.truncate(stem);
+                    crate::push_digits(&mut buf, i as u64, 22);
+                    buf.push(0);
                     let name = CStr::from_bytes_with_nul(&buf).expect("no NUL");
                     let fd = rustix::fs::openat(
                         &dfd,
@@ -48,7 +51,7 @@ pub fn fsmark_create(dirs: &[PathBuf], threads: usize, files: usize) -> f64 {
                     )
                     .expect("bare create");
                     rustix::io::write(&fd, &[]).expect("bare write");
-                    drop(fd);
+                    fslab_sys::fd::close(fd);
                 }
             });
         }
@@ -65,7 +68,8 @@ pub fn createmany(prefix: &str, n: usize, open: bool) -> f64 {
     for i in 0..n {
         buf.clear();
         buf.extend_from_slice(prefix.as_bytes());
-        let _ = write!(buf, "{i}\0");
+        crate::push_digits(&mut buf, i as u64, 0);
+        buf.push(0);
         let name = CStr::from_bytes_with_nul(&buf).expect("no NUL");
         if open {
             let fd = rustix::fs::openat(
@@ -75,7 +79,7 @@ pub fn createmany(prefix: &str, n: usize, open: bool) -> f64 {
                 Mode::from_bits_truncate(0o644),
             )
             .expect("bare open");
-            drop(fd);
+            fslab_sys::fd::close(fd);
         } else {
             rustix::fs::mknodat(
                 CWD,
@@ -184,7 +188,7 @@ fn transfer(fd: &rustix::fd::OwnedFd, buf: &mut [u8], write: bool) {
 /// Returns the seconds from the first touch to msync's return (fslab's
 /// `touch` and `msync` phases).
 pub fn alloctest(file: &Path, len: u64) -> f64 {
-    let page = rustix::param::page_size() as u64;
+    let page = fslab_sys::page_size() as u64;
     let pages = len / page;
     let fd = rustix::fs::open(
         file,

@@ -2,6 +2,9 @@
 //! parity tests).
 
 pub mod bare;
+pub mod bare_md;
+pub mod callgrind;
+pub mod phased;
 pub mod reference;
 pub mod trace;
 
@@ -38,7 +41,12 @@ impl Scratch {
     /// finish freeing what was removed, so it does not bleed into the next run.
     pub fn clear(&self) {
         for e in std::fs::read_dir(&self.0).expect("read scratch").flatten() {
-            let _ = std::fs::remove_dir_all(e.path());
+            let p = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                let _ = std::fs::remove_dir_all(p);
+            } else {
+                let _ = std::fs::remove_file(p);
+            }
         }
         rustix::fs::sync();
         std::thread::sleep(std::time::Duration::from_millis(300));
@@ -56,6 +64,39 @@ pub fn kernel_release() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
+}
+
+/// Appends `n` in decimal, zero-padded to `width` digits: the bare loops'
+/// names, made as cheaply as a C loop makes them (a `write!` through
+/// `core::fmt` costs some 300 instructions a name, more than fslab's whole
+/// per-item bookkeeping, and would hide it).
+#[inline(always)]
+pub fn push_digits(buf: &mut Vec<u8>, mut n: u64, width: usize) {
+    let mut d = [b'0'; 24];
+    let mut k = d.len();
+    loop {
+        k -= 1;
+        d[k] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let k = k.min(d.len() - width.min(d.len()));
+    buf.extend_from_slice(&d[k..]);
+}
+
+/// Prints "targets: all met" or each target missed; true when all were met.
+pub fn print_targets(missed: &[String]) -> bool {
+    if missed.is_empty() {
+        println!("targets: all met");
+    } else {
+        println!("targets missed:");
+        for m in missed {
+            println!("  {m}");
+        }
+    }
+    missed.is_empty()
 }
 
 /// Median of a sample.

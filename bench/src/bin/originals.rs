@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use fslab_bench::{bare, fslab_bin, median};
+use fslab_bench::{bare, bare_md, fslab_bin, median, phased};
 
 struct Case {
     name: &'static str,
@@ -354,8 +354,9 @@ impl LoopExt4 {
             .output()
             .ok()?;
         let dev = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        // Inodes for io500md's trees (the default 262,144 would run out).
         let ok = Command::new("mkfs.ext4")
-            .args(["-q", &dev])
+            .args(["-q", "-N", "2000000", &dev])
             .status()
             .ok()?
             .success()
@@ -380,6 +381,10 @@ impl Drop for LoopExt4 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--bare-md") {
+        bare_md(&args[2..]);
+        return;
+    }
     if args.get(1).map(String::as_str) == Some("--bare") {
         let case = args
             .get(2)
@@ -400,19 +405,21 @@ fn main() {
     let picked: Vec<&str> = args.iter().skip(2).map(String::as_str).collect();
     if let Some(bad) = picked
         .iter()
-        .find(|w| !CASES.iter().any(|c| c.name.starts_with(**w)))
+        .find(|w| !CASES.iter().any(|c| c.name.starts_with(**w)) && !MD_WORDS.contains(w))
     {
         eprintln!(
-            "originals: no case starts with {bad:?} (cases: {})",
+            "originals: no case starts with {bad:?} (cases: {}, {})",
             CASES
                 .iter()
                 .map(|c| c.name.split(' ').next().unwrap_or(c.name))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            MD_WORDS.join(", ")
         );
         std::process::exit(2);
     }
     let wanted = |c: &Case| picked.is_empty() || picked.iter().any(|w| c.name.starts_with(*w));
+    let md_wanted = |w: &str| picked.is_empty() || picked.contains(&w);
     let runs: usize = match args.get(1) {
         None => 7,
         Some(a) => match a.parse() {
@@ -445,6 +452,19 @@ fn main() {
     );
     let mut missed = Vec::new();
     for (place, base) in &places {
+        for case in md_cases(&scratch)
+            .iter()
+            .filter(|c| md_wanted(c.name.as_str()))
+        {
+            let turns = |i, k, n| turn(i, k, n);
+            match phased::compare(case, base, runs, turns) {
+                Ok(c) => phased::print(place, case, &c, &mut missed),
+                Err(e) => println!(
+                    "{place:5} {} rank(s) {}: failed: {e}",
+                    case.ranks, case.name
+                ),
+            }
+        }
         for (index, case) in CASES.iter().enumerate() {
             if !wanted(case) {
                 continue;
@@ -468,14 +488,7 @@ fn main() {
             println!("{}: no original (set {v})", case.name);
         }
     }
-    if missed.is_empty() {
-        println!("targets: all met");
-    } else {
-        println!("targets missed:");
-        for m in &missed {
-            println!("  {m}");
-        }
-    }
+    fslab_bench::print_targets(&missed);
     drop(ext4);
     let _ = std::fs::remove_dir_all(&host);
     let _ = std::fs::remove_dir_all(&scratch);
@@ -541,5 +554,160 @@ fn print_case(place: &str, case: &Case, m: &Medians, missed: &mut Vec<String>) {
                 ""
             }
         ));
+    }
+}
+
+/// The words that pick mdtest's and io500md's phase-by-phase cases.
+const MD_WORDS: [&str; 2] = ["mdtest", "io500md"];
+
+/// mdtest's items per rank, and io500md's files per rank and stonewall.
+const MD_ITEMS: u64 = 20_000;
+const IO500_N: u64 = 1_000_000;
+const IO500_WALL_S: u64 = 2;
+
+/// mdtest (files and directories in one shared tree: create, stat, read,
+/// remove) and io500md (IO500's metadata phases, stonewall 2 s), on 1 and
+/// 2 ranks; the originals from `FSLAB_ORIGINAL_MDTEST` and
+/// `FSLAB_ORIGINAL_IO500` (left out when unset).
+fn md_cases(store: &Path) -> Vec<phased::Case> {
+    let fslab = fslab_bin().to_string_lossy().into_owned();
+    let me = std::env::current_exe()
+        .expect("current exe")
+        .to_string_lossy()
+        .into_owned();
+    let db = store.join("bench-md.sqlite").to_string_lossy().into_owned();
+    let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<String>>();
+    let n = MD_ITEMS.to_string();
+    let (big, wall) = (IO500_N.to_string(), IO500_WALL_S.to_string());
+    let md_args = ["-n", &n, "-C", "-T", "-E", "-r", "-d", "{dir}/md"];
+    let mut out = Vec::new();
+    for ranks in [1, 2] {
+        let original = std::env::var("FSLAB_ORIGINAL_MDTEST").ok().map(|p| {
+            let mut v = vec![p];
+            v.extend(s(&md_args));
+            v
+        });
+        let mut ours = s(&[&fslab, "--db", &db, "mdtest", "--probes", "none", "--json"]);
+        ours.extend(s(&md_args));
+        out.push(phased::Case {
+            name: "mdtest".into(),
+            kind: phased::Kind::Mdtest,
+            ranks,
+            original,
+            fslab: ours,
+            bare: s(&[&me, "--bare-md", "mdtest", "{dir}/md", &n]),
+            ini: None,
+        });
+        out.push(phased::Case {
+            name: "io500md".into(),
+            kind: phased::Kind::Io500,
+            ranks,
+            original: std::env::var("FSLAB_ORIGINAL_IO500")
+                .ok()
+                .map(|p| vec![p, "{ini}".to_string()]),
+            fslab: s(&[
+                &fslab,
+                "--db",
+                &db,
+                "io500md",
+                "--probes",
+                "none",
+                "--json",
+                "--easy-n",
+                &big,
+                "--hard-n",
+                &big,
+                "--stonewall-time",
+                &wall,
+                "--minwrite",
+                &wall,
+                "-d",
+                "{dir}/data",
+                "--resultdir",
+                "{dir}/results",
+            ]),
+            bare: s(&[
+                &me,
+                "--bare-md",
+                "io500",
+                "{dir}/data",
+                "{dir}/results",
+                &big,
+                &big,
+                &wall,
+            ]),
+            ini: Some(io500_ini(IO500_N, IO500_WALL_S)),
+        });
+    }
+    out
+}
+
+/// The IO500 app's configuration for its metadata phases alone (every
+/// ior and mdworkbench phase off), `{dir}` for the run's directory.
+fn io500_ini(n: u64, wall: u64) -> String {
+    let mut t = format!(
+        "[global]\ndatadir = {{dir}}/data\nresultdir = {{dir}}/results\n\
+         timestamp-resultdir = FALSE\ntimestamp-datadir = FALSE\ndrop-caches = FALSE\n\
+         [debug]\nstonewall-time = {wall}\n[mdtest-easy]\nn = {n}\n[mdtest-hard]\nn = {n}\n"
+    );
+    for off in [
+        "ior-easy",
+        "ior-easy-write",
+        "ior-rnd4K-easy-read",
+        "ior-hard",
+        "ior-hard-write",
+        "ior-easy-read",
+        "ior-hard-read",
+        "mdworkbench",
+    ] {
+        t.push_str(&format!("[{off}]\nrun = FALSE\n"));
+    }
+    t
+}
+
+/// `--bare-md mdtest DIR N` or `--bare-md io500 DATADIR RESULTDIR EASY_N
+/// HARD_N STONEWALL`: the bare loops on this process's ranks; rank 0
+/// prints the phases.
+fn bare_md(a: &[String]) {
+    let c = match fslab_cluster::join() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("originals --bare-md: {e} (build with --features fslab/mpi)");
+            std::process::exit(2);
+        }
+    };
+    let num = |i: usize| -> u64 {
+        a.get(i).and_then(|x| x.parse().ok()).unwrap_or_else(|| {
+            eprintln!("originals --bare-md: argument {i} must be a whole number: {a:?}");
+            std::process::exit(2)
+        })
+    };
+    let phases = match a.first().map(String::as_str) {
+        Some("mdtest") if a.len() == 3 => {
+            let n = num(2);
+            let m = bare_md::Md::all_phases(PathBuf::from(&a[1]));
+            if c.rank() == 0 {
+                let _ = std::fs::create_dir_all(&m.dir);
+            }
+            c.sum(0);
+            bare_md::mdtest(c.as_ref(), &m, n).0
+        }
+        Some("io500") if a.len() == 6 => bare_md::io500(
+            c.as_ref(),
+            Path::new(&a[1]),
+            Path::new(&a[2]),
+            num(3),
+            num(4),
+            num(5),
+        ),
+        _ => {
+            eprintln!("originals --bare-md: mdtest DIR N | io500 DATADIR RESULTDIR EASY_N HARD_N STONEWALL");
+            std::process::exit(2);
+        }
+    };
+    if c.rank() == 0 {
+        for t in phases {
+            println!("{}", t.line());
+        }
     }
 }

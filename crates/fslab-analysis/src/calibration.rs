@@ -136,3 +136,55 @@ pub fn thresholds(
         })
         .collect())
 }
+
+/// The newest stored calibration of each metric made for a cell: by an
+/// A/A experiment named `aa_name` (`fslab run FILE --calibrate CELL`'s
+/// `NAME A/A LABEL`), of the same experiment file's text at the same scale,
+/// on machine `host` and filesystem `fs`; metric by metric in the store's
+/// order. (A planned cell has no runs yet, so the options its runs will
+/// record cannot be matched as `fslab compare` matches them: the A/A
+/// experiment of the same file's cell stands for them.)
+pub fn for_cell(
+    store: &Store,
+    host: &str,
+    fs: &str,
+    aa_name: &str,
+    scale: f64,
+    text: &str,
+) -> Result<Vec<Calibration>> {
+    let mut out: Vec<Calibration> = Vec::new();
+    let mut seen: Vec<(i64, bool)> = Vec::new();
+    for c in store.calibrations()? {
+        if c.hostname != host || c.fs_type != fs || out.iter().any(|o| o.metric == c.metric) {
+            continue;
+        }
+        let ok = match seen.iter().find(|s| s.0 == c.experiment_id) {
+            Some(s) => s.1,
+            None => {
+                let e = store.experiment(c.experiment_id)?;
+                let ok = e.name == aa_name && e.scale == scale && e.text == text;
+                seen.push((c.experiment_id, ok));
+                ok
+            }
+        };
+        if ok {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// What `n` repetitions a cell can resolve, by `c`'s noise: one line,
+/// `METRIC: differences from X% up resolve with N repetitions a cell (80%
+/// power, 5% two-sided, before correction over the comparison's family;
+/// calibration ID: sd of the runs' logs S, δ D%)`; None when the power
+/// cannot be computed (fewer than 2 repetitions).
+pub fn resolvable_line(c: &Calibration, n: usize) -> Option<String> {
+    let pct = fslab_stats::power::resolvable_pct(c.sd_log, n, c.delta_pct, 0.05)?;
+    Some(format!(
+        "{}: differences from {:.1}% up resolve with {n} repetitions a cell \
+         (80% power, 5% two-sided, before correction over the comparison's family; \
+         calibration {}: sd of the runs' logs {:.4}, \u{3b4} {:.1}%)",
+        c.metric, pct, c.experiment_id, c.sd_log, c.delta_pct
+    ))
+}

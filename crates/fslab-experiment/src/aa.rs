@@ -17,6 +17,12 @@ pub enum AaError {
     TooFew { cell: u32, repetitions: u32 },
 }
 
+/// The name of the A/A experiment of `exp`'s cell labelled `label`: what
+/// its calibrations are found by (`fslab run --dry-run`'s power lines).
+pub fn name(exp: &Experiment, label: &str) -> String {
+    format!("{} A/A {label}", exp.name)
+}
+
 /// The A/A experiment of cell `cell` of `exp`: two copies of it,
 /// interleaved, no findings (they name the experiment's own cells).
 pub fn of(exp: &Experiment, cell: u32) -> Result<Experiment, AaError> {
@@ -34,7 +40,7 @@ pub fn of(exp: &Experiment, cell: u32) -> Result<Experiment, AaError> {
         });
     }
     let mut aa = exp.clone();
-    aa.name = format!("{} A/A {}", exp.name, c.label);
+    aa.name = name(exp, &c.label);
     aa.order = Order::Interleaved;
     aa.until_resolved = None;
     aa.findings.clear();

@@ -81,8 +81,7 @@ pub struct Watched {
 
 /// CLOCK_MONOTONIC now, in ns (the clock of `Instant` on Linux).
 pub fn mono_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    fslab_sys::clock::monotonic_ns()
 }
 
 /// `at` as CLOCK_MONOTONIC ns, to send to another process.

@@ -191,6 +191,10 @@ pub enum FindingOutcome {
     /// The interval cannot tell (it holds both no effect and half the
     /// author's): more runs would.
     Unresolved,
+    /// The interval cannot tell, and the author's effect is smaller than
+    /// what these runs can resolve at their noise (80% power): the runs
+    /// say nothing either way about an effect that small.
+    BelowResolution,
     /// Not judged: fewer than 3 runs a side, a missing value, a mechanism
     /// that did not happen, or a claim this machine cannot test.
     #[serde(alias = "not_evaluated")]
@@ -209,6 +213,7 @@ impl FindingOutcome {
             FindingOutcome::Weaker => "weaker",
             FindingOutcome::NotReproduced => "not_reproduced",
             FindingOutcome::Unresolved => "unresolved",
+            FindingOutcome::BelowResolution => "below_resolution",
             FindingOutcome::NotJudged => "not_judged",
             FindingOutcome::Happened => "happened",
             FindingOutcome::DidNotHappen => "did_not_happen",
@@ -222,6 +227,7 @@ impl FindingOutcome {
             FindingOutcome::Weaker => "weaker",
             FindingOutcome::NotReproduced => "not reproduced",
             FindingOutcome::Unresolved => "unresolved",
+            FindingOutcome::BelowResolution => "below resolution",
             FindingOutcome::NotJudged => "not judged",
             FindingOutcome::Happened => "happened",
             FindingOutcome::DidNotHappen => "did not happen",

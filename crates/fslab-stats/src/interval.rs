@@ -111,7 +111,7 @@ fn mean_var(v: &[f64]) -> (f64, f64) {
     (m, var)
 }
 
-fn t_quantile(df: f64, level: f64) -> Option<f64> {
+pub(crate) fn t_quantile(df: f64, level: f64) -> Option<f64> {
     Some(
         StudentsT::new(0.0, 1.0, df)
             .ok()?

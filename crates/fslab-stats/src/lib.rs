@@ -10,7 +10,8 @@
 //!   Welch's t on logs, paired t on log ratios, Fieller's, exact), their
 //!   coverage simulated in `coverage`; the verdicts on them (`verdict`,
 //!   `compare`) and the sequential levels of `--until-resolved`
-//!   (`sequential`);
+//!   (`sequential`); the smallest difference a planned comparison can
+//!   resolve at 80% power (`power`);
 //! - a percentile bootstrap (Efron 1979) of the ratio of means, resampling
 //!   each group with replacement, from a fixed seed so results repeat (it
 //!   under-covers at small n: `coverage` shows it; comparisons no longer
@@ -24,6 +25,7 @@ pub mod columns;
 pub mod compare;
 pub mod coverage;
 pub mod interval;
+pub mod power;
 pub mod rng;
 pub mod sequential;
 pub mod verdict;

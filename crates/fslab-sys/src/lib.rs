@@ -7,8 +7,11 @@ use std::io;
 use std::time::Duration;
 
 pub mod child;
+pub mod clock;
 pub mod crc32c;
+pub mod fd;
 pub mod fiemap;
+pub mod item_path;
 pub mod lock;
 pub mod loopdev;
 pub mod mmap;
@@ -52,6 +55,15 @@ impl Usage {
 
 fn timeval(tv: libc::timeval) -> Duration {
     Duration::from_secs(tv.tv_sec.max(0) as u64) + Duration::from_micros(tv.tv_usec.max(0) as u64)
+}
+
+/// The size of a memory page, `sysconf(_SC_PAGESIZE)` (rustix's
+/// `param::page_size` parses the auxiliary vector's vDSO image, which under
+/// valgrind is not mapped: SIGSEGV, rustix issue 1559).
+pub fn page_size() -> usize {
+    // SAFETY: sysconf reads a configuration value; _SC_PAGESIZE always exists.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
 }
 
 /// `getrusage(2)`: CPU times and peak RSS of the process, this thread or the children.

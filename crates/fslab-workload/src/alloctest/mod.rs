@@ -72,7 +72,7 @@ impl AllocArgs {
 
     fn check(&self) -> Result<AllocOptions, String> {
         let len = crate::fsmark::options::parse_size("LEN", &self.len).map_err(|e| e.0)?;
-        let page = rustix::param::page_size() as u64;
+        let page = fslab_sys::page_size() as u64;
         if len < page {
             return Err(format!(
                 "LEN {}: must be at least one page ({page} bytes)",
@@ -215,7 +215,7 @@ fn stream(
     map: &Mutex<SharedMap>,
     say: &mut dyn FnMut(String),
 ) -> crate::Result<f64> {
-    let page = rustix::param::page_size() as u64;
+    let page = fslab_sys::page_size() as u64;
     let pages = opts.len / page;
     let p = ctx.phase("stream", 1, |_, progress| {
         let mut m = map.lock().unwrap_or_else(|e| e.into_inner());
@@ -253,7 +253,7 @@ fn readback(
     stop: &AtomicBool,
     say: &mut dyn FnMut(String),
 ) -> crate::Result<f64> {
-    let page = rustix::param::page_size() as u64;
+    let page = fslab_sys::page_size() as u64;
     let io = |what: &str, e: std::io::Error| {
         crate::Error::Setup(format!("{what} {}: {e}", opts.file.display()))
     };
@@ -297,7 +297,7 @@ fn touch(
     stop: &AtomicBool,
     say: &mut dyn FnMut(String),
 ) -> crate::Result<f64> {
-    let page = rustix::param::page_size() as u64;
+    let page = fslab_sys::page_size() as u64;
     let pages = opts.len / page;
     let hist = Mutex::new(LatencyHistogram::new());
     let hits = Mutex::new(Vec::new());
@@ -370,7 +370,7 @@ pub fn run(
     rec: &mut dyn Recorder,
     hooks: &mut Hooks,
 ) -> crate::Result<AllocReport> {
-    let page = rustix::param::page_size() as u64;
+    let page = fslab_sys::page_size() as u64;
     let pages = opts.len / page;
     let dir = opts
         .file

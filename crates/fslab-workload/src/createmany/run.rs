@@ -231,6 +231,8 @@ fn one(
             }
             if o.keep_open {
                 tally.fds.push(fd);
+            } else {
+                fslab_sys::fd::close(fd);
             }
         }
         Op::Mknod => rustix::fs::mknodat(

@@ -276,10 +276,12 @@ fn placed<'b>(
 
 /// dbench's `sync_parent` (`-S`): `open` the directory holding `p`,
 /// `fdatasync` it, `close` it.
+#[inline(always)]
 fn sync_parent(p: &Path) {
     if let Some(d) = p.parent() {
         if let Ok(fd) = rustix::fs::openat(CWD, d, OFlags::RDONLY, Mode::empty()) {
             let _ = rustix::fs::fdatasync(&fd);
+            fslab_sys::fd::close(fd);
         }
     }
 }
@@ -288,6 +290,7 @@ fn sync_parent(p: &Path) {
 /// (`O_DIRECTORY|O_NONBLOCK`), `fstat` of the new descriptor, `getdents64`
 /// into a 32 KiB buffer as the entries are wanted, `close`. `each` is
 /// given every name (`.` and `..` too) until it returns false.
+#[inline(always)]
 fn scan_dir(
     dir: &Path,
     buf: &mut [std::mem::MaybeUninit<u8>],
@@ -306,6 +309,7 @@ fn scan_dir(
             break;
         }
     }
+    fslab_sys::fd::close(fd);
     Ok(())
 }
 
@@ -320,6 +324,7 @@ struct Lookup {
 /// before every operation that names a file: `stat` the name (and with
 /// `-x` read its DOS attributes); if it is not there, read its directory
 /// until a name matches without regard to case.
+#[inline(always)]
 fn resolve(
     o: &DbenchOptions,
     p: &Path,
@@ -349,6 +354,7 @@ fn resolve(
 
 /// dbench's DOS attribute write (`-x`): read the attribute, then write 44
 /// bytes holding the time.
+#[inline(always)]
 fn xattr_write(fd: std::os::fd::BorrowedFd<'_>) {
     let mut b = [0u8; 44];
     let _ = rustix::fs::fgetxattr(fd, "user.DosAttrib", &mut b);
@@ -391,6 +397,7 @@ fn fd_of(c: &Client, f: u32) -> Option<std::os::fd::BorrowedFd<'_>> {
 /// it; returns its NT status and the bytes it moved.
 /// NTCreateX: open or create (a directory with option 0x1), fstat, DOS
 /// attributes with -x.
+#[inline(always)]
 fn nt_create_x(
     o: &DbenchOptions,
     c: &mut Client,
@@ -445,6 +452,7 @@ fn nt_create_x(
 }
 
 /// Sfileinfo on handle `fnum`.
+#[inline(always)]
 fn set_file_info(o: &DbenchOptions, c: &Client, fnum: u32) -> (&'static str, u64) {
     let r = |res: Result<(), Errno>| match res {
         Ok(()) => "NT_STATUS_OK",
@@ -480,6 +488,7 @@ fn set_file_info(o: &DbenchOptions, c: &Client, fnum: u32) -> (&'static str, u64
 }
 
 /// Find: the lookup, and with wildcards a scan of at most `max` entries.
+#[inline(always)]
 fn find_first(
     o: &DbenchOptions,
     c: &mut Client,
@@ -511,6 +520,7 @@ fn find_first(
 }
 
 /// LockX / UnlockX on handle `fnum` (see the comment in [`exec`]).
+#[inline(always)]
 fn lock_range(c: &Client, fnum: u32, offset: u64, size: u64, lock: bool) -> (&'static str, u64) {
     match fd_of(c, fnum) {
         Some(fd) => {
@@ -531,6 +541,7 @@ fn lock_range(c: &Client, fnum: u32, offset: u64, size: u64, lock: bool) -> (&'s
     }
 }
 
+#[inline(always)]
 fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static str, u64) {
     let r = |res: Result<(), Errno>, l: Option<Lookup>| match res {
         Ok(()) => "NT_STATUS_OK",
@@ -544,7 +555,8 @@ fn exec(o: &DbenchOptions, c: &mut Client, op: &Op, buf: &mut [u8]) -> (&'static
             fnum,
         } => nt_create_x(o, c, path, *options, *disposition, *fnum),
         Op::Close { fnum } => (
-            if c.fds.remove(fnum).is_some() {
+            if let Some(open) = c.fds.remove(fnum) {
+                fslab_sys::fd::close(open.fd);
                 "NT_STATUS_OK"
             } else {
                 "NT_STATUS_INVALID_HANDLE"

@@ -463,7 +463,7 @@ impl Worker {
                 self.calls[FSYNC].add(t - prev);
                 prev = t;
             }
-            drop(fd);
+            fslab_sys::fd::close(fd);
             let t_end = now_ns();
             self.calls[CLOSE].add(t_end - prev);
             *prev_end = t_end;
@@ -530,7 +530,7 @@ impl Worker {
             let fd = rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
                 .map_err(|e| ("open", e))?;
             rustix::fs::fsync(&fd).map_err(|e| ("fsync", e))?;
-            drop(fd);
+            fslab_sys::fd::close(fd);
             calls[FSYNC].add(now_ns() - t);
             Ok(())
         };

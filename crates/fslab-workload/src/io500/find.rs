@@ -9,14 +9,24 @@
 //! files looked at over the find's time.
 //!
 //! The ranks' split (pfind steals work between ranks): every rank reads
-//! every directory and takes the entries whose path hashes to it, so the
+//! every directory and takes the entries whose name hashes to it, so the
 //! files' checks and stats are shared out; the directory reads are not.
+//!
+//! Per entry nothing is allocated: directories are read with `getdents64`
+//! into one buffer ([`rustix::fs::RawDir`]), names are looked at where they
+//! lie in it, and a matching name is `lstat`ed relative to its directory's
+//! descriptor (`newfstatat(dirfd, NAME, AT_SYMLINK_NOFOLLOW)`, the call
+//! pfind's `lstat(PATH)` makes, without walking the path again). Before,
+//! std's `read_dir` made a `CString` and a `PathBuf` per entry and hashed
+//! the whole path.
 
+use std::ffi::CStr;
+use std::mem::MaybeUninit;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, CWD};
 use serde::{Deserialize, Serialize};
 
 use crate::measure::Progress;
@@ -55,13 +65,15 @@ pub fn name_matches(name: &[u8]) -> bool {
     name.windows(2).any(|w| w == b"01")
 }
 
-/// Whether `path` is this rank's (FNV-1a of its bytes, modulo the ranks).
-pub fn owns(path: &Path, rank: usize, size: usize) -> bool {
+/// Whether the file named `name` is this rank's (FNV-1a of its name,
+/// modulo the ranks).
+#[inline(always)]
+pub fn owns(name: &[u8], rank: usize, size: usize) -> bool {
     if size <= 1 {
         return true;
     }
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in path.as_os_str().as_bytes() {
+    for b in name {
         h ^= u64::from(*b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
@@ -70,8 +82,12 @@ pub fn owns(path: &Path, rank: usize, size: usize) -> bool {
 
 /// The timestamp file's ctime, seconds.
 pub fn ctime_of(path: &Path) -> std::io::Result<i64> {
+    use std::os::unix::fs::MetadataExt;
     std::fs::symlink_metadata(path).map(|m| m.ctime())
 }
+
+/// The buffer `getdents64` fills (glibc's readdir uses 32 KiB).
+const DIRENT_BUFFER: usize = 64 << 10;
 
 /// Walks `roots` as rank `rank` of `size`, counting into `progress`
 /// (thread 0) as it goes; stops early when `stop` is set.
@@ -85,47 +101,67 @@ pub fn walk(
 ) -> Count {
     let mut c = Count::default();
     let mut dirs: Vec<PathBuf> = roots.to_vec();
+    let mut buf: Vec<MaybeUninit<u8>> = vec![MaybeUninit::uninit(); DIRENT_BUFFER];
     while let Some(dir) = dirs.pop() {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let Ok(rd) = std::fs::read_dir(&dir) else {
+        let Ok(fd) = rustix::fs::openat(
+            CWD,
+            &dir,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
             c.errors += 1;
             continue;
         };
-        for e in rd {
+        let mut entries = RawDir::new(&fd, &mut buf);
+        while let Some(e) = entries.next() {
             let Ok(e) = e else {
                 c.errors += 1;
                 break;
             };
-            let path = e.path();
-            // readdir's type when the filesystem gives it, else a stat.
-            let is_dir = match e.file_type() {
-                Ok(t) => t.is_dir(),
-                Err(_) => {
-                    c.errors += 1;
-                    continue;
-                }
-            };
-            if is_dir {
-                dirs.push(path);
+            let name = e.file_name();
+            let bytes = name.to_bytes();
+            if bytes == b"." || bytes == b".." {
                 continue;
             }
-            if !owns(&path, rank, size) {
+            let kind = match e.file_type() {
+                FileType::Unknown => match rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                {
+                    Ok(st) => FileType::from_raw_mode(st.st_mode),
+                    Err(_) => {
+                        c.errors += 1;
+                        continue;
+                    }
+                },
+                k => k,
+            };
+            if kind == FileType::Directory {
+                dirs.push(dir.join(std::ffi::OsStr::from_bytes(bytes)));
+                continue;
+            }
+            if !owns(bytes, rank, size) {
                 continue;
             }
             c.total_files += 1;
-            if name_matches(e.file_name().as_bytes()) {
-                match std::fs::symlink_metadata(&path) {
-                    Ok(m) if m.ctime() >= crit.ctime_min && m.size() == crit.size => c.found += 1,
-                    Ok(_) => {}
-                    Err(_) => c.errors += 1,
-                }
+            if name_matches(bytes) {
+                check(&fd, name, crit, &mut c);
             }
             progress.set(0, c.total_files);
         }
     }
     c
+}
+
+/// pfind's check of a file whose name matched: `lstat`, then ctime and size.
+#[inline(always)]
+fn check(dir: &rustix::fd::OwnedFd, name: &CStr, crit: &Criteria, c: &mut Count) {
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) if st.st_ctime >= crit.ctime_min && st.st_size as u64 == crit.size => c.found += 1,
+        Ok(_) => {}
+        Err(_) => c.errors += 1,
+    }
 }
 
 #[cfg(test)]
@@ -141,13 +177,16 @@ mod tests {
     }
 
     #[test]
-    fn every_path_is_one_ranks() {
-        for i in 0..200 {
-            let p = PathBuf::from(format!("/d/file.mdtest.0.{i}"));
-            let owners = (0..3).filter(|&r| owns(&p, r, 3)).count();
-            assert_eq!(owners, 1);
-            assert!(owns(&p, 0, 1));
+    fn every_name_is_one_ranks_and_the_ranks_share_them() {
+        let mut each = [0; 3];
+        for i in 0..300 {
+            let p = format!("file.mdtest.0.{i}");
+            let owners: Vec<usize> = (0..3).filter(|&r| owns(p.as_bytes(), r, 3)).collect();
+            assert_eq!(owners.len(), 1);
+            each[owners[0]] += 1;
+            assert!(owns(p.as_bytes(), 0, 1));
         }
+        assert!(each.iter().all(|&n| n > 60), "{each:?}");
     }
 
     #[test]

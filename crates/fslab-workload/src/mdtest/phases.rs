@@ -10,9 +10,11 @@
 //!   to NAME-XX and back at the end, as mdtest chains them;
 //! - remove: `unlink` / `rmdir`.
 
+use std::ffi::{CStr, OsStr};
 use std::ops::Range;
 use std::os::fd::OwnedFd;
-use std::path::PathBuf;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -22,6 +24,7 @@ use rustix::fs::{AtFlags, Mode, OFlags, CWD};
 use super::tree::{Kind, Op, Tree};
 use crate::measure::{now_ns, Progress};
 use crate::stonewall::Check;
+use fslab_sys::item_path::ItemPath;
 
 /// What a stretch of items did.
 #[derive(Debug, Default)]
@@ -44,8 +47,23 @@ pub struct Items<'t> {
     pub buf: Vec<u8>,
 }
 
-fn fail(what: &str, path: &std::path::Path, e: rustix::io::Errno) -> String {
-    format!("{what} {}: {}", path.display(), std::io::Error::from(e))
+#[cold]
+#[inline(never)]
+fn fail(what: &str, path: &CStr, e: rustix::io::Errno) -> String {
+    format!(
+        "{what} {}: {}",
+        Path::new(OsStr::from_bytes(path.to_bytes())).display(),
+        std::io::Error::from(e)
+    )
+}
+
+#[cold]
+#[inline(never)]
+fn short(what: &str, path: &CStr, n: usize, want: usize) -> String {
+    format!(
+        "{what} {}: {n} of {want} bytes",
+        Path::new(OsStr::from_bytes(path.to_bytes())).display()
+    )
 }
 
 impl Items<'_> {
@@ -66,26 +84,36 @@ impl Items<'_> {
         }
     }
 
-    /// Item `j` of create and remove's walk: its path.
-    fn walked(&self, dirs: &[(PathBuf, u64)], j: u64) -> PathBuf {
+    /// Item `j` of create and remove's walk: its number, with `path`'s
+    /// stem set to its directory (when it is not already).
+    #[inline(always)]
+    fn walked(&self, dirs: &[(PathBuf, u64)], j: u64, at: &mut At) -> u64 {
         let per = self.tree.o.items_per_dir;
         let idx = ((j / per) as usize).min(dirs.len().saturating_sub(1));
         let (dir, first) = &dirs[idx];
-        let num = first + (j - idx as u64 * per);
-        self.tree
-            .work_dir(self.op)
-            .join(dir)
-            .join(self.tree.item_name(self.op, self.kind, num))
+        if at.dir != idx as u64 {
+            at.dir = idx as u64;
+            self.tree.item_stem(self.op, self.kind, dir, &mut at.path);
+        }
+        first + (j - idx as u64 * per)
     }
 
-    /// Item `i` of the stat and read phases: its path (-L moves it to the
-    /// leaves).
-    fn listed(&self, i: u64) -> PathBuf {
+    /// Item `i` of the stat, read and rename phases: its number (-L moves
+    /// it to the leaves), with `path`'s stem set to its directory.
+    #[inline(always)]
+    fn listed(&self, i: u64, at: &mut At) -> u64 {
         let num = i + self.tree.o.leaf_offset();
-        self.tree.item_path(self.op, self.kind, num)
+        let parent = self.tree.item_parent(num);
+        if at.dir != parent {
+            at.dir = parent;
+            let rel = self.tree.dir_path(parent);
+            self.tree.item_stem(self.op, self.kind, &rel, &mut at.path);
+        }
+        num
     }
 
-    fn create_file(&self, p: &std::path::Path) -> Result<(), String> {
+    #[inline(always)]
+    fn create_file(&self, p: &CStr) -> Result<(), String> {
         let fd: OwnedFd = rustix::fs::openat(
             CWD,
             p,
@@ -98,39 +126,39 @@ impl Items<'_> {
                 .map_err(|e| fail("lseek", p, e))?;
             let n = rustix::io::write(&fd, &self.buf).map_err(|e| fail("write", p, e))?;
             if n != self.buf.len() {
-                return Err(format!(
-                    "write {}: {n} of {} bytes",
-                    p.display(),
-                    self.buf.len()
-                ));
+                return Err(short("write", p, n, self.buf.len()));
             }
             if self.tree.o.sync_file {
                 rustix::fs::fsync(&fd).map_err(|e| fail("fsync", p, e))?;
             }
         }
-        drop(fd);
+        fslab_sys::fd::close(fd);
         Ok(())
     }
 
-    fn read_file(&mut self, p: &std::path::Path) -> Result<(), String> {
+    #[inline(always)]
+    fn read_file(buf: &mut [u8], p: &CStr) -> Result<(), String> {
         let fd: OwnedFd =
             rustix::fs::openat(CWD, p, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
                 .map_err(|e| fail("open", p, e))?;
-        if !self.buf.is_empty() {
+        if !buf.is_empty() {
             rustix::fs::seek(&fd, rustix::fs::SeekFrom::Start(0))
                 .map_err(|e| fail("lseek", p, e))?;
-            let want = self.buf.len();
-            let n = rustix::io::read(&fd, &mut self.buf).map_err(|e| fail("read", p, e))?;
+            let want = buf.len();
+            let n = rustix::io::read(&fd, buf).map_err(|e| fail("read", p, e))?;
             if n != want {
-                return Err(format!("read {}: {n} of {want} bytes", p.display()));
+                return Err(short("read", p, n, want));
             }
         }
-        drop(fd);
+        fslab_sys::fd::close(fd);
         Ok(())
     }
 
-    /// The one item's calls.
-    fn one(&mut self, p: &std::path::Path) -> Result<(), String> {
+    /// The one item's calls, made in the loop's own body (see
+    /// [`fslab_sys::item_path`] and docs/speed.md: on this kind of machine a
+    /// system call inside a function that returns costs more).
+    #[inline(always)]
+    fn one(&mut self, p: &CStr) -> Result<(), String> {
         match (self.op, self.kind) {
             (Op::Create, Kind::File) => self.create_file(p),
             (Op::Create, Kind::Dir) => rustix::fs::mkdirat(CWD, p, Mode::from_raw_mode(0o775))
@@ -138,14 +166,14 @@ impl Items<'_> {
             (Op::Stat, _) => rustix::fs::statat(CWD, p, AtFlags::empty())
                 .map(|_| ())
                 .map_err(|e| fail("stat", p, e)),
-            (Op::Read, _) => self.read_file(p),
+            (Op::Read, _) => Self::read_file(&mut self.buf, p),
             (Op::Remove, Kind::File) => {
                 rustix::fs::unlinkat(CWD, p, AtFlags::empty()).map_err(|e| fail("unlink", p, e))
             }
             (Op::Remove, Kind::Dir) => {
                 rustix::fs::unlinkat(CWD, p, AtFlags::REMOVEDIR).map_err(|e| fail("rmdir", p, e))
             }
-            (Op::Rename, _) => unreachable!("renames go through Items::rename"),
+            (Op::Rename, _) => unreachable!("renames go through Chain::step"),
         }
     }
 
@@ -165,24 +193,37 @@ impl Items<'_> {
         let mut s = Stretch::default();
         let dirs = self.tree.item_dirs();
         let mut chain = Chain::default();
+        let mut at = At {
+            path: ItemPath::new(),
+            dir: u64::MAX,
+        };
+        // One clock reading per item: an item's latency runs from the
+        // previous item's end (so it holds the loop's own few nanoseconds
+        // and the item's name, as fsmark's and alloctest's do).
+        let mut t = now_ns();
         for j in range {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            let t = now_ns();
             let r = match self.op {
                 Op::Create | Op::Remove => {
-                    let p = self.walked(&dirs, j);
-                    self.one(&p)
+                    let num = self.walked(&dirs, j, &mut at);
+                    let p = at.path.numbered(num);
+                    self.one(p)
                 }
                 Op::Stat | Op::Read => {
-                    let p = self.listed(j);
-                    self.one(&p)
+                    let num = self.listed(j, &mut at);
+                    let p = at.path.numbered(num);
+                    self.one(p)
                 }
-                Op::Rename => chain.step(self.listed(j), j, total),
+                Op::Rename => {
+                    let num = self.listed(j, &mut at);
+                    chain.step(at.path.numbered(num), j, total)
+                }
             };
             let end = now_ns();
             s.hist.record(end - t);
+            t = end;
             if let Err(e) = r {
                 s.failures += 1;
                 s.first_failure.get_or_insert(e);
@@ -198,28 +239,42 @@ impl Items<'_> {
     }
 }
 
+/// The reused path of a stretch's items and the directory (its number)
+/// its stem is set to.
+struct At {
+    path: ItemPath,
+    dir: u64,
+}
+
 /// mdtest's rename chain: the first item to NAME-XX, each next item to its
-/// predecessor's name, and at the end NAME-XX to the last freed name.
+/// predecessor's name, and at the end NAME-XX to the last freed name. The
+/// names are C strings (with their NUL) in buffers reused item to item.
 #[derive(Default)]
 struct Chain {
-    first: PathBuf,
-    last: PathBuf,
+    first: Vec<u8>,
+    last: Vec<u8>,
+    from: Vec<u8>,
 }
 
 impl Chain {
-    fn step(&mut self, item: PathBuf, i: u64, total: u64) -> Result<(), String> {
-        let mut from = item;
+    #[inline(always)]
+    fn step(&mut self, item: &CStr, i: u64, total: u64) -> Result<(), String> {
+        self.from.clear();
         if i == 0 {
-            let mut x = from.clone().into_os_string();
-            x.push("-XX");
-            self.first = x.into();
-            self.last = self.first.clone();
-        } else if i + 1 == total {
-            from = self.first.clone();
+            self.first.clear();
+            self.first.extend_from_slice(item.to_bytes());
+            self.first.extend_from_slice(b"-XX\0");
+            self.last.clone_from(&self.first);
         }
-        let r =
-            rustix::fs::renameat(CWD, &from, CWD, &self.last).map_err(|e| fail("rename", &from, e));
-        self.last = from;
+        if i + 1 == total && i > 0 {
+            self.from.extend_from_slice(&self.first);
+        } else {
+            self.from.extend_from_slice(item.to_bytes_with_nul());
+        }
+        let from = CStr::from_bytes_with_nul(&self.from).unwrap_or(c"");
+        let to = CStr::from_bytes_with_nul(&self.last).unwrap_or(c"");
+        let r = rustix::fs::renameat(CWD, from, CWD, to).map_err(|e| fail("rename", from, e));
+        std::mem::swap(&mut self.last, &mut self.from);
         r
     }
 }

@@ -8,9 +8,11 @@
 //! under the tree's root `BASE.0`, where BASE is `mdtest_tree` (one tree
 //! shared by all tasks) or `mdtest_tree.R` (-u: task R's own tree).
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::options::Options;
+use fslab_sys::item_path::ItemPath;
 
 /// The operations, in mdtest's order of phases within an iteration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -96,11 +98,15 @@ impl<'o> Tree<'o> {
 
     /// The root of the tree this task works in during `op`.
     pub fn work_dir(&self, op: Op) -> PathBuf {
+        self.testdir.join(self.root_name(op))
+    }
+
+    /// The name of the tree's root this task works in during `op`.
+    fn root_name(&self, op: Op) -> String {
         if self.o.unique_dir {
-            self.testdir
-                .join(format!("mdtest_tree.{}.0", self.shifted(op.dir_shift())))
+            format!("mdtest_tree.{}.0", self.shifted(op.dir_shift()))
         } else {
-            self.testdir.join("mdtest_tree.0")
+            "mdtest_tree.0".into()
         }
     }
 
@@ -129,13 +135,34 @@ impl<'o> Tree<'o> {
         parts.iter().rev().map(|p| format!("{base}.{p}")).collect()
     }
 
+    /// Sets `path`'s stem to what every name of `op`'s items of `kind` in
+    /// directory `rel` (under the tree's root) starts with:
+    /// `TESTDIR/ROOT/REL/file.mdtest.T.`; the item's number follows
+    /// ([`ItemPath::numbered`]).
+    pub fn item_stem(&self, op: Op, kind: Kind, rel: &Path, path: &mut ItemPath) {
+        path.stem(&self.testdir)
+            .dir(self.root_name(op).as_bytes())
+            .dir(rel.as_os_str().as_bytes())
+            .text(kind.prefix().as_bytes())
+            .text(b"mdtest.")
+            .number(self.shifted(op.name_shift()))
+            .text(b".");
+    }
+
+    /// The directory (under the tree's root) that holds item `num` of the
+    /// stat, read and rename phases (its number already moved to the
+    /// leaves with -L).
+    pub fn item_parent(&self, num: u64) -> u64 {
+        num / self.o.items_per_dir
+    }
+
     /// Where item `num` of the stat, read and rename phases lives (its
     /// number already moved to the leaves with -L).
     pub fn item_path(&self, op: Op, kind: Kind, num: u64) -> PathBuf {
-        let parent = num / self.o.items_per_dir;
-        self.work_dir(op)
-            .join(self.dir_path(parent))
-            .join(self.item_name(op, kind, num))
+        let mut p = ItemPath::new();
+        self.item_stem(op, kind, &self.dir_path(self.item_parent(num)), &mut p);
+        p.numbered(num);
+        p.last().to_path_buf()
     }
 
     /// The directories that hold items, in create and remove's walk

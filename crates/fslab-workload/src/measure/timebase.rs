@@ -42,8 +42,7 @@ static TIMEBASE: OnceLock<Option<Tsc>> = OnceLock::new();
 const CALIBRATION: Duration = Duration::from_micros(500);
 
 fn monotonic_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    fslab_sys::clock::monotonic_ns()
 }
 
 /// Nanoseconds on the run's timebase. The first call picks and calibrates

@@ -9,6 +9,7 @@ mod guest;
 mod history;
 mod jobs;
 mod man;
+mod power;
 mod report;
 mod results;
 mod run;

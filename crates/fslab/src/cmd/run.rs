@@ -126,8 +126,10 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     check_mpi(&exp)?;
     if args.dry_run {
         print_dry_run(&exp, scale, &allowed, root);
+        super::power::say(&exp, (db, &file, &text, scale), true);
         return Ok(());
     }
+    super::power::say(&exp, (db, &file, &text, scale), false);
     let mut exec = executor(&exp, db, &file)?;
     let mut store = super::open_store(db)?;
     let stop =

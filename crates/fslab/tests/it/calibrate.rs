@@ -246,3 +246,84 @@ fn a_count_its_options_fix_gets_an_exact_verdict_from_one_run_a_side() {
     let extents = row("image extents,ext4 [b]");
     assert!(!extents.contains(",deterministic,"), "{extents}");
 }
+
+/// Power before running: after an A/A calibration of a cell, the dry run
+/// says, per calibrated metric, the smallest difference the planned
+/// repetitions resolve (80% power) from that calibration's noise, and
+/// `--until-resolved MAX` says it for MAX; a cell no calibration fits says
+/// so and how to make one.
+#[test]
+fn the_dry_run_says_what_the_planned_repetitions_resolve_for_a_calibrated_cell() {
+    let lab = Lab::new();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let fsmark = lab.experiment(
+        "p.toml",
+        &exp(
+            dir.path(),
+            "fsmark",
+            "\"-n\", \"100\", \"-s\", \"0\", \"-S0\"",
+        ),
+    );
+    let dry = |reps: &str| {
+        let o = lab
+            .run_cmd()
+            .args(["run", "--dry-run", "--repetitions", reps])
+            .arg(&fsmark)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    assert!(
+        dry("5").contains(
+            "power: cell 0 directory: no stored calibration fits it, so what 5 repetitions \
+             resolve is not known (make one: fslab run"
+        ),
+        "{}",
+        dry("5")
+    );
+    let (cal, _) = calibrate(&lab, &fsmark, "3");
+    let conn = rusqlite::Connection::open(lab.db()).unwrap();
+    let rows: Vec<(String, f64, f64)> = conn
+        .prepare("SELECT metric, sd_log, delta_pct FROM calibrations WHERE experiment_id = ?1")
+        .unwrap()
+        .query_map([cal], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(!rows.is_empty());
+    for reps in [5usize, 12] {
+        let text = dry(&reps.to_string());
+        for (metric, sd, delta) in &rows {
+            let want = fslab_stats::power::resolvable_pct(*sd, reps, *delta, 0.05).unwrap();
+            let line = format!(
+                "power: cell 0 directory: {metric}: differences from {want:.1}% up resolve with \
+                 {reps} repetitions a cell (80% power, 5% two-sided, before correction over the \
+                 comparison's family; calibration {cal}: sd of the runs' logs {sd:.4}"
+            );
+            assert!(text.contains(&line), "{line}\n{text}");
+        }
+    }
+    // More repetitions resolve less: the first metric's figure shrinks.
+    let (_, sd, delta) = &rows[0];
+    let at = |n| fslab_stats::power::resolvable_pct(*sd, n, *delta, 0.05).unwrap();
+    assert!(at(12) < at(5) || *sd == 0.0);
+    // --until-resolved MAX says it for MAX before it runs.
+    let o = lab
+        .run_cmd()
+        .args(["run", "--until-resolved", "3"])
+        .arg(&fsmark)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "fslab: until resolved, at most 3 repetitions a cell: power: cell 0 directory: {}: \
+             differences from {:.1}% up resolve with 3 repetitions",
+            rows[0].0,
+            at(3)
+        )),
+        "{}",
+        stderr(&o)
+    );
+}
