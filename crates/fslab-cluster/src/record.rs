@@ -65,6 +65,10 @@ pub struct RankRun {
     /// the merged run (see [`crate::HostFacts::probes`]).
     #[serde(default)]
     pub probe_metrics: Vec<fslab_record::Metric>,
+    /// This rank's host's facts (see [`fslab_record::facts`]): every rank
+    /// reads them, the merged run keeps each host's first rank's.
+    #[serde(default)]
+    pub facts: Option<fslab_record::MachineFacts>,
     /// What a program this rank ran printed (`fslab exec` on each rank):
     /// (stream, bytes); the merged run keeps rank 0's.
     #[serde(default)]
@@ -96,6 +100,7 @@ impl RankRun {
             spans: Vec::new(),
             metrics: Vec::new(),
             probe_metrics: Vec::new(),
+            facts: None,
             outputs: Vec::new(),
         }
     }
@@ -183,6 +188,10 @@ impl Recorder for RankRecorder {
     }
     fn record_probe_note(&mut self, _run: i64, note: &ProbeNote) -> RecordResult<()> {
         self.run.probe_notes.push(note.clone());
+        Ok(())
+    }
+    fn record_facts(&mut self, _run: i64, facts: &fslab_record::MachineFacts) -> RecordResult<()> {
+        self.run.facts = Some(facts.clone());
         Ok(())
     }
     /// A rank's own tool numbers (one rank's Throughput, say) do not add up

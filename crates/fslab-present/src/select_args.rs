@@ -39,8 +39,12 @@ pub struct SelectArgs {
 }
 
 impl SelectArgs {
-    /// What to analyse, as the analysis takes it.
-    pub fn choice(self) -> fslab_analysis::Choice<'static> {
+    /// What to analyse, as the analysis takes it, explained by `explainers`
+    /// (the binary passes fslab-explain's).
+    pub fn choice(
+        self,
+        explainers: &'static [&'static dyn fslab_analysis::Explainer],
+    ) -> fslab_analysis::Choice<'static> {
         fslab_analysis::Choice {
             policy: self.correction.policy_at(self.delta, self.alpha),
             experiments: self.experiment,
@@ -48,7 +52,7 @@ impl SelectArgs {
             baseline: self.baseline,
             calibration: self.calibration,
             refuse_empty: false,
-            explainers: &[],
+            explainers,
         }
     }
 }
@@ -145,7 +149,7 @@ mod tests {
         let c = parse(&["--experiment", "4", "--alpha", "0.1"])
             .unwrap()
             .select
-            .choice();
+            .choice(&[]);
         assert_eq!((c.experiments, c.policy.alpha), (vec![4], 0.1));
     }
 }

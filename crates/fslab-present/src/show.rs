@@ -142,10 +142,33 @@ pub fn run_text(store: &Store, id: i64) -> Result<String> {
         .map(|o| origin(&o))
         .unwrap_or_default();
     Ok(format!(
-        "{}{made}{}",
+        "{}{made}{}{}",
         show(&rec),
+        machine(&rec.machine),
         probes(&rec, &notes, &points)
     ))
+}
+
+/// The machine the run ran on: each host's facts, `name: value`, with
+/// where an unknown one could not be read (each phase's clock, page cache
+/// and pressure are the `machine` probe's lines under its phase).
+pub fn machine(m: &fslab_record::facts::Machine) -> String {
+    let mut s = String::new();
+    for h in &m.hosts {
+        let _ = writeln!(s, "\nmachine {}:", h.host);
+        let mut table = Table::new(&[("fact", Align::Left), ("value", Align::Left)]).indent(2);
+        for f in &h.facts {
+            table.row([
+                f.name.clone(),
+                match &f.value {
+                    Some(v) => v.clone(),
+                    None => format!("unknown ({})", f.source),
+                },
+            ]);
+        }
+        s.push_str(&table.render());
+    }
+    s
 }
 
 /// `results export ID --format json`: the run's record with its schema version.
@@ -585,7 +608,11 @@ pub fn probes(
         notes: &refs,
         summaries: &summaries,
     };
-    let probes = fslab_probe::all();
+    // The always-on ones (the machine's) after those asked for.
+    let probes: Vec<fslab_probe::Kind> = fslab_probe::all()
+        .into_iter()
+        .chain(fslab_probe::always())
+        .collect();
     for k in &probes {
         for l in k.plugin().describe_run(&run) {
             let _ = writeln!(s, "  {l}");

@@ -7,6 +7,7 @@
 pub mod catalogue;
 pub mod cgroup;
 mod experiment;
+pub mod facts;
 pub mod journal;
 pub mod json;
 mod latency;
@@ -26,6 +27,7 @@ pub use experiment::{
     CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, FindingOutcome, FindingResult,
     GuestFacts, ImageHostFacts, IMAGE_EXTENTS,
 };
+pub use facts::{Fact, MachineFacts, PhaseFacts, Pressure};
 pub use latency::{BadHistogram, LatencyHistogram, LatencySummary};
 pub use mem::MemRecorder;
 pub use metric::{Better, Direction, Metric, Unit};
@@ -113,6 +115,9 @@ pub trait Recorder {
     fn record_probe_points(&mut self, run: i64, points: &[ProbePoint]) -> RecordResult<()>;
     /// A probe's summary (and its binary data, if any).
     fn record_probe_note(&mut self, run: i64, note: &ProbeNote) -> RecordResult<()>;
+    /// The facts of a host the run ran on (see [`facts`]): once per host,
+    /// at the run's start (a merged MPI run: every host's).
+    fn record_facts(&mut self, run: i64, facts: &MachineFacts) -> RecordResult<()>;
     /// The run's numbers as its tool reports them (see [`Metric`]).
     fn record_metrics(&mut self, run: i64, metrics: &[Metric]) -> RecordResult<()>;
     /// What a program the run started printed, as it wrote it: `stream` is

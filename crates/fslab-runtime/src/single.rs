@@ -93,7 +93,12 @@ pub fn run(
         acks: harness.acks,
         erase: counting.is_some(),
     };
-    let mut hooks = Hooks::default();
+    let mut hooks = Hooks {
+        machine_facts: Some(Box::new(|dir| {
+            fslab_probe::facts::machine(&fslab_probe::source::Machine, &fslab_probe::resolve(dir))
+        })),
+        ..Hooks::default()
+    };
     if harness.drop_caches == DropCaches::EachPhase {
         let mut drop_caches = cache_dropper(name.to_string());
         hooks.before_phase = Some(Box::new(move |_| drop_caches()));

@@ -2,7 +2,9 @@
 //! is made. See `schema.rs` for the tables.
 
 mod calibration;
+mod evidence;
 mod experiment;
+mod facts;
 mod import;
 mod read;
 mod retry;
@@ -26,6 +28,7 @@ fn host_name() -> String {
 }
 
 pub use calibration::Calibration;
+pub use evidence::OpTotal;
 pub use experiment::{ExperimentRecord, ExperimentRow, RunOrigin};
 pub use read::{
     ProbeSummary, RunRecord, RunRow, StoredHistogram, StoredLatency, StoredNote, StoredOutput,
@@ -611,6 +614,24 @@ impl Recorder for Store {
                     0
                 }
             };
+            Ok(tx.commit()?)
+        })
+    }
+
+    fn record_facts(&mut self, run: i64, facts: &fslab_record::MachineFacts) -> RecordResult<()> {
+        self.write(|conn| {
+            let tx = conn.transaction()?;
+            {
+                let mut st = tx.prepare(
+                    "INSERT OR REPLACE INTO facts (run_id, host, seq, name, value, source)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )?;
+                for (i, f) in facts.facts.iter().enumerate() {
+                    st.execute(params![
+                        run, facts.host, i as i64, f.name, f.value, f.source
+                    ])?;
+                }
+            }
             Ok(tx.commit()?)
         })
     }

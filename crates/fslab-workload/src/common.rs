@@ -58,6 +58,9 @@ impl CommonArgs {
 
 /// Called with the phase's name before it starts.
 pub type PhaseHook<'a> = Box<dyn FnMut(&str) + 'a>;
+/// Reads the machine's facts for a run in the directory given.
+pub type MachineFactsHook<'a> =
+    Box<dyn FnOnce(&std::path::Path) -> fslab_record::MachineFacts + 'a>;
 /// Called with the phase's name and the point of the second just ended.
 pub type SecondHook<'a> = Box<dyn FnMut(&str, &SeriesPoint) + 'a>;
 
@@ -69,6 +72,9 @@ pub struct Hooks<'a> {
     pub before_phase: Option<PhaseHook<'a>>,
     pub each_second: Option<SecondHook<'a>>,
     pub run_started: Option<Box<dyn FnMut(i64) + 'a>>,
+    /// The machine's facts for a run in this directory (the runtime reads
+    /// them where the probes read the machine), recorded with the run.
+    pub machine_facts: Option<MachineFactsHook<'a>>,
     pub monitor: Option<&'a mut dyn Monitor>,
 }
 
@@ -177,6 +183,12 @@ impl<'a, 'h> Start<'a, 'h> {
             params: serde_json::to_value(params).unwrap_or_default(),
         };
         let run_id = rec.begin_run(&info)?;
+        // The machine's facts; the directory may not exist yet: its
+        // filesystem is its nearest existing ancestor's.
+        if let Some(facts) = hooks.machine_facts.take() {
+            let existing = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
+            rec.record_facts(run_id, &facts(existing))?;
+        }
         if let Some(f) = hooks.run_started.as_mut() {
             f(run_id);
         }

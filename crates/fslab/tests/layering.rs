@@ -222,6 +222,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("workloads and probes", &["fslab-workload", "fslab-probe"]),
     (
+        "explanations: facts, confounders, limiters, profiles",
+        &["fslab-explain"],
+    ),
+    (
         "the runtime and the experiment",
         &["fslab-runtime", "fslab-experiment"],
     ),

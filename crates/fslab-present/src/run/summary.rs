@@ -33,14 +33,22 @@ pub fn table(a: &Analysis) -> String {
                 format!("{} (n=1)", fmt_num(mean))
             };
             if let (Some(pct), Some(v)) = (r.diff_pct, r.verdict) {
-                let word = match v {
-                    Verdict::Same => "same",
-                    Verdict::Unresolved => {
+                let word = match (v, &r.caveat) {
+                    // The machines first; a confounding clock takes the
+                    // verdict's place.
+                    (Verdict::Faster | Verdict::Slower, Some(c)) if c.replaces_verdict => {
+                        c.words.as_str()
+                    }
+                    (Verdict::Same, _) => "same",
+                    (Verdict::Unresolved, _) => {
                         unresolved = true;
                         "unresolved"
                     }
-                    v => v.name(),
+                    (v, _) => v.name(),
                 };
+                if let Some(c) = r.caveat.as_ref().filter(|c| !c.replaces_verdict) {
+                    let _ = write!(cell, " [{}]", c.words);
+                }
                 let _ = write!(cell, " {pct:+.1}% {word}");
                 if r.interval == Some(fslab_stats::interval::Method::Deterministic.name()) {
                     cell.push_str(" (exact)");

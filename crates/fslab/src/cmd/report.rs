@@ -19,7 +19,8 @@ pub fn run(sel: SelectArgs, output: &Path, db: &Path) -> Result<(), Failure> {
         }
     }
     let store = super::open_store_read(db)?;
-    let a = fslab_analysis::from_store(&store, &sel.choice()).map_err(super::analysis_failure)?;
+    let a = fslab_analysis::from_store(&store, &sel.choice(fslab_explain::EXPLAINERS))
+        .map_err(super::analysis_failure)?;
     let p = page::build(&store, &a).map_err(super::results_failure)?;
     // `-o -`: the page on stdout (the line about it on stderr).
     if output == Path::new("-") {

@@ -116,7 +116,10 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     };
 
     super::say(fslab_present::run::closing::text(
-        &exp, &outcome, args.scale,
+        &exp,
+        &outcome,
+        args.scale,
+        Some((&store, fslab_explain::EXPLAINERS)),
     ))?;
     if args.calibrate.is_some() {
         let kept = fslab_experiment::aa::record(&mut store, &exp, &outcome)
