@@ -104,7 +104,7 @@ fn direct_io_through_to_the_disk_is_limited_by_the_device() {
     }
     names_its_limiter(
         "io",
-        &format!("name = \"io-bound\"\n{}direct_io = true\n[workload]\nkind = \"tiotest\"\nargs = [\"-X\", \"-t\", \"2\", \"-f\", \"16\", \"-r\", \"1500\", \"-k\", \"1\", \"-k\", \"2\"]\n[[target]]\nfs = \"ext4\"\n", DEVICE),
+        &format!("name = \"io-bound\"\n{}direct_io = true\n[workload]\nkind = \"tiotest\"\nargs = [\"-X\", \"-t\", \"2\", \"-f\", \"16\", \"-r\", \"15000\", \"-k\", \"1\", \"-k\", \"2\"]\n[[target]]\nfs = \"ext4\"\n", DEVICE),
         "random_read",
         "limited by the device: workers blocked",
         "in device queue waits",
