@@ -21,7 +21,7 @@ use fslab_cluster::{Cluster, LocalCluster};
 use fslab_record::MemRecorder;
 use fslab_workload::mdtest::{self, MdtestArgs};
 use fslab_workload::stonewall::WallSummary;
-use fslab_workload::Hooks;
+use fslab_workload::{Hooks, Start};
 
 #[derive(Parser)]
 struct Cli {
@@ -38,16 +38,15 @@ fn rank_run(args: &str, c: &dyn Cluster) -> (u64, Option<WallSummary>) {
     let mut rec = MemRecorder::default();
     let mut hooks = Hooks::default();
     let stop = AtomicBool::new(false);
-    let r = mdtest::run(
-        &o,
-        &[],
-        c,
-        &stop,
-        &mut std::io::sink(),
-        &mut rec,
-        &mut hooks,
-    )
-    .expect("mdtest run");
+    let start = Start {
+        argv: &[],
+        cluster: c,
+        stop: &stop,
+        out: &mut std::io::sink(),
+        rec: &mut rec,
+        hooks: &mut hooks,
+    };
+    let r = mdtest::run(&o, start).expect("mdtest run");
     let made = rec
         .phases
         .iter()

@@ -12,7 +12,7 @@ use fslab_stats::compare::{self, Calibrated, Metric, Row};
 use fslab_stats::verdict::Policy;
 use fslab_store::{ExperimentRecord, RunRow, Store};
 
-use crate::explain::Explanation;
+use crate::explain::{About, Explanation, ExplanationKind};
 use crate::select::{self, GroupRun};
 use crate::Result;
 
@@ -237,10 +237,47 @@ pub fn from_store(store: &Store, choice: &Choice) -> Result<Analysis> {
         .iter()
         .map(|&id| store.experiment(id))
         .collect::<std::result::Result<_, _>>()?;
-    for e in choice.explainers {
-        e.explain(&mut a, store)?;
-    }
+    add_explanations(&mut a, store, choice.explainers)?;
     Ok(a)
+}
+
+/// Adds what `explainers` say about `a` (each may qualify the rows it
+/// explains: see [`add_caveats`]).
+pub fn add_explanations(
+    a: &mut Analysis,
+    store: &Store,
+    explainers: &[&dyn Explainer],
+) -> Result<()> {
+    for e in explainers {
+        e.explain(a, store)?;
+    }
+    Ok(())
+}
+
+/// Gives each comparison a confounder said about it as its row's caveat
+/// (named before the verdict; a [`ExplanationKind::Confounded`] one in
+/// place of faster/slower). An explainer calls it for the confounders it
+/// added; one that does not leaves its confounders to be said before the
+/// verdicts instead.
+pub fn add_caveats(a: &mut Analysis) {
+    for r in &mut a.rows {
+        let about = |e: &&Explanation| {
+            matches!(&e.about, About::Comparison { metric, group }
+                if *metric == r.metric && *group == r.group)
+        };
+        let said: Vec<&Explanation> = a.explanations.iter().filter(about).collect();
+        let pick = |k: ExplanationKind| said.iter().find(|e| e.kind == k);
+        let caveat = pick(ExplanationKind::Confounded)
+            .map(|e| (e, true))
+            .or_else(|| pick(ExplanationKind::Confounder).map(|e| (e, false)))
+            .map(|(e, replaces_verdict)| compare::Caveat {
+                words: e.says.clone(),
+                replaces_verdict,
+            });
+        if caveat.is_some() {
+            r.caveat = caveat;
+        }
+    }
 }
 
 /// The runs of groups `g` with their samples, read from the store.

@@ -47,12 +47,26 @@ impl About {
     }
 }
 
+impl Explanation {
+    /// Said before any verdict: what differs between the machines (or that
+    /// nothing does), about the selection or a group.
+    pub fn before_verdicts(&self) -> bool {
+        matches!(
+            self.kind,
+            ExplanationKind::Confounder | ExplanationKind::Confounded | ExplanationKind::Note
+        ) && matches!(self.about, About::Selection | About::Group { .. })
+    }
+}
+
 /// What kind of thing an explanation says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExplanationKind {
     /// The two sides differ in something other than what is compared.
     Confounder,
+    /// A confounder at least as large as the difference it is about (the
+    /// CPU clock moved as much): a faster/slower verdict gives way to it.
+    Confounded,
     /// What held a phase back.
     Limiter,
     /// Where the profile changed.
@@ -67,6 +81,7 @@ impl ExplanationKind {
     pub fn name(self) -> &'static str {
         match self {
             ExplanationKind::Confounder => "confounder",
+            ExplanationKind::Confounded => "confounded",
             ExplanationKind::Limiter => "limiter",
             ExplanationKind::Profile => "profile",
             ExplanationKind::Share => "share",

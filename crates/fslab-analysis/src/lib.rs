@@ -28,7 +28,10 @@ pub mod ids;
 pub mod kernels;
 pub mod select;
 
-pub use analysis::{analyse, from_store, Analysis, Choice, Explainer, Input, RunSamples, Settings};
+pub use analysis::{
+    add_caveats, add_explanations, analyse, from_store, Analysis, Choice, Explainer, Input,
+    RunSamples, Settings,
+};
 pub use error::{Error, Result};
 pub use explain::{About, Explanation, ExplanationKind};
 pub use select::GroupRun;

@@ -28,6 +28,10 @@ pub struct HostFacts {
     /// one host keeps. The merged run's own probe metrics are rank 0's
     /// host's.
     pub probes: Vec<fslab_record::Metric>,
+    /// The host's machine facts, as its first rank read them: kept in
+    /// the store's facts (not again under `params.mpi`).
+    #[serde(skip)]
+    pub machine: Option<fslab_record::MachineFacts>,
 }
 
 /// One rank's phases on rank 0's clock, in seconds from rank 0's start.
@@ -79,6 +83,7 @@ pub fn host_facts(ranks: &[RankRun], clocks: &Clocks) -> Vec<HostFacts> {
             host: r.host.clone(),
             ranks: vec![r.rank],
             probes: r.probe_metrics.clone(),
+            machine: r.facts.clone(),
             ..Default::default()
         };
         if let Some(i) = &r.info {

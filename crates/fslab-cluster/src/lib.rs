@@ -31,7 +31,7 @@ pub use local::LocalCluster;
 pub use merge::{merge, merge_clocked, MergedRun, MpiParams, RankRates};
 #[cfg(feature = "mpi")]
 pub use mpi_cluster::MpiCluster;
-pub use record::{RankHist, RankRecorder, RankRun, Span};
+pub use record::{RankHist, RankRecorder, RankRun, Span, UnreadableRun};
 
 use std::path::{Path, PathBuf};
 
@@ -111,11 +111,25 @@ pub fn launched_ranks() -> Option<usize> {
 
 /// Joins the ranks this process was started with: MPI when it was started
 /// by an MPI launcher, one process otherwise.
-pub fn join() -> Result<Box<dyn Cluster>, String> {
+pub fn join() -> Result<Box<dyn Cluster>, JoinError> {
     join_ranks(launched_ranks())
 }
 
-fn join_ranks(launched: Option<usize>) -> Result<Box<dyn Cluster>, String> {
+/// Why this process could not join the MPI ranks it was started as.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JoinError {
+    /// Started by an MPI launcher, but built without MPI.
+    #[error(
+        "started as one of {0} MPI ranks, but this fslab was built without MPI: \
+         build it with `cargo build --release -p fslab --features mpi`"
+    )]
+    NoMpi(usize),
+    /// MPI could not be initialised in this process.
+    #[error("{0}")]
+    Init(&'static str),
+}
+
+fn join_ranks(launched: Option<usize>) -> Result<Box<dyn Cluster>, JoinError> {
     match launched {
         None => Ok(Box::new(Solo)),
         #[cfg(feature = "mpi")]
@@ -123,10 +137,7 @@ fn join_ranks(launched: Option<usize>) -> Result<Box<dyn Cluster>, String> {
         #[cfg(not(feature = "mpi"))]
         Some(1) => Ok(Box::new(Solo)),
         #[cfg(not(feature = "mpi"))]
-        Some(n) => Err(format!(
-            "started as one of {n} MPI ranks, but this fslab was built without MPI: \
-             build it with `cargo build --release -p fslab --features mpi`"
-        )),
+        Some(n) => Err(JoinError::NoMpi(n)),
     }
 }
 
@@ -169,8 +180,9 @@ mod tests {
     #[test]
     fn without_mpi_one_of_many_ranks_is_refused() {
         let e = join_ranks(Some(4)).err().unwrap();
+        assert_eq!(e, JoinError::NoMpi(4));
         assert_eq!(
-            e,
+            e.to_string(),
             "started as one of 4 MPI ranks, but this fslab was built without MPI: \
              build it with `cargo build --release -p fslab --features mpi`"
         );

@@ -19,9 +19,9 @@ pub struct MpiCluster {
 impl MpiCluster {
     /// MPI_Init_thread with MPI_THREAD_FUNNELED: the workloads' threads
     /// never call MPI, the main thread does.
-    pub fn init() -> Result<Self, String> {
+    pub fn init() -> Result<Self, crate::JoinError> {
         let (universe, _level) = mpi::initialize_with_threading(Threading::Funneled)
-            .ok_or("MPI was already initialised")?;
+            .ok_or(crate::JoinError::Init("MPI was already initialised"))?;
         Ok(MpiCluster {
             world: universe.world(),
             _universe: universe,

@@ -29,7 +29,7 @@ impl RankHist {
         }
     }
 
-    pub fn histogram(&self) -> Result<LatencyHistogram, String> {
+    pub fn histogram(&self) -> Result<LatencyHistogram, fslab_record::BadHistogram> {
         LatencyHistogram::from_v2_bytes(&self.v2, self.min_ns, self.sum_ns, self.max_ns)
     }
 }
@@ -65,6 +65,10 @@ pub struct RankRun {
     /// the merged run (see [`crate::HostFacts::probes`]).
     #[serde(default)]
     pub probe_metrics: Vec<fslab_record::Metric>,
+    /// This rank's host's facts (see [`fslab_record::facts`]): every rank
+    /// reads them, the merged run keeps each host's first rank's.
+    #[serde(default)]
+    pub facts: Option<fslab_record::MachineFacts>,
     /// What a program this rank ran printed (`fslab exec` on each rank):
     /// (stream, bytes); the merged run keeps rank 0's.
     #[serde(default)]
@@ -96,6 +100,7 @@ impl RankRun {
             spans: Vec::new(),
             metrics: Vec::new(),
             probe_metrics: Vec::new(),
+            facts: None,
             outputs: Vec::new(),
         }
     }
@@ -124,10 +129,15 @@ impl RankRun {
         serde_json::to_vec(self).expect("a rank's run always serialises")
     }
 
-    pub fn from_bytes(b: &[u8]) -> Result<Self, String> {
-        serde_json::from_slice(b).map_err(|e| format!("a rank's results could not be read: {e}"))
+    pub fn from_bytes(b: &[u8]) -> Result<Self, UnreadableRun> {
+        serde_json::from_slice(b).map_err(UnreadableRun)
     }
 }
+
+/// A rank's results that are not a serialized [`RankRun`].
+#[derive(Debug, thiserror::Error)]
+#[error("a rank's results could not be read: {0}")]
+pub struct UnreadableRun(#[source] pub serde_json::Error);
 
 /// A [`Recorder`] that keeps one rank's run in memory.
 pub struct RankRecorder {
@@ -178,6 +188,10 @@ impl Recorder for RankRecorder {
     }
     fn record_probe_note(&mut self, _run: i64, note: &ProbeNote) -> RecordResult<()> {
         self.run.probe_notes.push(note.clone());
+        Ok(())
+    }
+    fn record_facts(&mut self, _run: i64, facts: &fslab_record::MachineFacts) -> RecordResult<()> {
+        self.run.facts = Some(facts.clone());
         Ok(())
     }
     /// A rank's own tool numbers (one rank's Throughput, say) do not add up
@@ -236,6 +250,7 @@ mod tests {
         assert_eq!((h2.min_ns(), h2.max_ns()), (1_000, 3_000_000));
         assert!(RankRun::from_bytes(b"{")
             .unwrap_err()
+            .to_string()
             .contains("could not be read"));
     }
 }

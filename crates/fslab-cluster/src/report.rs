@@ -5,6 +5,16 @@ use fslab_record::{RecordResult, Recorder, RunInfo};
 use crate::merge::{MergedRun, MpiParams};
 
 impl MergedRun {
+    /// The merged run's own numbers as it records them: the ranks' loop
+    /// rows added up loop by loop, as detail metrics of `workload`.
+    pub fn metrics(&self, workload: &str) -> Vec<fslab_record::Metric> {
+        self.run
+            .loops
+            .iter()
+            .flat_map(|l| l.metrics(workload))
+            .collect()
+    }
+
     /// The hosts as `NAME` or `NAME (N ranks)`, comma-separated.
     pub fn host_list(&self) -> String {
         self.hosts
@@ -49,12 +59,10 @@ impl MergedRun {
             }
         }
         let id = rec.begin_run(&info)?;
-        let loops: Vec<fslab_record::Metric> = self
-            .run
-            .loops
-            .iter()
-            .flat_map(|l| l.metrics(&info.workload))
-            .collect();
+        for m in self.host_facts.iter().filter_map(|h| h.machine.as_ref()) {
+            rec.record_facts(id, m)?;
+        }
+        let loops = self.metrics(&info.workload);
         if !loops.is_empty() {
             rec.record_metrics(id, &loops)?;
         }
@@ -207,6 +215,27 @@ mod tests {
         assert_eq!(rec.phases[0].ops, 200);
         assert_eq!(rec.latencies[0].2.count, 4);
         assert_eq!(rec.finished, Some((RunStatus::Complete, None)));
+    }
+
+    #[test]
+    fn every_hosts_facts_are_recorded_once_from_its_first_rank() {
+        let facts = |host: &str, cpus: &str| fslab_record::MachineFacts {
+            host: host.into(),
+            facts: vec![fslab_record::Fact::known("cpus", cpus, "/proc/cpuinfo")],
+        };
+        let mut ranks = Vec::new();
+        for (r, host, cpus) in [(0, "a", "2"), (1, "a", "2"), (2, "b", "8")] {
+            let mut run = rank(r, 100, 1.0, RunStatus::Complete);
+            run.host = host.into();
+            run.facts = Some(facts(host, cpus));
+            ranks.push(run);
+        }
+        let m = merge(ranks);
+        let mut rec = MemRecorder::default();
+        m.record(&mut rec).unwrap();
+        assert_eq!(rec.facts, vec![facts("a", "2"), facts("b", "8")]);
+        // Kept in the facts, not again in the run's parameters.
+        assert!(!rec.runs[0].params.to_string().contains("/proc/cpuinfo"));
     }
 
     #[test]

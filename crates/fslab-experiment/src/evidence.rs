@@ -5,7 +5,7 @@
 //! top wait stacks per phase (`fslab_probe::notes::StacksTop`), the
 //! `journal` probe its jbd2 commit times (its points `commit.logging`, ms).
 
-use fslab_probe::notes::{Note, StacksTop};
+use fslab_probe::notes::{Note, PerfTop, StacksTop};
 
 /// One run's probe evidence, by phase name.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -127,6 +127,24 @@ impl Evidence {
         }))
     }
 
+    /// `symbol`'s share of `phase`'s profile, % (seed 001's 001-e:
+    /// `__crc32c_le` 1.65% of the create profile); None without a profile
+    /// of the phase, or below the 0.5% the perf probe keeps.
+    pub fn symbol_share(&self, phase: &str, symbol: &str) -> Option<f64> {
+        fslab_explain::profile::share(&self.note::<PerfTop>(phase)?, symbol)
+    }
+
+    /// The share (%) of `phase`'s blocked workload samples in wait class
+    /// `class`, stacks classed by `waits` (seed 004's journal waits).
+    pub fn wait_share(
+        &self,
+        phase: &str,
+        class: &str,
+        waits: &fslab_explain::WaitTable,
+    ) -> Option<f64> {
+        waits.share(&self.note::<StacksTop>(phase)?, class)
+    }
+
     /// The median commit logging time of each phase that had commits.
     pub fn commit_medians(&self) -> Vec<(String, f64)> {
         self.series_of("journal", &commit_logging())
@@ -170,13 +188,25 @@ mod tests {
                     ..Default::default()
                 },
             ],
+            ..Default::default()
         };
         let v = top.to_value();
         let phases = vec!["create".to_string()];
         let logging = commit_logging();
+        let perf = PerfTop(vec![fslab_probe::notes::PerfSymbol {
+            percent: 1.65,
+            dso: "[kernel.kallsyms]".into(),
+            kernel: true,
+            symbol: "__crc32c_le".into(),
+        }])
+        .to_value();
         let e = Evidence::of(
             &phases,
-            [(Some(0), "stacks", "top", &v), (None, "stacks", "top", &v)],
+            [
+                (Some(0), "stacks", "top", &v),
+                (None, "stacks", "top", &v),
+                (Some(0), "perf", "top", &perf),
+            ],
             [
                 (0, "journal", logging.as_str(), 30.0),
                 (0, "journal", logging.as_str(), 10.0),
@@ -184,7 +214,9 @@ mod tests {
                 (0, "journal", logging.as_str(), 20.0),
             ],
         );
-        assert_eq!(e.notes.len(), 1, "the run's own note is no phase's");
+        assert_eq!(e.notes.len(), 2, "the run's own note is no phase's");
+        assert_eq!(e.symbol_share("create", "__crc32c_le"), Some(1.65));
+        assert_eq!(e.symbol_share("create", "memcpy"), None);
         assert_eq!(e.series.len(), 1, "commit.running is not offered: {e:?}");
         let f = |s: &str| vec![s.to_string()];
         assert_eq!(e.stacks_name("create", &f("dx_find_entry"), 5), Some(true));
@@ -201,5 +233,51 @@ mod tests {
                 20.0
             )]
         );
+    }
+
+    #[test]
+    fn a_phases_share_of_blocked_samples_in_a_wait_class() {
+        let stack = |frames: &[&str], samples: u64| BlockedStack {
+            thread: "workload".into(),
+            samples,
+            frames: frames.iter().map(|f| f.to_string()).collect(),
+            ..Default::default()
+        };
+        // Seed 004: the lookup reads directory blocks, the create waits on
+        // the journal; 20 blocked samples were not kept.
+        let top = StacksTop {
+            rounds: 100,
+            stacks: vec![
+                stack(
+                    &[
+                        "__wait_on_buffer",
+                        "ext4_bread",
+                        "__ext4_read_dirblock",
+                        "ext4_dx_find_entry",
+                    ],
+                    50,
+                ),
+                stack(
+                    &["do_get_write_access", "jbd2_journal_get_write_access"],
+                    30,
+                ),
+            ],
+            workload_blocked: 100,
+            ..Default::default()
+        };
+        let v = top.to_value();
+        let e = Evidence::of(
+            &["create".to_string()],
+            [(Some(0), "stacks", "top", &v)],
+            [],
+        );
+        let waits = fslab_explain::WaitTable::builtin();
+        assert_eq!(
+            e.wait_share("create", "directory-block read", &waits),
+            Some(50.0)
+        );
+        assert_eq!(e.wait_share("create", "journal", &waits), Some(30.0));
+        assert_eq!(e.wait_share("create", "lock", &waits), Some(0.0));
+        assert_eq!(e.wait_share("unlink", "journal", &waits), None);
     }
 }

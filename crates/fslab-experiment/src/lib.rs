@@ -29,6 +29,8 @@
 //! - [`builtin`]: the experiments built into fslab, and finding the one
 //!   `fslab run` is given;
 //! - [`aa`]: `--calibrate CELL`'s A/A experiment;
+//! - [`run_args`]: `fslab run`'s options, what they change in the
+//!   experiment, and how a run ends;
 //! - [`resume`]: an earlier experiment read back for `--resume`.
 //! - [`bisect`]: `fslab bisect`, the first bad kernel of an ordered list.
 //!
@@ -39,6 +41,7 @@ pub mod aa;
 pub mod after;
 pub mod backend;
 pub mod bisect;
+pub mod bisect_args;
 pub mod builtin;
 pub mod deadline;
 pub mod duration;
@@ -51,6 +54,7 @@ pub mod outcome;
 pub mod plan;
 pub mod pressure;
 pub mod resume;
+pub mod run_args;
 pub mod runner;
 pub mod safety;
 pub mod signals;

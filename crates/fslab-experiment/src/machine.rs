@@ -130,12 +130,12 @@ pub use fslab_lab::vm::drop_caches;
 /// A memory cgroup made for one workload.
 #[derive(Debug)]
 pub struct MemCgroup {
-    cg: fslab_probe::cgroup::MemoryCgroup,
+    cg: fslab_record::cgroup::MemoryCgroup,
 }
 
 /// Where this process's memory cgroup is.
-fn own_memory_cgroup() -> LabResult<fslab_probe::cgroup::MemoryCgroup> {
-    fslab_probe::cgroup::own_memory_cgroup().map_err(|e| LabError::Failed(e.to_string()))
+fn own_memory_cgroup() -> LabResult<fslab_record::cgroup::MemoryCgroup> {
+    fslab_record::cgroup::own_memory_cgroup().map_err(|e| LabError::Failed(e.to_string()))
 }
 
 impl MemCgroup {
@@ -169,7 +169,7 @@ impl MemCgroup {
             "memory.limit_in_bytes"
         };
         let cg = MemCgroup {
-            cg: fslab_probe::cgroup::MemoryCgroup { path, v2 },
+            cg: fslab_record::cgroup::MemoryCgroup { path, v2 },
         };
         let set = |file: &str, value: String| {
             std::fs::write(cg.path().join(file), value).map_err(|e| {
@@ -192,7 +192,7 @@ impl MemCgroup {
     }
 
     /// The cgroup as the probes watch it.
-    pub fn watched(&self) -> fslab_probe::cgroup::MemoryCgroup {
+    pub fn watched(&self) -> fslab_record::cgroup::MemoryCgroup {
         self.cg.clone()
     }
 

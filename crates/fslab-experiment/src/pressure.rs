@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use fslab_lab::human_bytes;
-use fslab_probe::cgroup::MemoryCgroup;
+use fslab_record::cgroup::MemoryCgroup;
 
 /// At or above this share of its limit, a cell is "at its memory limit".
 pub const AT_LIMIT: f64 = 0.95;

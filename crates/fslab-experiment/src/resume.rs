@@ -19,7 +19,7 @@ pub struct Earlier {
     pub scale: f64,
     pub repetitions: u32,
     /// As stored (`running` when it was killed, or runs now).
-    pub status: String,
+    pub status: RunStatus,
     /// Its id and the repetitions that completed.
     pub resume: Resume,
 }
@@ -76,6 +76,75 @@ pub fn earlier(store: &Store, id: i64) -> Result<Earlier, StoreError> {
             done,
         },
     })
+}
+
+/// Why experiment ID cannot be resumed (bad input, or the store failed).
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    /// No store at the path.
+    #[error("--resume {id}: no results store at {} (give --db)", .db.display())]
+    NoStore { id: i64, db: std::path::PathBuf },
+    /// The store has no such experiment.
+    #[error("--resume {id}: no such experiment in {}", .db.display())]
+    NoSuchExperiment { id: i64, db: std::path::PathBuf },
+    /// It is marked running, and a `fslab run` is running now.
+    #[error(
+        "--resume {id}: experiment {id} is marked running, and `{}` (pid {pid}) is running now: \
+         let it finish, or stop it first",
+        .argv.join(" ")
+    )]
+    Running {
+        id: i64,
+        pid: u32,
+        argv: Vec<String>,
+    },
+    /// `--scale` asks for another scale than it ran at.
+    #[error(
+        "--scale {asked}: experiment {id} ran at scale {ran}; a resumed experiment keeps its scale"
+    )]
+    Scale { id: i64, asked: f64, ran: f64 },
+    /// The store could not be read.
+    #[error("results store {0}")]
+    Store(#[source] StoreError),
+}
+
+/// Experiment `id` of the store at `db` read back, checked against the
+/// command line: it exists, it is not running now (journals in
+/// `state_dir`), `scale` (1: not given) is the one it ran at.
+pub fn checked(
+    db: &std::path::Path,
+    id: i64,
+    scale: f64,
+    state_dir: &std::path::Path,
+) -> Result<Earlier, ResumeError> {
+    if !db.exists() {
+        return Err(ResumeError::NoStore {
+            id,
+            db: db.to_path_buf(),
+        });
+    }
+    let store = Store::open_read(db).map_err(ResumeError::Store)?;
+    let e = earlier(&store, id).map_err(|e| match e {
+        StoreError::NoSuchExperiment(_) => ResumeError::NoSuchExperiment {
+            id,
+            db: db.to_path_buf(),
+        },
+        e => ResumeError::Store(e),
+    })?;
+    // Marked running: killed (then resumable), or running now.
+    if e.status == RunStatus::Running {
+        if let Some((pid, argv)) = crate::state::live_runs(state_dir).into_iter().next() {
+            return Err(ResumeError::Running { id, pid, argv });
+        }
+    }
+    if scale != 1.0 && scale != e.scale {
+        return Err(ResumeError::Scale {
+            id,
+            asked: scale,
+            ran: e.scale,
+        });
+    }
+    Ok(e)
 }
 
 #[cfg(test)]
@@ -187,5 +256,25 @@ mod tests {
             earlier(&s, 7),
             Err(StoreError::NoSuchExperiment(7))
         ));
+    }
+
+    #[test]
+    fn a_missing_store_or_experiment_is_refused_naming_both() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("results.sqlite");
+        let e = checked(&db, 3, 1.0, d.path()).unwrap_err();
+        assert!(matches!(e, ResumeError::NoStore { id: 3, .. }), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with("--resume 3: no results store at "),
+            "{e}"
+        );
+        drop(Store::open(&db).unwrap());
+        let e = checked(&db, 3, 1.0, d.path()).unwrap_err();
+        assert!(
+            matches!(e, ResumeError::NoSuchExperiment { id: 3, .. }),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("no such experiment in"), "{e}");
     }
 }

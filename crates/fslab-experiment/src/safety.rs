@@ -303,23 +303,36 @@ pub fn image_dir_error(dir: &Path) -> Option<String> {
     })
 }
 
-pub fn check(exp: &Experiment, perms: &Permissions) -> Result<Vec<String>, String> {
+/// What an experiment asks fslab to do that it refuses: the cell (none
+/// for the device) and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{why}", cell.as_ref().map(|c| format!("cell {c:?}: ")).unwrap_or_default())]
+pub struct Refused {
+    pub cell: Option<String>,
+    pub why: String,
+}
+
+pub fn check(exp: &Experiment, perms: &Permissions) -> Result<Vec<String>, Refused> {
+    let device = |why| Refused { cell: None, why };
     match &exp.device {
         Device::Directory { path } => {
             if let Some(e) = directory_device_error(path, perms.force) {
-                return Err(e);
+                return Err(device(e));
             }
         }
         Device::Image { dir, .. } => {
             if let Some(e) = image_dir_error(dir) {
-                return Err(e);
+                return Err(device(e));
             }
         }
         Device::Block { .. } => {}
     }
     let mut allowed = Vec::new();
     for cell in &exp.cells {
-        let at = |e: String| format!("cell {:?}: {e}", cell.label);
+        let at = |why: String| Refused {
+            cell: Some(cell.label.clone()),
+            why,
+        };
         for (name, value) in &cell.sysctl {
             if let Some(e) = sysctl_error(name, value, perms) {
                 return Err(at(e));

@@ -44,6 +44,12 @@
 //! [[variant]]                    # crossed with every target cell
 //! name = "dirty5"
 //! sysctl = { "vm.dirty_ratio" = 5 }
+//!
+//! [[wait_class]]                 # a wait-stack pattern, tried before the built-in ones
+//! class = "journal"              # memory reclaim | journal | directory-block read |
+//!                                # page writeback | lock | device queue
+//! stack = ["jbd2_journal_get_write_access", "do_get_write_access"]  # caller first;
+//!                                # the last is the innermost frame ("*": any)
 //! ```
 
 use std::collections::BTreeMap;
@@ -121,6 +127,8 @@ struct FileSpec {
     variants: Vec<VariantSpec>,
     #[serde(default, rename = "finding")]
     findings: Vec<finding::FindingSpec>,
+    #[serde(default, rename = "wait_class")]
+    wait_classes: Vec<Spanned<fslab_explain::WaitClassEntry>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -233,6 +241,9 @@ pub struct Experiment {
     /// A first pass of the workload over each cell's image before the
     /// judged run (`[first_pass]`).
     pub first_pass: Option<FirstPass>,
+    /// `[[wait_class]]`: wait-stack patterns tried before the built-in
+    /// ones when the limiters are named (`fslab_explain::waits`).
+    pub wait_classes: Vec<fslab_explain::WaitClassEntry>,
 }
 
 struct Ctx<'a> {
@@ -462,9 +473,11 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
         &cells,
         cluster.is_some(),
     )?;
+    let wait_classes = wait_classes(&ctx, &spec.wait_classes)?;
     Ok(Experiment {
         cluster,
         first_pass,
+        wait_classes,
         findings,
         name,
         description: spec.description,
@@ -480,11 +493,30 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
     })
 }
 
+/// `[[wait_class]]`: each entry checked against the classes, the first
+/// bad one refused at its line.
+fn wait_classes(
+    ctx: &Ctx,
+    entries: &[Spanned<fslab_explain::WaitClassEntry>],
+) -> Result<Vec<fslab_explain::WaitClassEntry>, SpecError> {
+    let plain: Vec<fslab_explain::WaitClassEntry> =
+        entries.iter().map(|w| w.get_ref().clone()).collect();
+    if let Err(e) = fslab_explain::WaitTable::with(&plain) {
+        let at = match &e {
+            fslab_explain::WaitClassError::UnknownClass { index, .. }
+            | fslab_explain::WaitClassError::Empty { index, .. }
+            | fslab_explain::WaitClassError::BadName { index, .. } => *index,
+        };
+        return ctx.err(entries[at - 1].span(), "wait_class", e.to_string());
+    }
+    Ok(plain)
+}
+
 /// `[workload]`.
 fn workload(ctx: &Ctx, w: &WorkloadSpec) -> Result<Workload, SpecError> {
     let wk = match w.kind.get_ref().parse::<Kind>() {
         Ok(k) => k,
-        Err(e) => return ctx.err(w.kind.span(), "workload.kind", e),
+        Err(e) => return ctx.err(w.kind.span(), "workload.kind", e.to_string()),
     };
     let options = workload_keys(ctx, w, wk)?;
     let in_prefix = wk.experiment_prefix().iter().any(|a| a.contains("{dir"));

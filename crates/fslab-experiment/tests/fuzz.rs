@@ -91,7 +91,7 @@ proptest! {
             Err(e) => one_line(&e.to_string()),
             Ok(exp) => {
                 if let Err(e) = check(&exp, &Permissions::default()) {
-                    one_line(&e);
+                    one_line(&e.to_string());
                 }
             }
         }

@@ -22,9 +22,22 @@ fn diff(r: &Row, baseline: f64) -> String {
         };
     };
     let delta = r.delta_pct.unwrap_or(verdict::DEFAULT_DELTA_PCT);
-    let mut s = change;
-    if let Some(v) = r.verdict {
-        let _ = write!(s, " {}", v.words(delta));
+    // A caveat comes first; a confounding clock takes faster/slower's place.
+    let mut s = match &r.caveat {
+        Some(c) if !c.replaces_verdict => format!("[{}] ", c.words),
+        _ => String::new(),
+    };
+    s.push_str(&change);
+    match (r.verdict, &r.caveat) {
+        (Some(v), Some(c))
+            if c.replaces_verdict && matches!(v, Verdict::Faster | Verdict::Slower) =>
+        {
+            let _ = write!(s, " {}", c.words);
+        }
+        (Some(v), _) => {
+            let _ = write!(s, " {}", v.words(delta));
+        }
+        (None, _) => {}
     }
     if r.interval == Some(Method::Deterministic.name()) {
         s.push_str(" (exact: no variance)");

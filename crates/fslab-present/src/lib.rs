@@ -28,10 +28,13 @@ pub mod export;
 pub mod format;
 pub mod headline;
 pub mod history;
+pub mod man;
 pub mod outcomes;
 pub mod report;
+pub mod results_args;
 pub mod run;
 pub mod run_export;
+pub mod select_args;
 pub mod show;
 pub mod trace;
 

@@ -222,7 +222,7 @@ pub fn experiments(store: &Store, format: Format) -> Result<String> {
         table.row(vec![
             e.id.into(),
             e.started_at.get(..19).unwrap_or(&e.started_at).into(),
-            e.status.clone().into(),
+            e.status.to_string().into(),
             format!("{}/{total}", e.completed).into(),
             e.name.clone().into(),
             format!(
@@ -250,10 +250,43 @@ pub fn run_text(store: &Store, id: i64) -> Result<String> {
         .map(|o| origin(&o))
         .unwrap_or_default();
     Ok(format!(
-        "{}{made}{}",
+        "{}{made}{}{}",
         show(&rec),
+        machine(&rec.machine),
         probes(&rec, &notes, &points)
     ))
+}
+
+/// The machine the run ran on: each host's facts, `name: value`, with
+/// where an unknown one could not be read (each phase's clock, page cache
+/// and pressure are the `machine` probe's lines under its phase).
+pub fn machine(m: &fslab_record::facts::Machine) -> String {
+    let mut s = String::new();
+    for h in &m.hosts {
+        let _ = writeln!(s, "\nmachine {}:", h.host);
+        let mut table = Table::new(&[("fact", Align::Left), ("value", Align::Left)]).indent(2);
+        for f in &h.facts {
+            table.row([
+                f.name.clone(),
+                match &f.value {
+                    Some(v) => v.clone(),
+                    None => format!("unknown ({})", f.source),
+                },
+            ]);
+        }
+        s.push_str(&table.render());
+    }
+    s
+}
+
+/// `results export ID --format json`: the run's record with its schema version.
+pub fn export_json(store: &Store, id: i64) -> Result<String> {
+    Ok(store.run_json(id)?)
+}
+
+/// `results export ID --format csv`.
+pub fn export_csv(store: &Store, id: i64) -> Result<String> {
+    Ok(store.run(id)?.to_csv())
 }
 
 /// How `fslab run` made the run's filesystem: the cell's setup as recorded.
@@ -706,7 +739,11 @@ pub fn probes(
         notes: &refs,
         summaries: &summaries,
     };
-    let probes = fslab_probe::all();
+    // The always-on ones (the machine's) after those asked for.
+    let probes: Vec<fslab_probe::Kind> = fslab_probe::all()
+        .into_iter()
+        .chain(fslab_probe::always())
+        .collect();
     for k in &probes {
         for l in k.plugin().describe_run(&run) {
             let _ = writeln!(s, "  {l}");

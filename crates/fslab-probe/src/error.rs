@@ -19,9 +19,9 @@ pub enum ProbeError {
     #[error("{0}")]
     Perf(String),
     /// The memory cgroup could not be found.
-    #[error("{0}")]
-    Cgroup(String),
+    #[error(transparent)]
+    Cgroup(#[from] fslab_record::cgroup::CgroupError),
     /// A directory's htree could not be read.
-    #[error("htree: {0}")]
-    Htree(String),
+    #[error(transparent)]
+    Htree(#[from] fslab_layout::htree::HtreeError),
 }

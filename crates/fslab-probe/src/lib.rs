@@ -26,15 +26,17 @@
 //! | `writeback` | `writeback:writeback_start` reasons |
 //! | `stacks` | kernel stacks of blocked (D) workload and filesystem threads |
 //! | `perf` | `perf record -a -g` per phase: top symbols and call chains (not on by default) |
+//! | `machine` | always on: the CPUs' clock, the page cache at the phase's start, /proc/pressure over it ([`fslab_record::PhaseFacts`]) |
 
 pub mod blockio;
-pub mod cgroup;
+pub use fslab_record::cgroup;
 pub mod devices;
 mod error;
-pub mod frag;
-pub mod htree;
+pub mod facts;
+pub use fslab_layout::{frag, htree};
 pub mod journal;
 pub mod names;
+pub mod needs;
 pub mod notes;
 pub mod perf;
 pub mod plugin;
@@ -59,7 +61,7 @@ use fslab_record::{Monitor, ProbeNote, ProbePoint};
 pub use devices::{resolve, Targets, TargetsNote};
 pub use error::ProbeError;
 pub use plugin::Plugin;
-pub use registry::{all, parse_list, register, Kind};
+pub use registry::{all, always, parse_list, register, Kind};
 
 enum Cmd {
     Watch(Watched),

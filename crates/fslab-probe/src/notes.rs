@@ -36,6 +36,11 @@ pub trait Note: Serialize + DeserializeOwned + Default {
     }
 }
 
+impl Note for fslab_record::PhaseFacts {
+    const PROBE: &'static str = fslab_record::facts::PHASE_PROBE;
+    const KEY: &'static str = fslab_record::facts::PHASE_KEY;
+}
+
 impl Note for crate::TargetsNote {
     const PROBE: &'static str = "probes";
     const KEY: &'static str = "targets";
@@ -247,6 +252,13 @@ pub struct StacksTop {
     pub rounds: u64,
     /// Most frequent first.
     pub stacks: Vec<BlockedStack>,
+    /// The workload's blocked samples, kept stacks or not (the
+    /// denominator of wait-class shares).
+    pub workload_blocked: u64,
+    /// The workload's worker threads' samples by scheduler state (`R`
+    /// running or runnable, `D` blocked, `S` sleeping, ...): where their
+    /// time went. Empty in runs recorded before it was kept.
+    pub worker_states: BTreeMap<String, u64>,
 }
 
 impl Note for StacksTop {

@@ -37,8 +37,21 @@ impl Profile {
         Ok(Profile { child, data })
     }
 
-    /// Stops recording and returns (top symbols, call-graph text).
-    pub fn finish(mut self) -> Result<(PerfTop, String), ProbeError> {
+    /// Stops recording and returns (top symbols, call-graph text); with
+    /// `pids`, of those processes' samples alone, as shares of them
+    /// (`perf report --pid LIST --percentage relative`).
+    pub fn finish(mut self, pids: &[u32]) -> Result<(PerfTop, String), ProbeError> {
+        let only: Vec<String> = if pids.is_empty() {
+            Vec::new()
+        } else {
+            let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+            vec![
+                "--pid".into(),
+                list.join(","),
+                "--percentage".into(),
+                "relative".into(),
+            ]
+        };
         if let Some(pid) = rustix::process::Pid::from_raw(self.child.id() as i32) {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
         }
@@ -47,6 +60,7 @@ impl Profile {
             let out = Command::new("perf")
                 .arg("report")
                 .args(args)
+                .args(&only)
                 .arg("-i")
                 .arg(&self.data)
                 .stdin(Stdio::null())

@@ -22,6 +22,15 @@ static BUILT_IN: [&dyn Plugin; 9] = [
     &probes::perf::PerfPlugin,
 ];
 
+/// The probes that run whatever `--probes` asks for, not listed by it:
+/// the machine's own measurements in each phase (part of the run's facts).
+static ALWAYS: [&dyn Plugin; 1] = [&probes::machine::MachinePlugin];
+
+/// The always-on probes (see [`ALWAYS`]).
+pub fn always() -> Vec<Kind> {
+    ALWAYS.iter().copied().map(Kind).collect()
+}
+
 /// A registered probe, by its plug-in. Equal when their names are.
 #[derive(Clone, Copy)]
 pub struct Kind(&'static dyn Plugin);
@@ -41,9 +50,9 @@ impl Kind {
     pub fn needs(self) -> Needs {
         self.0.needs()
     }
-    /// The probe registered as `name`.
+    /// The probe registered as `name` (an always-on one too).
     pub fn of(name: &str) -> Option<Kind> {
-        all().into_iter().find(|k| k.name() == name)
+        all().into_iter().chain(always()).find(|k| k.name() == name)
     }
 }
 

@@ -183,7 +183,12 @@ impl Sampler {
         }
         let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
         run_notes.push(typed_note(None, &crate::TargetsNote::of(&targets, &names)));
-        let probes = kinds.iter().map(|k| (*k, k.plugin().make())).collect();
+        // The machine's own measurements run whatever was asked for.
+        let probes = kinds
+            .iter()
+            .chain(crate::registry::always().iter())
+            .map(|k| (*k, k.plugin().make()))
+            .collect();
         let mut s = Sampler::with_probes(probes, source, targets, scratch, shared);
         s.world.tracer = tracer;
         s.run_notes = run_notes;
@@ -577,7 +582,8 @@ mod tests {
             Box::new(FakeSource::new()),
         );
         let started: Vec<&str> = s.probes.iter().map(|e| e.kind.name()).collect();
-        assert_eq!(started, ["test-needs-nothing"]);
+        // The machine's own measurements run whatever was asked for.
+        assert_eq!(started, ["test-needs-nothing", "machine"]);
         assert_eq!(
             problems,
             [
@@ -613,7 +619,10 @@ mod tests {
             Box::new(FakeSource::new()),
         );
         let started: Vec<&str> = s.probes.iter().map(|e| e.kind.name()).collect();
-        assert_eq!(started, ["test-needs-image", "test-needs-nothing"]);
+        assert_eq!(
+            started,
+            ["test-needs-image", "test-needs-nothing", "machine"]
+        );
         // A name taken is refused.
         assert!(crate::register(&NEEDS_NOTHING)
             .unwrap_err()

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use fslab_sys::fiemap::Extent;
 
@@ -14,14 +14,29 @@ use crate::ProbeError;
 
 /// A kernel profile being recorded (see [`crate::perf`]).
 pub trait Profiling: Send {
-    /// Stops recording: (top symbols, call-graph text).
-    fn finish(self: Box<Self>) -> Result<(PerfTop, String), ProbeError>;
+    /// Stops recording: (top symbols, call-graph text), of the samples of
+    /// processes `pids` alone (their shares of those samples) when any are
+    /// given: the workload's, not the rest of a shared machine's.
+    fn finish(self: Box<Self>, pids: &[u32]) -> Result<(PerfTop, String), ProbeError>;
+}
+
+/// The CPUs' cycle counters, counting from when they were opened.
+pub trait CycleCounter: Send {
+    /// Cycles of every online CPU together since the counters were opened.
+    fn cycles(&self) -> Option<u64>;
 }
 
 /// Where the probes read the machine.
 pub trait Source: Send + Sync {
     /// A file's text (`/proc/stat`, `/proc/PID/stat`, a cgroup file), if it is there.
     fn read(&self, path: &Path) -> Option<String>;
+    /// A file's bytes (`/proc/config.gz`, `/sys/kernel/notes`), if it is there.
+    fn read_bytes(&self, path: &Path) -> Option<Vec<u8>> {
+        self.read(path).map(String::into_bytes)
+    }
+    /// Cycle counters on every online CPU; Err says why there are none (a
+    /// CPU without hardware counters, as in most VMs).
+    fn cycle_counter(&self) -> Result<Box<dyn CycleCounter>, String>;
     /// The names in a directory (`/proc`, `/proc/PID/task`).
     fn list(&self, dir: &Path) -> Vec<String>;
     /// The image's extent count (FIEMAP, without keeping the extents).
@@ -38,14 +53,52 @@ pub trait Source: Send + Sync {
 pub struct Machine;
 
 impl Profiling for crate::perf::Profile {
-    fn finish(self: Box<Self>) -> Result<(PerfTop, String), ProbeError> {
-        crate::perf::Profile::finish(*self)
+    fn finish(self: Box<Self>, pids: &[u32]) -> Result<(PerfTop, String), ProbeError> {
+        crate::perf::Profile::finish(*self, pids)
     }
+}
+
+/// One [`fslab_sys::perf_event::Cycles`] per online CPU.
+struct CpuCycles(Vec<fslab_sys::perf_event::Cycles>);
+
+impl CycleCounter for CpuCycles {
+    fn cycles(&self) -> Option<u64> {
+        self.0.iter().map(|c| c.read().ok()).sum()
+    }
+}
+
+/// The CPUs in a list like `/sys/devices/system/cpu/online`'s (`0-3,6`).
+pub fn cpu_list(text: &str) -> Vec<u32> {
+    let mut v = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(a), Ok(b)) = (a.trim().parse::<u32>(), b.trim().parse::<u32>()) {
+            v.extend(a..=b);
+        }
+    }
+    v
 }
 
 impl Source for Machine {
     fn read(&self, path: &Path) -> Option<String> {
         std::fs::read_to_string(path).ok()
+    }
+
+    fn read_bytes(&self, path: &Path) -> Option<Vec<u8>> {
+        std::fs::read(path).ok()
+    }
+
+    fn cycle_counter(&self) -> Result<Box<dyn CycleCounter>, String> {
+        let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
+            .map_err(|e| format!("/sys/devices/system/cpu/online: {e}"))?;
+        let counters = cpu_list(&online)
+            .into_iter()
+            .map(|cpu| {
+                fslab_sys::perf_event::Cycles::on_cpu(cpu)
+                    .map_err(|e| format!("no cycle counter on cpu {cpu} (perf_event_open: {e})"))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Box::new(CpuCycles(counters)))
     }
 
     fn list(&self, dir: &Path) -> Vec<String> {
@@ -80,6 +133,9 @@ impl Source for Machine {
 #[derive(Default)]
 pub struct FakeSource {
     files: Mutex<BTreeMap<PathBuf, String>>,
+    bytes: Mutex<BTreeMap<PathBuf, Vec<u8>>>,
+    /// What the cycle counters read, in turn (none: no counters).
+    cycles: Arc<Mutex<Vec<u64>>>,
     extents: Mutex<BTreeMap<PathBuf, Vec<Extent>>>,
     profile: Mutex<Option<Result<(PerfTop, String), ProbeError>>>,
 }
@@ -113,6 +169,20 @@ impl FakeSource {
             .insert(image.as_ref().to_path_buf(), ext);
     }
 
+    /// Sets a file's bytes (a compressed file).
+    pub fn set_bytes(&self, path: impl AsRef<Path>, bytes: Vec<u8>) {
+        self.bytes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(path.as_ref().to_path_buf(), bytes);
+    }
+
+    /// What the cycle counters read, one value a read in turn (the last
+    /// one again after that); none set: the machine has no counters.
+    pub fn set_cycles(&self, reads: Vec<u64>) {
+        *self.cycles.lock().unwrap_or_else(|e| e.into_inner()) = reads;
+    }
+
     /// What the next profile returns (profiling is unavailable until set).
     pub fn set_profile(&self, result: Result<(PerfTop, String), ProbeError>) {
         *self.profile.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
@@ -122,12 +192,46 @@ impl FakeSource {
 struct FakeProfile(Result<(PerfTop, String), ProbeError>);
 
 impl Profiling for FakeProfile {
-    fn finish(self: Box<Self>) -> Result<(PerfTop, String), ProbeError> {
+    fn finish(self: Box<Self>, _pids: &[u32]) -> Result<(PerfTop, String), ProbeError> {
         self.0
     }
 }
 
+/// The fake's cycle counter: its reads in turn.
+struct FakeCycles(Arc<Mutex<Vec<u64>>>);
+
+impl CycleCounter for FakeCycles {
+    fn cycles(&self) -> Option<u64> {
+        let mut v = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if v.len() > 1 {
+            Some(v.remove(0))
+        } else {
+            v.first().copied()
+        }
+    }
+}
+
 impl Source for FakeSource {
+    fn read_bytes(&self, path: &Path) -> Option<Vec<u8>> {
+        let bytes = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
+        bytes
+            .get(path)
+            .cloned()
+            .or_else(|| self.read(path).map(String::into_bytes))
+    }
+
+    fn cycle_counter(&self) -> Result<Box<dyn CycleCounter>, String> {
+        if self
+            .cycles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+        {
+            return Err("no cycle counters (a fake machine without them)".into());
+        }
+        Ok(Box::new(FakeCycles(Arc::clone(&self.cycles))))
+    }
+
     fn read(&self, path: &Path) -> Option<String> {
         self.files
             .lock()

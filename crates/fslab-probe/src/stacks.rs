@@ -21,52 +21,78 @@ pub fn frames(stack: &str) -> Vec<String> {
 /// The names of the probes' own threads (see [`crate::ProbeSet`]).
 pub const PROBE_THREADS: [&str; 2] = ["fslab-probes", "fslab-trace"];
 
-/// Counts of blocked-thread stacks.
+/// Counts of blocked-thread stacks, and of the workload's worker threads
+/// by scheduler state.
 #[derive(Default)]
 pub struct StackCounts {
     /// (thread kind, frames) -> samples
     counts: HashMap<(String, Vec<String>), u64>,
     pub samples: u64,
+    /// Worker-thread samples by state (`R` running or runnable, `D`
+    /// blocked, `S` sleeping, ...): see [`StackCounts::sample_process`].
+    pub worker_states: std::collections::BTreeMap<String, u64>,
+}
+
+/// A task's scheduler state letter from its /proc stat line.
+fn state_of(stat: &str) -> &str {
+    stat.rsplit(')')
+        .next()
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or("")
 }
 
 impl StackCounts {
     /// Samples every thread of `pid` but the probes' own; `kind` names it
-    /// (e.g. `workload`).
+    /// (e.g. `workload`). Its workers' states are counted too: the workers
+    /// are its threads but the main one, which only coordinates while
+    /// others work (the main thread alone is the worker of a process
+    /// without others).
     pub fn sample_process(&mut self, source: &dyn Source, pid: u32, kind: &str) {
         let base = Path::new("/proc").join(pid.to_string()).join("task");
+        let mut states: Vec<(bool, String)> = Vec::new();
         for tid in source.list(&base) {
-            let task = base.join(tid);
+            let task = base.join(&tid);
             // The probes' own threads, when they run in the workload's
             // process (a standalone workload command), are not the workload.
             let comm = source.read(&task.join("comm")).unwrap_or_default();
             if PROBE_THREADS.iter().any(|t| comm.trim() == *t) {
                 continue;
             }
-            self.sample_task(source, &task, kind);
+            if let Some(state) = self.sample_task(source, &task, kind) {
+                states.push((tid == pid.to_string(), state));
+            }
+        }
+        let alone = states.len() == 1;
+        for (_, st) in states.into_iter().filter(|(main, _)| alone || !main) {
+            *self.worker_states.entry(st).or_insert(0) += 1;
         }
     }
 
-    /// Samples one thread directory if it is blocked (state D).
-    pub fn sample_task(&mut self, source: &dyn Source, task: &Path, kind: &str) {
-        let Some(stat) = source.read(&task.join("stat")) else {
-            return;
-        };
-        let state = stat
-            .rsplit(')')
-            .next()
-            .and_then(|r| r.split_whitespace().next())
-            .unwrap_or("");
+    /// Samples one thread directory, its stack if it is blocked (state
+    /// D); its state (None when it is gone).
+    pub fn sample_task(&mut self, source: &dyn Source, task: &Path, kind: &str) -> Option<String> {
+        let stat = source.read(&task.join("stat"))?;
+        let state = state_of(&stat).to_string();
         if state != "D" {
-            return;
+            return Some(state);
         }
-        let Some(stack) = source.read(&task.join("stack")) else {
-            return;
-        };
-        let f = frames(&stack);
-        if f.is_empty() {
-            return;
+        let f = source
+            .read(&task.join("stack"))
+            .map(|s| frames(&s))
+            .unwrap_or_default();
+        if !f.is_empty() {
+            *self.counts.entry((kind.to_string(), f)).or_insert(0) += 1;
         }
-        *self.counts.entry((kind.to_string(), f)).or_insert(0) += 1;
+        Some(state)
+    }
+
+    /// Blocked samples of threads of `kind`, kept stacks or not.
+    pub fn blocked(&self, kind: &str) -> u64 {
+        self.counts
+            .iter()
+            .filter(|((k, _), _)| k == kind)
+            .map(|(_, c)| c)
+            .sum()
     }
 
     /// Marks one sampling round (the denominator of the shares).
@@ -104,6 +130,7 @@ impl StackCounts {
     pub fn clear(&mut self) {
         self.counts.clear();
         self.samples = 0;
+        self.worker_states.clear();
     }
 }
 

@@ -16,7 +16,7 @@ use fslab_record::Blob;
 use crate::blockio::{self, DevTracker};
 use crate::devices::Targets;
 use crate::journal;
-use crate::plugin::{Filter, Needs};
+use crate::needs::{Filter, Needs};
 use crate::tracefs;
 use crate::ProbeError;
 

@@ -10,7 +10,7 @@
 //! source: `dbench Throughput (MB/s)`), then what `fslab run` measured
 //! around it (`unmount (s)`, `remount (s)`, [`IMAGE_EXTENTS`]).
 
-pub use fslab_stats::compare::Direction;
+pub use crate::Direction;
 
 use crate::{Better, Metric, PhaseResult, Unit, IMAGE_EXTENTS};
 

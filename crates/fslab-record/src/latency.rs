@@ -86,6 +86,12 @@ impl Default for LatencyHistogram {
     }
 }
 
+/// Bytes that are not a latency histogram in HDR's V2 format: what the
+/// HDR decoder said.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad latency histogram: {0}")]
+pub struct BadHistogram(pub String);
+
 impl LatencyHistogram {
     pub fn new() -> Self {
         LatencyHistogram {
@@ -250,10 +256,10 @@ impl LatencyHistogram {
         min_ns: u64,
         sum_ns: u128,
         max_ns: u64,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, BadHistogram> {
         let stored: Histogram<u64> = Deserializer::new()
             .deserialize(&mut &bytes[..])
-            .map_err(|e| format!("bad latency histogram: {e:?}"))?;
+            .map_err(|e| BadHistogram(format!("{e:?}")))?;
         let mut h = LatencyHistogram::new();
         for v in stored.iter_recorded() {
             let at = v.value_iterated_to().clamp(1, HIGHEST_NS);

@@ -5,7 +5,9 @@
 //! scheduler and workloads are testable with [`MemRecorder`].
 
 pub mod catalogue;
+pub mod cgroup;
 mod experiment;
+pub mod facts;
 pub mod journal;
 pub mod json;
 mod latency;
@@ -25,11 +27,49 @@ pub use experiment::{
     CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, FindingOutcome, FindingResult,
     GuestFacts, ImageHostFacts, IMAGE_EXTENTS,
 };
-pub use latency::{HistogramBin, LatencyHistogram, LatencySummary};
+pub use facts::{Fact, MachineFacts, PhaseFacts, Pressure};
+pub use latency::{BadHistogram, HistogramBin, LatencyHistogram, LatencySummary};
 pub use mem::MemRecorder;
-pub use metric::{Better, Metric, Unit};
+pub use metric::{Better, Direction, Metric, Unit};
 pub use probe::{Blob, Monitor, NoMonitor, ProbeNote, ProbePoint};
 pub use types::*;
+
+/// How an error ends a command, every crate's error sorted by one
+/// question: whose fault, and so which exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Bad input (an option, a file, a selection): exit status 2.
+    Usage,
+    /// The work failed: exit status 1.
+    Failed,
+    /// Stopped by SIGINT or SIGTERM: exit status 130.
+    Interrupted,
+    /// The reader of the output went away (`fslab results list | head -1`):
+    /// the output was wanted no further, so the command ends quietly, as
+    /// Unix tools do: exit status 0.
+    Closed,
+}
+
+impl ErrorKind {
+    /// The exit status of a command ended by an error of this kind.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            ErrorKind::Usage => 2,
+            ErrorKind::Failed => 1,
+            ErrorKind::Interrupted => 130,
+            ErrorKind::Closed => 0,
+        }
+    }
+
+    /// The kind of an output error: a closed pipe, else a failure.
+    pub fn of_output(e: &std::io::Error) -> ErrorKind {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            ErrorKind::Closed
+        } else {
+            ErrorKind::Failed
+        }
+    }
+}
 
 /// Failure of a recorder: what it could not keep.
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +115,9 @@ pub trait Recorder {
     fn record_probe_points(&mut self, run: i64, points: &[ProbePoint]) -> RecordResult<()>;
     /// A probe's summary (and its binary data, if any).
     fn record_probe_note(&mut self, run: i64, note: &ProbeNote) -> RecordResult<()>;
+    /// The facts of a host the run ran on (see [`facts`]): once per host,
+    /// at the run's start (a merged MPI run: every host's).
+    fn record_facts(&mut self, run: i64, facts: &MachineFacts) -> RecordResult<()>;
     /// The run's numbers as its tool reports them (see [`Metric`]).
     fn record_metrics(&mut self, run: i64, metrics: &[Metric]) -> RecordResult<()>;
     /// What a program the run started printed, as it wrote it: `stream` is

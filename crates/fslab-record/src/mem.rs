@@ -19,6 +19,7 @@ pub struct MemRecorder {
     pub cell_runs: Vec<CellRunInfo>,
     pub experiment_status: Option<RunStatus>,
     pub findings: Vec<FindingResult>,
+    pub facts: Vec<MachineFacts>,
     /// (stream, bytes) of what a program the run started printed.
     pub outputs: Vec<(String, Vec<u8>)>,
 }
@@ -70,6 +71,10 @@ impl Recorder for MemRecorder {
     }
     fn record_phase(&mut self, _run: i64, phase: &PhaseResult) -> RecordResult<()> {
         self.phases.push(phase.clone());
+        Ok(())
+    }
+    fn record_facts(&mut self, _run: i64, facts: &MachineFacts) -> RecordResult<()> {
+        self.facts.push(facts.clone());
         Ok(())
     }
     fn record_metrics(&mut self, _run: i64, metrics: &[crate::Metric]) -> RecordResult<()> {

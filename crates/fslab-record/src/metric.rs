@@ -216,6 +216,30 @@ pub fn headline(metrics: &[Metric]) -> Option<&Metric> {
         .or_else(|| metrics.iter().find(rate))
 }
 
+/// Which way is better for a number, and the words for a difference: what
+/// the catalogue gives each sample and the comparisons judge by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// A time: more is slower.
+    Time,
+    /// A rate: more is faster (its groups also get a harmonic mean).
+    Rate,
+    /// A cost: more is more.
+    Cost,
+}
+
+impl Direction {
+    pub fn word(self, pct: f64) -> &'static str {
+        match (self, pct > 0.0) {
+            (Direction::Time, true) | (Direction::Rate, false) => "slower",
+            (Direction::Time, false) | (Direction::Rate, true) => "faster",
+            (Direction::Cost, true) => "more",
+            (Direction::Cost, false) => "less",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -78,6 +78,12 @@ pub enum RunStatus {
     Failed,
 }
 
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl RunStatus {
     pub fn as_str(&self) -> &'static str {
         match self {

@@ -1,6 +1,7 @@
 //! Why a workload command did not end well, and its exit status: bad
 //! input 2, a failure 1, a signal 130.
 
+use fslab_record::ErrorKind;
 use fslab_store::StoreError;
 
 /// How a workload's process ended other than well. Its message is the
@@ -20,14 +21,18 @@ pub enum Error {
     Probes { name: String, message: String },
     /// `--output FILE` names a file in a missing directory.
     #[error("{name}: --output {}: no such directory {}", .file.display(), .dir.display())]
-    Output {
+    OutputFile {
         name: String,
         file: std::path::PathBuf,
         dir: std::path::PathBuf,
     },
     /// This process could not join the MPI ranks it was started as.
-    #[error("{name}: {message}")]
-    Cluster { name: String, message: String },
+    #[error("{name}: {source}")]
+    Cluster {
+        name: String,
+        #[source]
+        source: fslab_cluster::JoinError,
+    },
     /// The results store cannot be opened.
     #[error("{}", store_line(.0))]
     Store(#[source] StoreError),
@@ -83,6 +88,14 @@ pub enum Error {
     /// Stopped by SIGINT or SIGTERM (said on stderr already).
     #[error("{name}: interrupted")]
     Interrupted { name: String },
+    /// Its report could not be written on stdout (a reader that went
+    /// away: `fslab fsmark --json ... | head -1`).
+    #[error("{name}: writing its report: {source}")]
+    Output {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 fn store_line(e: &StoreError) -> String {
@@ -98,21 +111,29 @@ fn store_is_usage(e: &StoreError) -> bool {
 }
 
 impl Error {
-    /// The exit status: 2 for bad input, 130 for a signal, else 1.
-    pub fn exit_code(&self) -> u8 {
+    /// Bad input, a failure, a signal, or a reader gone.
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::Workload { source, .. } if source.is_usage() => 2,
-            Error::Store(e) if store_is_usage(e) => 2,
-            Error::Probes { .. } | Error::Cluster { .. } | Error::Output { .. } => 2,
-            Error::Spool(fslab_cluster::rescue::RescueError::NotASpool { .. }) => 2,
-            Error::Interrupted { .. } => 130,
-            _ => 1,
+            Error::Workload { source, .. } => source.kind(),
+            Error::Store(e) if store_is_usage(e) => ErrorKind::Usage,
+            Error::Probes { .. } | Error::Cluster { .. } => ErrorKind::Usage,
+            Error::Spool(fslab_cluster::rescue::RescueError::NotASpool { .. }) => ErrorKind::Usage,
+            Error::Interrupted { .. } => ErrorKind::Interrupted,
+            Error::Output { source, .. } => ErrorKind::of_output(source),
+            Error::OutputFile { .. } => ErrorKind::Usage,
+            _ => ErrorKind::Failed,
         }
+    }
+
+    /// The exit status: 2 for bad input, 130 for a signal, 0 for a reader
+    /// gone, else 1 ([`ErrorKind::exit_code`]).
+    pub fn exit_code(&self) -> u8 {
+        self.kind().exit_code()
     }
 
     /// Bad input rather than a failure.
     pub fn is_usage(&self) -> bool {
-        self.exit_code() == 2
+        self.kind() == ErrorKind::Usage
     }
 
     /// Whether the command has said everything already (a signal's line).

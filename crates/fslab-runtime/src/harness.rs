@@ -196,29 +196,31 @@ pub fn progress_lines<'a>() -> fslab_workload::SecondHook<'a> {
     })
 }
 
-/// Starts the probes asked for (none for an empty list), reporting on
-/// stderr those that cannot start.
+/// Starts the probes asked for, reporting on stderr those that cannot
+/// start; with none asked for, the machine's own measurements alone (each
+/// phase's clock, page cache and pressure: part of the run's facts).
+/// None under `fslab run` (`--phase-acks`): its process runs them beside
+/// this one.
 pub fn start_probes(
     name: &str,
     harness: &Harness,
     kinds: &[fslab_probe::Kind],
     dir: &Path,
 ) -> Option<fslab_probe::ProbeSet> {
-    let probes = (!kinds.is_empty()).then(|| {
-        // The workload may make its directory only when it starts: the
-        // filesystem is the one of its nearest existing ancestor.
-        let existing = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
-        fslab_probe::ProbeSet::start(
-            kinds,
-            existing,
-            &fslab_probe::scratch_dir(),
-            harness.probes_named(),
-        )
-    });
-    if let Some(p) = &probes {
-        for problem in &p.problems {
-            eprintln!("fslab: {name}: {problem}");
-        }
+    if harness.acks {
+        return None;
     }
-    probes
+    // The workload may make its directory only when it starts: the
+    // filesystem is the one of its nearest existing ancestor.
+    let existing = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
+    let probes = fslab_probe::ProbeSet::start(
+        kinds,
+        existing,
+        &fslab_probe::scratch_dir(),
+        harness.probes_named(),
+    );
+    for problem in &probes.problems {
+        eprintln!("fslab: {name}: {problem}");
+    }
+    Some(probes)
 }

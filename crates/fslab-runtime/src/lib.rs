@@ -48,15 +48,14 @@ pub fn run(spec: ChildSpec, cx: &Context<'_>) -> Result<()> {
     let ChildSpec { mut job, harness } = spec;
     // What the command prints instead of running (dbench --print-loadfile).
     if let Some(text) = job.instead() {
-        print!("{text}");
-        return Ok(());
+        return say(job.kind().name(), &text);
     }
     // The per-call timer's calibration (2 ms) overlaps the start-up.
     std::thread::spawn(fslab_workload::measure::start_timebase);
     let name = job.kind().name();
-    let cluster = fslab_cluster::join().map_err(|message| Error::Cluster {
+    let cluster = fslab_cluster::join().map_err(|source| Error::Cluster {
         name: name.into(),
-        message,
+        source,
     })?;
     let place = rank::Rank::new(&*cluster);
     let r = placed(&mut job, &harness, cx, &place);
@@ -93,6 +92,19 @@ fn placed(job: &mut Job, harness: &Harness, cx: &Context<'_>, place: &rank::Rank
     // the directory it made).
     let dir = job.workdir();
     single::run(job, harness, cx, &kinds, &dir, place)
+}
+
+/// Writes `text` on stdout, all of it: an error when it cannot (a reader
+/// that went away is [`fslab_record::ErrorKind::Closed`]).
+pub fn say(name: &str, text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|source| Error::Output {
+            name: name.into(),
+            source,
+        })
 }
 
 /// A flag set by SIGINT or SIGTERM; a second signal exits at once (130).

@@ -149,7 +149,9 @@ pub fn run(
     };
     let mut runs = vec![mine];
     for (r, bytes) in parts.iter().enumerate().skip(1) {
-        runs.push(RankRun::from_bytes(bytes).unwrap_or_else(|e| RankRun::failed(r, "?", e)));
+        runs.push(
+            RankRun::from_bytes(bytes).unwrap_or_else(|e| RankRun::failed(r, "?", e.to_string())),
+        );
     }
     let clocks = fslab_cluster::Clocks {
         start: clock_start.unwrap_or_default(),
@@ -253,7 +255,7 @@ fn report_merged(
             what: format!("its text file {}", p.display()),
             source,
         })?,
-        None if !harness.json => print!("{summary}"),
+        None if !harness.json => crate::say(name, &summary)?,
         None => {}
     }
     if let (true, Some(id)) = (harness.json, id) {
@@ -263,7 +265,7 @@ fn report_merged(
             name: name.into(),
             source,
         })?;
-        print!("{doc}");
+        crate::say(name, &doc)?;
     }
     if let Some(id) = id {
         crate::single::write_output(name, harness, store, id)?;
@@ -440,9 +442,10 @@ pub fn rescue(db: &Path, dir: &Path) -> Result<()> {
 fn summary_text(name: &str, merged: &fslab_cluster::MergedRun) -> String {
     let mut summary = merged.summary(name);
     // What the workload adds from the ranks' loop rows (fs_mark's table).
-    if let Some(text) = fslab_workload::Kind::of(name)
-        .and_then(|k| k.workload().merged_text(merged.ranks, &merged.run.loops))
-    {
+    if let Some(text) = fslab_workload::Kind::of(name).and_then(|k| {
+        k.workload()
+            .merged_text(merged.ranks, &merged.metrics(name))
+    }) {
         summary += &text;
     }
     summary

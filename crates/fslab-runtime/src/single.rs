@@ -24,7 +24,7 @@ pub fn prepare(name: &str, harness: &Harness) -> Result<Vec<fslab_probe::Kind>> 
     if let Some(file) = &harness.output {
         let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
         if let Some(dir) = dir.filter(|d| !d.is_dir()) {
-            return Err(Error::Output {
+            return Err(Error::OutputFile {
                 name: name.into(),
                 file: file.clone(),
                 dir: dir.to_path_buf(),
@@ -103,7 +103,12 @@ pub fn run(
         acks: harness.acks,
         erase: counting.is_some(),
     };
-    let mut hooks = Hooks::default();
+    let mut hooks = Hooks {
+        machine_facts: Some(Box::new(|dir| {
+            fslab_probe::facts::machine(&fslab_probe::source::Machine, &fslab_probe::resolve(dir))
+        })),
+        ..Hooks::default()
+    };
     if harness.drop_caches == DropCaches::EachPhase {
         let mut drop_caches = cache_dropper(name.to_string());
         hooks.before_phase = Some(Box::new(move |_| drop_caches()));
@@ -204,7 +209,7 @@ fn ended(
                 name: name.into(),
                 source,
             })?;
-        print!("{doc}");
+        crate::say(name, &doc)?;
     }
     write_output(name, harness, store, report.run_id())?;
     for n in report.notes() {

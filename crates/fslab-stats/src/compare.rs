@@ -56,6 +56,19 @@ pub struct Row {
     pub needed_n: Option<usize>,
     /// Why a difference carries no confidence, when it does not.
     pub note: Option<String>,
+    /// What the verdict must be read with, said before it: the machines
+    /// differ, or (with `replaces_verdict`) the CPU clock moved at least as
+    /// much as the difference (set by fslab-explain; None otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caveat: Option<Caveat>,
+}
+
+/// Words a verdict must be read with (see [`Row::caveat`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Caveat {
+    pub words: String,
+    /// "faster"/"slower" give way to the words (`confounded: ...`).
+    pub replaces_verdict: bool,
 }
 
 /// Builds the rows: every metric, every group, against group `baseline`,
@@ -106,6 +119,7 @@ fn blank_row(m: &Metric, group: &str, summary: Summary) -> Row {
         delta_from: None,
         needed_n: None,
         note: None,
+        caveat: None,
     }
 }
 

@@ -34,29 +34,10 @@
 
 use serde::Serialize;
 
-/// Which way is better, and the words for a difference (`compare`
-/// re-exports it as `compare::Direction`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// A time: more is slower.
-    Time,
-    /// A rate: more is faster (its groups also get a harmonic mean).
-    Rate,
-    /// A cost: more is more.
-    Cost,
-}
-
-impl Direction {
-    pub fn word(self, pct: f64) -> &'static str {
-        match (self, pct > 0.0) {
-            (Direction::Time, true) | (Direction::Rate, false) => "slower",
-            (Direction::Time, false) | (Direction::Rate, true) => "faster",
-            (Direction::Cost, true) => "more",
-            (Direction::Cost, false) => "less",
-        }
-    }
-}
+/// Which way is better, and the words for a difference: the model's
+/// ([`fslab_record::Direction`]; `compare` re-exports it as
+/// `compare::Direction`).
+pub use fslab_record::Direction;
 
 /// The rules a verdict follows.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -121,7 +121,9 @@ pub struct ExperimentRecord {
     pub scale: f64,
     pub repetitions: u32,
     pub started_at: String,
-    pub status: String,
+    /// How the experiment ended (running while it runs, or after a kill
+    /// until `fslab cleanup` marks it interrupted).
+    pub status: RunStatus,
     pub cells: Vec<CellInfo>,
     pub cell_runs: Vec<CellRunInfo>,
     /// The experiment's stated findings as evaluated.
@@ -147,7 +149,9 @@ pub struct ExperimentRow {
     pub scale: f64,
     pub repetitions: u32,
     pub started_at: String,
-    pub status: String,
+    /// How the experiment ended (running while it runs, or after a kill
+    /// until `fslab cleanup` marks it interrupted).
+    pub status: RunStatus,
     pub cells: u32,
     /// Repetitions recorded, and how many of them completed.
     pub runs: u32,
@@ -175,7 +179,7 @@ impl Store {
                         scale: r.get(3)?,
                         repetitions: r.get(4)?,
                         started_at: r.get(5)?,
-                        status: r.get(6)?,
+                        status: status(r, 6)?,
                         cells: r.get(7)?,
                         runs: r.get(8)?,
                         completed: r.get(9)?,
@@ -246,7 +250,7 @@ impl Store {
                         scale: r.get(3)?,
                         repetitions: r.get(4)?,
                         started_at: r.get(5)?,
-                        status: r.get(6)?,
+                        status: status(r, 6)?,
                         text: r.get(7)?,
                         kernel: r.get(8)?,
                         cells: Vec::new(),
@@ -298,6 +302,12 @@ fn before_the_rule(mut f: FindingResult) -> FindingResult {
         f.outcome = fslab_record::FindingOutcome::NotJudged;
     }
     f
+}
+
+/// Column `i`'s status as the store writes it.
+fn status(r: &rusqlite::Row, i: usize) -> rusqlite::Result<RunStatus> {
+    let s: String = r.get(i)?;
+    Ok(RunStatus::parse(&s).unwrap_or(RunStatus::Failed))
 }
 
 #[cfg(test)]

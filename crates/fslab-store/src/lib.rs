@@ -2,7 +2,9 @@
 //! is made. See `schema.rs` for the tables.
 
 mod calibration;
+mod evidence;
 mod experiment;
+mod facts;
 mod histograms;
 mod import;
 mod read;
@@ -27,6 +29,7 @@ fn host_name() -> String {
 }
 
 pub use calibration::Calibration;
+pub use evidence::OpTotal;
 pub use experiment::{ExperimentRecord, ExperimentRow, RunOrigin};
 pub use histograms::{ExportedHistogram, Percentile, RunDocument, DEFAULT_PERCENTILES};
 pub use read::{
@@ -70,6 +73,43 @@ pub enum StoreError {
     NoSuchRun(i64),
     #[error("no experiment with id {0} in the results store")]
     NoSuchExperiment(i64),
+    /// `--db PATH` names a directory, or a file in a directory that does
+    /// not exist (fslab makes its default store's directories only).
+    #[error("--db {}: {why}", .path.display())]
+    Path { path: PathBuf, why: String },
+}
+
+impl StoreError {
+    /// Bad input (a store that is not one, or not there, a path that
+    /// cannot be one) or a failure.
+    pub fn kind(&self) -> fslab_record::ErrorKind {
+        match self {
+            StoreError::Inconsistent { .. }
+            | StoreError::Missing(_)
+            | StoreError::NotAStore(_)
+            | StoreError::NoSuchRun(_)
+            | StoreError::NoSuchExperiment(_)
+            | StoreError::Path { .. } => fslab_record::ErrorKind::Usage,
+            _ => fslab_record::ErrorKind::Failed,
+        }
+    }
+}
+
+/// `db` can be a store's file as `--db` names it: a file in an existing
+/// directory, never a directory (fslab makes its default store's
+/// directories only, never ones a typo names).
+pub fn check_path(db: &Path) -> Result<(), StoreError> {
+    let bad = |why: String| {
+        Err(StoreError::Path {
+            path: db.to_path_buf(),
+            why,
+        })
+    };
+    match db.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) if !d.is_dir() => bad(format!("directory {} does not exist", d.display())),
+        _ if db.is_dir() => bad("is a directory; give a file (results.sqlite)".into()),
+        _ => Ok(()),
+    }
 }
 
 /// What SQLite said about a failed statement, without the statement.
@@ -576,6 +616,24 @@ impl Recorder for Store {
                     0
                 }
             };
+            Ok(tx.commit()?)
+        })
+    }
+
+    fn record_facts(&mut self, run: i64, facts: &fslab_record::MachineFacts) -> RecordResult<()> {
+        self.write(|conn| {
+            let tx = conn.transaction()?;
+            {
+                let mut st = tx.prepare(
+                    "INSERT OR REPLACE INTO facts (run_id, host, seq, name, value, source)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )?;
+                for (i, f) in facts.facts.iter().enumerate() {
+                    st.execute(params![
+                        run, facts.host, i as i64, f.name, f.value, f.source
+                    ])?;
+                }
+            }
             Ok(tx.commit()?)
         })
     }

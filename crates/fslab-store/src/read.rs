@@ -13,7 +13,7 @@ use crate::{Store, StoreError};
 pub struct ProbeSummary {
     pub phase_index: u32,
     pub probe: String,
-    /// The series' name (see `fslab_probe::names`).
+    /// The series' name (the probes name them: fslab-probe's `names`).
     pub metric: String,
     pub samples: u64,
     pub mean: f64,
@@ -104,6 +104,9 @@ pub struct RunRecord {
     pub series: Vec<SeriesPoint>,
     /// The tool's own numbers, as it reported them.
     pub metrics: Vec<fslab_record::Metric>,
+    /// The machine it ran on: each host's facts, each phase's clock,
+    /// page cache and pressure.
+    pub machine: fslab_record::facts::Machine,
     /// What a program the run started printed, kept with it (`fslab
     /// results output ID STREAM` prints it): each stream and its size.
     pub outputs: Vec<StoredOutput>,
@@ -287,6 +290,7 @@ impl Store {
                 latency,
                 series,
                 metrics: Vec::new(),
+                machine: fslab_record::facts::Machine::default(),
                 outputs,
             }))
         };
@@ -295,6 +299,7 @@ impl Store {
             .ok_or(StoreError::NoSuchRun(id))?;
         rec.phases = self.phases(id)?;
         rec.metrics = self.metrics(id)?;
+        rec.machine = self.machine(id)?;
         Ok(rec)
     }
 }
@@ -401,6 +406,17 @@ impl RunRecord {
                 .map(|p| p.phase.clone())
                 .unwrap_or_default()
         };
+        for h in &self.machine.hosts {
+            for f in &h.facts {
+                line("fact", "", &h.host, "", &f.name, f.shown().to_string());
+            }
+        }
+        for p in &self.machine.phases {
+            let phase = phase_name(p.phase_index);
+            for (metric, v) in p.facts.numbers() {
+                line("machine", &phase, "", "", metric, v.to_string());
+            }
+        }
         for (i, s) in self.series.iter().enumerate() {
             let phase = phase_name(s.phase_index);
             line(
@@ -485,7 +501,7 @@ pub struct StoredPoint {
     /// Seconds into the phase.
     pub t_s: f64,
     pub probe: String,
-    /// The series' name (see `fslab_probe::names`).
+    /// The series' name (the probes name them: fslab-probe's `names`).
     pub metric: String,
     pub value: f64,
 }

@@ -249,4 +249,18 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, stream)
     );
     "#,
+    // 11: the machine each run ran on (fslab_record::facts): one row per
+    // fact and host, in the order read; value NULL when it could not be
+    // read (source then says why).
+    r#"
+    CREATE TABLE facts (
+        run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        host    TEXT NOT NULL,
+        seq     INTEGER NOT NULL,           -- order within the host's facts
+        name    TEXT NOT NULL,
+        value   TEXT,                       -- NULL: unknown
+        source  TEXT NOT NULL,              -- where it was read, or why unknown
+        PRIMARY KEY (run_id, host, seq)
+    );
+    "#,
 ];

@@ -77,6 +77,38 @@ fn a_full_run(s: &mut Store) -> i64 {
         .map(|u| Metric::new("fsmark", None, "n", 1.5, u, Better::Neither))
         .collect();
     s.record_metrics(id, &each).unwrap();
+    s.record_facts(
+        id,
+        &MachineFacts {
+            host: "h".into(),
+            facts: vec![
+                Fact::known(facts::names::CPUS, "2", "/proc/cpuinfo"),
+                Fact::unknown(facts::names::GOVERNOR, "no cpufreq"),
+            ],
+        },
+    )
+    .unwrap();
+    let measured = PhaseFacts {
+        clock_mhz: Some(2596.0),
+        clock_source: "/proc/cpuinfo cpu MHz, 3 samples".into(),
+        page_cache_mib: Some(812.5),
+        pressure: Some(Pressure {
+            io_some_pct: Some(12.0),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    s.record_probe_note(
+        id,
+        &ProbeNote {
+            phase_index: Some(0),
+            probe: facts::PHASE_PROBE.into(),
+            key: facts::PHASE_KEY.into(),
+            value: serde_json::to_value(&measured).unwrap(),
+            blob: None,
+        },
+    )
+    .unwrap();
     s.finish_run(id, RunStatus::Complete, None).unwrap();
     id
 }
@@ -107,7 +139,20 @@ fn a_runs_json_validates_against_the_schema_file_and_the_schema_is_strict() {
     unit["metrics"][0]["unit"] = "furlongs".into();
     let mut text = doc.clone();
     text["phases"][0]["ops"] = "10".into();
-    for bad in [gone, unknown, unit, text] {
+    // A fact's unknown value is null, never a guess; a clock is a number.
+    assert_eq!(
+        doc["machine"]["hosts"][0]["facts"][1]["value"],
+        serde_json::Value::Null
+    );
+    assert_eq!(doc["machine"]["phases"][0]["clock_mhz"], 2596.0);
+    let mut no_source = doc.clone();
+    no_source["machine"]["hosts"][0]["facts"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("source");
+    let mut clock_text = doc.clone();
+    clock_text["machine"]["phases"][0]["clock_mhz"] = "fast".into();
+    for bad in [gone, unknown, unit, text, no_source, clock_text] {
         assert!(!v.is_valid(&bad), "{bad}");
     }
 }

@@ -161,7 +161,7 @@ fn a_workload_s_records_survive_a_starved_memory_cgroup() {
         eprintln!("skipping: a memory cgroup needs root");
         return;
     }
-    let own = fslab_probe::cgroup::own_memory_cgroup().expect("this process's memory cgroup");
+    let own = fslab_record::cgroup::own_memory_cgroup().expect("this process's memory cgroup");
     if own.v2 {
         // Under v2, fslab leaves the OOM killer on: there is no starved wait.
         assert_ne!(

@@ -564,6 +564,24 @@ fn old_loop_rows_become_the_metrics_a_loop_is_recorded_as_now() {
 }
 
 #[test]
+fn a_db_path_must_be_a_file_in_an_existing_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = dir.path().join("results.sqlite");
+    assert!(fslab_store::check_path(&ok).is_ok());
+    assert!(fslab_store::check_path(std::path::Path::new("results.sqlite")).is_ok());
+    let e = fslab_store::check_path(&dir.path().join("typo/results.sqlite")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Usage);
+    assert!(e.to_string().contains("typo does not exist"), "{e}");
+    let e = fslab_store::check_path(dir.path()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Usage);
+    assert!(
+        e.to_string()
+            .ends_with("is a directory; give a file (results.sqlite)"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_programs_output_and_its_reported_phases_are_kept_with_its_run() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("results.sqlite");

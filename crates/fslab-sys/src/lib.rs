@@ -15,6 +15,7 @@ pub mod item_path;
 pub mod lock;
 pub mod loopdev;
 pub mod mmap;
+pub mod perf_event;
 pub mod tsc;
 
 pub use child::die_with_parent;

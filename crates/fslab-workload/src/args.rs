@@ -46,17 +46,6 @@ pub fn stays_inside(path: &Path, inside: &Path) -> bool {
 
 pub use crate::plugin::clap_error_line;
 
-/// Parses fsmark arguments as an experiment file gives them.
-pub fn parse_fsmark(argv: &[String]) -> Result<crate::fsmark::cli::FsMarkArgs, String> {
-    use clap::{Args, FromArgMatches};
-    let m = crate::fsmark::cli::FsMarkArgs::augment_args(
-        <crate::fsmark::plugin::FsMark as crate::Workload>::command().no_binary_name(true),
-    )
-    .try_get_matches_from(argv)
-    .map_err(|e| clap_error_line(&e))?;
-    crate::fsmark::cli::FsMarkArgs::from_arg_matches(&m).map_err(|e| clap_error_line(&e))
-}
-
 /// Checks a job as an experiment gives it (`{dir}` replaced by directories
 /// below `cell`, which must exist) with `fslab_dirs` `-d` directories of
 /// fslab's own: the options a person types that `fslab run` sets itself

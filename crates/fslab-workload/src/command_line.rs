@@ -86,6 +86,11 @@ pub fn render(job: &Job) -> Vec<String> {
             if value == &Value::Bool(true) {
                 v.push(spelling(a));
             }
+        } else if matches!(a.get_action(), clap::ArgAction::Count) {
+            // A counted flag (`-v -v`): given as often as its count.
+            for _ in 0..value.as_u64().unwrap_or(0) {
+                v.push(spelling(a));
+            }
         } else {
             let w = words(value);
             let default: Vec<String> = a
@@ -152,6 +157,7 @@ mod tests {
             ("dbench", "-t 1 --warmup 0 -x -D /m 8"),
             ("dbench", "--print-loadfile"),
             ("compilebench", "-D /m -i 3 -r 0 --seed 7 -n"),
+            ("mdtest", "-n 10 -v -v -F -d /m"),
         ];
         for (name, args) in cases {
             let kind = crate::Kind::of(name).unwrap();

@@ -15,6 +15,7 @@ use fslab_record::{
 use serde::Serialize;
 
 use crate::measure::{supervise, CpuMeter, PhaseClock, Progress};
+use crate::plugin::Start;
 
 /// Options every workload command takes, as a person types them. What runs
 /// around the workload reads them through the [`Harness`] they make
@@ -63,6 +64,9 @@ impl CommonArgs {
 
 /// Called with the phase's name before it starts.
 pub type PhaseHook<'a> = Box<dyn FnMut(&str) + 'a>;
+/// Reads the machine's facts for a run in the directory given.
+pub type MachineFactsHook<'a> =
+    Box<dyn FnOnce(&std::path::Path) -> fslab_record::MachineFacts + 'a>;
 /// Called with the phase's name and the point of the second just ended.
 pub type SecondHook<'a> = Box<dyn FnMut(&str, &SeriesPoint) + 'a>;
 
@@ -74,6 +78,9 @@ pub struct Hooks<'a> {
     pub before_phase: Option<PhaseHook<'a>>,
     pub each_second: Option<SecondHook<'a>>,
     pub run_started: Option<Box<dyn FnMut(i64) + 'a>>,
+    /// The machine's facts for a run in this directory (the runtime reads
+    /// them where the probes read the machine), recorded with the run.
+    pub machine_facts: Option<MachineFactsHook<'a>>,
     pub monitor: Option<&'a mut dyn Monitor>,
 }
 
@@ -140,18 +147,35 @@ pub struct PhaseRun<T> {
     pub sys_cpu_s: f64,
 }
 
-impl<'r, 'h> RunCtx<'r, 'h> {
-    /// Records the start of a run.
+/// A run just begun ([`Start::begin`]): the run in progress, and what its
+/// start gave it besides: where its text goes, its command line (fs_mark
+/// and mdtest print it) and the MPI ranks it is one of.
+pub struct Begun<'a, 'h> {
+    pub ctx: RunCtx<'a, 'h>,
+    pub out: &'a mut dyn std::io::Write,
+    pub argv: &'a [String],
+    pub cluster: &'a dyn fslab_cluster::Cluster,
+}
+
+impl<'a, 'h> Start<'a, 'h> {
+    /// Records the start of the run of `workload` working in `dir`, with
+    /// `params` (its validated options) kept beside it; what a workload's
+    /// run does once its options are checked and before its first phase.
     pub fn begin(
+        self,
         workload: &str,
-        argv: &[String],
         dir: &std::path::Path,
-        params: serde_json::Value,
-        rec: &'r mut dyn Recorder,
-        hooks: &'r mut Hooks<'h>,
-        stop: &'r AtomicBool,
-    ) -> Result<Self, RecordError> {
+        params: &impl Serialize,
+    ) -> Result<Begun<'a, 'h>, RecordError> {
         crate::measure::start_timebase();
+        let Start {
+            argv,
+            stop,
+            out,
+            rec,
+            hooks,
+            cluster,
+        } = self;
         let target = fslab_record::TargetInfo::of(dir);
         let (kernel, hostname) = fslab_record::host_facts();
         let info = RunInfo {
@@ -162,33 +186,41 @@ impl<'r, 'h> RunCtx<'r, 'h> {
             hostname,
             started_at: fslab_record::time::now(),
             target: target.clone(),
-            params,
+            params: serde_json::to_value(params).unwrap_or_default(),
         };
         let run_id = rec.begin_run(&info)?;
+        // The machine's facts; the directory may not exist yet: its
+        // filesystem is its nearest existing ancestor's.
+        if let Some(facts) = hooks.machine_facts.take() {
+            let existing = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
+            rec.record_facts(run_id, &facts(existing))?;
+        }
         if let Some(f) = hooks.run_started.as_mut() {
             f(run_id);
         }
-        Ok(RunCtx {
+        let ctx = RunCtx {
             rec,
             hooks,
             stop,
             out: Outcome {
                 run_id,
                 status: RunStatus::Running,
-                error: None,
-                notes: Vec::new(),
                 target,
-                phases: Vec::new(),
-                latency: Vec::new(),
-                series: Vec::new(),
-                probes: Vec::new(),
-                metrics: Vec::new(),
+                ..Outcome::default()
             },
             next_phase: 0,
             store_err: None,
+        };
+        Ok(Begun {
+            ctx,
+            out,
+            argv,
+            cluster,
         })
     }
+}
 
+impl<'r, 'h> RunCtx<'r, 'h> {
     pub fn stopping(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }

@@ -81,25 +81,81 @@ pub struct SelfTest {
     pub mb_per_s: f64,
 }
 
+/// A crc32c that is not what it should be.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Mismatch {
+    /// An implementation's crc32c of a known vector.
+    #[error(
+        "{implementation} crc32c of a {bytes}-byte vector is {got:#010x}, expected {want:#010x}"
+    )]
+    Vector {
+        implementation: &'static str,
+        bytes: usize,
+        got: u32,
+        want: u32,
+    },
+    /// The two implementations on a random chunk.
+    #[error("SSE4.2 and software crc32c disagree on chunk {0}")]
+    Disagree(usize),
+}
+
+/// Why `fslab crc32c` printed no throughput.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelfTestError {
+    #[error("crc32c: --chunks 0: must be at least 1")]
+    NoChunks,
+    #[error("crc32c: tests FAILED: {0}")]
+    Failed(#[from] Mismatch),
+}
+
+impl SelfTestError {
+    pub fn kind(&self) -> crate::ErrorKind {
+        match self {
+            SelfTestError::NoChunks => crate::ErrorKind::Usage,
+            SelfTestError::Failed(_) => crate::ErrorKind::Failed,
+        }
+    }
+}
+
+/// `fslab crc32c`: the self-test line of each implementation.
+pub fn report(chunks: usize) -> Result<String, SelfTestError> {
+    if chunks == 0 {
+        return Err(SelfTestError::NoChunks);
+    }
+    Ok(selftest(chunks)?
+        .iter()
+        .map(|r| {
+            format!(
+                "crc32c: tests passed, {} bytes in {:.0} usec ({}: {:.0} MB/s)\n",
+                r.bytes, r.usec, r.name, r.mb_per_s
+            )
+        })
+        .collect())
+}
+
 /// Runs the self-test: vectors, then `chunks` random chunks (up to 4 KiB at
 /// random offsets of a 64 KiB random buffer, seed fixed), timed per
 /// implementation. Err names the first mismatch.
-pub fn selftest(chunks: usize) -> Result<Vec<SelfTest>, String> {
+pub fn selftest(chunks: usize) -> Result<Vec<SelfTest>, Mismatch> {
     let soft = Soft::default();
     for (data, want) in vectors() {
         let got = soft.crc(0, &data);
         if got != want {
-            return Err(format!(
-                "software crc32c of a {}-byte vector is {got:#010x}, expected {want:#010x}",
-                data.len()
-            ));
+            return Err(Mismatch::Vector {
+                implementation: "software",
+                bytes: data.len(),
+                got,
+                want,
+            });
         }
         if let Some(h) = fslab_sys::crc32c::hw(0, &data) {
             if h != want {
-                return Err(format!(
-                    "SSE4.2 crc32c of a {}-byte vector is {h:#010x}, expected {want:#010x}",
-                    data.len()
-                ));
+                return Err(Mismatch::Vector {
+                    implementation: "SSE4.2",
+                    bytes: data.len(),
+                    got: h,
+                    want,
+                });
             }
         }
     }
@@ -135,7 +191,7 @@ pub fn selftest(chunks: usize) -> Result<Vec<SelfTest>, String> {
             .collect();
         let us = t.elapsed().as_secs_f64() * 1e6;
         if let Some(i) = (0..hw.len()).find(|&i| hw[i] != sw[i]) {
-            return Err(format!("SSE4.2 and software crc32c disagree on chunk {i}"));
+            return Err(Mismatch::Disagree(i));
         }
         out.push(SelfTest {
             name: "hardware (SSE4.2)".into(),
@@ -164,5 +220,23 @@ mod tests {
         let a = soft.crc(0, b"12345");
         assert_eq!(soft.crc(a, b"6789"), 0xE306_9283);
         assert!(selftest(1000).unwrap()[0].bytes > 1000);
+    }
+
+    #[test]
+    fn the_report_has_a_line_per_implementation_and_refuses_no_chunks() {
+        let text = report(10).unwrap();
+        assert!(text.starts_with("crc32c: tests passed, "), "{text}");
+        assert!(
+            text.lines().count() >= 1 && text.contains("software"),
+            "{text}"
+        );
+        let e = report(0).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Usage);
+        let failed = SelfTestError::from(Mismatch::Disagree(3));
+        assert_eq!(failed.kind(), crate::ErrorKind::Failed);
+        assert_eq!(
+            failed.to_string(),
+            "crc32c: tests FAILED: SSE4.2 and software crc32c disagree on chunk 3"
+        );
     }
 }

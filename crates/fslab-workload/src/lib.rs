@@ -28,9 +28,9 @@ pub mod scale;
 pub mod stonewall;
 pub mod tiotest;
 
-pub use common::{CommonArgs, Hooks, PhaseHook, Report, RunCtx, SecondHook};
-pub use error::{Error, Result};
-pub use plugin::{ChildSpec, Job, Kind, Start, Workload};
+pub use common::{Begun, CommonArgs, Hooks, PhaseHook, Report, RunCtx, SecondHook};
+pub use error::{opt, Error, ErrorKind, LineError, OptionError, Result};
+pub use plugin::{ChildSpec, Example, Job, Kind, Refused, Start, Workload};
 
 use std::sync::atomic::AtomicBool;
 

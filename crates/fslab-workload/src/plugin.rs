@@ -157,9 +157,10 @@ pub trait Workload: Send + Sync + 'static {
     }
 
     /// Under MPI, the text it adds to the merged run's summary from the
-    /// ranks' loop rows added up (fs_mark's table for all ranks, which
-    /// scripts that read its rows read); none by default.
-    fn merged_text(_ranks: usize, _loops: &[fslab_record::LoopRow]) -> Option<String> {
+    /// merged run's numbers (the ranks' added up: fs_mark's table for all
+    /// ranks from its loops', which scripts that read its rows read); none
+    /// by default.
+    fn merged_text(_ranks: usize, _merged: &[fslab_record::Metric]) -> Option<String> {
         None
     }
 
@@ -171,16 +172,49 @@ pub trait Workload: Send + Sync + 'static {
         false
     }
 
+    /// A job to try it by, which the one test over every registered
+    /// workload (`tests/every_workload.rs`) parses, scales, validates,
+    /// sends through JSON and refuses a bad value of.
+    fn example() -> Example;
+
     /// Runs it, recording as it goes, and returns its report. It is given
     /// its options unchecked: its first step is its own [`Workload::validate`]
     /// (once, so that the check's calls, a stat of its directory say, are
-    /// made once), before anything is recorded. Nothing is made for it
-    /// beforehand: it makes its own directories, as its original does.
+    /// made once), before anything is recorded ([`Start::begin`] records
+    /// the run's start). Nothing is made for it beforehand: it makes its
+    /// own directories, as its original does.
     fn run(o: &Self::Options, start: Start<'_, '_>) -> Result<Box<dyn Report>>;
 }
 
-/// What a run is given: where its text goes, what it records into, its
-/// callbacks and the stop flag.
+/// A workload's example job ([`Workload::example`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Example {
+    /// Its arguments after its name, `{dir}` standing for a directory
+    /// that exists (the test's own).
+    pub args: &'static str,
+    /// The `--scale` factor to try.
+    pub scale: f64,
+    /// Options (as serialized) with their values after that scale, as JSON
+    /// text (`("files", "1000")`, `("numbers", "[\"20000\"]")`).
+    pub scaled: &'static [(&'static str, &'static str)],
+    /// Its arguments with one bad value (`{dir}` as in `args`), refused by
+    /// its parser or its validation in one line naming the option and value.
+    pub refused: Refused,
+}
+
+/// A bad value in an [`Example`]: the arguments, and the option and value
+/// the refusal names.
+#[derive(Debug, Clone, Copy)]
+pub struct Refused {
+    pub args: &'static str,
+    pub option: &'static str,
+    pub value: &'static str,
+}
+
+/// What a run is given by the runtime, which builds it: the command line
+/// recorded, the stop flag, where its text goes, what it records into, its
+/// callbacks and the MPI ranks it is one of. A workload's run records its
+/// start with [`Start::begin`] once its options are checked.
 pub struct Start<'a, 'h> {
     /// The command line as given (recorded with the run; fs_mark prints it).
     pub argv: &'a [String],
@@ -222,7 +256,9 @@ pub trait AnyWorkload: Send + Sync {
     fn launches_ranks(&self) -> bool;
     fn silent_during(&self, phase: &str) -> bool;
     /// [`Workload::merged_text`].
-    fn merged_text(&self, ranks: usize, loops: &[fslab_record::LoopRow]) -> Option<String>;
+    fn merged_text(&self, ranks: usize, merged: &[fslab_record::Metric]) -> Option<String>;
+    /// [`Workload::example`].
+    fn example(&self) -> Example;
 }
 
 /// A workload with its options: what a command line, an experiment's
@@ -268,7 +304,7 @@ impl Job {
             .get("workload")
             .and_then(|n| n.as_str())
             .ok_or_else(|| Error::Options("serialized job: no \"workload\" name".into()))?;
-        let kind: Kind = name.parse().map_err(Error::Options)?;
+        let kind: Kind = name.parse()?;
         let options = v.get("options").cloned().unwrap_or_default();
         kind.0.job_of_json(options)
     }
@@ -398,8 +434,11 @@ impl<W: Workload> AnyWorkload for Plugin<W> {
     fn silent_during(&self, phase: &str) -> bool {
         W::silent_during(phase)
     }
-    fn merged_text(&self, ranks: usize, loops: &[fslab_record::LoopRow]) -> Option<String> {
-        W::merged_text(ranks, loops)
+    fn merged_text(&self, ranks: usize, merged: &[fslab_record::Metric]) -> Option<String> {
+        W::merged_text(ranks, merged)
+    }
+    fn example(&self) -> Example {
+        W::example()
     }
 }
 
@@ -578,12 +617,29 @@ impl fmt::Display for Kind {
     }
 }
 
+/// A name no registered workload has.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown workload {name:?} (available: {available})")]
+pub struct UnknownWorkload {
+    pub name: String,
+    /// Every registered name, comma-separated.
+    pub available: String,
+}
+
 impl std::str::FromStr for Kind {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Kind, String> {
-        Kind::of(s).ok_or_else(|| format!("unknown workload {s:?} (available: {})", Kind::names()))
+    type Err = UnknownWorkload;
+    fn from_str(s: &str) -> std::result::Result<Kind, UnknownWorkload> {
+        Kind::of(s).ok_or_else(|| UnknownWorkload {
+            name: s.into(),
+            available: Kind::names(),
+        })
     }
 }
+
+/// A workload whose name is taken already ([`register`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("workload {0:?} is registered already")]
+pub struct NameTaken(pub &'static str);
 
 impl Serialize for Kind {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -606,9 +662,9 @@ fn extra() -> &'static Mutex<Vec<&'static dyn AnyWorkload>> {
 
 /// Adds a workload (a test's own): from then on it is looked up, listed
 /// and run like the built-in ones. A name already taken is refused.
-pub fn register(w: &'static dyn AnyWorkload) -> std::result::Result<(), String> {
+pub fn register(w: &'static dyn AnyWorkload) -> std::result::Result<(), NameTaken> {
     if Kind::of(w.name()).is_some() {
-        return Err(format!("workload {:?} is registered already", w.name()));
+        return Err(NameTaken(w.name()));
     }
     extra()
         .lock()
@@ -688,6 +744,18 @@ mod tests {
         fn on_rank(_o: &mut CountArgs, _place: &dyn RankPlace) -> Result<()> {
             Ok(())
         }
+        fn example() -> Example {
+            Example {
+                args: "-n 1000 -d {dir}",
+                scale: 0.01,
+                scaled: &[("n", "10")],
+                refused: Refused {
+                    args: "-n 0 -d {dir}",
+                    option: "-n",
+                    value: "0",
+                },
+            }
+        }
         fn run(_o: &CountArgs, _start: Start<'_, '_>) -> Result<Box<dyn Report>> {
             Err(Error::Setup("not run in this test".into()))
         }
@@ -698,7 +766,7 @@ mod tests {
     #[test]
     fn a_registered_workload_parses_scales_and_travels_serialized() {
         register(&COUNT).unwrap();
-        assert!(register(&COUNT).unwrap_err().contains("registered already"));
+        assert_eq!(register(&COUNT).unwrap_err(), NameTaken("count-test"));
         let kind: Kind = "count-test".parse().unwrap();
         assert!(kind.takes_dirs());
         let argv: Vec<String> = ["-n", "1000", "-d", "/tmp/x"].map(String::from).to_vec();
@@ -715,7 +783,10 @@ mod tests {
             .unwrap_err();
         assert!(bad.is_usage() && bad.to_string().contains("'x'"), "{bad}");
         let e = "count-tset".parse::<Kind>().unwrap_err();
-        assert!(e.starts_with("unknown workload \"count-tset\""), "{e}");
+        assert!(
+            e.to_string().starts_with("unknown workload \"count-tset\""),
+            "{e}"
+        );
         let zero = kind.parse(&["-n".to_string(), "0".to_string()]).unwrap();
         assert!(zero.validate().is_err());
     }

@@ -285,11 +285,11 @@ pub fn metrics(source: &str, phase: &str, walls: &[WallSummary]) -> Vec<Metric> 
 }
 
 /// Writes the agreed count to the -x file (rank 0), as mdtest does.
-pub fn keep_count(path: &std::path::Path, count: u64) -> Result<(), String> {
+pub fn keep_count(path: &std::path::Path, count: u64) -> crate::Result<()> {
     std::fs::write(path, count.to_string()).map_err(|e| {
-        format!(
-            "-x {}: cannot write the stonewall status: {e}",
-            path.display()
+        crate::Error::io(
+            format!("-x {}: cannot write the stonewall status", path.display()),
+            e,
         )
     })
 }

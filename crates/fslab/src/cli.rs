@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
+use fslab_present::select_args::OutputArgs;
 
 /// `fslab --version`: the version, the commit, and whether MPI is built
 /// in (workloads on MPI ranks, `[cluster]` experiments of fslab's own
@@ -60,7 +61,7 @@ pub enum Command {
             fslab_experiment::findings::rule::RULE
         )
     )]
-    Run(RunArgs),
+    Run(fslab_experiment::run_args::RunArgs),
     /// Find the first kernel of an ordered list on which a metric is bad: the experiment's
     /// cell on each kernel (in a guest), by binary search between a good and a bad one
     #[command(
@@ -71,7 +72,7 @@ pub enum Command {
         Examples:\n  fslab bisect my-kernels.toml --good k47 --bad k56 --metric 'htree levels'\n  \
         fslab bisect createmany.toml --good debian:6.1.0-47-cloud-amd64 --bad debian:6.1.0-56-cloud-amd64"
     )]
-    Bisect(BisectArgs),
+    Bisect(fslab_experiment::bisect_args::BisectArgs),
     /// Undo what a killed `fslab run` left behind (mounts, loop devices, images, sysctls, cgroups)
     #[command(after_help = "Example (after a kill -9 of fslab run):\n  fslab cleanup")]
     Cleanup,
@@ -80,12 +81,12 @@ pub enum Command {
         subcommand,
         after_help = "Examples:\n  fslab results list --workload fsmark\n  fslab results show latest\n  fslab results export 12 --format csv --output run12.csv\n  fslab results list --limit 10 --format json"
     )]
-    Results(ResultsCommand),
+    Results(fslab_present::results_args::ResultsCommand),
     /// Compare the cells of an experiment (default: the latest) or groups of runs, with statistics
     #[command(
         after_help = "Examples:\n  fslab compare\n  fslab compare --experiment 3 --experiment 5 --format markdown --output cmp.md\n  fslab compare --runs ext4=1,2,3 --runs xfs=4-6 --delta 2\n  fslab compare --runs latest~1 --runs latest\n  fslab compare --calibration 7 --correction holm --alpha 0.01"
     )]
-    Compare(CompareArgs),
+    Compare(fslab_present::select_args::CompareArgs),
     /// Every stored run of one experiment: its headline metrics by kernel and fslab version,
     /// change points (E-Divisive means over the experiments) marked
     #[command(
@@ -98,17 +99,17 @@ pub enum Command {
         out: OutputArgs,
         /// The least change worth marking, in percent; a significant shift smaller than
         /// this is named but not marked [default: any significant one]
-        #[arg(long, value_name = "PCT", value_parser = delta_pct)]
+        #[arg(long, value_name = "PCT", value_parser = fslab_present::select_args::delta_pct)]
         delta: Option<f64>,
         /// The false-alarm rate of each change point's permutation test
-        #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = alpha)]
+        #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = fslab_present::select_args::alpha)]
         alpha: f64,
     },
     /// One self-contained HTML page: the comparison, and charts and tables of every cell
     #[command(after_help = "Example:\n  fslab report -o seed000.html")]
     Report {
         #[command(flatten)]
-        select: SelectArgs,
+        select: fslab_present::select_args::SelectArgs,
         /// Where to write the page (`-` for stdout)
         #[arg(
             short = 'o',
@@ -139,7 +140,7 @@ pub enum Command {
     },
     /// Recorded block IO traces
     #[command(subcommand, after_help = "Example:\n  fslab trace show 12 --limit 50")]
-    Trace(TraceCommand),
+    Trace(fslab_present::results_args::TraceCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     #[command(after_help = "Example: fslab completions bash > /etc/bash_completion.d/fslab")]
     Completions {
@@ -209,350 +210,6 @@ pub enum Command {
         #[arg(value_name = "JSON")]
         json: String,
     },
-}
-
-/// Which runs `compare` and `report` analyse, and how their verdicts are
-/// reached: one group of arguments for both.
-#[derive(Debug, Args)]
-pub struct SelectArgs {
-    /// Experiment id (from `fslab results experiments`); repeat to compare the cells of
-    /// several experiments, say the same one on two kernels; default: the most recent
-    #[arg(long, value_name = "ID")]
-    pub experiment: Vec<i64>,
-    /// A group of runs, optionally labelled: `ext4=7,9,11`, `7-12`, `latest~2-latest`
-    /// (ids, ranges, `latest`, `latest~N`, comma-separated); repeat for more groups
-    /// (instead of an experiment)
-    #[arg(long = "runs", value_name = "[LABEL=]IDS")]
-    pub runs: Vec<String>,
-    /// The group others are compared with: its position (from 0) or its label [default: the first]
-    #[arg(long, value_name = "N|LABEL")]
-    pub baseline: Option<String>,
-    /// The noise threshold in percent: differences smaller than this are "no difference"
-    /// [default: a stored A/A calibration that fits, else A/A splits of each cell's runs]
-    #[arg(long, value_name = "PCT", value_parser = delta_pct)]
-    pub delta: Option<f64>,
-    /// How p-values are corrected, every cell and metric together: bh (Benjamini-Hochberg, the
-    /// false discovery rate) or holm (the family-wise error rate)
-    #[arg(long, value_enum, default_value_t = Correction::Bh)]
-    pub correction: Correction,
-    /// The error rate the correction holds: a difference is called real when its corrected
-    /// p-value is below it
-    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = alpha)]
-    pub alpha: f64,
-    /// Take the noise threshold from this A/A calibration (the id of the experiment
-    /// `fslab run EXPERIMENT --calibrate CELL` made); it must fit the runs compared
-    /// [default: the newest that fits each metric, if any; else A/A splits of the runs]
-    #[arg(long, value_name = "ID", conflicts_with = "delta")]
-    pub calibration: Option<i64>,
-}
-
-impl SelectArgs {
-    /// What to analyse, as the analysis takes it.
-    pub fn choice(self) -> fslab_analysis::Choice<'static> {
-        fslab_analysis::Choice {
-            policy: self.correction.policy_at(self.delta, self.alpha),
-            experiments: self.experiment,
-            runs: self.runs,
-            baseline: self.baseline,
-            calibration: self.calibration,
-            refuse_empty: false,
-            explainers: &[],
-        }
-    }
-}
-
-#[derive(Debug, Args)]
-pub struct CompareArgs {
-    #[command(flatten)]
-    pub select: SelectArgs,
-    /// Output format (every registered exporter: text, markdown, csv, json, html, ...)
-    /// [default: text; with --output, FILE's extension]
-    #[arg(long, value_parser = formats())]
-    pub format: Option<String>,
-    /// Write the chosen format to FILE; the text is still printed on the terminal
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: Option<PathBuf>,
-}
-
-/// `--format` and `--output`, one spelling for every command that prints
-/// results.
-#[derive(Debug, Args)]
-pub struct OutputArgs {
-    /// Output format: text, json, csv or markdown [default: text; with --output,
-    /// FILE's extension]
-    #[arg(long, value_name = "FORMAT", value_parser = output_format)]
-    pub format: Option<fslab_present::format::Format>,
-    /// Write the chosen format to FILE; the text is still printed on the terminal
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: Option<PathBuf>,
-}
-
-/// `--format NAME`: one of [`fslab_present::format::Format`]'s.
-fn output_format(s: &str) -> Result<fslab_present::format::Format, String> {
-    fslab_present::format::Format::of(s)
-        .ok_or_else(|| format!("{s:?} is not a format (text, json, csv or markdown)"))
-}
-
-/// `--format`'s values: the registered exporters' names.
-fn formats() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(fslab_present::export::names())
-}
-
-/// `--alpha P`: a significance level above 0 and at most 0.5.
-fn alpha(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(x) if x > 0.0 && x <= 0.5 => Ok(x),
-        _ => Err(format!(
-            "{s:?} is not a significance level above 0 and at most 0.5 (say 0.05)"
-        )),
-    }
-}
-
-/// `--scale F`: a factor above 0 (a negative one is named, not taken for
-/// an option).
-fn scale_factor(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
-        _ => Err(format!("{s:?} is not a factor above 0 (say 0.01)")),
-    }
-}
-
-/// `--delta PCT`: a percentage above 0 and below 100.
-fn delta_pct(s: &str) -> Result<f64, String> {
-    match s.trim_end_matches('%').parse::<f64>() {
-        Ok(x) if x > 0.0 && x < 100.0 => Ok(x),
-        _ => Err(format!("{s:?} is not a percentage between 0 and 100")),
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Correction {
-    Bh,
-    Holm,
-}
-
-impl Correction {
-    pub fn policy(self, delta_pct: Option<f64>) -> fslab_stats::verdict::Policy {
-        fslab_stats::verdict::Policy {
-            delta_pct,
-            correction: match self {
-                Correction::Bh => fslab_stats::verdict::Correction::BenjaminiHochberg,
-                Correction::Holm => fslab_stats::verdict::Correction::Holm,
-            },
-            ..Default::default()
-        }
-    }
-
-    /// [`Correction::policy`] at significance level `alpha`.
-    pub fn policy_at(self, delta_pct: Option<f64>, alpha: f64) -> fslab_stats::verdict::Policy {
-        fslab_stats::verdict::Policy {
-            alpha,
-            ..self.policy(delta_pct)
-        }
-    }
-}
-
-#[derive(Debug, Subcommand)]
-pub enum TraceCommand {
-    /// Print a run's block IO completions in blkparse's format
-    Show {
-        /// Run id (from `fslab results list`), `latest` or `latest~N`
-        id: String,
-        /// Print at most this many lines
-        #[arg(long, value_name = "N")]
-        limit: Option<usize>,
-        /// Only this device's completions, as blkparse names it: MAJOR,MINOR
-        /// [default: the filesystem's own device]
-        #[arg(long, value_name = "MAJ,MIN", value_parser = parse_dev, conflicts_with = "all_devices")]
-        dev: Option<(u32, u32)>,
-        /// Every traced device's completions (the filesystem's and the disk under its image)
-        #[arg(long)]
-        all_devices: bool,
-    },
-}
-
-/// `MAJOR,MINOR` as blkparse prints a device.
-fn parse_dev(s: &str) -> Result<(u32, u32), String> {
-    let bad = || format!("{s:?} is not a device as MAJOR,MINOR (for example 7,3)");
-    let (maj, min) = s.split_once(',').ok_or_else(bad)?;
-    let maj: u32 = maj.trim().parse().map_err(|_| bad())?;
-    let min: u32 = min.trim().parse().map_err(|_| bad())?;
-    if maj >= 1 << 12 || min >= 1 << 20 {
-        return Err(format!(
-            "{s:?}: major must be below 4096 and minor below 1048576"
-        ));
-    }
-    Ok((maj, min))
-}
-
-#[derive(Debug, Args)]
-pub struct BisectArgs {
-    /// Experiment file, or the name of a built-in experiment
-    #[arg(value_name = "EXPERIMENT")]
-    pub experiment: String,
-    /// A kernel on which the metric is good (a kernel of the list, by name or label)
-    #[arg(long, value_name = "KERNEL")]
-    pub good: String,
-    /// A kernel on which it is bad
-    #[arg(long, value_name = "KERNEL")]
-    pub bad: String,
-    /// The metric, as `fslab run`'s summary and `fslab compare` name it (default: the
-    /// workload's first headline metric)
-    #[arg(long, value_name = "NAME")]
-    pub metric: Option<String>,
-    /// Repetitions of each kernel
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub repetitions: u32,
-    /// Repetitions a kernel may get before it is called undecided
-    #[arg(long, value_name = "N", default_value_t = 6)]
-    pub max_repetitions: u32,
-    /// Shrink (or grow) counts and sizes by this factor (as fslab run --scale)
-    #[arg(long, value_name = "F", default_value_t = 1.0)]
-    pub scale: f64,
-}
-
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// Experiment file, or the name of a built-in experiment (see --list)
-    #[arg(
-        value_name = "EXPERIMENT",
-        required_unless_present_any = ["list", "resume"],
-        conflicts_with = "resume"
-    )]
-    pub experiment: Option<String>,
-    /// Carry on experiment ID (interrupted, or with failed runs): its file and scale as
-    /// recorded, only the repetitions that did not complete, recorded in the same experiment
-    #[arg(long, value_name = "ID")]
-    pub resume: Option<i64>,
-    /// Shrink (or grow) counts and sizes by this factor: workload -n and -D, image size (at least 512 MiB)
-    #[arg(
-        long,
-        value_name = "F",
-        default_value_t = 1.0,
-        allow_negative_numbers = true,
-        value_parser = scale_factor
-    )]
-    pub scale: f64,
-    /// Print the expanded cells and their commands; touch nothing
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Override the number of repetitions (with --resume: add repetitions up to N)
-    #[arg(long, value_name = "N")]
-    pub repetitions: Option<u32>,
-    /// Keep adding repetitions (the first cell and every cell with an unresolved headline
-    /// comparison with it, interleaved) until all are resolved or each cell has MAX
-    #[arg(long, value_name = "MAX")]
-    pub until_resolved: Option<u32>,
-    /// Calibrate instead: run cell CELL (its index, from 0) against itself, two copies
-    /// interleaved, and keep each metric's A/A noise for `fslab compare` (per metric,
-    /// filesystem and machine). Example: fslab run my.toml --calibrate 0 --repetitions 5
-    #[arg(long, value_name = "CELL", conflicts_with_all = ["resume", "until_resolved"])]
-    pub calibrate: Option<u32>,
-    /// Leave the image files in place after each run
-    #[arg(long)]
-    pub keep_images: bool,
-    /// The block device a `kind = "block"` experiment may format (it must be named here too)
-    #[arg(long, value_name = "DEVICE")]
-    pub format_device: Option<PathBuf>,
-    /// Format the named block device even if it holds a filesystem or data; use a
-    /// directory device that holds files fslab did not make
-    #[arg(long)]
-    pub force: bool,
-    /// Allow the experiment to set this sysctl although it is outside the vm.* and fs.*
-    /// settings a filesystem experiment changes (repeatable; shown by --dry-run, recorded)
-    #[arg(long, value_name = "NAME")]
-    pub allow_sysctl: Vec<String>,
-    /// Allow after_mkfs to run this program as root although it is not a filesystem tuning
-    /// tool (tune2fs, xfs_admin, btrfstune, e2label); repeatable; shown by --dry-run, recorded
-    #[arg(long, value_name = "PROGRAM")]
-    pub allow_command: Vec<String>,
-    /// List the built-in experiments
-    #[arg(long)]
-    pub list: bool,
-    /// The instruments of every cell, as the workloads' --probes takes them
-    /// (default, all, none, names, -NAME); overrides the experiment's `probes`
-    #[arg(long, value_name = "LIST")]
-    pub probes: Option<String>,
-    /// Stop a cell's workload that runs longer than this ("90s", "20m", "2h"): the cell
-    /// fails with "time limit", what it measured is kept, the next cell starts; overrides
-    /// the experiment's `time_limit`
-    #[arg(long, value_name = "DURATION")]
-    pub cell_time_limit: Option<String>,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum ResultsCommand {
-    /// One line per recorded run, starting with its id (the newest 50; the text fits
-    /// 100 columns)
-    List {
-        /// Only runs of this workload (fsmark, createmany, tiotest, alloctest, dbench, compilebench)
-        #[arg(long, value_name = "KIND")]
-        workload: Option<fslab_workload::Kind>,
-        /// Only the newest N runs (0: all)
-        #[arg(long, value_name = "N", default_value_t = 50)]
-        limit: usize,
-        /// Every column in full (the text is cut to 100 columns otherwise)
-        #[arg(long)]
-        wide: bool,
-        /// The same as --format json
-        #[arg(long, hide = true, conflicts_with = "format")]
-        json: bool,
-        #[command(flatten)]
-        out: OutputArgs,
-    },
-    /// One line per experiment (`fslab run`), starting with its id, with runs completed
-    Experiments {
-        #[command(flatten)]
-        out: OutputArgs,
-    },
-    /// The findings' outcome tables (as docs/findings.md shows them), from the store: each finding's id, claim, the author's number, fslab's, the rule's verdict and the stand-ins, with the run's date, kernel, scale and repetitions, from the current built-in files
-    #[command(
-        after_help = "Examples:\n  fslab results outcomes              # each built-in's latest run of its current file, then the latest of each other name\n  fslab results outcomes 12 14        # these experiments"
-    )]
-    Outcomes {
-        /// Experiment ids (from `fslab results experiments`); default: each built-in's latest run of its current file, then the latest of each other name
-        ids: Vec<i64>,
-    },
-    /// Everything recorded for one run
-    Show {
-        /// Run id (from `fslab results list`), `latest` or `latest~N`
-        id: String,
-        #[command(flatten)]
-        out: OutputArgs,
-    },
-    /// What a program a run started printed (fslab exec, kind = "command"), byte for byte
-    #[command(
-        after_help = "Examples:\n  fslab results output 12             # its stdout\n  fslab results output 12 stderr\n  fslab results output 12 result.txt  # a result file its parser read"
-    )]
-    Output {
-        /// Run id (from `fslab results list`)
-        id: i64,
-        /// stdout, stderr, or the name of a result file its parser read (`results show` lists them)
-        #[arg(default_value = "stdout")]
-        stream: String,
-    },
-    /// One run as JSON (the default) or long-format CSV, every stored histogram's bins
-    /// included
-    Export {
-        /// Run id (from `fslab results list`), `latest` or `latest~N`
-        id: String,
-        #[command(flatten)]
-        out: OutputArgs,
-        /// The latency percentiles to export, comma-separated, each above 0 and at most
-        /// 100 [default: 50,90,99,99.9]
-        #[arg(long, value_name = "P,P,...", value_parser = percentile, value_delimiter = ',')]
-        percentiles: Vec<f64>,
-    },
-}
-
-/// A percentile: above 0 and at most 100.
-fn percentile(s: &str) -> Result<f64, String> {
-    match s.trim().trim_end_matches('%').parse::<f64>() {
-        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
-        _ => Err(format!(
-            "{s:?} is not a percentile above 0 and at most 100 (say 99.9)"
-        )),
-    }
 }
 
 /// Whether `name` is one of fslab's own commands (which no workload may

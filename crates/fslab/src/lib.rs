@@ -21,24 +21,54 @@ use std::process::ExitCode;
 
 use fslab_workload::plugin::AnyWorkload;
 
-/// How a command ended, as an exit status.
+use fslab_record::ErrorKind;
+
+/// How a command ended other than well: its one line, and its kind, which
+/// is its exit status ([`ErrorKind::exit_code`]).
 #[derive(Debug)]
 pub enum Failure {
     /// Bad input: status 2.
     Usage(String),
     /// The work failed: status 1.
     Failed(String),
-    /// Stopped by SIGINT or SIGTERM: status 130.
+    /// Stopped by SIGINT or SIGTERM (said already): status 130.
     Interrupted,
+    /// The reader of the output went away: status 0, nothing said.
+    Closed,
+}
+
+impl Failure {
+    /// A failure of kind `kind` saying `message`.
+    pub fn of(kind: ErrorKind, message: String) -> Failure {
+        match kind {
+            ErrorKind::Usage => Failure::Usage(message),
+            ErrorKind::Failed => Failure::Failed(message),
+            ErrorKind::Interrupted => Failure::Interrupted,
+            ErrorKind::Closed => Failure::Closed,
+        }
+    }
+
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Failure::Usage(_) => ErrorKind::Usage,
+            Failure::Failed(_) => ErrorKind::Failed,
+            Failure::Interrupted => ErrorKind::Interrupted,
+            Failure::Closed => ErrorKind::Closed,
+        }
+    }
+
+    /// Its one line, if it says one.
+    fn line(&self) -> Option<&str> {
+        match self {
+            Failure::Usage(m) | Failure::Failed(m) => Some(m),
+            Failure::Interrupted | Failure::Closed => None,
+        }
+    }
 }
 
 impl From<fslab_runtime::Error> for Failure {
     fn from(e: fslab_runtime::Error) -> Failure {
-        match e.exit_code() {
-            2 => Failure::Usage(e.to_string()),
-            130 => Failure::Interrupted,
-            _ => Failure::Failed(e.to_string()),
-        }
+        Failure::of(e.kind(), e.to_string())
     }
 }
 
@@ -54,7 +84,7 @@ pub fn main_with(extra: &[&'static dyn AnyWorkload]) -> ExitCode {
                 w.name()
             ))
         } else {
-            fslab_workload::plugin::register(*w)
+            fslab_workload::plugin::register(*w).map_err(|e| e.to_string())
         };
         if let Err(e) = refused {
             eprintln!("fslab: {e}");
@@ -68,12 +98,6 @@ pub fn main_with(extra: &[&'static dyn AnyWorkload]) -> ExitCode {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        // A reader that stopped reading (`fslab results list | head -1`):
-        // the output was wanted no further, so end quietly, as Unix tools
-        // do. (Anything to undo was undone before the output was printed.)
-        if msg.starts_with("failed printing to std") && msg.contains("Broken pipe") {
-            std::process::exit(0);
-        }
         let at = info
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
@@ -104,15 +128,12 @@ pub fn main_with(extra: &[&'static dyn AnyWorkload]) -> ExitCode {
     };
     match cmd::dispatch(&matches) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Usage(m)) => {
-            eprintln!("fslab: {m}");
-            ExitCode::from(2)
+        Err(f) => {
+            if let Some(m) = f.line() {
+                eprintln!("fslab: {m}");
+            }
+            ExitCode::from(f.kind().exit_code())
         }
-        Err(Failure::Failed(m)) => {
-            eprintln!("fslab: {m}");
-            ExitCode::from(1)
-        }
-        Err(Failure::Interrupted) => ExitCode::from(130),
     }
 }
 

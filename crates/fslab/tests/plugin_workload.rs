@@ -22,8 +22,8 @@ use libtest::Outcome;
 
 use fslab_record::{Better, Metric, Unit};
 use fslab_workload::common::phase_result;
-use fslab_workload::plugin::{Plugin, RankPlace, Start, Workload};
-use fslab_workload::{CommonArgs, Report, RunCtx};
+use fslab_workload::plugin::{Example, Plugin, RankPlace, Refused, Start, Workload};
+use fslab_workload::{CommonArgs, Report};
 
 /// Set in the environment of every process that is to be fslab.
 const AS_FSLAB: &str = "FSLAB_PLUGIN_TEST_AS_FSLAB";
@@ -100,22 +100,25 @@ impl Workload for SyncFiles {
         }
         Ok(())
     }
+    fn example() -> Example {
+        Example {
+            args: "-n 500 -d {dir}",
+            scale: 0.1,
+            scaled: &[("files", "50")],
+            refused: Refused {
+                args: "-n 0 -d {dir}",
+                option: "-n",
+                value: "0",
+            },
+        }
+    }
     fn run(o: &SyncArgs, start: Start<'_, '_>) -> fslab_workload::Result<Box<dyn Report>> {
         Self::validate(o)?;
         let dir = Self::workdir(o);
         // Nothing is made for a workload: it makes its own directory.
         std::fs::create_dir_all(&dir)
             .map_err(|e| fslab_workload::Error::Setup(format!("{}: {e}", dir.display())))?;
-        let params = serde_json::to_value(o).unwrap_or_default();
-        let mut ctx = RunCtx::begin(
-            Self::NAME,
-            start.argv,
-            &dir,
-            params,
-            start.rec,
-            start.hooks,
-            start.stop,
-        )?;
+        let fslab_workload::Begun { mut ctx, out, .. } = start.begin(Self::NAME, &dir, o)?;
         let data = vec![0x5a_u8; o.size as usize];
         let p = ctx.phase("write", 1, |t, progress| {
             let mut done = 0;
@@ -147,7 +150,7 @@ impl Workload for SyncFiles {
             Unit::OpsPerSec,
             Better::Higher,
         )])?;
-        writeln!(start.out, "{METRIC}: {rate:.1}")
+        writeln!(out, "{METRIC}: {rate:.1}")
             .map_err(|e| fslab_workload::Error::Setup(format!("writing its output: {e}")))?;
         Ok(Box::new(ctx.finish(failed)?))
     }

@@ -314,6 +314,7 @@ fn wait_stacks_and_untestable_claims() {
             frames: frames.iter().map(|f| f.to_string()).collect(),
             ..Default::default()
         }],
+        ..Default::default()
     };
     let phases = vec!["create".to_string()];
     let ev = |st: &StacksTop| {

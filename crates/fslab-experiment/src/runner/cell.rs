@@ -459,16 +459,16 @@ impl MachineHeld {
 
 impl Watch {
     /// The probes `fslab run` runs beside the workload of `exp` working in
-    /// `dir` (None: none, or the workload's MPI ranks run their own).
+    /// `dir` (None: the workload's MPI ranks run their own). With no
+    /// probes asked for, the machine's own measurements still run (each
+    /// phase's clock, page cache and pressure).
     fn of(exp: &Experiment, dir: &Path, cgroup: Option<&MemCgroup>) -> Option<Watch> {
-        plan::probes_beside(exp)
-            .filter(|k| !k.is_empty())
-            .map(|kinds| Watch {
-                kinds,
-                dir: dir.to_path_buf(),
-                explicit: exp.workload.probes.is_some(),
-                memory_cgroup: cgroup.map(MemCgroup::watched),
-            })
+        plan::probes_beside(exp).map(|kinds| Watch {
+            kinds,
+            dir: dir.to_path_buf(),
+            explicit: exp.workload.probes.is_some(),
+            memory_cgroup: cgroup.map(MemCgroup::watched),
+        })
     }
 }
 

@@ -24,7 +24,7 @@ pub struct Watch {
     pub dir: PathBuf,
     /// The user named the probes (so one that does not apply says why).
     pub explicit: bool,
-    pub memory_cgroup: Option<fslab_probe::cgroup::MemoryCgroup>,
+    pub memory_cgroup: Option<fslab_record::cgroup::MemoryCgroup>,
 }
 
 /// Runs a cell's workload.
@@ -43,9 +43,9 @@ pub trait Executor {
     /// Runs `fslab host-lab ACTION JSON` once on every host of the
     /// experiment's cluster and returns the stdout of the launch (one
     /// report line per host that answered), or why the launch failed.
-    fn host_labs(&mut self, action: &str, json: &str) -> Result<HostLabsRun, String> {
+    fn host_labs(&mut self, action: &str, json: &str) -> Result<HostLabsRun, LaunchError> {
         let _ = (action, json);
-        Err("this runner starts no hosts".into())
+        Err(LaunchError::NoHosts)
     }
 
     /// As [`Executor::host_labs`], on the one host `host` of the cluster
@@ -55,10 +55,28 @@ pub trait Executor {
         host: &str,
         action: &str,
         json: &str,
-    ) -> Result<HostLabsRun, String> {
+    ) -> Result<HostLabsRun, LaunchError> {
         let _ = (host, action, json);
-        Err("this runner starts no hosts".into())
+        Err(LaunchError::NoHosts)
     }
+}
+
+/// Why `fslab host-lab` could not be launched on the hosts.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// This runner starts no hosts (a fake's default).
+    #[error("this runner starts no hosts")]
+    NoHosts,
+    /// The experiment has no `[cluster]` to launch on.
+    #[error("the experiment has no [cluster]")]
+    NoCluster,
+    /// The launcher could not be started, or waited for.
+    #[error("{program}: {source}")]
+    Launcher {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// What one launch of `fslab host-lab` on every host gave.
@@ -82,6 +100,20 @@ pub struct ProcessExecutor {
     /// The workload starts its own ranks (a program under its launcher:
     /// [`fslab_workload::Workload::launches_ranks`]): it runs as one process.
     pub own_ranks: bool,
+}
+
+impl ProcessExecutor {
+    /// The runner of `exp`'s workloads: this executable as the child, on
+    /// the experiment's ranks or cluster, recording into `db`.
+    pub fn of(exp: &crate::spec::Experiment, db: &Path) -> std::io::Result<ProcessExecutor> {
+        Ok(ProcessExecutor {
+            exe: std::env::current_exe()?,
+            db: db.to_path_buf(),
+            ranks: exp.workload.ranks,
+            cluster: exp.cluster.clone(),
+            own_ranks: exp.workload.kind.launches_ranks(),
+        })
+    }
 }
 
 /// How long one launch of `fslab host-lab` on every host may take.
@@ -149,9 +181,9 @@ impl ProcessExecutor {
 
 impl ProcessExecutor {
     /// mpirun with one process on every host of the cluster, or on `only`.
-    fn cluster_mpirun(&self, only: Option<&str>) -> Result<Vec<String>, String> {
+    fn cluster_mpirun(&self, only: Option<&str>) -> Result<Vec<String>, LaunchError> {
         let Some(c) = &self.cluster else {
-            return Err("the experiment has no [cluster]".into());
+            return Err(LaunchError::NoCluster);
         };
         Ok(match only {
             Some(h) => crate::spec::Cluster {
@@ -222,7 +254,7 @@ fn why_it_ended(status: Option<std::process::ExitStatus>, said: &[String]) -> St
 }
 
 impl Executor for ProcessExecutor {
-    fn host_labs(&mut self, action: &str, json: &str) -> Result<HostLabsRun, String> {
+    fn host_labs(&mut self, action: &str, json: &str) -> Result<HostLabsRun, LaunchError> {
         host_labs(&self.cluster_mpirun(None)?, &self.exe, action, json)
     }
 
@@ -231,7 +263,7 @@ impl Executor for ProcessExecutor {
         host: &str,
         action: &str,
         json: &str,
-    ) -> Result<HostLabsRun, String> {
+    ) -> Result<HostLabsRun, LaunchError> {
         host_labs(&self.cluster_mpirun(Some(host))?, &self.exe, action, json)
     }
 
@@ -359,7 +391,7 @@ fn host_labs(
     exe: &Path,
     action: &str,
     json: &str,
-) -> Result<HostLabsRun, String> {
+) -> Result<HostLabsRun, LaunchError> {
     let mut cmd = Command::new(&mpirun[0]);
     cmd.args(&mpirun[1..])
         .arg(exe)
@@ -369,9 +401,11 @@ fn host_labs(
         .stderr(Stdio::piped());
     fslab_sys::die_with_parent(&mut cmd);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", mpirun[0]))?;
+    let launcher = |source| LaunchError::Launcher {
+        program: mpirun[0].clone(),
+        source,
+    };
+    let mut child = cmd.spawn().map_err(launcher)?;
     let read = |mut r: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut s = String::new();
@@ -395,7 +429,7 @@ fn host_labs(
                 break None;
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("{}: {e}", mpirun[0])),
+            Err(e) => return Err(launcher(e)),
         }
     };
     Ok(HostLabsRun {

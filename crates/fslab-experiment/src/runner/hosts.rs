@@ -17,9 +17,12 @@ use crate::state::{Journal, Resource};
 /// shared.
 #[derive(Debug, thiserror::Error)]
 pub enum HostsError {
-    /// The launch itself failed, or hosts did not answer.
-    #[error("{0}")]
-    Launch(String),
+    /// The launch itself failed.
+    #[error(transparent)]
+    Launch(#[from] super::executor::LaunchError),
+    /// A `[cluster]`'s hosts make their filesystems on images only.
+    #[error("a cluster's hosts make their filesystems on images")]
+    NotImages,
     /// Named hosts failed.
     #[error("{0}")]
     Hosts(String),
@@ -134,9 +137,7 @@ impl HostLabs {
         self.mount_dir = Some((self.mnt.clone(), id));
         let _ = std::fs::create_dir_all(&self.mnt);
         let Some(job) = Up::of(exp, cell, rep, &self.mnt, keep_images) else {
-            return Err(HostsError::Launch(
-                "a cluster's hosts make their filesystems on images".into(),
-            ));
+            return Err(HostsError::NotImages);
         };
         let json = serde_json::to_string(&job).unwrap_or_default();
         let run = exec.host_labs("up", &json).map_err(HostsError::Launch)?;

@@ -45,6 +45,6 @@ mod tests;
 pub use crate::outcome::{self, ExperimentOutcome, RepOutcome, WorkloadOutcome};
 pub use error::{CellError, RunError};
 pub use executor::{Executor, HostLabsRun, ProcessExecutor, Watch};
-pub use preflight::{preflight, preflight_as, Preflight};
+pub use preflight::{dry_run, preflight, preflight_as, preflight_mpi, Preflight};
 pub use progress::{NoProgress, Progress};
 pub use scheduler::{run, Resume, RunConfig};

@@ -95,6 +95,56 @@ fn memory_limit(limit: Option<u64>, total: Option<u64>) -> Result<(), Preflight>
     }
 }
 
+/// An experiment on several MPI ranks needs MPI in this build
+/// (`built_with_mpi`) and its launcher (mpirun, or Slurm's srun); a program
+/// that starts its own ranks needs the launcher, not fslab's MPI.
+pub fn preflight_mpi(exp: &Experiment, built_with_mpi: bool) -> Result<(), Preflight> {
+    let needs = match (&exp.cluster, exp.workload.ranks) {
+        (Some(c), _) => format!("[cluster] ({} hosts)", c.hosts.len()),
+        (None, r) if r > 1 => format!("workload.ranks = {r}"),
+        _ => return Ok(()),
+    };
+    if !built_with_mpi && !exp.workload.kind.launches_ranks() {
+        return Err(Preflight::Input(format!(
+            "{needs} needs MPI, and this fslab was built without it: \
+             build it with `cargo build --release -p fslab --features mpi`"
+        )));
+    }
+    let launcher = match &exp.cluster {
+        Some(c) => c.workload_mpirun().swap_remove(0),
+        None => "mpirun".to_string(),
+    };
+    if fslab_lab::mkfs::find_tool(&launcher).is_none() {
+        return Err(Preflight::Input(match (&exp.cluster, launcher.as_str()) {
+            (Some(_), "srun") => {
+                "[cluster] launch = \"srun\" needs Slurm's srun: run fslab inside \
+                 a Slurm job (sbatch or salloc) on a machine with Slurm's tools"
+                    .to_string()
+            }
+            (Some(_), _) => {
+                "[cluster] needs mpirun: install Open MPI (apt-get install openmpi-bin)".to_string()
+            }
+            (None, _) => {
+                format!("{needs} needs mpirun: install Open MPI (apt-get install openmpi-bin)")
+            }
+        }));
+    }
+    Ok(())
+}
+
+/// What `--dry-run` prints: the plan, what the command line allowed, and
+/// whether the run needs root (`root`: whether this user is).
+pub fn dry_run(exp: &Experiment, scale: f64, allowed: &[String], root: bool) -> String {
+    let mut text = crate::plan::describe(exp, scale);
+    for a in allowed {
+        text += &format!("allowed on the command line: {a}\n");
+    }
+    if !root && preflight_as(exp, false).is_err() {
+        text += "note: fslab run needs root for this experiment\n";
+    }
+    text
+}
+
 /// The cells on other kernels: each kernel an image or a package that
 /// exists (not fetched here), and what a guest needs to start (QEMU,
 /// virtiofsd, a static busybox, its memory free now).

@@ -18,17 +18,33 @@ impl Exporter for Markdown {
         "markdown"
     }
 
+    /// The machines checked first, then the table, then the rest of what
+    /// the instruments say.
     fn export(&self, a: &Analysis, _store: &Store) -> Result<String> {
-        let mut s: String = crate::headline::headlines(a)
-            .into_iter()
-            .map(|(_, l)| format!("**{l}**\n\n"))
+        let line = |e: &fslab_analysis::Explanation| {
+            format!("- {}: {}: {}\n", e.about.words(), e.kind.name(), e.says)
+        };
+        let mut s: String = a
+            .explanations
+            .iter()
+            .filter(|e| e.before_verdicts())
+            .map(line)
             .collect();
-        s.push_str(&markdown(&a.rows));
-        if !a.explanations.is_empty() {
+        if !s.is_empty() {
             s.push('\n');
-            for e in &a.explanations {
-                let _ = writeln!(s, "- {}: {}: {}", e.about.words(), e.kind.name(), e.says);
-            }
+        }
+        for (_, l) in crate::headline::headlines(a) {
+            let _ = write!(s, "**{l}**\n\n");
+        }
+        s.push_str(&markdown(&a.rows));
+        let after: String = a
+            .explanations
+            .iter()
+            .filter(|e| !e.before_verdicts())
+            .map(line)
+            .collect();
+        if !after.is_empty() {
+            let _ = write!(s, "\n{after}");
         }
         Ok(s)
     }

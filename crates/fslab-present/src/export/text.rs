@@ -24,28 +24,63 @@ impl Exporter for Text {
     }
 
     fn export(&self, a: &Analysis, _store: &Store) -> Result<String> {
-        let confounder = |e: &&Explanation| e.kind == ExplanationKind::Confounder;
-        let before: Vec<&Explanation> = a.explanations.iter().filter(confounder).collect();
-        let after: Vec<&Explanation> = a.explanations.iter().filter(|e| !confounder(e)).collect();
-        let mut t = explanations("before the verdicts", &before);
-        if !t.is_empty() {
-            t.push('\n');
-        }
+        let mut t = before_verdicts(a);
         let headlines = crate::headline::text(a);
         if !headlines.is_empty() {
             t.push_str(&headlines);
             t.push('\n');
         }
         t.push_str(&text(&a.rows));
-        if !after.is_empty() {
-            t.push('\n');
-            t.push_str(&explanations("explanations", &after));
-        }
+        t.push_str(&after_verdicts(a));
         for e in &a.experiments {
             t.push_str(&fslab_experiment::findings::text(&e.findings));
         }
         Ok(t)
     }
+}
+
+/// What is said before any verdict: the machines (what differs, or that
+/// nothing does, each group's clock) and each confounder no row carries as
+/// its caveat, then a blank line (nothing when nothing is).
+pub fn before_verdicts(a: &Analysis) -> String {
+    let carried = |e: &Explanation| {
+        a.rows.iter().any(|r| {
+            r.caveat.as_ref().is_some_and(|c| c.words == e.says)
+                && matches!(&e.about, fslab_analysis::About::Comparison { metric, group }
+                    if *metric == r.metric && *group == r.group)
+        })
+    };
+    let first: Vec<&Explanation> = a
+        .explanations
+        .iter()
+        .filter(|e| e.before_verdicts() || (is_confounder(e) && !carried(e)))
+        .collect();
+    let mut s = explanations("before the verdicts", &first);
+    if !s.is_empty() {
+        s.push('\n');
+    }
+    s
+}
+
+/// What else the instruments say (what limited each phase, profiles,
+/// shares), after a blank line (nothing when they say nothing).
+pub fn after_verdicts(a: &Analysis) -> String {
+    let rest: Vec<&Explanation> = a
+        .explanations
+        .iter()
+        .filter(|e| !e.before_verdicts() && !is_confounder(e))
+        .collect();
+    match explanations("explanations", &rest) {
+        s if s.is_empty() => s,
+        s => format!("\n{s}"),
+    }
+}
+
+fn is_confounder(e: &Explanation) -> bool {
+    matches!(
+        e.kind,
+        ExplanationKind::Confounder | ExplanationKind::Confounded
+    )
 }
 
 /// What the instruments say, under `heading`, a line each with its

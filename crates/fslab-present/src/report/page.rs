@@ -107,6 +107,11 @@ fn cell_blocks(store: &Store, label: &str, runs: &[i64], out: &mut Vec<Block>) -
         .find(|(r, _)| *r == first)
         .expect("a run of the cell")
         .1;
+    // The machine it ran on (each host's facts).
+    let machine = crate::show::machine(&rec.machine);
+    if !machine.is_empty() {
+        out.push(Block::Pre(machine.trim_matches('\n').to_string()));
+    }
     if let Some(mpi) = MpiParams::of(&rec.run.params) {
         out.extend(rank_blocks(&mpi));
     }

@@ -3,12 +3,24 @@
 
 use std::fmt::Write as _;
 
+use fslab_analysis::{Explainer, ExplanationKind};
 use fslab_experiment::runner::ExperimentOutcome;
 use fslab_experiment::spec::Experiment;
 use fslab_experiment::summary;
+use fslab_store::Store;
 
-/// The closing text of `exp`'s run, `outcome`, at `scale`.
-pub fn text(exp: &Experiment, outcome: &ExperimentOutcome, scale: f64) -> String {
+/// The closing text of `exp`'s run, `outcome`, at `scale`. With the
+/// store its runs are in, `explainers` explain the cells first: their
+/// machines are checked before the summary's verdicts (each verdict the
+/// machines may have made says so), what limited each phase follows them,
+/// and the findings say first when they compare cells whose machines
+/// differ.
+pub fn text(
+    exp: &Experiment,
+    outcome: &ExperimentOutcome,
+    scale: f64,
+    explained_from: Option<(&Store, &[&dyn Explainer])>,
+) -> String {
     let cells: Vec<(u32, String)> = exp
         .cells
         .iter()
@@ -29,12 +41,33 @@ pub fn text(exp: &Experiment, outcome: &ExperimentOutcome, scale: f64) -> String
         scale
     );
     let policy = summary::policy(exp, outcome);
-    out += &super::summary::table(&summary::analysis(exp, outcome, policy));
+    let mut a = summary::analysis(exp, outcome, policy);
+    if let Some((store, explainers)) = explained_from {
+        if let Err(e) = fslab_analysis::add_explanations(&mut a, store, explainers) {
+            let _ = writeln!(out, "the runs could not be explained: {e}\n");
+        }
+    }
+    out += &crate::export::text::before_verdicts(&a);
+    out += &super::summary::table(&a);
+    out += &crate::export::text::after_verdicts(&a);
     if let Some(r) = &outcome.resolution {
         let _ = writeln!(out, "{r}");
     }
     out += &super::summary::outputs(&cells, &outcome.outputs());
     out += &kernels(exp, outcome);
+    let differ: Vec<String> = a
+        .explanations
+        .iter()
+        .filter(|e| e.kind == ExplanationKind::Confounder && e.before_verdicts())
+        .map(|e| format!("{}: {}", e.about.words(), e.says))
+        .collect();
+    if !outcome.findings.is_empty() && !differ.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nthe findings below compare cells whose machines differ: {}",
+            differ.join("; ")
+        );
+    }
     out += &fslab_experiment::findings::text(&outcome.findings);
     let failed: Vec<_> = outcome.runs.iter().filter(|r| !r.ok).collect();
     if !failed.is_empty() {

@@ -38,7 +38,18 @@ pub fn table(a: &Analysis) -> String {
                 let delta = r
                     .delta_pct
                     .unwrap_or(fslab_stats::verdict::DEFAULT_DELTA_PCT);
-                let _ = write!(cell, " {change} {}", v.words(delta));
+                let word = match (v, &r.caveat) {
+                    // The machines first; a confounding clock takes the
+                    // verdict's place.
+                    (Verdict::Faster | Verdict::Slower, Some(c)) if c.replaces_verdict => {
+                        c.words.clone()
+                    }
+                    (v, _) => v.words(delta),
+                };
+                if let Some(c) = r.caveat.as_ref().filter(|c| !c.replaces_verdict) {
+                    let _ = write!(cell, " [{}]", c.words);
+                }
+                let _ = write!(cell, " {change} {word}");
                 if r.interval == Some(fslab_stats::interval::Method::Deterministic.name()) {
                     cell.push_str(" (exact)");
                 }

@@ -9,6 +9,7 @@ pub mod cpu;
 pub mod disk;
 pub mod frag;
 pub mod journal;
+pub mod machine;
 pub mod mem;
 pub mod perf;
 pub mod stacks;

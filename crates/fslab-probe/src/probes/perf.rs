@@ -1,8 +1,10 @@
 //! `perf`: a kernel profile of each phase (`perf record -a -g`), reduced to
-//! the top symbols and the hottest call chains (off by default).
+//! the top symbols and the hottest call chains of the workload's process
+//! and its filesystem's kernel threads, as shares of their samples (off by
+//! default).
 
-use crate::notes::PerfTop;
-use crate::plugin::{Described, Needs, Plugin, Table};
+use crate::notes::{Note, PerfTop};
+use crate::plugin::{Described, Evidence, Needs, Plugin, Table};
 use crate::probe::{note, Ctx, PhaseOut, Probe, Sample};
 use crate::source::Profiling;
 use crate::ProbeError;
@@ -33,7 +35,14 @@ impl Probe for Perf {
         let mut out = PhaseOut::default();
         let i = Some(ctx.phase.index);
         let result = match (self.running.take(), self.error.take()) {
-            (Some(p), _) => p.finish(),
+            // The workload's process and its filesystem's kernel threads:
+            // on a shared machine, not everyone else's work.
+            (Some(p), _) => {
+                let pids: Vec<u32> = std::iter::once(ctx.pid)
+                    .chain(ctx.kthreads.iter().map(|(pid, _)| *pid))
+                    .collect();
+                p.finish(&pids)
+            }
             (None, Some(e)) => Err(e),
             (None, None) => return out,
         };
@@ -114,6 +123,14 @@ impl Plugin for PerfPlugin {
             head: ["share", "symbol", "object"].map(String::from).to_vec(),
             rows,
         }]
+    }
+
+    /// Each phase's profile (a symbol's share of it: seed 001's crc32c).
+    fn evidence(&self) -> Evidence {
+        Evidence {
+            notes: vec![PerfTop::KEY],
+            series: Vec::new(),
+        }
     }
 }
 

@@ -10,6 +10,11 @@ use crate::plugin::{Described, Evidence, Needs, Plugin, Table};
 use crate::probe::{Ctx, PhaseOut, Probe, Sample};
 use crate::stacks::StackCounts;
 
+/// The stacks kept a phase, most frequent first.
+const TOP: usize = 20;
+/// The workload's threads' kind.
+const WORKLOAD: &str = "workload";
+
 #[derive(Default)]
 pub struct Stacks {
     counts: StackCounts,
@@ -26,7 +31,7 @@ impl Probe for Stacks {
     }
 
     fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Sample> {
-        self.counts.sample_process(ctx.source, ctx.pid, "workload");
+        self.counts.sample_process(ctx.source, ctx.pid, WORKLOAD);
         for (pid, comm) in ctx.kthreads {
             self.counts.sample_task(
                 ctx.source,
@@ -42,7 +47,9 @@ impl Probe for Stacks {
         PhaseOut {
             notes: vec![ctx.phase_note(&StacksTop {
                 rounds: self.counts.samples,
-                stacks: self.counts.top(10),
+                stacks: self.counts.top(TOP),
+                workload_blocked: self.counts.blocked(WORKLOAD),
+                worker_states: self.counts.worker_states.clone(),
             })],
             metrics: Vec::new(),
         }
@@ -172,5 +179,28 @@ mod tests {
         let w = top.stacks.iter().find(|s| s.thread == "workload").unwrap();
         assert_eq!(w.frames, ["jbd2_log_wait_commit", "ext4_sync_file"]);
         assert_eq!((w.samples, w.per_round, w.share_pct), (4, 1.0, 50.0));
+        assert_eq!(top.workload_blocked, 4);
+        // The workers: 4242 is the main thread, so 4243 (running) alone...
+        // and 4242 blocked in fsync is the main thread: not a worker.
+        assert_eq!(
+            top.worker_states.into_iter().collect::<Vec<_>>(),
+            [("R".to_string(), 4)]
+        );
+    }
+
+    #[test]
+    fn a_process_of_one_thread_is_its_own_worker() {
+        let b = Bed::new();
+        b.source.set(
+            "/proc/4242/task/4242/stat",
+            pid_stat(4242, "fslab", 'D', 1, 0, 0),
+        );
+        b.source
+            .set("/proc/4242/task/4242/stack", "[<0>] io_schedule+0x1/0x2\n");
+        let mut p = Stacks::default();
+        p.phase_start(&b.ctx());
+        p.sample(&b.ctx(), 0.1);
+        let top = StacksTop::from_value(&p.phase_end(&b.ctx(), 0.1).notes[0].value);
+        assert_eq!(top.worker_states.get("D"), Some(&1));
     }
 }

@@ -8,18 +8,19 @@
 
 pub mod plugin;
 
-use std::io::{Read, Write};
+use crate::{Begun, Start};
+use std::io::Read;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use fslab_record::{LatencyHistogram, Recorder};
+use fslab_record::LatencyHistogram;
 use fslab_sys::mmap::SharedMap;
 use serde::Serialize;
 
-use crate::common::{phase_result, Hooks, Outcome, RunCtx, WithOutcome};
+use crate::common::{phase_result, Outcome, RunCtx, WithOutcome};
 
 /// `fslab alloctest [-t] [-w] [-d] FILE LEN`, plus fslab's variants.
 #[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
@@ -67,20 +68,21 @@ pub struct AllocOptions {
 
 impl AllocArgs {
     pub fn validate(&self) -> crate::Result<AllocOptions> {
-        self.check().map_err(crate::Error::Options)
+        self.check()
     }
 
-    fn check(&self) -> Result<AllocOptions, String> {
-        let len = crate::fsmark::options::parse_size("LEN", &self.len).map_err(|e| e.0)?;
+    fn check(&self) -> crate::Result<AllocOptions> {
+        let len = crate::fsmark::options::parse_size("LEN", &self.len)?;
         let page = fslab_sys::page_size() as u64;
         if len < page {
-            return Err(format!(
-                "LEN {}: must be at least one page ({page} bytes)",
-                self.len
+            return Err(crate::opt(
+                "LEN",
+                &self.len,
+                format!("must be at least one page ({page} bytes)"),
             ));
         }
         if self.file.exists() {
-            return Err(format!("{}: already exists; alloctest creates its file (remove it first, as the seed's rm -f does)", self.file.display()));
+            return Err(crate::Error::Options(format!("{}: already exists; alloctest creates its file (remove it first, as the seed's rm -f does)", self.file.display())));
         }
         let parent = self
             .file
@@ -88,11 +90,11 @@ impl AllocArgs {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(std::path::Path::new("."));
         if !parent.is_dir() {
-            return Err(format!(
+            return Err(crate::Error::Options(format!(
                 "{}: no such directory {}",
                 self.file.display(),
                 parent.display()
-            ));
+            )));
         }
         Ok(AllocOptions {
             file: self.file.clone(),
@@ -368,14 +370,7 @@ fn touch(
     Ok(touch_s)
 }
 
-pub fn run(
-    opts: &AllocOptions,
-    argv: &[String],
-    stop: &AtomicBool,
-    out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-    hooks: &mut Hooks,
-) -> crate::Result<AllocReport> {
+pub fn run(opts: &AllocOptions, start: Start<'_, '_>) -> crate::Result<AllocReport> {
     let page = fslab_sys::page_size() as u64;
     let pages = opts.len / page;
     let dir = opts
@@ -385,8 +380,8 @@ pub fn run(
         .unwrap_or_else(|| ".".into());
     let (file, map, fallocate_s) = make_file(opts).map_err(crate::Error::Setup)?;
     let map = Mutex::new(map);
-    let params = serde_json::to_value(opts).unwrap_or_default();
-    let mut ctx = RunCtx::begin("alloctest", argv, &dir, params, rec, hooks, stop)?;
+    let Begun { mut ctx, out, .. } = start.begin("alloctest", &dir, opts)?;
+    let stop = ctx.stop;
     let mut say = |s: String| {
         let _ = writeln!(out, "{s}");
         let _ = out.flush();
@@ -441,7 +436,7 @@ pub fn run(
 
     // What the seed's author did next by hand: filefrag, then dd.
     let mut frag = None;
-    match fslab_probe::frag::analyse(&opts.file) {
+    match fslab_layout::frag::analyse(&opts.file) {
         Ok((f, _)) => {
             say(f
                 .lines(&opts.file.display().to_string())

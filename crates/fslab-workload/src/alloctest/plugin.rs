@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::AllocArgs;
-use crate::plugin::{RankPlace, Start, Workload};
+use crate::plugin::{Example, RankPlace, Refused, Start, Workload};
 use crate::{CommonArgs, Report, Result};
 
 /// Seed 002's mmap test.
@@ -57,24 +57,27 @@ impl Workload for AllocTest {
     fn silent_during(_phase: &str) -> bool {
         true
     }
+    fn example() -> Example {
+        Example {
+            args: "--fallocate {dir}/big 1G",
+            scale: 0.01,
+            scaled: &[("len", "\"11534336\"")],
+            refused: Refused {
+                args: "{dir}/big nonsense",
+                option: "LEN",
+                value: "nonsense",
+            },
+        }
+    }
     fn run(o: &AllocArgs, start: Start<'_, '_>) -> Result<Box<dyn Report>> {
         let opts = o.validate()?;
-        let report = super::run(
-            &opts,
-            start.argv,
-            start.stop,
-            start.out,
-            start.rec,
-            start.hooks,
-        )?;
-        Ok(Box::new(report))
+        Ok(Box::new(super::run(&opts, start)?))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::Job;
     use crate::scale::FakeRank;
     use crate::Kind;
 
@@ -83,22 +86,11 @@ mod tests {
     }
 
     #[test]
-    fn alloctest_parses_scales_and_comes_back_from_json_equal() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("big");
+    fn alloctest_length_scales_to_at_least_a_mib_and_junk_is_left_to_validation() {
         let kind = Kind::of("alloctest").unwrap();
-        let mut job = kind
-            .parse(&argv(&format!("--fallocate {} 1G", file.display())))
-            .unwrap();
-        job.scale(0.01);
-        job.validate().unwrap();
-        let json = job.to_json();
-        assert_eq!(json["options"]["len"], (11u64 << 20).to_string());
-        let back = Job::from_json(&json).unwrap();
-        assert_eq!(back.to_json(), json);
-        assert_eq!(back.workdir(), dir.path());
-        assert_eq!(back.outputs(), vec![("FILE", file.clone())]);
-        let mut tiny = kind.parse(&argv("/x/big 1G")).unwrap();
+        let job = kind.parse(&argv("/x/big 1G")).unwrap();
+        assert_eq!(job.outputs(), vec![("FILE", PathBuf::from("/x/big"))]);
+        let mut tiny = job.clone();
         tiny.scale(1e-9);
         assert_eq!(tiny.to_json()["options"]["len"], (1u64 << 20).to_string());
         let mut junk = kind.parse(&argv("/x/big lots")).unwrap();

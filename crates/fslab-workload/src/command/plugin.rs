@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::CommandArgs;
-use crate::plugin::{RankPlace, Start, Workload};
+use crate::plugin::{Example, RankPlace, Refused, Start, Workload};
 use crate::{CommonArgs, Report};
 
 /// A benchmark program fslab runs.
@@ -78,6 +78,18 @@ impl Workload for Exec {
     }
     /// A program's arguments are its own: `--scale` leaves them alone.
     fn scale(_o: &mut CommandArgs, _factor: f64) {}
+    fn example() -> Example {
+        Example {
+            args: "--dir {dir} -- true",
+            scale: 0.01,
+            scaled: &[],
+            refused: Refused {
+                args: "--dir {dir} --parser nosuch -- true",
+                option: "--parser",
+                value: "nosuch",
+            },
+        }
+    }
     /// Each rank's program runs in a directory of its own (`DIR/rankNNNN`).
     fn on_rank(o: &mut CommandArgs, place: &dyn RankPlace) -> crate::Result<()> {
         o.dir = place.dir(&o.dir)?;

@@ -21,7 +21,7 @@ use fslab_record::PhaseResult;
 use serde::Serialize;
 
 use super::{CommandArgs, NO_PARSER};
-use crate::common::{Outcome, RunCtx, WithOutcome};
+use crate::common::{Begun, Outcome, RunCtx, WithOutcome};
 use crate::plugin::Start;
 
 /// The most of each stream kept with the run; more is counted, not kept.
@@ -177,15 +177,8 @@ pub fn run(o: &CommandArgs, start: Start<'_, '_>) -> crate::Result<CommandReport
         "inputs": o.inputs,
         "parse_file": o.parse_file,
     });
-    let mut ctx = RunCtx::begin(
-        "command",
-        start.argv,
-        &o.dir,
-        params,
-        start.rec,
-        start.hooks,
-        start.stop,
-    )?;
+    let stop = start.stop;
+    let Begun { mut ctx, out, .. } = start.begin("command", &o.dir, &params)?;
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .current_dir(here)
@@ -202,7 +195,7 @@ pub fn run(o: &CommandArgs, start: Start<'_, '_>) -> crate::Result<CommandReport
     let name = o.program_name().to_string();
     // The program starts within its phase: after the before-phase hook
     // (caches dropped) and with the probes and the clock running.
-    let (result, live, elapsed) = program_phase(&mut ctx, cmd, &name, start.stop, start.out)?;
+    let (result, live, elapsed) = program_phase(&mut ctx, cmd, &name, stop, out)?;
     let (ended, started) = match result {
         Ok(r) => r,
         Err(error) => {
@@ -216,7 +209,7 @@ pub fn run(o: &CommandArgs, start: Start<'_, '_>) -> crate::Result<CommandReport
     }
     let (stdout, stderr) = match live {
         Some(l) => {
-            pass_on(&l.out, l.shown[0], start.out);
+            pass_on(&l.out, l.shown[0], out);
             pass_on(&l.err, l.shown[1], &mut std::io::stderr());
             (take(l.out), take(l.err))
         }

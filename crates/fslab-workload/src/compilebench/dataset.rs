@@ -16,7 +16,7 @@ pub struct Dataset(pub Vec<(String, u64)>);
 impl Dataset {
     /// Parses `path size` lines. A path given twice keeps its first place
     /// and its last size, as a Python dict does.
-    pub fn parse(name: &str, text: &str) -> Result<Dataset, String> {
+    pub fn parse(name: &str, text: &str) -> Result<Dataset, crate::LineError> {
         let mut v: Vec<(String, u64)> = Vec::new();
         let mut at: HashMap<String, usize> = HashMap::new();
         for (i, line) in text.lines().enumerate() {
@@ -25,11 +25,11 @@ impl Dataset {
                 if line.trim().is_empty() {
                     continue;
                 }
-                return Err(format!("{name}:{}: not \"PATH SIZE\"", i + 1));
+                return Err(line_error(name, i + 1, "not \"PATH SIZE\""));
             };
             let size: u64 = s
                 .parse()
-                .map_err(|_| format!("{name}:{}: the size is not a number of bytes", i + 1))?;
+                .map_err(|_| line_error(name, i + 1, "the size is not a number of bytes"))?;
             match at.get(p) {
                 Some(&k) => v[k].1 = size,
                 None => {
@@ -78,7 +78,16 @@ const EMBEDDED: [&[u8]; 4] = [
     include_bytes!("../../data/compilebench/dataset-patched-compiled.gz"),
 ];
 
-fn from_texts(texts: [String; 4]) -> Result<Datasets, String> {
+/// Line `line` of dataset `name` cannot be used, for `why`.
+fn line_error(name: &str, line: usize, why: &str) -> crate::LineError {
+    crate::LineError {
+        file: name.into(),
+        line,
+        why: why.into(),
+    }
+}
+
+fn from_texts(texts: [String; 4]) -> Result<Datasets, crate::LineError> {
     let [a, b, c, d] = texts;
     Ok(Datasets {
         unpatched: Dataset::parse(FILES[0], &a)?,
@@ -102,13 +111,14 @@ impl Datasets {
     }
 
     /// The four dataset files in `dir` (compilebench's `-s`).
-    pub fn from_dir(dir: &Path) -> Result<Datasets, String> {
+    pub fn from_dir(dir: &Path) -> crate::Result<Datasets> {
         let mut texts: [String; 4] = Default::default();
         for (t, f) in texts.iter_mut().zip(FILES) {
             let p = dir.join(f);
-            *t = std::fs::read_to_string(&p).map_err(|e| format!("-s {}: {e}", p.display()))?;
+            *t = std::fs::read_to_string(&p)
+                .map_err(|e| crate::opt("-s", p.display(), e.to_string()))?;
         }
-        from_texts(texts)
+        Ok(from_texts(texts)?)
     }
 
     /// Datasets made from a real tree (`--tree-from`): the tree is the
@@ -201,6 +211,9 @@ mod tests {
     fn a_repeated_path_keeps_its_place_and_its_last_size() {
         let d = Dataset::parse("t", "a 1\nb 2\na 3\n").unwrap();
         assert_eq!(d.0, [("a".to_string(), 3), ("b".to_string(), 2)]);
-        assert!(Dataset::parse("t", "a x\n").unwrap_err().contains("t:1"));
+        assert!(Dataset::parse("t", "a x\n")
+            .unwrap_err()
+            .to_string()
+            .contains("t:1"));
     }
 }

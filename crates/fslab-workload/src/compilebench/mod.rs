@@ -21,16 +21,17 @@ pub mod tree;
 
 pub mod plugin;
 
+use crate::{Begun, Start};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use fslab_record::{PhaseResult, Recorder};
+use fslab_record::PhaseResult;
 use fslab_stats::rng::PyRandom;
 use serde::Serialize;
 
-use crate::common::{CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
+use crate::common::{CommonArgs, Outcome, WithOutcome};
 use dataset::{Dataset, Datasets};
 use tree::Took;
 
@@ -111,23 +112,24 @@ pub struct CompileOptions {
 
 impl CompileArgs {
     pub fn validate(&self) -> crate::Result<CompileOptions> {
-        self.check().map_err(crate::Error::Options)
+        self.check()
     }
 
-    fn check(&self) -> Result<CompileOptions, String> {
+    fn check(&self) -> crate::Result<CompileOptions> {
         if !self.dir.is_dir() {
-            return Err(format!("-D {}: no such directory", self.dir.display()));
+            return Err(crate::opt("-D", self.dir.display(), "no such directory"));
         }
         if !(0..=10_000).contains(&self.initial) {
-            return Err(format!("-i {}: must be from 0 to 10000", self.initial));
+            return Err(crate::opt("-i", self.initial, "must be from 0 to 10000"));
         }
         if !(0..=100_000).contains(&self.runs) {
-            return Err(format!("-r {}: must be from 0 to 100000", self.runs));
+            return Err(crate::opt("-r", self.runs, "must be from 0 to 100000"));
         }
         if !(1..=64 << 20).contains(&self.buffer) {
-            return Err(format!(
-                "-b {}: must be from 1 to 67108864 bytes",
-                self.buffer
+            return Err(crate::opt(
+                "-b",
+                self.buffer,
+                "must be from 1 to 67108864 bytes",
             ));
         }
         let (data, from) = match (&self.sources, &self.tree_from) {
@@ -155,11 +157,13 @@ impl CompileArgs {
 }
 
 /// Names and sizes of every regular file under `dir`.
-fn tree_dataset(dir: &Path) -> Result<Dataset, String> {
+fn tree_dataset(dir: &Path) -> crate::Result<Dataset> {
+    let refused = |why: String| crate::opt("--tree-from", dir.display(), why);
     let mut files = Vec::new();
     tree::walk(dir, true, &mut |_, _, fs| {
         for f in fs {
-            let m = std::fs::symlink_metadata(f).map_err(|e| format!("{}: {e}", f.display()))?;
+            let m = std::fs::symlink_metadata(f)
+                .map_err(|e| crate::Error::io(f.display().to_string(), e))?;
             if m.is_file() {
                 let rel = f.strip_prefix(dir).map(|p| p.display().to_string());
                 files.push((rel.unwrap_or_default(), m.len()));
@@ -167,9 +171,9 @@ fn tree_dataset(dir: &Path) -> Result<Dataset, String> {
         }
         Ok(())
     })
-    .map_err(|e| format!("--tree-from {e}"))?;
+    .map_err(|e| refused(e.to_string()))?;
     if files.is_empty() {
-        return Err(format!("--tree-from {}: no files", dir.display()));
+        return Err(refused("no files".into()));
     }
     files.sort();
     Ok(Dataset(files))
@@ -397,7 +401,7 @@ impl Bench<'_> {
         unlink: bool,
         readfirst: bool,
         sync: bool,
-    ) -> Result<Took, String> {
+    ) -> crate::Result<Took> {
         let path = self.path(tree);
         let (d, buf) = (self.dataset(which).clone(), &self.buf);
         let t = tree::timed(sync, || {
@@ -412,7 +416,7 @@ impl Bench<'_> {
         Ok(t)
     }
 
-    fn patch(&mut self) -> Result<Option<(Kind, Took)>, String> {
+    fn patch(&mut self) -> crate::Result<Option<(Kind, Took)>> {
         let Some((to, from, tree)) =
             self.pick(&[(UNPATCHED, PATCHED), (UNPATCHED_COMPILED, PATCHED_COMPILED)])
         else {
@@ -429,7 +433,7 @@ impl Bench<'_> {
         Ok(Some((Kind::Patch, t)))
     }
 
-    fn compile(&mut self) -> Result<Option<(Kind, Took)>, String> {
+    fn compile(&mut self) -> crate::Result<Option<(Kind, Took)>> {
         let Some((to, from, tree)) =
             self.pick(&[(UNPATCHED, UNPATCHED_COMPILED), (PATCHED, PATCHED_COMPILED)])
         else {
@@ -440,7 +444,7 @@ impl Bench<'_> {
         Ok(Some((Kind::Compile, t)))
     }
 
-    fn clean(&mut self) -> Result<Option<(Kind, Took)>, String> {
+    fn clean(&mut self) -> crate::Result<Option<(Kind, Took)>> {
         let Some((to, from, tree)) =
             self.pick(&[(PATCHED_COMPILED, PATCHED), (UNPATCHED_COMPILED, UNPATCHED)])
         else {
@@ -467,7 +471,7 @@ impl Bench<'_> {
         (PATCHED_COMPILED, PATCHED_COMPILED),
     ];
 
-    fn delete(&mut self) -> Result<Option<(Kind, Took)>, String> {
+    fn delete(&mut self) -> crate::Result<Option<(Kind, Took)>> {
         let Some((state, _, tree)) = self.pick(&Self::ANY) else {
             return Ok(None);
         };
@@ -486,7 +490,7 @@ impl Bench<'_> {
         )))
     }
 
-    fn read(&mut self) -> Result<Option<(Kind, Took)>, String> {
+    fn read(&mut self) -> crate::Result<Option<(Kind, Took)>> {
         let Some((state, _, tree)) = self.pick(&Self::ANY) else {
             return Ok(None);
         };
@@ -508,7 +512,7 @@ impl Bench<'_> {
         )))
     }
 
-    fn stat(&mut self) -> Result<Option<(Kind, Took)>, String> {
+    fn stat(&mut self) -> crate::Result<Option<(Kind, Took)>> {
         let Some((state, _, tree)) = self.pick(&Self::ANY) else {
             return Ok(None);
         };
@@ -526,7 +530,7 @@ impl Bench<'_> {
         )))
     }
 
-    fn create(&mut self) -> Result<Option<(Kind, Took)>, String> {
+    fn create(&mut self) -> crate::Result<Option<(Kind, Took)>> {
         let mut tree = format!("kernel-{}", self.rnd.randint(100, 100_000));
         while self.path(&tree).exists() {
             tree = format!("kernel-{}", self.rnd.randint(100, 100_000));
@@ -554,7 +558,7 @@ impl Bench<'_> {
 
     /// One random operation, as compilebench's main loop picks it; None
     /// when the operation had nothing to work on (no run counted).
-    fn random_op(&mut self) -> Result<Option<(Kind, Took)>, String> {
+    fn random_op(&mut self) -> crate::Result<Option<(Kind, Took)>> {
         match self.rnd.choice(7) {
             0 => self.patch(),
             1 => self.compile(),
@@ -570,14 +574,10 @@ impl Bench<'_> {
 /// compilebench's datasets, reduced and put in its orders (the native
 /// orders by making, walking and removing trees of empty files in the
 /// working directory; the random one by its generator).
-fn ordered(
-    o: &CompileOptions,
-    rnd: &mut PyRandom,
-    out: &mut dyn Write,
-) -> Result<Datasets, String> {
+fn ordered(o: &CompileOptions, rnd: &mut PyRandom, out: &mut dyn Write) -> crate::Result<Datasets> {
     let mut d = o.data.clone();
     d.reduce();
-    let native = |ds: &Dataset, tag: &str, out: &mut dyn Write| -> Result<Dataset, String> {
+    let native = |ds: &Dataset, tag: &str, out: &mut dyn Write| -> crate::Result<Dataset> {
         let t = std::time::Instant::now();
         let r = tree::native_order(ds, &o.dir)?;
         let _ = writeln!(
@@ -596,16 +596,9 @@ fn ordered(
 }
 
 /// Runs compilebench.
-pub fn run(
-    o: &CompileOptions,
-    argv: &[String],
-    stop: &AtomicBool,
-    out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-    hooks: &mut Hooks,
-) -> crate::Result<CompileReport> {
-    let params = serde_json::to_value(o).unwrap_or_default();
-    let mut ctx = RunCtx::begin("compilebench", argv, &o.dir, params, rec, hooks, stop)?;
+pub fn run(o: &CompileOptions, start: Start<'_, '_>) -> crate::Result<CompileReport> {
+    let Begun { mut ctx, out, .. } = start.begin("compilebench", &o.dir, o)?;
+    let stop = ctx.stop;
     let _ = writeln!(
         out,
         "using working directory {}, {} intial dirs {} runs",
@@ -617,8 +610,8 @@ pub fn run(
     let data = match ordered(o, &mut rnd, out) {
         Ok(d) => d,
         Err(e) => {
-            ctx.finish(Some(e.clone()))?;
-            return Err(crate::Error::Setup(e));
+            ctx.finish(Some(e.to_string()))?;
+            return Err(e);
         }
     };
     // The generator goes on from where ordering the datasets left it, as
@@ -658,7 +651,7 @@ pub fn run(
                 lines: &lines,
                 drop_caches_failed: false,
             };
-            *err = run_all(&mut b, stop, progress).err();
+            *err = run_all(&mut b, stop, progress).err().map(|e| e.to_string());
             if o.cleanup {
                 for s in &b.states {
                     for t in s {
@@ -696,7 +689,7 @@ fn run_all(
     b: &mut Bench,
     stop: &AtomicBool,
     progress: &crate::measure::Progress,
-) -> Result<(), String> {
+) -> crate::Result<()> {
     let mut done = 0;
     for x in 0..b.o.initial {
         if stop.load(Ordering::Relaxed) {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::CompileArgs;
-use crate::plugin::{RankPlace, Start, Workload};
+use crate::plugin::{Example, RankPlace, Refused, Start, Workload};
 use crate::{CommonArgs, Report, Result};
 
 /// compilebench (seed 001).
@@ -43,51 +43,32 @@ impl Workload for CompileBench {
         o.dir = place.dir(&o.dir)?;
         Ok(())
     }
+    fn example() -> Example {
+        Example {
+            args: "-D {dir} -i 30 -r 0",
+            scale: 0.1,
+            scaled: &[("initial", "3"), ("runs", "0")],
+            refused: Refused {
+                args: "-D {dir} -i x",
+                option: "--initial",
+                value: "x",
+            },
+        }
+    }
     fn run(o: &CompileArgs, start: Start<'_, '_>) -> Result<Box<dyn Report>> {
         let opts = o.validate()?;
-        let report = super::run(
-            &opts,
-            start.argv,
-            start.stop,
-            start.out,
-            start.rec,
-            start.hooks,
-        )?;
-        Ok(Box::new(report))
+        Ok(Box::new(super::run(&opts, start)?))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::Job;
     use crate::scale::FakeRank;
     use crate::Kind;
 
     fn argv(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
-    }
-
-    #[test]
-    fn compilebench_parses_scales_and_comes_back_from_json_equal() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path().display().to_string();
-        let kind = Kind::of("compilebench").unwrap();
-        let mut job = kind.parse(&argv(&format!("-D {d} -i 30 -r 0"))).unwrap();
-        job.scale(0.1);
-        job.validate().unwrap();
-        let json = job.to_json();
-        assert_eq!(
-            (
-                json["options"]["initial"].clone(),
-                json["options"]["runs"].clone()
-            ),
-            (3.into(), 0.into())
-        );
-        let back = Job::from_json(&json).unwrap();
-        assert_eq!(back.to_json(), json);
-        assert_eq!(back.outputs(), vec![("-D", dir.path().to_path_buf())]);
-        assert!(kind.parse(&argv(&format!("-D {d} -i x"))).is_err());
     }
 
     #[test]

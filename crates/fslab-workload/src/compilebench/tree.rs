@@ -30,7 +30,7 @@ impl Took {
 
 /// Times `f` (wall and this thread's CPU), then syncs when `sync` is set,
 /// inside the time, as compilebench's `maybe_sync` is.
-pub fn timed(sync: bool, f: impl FnOnce() -> Result<u64, String>) -> Result<Took, String> {
+pub fn timed(sync: bool, f: impl FnOnce() -> crate::Result<u64>) -> crate::Result<Took> {
     let cpu = fslab_sys::rusage(fslab_sys::Who::Thread).unwrap_or_default();
     let t = Instant::now();
     let bytes = f()?;
@@ -49,8 +49,8 @@ pub fn timed(sync: bool, f: impl FnOnce() -> Result<u64, String>) -> Result<Took
     })
 }
 
-fn io(what: &str, p: &Path, e: std::io::Error) -> String {
-    format!("{what} {}: {e}", p.display())
+fn io(what: &str, p: &Path, e: std::io::Error) -> crate::Error {
+    crate::Error::io(format!("{what} {}", p.display()), e)
 }
 
 /// compilebench's `run_directory`: makes `dir` and, for every file of the
@@ -64,7 +64,7 @@ pub fn run_directory(
     buf: &[u8],
     unlink: bool,
     readfirst: bool,
-) -> Result<u64, String> {
+) -> crate::Result<u64> {
     let _ = std::fs::create_dir(dir);
     let mut seen: HashSet<&str> = HashSet::new();
     let mut scratch = vec![0u8; buf.len()];
@@ -111,7 +111,7 @@ pub fn run_directory(
 
 /// compilebench's `clean_directory`: unlinks every file of the dataset
 /// from `dir`; returns their bytes by the dataset.
-pub fn clean_directory(d: &Dataset, dir: &Path) -> Result<u64, String> {
+pub fn clean_directory(d: &Dataset, dir: &Path) -> crate::Result<u64> {
     for (rel, _) in &d.0 {
         let p = dir.join(rel);
         std::fs::remove_file(&p).map_err(|e| io("unlink", &p, e))?;
@@ -124,9 +124,9 @@ pub fn clean_directory(d: &Dataset, dir: &Path) -> Result<u64, String> {
 /// subdirectories, otherwise after them.
 /// What [`walk`] calls for each directory: (the directory, its
 /// subdirectories, its other entries).
-pub type Visit<'a> = dyn FnMut(&Path, &[PathBuf], &[PathBuf]) -> Result<(), String> + 'a;
+pub type Visit<'a> = dyn FnMut(&Path, &[PathBuf], &[PathBuf]) -> crate::Result<()> + 'a;
 
-pub fn walk(dir: &Path, top_down: bool, f: &mut Visit) -> Result<(), String> {
+pub fn walk(dir: &Path, top_down: bool, f: &mut Visit) -> crate::Result<()> {
     let (mut dirs, mut files) = (Vec::new(), Vec::new());
     for e in std::fs::read_dir(dir).map_err(|e| io("readdir", dir, e))? {
         let e = e.map_err(|e| io("readdir", dir, e))?;
@@ -148,7 +148,7 @@ pub fn walk(dir: &Path, top_down: bool, f: &mut Visit) -> Result<(), String> {
 /// compilebench's `rmrf`: bottom up, unlink the files and rmdir the
 /// subdirectories of every directory; `dir` itself stays, as in
 /// compilebench.
-pub fn rmrf(dir: &Path) -> Result<u64, String> {
+pub fn rmrf(dir: &Path) -> crate::Result<u64> {
     walk(dir, false, &mut |_, dirs, files| {
         for f in files {
             std::fs::remove_file(f).map_err(|e| io("unlink", f, e))?;
@@ -163,7 +163,7 @@ pub fn rmrf(dir: &Path) -> Result<u64, String> {
 
 /// compilebench's `read_dirtree`: top down, every file read whole in
 /// `buf_len` reads; returns the bytes read.
-pub fn read_dirtree(dir: &Path, buf_len: usize) -> Result<u64, String> {
+pub fn read_dirtree(dir: &Path, buf_len: usize) -> crate::Result<u64> {
     let mut buf = vec![0u8; buf_len];
     let mut total = 0u64;
     walk(dir, true, &mut |_, _, files| {
@@ -184,7 +184,7 @@ pub fn read_dirtree(dir: &Path, buf_len: usize) -> Result<u64, String> {
 
 /// compilebench's `stat_dirtree`: bottom up, `stat` every file, then every
 /// subdirectory.
-pub fn stat_dirtree(dir: &Path) -> Result<u64, String> {
+pub fn stat_dirtree(dir: &Path) -> crate::Result<u64> {
     walk(dir, false, &mut |_, dirs, files| {
         for p in files.iter().chain(dirs) {
             std::fs::metadata(p).map_err(|e| io("stat", p, e))?;
@@ -199,7 +199,7 @@ pub fn stat_dirtree(dir: &Path) -> Result<u64, String> {
 /// free N) in sorted path order, walks it top down, and removes it. The
 /// files are made empty: the order depends on names only (compilebench
 /// writes their data too).
-pub fn native_order(d: &Dataset, bench: &Path) -> Result<Dataset, String> {
+pub fn native_order(d: &Dataset, bench: &Path) -> crate::Result<Dataset> {
     let mut i = 0;
     let mut root = bench.join("native-0");
     while root.exists() {

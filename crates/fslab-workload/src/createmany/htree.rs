@@ -49,7 +49,7 @@ impl DepthRates {
     }
 
     fn read(&self) -> Option<u32> {
-        fslab_probe::htree::levels(&self.dir).ok().flatten()
+        fslab_layout::htree::levels(&self.dir).ok().flatten()
     }
 
     /// One second of the run ended: reads the depth and counts it.
@@ -148,7 +148,7 @@ pub fn full_directory(levels: u32) -> String {
 /// and inodes and it is an indexed ext4 directory; None otherwise (the
 /// filesystem itself is full, or it is not ext4).
 pub fn explain_enospc(dir: &Path) -> Option<String> {
-    let levels = fslab_probe::htree::levels(dir).ok().flatten()?;
+    let levels = fslab_layout::htree::levels(dir).ok().flatten()?;
     let st = rustix::fs::statvfs(dir).ok()?;
     (levels >= 1 && st.f_bavail > 0 && st.f_favail > 0).then(|| full_directory(levels))
 }

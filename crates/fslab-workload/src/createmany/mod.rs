@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use fslab_record::{LatencyHistogram, Recorder};
+use fslab_record::LatencyHistogram;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
 use rustix::io::Errno;
 use serde::Serialize;
@@ -29,7 +29,7 @@ mod run;
 
 pub use run::{by_entries, run, FIRST_TENTH, LAST_TENTH};
 
-use crate::common::{phase_result, CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
+use crate::common::{phase_result, CommonArgs, Outcome, RunCtx, WithOutcome};
 
 /// `fslab createmany {-o|-m|-d|-l TARGET|-u} [options] FMT [[START] COUNT]`.
 #[derive(Debug, Clone, clap::Args, Serialize, serde::Deserialize)]
@@ -139,7 +139,7 @@ pub struct NameFmt {
 impl NameFmt {
     /// Parses FMT: one `%[flags][width][length](d|i|u|x|X|o)`, `%%` for a
     /// percent sign, or no conversion at all (the number is appended).
-    pub fn parse(fmt: &str) -> Result<NameFmt, String> {
+    pub fn parse(fmt: &str) -> crate::Result<NameFmt> {
         let b = fmt.as_bytes();
         let mut prefix = String::new();
         let mut i = 0;
@@ -157,8 +157,10 @@ impl NameFmt {
                     continue;
                 }
                 if spec.is_some() {
-                    return Err(format!(
-                        "FMT {fmt:?}: more than one conversion (use one integer, like %d)"
+                    return Err(crate::opt(
+                        "FMT",
+                        format!("{fmt:?}"),
+                        "more than one conversion (use one integer, like %d)",
                     ));
                 }
                 let mut j = i + 1;
@@ -182,12 +184,22 @@ impl NameFmt {
                     Some(b'X') => (16, true),
                     Some(b'o') => (8, false),
                     Some(c) => {
-                        return Err(format!(
-                            "FMT {fmt:?}: %{} is not an integer conversion (use %d, %u, %x or %o)",
-                            *c as char
+                        return Err(crate::opt(
+                            "FMT",
+                            format!("{fmt:?}"),
+                            format!(
+                                "%{} is not an integer conversion (use %d, %u, %x or %o)",
+                                *c as char
+                            ),
                         ))
                     }
-                    None => return Err(format!("FMT {fmt:?}: incomplete conversion at the end")),
+                    None => {
+                        return Err(crate::opt(
+                            "FMT",
+                            format!("{fmt:?}"),
+                            "incomplete conversion at the end",
+                        ))
+                    }
                 };
                 spec = Some((width, zero, left, base, upper, j + 1));
                 i = j + 1;
@@ -202,7 +214,7 @@ impl NameFmt {
             i += ch_len;
         }
         if fmt.is_empty() {
-            return Err("FMT is empty".into());
+            return Err(crate::Error::Options("FMT is empty".into()));
         }
         let (width, zero, left, base, upper, _) = spec.unwrap_or((0, false, false, 10, false, 0));
         Ok(NameFmt {
@@ -321,18 +333,29 @@ pub struct CreateManyOptions {
     pub stonewall: Option<u64>,
 }
 
-fn size(flag: &str, s: &Option<String>) -> Result<Option<u64>, String> {
+fn size(flag: &str, s: &Option<String>) -> crate::Result<Option<u64>> {
     s.as_ref()
-        .map(|v| crate::fsmark::options::parse_size(flag, v).map_err(|e| e.0))
+        .map(|v| crate::fsmark::options::parse_size(flag, v))
         .transpose()
 }
 
 impl CreateManyArgs {
     pub fn validate(&self) -> crate::Result<CreateManyOptions> {
-        self.check().map_err(crate::Error::Options)
+        self.check()
     }
 
-    fn check(&self) -> Result<CreateManyOptions, String> {
+    /// `--links-per-target` goes with `-l` and is at least 1.
+    fn check_links_per_target(&self) -> crate::Result<()> {
+        match (self.links_per_target, &self.link) {
+            (Some(_), None) => Err(crate::Error::Options(
+                "--links-per-target needs -l TARGET".into(),
+            )),
+            (Some(0), _) => Err(crate::opt("--links-per-target", 0, "must be at least 1")),
+            _ => Ok(()),
+        }
+    }
+
+    fn check(&self) -> crate::Result<CreateManyOptions> {
         let ops = [self.open, self.mknod, self.mkdir, self.link.is_some()]
             .iter()
             .filter(|x| **x)
@@ -340,12 +363,20 @@ impl CreateManyArgs {
         let unlinking = self.unlink || self.unlink_fmt.is_some();
         let op = match (ops, self.open, self.mknod, self.mkdir) {
             (0, ..) if unlinking => Op::Unlink,
-            (0, ..) => return Err("give one of -o, -m, -d, -l TARGET (or -u to unlink)".into()),
+            (0, ..) => {
+                return Err(crate::Error::Options(
+                    "give one of -o, -m, -d, -l TARGET (or -u to unlink)".into(),
+                ))
+            }
             (1, true, _, _) => Op::Open,
             (1, _, true, _) => Op::Mknod,
             (1, _, _, true) => Op::Mkdir,
             (1, ..) => Op::Link,
-            _ => return Err("-o, -m, -d and -l exclude each other: give one".into()),
+            _ => {
+                return Err(crate::Error::Options(
+                    "-o, -m, -d and -l exclude each other: give one".into(),
+                ))
+            }
         };
         if op != Op::Open
             && (self.keep_open
@@ -353,59 +384,67 @@ impl CreateManyArgs {
                 || self.seek.is_some()
                 || self.write.is_some())
         {
-            return Err("-k, -x, -S and -W need -o (they work on the open file)".into());
+            return Err(crate::Error::Options(
+                "-k, -x, -S and -W need -o (they work on the open file)".into(),
+            ));
         }
-        match (self.links_per_target, &self.link) {
-            (Some(_), None) => return Err("--links-per-target needs -l TARGET".into()),
-            (Some(0), _) => return Err("--links-per-target 0: must be at least 1".into()),
-            _ => {}
-        }
+        self.check_links_per_target()?;
         if let (Some(t), None) = (&self.link, self.links_per_target) {
             if std::fs::symlink_metadata(t).is_err() {
-                return Err(format!(
-                    "-l {}: the link target does not exist",
-                    t.display()
+                return Err(crate::opt(
+                    "-l",
+                    t.display(),
+                    "the link target does not exist",
                 ));
             }
         }
         let fmt = NameFmt::parse(&self.fmt)?;
         let unlink_fmt = match &self.unlink_fmt {
-            Some(f) => Some(NameFmt::parse(f).map_err(|e| format!("-r: {e}"))?),
+            Some(f) => {
+                Some(NameFmt::parse(f).map_err(|e| crate::Error::Options(format!("-r: {e}")))?)
+            }
             None => None,
         };
         let num = |s: &str| {
             s.parse::<i64>()
-                .map_err(|_| format!("{s:?} is not a whole number"))
+                .map_err(|_| crate::Error::Options(format!("{s:?} is not a whole number")))
         };
         let stonewall = self.stonewall_s(op)?;
         let (start, count) = match self.numbers.as_slice() {
             [] if self.seconds.is_some() || stonewall.is_some() => (0, i64::MAX),
-            [] => return Err("give COUNT (or -t SECONDS)".into()),
+            [] => return Err(crate::Error::Options("give COUNT (or -t SECONDS)".into())),
             [c] => (0, num(c)?),
             [s, c] => (num(s)?, num(c)?),
-            _ => return Err("too many numbers: FMT [[START] COUNT]".into()),
+            _ => {
+                return Err(crate::Error::Options(
+                    "too many numbers: FMT [[START] COUNT]".into(),
+                ))
+            }
         };
         if count < 1 {
-            return Err(format!("COUNT {count}: must be at least 1"));
+            return Err(crate::opt("COUNT", count, "must be at least 1"));
         }
         if self.threads == 0 || self.threads > 1024 {
-            return Err(format!(
-                "--threads {}: must be from 1 to 1024",
-                self.threads
+            return Err(crate::opt(
+                "--threads",
+                self.threads,
+                "must be from 1 to 1024",
             ));
         }
         if self.seconds == Some(0) {
-            return Err("-t 0: the time limit must be at least 1 second".into());
+            return Err(crate::Error::Options(
+                "-t 0: the time limit must be at least 1 second".into(),
+            ));
         }
         let parent = Path::new(&self.fmt)
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         if !parent.is_dir() {
-            return Err(format!(
-                "FMT {:?}: no such directory {}",
-                self.fmt,
-                parent.display()
+            return Err(crate::opt(
+                "FMT",
+                format!("{:?}", self.fmt),
+                format!("no such directory {}", parent.display()),
             ));
         }
         Ok(CreateManyOptions {
@@ -436,24 +475,26 @@ impl CreateManyArgs {
 
     /// --stonewall's seconds, checked: a whole number of at least 1, on a
     /// create loop, without -t (whose deadline would cut the wear-out).
-    fn stonewall_s(&self, op: Op) -> Result<Option<u64>, String> {
+    fn stonewall_s(&self, op: Op) -> crate::Result<Option<u64>> {
         let Some(s) = self.stonewall else {
             return Ok(None);
         };
         if s < 1 {
-            return Err(format!(
-                "--stonewall {s}: the stonewall must be at least 1 second"
+            return Err(crate::opt(
+                "--stonewall",
+                s,
+                "the stonewall must be at least 1 second",
             ));
         }
         if op == Op::Unlink {
-            return Err(format!(
-                "--stonewall {s}: the stonewall ends a create loop (-o, -m, -d, -l), not -u alone"
+            return Err(crate::opt(
+                "--stonewall",
+                s,
+                "the stonewall ends a create loop (-o, -m, -d, -l), not -u alone",
             ));
         }
         if let Some(t) = self.seconds {
-            return Err(format!(
-                "--stonewall {s} with -t {t}: -t's time limit would cut the wear-out short; give one"
-            ));
+            return Err(crate::Error::Options(format!("--stonewall {s} with -t {t}: -t's time limit would cut the wear-out short; give one")));
         }
         Ok(Some(s as u64))
     }
@@ -586,8 +627,12 @@ mod tests {
         assert_eq!(NameFmt::parse("/d/100%%-%d").unwrap().name(1), "/d/100%-1");
         assert!(NameFmt::parse("/d/%d-%d")
             .unwrap_err()
+            .to_string()
             .contains("more than one"));
-        assert!(NameFmt::parse("/d/%s").unwrap_err().contains("%s"));
+        assert!(NameFmt::parse("/d/%s")
+            .unwrap_err()
+            .to_string()
+            .contains("%s"));
     }
 
     #[test]

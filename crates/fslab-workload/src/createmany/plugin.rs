@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::CreateManyArgs;
-use crate::plugin::{RankPlace, Start, Workload};
+use crate::plugin::{Example, RankPlace, Refused, Start, Workload};
 use crate::{CommonArgs, Error, Report, Result};
 
 /// Lustre's createmany (seed 004).
@@ -99,25 +99,27 @@ impl Workload for CreateMany {
         o.numbers = vec![first.to_string(), count.to_string()];
         Ok(())
     }
+    fn example() -> Example {
+        Example {
+            args: "-m -t 600 {dir}/f%08d 20000000",
+            scale: 0.001,
+            scaled: &[("numbers", "[\"20000\"]"), ("seconds", "600")],
+            refused: Refused {
+                args: "-o -m {dir}/f 10",
+                option: "-o",
+                value: "-m",
+            },
+        }
+    }
     fn run(o: &CreateManyArgs, start: Start<'_, '_>) -> Result<Box<dyn Report>> {
         let opts = o.validate()?;
-        let report = super::run(
-            &opts,
-            start.argv,
-            start.cluster,
-            start.stop,
-            start.out,
-            start.rec,
-            start.hooks,
-        )?;
-        Ok(Box::new(report))
+        Ok(Box::new(super::run(&opts, start)?))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::Job;
     use crate::scale::FakeRank;
     use crate::Kind;
 
@@ -126,32 +128,19 @@ mod tests {
     }
 
     #[test]
-    fn createmany_parses_scales_and_comes_back_from_json_equal() {
+    fn createmany_scales_its_count_not_its_start_and_fills_its_names_directory() {
         let dir = tempfile::tempdir().unwrap();
         let fmt = dir.path().join("f%08d").display().to_string();
         let kind = Kind::of("createmany").unwrap();
         assert!(!kind.takes_dirs());
-        let mut job = kind
-            .parse(&argv(&format!("-m -t 600 {fmt} 20000000")))
-            .unwrap();
-        job.scale(0.001);
-        job.validate().unwrap();
-        let json = job.to_json();
-        assert_eq!(json["options"]["numbers"], serde_json::json!(["20000"]));
-        assert_eq!(json["options"]["seconds"], 600, "a time limit is kept");
-        let back = Job::from_json(&json).unwrap();
-        assert_eq!(back.to_json(), json);
-        assert_eq!(back.workdir(), dir.path());
-        assert_eq!(back.filled_dir().as_deref(), Some(dir.path()));
-        assert_eq!(back.outputs(), vec![("FMT", PathBuf::from(&fmt))]);
         let mut two = kind.parse(&argv(&format!("-o {fmt} 7 5000"))).unwrap();
         two.scale(0.01);
         assert_eq!(
             two.to_json()["options"]["numbers"],
             serde_json::json!(["7", "50"])
         );
-        let bad = kind.parse(&argv(&format!("-o -m {fmt} 10"))).unwrap();
-        assert!(bad.validate().unwrap_err().is_usage());
+        assert_eq!(two.filled_dir().as_deref(), Some(dir.path()));
+        assert_eq!(two.outputs(), vec![("FMT", PathBuf::from(&fmt))]);
     }
 
     #[test]

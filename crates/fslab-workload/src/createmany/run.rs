@@ -2,11 +2,11 @@
 
 #[allow(clippy::wildcard_imports)]
 use super::*;
+use crate::{Begun, Start};
 
 mod walled;
 
 use crate::stonewall::Check;
-use fslab_cluster::Cluster;
 
 /// A worker's tally.
 #[derive(Default)]
@@ -621,30 +621,21 @@ fn make_thread_dirs(o: &CreateManyOptions) -> crate::Result<()> {
 }
 
 /// Runs createmany.
-pub fn run(
-    o: &CreateManyOptions,
-    argv: &[String],
-    cluster: &dyn Cluster,
-    stop: &AtomicBool,
-    out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-    hooks: &mut Hooks,
-) -> crate::Result<CreateManyReport> {
+pub fn run(o: &CreateManyOptions, start: Start<'_, '_>) -> crate::Result<CreateManyReport> {
     make_thread_dirs(o)?;
-    let params = serde_json::to_value(o).unwrap_or_default();
-    let mut ctx = RunCtx::begin("createmany", argv, &o.dir(), params, rec, hooks, stop)?;
+    let Begun {
+        mut ctx,
+        out,
+        cluster,
+        ..
+    } = start.begin("createmany", &o.dir(), o)?;
+    let stop = ctx.stop;
     let abort = AtomicBool::new(false);
     let started = Instant::now();
     let deadline = o
         .seconds
         .map(|s| started + std::time::Duration::from_secs(s));
-    let fill = vec![
-        0u8;
-        o.write
-            .unwrap_or(0)
-            .clamp(4096, 1 << 20)
-            .max(o.xattr.unwrap_or(0) as usize as u64) as usize
-    ];
+    let fill = fill_buffer(o);
     let threads = o.threads as u64;
     let tallies: Vec<Mutex<Tally>> = (0..threads).map(|_| Mutex::new(Tally::default())).collect();
     let phase_name = if o.op == Op::Unlink {
@@ -750,6 +741,17 @@ pub fn run(
         ops_per_s: rate,
         rate_by_entries,
     })
+}
+
+/// The bytes each file's write (`-w`) and xattr (`-x`) take from: a
+/// zeroed buffer of 4 KiB to 1 MiB, as large as an xattr value.
+fn fill_buffer(o: &CreateManyOptions) -> Vec<u8> {
+    let len = o
+        .write
+        .unwrap_or(0)
+        .clamp(4096, 1 << 20)
+        .max(o.xattr.unwrap_or(0) as usize as u64);
+    vec![0u8; len as usize]
 }
 
 /// The rate as the directory grows, as breakdown rows of numbered items

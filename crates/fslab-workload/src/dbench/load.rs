@@ -225,7 +225,7 @@ fn arity(t: &[String], n: usize) -> Result<(), String> {
 
 /// One line's operation and its arguments (`t`: the tokens before the
 /// status); `e` places a message at the line.
-fn parse_op(t: &[String], e: &dyn Fn(String) -> String) -> Result<Op, String> {
+fn parse_op(t: &[String], e: &dyn Fn(String) -> crate::LineError) -> Result<Op, crate::LineError> {
     let want = |n: usize| arity(t, n).map_err(e);
     let n = |k: usize| num(&t[k]).map_err(e);
     // Handles, options and dispositions are 32-bit in SMB and in dbench.
@@ -341,11 +341,16 @@ fn parse_op(t: &[String], e: &dyn Fn(String) -> String) -> Result<Op, String> {
     })
 }
 
-pub fn parse(name: &str, text: &str) -> Result<Vec<Line>, String> {
+pub fn parse(name: &str, text: &str) -> Result<Vec<Line>, crate::LineError> {
+    let at = |line: usize, why: String| crate::LineError {
+        file: name.into(),
+        line,
+        why,
+    };
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let number = i + 1;
-        let e = |m: String| format!("{name}:{number}: {m}");
+        let e = |m: String| at(number, m);
         let l = raw.trim();
         if l.is_empty() || l.starts_with('#') {
             continue;
@@ -368,7 +373,7 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Line>, String> {
         out.push(Line { number, op, status });
     }
     if out.is_empty() {
-        return Err(format!("{name}: no operations"));
+        return Err(at(0, "no operations".into()));
     }
     Ok(out)
 }
@@ -518,23 +523,27 @@ mod tests {
 
     #[test]
     fn errors_name_the_line() {
-        assert_eq!(
-            parse("f", "Close 1 NT_STATUS_OK\nFrob 1 NT_STATUS_OK\n").unwrap_err(),
-            "f:2: unknown operation \"Frob\""
-        );
+        let frob = parse("f", "Close 1 NT_STATUS_OK\nFrob 1 NT_STATUS_OK\n").unwrap_err();
+        assert_eq!(frob.to_string(), "f:2: unknown operation \"Frob\"");
+        assert_eq!((frob.file.as_str(), frob.line), ("f", 2));
         assert!(parse("f", "Close NT_STATUS_OK\n")
             .unwrap_err()
+            .to_string()
             .starts_with("f:1: Close takes 1 arguments"));
         assert!(parse("f", "Close 1 OK\n")
             .unwrap_err()
+            .to_string()
             .contains("not an NT status"));
         assert_eq!(
-            parse("f", "Close 0x100000001 NT_STATUS_OK\n").unwrap_err(),
+            parse("f", "Close 0x100000001 NT_STATUS_OK\n")
+                .unwrap_err()
+                .to_string(),
             "f:1: 0x100000001 does not fit in 32 bits",
             "a handle is never silently truncated"
         );
         assert!(parse("f", "NTCreateX \"a 0x1 0x2 3 NT_STATUS_OK\n")
             .unwrap_err()
+            .to_string()
             .contains("not closed"));
         assert_eq!(
             parse("f", "0.5 Close 7 NT_STATUS_OK\n").unwrap()[0].op,

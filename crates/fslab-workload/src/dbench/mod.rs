@@ -26,12 +26,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use fslab_record::{LatencyHistogram, Recorder};
+use fslab_record::LatencyHistogram;
 use rustix::fs::{AtFlags, Mode, OFlags, CWD};
 use rustix::io::Errno;
 use serde::Serialize;
 
-use crate::common::{phase_result, CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
+use crate::common::{phase_result, CommonArgs, Outcome, RunCtx, WithOutcome};
 use crate::dbench::load::{self as dbench_load, Line, LoadPath, Op};
 use crate::measure::now_ns;
 
@@ -109,29 +109,32 @@ pub struct DbenchOptions {
 
 impl DbenchArgs {
     pub fn validate(&self) -> crate::Result<DbenchOptions> {
-        self.check().map_err(crate::Error::Options)
+        self.check()
     }
 
-    fn check(&self) -> Result<DbenchOptions, String> {
+    fn check(&self) -> crate::Result<DbenchOptions> {
         let n = self.nprocs.unwrap_or(0);
         if !(1..=1024).contains(&n) {
-            return Err(format!("NPROCS {n}: must be from 1 to 1024"));
+            return Err(crate::opt("NPROCS", n, "must be from 1 to 1024"));
         }
         if self.time == 0 {
-            return Err("-t 0: the run must last at least 1 second".into());
+            return Err(crate::opt("-t", 0, "the run must last at least 1 second"));
         }
         if self.loops == Some(0) {
-            return Err(
-                "--loops 0: must be at least 1 (without --loops the run lasts -t seconds)".into(),
-            );
+            return Err(crate::opt(
+                "--loops",
+                0,
+                "must be at least 1 (without --loops the run lasts -t seconds)",
+            ));
         }
         if !self.dir.is_dir() {
-            return Err(format!("-D {}: no such directory", self.dir.display()));
+            return Err(crate::opt("-D", self.dir.display(), "no such directory"));
         }
         let (name, text) = match &self.loadfile {
             Some(p) => (
                 p.display().to_string(),
-                std::fs::read_to_string(p).map_err(|e| format!("-c {}: {e}", p.display()))?,
+                std::fs::read_to_string(p)
+                    .map_err(|e| crate::opt("-c", p.display(), e.to_string()))?,
             ),
             None => ("fslab-model".to_string(), dbench_load::model()),
         };

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::DbenchArgs;
-use crate::plugin::{RankPlace, Start, Workload};
+use crate::plugin::{Example, RankPlace, Refused, Start, Workload};
 use crate::{CommonArgs, Report, Result};
 
 /// dbench 4 (seed 001).
@@ -54,24 +54,27 @@ impl Workload for Dbench {
         o.dir = place.dir(&o.dir)?;
         Ok(())
     }
+    fn example() -> Example {
+        Example {
+            args: "-t 120 --warmup 0 -x -D {dir} 8",
+            scale: 0.01,
+            scaled: &[("time", "1"), ("warmup", "0"), ("nprocs", "8")],
+            refused: Refused {
+                args: "-D {dir} -t 0 2",
+                option: "-t",
+                value: "0",
+            },
+        }
+    }
     fn run(o: &DbenchArgs, start: Start<'_, '_>) -> Result<Box<dyn Report>> {
         let opts = o.validate()?;
-        let report = super::run(
-            &opts,
-            start.argv,
-            start.stop,
-            start.out,
-            start.rec,
-            start.hooks,
-        )?;
-        Ok(Box::new(report))
+        Ok(Box::new(super::run(&opts, start)?))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::Job;
     use crate::scale::FakeRank;
     use crate::Kind;
 
@@ -80,23 +83,9 @@ mod tests {
     }
 
     #[test]
-    fn dbench_parses_scales_and_comes_back_from_json_equal() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path().display().to_string();
+    fn dbench_print_loadfile_prints_instead_of_running() {
         let kind = Kind::of("dbench").unwrap();
-        let mut job = kind
-            .parse(&argv(&format!("-t 120 --warmup 0 -x -D {d} 8")))
-            .unwrap();
-        job.scale(0.01);
-        job.validate().unwrap();
-        let json = job.to_json();
-        assert_eq!(json["options"]["time"], 1, "at least 1 s");
-        assert_eq!(json["options"]["warmup"], 0, "no warm-up stays none");
-        assert_eq!(json["options"]["nprocs"], 8);
-        let back = Job::from_json(&json).unwrap();
-        assert_eq!(back.to_json(), json);
-        assert_eq!(back.workdir(), dir.path());
-        assert!(back.instead().is_none());
+        assert!(kind.parse(&argv("-D /m 2")).unwrap().instead().is_none());
         let print = kind.parse(&argv("--print-loadfile")).unwrap();
         assert!(print.instead().unwrap().starts_with("# fslab's"));
     }

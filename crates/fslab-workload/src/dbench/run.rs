@@ -2,6 +2,7 @@
 
 #[allow(clippy::wildcard_imports)]
 use super::*;
+use crate::{Begun, Start};
 
 /// One client's turn at a phase: thread `t`, until `deadline` (the hot
 /// loops' clock) or `passes` passes over the loadfile.
@@ -378,14 +379,7 @@ fn record_flowing(
 }
 
 /// Runs dbench.
-pub fn run(
-    o: &DbenchOptions,
-    argv: &[String],
-    stop: &AtomicBool,
-    out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-    hooks: &mut Hooks,
-) -> crate::Result<DbenchReport> {
+pub fn run(o: &DbenchOptions, start: Start<'_, '_>) -> crate::Result<DbenchReport> {
     // dbench stops when it cannot make its clients' directory; so does fslab.
     std::fs::create_dir_all(o.dir.join("clients")).map_err(|e| {
         crate::Error::Setup(format!(
@@ -393,8 +387,8 @@ pub fn run(
             o.dir.join("clients").display()
         ))
     })?;
-    let params = serde_json::to_value(o).unwrap_or_default();
-    let mut ctx = RunCtx::begin("dbench", argv, &o.dir, params, rec, hooks, stop)?;
+    let Begun { mut ctx, out, .. } = start.begin("dbench", &o.dir, o)?;
+    let stop = ctx.stop;
     let n = o.clients as usize;
     let clients = new_clients(o);
     let live = Live {

@@ -180,8 +180,10 @@ impl FsMarkArgs {
 mod tests {
     use super::*;
 
-    fn parse(args: &[String]) -> Result<FsMarkArgs, String> {
-        crate::args::parse_fsmark(args)
+    /// fsmark's arguments as an experiment file gives them.
+    fn parse(args: &[String]) -> crate::Result<FsMarkArgs> {
+        let job = crate::Kind::of("fsmark").expect("registered").parse(args)?;
+        Ok(serde_json::from_value(job.to_json()["options"].clone()).expect("fsmark's options"))
     }
 
     #[test]
@@ -195,7 +197,10 @@ mod tests {
         ])
         .unwrap();
         assert_eq!((a.sync, a.files), (Some(0), Some(5)));
-        assert!(parse(&["-Q".into()]).unwrap_err().contains("-Q"));
+        assert!(parse(&["-Q".into()])
+            .unwrap_err()
+            .to_string()
+            .contains("-Q"));
     }
 
     #[test]

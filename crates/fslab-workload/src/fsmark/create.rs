@@ -25,6 +25,7 @@ use fslab_record::{CallStats, LatencyHistogram};
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
+use super::calls::open_dir;
 use super::names::{NameGen, NameLog, REDRAW_BASE};
 use super::options::{DirPolicy, FsMarkOptions};
 use super::WorkError;
@@ -175,7 +176,7 @@ pub struct LoopOutcome {
     /// Set when a call failed.
     pub error: Option<WorkError>,
     /// Creates that got ENOMEM and were made again (see
-    /// [`super::tree::retrying`]).
+    /// [`super::calls::retrying`]).
     pub enomem_retries: u64,
 }
 
@@ -394,8 +395,8 @@ impl Worker {
                     // Draw another name (possible only with random characters).
                     // A memory cgroup at its limit with its OOM killer off:
                     // made again after a wait for reclaim, which is the
-                    // loop's time, not the call's (see `tree::retrying`).
-                    Err(Errno::NOMEM) if super::tree::within_patience(&mut enomem_since) => {
+                    // loop's time, not the call's (see `calls::retrying`).
+                    Err(Errno::NOMEM) if super::calls::within_patience(&mut enomem_since) => {
                         out.enomem_retries += 1;
                         std::thread::sleep(Duration::from_millis(10));
                         t0 = now_ns();
@@ -590,15 +591,6 @@ fn rel_name<'a>(buf: &'a mut Vec<u8>, subdir: Option<u32>, name: &'a CStr) -> &'
 
 fn stopping(ctx: &LoopCtx) -> bool {
     ctx.stop.load(Ordering::Relaxed) || ctx.abort.load(Ordering::Relaxed)
-}
-
-pub(crate) fn open_dir<Fd: AsFd>(at: Fd, path: &Path) -> Result<OwnedFd, Errno> {
-    rustix::fs::openat(
-        at,
-        path,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
 }
 
 #[cfg(test)]

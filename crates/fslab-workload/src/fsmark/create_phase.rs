@@ -11,7 +11,7 @@ use fslab_record::{CallStats, LatencyHistogram, LoopRow, PhaseResult};
 use rustix::io::Errno;
 
 use super::create::{LoopCtx, LoopOutcome, Worker, CALLS};
-use super::{output, tree, walled, FsMarkOptions, Sinks, WorkError};
+use super::{output, walled, FsMarkOptions, Sinks, WorkError};
 use crate::common::RunCtx;
 use crate::measure::{supervise, CpuMeter, PhaseClock, Progress};
 use crate::stonewall::{Check, Round};
@@ -339,7 +339,7 @@ pub(super) fn create_phase(
     ctx.record_metrics(vec![fslab_record::Metric::new(
         "fsmark",
         Some("create"),
-        tree::ENOMEM_RETRIES,
+        super::calls::ENOMEM_RETRIES,
         t.create_enomem as f64,
         fslab_record::Unit::Count,
         fslab_record::Better::Lower,

@@ -10,6 +10,7 @@
 //! error, a full filesystem or the stop flag ends the run early; everything
 //! measured until then is printed and recorded.
 
+mod calls;
 pub mod cli;
 pub mod create;
 mod create_phase;
@@ -25,14 +26,15 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use fslab_record::{LatencyHistogram, LoopRow, PhaseResult, Recorder};
+use fslab_record::{LatencyHistogram, LoopRow, PhaseResult};
 use rustix::io::Errno;
 use serde::Serialize;
 
-pub use options::{DirPolicy, FsMarkOptions, OptionError, Phase, RawOptions, SyncMethod};
+pub use options::{DirPolicy, FsMarkOptions, Phase, RawOptions, SyncMethod};
 
-use crate::common::{Hooks, Outcome, RunCtx, WithOutcome};
+use crate::common::{Begun, Outcome, RunCtx, WithOutcome};
 use crate::measure::{supervise, CpuMeter, PhaseClock, Progress};
+use crate::plugin::Start;
 use tree::{TreeCtx, TreeOp, TreeOutcome};
 
 /// A system call that failed during the run.
@@ -153,25 +155,6 @@ impl Sinks<'_> {
     }
 }
 
-/// Runs fs_mark with `opts`. `argv` is echoed in the header and recorded.
-pub fn run(
-    opts: &FsMarkOptions,
-    argv: &[String],
-    stop: &AtomicBool,
-    out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-) -> crate::Result<FsMarkReport> {
-    run_with(
-        opts,
-        argv,
-        &fslab_cluster::Solo,
-        stop,
-        out,
-        rec,
-        &mut Hooks::default(),
-    )
-}
-
 /// Makes the -d directories and opens the -l log file.
 fn prepare(opts: &FsMarkOptions) -> crate::Result<std::fs::File> {
     for d in &opts.dirs {
@@ -198,21 +181,19 @@ fn prepare(opts: &FsMarkOptions) -> crate::Result<std::fs::File> {
         })
 }
 
-/// [`run`] with [`Hooks`], on one rank of `cluster` (its stonewall's
-/// agreement and summary; [`fslab_cluster::Solo`] in one process).
-pub fn run_with(
-    opts: &FsMarkOptions,
-    argv: &[String],
-    cluster: &dyn fslab_cluster::Cluster,
-    stop: &AtomicBool,
-    out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-    hooks: &mut Hooks,
-) -> crate::Result<FsMarkReport> {
+/// Runs fs_mark with `opts` as `start` gives it: its command line is
+/// echoed in the header and recorded; on one rank of its cluster (its
+/// stonewall's agreement and summary; [`fslab_cluster::Solo`] in one
+/// process).
+pub fn run(opts: &FsMarkOptions, start: Start<'_, '_>) -> crate::Result<FsMarkReport> {
     let log = prepare(opts)?;
+    let Begun {
+        mut ctx,
+        out,
+        argv,
+        cluster,
+    } = start.begin("fsmark", &opts.dirs[0], opts)?;
     let mut sinks = Sinks { out, log };
-    let params = serde_json::to_value(opts).unwrap_or_default();
-    let mut ctx = RunCtx::begin("fsmark", argv, &opts.dirs[0], params, rec, hooks, stop)?;
 
     let ctime = chrono::Local::now()
         .format("%a %b %e %H:%M:%S %Y")
@@ -344,7 +325,7 @@ fn tree_phase(
     ctx.record_metrics(vec![fslab_record::Metric::new(
         "fsmark",
         Some(phase_name),
-        tree::ENOMEM_RETRIES,
+        calls::ENOMEM_RETRIES,
         enomem_retries as f64,
         fslab_record::Unit::Count,
         fslab_record::Better::Lower,

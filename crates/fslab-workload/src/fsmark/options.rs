@@ -172,17 +172,6 @@ pub struct FsMarkOptions {
     pub stonewall: Option<u64>,
 }
 
-/// A rejected option: the message names the option and its bad value.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct OptionError(pub String);
-
-impl From<OptionError> for crate::Error {
-    fn from(e: OptionError) -> crate::Error {
-        crate::Error::Options(e.0)
-    }
-}
-
 /// The options as given on the command line, before validation.
 #[derive(Debug, Clone)]
 pub struct RawOptions {
@@ -206,32 +195,36 @@ pub struct RawOptions {
     pub stonewall: Option<i64>,
 }
 
-fn err<T>(msg: String) -> Result<T, OptionError> {
-    Err(OptionError(msg))
+/// Options refused together, in one line.
+fn err<T>(msg: String) -> crate::Result<T> {
+    Err(crate::Error::Options(msg))
 }
 
-fn positive(flag: &str, what: &str, v: i64) -> Result<u64, OptionError> {
+fn positive(flag: &str, what: &str, v: i64) -> crate::Result<u64> {
     if v <= 0 {
-        return err(format!(
-            "{flag} {v}: the number of {what} must be at least 1"
+        return Err(crate::opt(
+            flag,
+            v,
+            format!("the number of {what} must be at least 1"),
         ));
     }
     Ok(v as u64)
 }
 
 /// Parses a byte count for option `flag` (see [`fslab_record::units::parse_bytes`]).
-pub fn parse_size(flag: &str, s: &str) -> Result<u64, OptionError> {
+pub fn parse_size(flag: &str, s: &str) -> crate::Result<u64> {
     fslab_record::units::parse_bytes(s).ok_or_else(|| {
-        OptionError(format!(
-            "{flag} {s:?}: not a size ({}, below 16 EiB)",
-            fslab_record::units::SIZE_GRAMMAR
-        ))
+        crate::opt(
+            flag,
+            format!("{s:?}"),
+            format!("not a size ({}, below 16 EiB)", fslab_record::units::SIZE_GRAMMAR),
+        )
     })
 }
 
 impl RawOptions {
     /// -D, -N and --subdir-secs: how files spread over subdirectories.
-    fn dir_policy(&self) -> Result<DirPolicy, OptionError> {
+    fn dir_policy(&self) -> crate::Result<DirPolicy> {
         Ok(match (self.subdirs, self.per_subdir) {
             (None, None) => DirPolicy::NoSubdirs,
             (None, Some(_)) => {
@@ -242,12 +235,14 @@ impl RawOptions {
             }
             (Some(d), per) => {
                 if d < 2 {
-                    return err(format!(
-                        "-D {d}: the number of subdirectories must be at least 2"
+                    return Err(crate::opt(
+                        "-D",
+                        d,
+                        "the number of subdirectories must be at least 2",
                     ));
                 }
                 if d > u32::MAX as i64 {
-                    return err(format!("-D {d}: too many subdirectories"));
+                    return Err(crate::opt("-D", d, "too many subdirectories"));
                 }
                 match per {
                     Some(k) => DirPolicy::RoundRobin {
@@ -267,47 +262,68 @@ impl RawOptions {
     }
 
     /// `--stonewall`: whole seconds, at least 1, for the create loops.
-    fn stonewall_s(&self, phases: &[Phase]) -> Result<Option<u64>, OptionError> {
+    fn stonewall_s(&self, phases: &[Phase]) -> crate::Result<Option<u64>> {
         match self.stonewall {
             None => Ok(None),
-            Some(s) if s < 1 => err(format!(
-                "--stonewall {s}: the stonewall must be at least 1 second"
+            Some(s) if s < 1 => Err(crate::opt(
+                "--stonewall",
+                s,
+                "the stonewall must be at least 1 second",
             )),
-            Some(s) if !phases.contains(&Phase::Create) => err(format!(
-                "--stonewall {s}: the stonewall ends the create loops, and --phases has no create"
+            Some(s) if !phases.contains(&Phase::Create) => Err(crate::opt(
+                "--stonewall",
+                s,
+                "the stonewall ends the create loops, and --phases has no create",
             )),
             Some(s) => Ok(Some(s as u64)),
         }
     }
 
-    /// Checks every option, with fs_mark's defaults for those not given.
-    pub fn validate(&self) -> Result<FsMarkOptions, OptionError> {
+    /// -d and -t: the directories, and the threads (at least one per
+    /// directory, a multiple of their number).
+    fn threads(&self) -> crate::Result<u64> {
         if self.dirs.is_empty() {
-            return err("fsmark needs at least one directory: give -d DIR".into());
+            return Err(crate::Error::Options(
+                "fsmark needs at least one directory: give -d DIR".into(),
+            ));
         }
         for d in &self.dirs {
             check_dir(d)?;
         }
         let ndirs = self.dirs.len() as u64;
         if ndirs > MAX_THREADS as u64 {
-            return err(format!(
+            return Err(crate::Error::Options(format!(
                 "-d given {ndirs} times: at most {MAX_THREADS} directories (one thread each)"
-            ));
+            )));
         }
         let mut threads = match self.threads {
             Some(t) => positive("-t", "threads", t)?,
             None => 1,
         };
         if threads > MAX_THREADS as u64 {
-            return err(format!("-t {threads}: at most {MAX_THREADS} threads"));
+            return Err(crate::opt(
+                "-t",
+                threads,
+                format!("at most {MAX_THREADS} threads"),
+            ));
         }
         if threads < ndirs {
             threads = ndirs;
         } else if threads % ndirs != 0 {
-            return err(format!(
-                "-t {threads}: the thread count must be a multiple of the number of -d directories ({ndirs})"
+            return Err(crate::opt(
+                "-t",
+                threads,
+                format!(
+                    "the thread count must be a multiple of the number of -d directories ({ndirs})"
+                ),
             ));
         }
+        Ok(threads)
+    }
+
+    /// Checks every option, with fs_mark's defaults for those not given.
+    pub fn validate(&self) -> crate::Result<FsMarkOptions> {
+        let threads = self.threads()?;
         let files = match self.files {
             Some(n) => positive("-n", "files", n)?,
             None => 1000,
@@ -321,23 +337,29 @@ impl RawOptions {
             None => 16384,
         };
         if io_size == 0 || io_size > MAX_IO_SIZE {
-            return err(format!(
-                "-w {io_size}: the write size must be from 1 to {MAX_IO_SIZE} bytes"
+            return Err(crate::opt(
+                "-w",
+                io_size,
+                format!("the write size must be from 1 to {MAX_IO_SIZE} bytes"),
             ));
         }
         let sync = match self.sync {
             Some(n) => SyncMethod::from_number(n).ok_or_else(|| {
-                OptionError(format!(
-                    "-S {n}: unknown sync method (use 0 to 6; see fslab fsmark --help)"
-                ))
+                crate::opt(
+                    "-S",
+                    n,
+                    "unknown sync method (use 0 to 6; see fslab fsmark --help)",
+                )
             })?,
             None => SyncMethod::FsyncBeforeClose,
         };
         let dir_policy = self.dir_policy()?;
         let name_len = match self.name_len {
             Some(p) if p < 1 || p > MAX_NAME_LEN as i64 => {
-                return err(format!(
-                    "-p {p}: the file name length must be from 1 to {MAX_NAME_LEN}"
+                return Err(crate::opt(
+                    "-p",
+                    p,
+                    format!("the file name length must be from 1 to {MAX_NAME_LEN}"),
                 ))
             }
             Some(p) => p as u32,
@@ -345,8 +367,10 @@ impl RawOptions {
         };
         let rand_len = match self.rand_len {
             Some(r) if r < 0 || r > name_len as i64 => {
-                return err(format!(
-                    "-r {r}: random characters must be from 0 to the name length ({name_len})"
+                return Err(crate::opt(
+                    "-r",
+                    r,
+                    format!("random characters must be from 0 to the name length ({name_len})"),
                 ))
             }
             Some(r) => r as u32,
@@ -368,10 +392,10 @@ impl RawOptions {
             .unwrap_or_else(|| PathBuf::from("fs_log.txt"));
         if let Some(parent) = log_file.parent().filter(|p| !p.as_os_str().is_empty()) {
             if !parent.is_dir() {
-                return err(format!(
-                    "-l {}: no such directory {}",
+                return Err(crate::opt(
+                    "-l",
                     log_file.display(),
-                    parent.display()
+                    format!("no such directory {}", parent.display()),
                 ));
             }
         }
@@ -396,20 +420,24 @@ impl RawOptions {
     }
 }
 
-fn parse_phases(list: &str) -> Result<Vec<Phase>, OptionError> {
+fn parse_phases(list: &str) -> crate::Result<Vec<Phase>> {
     let mut out: Vec<Phase> = Vec::new();
     for word in list.split(',').map(str::trim) {
         let p = Phase::parse(word).ok_or_else(|| {
-            OptionError(format!(
+            crate::Error::Options(format!(
                 "--phases: unknown phase {word:?} (use create, stat, unlink)"
             ))
         })?;
         if out.contains(&p) {
-            return err(format!("--phases: phase {word:?} given twice"));
+            return Err(crate::Error::Options(format!(
+                "--phases: phase {word:?} given twice"
+            )));
         }
         if out.last().is_some_and(|last| (*last as u8) > (p as u8)) {
-            return err(format!(
-                "--phases {list}: phases run in the order create, stat, unlink"
+            return Err(crate::opt(
+                "--phases",
+                list,
+                "phases run in the order create, stat, unlink",
             ));
         }
         out.push(p);
@@ -419,16 +447,16 @@ fn parse_phases(list: &str) -> Result<Vec<Phase>, OptionError> {
 
 /// A `-d` directory must exist and be writable; as in fs_mark it may also be
 /// a new directory whose parent exists, which fslab creates.
-fn check_dir(d: &std::path::Path) -> Result<(), OptionError> {
+fn check_dir(d: &std::path::Path) -> crate::Result<()> {
     use rustix::fs::{access, Access};
     match std::fs::metadata(d) {
         Ok(m) if m.is_dir() => {
             if access(d, Access::WRITE_OK | Access::EXEC_OK).is_err() {
-                return err(format!("-d {}: directory is not writable", d.display()));
+                return Err(crate::opt("-d", d.display(), "directory is not writable"));
             }
             Ok(())
         }
-        Ok(_) => err(format!("-d {}: not a directory", d.display())),
+        Ok(_) => Err(crate::opt("-d", d.display(), "not a directory")),
         Err(_) => {
             let parent = d
                 .parent()
@@ -437,7 +465,7 @@ fn check_dir(d: &std::path::Path) -> Result<(), OptionError> {
             if parent.is_dir() {
                 Ok(())
             } else {
-                err(format!("-d {}: no such directory", d.display()))
+                Err(crate::opt("-d", d.display(), "no such directory"))
             }
         }
     }
@@ -534,7 +562,7 @@ mod tests {
         for (set, want) in cases {
             let mut r = raw("/tmp");
             set(&mut r);
-            let e = r.validate().unwrap_err().0;
+            let e = r.validate().unwrap_err().to_string();
             assert!(e.contains(want), "{e:?} should mention {want:?}");
             assert!(!e.contains('\n'));
         }
@@ -545,7 +573,7 @@ mod tests {
         let mut r = raw("/tmp");
         r.dirs.push("/dev/shm".into());
         r.threads = Some(3);
-        assert!(r.validate().unwrap_err().0.contains("multiple"));
+        assert!(r.validate().unwrap_err().to_string().contains("multiple"));
         r.threads = Some(4);
         assert_eq!(r.validate().unwrap().threads, 4);
     }

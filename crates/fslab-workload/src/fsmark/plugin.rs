@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::cli::FsMarkArgs;
-use crate::plugin::{RankPlace, Start, Workload};
+use crate::plugin::{Example, RankPlace, Refused, Start, Workload};
 use crate::{CommonArgs, Report, Result};
 
 /// fs_mark 3.3 with seed 001's stat and unlink phases.
@@ -76,7 +76,8 @@ impl Workload for FsMark {
     }
     /// fs_mark's table for all ranks, loop by loop, so scripts that read
     /// its rows (seed 000's `stats`) read MPI runs too.
-    fn merged_text(ranks: usize, loops: &[fslab_record::LoopRow]) -> Option<String> {
+    fn merged_text(ranks: usize, merged: &[fslab_record::Metric]) -> Option<String> {
+        let loops = fslab_record::LoopRow::from_metrics(merged);
         if loops.is_empty() {
             return None;
         }
@@ -85,12 +86,29 @@ impl Workload for FsMark {
              ranks (as fs_mark sums its threads), FSUse% the highest rank's.\n\n"
         );
         text += &super::output::columns();
-        for l in loops {
+        for l in &loops {
             text += &super::output::row(l, false);
         }
         Some(text)
     }
 
+    fn example() -> Example {
+        Example {
+            args: "-S0 -n 100000 -D10000 -s 0 -L 63 -t 8 -d {dir}",
+            scale: 0.01,
+            scaled: &[
+                ("files", "1000"),
+                ("subdirs", "100"),
+                ("loops", "63"),
+                ("threads", "8"),
+            ],
+            refused: Refused {
+                args: "-n 10 -S 9 -d {dir}",
+                option: "-S",
+                value: "9",
+            },
+        }
+    }
     fn run(o: &FsMarkArgs, start: Start<'_, '_>) -> Result<Box<dyn Report>> {
         let opts = o.raw().validate()?;
         // fslab has always made the -d directories before the run (fs_mark
@@ -98,23 +116,13 @@ impl Workload for FsMark {
         for d in &opts.dirs {
             let _ = std::fs::create_dir(d);
         }
-        let report = super::run_with(
-            &opts,
-            start.argv,
-            start.cluster,
-            start.stop,
-            start.out,
-            start.rec,
-            start.hooks,
-        )?;
-        Ok(Box::new(report))
+        Ok(Box::new(super::run(&opts, start)?))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::Job;
     use crate::scale::FakeRank;
     use crate::Kind;
 
@@ -123,26 +131,18 @@ mod tests {
     }
 
     #[test]
-    fn fsmark_parses_scales_and_comes_back_from_json_equal() {
+    fn fsmark_keeps_its_minimums_when_scaled_and_its_log_goes_nowhere_in_a_cell() {
         let kind = Kind::of("fsmark").unwrap();
         assert!(kind.takes_dirs());
-        let mut job = kind
-            .parse(&argv("-S0 -n 100000 -D10000 -s 0 -L 63 -t 8 -d /mnt/a"))
-            .unwrap();
-        job.scale(0.01);
+        let mut job = kind.parse(&argv("-n 10 -d /mnt/a")).unwrap();
         job.in_cell();
-        job.validate().unwrap();
-        let json = job.to_json();
-        assert_eq!(json["options"]["files"], 1000);
-        assert_eq!(json["options"]["subdirs"], 100);
-        assert_eq!(json["options"]["loops"], 63);
-        assert_eq!(json["options"]["threads"], 8);
-        assert_eq!(json["options"]["log_file"], "/dev/null");
-        let back = Job::from_json(&json).unwrap();
-        assert_eq!(back.to_json(), json);
-        assert_eq!(back.workdir(), PathBuf::from("/mnt/a"));
-        assert_eq!(back.filled_dir(), None);
-        assert_eq!(back.outputs(), vec![("-l", PathBuf::from("/dev/null"))]);
+        assert_eq!(job.to_json()["options"]["log_file"], "/dev/null");
+        assert_eq!(job.outputs(), vec![("-l", PathBuf::from("/dev/null"))]);
+        assert_eq!(job.filled_dir(), None);
+        // A log the experiment names stays its own.
+        let mut log = kind.parse(&argv("-n 10 -l /tmp/x -d /a")).unwrap();
+        log.in_cell();
+        assert_eq!(log.outputs(), vec![("-l", PathBuf::from("/tmp/x"))]);
         // -D keeps at least 2, -n at least 1; a 0 stays 0.
         let mut small = kind.parse(&argv("-n 3 -D 3 -d /a")).unwrap();
         small.scale(0.01);
@@ -169,17 +169,5 @@ mod tests {
         let mut one = kind.parse(&argv("-n 10 -d /mnt/a")).unwrap();
         one.on_rank(&FakeRank { rank: 0, size: 1 }).unwrap();
         assert_eq!(one.dirs(), vec![PathBuf::from("/mnt/a")]);
-    }
-
-    #[test]
-    fn fsmark_refuses_bad_options_in_one_line_naming_them() {
-        let kind = Kind::of("fsmark").unwrap();
-        let job = kind.parse(&argv("-n 10 -S 9 -d /a")).unwrap();
-        let e = job.validate().unwrap_err();
-        assert!(e.is_usage() && e.to_string().contains("-S"), "{e}");
-        let log = kind.parse(&argv("-n 10 -l /tmp/x -d /a")).unwrap();
-        let mut cell = log.clone();
-        cell.in_cell();
-        assert_eq!(cell.outputs(), vec![("-l", PathBuf::from("/tmp/x"))]);
     }
 }

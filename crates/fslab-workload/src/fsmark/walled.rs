@@ -94,8 +94,8 @@ mod tests {
 
     use crate::common::Outcome;
 
-    use crate::fsmark::{run_with, RawOptions};
-    use crate::Hooks;
+    use crate::fsmark::{run, RawOptions};
+    use crate::{Hooks, Start};
 
     /// fs_mark's options for rank `rank`'s directory under `root`.
     fn opts(root: &std::path::Path, rank: usize, loops: i64) -> crate::fsmark::FsMarkOptions {
@@ -137,14 +137,16 @@ mod tests {
                 let o = mine(c.rank());
                 let mut rec = MemRecorder::default();
                 let stop = AtomicBool::new(false);
-                let r = run_with(
+                let r = run(
                     &o,
-                    &[],
-                    c,
-                    &stop,
-                    &mut std::io::sink(),
-                    &mut rec,
-                    &mut Hooks::default(),
+                    Start {
+                        argv: &[],
+                        cluster: c,
+                        stop: &stop,
+                        out: &mut std::io::sink(),
+                        rec: &mut rec,
+                        hooks: &mut Hooks::default(),
+                    },
                 );
                 while c.sum(1) < 3 {}
                 (r.ok().map(|r| r.outcome), rec.metrics)

@@ -123,10 +123,6 @@ impl Step {
     }
 }
 
-fn bad(m: String) -> crate::Error {
-    crate::Error::Options(m)
-}
-
 impl Io500Args {
     /// The result directory (DIR/results unless given).
     pub fn results(&self) -> PathBuf {
@@ -145,7 +141,7 @@ impl Io500Args {
     pub fn validate(&self) -> crate::Result<()> {
         for (opt, v) in [("--easy-n", self.easy_n), ("--hard-n", self.hard_n)] {
             if v == 0 {
-                return Err(bad(format!("{opt} 0: must be at least 1")));
+                return Err(crate::opt(opt, 0, "must be at least 1"));
             }
         }
         for (opt, v, io500) in [
@@ -153,16 +149,19 @@ impl Io500Args {
             ("--minwrite", self.minwrite, IO500_MINWRITE_S),
         ] {
             if v == 0 {
-                return Err(bad(format!(
-                    "{opt} 0: must be at least 1 second (IO500's is {io500})"
-                )));
+                return Err(crate::opt(
+                    opt,
+                    0,
+                    format!("must be at least 1 second (IO500's is {io500})"),
+                ));
             }
         }
         if self.resultdir.as_deref() == Some(self.dir.as_path()) {
-            return Err(bad(format!(
-                "--resultdir {}: must not be the datadir (-d), which the find walks",
-                self.dir.display()
-            )));
+            return Err(crate::opt(
+                "--resultdir",
+                self.dir.display(),
+                "must not be the datadir (-d), which the find walks",
+            ));
         }
         for p in crate::io500::PHASES.iter().filter_map(|p| p.mdtest()) {
             self.mdtest(p)?;
@@ -268,14 +267,15 @@ impl Io500Args {
         let refused = |e: clap::Error| {
             let first = e.to_string();
             let first = first.lines().next().unwrap_or_default().to_string();
-            bad(format!("{}: mdtest {}: {first}", p.name(), argv.join(" ")))
+            crate::Error::Options(format!("{}: mdtest {}: {first}", p.name(), argv.join(" ")))
         };
         let cmd = MdtestArgs::augment_args(clap::Command::new("mdtest"));
         let m = cmd
             .try_get_matches_from(std::iter::once("mdtest".to_string()).chain(argv.clone()))
             .map_err(refused)?;
         let args = MdtestArgs::from_arg_matches(&m).map_err(refused)?;
-        args.validate()
-            .map_err(|e| bad(format!("{}: mdtest {}: {e}", p.name(), argv.join(" "))))
+        args.validate().map_err(|e| {
+            crate::Error::Options(format!("{}: mdtest {}: {e}", p.name(), argv.join(" ")))
+        })
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::plugin::{Plugin, RankPlace, Start, Workload};
+use crate::plugin::{Example, Plugin, RankPlace, Refused, Start, Workload};
 use crate::{CommonArgs, Report};
 
 use super::options::Io500Args;
@@ -84,43 +84,23 @@ impl Workload for Io500Md {
     fn silent_during(_phase: &str) -> bool {
         true
     }
-    fn run(o: &Io500Args, start: Start<'_, '_>) -> crate::Result<Box<dyn Report>> {
-        let r = super::run(
-            o,
-            start.argv,
-            start.cluster,
-            start.stop,
-            start.out,
-            start.rec,
-            start.hooks,
-        )?;
-        Ok(Box::new(r))
+    fn example() -> Example {
+        Example {
+            args: "-d {dir}",
+            scale: 0.01,
+            scaled: &[
+                ("stonewall_time", "3"),
+                ("minwrite", "3"),
+                ("easy_n", "10000"),
+            ],
+            refused: Refused {
+                args: "--hard-n 0 -d {dir}",
+                option: "--hard-n",
+                value: "0",
+            },
+        }
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::plugin::Kind;
-
-    #[test]
-    fn io500md_is_registered_scales_its_times_and_travels_serialized() {
-        let kind: Kind = "io500md".parse().unwrap();
-        let argv: Vec<String> = ["-d", "/tmp/io"].map(String::from).to_vec();
-        let mut job = kind.parse(&argv).unwrap();
-        job.scale(0.01);
-        job.validate().unwrap();
-        let back = crate::plugin::Job::from_json(&job.to_json()).unwrap();
-        let o = &back.to_json()["options"];
-        assert_eq!(o["stonewall_time"], 3);
-        assert_eq!(o["minwrite"], 3);
-        assert_eq!(o["easy_n"], 10000);
-        assert_eq!(back.workdir(), std::path::PathBuf::from("/tmp/io"));
-        let bad = kind
-            .parse(&["--hard-n".to_string(), "0".to_string()])
-            .unwrap();
-        assert_eq!(
-            bad.validate().unwrap_err().to_string(),
-            "--hard-n 0: must be at least 1"
-        );
+    fn run(o: &Io500Args, start: Start<'_, '_>) -> crate::Result<Box<dyn Report>> {
+        Ok(Box::new(super::run(o, start)?))
     }
 }

@@ -2,13 +2,14 @@
 //! timed around the whole phase as IO500's main loop times it, then rank
 //! 0's result lines, MD score and validity, printed and recorded.
 
+use crate::{Begun, Start};
 use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use fslab_cluster::Cluster;
-use fslab_record::{Better, Metric, Recorder, Unit};
+use fslab_record::{Better, Metric, Unit};
 use serde::Serialize;
 
 use super::files::ResultFiles;
@@ -16,7 +17,7 @@ use super::find::{self, Count, Criteria};
 use super::options::{Io500Args, MdPhase, Step, HARD_BYTES, IO500_MINWRITE_S, IO500_STONEWALL_S};
 use super::score::{self, PhaseScore};
 use super::{Phase, Tree, PHASES};
-use crate::common::{phase_result, Hooks, Outcome, RunCtx, WithOutcome};
+use crate::common::{phase_result, Outcome, RunCtx, WithOutcome};
 
 /// What `fslab io500md` returns, beside the run's outcome.
 #[derive(Debug, Clone, Serialize)]
@@ -405,31 +406,23 @@ fn metrics(scores: &[PhaseScore], md: f64, valid: bool) -> Vec<Metric> {
 }
 
 /// Runs IO500's metadata phases on this rank of `c`.
-pub fn run(
-    a: &Io500Args,
-    argv: &[String],
-    c: &dyn Cluster,
-    stop: &AtomicBool,
-    out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-    hooks: &mut Hooks,
-) -> crate::Result<Io500Report> {
+pub fn run(a: &Io500Args, start: Start<'_, '_>) -> crate::Result<Io500Report> {
+    let (c, _argv, stop) = (start.cluster, start.argv, start.stop);
     a.validate()?;
     make_dirs(a, c)?;
     let rank0 = c.rank() == 0;
     let settings = score::settings_rule(a.stonewall_time, a.minwrite);
     if rank0 {
-        header(a, c, out);
+        header(a, c, &mut *start.out);
         if let Some(s) = &settings {
-            let _ = writeln!(out, "{}", score::invalid_line("debug", s));
+            let _ = writeln!(start.out, "{}", score::invalid_line("debug", s));
         }
     }
     let files = match rank0 {
         true => Some(ResultFiles::create(&a.results(), a, c.size())?),
         false => None,
     };
-    let params = serde_json::to_value(a).unwrap_or_default();
-    let ctx = RunCtx::begin("io500md", argv, &a.dir, params, rec, hooks, stop)?;
+    let Begun { ctx, out, .. } = start.begin("io500md", &a.dir, a)?;
     let mut r = Runner {
         a,
         c,

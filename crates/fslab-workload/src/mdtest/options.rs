@@ -149,10 +149,6 @@ pub struct Options {
     pub rank_details: Option<PathBuf>,
 }
 
-fn bad(m: String) -> crate::Error {
-    crate::Error::Options(m)
-}
-
 /// b^z, or None past u64.
 fn power(b: u64, z: u32) -> Option<u64> {
     b.checked_pow(z)
@@ -163,20 +159,18 @@ impl MdtestArgs {
     /// one line naming the bad value.
     pub fn validate(&self) -> crate::Result<Options> {
         if self.iterations == 0 {
-            return Err(bad("-i 0: must be at least 1".into()));
+            return Err(crate::opt("-i", 0, "must be at least 1"));
         }
         self.one_dir()?;
         if self.depth > 0 && self.branch == 0 {
-            return Err(bad(format!(
+            return Err(crate::Error::Options(format!(
                 "-b 0 with -z {}: the branching factor must be at least 1",
                 self.depth
             )));
         }
         if self.stonewall > 0 && self.branch > 1 {
-            return Err(bad(format!(
-                "-W {} with -b {}: the stonewall works only with a branching factor of 1 (as mdtest's)",
-                self.stonewall, self.branch
-            )));
+            return Err(crate::Error::Options(format!("-W {} with -b {}: the stonewall works only with a branching factor of 1 (as mdtest's)",
+                self.stonewall, self.branch)));
         }
         let num_dirs = match (self.depth, self.branch) {
             (0, _) => Some(1),
@@ -184,7 +178,7 @@ impl MdtestArgs {
             (z, b) => power(b, z + 1).map(|p| (p - 1) / (b - 1)),
         }
         .ok_or_else(|| {
-            bad(format!(
+            crate::Error::Options(format!(
                 "-b {} -z {}: the tree would have more than 2^64 directories",
                 self.branch, self.depth
             ))
@@ -198,10 +192,8 @@ impl MdtestArgs {
         };
         let both = !self.files_only && !self.dirs_only;
         if create && read && self.read_bytes > self.write_bytes {
-            return Err(bad(format!(
-                "-e {} with -w {}: when writing and reading files, read bytes must not exceed written bytes",
-                self.read_bytes, self.write_bytes
-            )));
+            return Err(crate::Error::Options(format!("-e {} with -w {}: when writing and reading files, read bytes must not exceed written bytes",
+                self.read_bytes, self.write_bytes)));
         }
         Ok(Options {
             items,
@@ -256,15 +248,15 @@ impl MdtestArgs {
             ": several directories (DIR1@DIR2) are not supported by fslab's mdtest: give one"
                 .to_string()
         };
-        Err(bad(format!("-d {d}{why}")))
+        Err(crate::Error::Options(format!("-d {d}{why}")))
     }
 
     /// mdtest's items per task and per directory from -n or -I.
     fn spread(&self, num_dirs: u64) -> crate::Result<(u64, u64)> {
         let leaves = power(self.branch, self.depth).unwrap_or(u64::MAX);
         let items = match (self.items, self.items_per_dir) {
-            (_, Some(0)) => return Err(bad("-I 0: must be at least 1".into())),
-            (Some(0), _) => return Err(bad("-n 0: must be at least 1".into())),
+            (_, Some(0)) => return Err(crate::opt("-I", 0, "must be at least 1")),
+            (Some(0), _) => return Err(crate::opt("-n", 0, "must be at least 1")),
             (Some(n), Some(i)) => {
                 // mdtest's md_validate_tests: with -u both are refused;
                 // without, -n must be a multiple of -I (its directory
@@ -281,14 +273,14 @@ impl MdtestArgs {
                         n / i
                     )
                 };
-                return Err(bad(format!(
+                return Err(crate::Error::Options(format!(
                     "-n {n} with -I {i}{}: {why}",
                     if self.unique_dir { " and -u" } else { "" }
                 )));
             }
             (None, None) => {
-                return Err(bad(
-                    "give -n N (items per task) or -I N (per directory)".into()
+                return Err(crate::Error::Options(
+                    "give -n N (items per task) or -I N (per directory)".into(),
                 ))
             }
             (None, Some(i)) => {
@@ -305,9 +297,11 @@ impl MdtestArgs {
                 };
                 let per = n / dirs;
                 if per == 0 {
-                    return Err(bad(format!(
-                        "-n {n}: fewer items than the {dirs} directories that hold them"
-                    )));
+                    return Err(crate::opt(
+                        "-n",
+                        n,
+                        format!("fewer items than the {dirs} directories that hold them"),
+                    ));
                 }
                 (per * dirs, per)
             }

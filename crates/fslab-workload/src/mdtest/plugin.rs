@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::plugin::{Plugin, RankPlace, Start, Workload};
+use crate::plugin::{Example, Plugin, RankPlace, Refused, Start, Workload};
 use crate::{CommonArgs, Report};
 
 use super::options::MdtestArgs;
@@ -90,19 +90,22 @@ impl Workload for Mdtest {
     fn silent_during(_phase: &str) -> bool {
         true
     }
+    fn example() -> Example {
+        Example {
+            args: "-n 1000 -W 10 -F -d {dir}",
+            scale: 0.1,
+            scaled: &[("items", "100"), ("stonewall", "1")],
+            refused: Refused {
+                args: "-n 0 -d {dir}",
+                option: "-n",
+                value: "0",
+            },
+        }
+    }
     fn run(o: &MdtestArgs, start: Start<'_, '_>) -> crate::Result<Box<dyn Report>> {
         let opts = o.validate()?;
         parent_exists(o)?;
-        let r = super::run(
-            &opts,
-            start.argv,
-            start.cluster,
-            start.stop,
-            start.out,
-            start.rec,
-            start.hooks,
-        )?;
-        Ok(Box::new(r))
+        Ok(Box::new(super::run(&opts, start)?))
     }
 }
 
@@ -121,29 +124,4 @@ fn parent_exists(o: &MdtestArgs) -> crate::Result<()> {
         )));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::plugin::Kind;
-
-    #[test]
-    fn mdtest_is_registered_parses_scales_and_travels_serialized() {
-        let kind: Kind = "mdtest".parse().unwrap();
-        let argv: Vec<String> = ["-n", "1000", "-W", "10", "-F", "-d", "/tmp/m"]
-            .map(String::from)
-            .to_vec();
-        let mut job = kind.parse(&argv).unwrap();
-        job.scale(0.1);
-        job.validate().unwrap();
-        let back = crate::plugin::Job::from_json(&job.to_json()).unwrap();
-        assert_eq!(back.to_json()["options"]["items"], 100);
-        assert_eq!(back.to_json()["options"]["stonewall"], 1);
-        assert_eq!(back.workdir(), std::path::PathBuf::from("/tmp/m"));
-        let bad = kind.parse(&["-n".to_string(), "0".to_string()]).unwrap();
-        assert_eq!(
-            bad.validate().unwrap_err().to_string(),
-            "-n 0: must be at least 1"
-        );
-    }
 }

@@ -1,13 +1,14 @@
 //! One mdtest run on this rank: its iterations and phases, timed and
 //! recorded, then rank 0's summary of every rank.
 
+use crate::{Begun, Start};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use fslab_cluster::Cluster;
-use fslab_record::{Better, Metric, Recorder, Unit};
+use fslab_record::{Better, Metric, Unit};
 use rustix::fs::{Access, Mode, CWD};
 use serde::Serialize;
 
@@ -15,7 +16,7 @@ use super::options::Options;
 use super::phases::{Items, Stretch, Times};
 use super::summary::{self, Cell, RankIteration, Row, ROWS};
 use super::tree::{read_count, Kind, Op, Tree};
-use crate::common::{phase_result, Hooks, Outcome, RunCtx, WithOutcome};
+use crate::common::{phase_result, Outcome, RunCtx, WithOutcome};
 use crate::measure::{supervise, CpuMeter, PhaseClock, Progress};
 use crate::stonewall::{agree, all_running, keep_count, Check, Wall, WallSummary};
 
@@ -315,7 +316,7 @@ impl Runner<'_, '_, '_, '_> {
                     *items = w.agreed;
                     it.wall = Some(w);
                     if let (Some(x), true) = (&o.stonewall_file, self.rank0()) {
-                        keep_count(x, w.agreed).map_err(crate::Error::Setup)?;
+                        keep_count(x, w.agreed)?;
                     }
                 }
                 it.cells[summary::FILE_CREATE] = cell(&d, *items);
@@ -482,7 +483,7 @@ fn stonewall_count(o: &Options, c: &dyn Cluster) -> crate::Result<Option<u64>> {
     let mine = if c.rank() == 0 { read_count(x) } else { Ok(0) };
     let shared = c.max(mine.as_ref().map_or(0, |n| n + 1));
     match (shared, mine) {
-        (0, Err(e)) => Err(crate::Error::Options(e)),
+        (0, Err(e)) => Err(e),
         (0, Ok(_)) => Err(crate::Error::Options(format!(
             "-x {}: rank 0 could not read it",
             x.display()
@@ -592,18 +593,10 @@ fn body(
 }
 
 /// Runs mdtest on this rank of `c` (one process: [`fslab_cluster::Solo`]).
-pub fn run(
-    o: &Options,
-    argv: &[String],
-    c: &dyn Cluster,
-    stop: &AtomicBool,
-    out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-    hooks: &mut Hooks,
-) -> crate::Result<MdtestReport> {
-    let pro = prologue(o, argv, c, out)?;
-    let params = serde_json::to_value(o).unwrap_or_default();
-    let mut ctx = RunCtx::begin("mdtest", argv, &o.dir, params, rec, hooks, stop)?;
+pub fn run(o: &Options, start: Start<'_, '_>) -> crate::Result<MdtestReport> {
+    let (c, argv) = (start.cluster, start.argv);
+    let pro = prologue(o, argv, c, &mut *start.out)?;
+    let Begun { mut ctx, out, .. } = start.begin("mdtest", &o.dir, o)?;
     let part = body(o, c, &mut ctx, out, "", pro)?;
     if c.rank() == 0 && !part.rates.is_empty() {
         ctx.record_metrics(metrics(

@@ -9,7 +9,7 @@ use fslab_record::{MemRecorder, RunStatus};
 
 use super::tests::opts;
 use super::{run, MdtestReport};
-use crate::Hooks;
+use crate::{Hooks, Start};
 
 fn mdtest(args: &str, c: &dyn Cluster) -> (MdtestReport, String, MemRecorder) {
     let o = opts(args);
@@ -18,7 +18,15 @@ fn mdtest(args: &str, c: &dyn Cluster) -> (MdtestReport, String, MemRecorder) {
     let stop = AtomicBool::new(false);
     let mut out = Vec::new();
     let argv: Vec<String> = ["fslab", "mdtest"].iter().map(|s| s.to_string()).collect();
-    let r = run(&o, &argv, c, &stop, &mut out, &mut rec, &mut hooks).unwrap();
+    let start = Start {
+        argv: &argv,
+        cluster: c,
+        stop: &stop,
+        out: &mut out,
+        rec: &mut rec,
+        hooks: &mut hooks,
+    };
+    let r = run(&o, start).unwrap();
     (r, String::from_utf8(out).unwrap(), rec)
 }
 

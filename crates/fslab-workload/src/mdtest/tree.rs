@@ -207,18 +207,20 @@ impl<'o> Tree<'o> {
 }
 
 /// The -x file's count, as mdtest writes it (a bare number).
-pub fn read_count(path: &Path) -> Result<u64, String> {
+pub fn read_count(path: &Path) -> crate::Result<u64> {
+    // A -x file that is not there is bad input (exit 2), named.
     let text = std::fs::read_to_string(path).map_err(|e| {
-        format!(
-            "-x {}: cannot read the stonewall status: {e}",
-            path.display()
+        crate::opt(
+            "-x",
+            path.display(),
+            format!("cannot read the stonewall status: {e}"),
         )
     })?;
     text.trim().parse().map_err(|_| {
-        format!(
-            "-x {}: holds {:?}, not a count of items",
+        crate::opt(
+            "-x",
             path.display(),
-            text.trim()
+            format!("holds {:?}, not a count of items", text.trim()),
         )
     })
 }

@@ -11,19 +11,19 @@
 
 pub mod plugin;
 
-use std::io::Write;
+use crate::{Begun, Start};
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 
-use fslab_record::{LatencyHistogram, Recorder};
+use fslab_record::LatencyHistogram;
 use fslab_sys::mmap::SharedMap;
 use rustix::fs::OFlags;
 use serde::Serialize;
 
-use crate::common::{phase_result, CommonArgs, Hooks, Outcome, RunCtx, WithOutcome};
+use crate::common::{phase_result, CommonArgs, Outcome, WithOutcome};
 
 /// `fslab tiotest -t THREADS -f MB -r RANDOM_OPS -b BLOCK -d DIR ...`
 #[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
@@ -120,35 +120,38 @@ pub struct TioOptions {
 
 impl TioArgs {
     pub fn validate(&self) -> crate::Result<TioOptions> {
-        self.check().map_err(crate::Error::Options)
+        self.check()
     }
 
-    fn check(&self) -> Result<TioOptions, String> {
+    fn check(&self) -> crate::Result<TioOptions> {
         let pos = |flag: &str, v: i64| {
             if v < 1 {
-                Err(format!("{flag} {v}: must be at least 1"))
+                Err(crate::opt(flag, v, "must be at least 1"))
             } else {
                 Ok(v as u64)
             }
         };
         let threads = pos("-t", self.threads)?;
         if threads > 1024 {
-            return Err(format!("-t {threads}: at most 1024 threads"));
+            return Err(crate::opt("-t", threads, "at most 1024 threads"));
         }
         let file_bytes = pos("-f", self.mb)? << 20;
         let block = pos("-b", self.block)?;
         if block > file_bytes {
-            return Err(format!(
-                "-b {block}: the block is larger than each file ({} MB)",
-                self.mb
+            return Err(crate::opt(
+                "-b",
+                block,
+                format!("the block is larger than each file ({} MB)", self.mb),
             ));
         }
         if block > 64 << 20 {
-            return Err(format!("-b {block}: at most 64 MiB"));
+            return Err(crate::opt("-b", block, "at most 64 MiB"));
         }
         if self.direct && block % 512 != 0 {
-            return Err(format!(
-                "-b {block}: O_DIRECT (-X) needs a multiple of 512 bytes"
+            return Err(crate::opt(
+                "-b",
+                block,
+                "O_DIRECT (-X) needs a multiple of 512 bytes",
             ));
         }
         let random_ops = pos("-r", self.random_ops)?;
@@ -159,20 +162,24 @@ impl TioArgs {
         };
         for d in &dirs {
             if !d.is_dir() {
-                return Err(format!("-d {}: no such directory", d.display()));
+                return Err(crate::opt("-d", d.display(), "no such directory"));
             }
         }
         let mut run = [true; 4];
         for &k in &self.skip {
             if k > 3 {
-                return Err(format!(
-                    "-k {k}: tests are 0 write, 1 random write, 2 read, 3 random read"
+                return Err(crate::opt(
+                    "-k",
+                    k,
+                    "tests are 0 write, 1 random write, 2 read, 3 random read",
                 ));
             }
             run[k as usize] = false;
         }
         if self.mmap && self.direct {
-            return Err("-M and -X exclude each other (mapped IO cannot be direct)".into());
+            return Err(crate::Error::Options(
+                "-M and -X exclude each other (mapped IO cannot be direct)".into(),
+            ));
         }
         Ok(TioOptions {
             threads: threads as u32,
@@ -526,16 +533,9 @@ fn random(
 }
 
 /// Runs tiotest.
-pub fn run(
-    o: &TioOptions,
-    argv: &[String],
-    stop: &AtomicBool,
-    out: &mut dyn Write,
-    rec: &mut dyn Recorder,
-    hooks: &mut Hooks,
-) -> crate::Result<TioReport> {
-    let params = serde_json::to_value(o).unwrap_or_default();
-    let mut ctx = RunCtx::begin("tiotest", argv, &o.dirs[0], params, rec, hooks, stop)?;
+pub fn run(o: &TioOptions, start: Start<'_, '_>) -> crate::Result<TioReport> {
+    let Begun { mut ctx, out, .. } = start.begin("tiotest", &o.dirs[0], o)?;
+    let stop = ctx.stop;
     let threads = o.threads as usize;
     // Reading needs the files: without the write test they are written first, untimed.
     if !o.run[0] && (o.run[1] || o.run[2] || o.run[3]) {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::TioArgs;
-use crate::plugin::{RankPlace, Start, Workload};
+use crate::plugin::{Example, RankPlace, Refused, Start, Workload};
 use crate::{CommonArgs, Report, Result};
 
 /// tiobench's tiotest (seed 003).
@@ -70,24 +70,27 @@ impl Workload for TioTest {
     fn silent_during(_phase: &str) -> bool {
         true
     }
+    fn example() -> Example {
+        Example {
+            args: "-f 9000 -r 15000 -b 4096 -t 2 -d {dir}",
+            scale: 0.01,
+            scaled: &[("mb", "90"), ("random_ops", "15000")],
+            refused: Refused {
+                args: "-t 0 -d {dir}",
+                option: "-t",
+                value: "0",
+            },
+        }
+    }
     fn run(o: &TioArgs, start: Start<'_, '_>) -> Result<Box<dyn Report>> {
         let opts = o.validate()?;
-        let report = super::run(
-            &opts,
-            start.argv,
-            start.stop,
-            start.out,
-            start.rec,
-            start.hooks,
-        )?;
-        Ok(Box::new(report))
+        Ok(Box::new(super::run(&opts, start)?))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::Job;
     use crate::scale::FakeRank;
     use crate::Kind;
 
@@ -96,23 +99,10 @@ mod tests {
     }
 
     #[test]
-    fn tiotest_parses_scales_and_comes_back_from_json_equal() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path().display().to_string();
+    fn tiotest_f_is_drop_caches_and_its_reads_print_nothing() {
         let kind = Kind::of("tiotest").unwrap();
         assert!(kind.takes_dirs() && kind.is_silent_during("read"));
-        let mut job = kind
-            .parse(&argv(&format!("-f 9000 -r 15000 -b 4096 -t 2 -d {d}")))
-            .unwrap();
-        job.scale(0.01);
-        job.validate().unwrap();
-        let json = job.to_json();
-        assert_eq!(json["options"]["mb"], 90);
-        assert_eq!(json["options"]["random_ops"], 15000, "-r keeps its length");
-        let back = Job::from_json(&json).unwrap();
-        assert_eq!(back.to_json(), json);
-        assert_eq!(back.workdir(), dir.path());
-        let f = kind.parse(&argv(&format!("-F -d {d}"))).unwrap();
+        let f = kind.parse(&argv("-F -d /mnt/a")).unwrap();
         assert!(f.common().drop_caches, "-F is --drop-caches");
     }
 

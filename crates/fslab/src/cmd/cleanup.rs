@@ -15,12 +15,12 @@ pub fn run(db: &Path) -> Result<(), Failure> {
         }
     }
     if report.is_empty() {
-        println!("nothing to clean up in {}", dir.display());
+        super::say(format!("nothing to clean up in {}\n", dir.display()))?;
     }
     let mut failed = false;
     for l in &report {
         failed |= l.contains("FAILED");
-        println!("{l}");
+        super::say(format!("{l}\n"))?;
     }
     if failed {
         return Err(Failure::Failed(

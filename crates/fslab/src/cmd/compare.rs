@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use crate::cli::CompareArgs;
 use crate::Failure;
+use fslab_present::select_args::CompareArgs;
 
 pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
     super::check_output(args.output.as_deref())?;
@@ -13,7 +13,7 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
     // A comparison of nothing is said, not printed as an empty table.
     let choice = fslab_analysis::Choice {
         refuse_empty: true,
-        ..args.select.choice()
+        ..args.select.choice(fslab_explain::EXPLAINERS)
     };
     let a = fslab_analysis::from_store(&store, &choice).map_err(super::analysis_failure)?;
     for w in &a.warnings {

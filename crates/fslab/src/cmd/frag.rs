@@ -8,7 +8,7 @@ pub fn run(files: &[PathBuf], verbose: bool) -> Result<(), Failure> {
     let mut failed = None;
     for f in files {
         match fslab_probe::frag::report(f, verbose) {
-            Ok(text) => print!("{text}"),
+            Ok(text) => super::say(text)?,
             Err(e) => {
                 eprintln!("fslab: frag: {}: {e}", f.display());
                 failed = Some(f.display().to_string());

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use fslab_present::format::Format;
 
-use crate::cli::OutputArgs;
+use fslab_present::select_args::OutputArgs;
 use crate::Failure;
 
 pub fn run(

@@ -15,7 +15,7 @@ pub fn run(kind: Kind, m: &ArgMatches, db: &Path) -> Result<(), Failure> {
     let job = kind
         .workload()
         .job_of_matches(m)
-        .map_err(|e| workload_failure(kind.name(), e))?;
+        .map_err(|e| Failure::of(e.kind(), format!("{}: {e}", kind.name())))?;
     let harness = job.common().harness(std::env::args().collect());
     launch(ChildSpec { job, harness }, db)
 }
@@ -35,15 +35,4 @@ fn launch(spec: ChildSpec, db: &Path) -> Result<(), Failure> {
         quiet: super::quiet(),
     };
     fslab_runtime::run(spec, &cx).map_err(Failure::from)
-}
-
-/// A workload's error as the command's failure: bad options exit 2,
-/// anything else 1.
-fn workload_failure(name: &str, e: fslab_workload::Error) -> Failure {
-    let m = format!("{name}: {e}");
-    if e.is_usage() {
-        Failure::Usage(m)
-    } else {
-        Failure::Failed(m)
-    }
 }

@@ -1,7 +1,6 @@
 //! One module per subcommand.
 
 mod bisect;
-mod calibrate;
 mod cleanup;
 mod compare;
 mod frag;
@@ -48,7 +47,7 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
         .iter()
         .find_map(|x| x.try_get_one::<PathBuf>("db").ok().flatten().cloned());
     if let Some(db) = &db {
-        check_db_option(db)?;
+        fslab_store::check_path(db).map_err(store_failure)?;
     }
     let db = db.unwrap_or_else(fslab_store::default_path);
     if let Some(kind) = Kind::of(name) {
@@ -75,7 +74,11 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
         Command::Bisect(b) => bisect::run(b, &db),
         Command::GuestCell { job } => guest::run(&job),
         Command::HostLab { action, json } => host_lab(&action, &json),
-        Command::Crc32c { chunks } => crc32c(chunks),
+        Command::Crc32c { chunks } => {
+            let lines = fslab_workload::crc32c::report(chunks)
+                .map_err(|e| Failure::of(e.kind(), e.to_string()))?;
+            say(lines)
+        }
         Command::Compare(c) => compare::run(c, &db),
         Command::Stats { trim_outliers } => stats::run(trim_outliers),
         Command::Report { select, output } => report::run(select, &output, &db),
@@ -102,10 +105,8 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
 fn host_lab(action: &str, json: &str) -> Result<(), Failure> {
     let r =
         fslab_experiment::host_lab::run(action, json).map_err(|e| Failure::Usage(e.to_string()))?;
-    println!(
-        "{}",
-        serde_json::to_string(&r).map_err(|e| Failure::Failed(e.to_string()))?
-    );
+    let line = serde_json::to_string(&r).map_err(|e| Failure::Failed(e.to_string()))?;
+    say(line + "\n")?;
     if r.ok {
         Ok(())
     } else {
@@ -117,15 +118,22 @@ fn host_lab(action: &str, json: &str) -> Result<(), Failure> {
     }
 }
 
-/// Writes `bytes` to stdout; a reader that stopped reading ends it quietly.
+/// Writes `bytes` to stdout, all of them; a reader that stopped reading
+/// ends the command quietly ([`Failure::Closed`]).
 fn print_all(bytes: &[u8]) -> Result<(), Failure> {
     use std::io::Write;
-    match std::io::stdout().write_all(bytes) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(Failure::Failed(format!("cannot write to stdout: {e}")))
-        }
-        _ => Ok(()),
-    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|e| match fslab_record::ErrorKind::of_output(&e) {
+            fslab_record::ErrorKind::Closed => Failure::Closed,
+            _ => Failure::Failed(format!("cannot write to stdout: {e}")),
+        })
+}
+
+/// [`print_all`] of a text.
+fn say(text: impl AsRef<str>) -> Result<(), Failure> {
+    print_all(text.as_ref().as_bytes())
 }
 
 /// Prints what a command says: with `--output FILE`, the chosen format
@@ -206,56 +214,21 @@ fn analysis_failure(e: fslab_analysis::Error) -> Failure {
     results_failure(e.into())
 }
 
+/// A store's error as the command's: its kind, and a failure says it is
+/// the store's.
+fn store_failure(e: fslab_store::StoreError) -> Failure {
+    match e.kind() {
+        fslab_record::ErrorKind::Failed => Failure::Failed(format!("results store {e}")),
+        kind => Failure::of(kind, e.to_string()),
+    }
+}
+
 /// Opens the results store to write, or explains why not.
 fn open_store(db: &Path) -> Result<fslab_store::Store, Failure> {
-    fslab_store::Store::open(db).map_err(|e| match e {
-        e @ fslab_store::StoreError::Inconsistent { .. } => Failure::Usage(e.to_string()),
-        e => Failure::Failed(format!("results store {e}")),
-    })
+    fslab_store::Store::open(db).map_err(store_failure)
 }
 
 /// Opens the results store to read only (it writes nothing into it).
 fn open_store_read(db: &Path) -> Result<fslab_store::Store, Failure> {
-    fslab_store::Store::open_read(db).map_err(|e| match e {
-        e @ (fslab_store::StoreError::Missing(_)
-        | fslab_store::StoreError::NotAStore(_)
-        | fslab_store::StoreError::Inconsistent { .. }) => Failure::Usage(e.to_string()),
-        e => Failure::Failed(format!("results store {e}")),
-    })
-}
-
-/// `--db PATH` names a file in an existing directory: fslab makes the
-/// directories of its default store only, never ones a typo names.
-fn check_db_option(db: &Path) -> Result<(), Failure> {
-    let dir = db.parent().filter(|d| !d.as_os_str().is_empty());
-    match dir {
-        Some(d) if !d.is_dir() => Err(Failure::Usage(format!(
-            "--db {}: directory {} does not exist",
-            db.display(),
-            d.display()
-        ))),
-        _ if db.is_dir() => Err(Failure::Usage(format!(
-            "--db {}: is a directory; give a file (results.sqlite)",
-            db.display()
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// `fslab crc32c`: the self-test line for each implementation.
-fn crc32c(chunks: usize) -> Result<(), Failure> {
-    if chunks == 0 {
-        return Err(Failure::Usage(
-            "crc32c: --chunks 0: must be at least 1".into(),
-        ));
-    }
-    let results = fslab_workload::crc32c::selftest(chunks)
-        .map_err(|e| Failure::Failed(format!("crc32c: tests FAILED: {e}")))?;
-    for r in &results {
-        println!(
-            "crc32c: tests passed, {} bytes in {:.0} usec ({}: {:.0} MB/s)",
-            r.bytes, r.usec, r.name, r.mb_per_s
-        );
-    }
-    Ok(())
+    fslab_store::Store::open_read(db).map_err(store_failure)
 }

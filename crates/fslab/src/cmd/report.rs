@@ -5,13 +5,14 @@ use std::path::Path;
 
 use fslab_present::report::page;
 
-use crate::cli::SelectArgs;
 use crate::Failure;
+use fslab_present::select_args::SelectArgs;
 
 pub fn run(sel: SelectArgs, output: &Path, db: &Path) -> Result<(), Failure> {
     super::check_output(Some(output))?;
     let store = super::open_store_read(db)?;
-    let a = fslab_analysis::from_store(&store, &sel.choice()).map_err(super::analysis_failure)?;
+    let a = fslab_analysis::from_store(&store, &sel.choice(fslab_explain::EXPLAINERS))
+        .map_err(super::analysis_failure)?;
     let p = page::build(&store, &a).map_err(super::results_failure)?;
     // `-o -`: the page on stdout (the line about it on stderr).
     if output == Path::new("-") {
@@ -21,11 +22,11 @@ pub fn run(sel: SelectArgs, output: &Path, db: &Path) -> Result<(), Failure> {
     }
     std::fs::write(output, p.html)
         .map_err(|e| Failure::Failed(format!("report: cannot write {}: {e}", output.display())))?;
-    println!(
-        "wrote {} ({} charts, {} cells)",
+    super::say(format!(
+        "wrote {} ({} charts, {} cells)\n",
         output.display(),
         p.charts,
         p.cells
-    );
+    ))?;
     Ok(())
 }

@@ -7,7 +7,8 @@ use std::path::Path;
 use fslab_present::format::Format;
 use fslab_present::show;
 
-use crate::cli::{OutputArgs, ResultsCommand};
+use fslab_present::results_args::ResultsCommand;
+use fslab_present::select_args::OutputArgs;
 use crate::Failure;
 
 pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {

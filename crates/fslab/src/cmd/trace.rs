@@ -4,8 +4,8 @@ use std::path::Path;
 
 use fslab_present::trace::{blkparse, Which};
 
-use crate::cli::TraceCommand;
 use crate::Failure;
+use fslab_present::results_args::TraceCommand;
 
 pub fn run(cmd: TraceCommand, db: &Path) -> Result<(), Failure> {
     let TraceCommand::Show {

@@ -4,14 +4,21 @@
 use crate::support::{stderr, stdout, Lab};
 
 /// The metric names of `fslab run`'s summary table: the first column of
-/// its rows, between the cells' header and the lines under the table.
+/// its rows, between the cells' header and the lines under the table
+/// (after what is said before the verdicts, when anything is).
 fn summary_names(out: &str) -> Vec<String> {
-    let start = out
-        .lines()
+    let lines: Vec<&str> = out.lines().collect();
+    let start = lines
+        .iter()
         .position(|l| l.contains("runs completed"))
         .unwrap_or_else(|| panic!("no summary in {out}"));
-    out.lines()
-        .skip(start + 3)
+    let mut head = start + 2;
+    if lines.get(head) == Some(&"before the verdicts:") {
+        head += lines[head..].iter().position(|l| l.is_empty()).unwrap() + 1;
+    }
+    lines
+        .into_iter()
+        .skip(head + 1)
         .take_while(|l| {
             !l.is_empty() && !l.starts_with("verdicts:") && !l.starts_with("unresolved:")
         })

@@ -370,7 +370,7 @@ fn a_workload_killed_like_the_oom_killer_does_leaves_no_tracefs_instance() {
         .unwrap()
         .experiment(1)
         .unwrap();
-    assert_eq!(e.status, "failed");
+    assert_eq!(e.status, fslab_record::RunStatus::Failed);
     assert!(
         e.cell_runs[0]
             .error
@@ -560,7 +560,7 @@ fn ctrl_c_on_a_terminal_ends_the_cell_once_and_keeps_its_partial_loop() {
         .unwrap()
         .experiment(1)
         .unwrap();
-    assert_eq!(e.status, "interrupted");
+    assert_eq!(e.status, fslab_record::RunStatus::Interrupted);
     assert_eq!(
         e.cell_runs[0].status.map(|s| s.as_str()),
         Some("interrupted"),

@@ -34,9 +34,11 @@ fn a_two_filesystem_matrix_with_repetitions_is_run_and_recorded() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("4 of 4 runs completed"), "{out}");
+    // The summary's header (the machines' lines before it name the cells
+    // too: "  ext4: note: CPU clock ...").
     let header = out
         .lines()
-        .find(|l| l.trim_start().starts_with("ext4"))
+        .find(|l| l.trim_start().starts_with("ext4") && !l.contains(": "))
         .unwrap_or_else(|| panic!("{out}"));
     assert!(header.contains("xfs"), "{header}");
     assert!(
@@ -117,7 +119,7 @@ fs = "ext4"
     );
     let store = Store::open(&lab.db()).unwrap();
     let e = store.experiment(1).unwrap();
-    assert_eq!(e.status, "failed");
+    assert_eq!(e.status, fslab_record::RunStatus::Failed);
     assert!(e.cell_runs[0]
         .error
         .as_deref()

@@ -99,7 +99,7 @@ fn ctrl_c_in_the_middle_of_a_cell_leaves_nothing_behind() {
         .unwrap()
         .experiment(1)
         .unwrap();
-    assert_eq!(e.status, "interrupted");
+    assert_eq!(e.status, fslab_record::RunStatus::Interrupted);
     let cg = e.cell_runs[0].cgroup.clone().unwrap();
     assert!(!std::path::Path::new(&cg).exists(), "cgroup {cg} removed");
     let run = fslab_store::Store::open(&lab.db())
@@ -169,7 +169,7 @@ fn cleanup_undoes_what_a_killed_run_left() {
         .unwrap()
         .experiment(1)
         .unwrap();
-    assert_eq!(e.status, "interrupted");
+    assert_eq!(e.status, fslab_record::RunStatus::Interrupted);
     // (The cell's record is written when the cell ends: the killed one has
     // none, but its workload's run is in the store.)
     assert!(e.cell_runs.is_empty());

@@ -12,6 +12,7 @@ mod dbench;
 mod docs;
 mod endings;
 mod exec;
+mod explain;
 mod fsmark;
 mod fsmark_fs;
 mod hostile;

@@ -86,9 +86,21 @@ fn results_read_back_what_fsmark_recorded() {
         Some("run_id,table,phase,op,index,metric,value")
     );
     assert!(csv.contains("2,metric,loop 1,fsmark,,Count,400\n"), "{csv}");
+    // A machine fact's value may hold commas (the kernel command line):
+    // quoted, as CSV does.
+    let records: Vec<csv::StringRecord> = csv::Reader::from_reader(csv.as_bytes())
+        .records()
+        .collect::<Result<_, _>>()
+        .unwrap();
     assert!(
-        csv.lines().all(|l| l.split(',').count() == 7),
-        "every CSV line has 7 fields"
+        records.iter().all(|r| r.len() == 7),
+        "every CSV record has 7 fields"
+    );
+    assert!(
+        records
+            .iter()
+            .any(|r| &r[1] == "fact" && &r[5] == "kernel command line"),
+        "{csv}"
     );
 }
 

@@ -31,7 +31,7 @@ fs = "ext4"
     );
     let said = interrupt_during_the_second_repetition(&lab, &f);
     let e = Store::open(&lab.db()).unwrap().experiment(1).unwrap();
-    assert_eq!(e.status, "interrupted");
+    assert_eq!(e.status, fslab_record::RunStatus::Interrupted);
     let complete = |e: &fslab_store::ExperimentRecord| {
         e.cell_runs
             .iter()

@@ -10,7 +10,17 @@
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::ProbeError;
+/// Why a directory's htree depth could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HtreeError {
+    /// The directory's filesystem has no block device (tmpfs, a directory
+    /// on the host's filesystem).
+    #[error("the workload's filesystem has no block device")]
+    NoDevice,
+    /// What could not be done, to which directory, and why.
+    #[error("htree: {0}")]
+    Failed(String),
+}
 
 const EXT4_SUPER_MAGIC: u32 = 0xEF53;
 /// `EXT4_INDEX_FL`: the directory is hash-indexed.
@@ -33,24 +43,24 @@ pub fn parse_dx_root(block: &[u8]) -> Option<u32> {
 }
 
 /// The block device a filesystem of device number `dev` sits on.
-fn device_path(dev: u64) -> Result<PathBuf, ProbeError> {
+fn device_path(dev: u64) -> Result<PathBuf, HtreeError> {
     let (maj, min) = (rustix::fs::major(dev), rustix::fs::minor(dev));
     let uevent = PathBuf::from(format!("/sys/dev/block/{maj}:{min}/uevent"));
-    let text = std::fs::read_to_string(&uevent).map_err(|_| ProbeError::NoDevice)?;
+    let text = std::fs::read_to_string(&uevent).map_err(|_| HtreeError::NoDevice)?;
     text.lines()
         .find_map(|l| l.strip_prefix("DEVNAME="))
         .map(|n| PathBuf::from("/dev").join(n.trim()))
-        .ok_or(ProbeError::NoDevice)
+        .ok_or(HtreeError::NoDevice)
 }
 
-fn failed(what: &str, dir: &Path, e: impl std::fmt::Display) -> ProbeError {
-    ProbeError::Htree(format!("{what} {}: {e}", dir.display()))
+fn failed(what: &str, dir: &Path, e: impl std::fmt::Display) -> HtreeError {
+    HtreeError::Failed(format!("{what} {}: {e}", dir.display()))
 }
 
 /// The htree depth of directory `dir`: Some(0) for an ext4 directory that
 /// is not indexed (one linear block), Some(1..) for an indexed one; None
 /// when `dir` is not on ext4.
-pub fn levels(dir: &Path) -> Result<Option<u32>, ProbeError> {
+pub fn levels(dir: &Path) -> Result<Option<u32>, HtreeError> {
     use rustix::fs::{Mode, OFlags};
     let fd = rustix::fs::open(
         dir,

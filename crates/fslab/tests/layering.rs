@@ -1,9 +1,10 @@
-//! No module imports one that imports it back (issue 24): among the
+//! The import drawing of the whole workspace (issue 33): no crate depends
+//! on a crate of its own layer or above ([`LAYERS`]), and, within every
+//! crate, no module imports one that imports it back (issue 24): among the
 //! modules of one parent, the references (`crate::...`, `super::...`)
 //! outside tests run one way. A module and its own children may name each
 //! other (a parent re-exports its children, a child uses its parent's
-//! types): that is nesting, not a circle. Checked for this crate and for
-//! fslab-stats (its compare <-> verdict circle was the third).
+//! types): that is nesting, not a circle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -22,7 +23,7 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The module a file is by its place: lib.rs is the root, `a/b.rs` and
+/// The module a file is by its place: lib.rs (and main.rs) is the root, `a/b.rs` and
 /// `a/b/mod.rs` are `a::b`.
 fn module_by_place(src: &Path, file: &Path) -> Module {
     let rel = file.strip_prefix(src).unwrap().with_extension("");
@@ -30,7 +31,7 @@ fn module_by_place(src: &Path, file: &Path) -> Module {
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
-    if m.last().is_some_and(|l| l == "mod" || l == "lib") {
+    if m.last().is_some_and(|l| l == "mod" || l == "lib") || m == ["main"] {
         m.pop();
     }
     m
@@ -196,23 +197,167 @@ fn circles(src: &Path) -> Vec<String> {
     found
 }
 
-fn src_of(krate: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(krate)
-        .join("src")
+/// The workspace's layers, lowest first: a crate may depend on crates of
+/// lower layers only. Workloads and probes share a layer: what runs on the
+/// filesystem and what watches it never import each other.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("the kernel's interfaces", &["fslab-sys"]),
+    (
+        "the model: metrics, units, catalogue, protocol",
+        &["fslab-record"],
+    ),
+    (
+        "statistics, the results store, readers of other tools' output",
+        &["fslab-stats", "fslab-store", "fslab-parse"],
+    ),
+    (
+        "the lab, guests, cluster, on-disk layout, analysis",
+        &[
+            "fslab-lab",
+            "fslab-guest",
+            "fslab-cluster",
+            "fslab-layout",
+            "fslab-analysis",
+        ],
+    ),
+    ("workloads and probes", &["fslab-workload", "fslab-probe"]),
+    (
+        "explanations: facts, confounders, limiters, profiles",
+        &["fslab-explain"],
+    ),
+    (
+        "the runtime and the experiment",
+        &["fslab-runtime", "fslab-experiment"],
+    ),
+    ("presentation", &["fslab-present"]),
+    ("the front door and the benches", &["fslab", "fslab-bench"]),
+];
+
+/// The workspace's root.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every crate of the workspace: its name and directory (the members of
+/// the root Cargo.toml).
+fn members() -> Vec<(String, PathBuf)> {
+    let text = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let list = text.split("members = [").nth(1).unwrap();
+    let list = &list[..list.find(']').unwrap()];
+    list.split(',')
+        .map(|m| m.trim().trim_matches('"'))
+        .filter(|m| !m.is_empty())
+        .map(|m| {
+            let dir = root().join(m);
+            let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+            (package_name(&manifest), dir)
+        })
+        .collect()
+}
+
+fn package_name(manifest: &str) -> String {
+    manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("name = "))
+        .map(|n| n.trim_matches('"').to_string())
+        .unwrap()
+}
+
+/// The workspace crates a manifest depends on to build (its
+/// `[dependencies]` and `[build-dependencies]`; tests may reach up).
+fn dependencies(manifest: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut on = false;
+    for l in manifest.lines().map(str::trim) {
+        if l.starts_with('[') {
+            on = l == "[dependencies]" || l == "[build-dependencies]";
+        } else if on && l.starts_with("fslab") {
+            let end = l.find(['.', ' ', '=']).unwrap_or(l.len());
+            out.push(l[..end].to_string());
+        }
+    }
+    out
+}
+
+/// The edges that do not go down: "a -> b (layer ...)", and the crates no
+/// layer places.
+fn upward(edges: &[(String, Vec<String>)]) -> Vec<String> {
+    let layer = |c: &str| LAYERS.iter().position(|(_, cs)| cs.contains(&c));
+    let mut bad = Vec::new();
+    for (from, deps) in edges {
+        let Some(at) = layer(from) else {
+            bad.push(format!("{from} is in no layer: place it in LAYERS"));
+            continue;
+        };
+        for to in deps {
+            match layer(to) {
+                Some(l) if l < at => {}
+                Some(l) => bad.push(format!(
+                    "{from} -> {to}: {to} is in layer {l} ({}), not below {from}'s ({})",
+                    LAYERS[l].0, LAYERS[at].0
+                )),
+                None => bad.push(format!("{from} -> {to}: {to} is in no layer")),
+            }
+        }
+    }
+    bad
 }
 
 #[test]
-fn no_module_of_fslab_experiment_imports_one_that_imports_it_back() {
-    let c = circles(&src_of("fslab-experiment"));
-    assert!(c.is_empty(), "module circles:\n{}", c.join("\n"));
+fn no_crate_depends_on_one_of_its_own_layer_or_above() {
+    let edges: Vec<(String, Vec<String>)> = members()
+        .into_iter()
+        .map(|(name, dir)| {
+            let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+            (name, dependencies(&manifest))
+        })
+        .collect();
+    assert!(edges.len() >= 14, "{edges:?}");
+    let bad = upward(&edges);
+    assert!(
+        bad.is_empty(),
+        "edges against the layering:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
-fn no_module_of_fslab_stats_imports_one_that_imports_it_back() {
-    let c = circles(&src_of("fslab-stats"));
-    assert!(c.is_empty(), "module circles:\n{}", c.join("\n"));
+fn the_layering_check_finds_an_upward_and_a_sideways_edge_and_an_unplaced_crate() {
+    let deps = dependencies(
+        "[package]\nname = \"fslab-record\"\n[dependencies]\nfslab-stats.workspace = true\n\
+         serde = \"1\"\n[dev-dependencies]\nfslab-present = { path = \"x\" }\n",
+    );
+    assert_eq!(deps, ["fslab-stats"]);
+    let edges = vec![
+        ("fslab-record".to_string(), deps),
+        (
+            "fslab-workload".to_string(),
+            vec!["fslab-probe".to_string()],
+        ),
+        ("fslab-probe".to_string(), vec!["fslab-sys".to_string()]),
+        ("fslab-new".to_string(), vec![]),
+    ];
+    let bad = upward(&edges);
+    assert_eq!(bad.len(), 3, "{bad:?}");
+    assert!(bad[0].starts_with("fslab-record -> fslab-stats"), "{bad:?}");
+    assert!(
+        bad[1].starts_with("fslab-workload -> fslab-probe"),
+        "{bad:?}"
+    );
+    assert!(bad[2].starts_with("fslab-new is in no layer"), "{bad:?}");
+}
+
+#[test]
+fn no_module_of_any_crate_imports_one_that_imports_it_back() {
+    let mut all = Vec::new();
+    for (name, dir) in members() {
+        all.extend(
+            circles(&dir.join("src"))
+                .into_iter()
+                .map(|c| format!("{name}: {c}")),
+        );
+    }
+    assert!(all.is_empty(), "module circles:\n{}", all.join("\n"));
 }
 
 #[test]

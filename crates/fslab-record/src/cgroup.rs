@@ -2,7 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ProbeError;
+/// The memory cgroup could not be found (why, in one line).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CgroupError(pub String);
 
 /// A memory cgroup directory and which hierarchy it is in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,16 +15,16 @@ pub struct MemoryCgroup {
 }
 
 /// This process's memory cgroup.
-pub fn own_memory_cgroup() -> Result<MemoryCgroup, ProbeError> {
+pub fn own_memory_cgroup() -> Result<MemoryCgroup, CgroupError> {
     let text = std::fs::read_to_string("/proc/self/cgroup")
-        .map_err(|e| ProbeError::Cgroup(format!("cannot read /proc/self/cgroup: {e}")))?;
+        .map_err(|e| CgroupError(format!("cannot read /proc/self/cgroup: {e}")))?;
     memory_cgroup_in(&text, Path::new("/sys/fs/cgroup"))
 }
 
 /// The memory cgroup named by a /proc/PID/cgroup text, with cgroup
 /// filesystems mounted under `root` (v1: `root/memory`; v2: `root` or
 /// `root/unified`, when it has the memory controller).
-pub fn memory_cgroup_in(text: &str, root: &Path) -> Result<MemoryCgroup, ProbeError> {
+pub fn memory_cgroup_in(text: &str, root: &Path) -> Result<MemoryCgroup, CgroupError> {
     for line in text.lines() {
         let mut f = line.splitn(3, ':');
         let (_, ctrl, path) = (f.next(), f.next().unwrap_or(""), f.next().unwrap_or("/"));
@@ -48,7 +51,7 @@ pub fn memory_cgroup_in(text: &str, root: &Path) -> Result<MemoryCgroup, ProbeEr
             });
         }
     }
-    Err(ProbeError::Cgroup(
+    Err(CgroupError(
         "no memory cgroup controller is available (neither cgroup v1 memory nor v2 with memory)"
             .into(),
     ))
