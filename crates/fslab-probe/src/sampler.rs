@@ -184,7 +184,9 @@ impl Sampler {
             }
         }
         let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
-        run_notes.push(typed_note(None, &crate::TargetsNote::of(&targets, &names)));
+        if asked_any {
+            run_notes.push(typed_note(None, &crate::TargetsNote::of(&targets, &names)));
+        }
         // The machine's own measurements run whatever probes were asked for.
         let always = if asked_any {
             crate::registry::always()

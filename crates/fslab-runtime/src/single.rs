@@ -85,6 +85,11 @@ pub fn run(
     let stop = crate::stop_on_signals()?;
     let mut out = text_out(name, harness)?;
     let mut probes = start_probes(name, harness, kinds, dir);
+    // The run's facts read the probes' targets (resolved once, no call of
+    // their own in the run); a cell (its probes run in `fslab run`)
+    // resolves them; with `--probes none` the device's facts are unknown.
+    let targets = probes.as_ref().and_then(|p| p.targets.clone());
+    let cell = harness.acks;
     let inner = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
     let counting = silent_phases(job.kind(), harness, cx.quiet);
     let mut messages = PhaseMessages {
@@ -94,8 +99,15 @@ pub fn run(
         erase: counting.is_some(),
     };
     let mut hooks = Hooks {
-        machine_facts: Some(Box::new(|dir| {
-            fslab_probe::facts::machine(&fslab_probe::source::Machine, &fslab_probe::resolve(dir))
+        machine_facts: Some(Box::new(move |dir: &Path| {
+            let targets = match targets {
+                Some(t) => t,
+                None if cell => {
+                    fslab_probe::resolve(dir.ancestors().find(|a| a.exists()).unwrap_or(dir))
+                }
+                None => fslab_probe::Targets::default(),
+            };
+            fslab_probe::facts::machine(&fslab_probe::source::Machine, &targets)
         })),
         ..Hooks::default()
     };

@@ -302,7 +302,7 @@ fn a_comparison_with_perf_on_both_sides_prints_the_differential_profile() {
         .args(["-c", "while :; do :; done"])
         .spawn()
         .unwrap();
-    let text = format!("name = \"profile\"\n{DEVICE}[workload]\nkind = \"fsmark\"\nprobes = [\"default\", \"perf\"]\nargs = [\"-S0\", \"-s\", \"0\", \"-n\", \"30000\", \"-t\", \"1\", \"-L\", \"1\"]\n[[target]]\nfs = \"ext4\"\n[[target]]\nfs = \"xfs\"\n");
+    let text = format!("name = \"profile\"\n{DEVICE}[workload]\nkind = \"fsmark\"\nprobes = [\"default\", \"perf\"]\nargs = [\"-S0\", \"-s\", \"0\", \"-n\", \"100000\", \"-t\", \"1\", \"-L\", \"1\"]\n[[target]]\nfs = \"ext4\"\n[[target]]\nfs = \"xfs\"\n");
     let f = lab.experiment("profile.toml", &text);
     let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
     let _ = busy.kill();
@@ -363,7 +363,7 @@ fn a_mixed_workloads_operations_are_shown_with_their_share_of_the_time() {
     }
     let lab = Lab::new();
     let text = format!(
-        "name = \"mixed\"\nrepetitions = 2\n{DEVICE}[workload]\nkind = \"dbench\"\nargs = [\"-t\", \"2\", \"2\"]\n[[target]]\nfs = \"ext4\"\n[[target]]\nfs = \"xfs\"\n"
+        "name = \"mixed\"\nrepetitions = 2\n{DEVICE}[workload]\nkind = \"dbench\"\nargs = [\"-t\", \"2\", \"-D\", \"{{dir}}\", \"2\"]\n[[target]]\nfs = \"ext4\"\n[[target]]\nfs = \"xfs\"\n"
     );
     run(&lab, "mixed.toml", &text);
     let out = compare(&lab, &[]);
