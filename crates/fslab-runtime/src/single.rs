@@ -61,6 +61,16 @@ pub fn run(
     rank: &Rank,
 ) -> Result<()> {
     let name = job.kind().name();
+    // A cell's machine facts are read before it joins its memory cgroup:
+    // read inside a small limit (kallsyms, the kernel's config), they
+    // waited on the cgroup's disabled OOM killer for ever.
+    let early = harness.cgroup.as_ref().map(|_| {
+        let existing = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
+        fslab_probe::facts::machine(
+            &fslab_probe::source::Machine,
+            &fslab_probe::resolve(existing),
+        )
+    });
     if let Some(cg) = &harness.cgroup {
         fslab_lab::vm::join_cgroup(cg, std::process::id()).map_err(|source| Error::Machine {
             name: name.into(),
@@ -100,6 +110,9 @@ pub fn run(
     };
     let mut hooks = Hooks {
         machine_facts: Some(Box::new(move |dir: &Path| {
+            if let Some(facts) = early {
+                return facts;
+            }
             let targets = match targets {
                 Some(t) => t,
                 None if cell => {
