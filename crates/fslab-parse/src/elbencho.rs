@@ -283,12 +283,7 @@ mod tests {
             assert_eq!(names, ["write", "read"], "{file}");
             assert_eq!(p.phases[0].ops, 2048, "{file}: 2048 IOPS for 1 s");
             assert_eq!(p.phases[0].bytes, 8 << 20, "{file}");
-            let w: Vec<String> = p
-                .metrics
-                .iter()
-                .filter(|m| m.phase.as_deref() == Some("write") && !m.detail)
-                .map(|m| m.label())
-                .collect();
+            let w = crate::headline_labels(&p, "write");
             assert_eq!(
                 w,
                 [

@@ -201,12 +201,7 @@ mod tests {
         assert_eq!(names, ["write", "read"]);
         assert_eq!(p.phases[0].bytes, 64 << 20);
         assert_eq!(p.phases[0].ops, 16, "64 MiB in 4 MiB transfers");
-        let w: Vec<String> = p
-            .metrics
-            .iter()
-            .filter(|m| m.phase.as_deref() == Some("write") && !m.detail)
-            .map(|m| m.label())
-            .collect();
+        let w = crate::headline_labels(&p, "write");
         assert_eq!(
             w,
             [

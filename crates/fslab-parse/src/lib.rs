@@ -164,6 +164,16 @@ pub(crate) fn parse_stdout(
     })
 }
 
+/// The labels of `phase`'s headline metrics, in order (the parsers' tests).
+#[cfg(test)]
+pub(crate) fn headline_labels(p: &Parsed, phase: &str) -> Vec<String> {
+    p.metrics
+        .iter()
+        .filter(|m| m.phase.as_deref() == Some(phase) && !m.detail)
+        .map(|m| m.label())
+        .collect()
+}
+
 /// Refuses `--metric` patterns for a parser that does not take them.
 pub fn no_patterns(parser: &str, patterns: &[Pattern]) -> Result<(), String> {
     match patterns.first() {

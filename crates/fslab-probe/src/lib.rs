@@ -105,6 +105,9 @@ pub struct ProbeSet {
     /// failure, and with `explicit` also probes that do not apply here. All
     /// of them are in the run's notes either way.
     pub problems: Vec<String>,
+    /// What the probes watch, as resolved once from the workload's
+    /// directory (the run's facts read the same, with no call of their own).
+    pub targets: Option<Targets>,
 }
 
 impl ProbeSet {
@@ -116,15 +119,18 @@ impl ProbeSet {
             Arc::new(Mutex::new(Vec::new())),
             Arc::new(Mutex::new(Vec::new())),
         );
+        let targets = resolve(dir);
         let (sampler, problems) = sampler::Sampler::new(
             kinds,
-            resolve(dir),
+            targets.clone(),
             scratch.to_path_buf(),
             (Arc::clone(&shared.0), Arc::clone(&shared.1)),
             explicit,
             Box::new(source::Machine),
         );
-        ProbeSet::spawn(sampler, shared, problems)
+        let mut set = ProbeSet::spawn(sampler, shared, problems);
+        set.targets = Some(targets);
+        set
     }
 
     /// The given probes (fakes, in tests) reading `source`, watching
@@ -168,6 +174,7 @@ impl ProbeSet {
             tx: Some(tx),
             thread,
             problems,
+            targets: None,
         }
     }
 

@@ -22,7 +22,8 @@ static BUILT_IN: [&dyn Plugin; 9] = [
     &probes::perf::PerfPlugin,
 ];
 
-/// The probes that run whatever `--probes` asks for, not listed by it:
+/// The probes that run beside whatever `--probes` asks for (not with
+/// `--probes none`), not listed by it:
 /// the machine's own measurements in each phase (part of the run's facts).
 static ALWAYS: [&dyn Plugin; 1] = [&probes::machine::MachinePlugin];
 

@@ -122,6 +122,8 @@ impl Sampler {
                 serde_json::Value::String(why),
             ));
         };
+        // `--probes none` asks for no instrument: not even the machine's own.
+        let asked_any = !kinds.is_empty();
         let mut kinds = kinds.to_vec();
         // Each probe's needs, checked in turn: tracing, root, an image, perf.
         let traced: Vec<Kind> = kinds
@@ -182,11 +184,18 @@ impl Sampler {
             }
         }
         let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
-        run_notes.push(typed_note(None, &crate::TargetsNote::of(&targets, &names)));
-        // The machine's own measurements run whatever was asked for.
+        if asked_any {
+            run_notes.push(typed_note(None, &crate::TargetsNote::of(&targets, &names)));
+        }
+        // The machine's own measurements run whatever probes were asked for.
+        let always = if asked_any {
+            crate::registry::always()
+        } else {
+            Vec::new()
+        };
         let probes = kinds
             .iter()
-            .chain(crate::registry::always().iter())
+            .chain(always.iter())
             .map(|k| (*k, k.plugin().make()))
             .collect();
         let mut s = Sampler::with_probes(probes, source, targets, scratch, shared);

@@ -61,11 +61,14 @@ pub fn run(spec: ChildSpec, cx: &Context<'_>) -> Result<()> {
     let r = placed(&mut job, &harness, cx, &place);
     if cluster.size() > 1 && !place.settled() {
         if let Err(e) = &r {
-            eprintln!(
-                "fslab: {e} (rank {} of {}: ending every rank)",
+            // One write(2) of the whole line: every rank says it at once,
+            // and pieces of two ranks' lines interleaved on mpirun's stderr.
+            let line = format!(
+                "fslab: {e} (rank {} of {}: ending every rank)\n",
                 cluster.rank(),
                 cluster.size()
             );
+            let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
             // Open MPI forwards a rank's stderr through its daemon, which
             // drops what it has not read yet when the abort kills the job
             // (the message was lost in 2 of 5 runs on a loaded machine).

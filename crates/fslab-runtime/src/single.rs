@@ -71,6 +71,16 @@ pub fn run(
     rank: &Rank,
 ) -> Result<()> {
     let name = job.kind().name();
+    // A cell's machine facts are read before it joins its memory cgroup:
+    // read inside a small limit (kallsyms, the kernel's config), they
+    // waited on the cgroup's disabled OOM killer for ever.
+    let early = harness.cgroup.as_ref().map(|_| {
+        let existing = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
+        fslab_probe::facts::machine(
+            &fslab_probe::source::Machine,
+            &fslab_probe::resolve(existing),
+        )
+    });
     if let Some(cg) = &harness.cgroup {
         fslab_lab::vm::join_cgroup(cg, std::process::id()).map_err(|source| Error::Machine {
             name: name.into(),
@@ -95,6 +105,11 @@ pub fn run(
     let stop = crate::stop_on_signals()?;
     let mut out = text_out(name, harness)?;
     let mut probes = start_probes(name, harness, kinds, dir);
+    // The run's facts read the probes' targets (resolved once, no call of
+    // their own in the run); a cell (its probes run in `fslab run`)
+    // resolves them; with `--probes none` the device's facts are unknown.
+    let targets = probes.as_ref().and_then(|p| p.targets.clone());
+    let cell = harness.acks;
     let inner = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
     let counting = silent_phases(job.kind(), harness, cx.quiet);
     let mut messages = PhaseMessages {
@@ -104,8 +119,18 @@ pub fn run(
         erase: counting.is_some(),
     };
     let mut hooks = Hooks {
-        machine_facts: Some(Box::new(|dir| {
-            fslab_probe::facts::machine(&fslab_probe::source::Machine, &fslab_probe::resolve(dir))
+        machine_facts: Some(Box::new(move |dir: &Path| {
+            if let Some(facts) = early {
+                return facts;
+            }
+            let targets = match targets {
+                Some(t) => t,
+                None if cell => {
+                    fslab_probe::resolve(dir.ancestors().find(|a| a.exists()).unwrap_or(dir))
+                }
+                None => fslab_probe::Targets::default(),
+            };
+            fslab_probe::facts::machine(&fslab_probe::source::Machine, &targets)
         })),
         ..Hooks::default()
     };

@@ -189,11 +189,9 @@ impl<'a, 'h> Start<'a, 'h> {
             params: serde_json::to_value(params).unwrap_or_default(),
         };
         let run_id = rec.begin_run(&info)?;
-        // The machine's facts; the directory may not exist yet: its
-        // filesystem is its nearest existing ancestor's.
+        // The machine's facts (the hook knows where to look).
         if let Some(facts) = hooks.machine_facts.take() {
-            let existing = dir.ancestors().find(|a| a.exists()).unwrap_or(dir);
-            rec.record_facts(run_id, &facts(existing))?;
+            rec.record_facts(run_id, &facts(dir))?;
         }
         if let Some(f) = hooks.run_started.as_mut() {
             f(run_id);

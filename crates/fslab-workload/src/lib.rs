@@ -23,6 +23,7 @@ pub mod fsmark;
 pub mod io500;
 pub mod mdtest;
 pub mod measure;
+pub mod patience;
 pub mod plugin;
 pub mod scale;
 pub mod stonewall;

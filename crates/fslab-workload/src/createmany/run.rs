@@ -26,6 +26,8 @@ struct Tally {
     /// With --links-per-target: the target this thread links to now, by
     /// its number.
     target: Option<(u64, std::ffi::CString)>,
+    /// Calls made again after ENOMEM (a memory cgroup at its limit).
+    enomem_retries: u64,
 }
 
 /// A thread's place in its names.
@@ -86,6 +88,7 @@ impl Tally {
             }
             all.full |= t.full;
             all.fds.extend(t.fds);
+            all.enomem_retries += t.enomem_retries;
         }
         (all, tenth_rates)
     }
@@ -190,6 +193,20 @@ fn thread_fmt(o: &CreateManyOptions, f: &NameFmt, t: u32) -> NameFmt {
     f
 }
 
+/// `call`, made again while it fails with ENOMEM (for at most a minute,
+/// 10 ms apart), each retry counted: as fs_mark's loops do
+/// ([`crate::patience::retrying`]), since a memory cgroup at its
+/// limit with its OOM killer off fails a system call's allocation where a
+/// machine of that size would wait for reclaim. The first call is the
+/// loop's own; the wait counts in the phase's time.
+#[inline(always)]
+fn patient<T>(retries: &mut u64, mut call: impl FnMut() -> Result<T, Errno>) -> Result<T, Errno> {
+    match call() {
+        Err(Errno::NOMEM) => crate::patience::retrying(retries, call).0,
+        r => r,
+    }
+}
+
 fn one(
     o: &CreateManyOptions,
     (name, i): (&std::ffi::CStr, u64),
@@ -198,12 +215,14 @@ fn one(
 ) -> Result<(), (&'static str, Errno)> {
     match o.op {
         Op::Open => {
-            let fd = rustix::fs::openat(
-                CWD,
-                name,
-                OFlags::CREATE | OFlags::RDWR | OFlags::CLOEXEC,
-                Mode::from_bits_truncate(0o644),
-            )
+            let fd = patient(&mut tally.enomem_retries, || {
+                rustix::fs::openat(
+                    CWD,
+                    name,
+                    OFlags::CREATE | OFlags::RDWR | OFlags::CLOEXEC,
+                    Mode::from_bits_truncate(0o644),
+                )
+            })
             .map_err(|e| ("open", e))?;
             if let Some(n) = o.xattr {
                 rustix::fs::fsetxattr(
@@ -238,16 +257,20 @@ fn one(
                 fslab_sys::fd::close(fd);
             }
         }
-        Op::Mknod => rustix::fs::mknodat(
-            CWD,
-            name,
-            FileType::RegularFile,
-            Mode::from_bits_truncate(0o444),
-            0,
-        )
+        Op::Mknod => patient(&mut tally.enomem_retries, || {
+            rustix::fs::mknodat(
+                CWD,
+                name,
+                FileType::RegularFile,
+                Mode::from_bits_truncate(0o444),
+                0,
+            )
+        })
         .map_err(|e| ("mknod", e))?,
-        Op::Mkdir => rustix::fs::mkdirat(CWD, name, Mode::from_bits_truncate(0o755))
-            .map_err(|e| ("mkdir", e))?,
+        Op::Mkdir => patient(&mut tally.enomem_retries, || {
+            rustix::fs::mkdirat(CWD, name, Mode::from_bits_truncate(0o755))
+        })
+        .map_err(|e| ("mkdir", e))?,
         Op::Link => link(o, name, i, tally)?,
         Op::Unlink => {
             rustix::fs::unlinkat(CWD, name, AtFlags::empty()).map_err(|e| ("unlink", e))?;
@@ -699,6 +722,7 @@ pub fn run(o: &CreateManyOptions, start: Start<'_, '_>) -> crate::Result<CreateM
         error,
         full,
         fds,
+        enomem_retries,
         ..
     } = all;
     if let Some(e) = &error {
@@ -731,6 +755,7 @@ pub fn run(o: &CreateManyOptions, start: Start<'_, '_>) -> crate::Result<CreateM
         &verb,
         walls.as_deref().unwrap_or_default(),
     ));
+    metrics.extend(enomem(out, &verb, enomem_retries));
     ctx.record_metrics([metrics, entries_metrics(&rate_by_entries)].concat())?;
     let outcome = ctx.finish(error)?;
     Ok(CreateManyReport {
@@ -741,6 +766,30 @@ pub fn run(o: &CreateManyOptions, start: Start<'_, '_>) -> crate::Result<CreateM
         ops_per_s: rate,
         rate_by_entries,
     })
+}
+
+/// Calls made again after ENOMEM, as fs_mark's: a line and a metric, only
+/// when there were (createmany has no such line).
+fn enomem<W: Write + ?Sized>(
+    out: &mut W,
+    verb: &str,
+    retries: u64,
+) -> Option<fslab_record::Metric> {
+    if retries == 0 {
+        return None;
+    }
+    let _ = writeln!(
+        out,
+        "ENOMEM retries: {retries} (a memory cgroup at its limit)"
+    );
+    Some(fslab_record::Metric::new(
+        "createmany",
+        Some(verb),
+        crate::patience::ENOMEM_RETRIES,
+        retries as f64,
+        fslab_record::Unit::Count,
+        fslab_record::Better::Lower,
+    ))
 }
 
 /// The bytes each file's write (`-w`) and xattr (`-x`) take from: a

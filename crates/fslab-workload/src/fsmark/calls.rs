@@ -1,7 +1,7 @@
 //! The calls fs_mark's create loops and its stat and unlink walks both
 //! make: a directory opened, and a call retried while a memory cgroup at
-//! its limit fails it with ENOMEM. (Both import this; neither imports the
-//! other.)
+//! its limit fails it with ENOMEM ([`crate::patience`]). (Both import
+//! this; neither imports the other.)
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
@@ -9,45 +9,7 @@ use std::path::Path;
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::measure::now_ns;
-
-/// The metric of a tree phase's ENOMEM retries: `fsmark PHASE ENOMEM retries`.
-pub const ENOMEM_RETRIES: &str = "ENOMEM retries";
-
-/// How long a call that keeps getting ENOMEM is retried before the phase fails.
-const ENOMEM_PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// Whether a call that got ENOMEM may be made again: the first ENOMEM
-/// starts the clock in `since`; after [`ENOMEM_PATIENCE`] the error stands.
-pub(super) fn within_patience(since: &mut Option<std::time::Instant>) -> bool {
-    since.get_or_insert_with(std::time::Instant::now).elapsed() < ENOMEM_PATIENCE
-}
-
-/// Makes `call` until it does not fail with ENOMEM (for at most
-/// `ENOMEM_PATIENCE`, 60 s, 10 ms apart), counting each retry in `retries`, and
-/// returns its result with the time of the last call alone. In a memory
-/// cgroup at its limit with its OOM killer off (cgroup v1), the kernel
-/// fails a system call's allocation with ENOMEM where a machine of that
-/// size would have waited for reclaim: the wait is the phase's (it counts
-/// in its time, as on the seed's machine), the failed calls are no call's.
-pub fn retrying<T>(
-    retries: &mut u64,
-    mut call: impl FnMut() -> Result<T, Errno>,
-) -> (Result<T, Errno>, u64) {
-    // The patience's clock starts at the first ENOMEM: a call that
-    // succeeds reads no clock beyond its own timing.
-    let mut since: Option<std::time::Instant> = None;
-    loop {
-        let t = now_ns();
-        match call() {
-            Err(Errno::NOMEM) if within_patience(&mut since) => {
-                *retries += 1;
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            r => return (r, now_ns() - t),
-        }
-    }
-}
+pub use crate::patience::{retrying, within_patience, ENOMEM_RETRIES};
 
 /// `path` (relative to `at`) opened as a directory.
 pub(super) fn open_dir<Fd: AsFd>(at: Fd, path: &Path) -> Result<OwnedFd, Errno> {

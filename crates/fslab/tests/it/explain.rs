@@ -62,7 +62,7 @@ fn a_create_in_the_page_cache_is_limited_by_cpu() {
     }
     names_its_limiter(
         "cpu",
-        &format!("name = \"cpu-bound\"\n{DEVICE}[workload]\nkind = \"fsmark\"\nargs = [\"-S0\", \"-s\", \"0\", \"-n\", \"20000\", \"-t\", \"1\", \"-L\", \"1\"]\n[[target]]\nfs = \"ext4\"\n"),
+        &format!("name = \"cpu-bound\"\n{DEVICE}[workload]\nkind = \"fsmark\"\nargs = [\"-S0\", \"-s\", \"0\", \"-n\", \"100000\", \"-t\", \"1\", \"-L\", \"1\"]\n[[target]]\nfs = \"ext4\"\n"),
         "create",
         "limited by CPU: workers running or runnable",
         "CPUs",
@@ -240,7 +240,7 @@ fn a_runs_machine_facts_are_shown_and_exported() {
     let o = lab
         .fslab()
         .args([
-            "fsmark", "-S0", "-s", "0", "-n", "200", "-L", "1", "--probes", "none", "-d",
+            "fsmark", "-S0", "-s", "0", "-n", "200", "-L", "1", "--probes", "cpu", "-d",
         ])
         .arg(&dir)
         .output()
@@ -302,7 +302,7 @@ fn a_comparison_with_perf_on_both_sides_prints_the_differential_profile() {
         .args(["-c", "while :; do :; done"])
         .spawn()
         .unwrap();
-    let text = format!("name = \"profile\"\n{DEVICE}[workload]\nkind = \"fsmark\"\nprobes = [\"default\", \"perf\"]\nargs = [\"-S0\", \"-s\", \"0\", \"-n\", \"30000\", \"-t\", \"1\", \"-L\", \"1\"]\n[[target]]\nfs = \"ext4\"\n[[target]]\nfs = \"xfs\"\n");
+    let text = format!("name = \"profile\"\n{DEVICE}[workload]\nkind = \"fsmark\"\nprobes = [\"default\", \"perf\"]\nargs = [\"-S0\", \"-s\", \"0\", \"-n\", \"100000\", \"-t\", \"1\", \"-L\", \"1\"]\n[[target]]\nfs = \"ext4\"\n[[target]]\nfs = \"xfs\"\n");
     let f = lab.experiment("profile.toml", &text);
     let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
     let _ = busy.kill();
@@ -319,11 +319,12 @@ fn a_comparison_with_perf_on_both_sides_prints_the_differential_profile() {
         .map(str::trim)
         .collect();
     // Each filesystem's own functions moved: xfs's came, ext4's went.
-    for fs in ["xfs_", "ext4_"] {
+    // (xfs_buf_get_map, __ext4_read_dirblock, ext4fs_dirhash ...)
+    for fs in ["xfs", "ext4"] {
         assert!(
             evidence
                 .iter()
-                .any(|l| l.starts_with(fs) && l.contains(" points, ratio ")),
+                .any(|l| l.trim_start_matches('_').starts_with(fs) && l.contains(" points, ratio ")),
             "{fs}: {evidence:#?}"
         );
     }
@@ -352,4 +353,50 @@ fn a_comparison_with_perf_on_both_sides_prints_the_differential_profile() {
         .filter_map(|e| e["kind"].as_str())
         .collect();
     assert!(kinds.contains(&"profile"), "{kinds:?}");
+}
+
+/// A mixed workload's comparison shows each operation's share of the
+/// phase's call time beside the verdicts, the shares adding up to 100%.
+#[test]
+fn a_mixed_workloads_operations_are_shown_with_their_share_of_the_time() {
+    if !privileged("fslab run on a loop device") {
+        return;
+    }
+    let lab = Lab::new();
+    let text = format!(
+        "name = \"mixed\"\nrepetitions = 2\n{DEVICE}[workload]\nkind = \"dbench\"\nargs = [\"-t\", \"2\", \"-D\", \"{{dir}}\", \"2\"]\n[[target]]\nfs = \"ext4\"\n[[target]]\nfs = \"xfs\"\n"
+    );
+    run(&lab, "mixed.toml", &text);
+    let out = compare(&lab, &[]);
+    let line = out
+        .lines()
+        .find(|l| l.contains("of the phase's call time: "))
+        .unwrap_or_else(|| panic!("no operation shares:\n{out}"));
+    let shares: Vec<(String, f64)> = line
+        .split("of the phase's call time: ")
+        .nth(1)
+        .unwrap()
+        .split(", ")
+        .map(|s| {
+            let (op, pct) = s.rsplit_once(' ').unwrap();
+            (op.to_string(), pct.trim_end_matches('%').parse().unwrap())
+        })
+        .collect();
+    assert!(
+        shares.len() >= 5,
+        "dbench's loadfile mixes many calls: {line}"
+    );
+    assert!(
+        shares.iter().any(|(op, _)| op == "ReadX") && shares.iter().any(|(op, _)| op == "WriteX"),
+        "{line}"
+    );
+    let sum: f64 = shares.iter().map(|(_, p)| p).sum();
+    assert!(
+        (sum - 100.0).abs() < 0.5 + 0.05 * shares.len() as f64,
+        "{sum}: {line}"
+    );
+    assert!(
+        shares.windows(2).all(|w| w[0].1 >= w[1].1),
+        "largest first: {line}"
+    );
 }
