@@ -39,7 +39,6 @@ fn parse_dev(s: &str) -> Result<(u32, u32), String> {
     Ok((maj, min))
 }
 
-
 #[derive(Debug, Subcommand)]
 pub enum ResultsCommand {
     /// One line per recorded run, starting with its id (the newest 50; the text fits

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use fslab_present::format::Format;
 
-use fslab_present::select_args::OutputArgs;
 use crate::Failure;
+use fslab_present::select_args::OutputArgs;
 
 pub fn run(
     name: Option<&str>,

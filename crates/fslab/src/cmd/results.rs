@@ -7,9 +7,9 @@ use std::path::Path;
 use fslab_present::format::Format;
 use fslab_present::show;
 
+use crate::Failure;
 use fslab_present::results_args::ResultsCommand;
 use fslab_present::select_args::OutputArgs;
-use crate::Failure;
 
 pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
     let store = super::open_store_read(db)?;
