@@ -14,6 +14,8 @@
 //! - [`calibration`]: which stored calibration gives each metric its δ;
 //! - [`explain`]: what instruments say about a comparison or a phase
 //!   ([`Explanation`]; an [`Explainer`] makes them);
+//! - [`ids`]: run ids as typed (`latest`, `latest~N`, `7-12`, labelled
+//!   groups `ext4=7,9,11`);
 //! - [`history`]: `fslab history`'s series of experiments and their change
 //!   points.
 
@@ -22,6 +24,7 @@ pub mod calibration;
 mod error;
 pub mod explain;
 pub mod history;
+pub mod ids;
 pub mod kernels;
 pub mod select;
 

@@ -45,17 +45,17 @@ pub fn select(store: &Store, experiments: &[i64], runs: &[String]) -> Result<Gro
             labels: Vec::new(),
             runs: Vec::new(),
         };
-        for list in runs {
-            let mut ids = Vec::new();
-            for w in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-                let id: i64 = w.parse().map_err(|_| {
-                    Error::Selection(format!("--runs {list}: {w:?} is not a run id"))
-                })?;
-                store.run_row(id)?;
-                ids.push(GroupRun::of(id));
+        let stored = store.run_ids()?;
+        for arg in runs {
+            let (label, list) = crate::ids::group(arg)?;
+            if g.labels.contains(&label) {
+                return Err(Error::Selection(format!(
+                    "--runs {arg}: the label {label:?} is given twice"
+                )));
             }
-            g.labels.push(format!("runs {list}"));
-            g.runs.push(ids);
+            let ids = crate::ids::resolve_in(&stored, list, &format!("--runs {arg}"))?;
+            g.labels.push(label);
+            g.runs.push(ids.into_iter().map(GroupRun::of).collect());
         }
         return Ok(g);
     }

@@ -266,6 +266,7 @@ pub fn child_spec(
         },
         cgroup: places.cgroup,
         text_to: places.text_to,
+        output: None,
         die_with_parent: true,
         progress: true,
         acks: beside.is_some_and(|k| !k.is_empty()),

@@ -23,7 +23,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "ID")]
     pub resume: Option<i64>,
     /// Shrink (or grow) counts and sizes by this factor: workload -n and -D, image size (at least 512 MiB)
-    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    #[arg(
+        long,
+        value_name = "F",
+        default_value_t = 1.0,
+        allow_negative_numbers = true,
+        value_parser = scale_factor
+    )]
     pub scale: f64,
     /// Print the expanded cells and their commands; touch nothing
     #[arg(long)]
@@ -290,4 +296,13 @@ pub fn resume_notice(exp: &Experiment, r: &crate::runner::Resume, scale: f64) ->
         r.done.len(),
         total - r.done.len()
     ))
+}
+
+/// `--scale F`: a factor above 0 (a negative one is named, not taken for
+/// an option).
+fn scale_factor(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        _ => Err(format!("{s:?} is not a factor above 0 (say 0.01)")),
+    }
 }

@@ -307,6 +307,48 @@ impl Defaults {
     }
 }
 
+/// The dotted key of the first string under `v` holding a NUL.
+fn nul_key(v: &toml::Value, key: &str) -> Option<String> {
+    match v {
+        toml::Value::String(s) if s.contains('\0') => Some(key.to_string()),
+        toml::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| nul_key(x, &format!("{key}[{i}]"))),
+        toml::Value::Table(t) => t.iter().find_map(|(k, x)| {
+            let k = if key.is_empty() {
+                k.clone()
+            } else {
+                format!("{key}.{k}")
+            };
+            nul_key(x, &k)
+        }),
+        _ => None,
+    }
+}
+
+/// No option, path or argument can carry a NUL to the kernel: a string
+/// holding one is refused, by its dotted key.
+fn refuse_nul(ctx: &Ctx) -> Result<(), SpecError> {
+    let text = ctx.text;
+    if let Some(key) = toml::from_str::<toml::Value>(text)
+        .ok()
+        .and_then(|v| nul_key(&v, ""))
+    {
+        let at = ["\\u0000", "\\U00000000"]
+            .iter()
+            .filter_map(|e| text.find(e))
+            .min()
+            .unwrap_or(0);
+        return ctx.err(
+            at..at,
+            &key,
+            "holds a NUL character (\\u0000): no option, path or argument can carry one",
+        );
+    }
+    Ok(())
+}
+
 /// How the runs are scheduled: repetitions, until_resolved, time_limit, order.
 fn schedule(
     ctx: &Ctx,
@@ -373,6 +415,7 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
         field: String::new(),
         message: e.message().trim().replace('\n', " "),
     })?;
+    refuse_nul(&ctx)?;
     let name = spec.name.get_ref().trim().to_string();
     if name.is_empty() {
         return ctx.err(spec.name.span(), "name", "must not be empty");

@@ -10,8 +10,8 @@ use fslab_stats::fmt_num;
 use fslab_stats::interval::Method;
 use fslab_stats::verdict::{self, Verdict};
 
-fn diff(r: &Row) -> String {
-    let Some(p) = r.diff_pct else {
+fn diff(r: &Row, baseline: f64) -> String {
+    let Some(change) = crate::headline::change(r, baseline) else {
         return if r.summary.n == 0 {
             "no runs".into()
         } else if r.delta_pct.is_some() {
@@ -27,7 +27,7 @@ fn diff(r: &Row) -> String {
         Some(c) if !c.replaces_verdict => format!("[{}] ", c.words),
         _ => String::new(),
     };
-    let _ = write!(s, "{p:+.1}%");
+    s.push_str(&change);
     match (r.verdict, &r.caveat) {
         (Some(v), Some(c))
             if c.replaces_verdict && matches!(v, Verdict::Faster | Verdict::Slower) =>
@@ -41,8 +41,8 @@ fn diff(r: &Row) -> String {
     }
     if r.interval == Some(Method::Deterministic.name()) {
         s.push_str(" (exact: no variance)");
-    } else if let (Some(lo), Some(hi)) = (r.ci_low_pct, r.ci_high_pct) {
-        let _ = write!(s, " 95% CI [{lo:+.1}%, {hi:+.1}%]");
+    } else if let Some(ci) = crate::headline::interval(r) {
+        let _ = write!(s, " {ci}");
     }
     if let (Some(p), Some(c)) = (r.p_adjusted, r.correction) {
         let _ = write!(s, " p={p:.3} ({c})");
@@ -117,14 +117,22 @@ pub fn table(rows: &[Row]) -> Vec<Vec<String>> {
     rows.iter()
         .map(|r| {
             let mut v = vec![r.metric.clone(), r.group.clone()];
-            v.extend(columns(r));
+            v.extend(columns(r, baseline_of(rows, r)));
             v
         })
         .collect()
 }
 
+/// The mean of the baseline `r` is compared with: the row of the same
+/// metric without a difference.
+pub(crate) fn baseline_of(rows: &[Row], r: &Row) -> f64 {
+    rows.iter()
+        .find(|b| b.metric == r.metric && b.diff_pct.is_none() && b.summary.n > 0)
+        .map_or(f64::NAN, |b| b.summary.mean)
+}
+
 /// A row's n, mean, sd, median, min, max, hmean, cv and difference, as printed.
-pub(crate) fn columns(r: &Row) -> [String; 9] {
+pub(crate) fn columns(r: &Row, baseline: f64) -> [String; 9] {
     let m = &r.summary;
     let cv = if m.cv_pct.is_nan() {
         "-".into()
@@ -140,7 +148,7 @@ pub(crate) fn columns(r: &Row) -> [String; 9] {
         fmt_num(m.max),
         fmt_num(m.hmean),
         cv,
-        diff(r),
+        diff(r, baseline),
     ]
 }
 
@@ -179,9 +187,9 @@ mod tests {
         insta::assert_snapshot!("compare_markdown", markdown(&rows));
         insta::assert_snapshot!("compare_csv", csv(&rows));
         let c = csv(&rows);
-        assert_eq!(c.lines().next().unwrap(), "metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n,interval,delta_from");
+        assert_eq!(c.lines().next().unwrap(), "metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n,interval,delta_from,headline");
         assert_eq!(c.lines().count(), 7);
-        assert!(c.lines().all(|l| l.split(',').count() >= 23));
+        assert!(c.lines().all(|l| l.split(',').count() >= 24));
     }
 
     #[test]
@@ -205,7 +213,7 @@ mod tests {
         assert!(t.contains("no difference within 2.0%"), "{t}");
         let t = one(&[100.0, 130.0, 85.0], &[110.0, 90.0, 140.0]);
         assert!(
-            t.contains("not resolved") && t.contains("runs per cell would settle it"),
+            t.contains("unresolved") && t.contains("runs per cell would settle it"),
             "{t}"
         );
     }

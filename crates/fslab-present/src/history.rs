@@ -9,6 +9,8 @@ use fslab_analysis::history::{Change, History};
 use fslab_record::table::{Align, Table};
 use fslab_stats::verdict::Policy;
 
+use crate::format::Sheet;
+
 /// The history as printed.
 pub fn text(h: &History, policy: Policy) -> String {
     let mut s = format!(
@@ -69,6 +71,49 @@ pub fn text(h: &History, policy: Policy) -> String {
             ]);
         }
         s.push_str(&table.render());
+    }
+    s
+}
+
+/// The history as one table (`--format json|csv|markdown`): a row per
+/// cell, metric and experiment, each number in a column of its own.
+pub fn sheet(h: &History) -> Sheet {
+    let mut s = Sheet::new(&[
+        ("cell", Align::Left),
+        ("metric", Align::Left),
+        ("experiment", Align::Right),
+        ("date", Align::Left),
+        ("kernel", Align::Left),
+        ("fslab", Align::Left),
+        ("n", Align::Right),
+        ("mean", Align::Right),
+        ("sd", Align::Right),
+        ("ci_low", Align::Right),
+        ("ci_high", Align::Right),
+        ("change", Align::Left),
+    ]);
+    let num = |x: f64| {
+        serde_json::Number::from_f64(x).map_or(serde_json::Value::Null, serde_json::Value::Number)
+    };
+    for series in &h.series {
+        for (p, change) in series.points.iter().zip(&series.changes) {
+            let sum = fslab_stats::summarize(&p.values);
+            let ci = p.interval();
+            s.row(vec![
+                series.cell.clone().into(),
+                series.metric.clone().into(),
+                p.experiment.into(),
+                p.date.clone().into(),
+                p.kernel.clone().into(),
+                p.fslab.clone().into(),
+                sum.n.into(),
+                num(sum.mean),
+                num(sum.sd),
+                ci.map_or(serde_json::Value::Null, |c| num(c.0)),
+                ci.map_or(serde_json::Value::Null, |c| num(c.1)),
+                change.as_ref().map(change_text).unwrap_or_default().into(),
+            ]);
+        }
     }
     s
 }

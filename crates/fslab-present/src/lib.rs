@@ -4,11 +4,17 @@
 //! - [`export`]: the analysis in each format `fslab compare --format` takes
 //!   (text, markdown, csv, json, html), one [`export::Exporter`] a file,
 //!   registered;
+//! - [`headline`]: how a difference is said: each comparison's one-line
+//!   headline, a change from the baseline (absolute from near zero);
+//! - [`format`]: `--format text|json|csv|markdown` for every command that
+//!   prints results, and [`format::Sheet`], a table in each;
 //! - [`comparison`]: a comparison's cells, as every format prints them;
 //! - [`report`]: `fslab report`'s self-contained HTML page: its blocks,
 //!   charts (SVG) and IO movie, from an analysis and the store;
 //! - [`show`]: `fslab results list | experiments | show | export` and the
 //!   "made by experiment" account of a run's filesystem;
+//! - [`run_export`]: one run in each format, with its histograms' bins and
+//!   the percentiles asked for;
 //! - [`run`]: what `fslab run` shows: its progress, its summary, its end;
 //! - [`history`]: `fslab history`'s text;
 //! - [`outcomes`]: `fslab results outcomes`, docs/findings.md's outcome table;
@@ -19,12 +25,15 @@
 
 pub mod comparison;
 pub mod export;
+pub mod format;
+pub mod headline;
 pub mod history;
 pub mod man;
 pub mod outcomes;
 pub mod report;
 pub mod results_args;
 pub mod run;
+pub mod run_export;
 pub mod select_args;
 pub mod show;
 pub mod trace;

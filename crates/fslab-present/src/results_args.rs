@@ -1,18 +1,17 @@
 //! `fslab results` and `fslab trace`'s command lines ([`ResultsCommand`],
-//! [`TraceCommand`], clap) and what `fslab results` prints for each
-//! ([`results_text`]).
+//! [`TraceCommand`], clap); the binary prints each in `--format` and
+//! `--output` ([`crate::select_args::OutputArgs`]).
 
-use clap::{Subcommand, ValueEnum};
-use fslab_store::Store;
+use clap::Subcommand;
 
-use crate::{show, Error};
+use crate::select_args::OutputArgs;
 
 #[derive(Debug, Subcommand)]
 pub enum TraceCommand {
     /// Print a run's block IO completions in blkparse's format
     Show {
-        /// Run id (from `fslab results list`)
-        id: i64,
+        /// Run id (from `fslab results list`), `latest` or `latest~N`
+        id: String,
         /// Print at most this many lines
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
@@ -42,17 +41,29 @@ fn parse_dev(s: &str) -> Result<(u32, u32), String> {
 
 #[derive(Debug, Subcommand)]
 pub enum ResultsCommand {
-    /// One line per recorded run, starting with its id
+    /// One line per recorded run, starting with its id (the newest 50; the text fits
+    /// 100 columns)
     List {
         /// Only runs of this workload (fsmark, createmany, tiotest, alloctest, dbench, compilebench)
         #[arg(long, value_name = "KIND")]
         workload: Option<fslab_workload::Kind>,
-        /// One JSON document (with fslab_schema) instead of text
+        /// Only the newest N runs (0: all)
+        #[arg(long, value_name = "N", default_value_t = 50)]
+        limit: usize,
+        /// Every column in full (the text is cut to 100 columns otherwise)
         #[arg(long)]
+        wide: bool,
+        /// The same as --format json
+        #[arg(long, hide = true, conflicts_with = "format")]
         json: bool,
+        #[command(flatten)]
+        out: OutputArgs,
     },
     /// One line per experiment (`fslab run`), starting with its id, with runs completed
-    Experiments,
+    Experiments {
+        #[command(flatten)]
+        out: OutputArgs,
+    },
     /// The findings' outcome tables (as docs/findings.md shows them), from the store: each finding's id, claim, the author's number, fslab's, the rule's verdict and the stand-ins, with the run's date, kernel, scale and repetitions, from the current built-in files
     #[command(
         after_help = "Examples:\n  fslab results outcomes              # each built-in's latest run of its current file, then the latest of each other name\n  fslab results outcomes 12 14        # these experiments"
@@ -63,8 +74,10 @@ pub enum ResultsCommand {
     },
     /// Everything recorded for one run
     Show {
-        /// Run id (from `fslab results list`)
-        id: i64,
+        /// Run id (from `fslab results list`), `latest` or `latest~N`
+        id: String,
+        #[command(flatten)]
+        out: OutputArgs,
     },
     /// What a program a run started printed (fslab exec, kind = "command"), byte for byte
     #[command(
@@ -77,62 +90,26 @@ pub enum ResultsCommand {
         #[arg(default_value = "stdout")]
         stream: String,
     },
-    /// One run as JSON or long-format CSV
+    /// One run as JSON (the default) or long-format CSV, every stored histogram's bins
+    /// included
     Export {
-        /// Run id (from `fslab results list`)
-        id: i64,
-        /// Output format
-        #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
-        format: ExportFormat,
+        /// Run id (from `fslab results list`), `latest` or `latest~N`
+        id: String,
+        #[command(flatten)]
+        out: OutputArgs,
+        /// The latency percentiles to export, comma-separated, each above 0 and at most
+        /// 100 [default: 50,90,99,99.9]
+        #[arg(long, value_name = "P,P,...", value_parser = percentile, value_delimiter = ',')]
+        percentiles: Vec<f64>,
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExportFormat {
-    Json,
-    Csv,
-}
-
-/// What `fslab results CMD` prints, read from `store`; `results output`
-/// prints bytes, not text: asked for its text, a selection error.
-pub fn results_text(store: &Store, cmd: ResultsCommand) -> Result<String, Error> {
-    match cmd {
-        ResultsCommand::List { workload, json } => {
-            if json {
-                show::list_json(store, workload.map(|k| k.name()))
-            } else {
-                show::list(store, workload.map(|k| k.name()))
-            }
-        }
-        ResultsCommand::Experiments => show::experiments(store),
-        ResultsCommand::Outcomes { ids } => {
-            crate::outcomes::outcomes(store, &ids, fslab_experiment::builtin::BUILTIN)
-        }
-        ResultsCommand::Show { id } => show::run_text(store, id),
-        ResultsCommand::Output { id, stream } => Err(Error::Selection(format!(
-            "results output {id} {stream}: a program's output is bytes (the store's output)"
-        ))),
-        ResultsCommand::Export { id, format } => match format {
-            ExportFormat::Json => show::export_json(store, id),
-            ExportFormat::Csv => show::export_csv(store, id),
-        },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_device_is_major_comma_minor_within_the_kernels_ranges() {
-        assert_eq!(parse_dev("7,3"), Ok((7, 3)));
-        assert_eq!(parse_dev(" 259 , 0 "), Ok((259, 0)));
-        assert!(parse_dev("7:3")
-            .unwrap_err()
-            .contains("is not a device as MAJOR,MINOR"));
-        assert!(parse_dev("4096,0")
-            .unwrap_err()
-            .contains("major must be below 4096"));
-        assert!(parse_dev("7,1048576").is_err());
+/// A percentile: above 0 and at most 100.
+fn percentile(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!(
+            "{s:?} is not a percentile above 0 and at most 100 (say 99.9)"
+        )),
     }
 }

@@ -13,8 +13,10 @@ pub struct SelectArgs {
     /// several experiments, say the same one on two kernels; default: the most recent
     #[arg(long, value_name = "ID")]
     pub experiment: Vec<i64>,
-    /// A group of run ids, comma-separated; repeat for more groups (instead of an experiment)
-    #[arg(long = "runs", value_name = "ID,ID,...")]
+    /// A group of runs, optionally labelled: `ext4=7,9,11`, `7-12`, `latest~2-latest`
+    /// (ids, ranges, `latest`, `latest~N`, comma-separated); repeat for more groups
+    /// (instead of an experiment)
+    #[arg(long = "runs", value_name = "[LABEL=]IDS")]
     pub runs: Vec<String>,
     /// The group others are compared with: its position (from 0) or its label [default: the first]
     #[arg(long, value_name = "N|LABEL")]
@@ -62,8 +64,31 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub select: SelectArgs,
     /// Output format (every registered exporter: text, markdown, csv, json, html, ...)
-    #[arg(long, default_value = "text", value_parser = formats())]
-    pub format: String,
+    /// [default: text; with --output, FILE's extension]
+    #[arg(long, value_parser = formats())]
+    pub format: Option<String>,
+    /// Write the chosen format to FILE; the text is still printed on the terminal
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+}
+
+/// `--format` and `--output`, one spelling for every command that prints
+/// results.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Output format: text, json, csv or markdown [default: text; with --output,
+    /// FILE's extension]
+    #[arg(long, value_name = "FORMAT", value_parser = output_format)]
+    pub format: Option<crate::format::Format>,
+    /// Write the chosen format to FILE; the text is still printed on the terminal
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+}
+
+/// `--format NAME`: one of [`crate::format::Format`]'s.
+fn output_format(s: &str) -> Result<crate::format::Format, String> {
+    crate::format::Format::of(s)
+        .ok_or_else(|| format!("{s:?} is not a format (text, json, csv or markdown)"))
 }
 
 /// `--format`'s values: the registered exporters' names.
@@ -136,7 +161,7 @@ mod tests {
         let a = parse(&["--delta", "5%", "--alpha", "0.01", "--correction", "holm"]).unwrap();
         assert_eq!((a.select.delta, a.select.alpha), (Some(5.0), 0.01));
         assert_eq!(a.select.correction, Correction::Holm);
-        assert_eq!(a.format, "text");
+        assert_eq!(a.format, None);
         let e = parse(&["--alpha", "0.6"]).unwrap_err().to_string();
         assert!(
             e.contains("not a significance level above 0 and at most 0.5"),

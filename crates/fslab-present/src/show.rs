@@ -11,6 +11,7 @@ use fslab_record::table::{Align, Table};
 use fslab_record::units::human_bytes;
 use fslab_store::{RunOrigin, RunRecord, Store};
 
+use crate::format::{Format, Sheet};
 use crate::Result;
 
 /// One run of `results list --json`.
@@ -22,49 +23,91 @@ pub struct Listed {
     pub headline: Option<fslab_record::Metric>,
 }
 
-/// `results list --json`: `{fslab_schema, runs: [...]}`.
-pub fn list_json(store: &Store, workload: Option<&str>) -> Result<String> {
+/// `results list --format json`: `{fslab_schema, runs: [...]}`.
+fn list_json(store: &Store, runs: Vec<fslab_store::RunRow>) -> Result<String> {
     #[derive(serde::Serialize)]
     struct Doc {
         runs: Vec<Listed>,
     }
-    let mut runs = Vec::new();
-    for r in listed(store, workload)? {
+    let mut listed = Vec::new();
+    for r in runs {
         let metrics = store.metrics(r.id)?;
         let headline = fslab_record::metric::headline(&metrics).cloned();
-        runs.push(Listed { run: r, headline });
+        listed.push(Listed { run: r, headline });
     }
-    Ok(Versioned::new(Doc { runs }).to_pretty())
+    Ok(Versioned::new(Doc { runs: listed }).to_pretty())
 }
 
-fn listed(store: &Store, workload: Option<&str>) -> Result<Vec<fslab_store::RunRow>> {
-    Ok(store
-        .list_runs()?
-        .into_iter()
-        .filter(|r| workload.is_none_or(|w| r.workload == w))
-        .collect())
+/// Which runs `results list` shows and how.
+#[derive(Debug, Clone, Copy)]
+pub struct Listing<'a> {
+    /// Only runs of this workload.
+    pub workload: Option<&'a str>,
+    /// Only the newest this many (0: all).
+    pub limit: usize,
+    /// Every column in full (else the narrow layout: [`NARROW`] columns);
+    /// the other formats are always whole.
+    pub wide: bool,
+    pub format: Format,
+}
+
+impl Default for Listing<'_> {
+    fn default() -> Self {
+        Listing {
+            workload: None,
+            limit: 0,
+            wide: false,
+            format: Format::Text,
+        }
+    }
+}
+
+/// The narrow layout's width: `results list` fits a terminal this wide.
+pub const NARROW: usize = 100;
+
+/// `s` cut to `max` characters, its middle replaced by `...` (a path keeps
+/// its start and its last component).
+pub fn elide(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max || max < 5 {
+        return s.to_string();
+    }
+    let tail = (max - 3) / 2;
+    let head = max - 3 - tail;
+    let start: String = s.chars().take(head).collect();
+    let end: String = s.chars().skip(n - tail).collect();
+    format!("{start}...{end}")
 }
 
 /// `results list`: a header, then one line per run, oldest first, with its
-/// headline number.
-pub fn list(store: &Store, workload: Option<&str>) -> Result<String> {
-    let runs = listed(store, workload)?;
-    if runs.is_empty() {
-        return Ok(String::new());
+/// headline number (text; or JSON, CSV, Markdown); the runs left out by
+/// the limit are counted in the second value.
+pub fn list(store: &Store, l: Listing) -> Result<(String, usize)> {
+    let mut runs: Vec<fslab_store::RunRow> = store
+        .list_runs()?
+        .into_iter()
+        .filter(|r| l.workload.is_none_or(|w| r.workload == w))
+        .collect();
+    let hidden = if l.limit > 0 {
+        runs.len().saturating_sub(l.limit)
+    } else {
+        0
+    };
+    runs.drain(..hidden);
+    if l.format == Format::Json {
+        return Ok((list_json(store, runs)?, hidden));
     }
-    let mut table = Table::new(&[
-        ("id", Align::Left),
-        ("started (UTC)", Align::Left),
-        ("workload", Align::Left),
-        ("status", Align::Left),
-        ("fs", Align::Left),
-        ("target", Align::Left),
-        ("headline", Align::Left),
-    ]);
+    let text = l.format == Format::Text;
+    let mut rows = Vec::new();
     for r in runs {
         // The tool's own headline number, else the first phase's rate.
         let metrics = store.metrics(r.id)?;
         let headline = match fslab_record::metric::headline(&metrics) {
+            // The narrow text: the number and its unit (the workload names
+            // the tool).
+            Some(m) if text && !l.wide => {
+                format!("{} {}", fslab_stats::fmt_g(m.value, 6), m.unit.symbol())
+            }
             Some(m) => format!("{} {}", m.label(), fslab_stats::fmt_g(m.value, 6)),
             None => store
                 .phases(r.id)?
@@ -79,9 +122,17 @@ pub fn list(store: &Store, workload: Option<&str>) -> Result<String> {
             Some(m) => format!(" ({} MPI ranks)", m.ranks),
             None => String::new(),
         };
-        table.row([
+        rows.push([
             r.id.to_string(),
-            r.started_at.get(..19).unwrap_or(&r.started_at).to_string(),
+            if l.wide || !text {
+                r.started_at.get(..19).unwrap_or(&r.started_at).to_string()
+            } else {
+                // MM-DD HH:MM
+                r.started_at
+                    .get(5..16)
+                    .unwrap_or(&r.started_at)
+                    .replace('T', " ")
+            },
             r.workload.clone(),
             r.status.as_str().to_string(),
             if r.fs_type.is_empty() {
@@ -93,16 +144,73 @@ pub fn list(store: &Store, workload: Option<&str>) -> Result<String> {
             format!("{headline}{ranks}"),
         ]);
     }
-    Ok(table.render())
+    if rows.is_empty() && text {
+        return Ok((String::new(), hidden));
+    }
+    let narrow_text = text && !l.wide;
+    let started = if narrow_text {
+        "started"
+    } else {
+        "started (UTC)"
+    };
+    if narrow_text {
+        narrow(&mut rows);
+    }
+    let mut sheet = Sheet::new(&[
+        ("id", Align::Left),
+        (started, Align::Left),
+        ("workload", Align::Left),
+        ("status", Align::Left),
+        ("fs", Align::Left),
+        ("target", Align::Left),
+        ("headline", Align::Left),
+    ]);
+    for r in rows {
+        let mut cells: Vec<serde_json::Value> = r.into_iter().map(Into::into).collect();
+        if let Ok(id) = cells[0].as_str().unwrap_or("").parse::<i64>() {
+            cells[0] = id.into();
+        }
+        sheet.row(cells);
+    }
+    Ok((sheet.render(l.format, "runs"), hidden))
 }
 
-/// `results experiments`: one line per experiment.
-pub fn experiments(store: &Store) -> Result<String> {
-    let all = store.list_experiments()?;
-    if all.is_empty() {
-        return Ok(String::new());
+/// Cuts the target and headline columns so that every line fits
+/// [`NARROW`] columns: the headline keeps up to 40 characters (an MPI
+/// run's "create 3605.0 ops/s (3 MPI ranks)" whole), the target
+/// what is left (at least 12).
+fn narrow(rows: &mut [[String; 7]]) {
+    let width = |i: usize, head: usize| {
+        rows.iter()
+            .map(|r| r[i].chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(head)
+    };
+    let fixed: usize = [(0, 2), (1, 7), (2, 8), (3, 6), (4, 2)]
+        .iter()
+        .map(|&(i, h)| width(i, h) + 2)
+        .sum();
+    let headline = width(6, 8).min(40);
+    let target = NARROW.saturating_sub(fixed + headline + 2).max(12);
+    for r in rows.iter_mut() {
+        r[5] = elide(&r[5], target);
+        r[6] = elide(&r[6], headline);
     }
-    let mut table = Table::new(&[
+}
+
+/// `results experiments`: one line per experiment (text, or JSON, CSV,
+/// Markdown).
+pub fn experiments(store: &Store, format: Format) -> Result<String> {
+    let all = store.list_experiments()?;
+    if format == Format::Json {
+        #[derive(serde::Serialize)]
+        struct Doc {
+            experiments: Vec<fslab_store::ExperimentRow>,
+        }
+        return Ok(Versioned::new(Doc { experiments: all }).to_pretty());
+    }
+    let mut table = Sheet::new(&[
         ("id", Align::Left),
         ("started (UTC)", Align::Left),
         ("status", Align::Left),
@@ -112,12 +220,12 @@ pub fn experiments(store: &Store) -> Result<String> {
     ]);
     for e in all {
         let total = e.cells * e.repetitions;
-        table.row([
-            e.id.to_string(),
-            e.started_at.get(..19).unwrap_or(&e.started_at).to_string(),
-            e.status.to_string(),
-            format!("{}/{total}", e.completed),
-            e.name.clone(),
+        table.row(vec![
+            e.id.into(),
+            e.started_at.get(..19).unwrap_or(&e.started_at).into(),
+            e.status.to_string().into(),
+            format!("{}/{total}", e.completed).into(),
+            e.name.clone().into(),
             format!(
                 "{} cell{} x {} repetition{}, scale {}, {}",
                 e.cells,
@@ -126,10 +234,11 @@ pub fn experiments(store: &Store) -> Result<String> {
                 if e.repetitions == 1 { "" } else { "s" },
                 e.scale,
                 e.file
-            ),
+            )
+            .into(),
         ]);
     }
-    Ok(table.render())
+    Ok(table.render(format, "experiments"))
 }
 
 /// `results show ID`: the run, how its filesystem was made, its probes.
@@ -371,10 +480,33 @@ pub fn show(rec: &RunRecord) -> String {
     // of their own, below.
     let (items, own): (Vec<&fslab_record::Metric>, Vec<&fslab_record::Metric>) =
         rec.metrics.iter().partition(|m| numbered_item(m).is_some());
-    if !own.is_empty() {
-        let _ = writeln!(s, "\n{} reported:", r.workload);
+    // Each source's numbers under its own heading: the workload's first,
+    // then each probe's ("mem probe reported"), in the order recorded.
+    let probe = |m: &fslab_record::Metric| fslab_probe::registry::Kind::of(&m.source).is_some();
+    let mut sources: Vec<Option<&str>> = vec![None];
+    for m in own.iter().filter(|m| probe(m)) {
+        if !sources.contains(&Some(m.source.as_str())) {
+            sources.push(Some(&m.source));
+        }
+    }
+    for src in sources {
+        let mine: Vec<&&fslab_record::Metric> = own
+            .iter()
+            .filter(|m| match src {
+                None => !probe(m),
+                Some(p) => m.source == p,
+            })
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let heading = match src {
+            None => format!("{} reported", r.workload),
+            Some(p) => format!("{p} probe reported"),
+        };
+        let _ = writeln!(s, "\n{heading}:");
         let mut table = Table::new(&[("metric", Align::Left), ("value", Align::Right)]).indent(2);
-        for m in own {
+        for m in mine {
             table.row([m.label(), fslab_stats::fmt_g(m.value, 6)]);
         }
         s.push_str(&table.render());

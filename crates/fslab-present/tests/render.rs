@@ -99,30 +99,36 @@ fn one_number_one_name_everywhere() {
     let text = show::run_text(&store, failed).unwrap();
     assert!(text.contains("error:     disk full"), "{text}");
     // results list: the headline is the tool's own.
-    let list = show::list(&store, None).unwrap();
+    let (list, hidden) = show::list(&store, show::Listing::default()).unwrap();
+    assert_eq!(hidden, 0);
     let mut lines = list.lines();
-    assert!(
-        lines.next().unwrap().starts_with("id  started (UTC)"),
-        "{list}"
-    );
-    assert!(
-        lines.next().unwrap().ends_with("Throughput (MB/s) 101.5"),
-        "{list}"
-    );
+    assert!(lines.next().unwrap().starts_with("id  started  "), "{list}");
+    assert!(lines.next().unwrap().ends_with(" 101.5 MB/s"), "{list}");
     assert_eq!(lines.count(), 6);
     // Filtered by workload, and as JSON with the headline typed.
-    let none = show::list(&store, Some("fsmark")).unwrap();
-    assert_eq!(none, "", "no fsmark runs: not even a header");
+    let fsmark = show::Listing {
+        workload: Some("fsmark"),
+        ..Default::default()
+    };
+    let none = show::list(&store, fsmark).unwrap();
+    assert_eq!(none.0, "", "no fsmark runs: not even a header");
+    let as_json = show::Listing {
+        format: fslab_present::format::Format::Json,
+        ..Default::default()
+    };
     let j: serde_json::Value =
-        serde_json::from_str(&show::list_json(&store, None).unwrap()).unwrap();
+        serde_json::from_str(&show::list(&store, as_json).unwrap().0).unwrap();
     assert_eq!(j["fslab_schema"], fslab_record::json::SCHEMA_VERSION);
     assert_eq!(j["runs"].as_array().unwrap().len(), 7);
     assert_eq!(j["runs"][0]["id"], 1);
     assert_eq!(j["runs"][0]["headline"]["name"], "Throughput");
     assert_eq!(j["runs"][0]["headline"]["unit"], "mb_per_sec");
     // export: versioned, with the metric's unit typed.
-    let j: serde_json::Value =
-        serde_json::from_str(&show::export_json(&store, 1).unwrap()).unwrap();
+    let j: serde_json::Value = serde_json::from_str(
+        &fslab_present::run_export::run(&store, 1, fslab_present::format::Format::Json, &[])
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(j["fslab_schema"], fslab_record::json::SCHEMA_VERSION);
     assert_eq!(j["metrics"][0]["unit"], "mb_per_sec");
 

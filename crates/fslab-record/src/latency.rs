@@ -71,6 +71,15 @@ pub struct LatencySummary {
     pub max_ns: u64,
 }
 
+/// One bin of a [`LatencyHistogram`]: the values from `low_ns` to
+/// `high_ns` (both included) were recorded `count` times.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct HistogramBin {
+    pub low_ns: u64,
+    pub high_ns: u64,
+    pub count: u64,
+}
+
 impl Default for LatencyHistogram {
     fn default() -> Self {
         Self::new()
@@ -263,6 +272,23 @@ impl LatencyHistogram {
         Ok(h)
     }
 
+    /// The histogram's bins that hold values, in order: each one's lowest
+    /// and highest value (ns, both included: every value recorded in the
+    /// bin lies between them) and its count.
+    pub fn bins(&self) -> Vec<HistogramBin> {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(i, &count)| HistogramBin {
+                low_ns: value_at(i),
+                // The next index's lowest value is one above this one's highest.
+                high_ns: value_at(i + 1) - 1,
+                count,
+            })
+            .collect()
+    }
+
     /// (value, cumulative fraction) points for a CDF plot, one per
     /// non-empty bucket.
     pub fn cdf(&self) -> Vec<(u64, f64)> {
@@ -281,6 +307,29 @@ impl LatencyHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bins_hold_every_value_once_each_inside_its_bounds() {
+        let mut h = LatencyHistogram::new();
+        for v in [5u64, 5, 1234, 1_000_000, 1_009_999] {
+            h.record(v);
+        }
+        let bins = h.bins();
+        assert_eq!(bins.iter().map(|b| b.count).sum::<u64>(), 5);
+        assert_eq!(
+            bins[0],
+            HistogramBin {
+                low_ns: 5,
+                high_ns: 5,
+                count: 2
+            }
+        );
+        for (v, b) in [(1234, &bins[1]), (1_000_000, &bins[2])] {
+            assert!(b.low_ns <= v && v <= b.high_ns, "{v} in {b:?}");
+            assert!(b.high_ns - b.low_ns <= v / 100, "within 1%: {b:?}");
+        }
+        assert!(bins.windows(2).all(|w| w[0].high_ns < w[1].low_ns));
+    }
 
     #[test]
     fn another_tools_bins_become_a_histogram_with_its_exact_extremes() {

@@ -28,7 +28,7 @@ pub use experiment::{
     GuestFacts, ImageHostFacts, IMAGE_EXTENTS,
 };
 pub use facts::{Fact, MachineFacts, PhaseFacts, Pressure};
-pub use latency::{BadHistogram, LatencyHistogram, LatencySummary};
+pub use latency::{BadHistogram, HistogramBin, LatencyHistogram, LatencySummary};
 pub use mem::MemRecorder;
 pub use metric::{Better, Direction, Metric, Unit};
 pub use probe::{Blob, Monitor, NoMonitor, ProbeNote, ProbePoint, ProgramWatch};

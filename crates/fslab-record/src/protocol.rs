@@ -39,6 +39,10 @@ pub struct Harness {
     pub cgroup: Option<PathBuf>,
     /// Where the tool's text goes (also with `json`).
     pub text_to: Option<PathBuf>,
+    /// Where the run's document goes once it is recorded (`--output FILE`:
+    /// CSV when FILE ends in `.csv`, else JSON), the text still on stdout.
+    #[serde(default)]
+    pub output: Option<PathBuf>,
     /// Die when the parent dies (a killed `fslab run` leaves no workload).
     pub die_with_parent: bool,
     /// Send [`ChildMessage`]s on stderr: the run's id, phases, progress
@@ -60,6 +64,7 @@ impl Default for Harness {
             drop_caches: DropCaches::Never,
             cgroup: None,
             text_to: None,
+            output: None,
             die_with_parent: false,
             progress: false,
             acks: false,

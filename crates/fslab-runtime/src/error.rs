@@ -19,6 +19,13 @@ pub enum Error {
     /// The `--probes` list does not parse.
     #[error("{name}: {message}")]
     Probes { name: String, message: String },
+    /// `--output FILE` names a file in a missing directory.
+    #[error("{name}: --output {}: no such directory {}", .file.display(), .dir.display())]
+    OutputFile {
+        name: String,
+        file: std::path::PathBuf,
+        dir: std::path::PathBuf,
+    },
     /// This process could not join the MPI ranks it was started as.
     #[error("{name}: {source}")]
     Cluster {
@@ -113,6 +120,7 @@ impl Error {
             Error::Spool(fslab_cluster::rescue::RescueError::NotASpool { .. }) => ErrorKind::Usage,
             Error::Interrupted { .. } => ErrorKind::Interrupted,
             Error::Output { source, .. } => ErrorKind::of_output(source),
+            Error::OutputFile { .. } => ErrorKind::Usage,
             _ => ErrorKind::Failed,
         }
     }

@@ -267,6 +267,9 @@ fn report_merged(
         })?;
         crate::say(name, &doc)?;
     }
+    if let Some(id) = id {
+        crate::harness::write_output(name, harness, store, id)?;
+    }
     if harness.progress {
         finished(
             id,

@@ -13,7 +13,7 @@ use fslab_workload::{Hooks, Job, Report, Start};
 
 use crate::harness::{
     cache_dropper, ending, finished, progress_lines, silent_phases, start_probes,
-    terminal_progress, PhaseMessages,
+    terminal_progress, write_output, PhaseMessages,
 };
 use crate::rank::Rank;
 use crate::{Context, Error, Harness, Result};
@@ -21,6 +21,16 @@ use crate::{Context, Error, Harness, Result};
 /// Checks made before the workload's own options: what the harness asks
 /// that must act first, and the probe list.
 pub fn prepare(name: &str, harness: &Harness) -> Result<Vec<fslab_probe::Kind>> {
+    if let Some(file) = &harness.output {
+        let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Some(dir) = dir.filter(|d| !d.is_dir()) {
+            return Err(Error::OutputFile {
+                name: name.into(),
+                file: file.clone(),
+                dir: dir.to_path_buf(),
+            });
+        }
+    }
     if harness.die_with_parent {
         let parent = rustix::process::getppid();
         let _ =
@@ -196,6 +206,7 @@ fn ended(
             })?;
         crate::say(name, &doc)?;
     }
+    write_output(name, harness, store, report.run_id())?;
     for n in report.notes() {
         eprintln!("fslab: {name}: {n}");
     }

@@ -145,7 +145,7 @@ impl Verdict {
             Verdict::More => "more".into(),
             Verdict::Less => "less".into(),
             Verdict::Same => format!("no difference within {delta_pct:.1}%"),
-            Verdict::Unresolved => "not resolved".into(),
+            Verdict::Unresolved => "unresolved".into(),
         }
     }
 

@@ -5,6 +5,7 @@ mod calibration;
 mod evidence;
 mod experiment;
 mod facts;
+mod histograms;
 mod import;
 mod read;
 mod retry;
@@ -30,6 +31,7 @@ fn host_name() -> String {
 pub use calibration::Calibration;
 pub use evidence::OpTotal;
 pub use experiment::{ExperimentRecord, ExperimentRow, RunOrigin};
+pub use histograms::{ExportedHistogram, Percentile, RunDocument, DEFAULT_PERCENTILES};
 pub use read::{
     ProbeSummary, RunRecord, RunRow, StoredHistogram, StoredLatency, StoredNote, StoredOutput,
     StoredPhase, StoredPoint,

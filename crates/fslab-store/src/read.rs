@@ -162,6 +162,17 @@ impl Store {
         q().map_err(|e| self.err(e))
     }
 
+    /// Every stored run's id, oldest first (what `latest`, `latest~N` and
+    /// ranges of run ids are resolved against).
+    pub fn run_ids(&self) -> Result<Vec<i64>, StoreError> {
+        let q = || -> rusqlite::Result<Vec<i64>> {
+            let mut st = self.conn().prepare("SELECT id FROM runs ORDER BY id")?;
+            let rows = st.query_map([], |r| r.get(0))?;
+            rows.collect()
+        };
+        q().map_err(|e| self.err(e))
+    }
+
     /// Run `id`'s row: who ran what, where, and how it ended (without its
     /// phases, series and numbers: see [`Store::run`]).
     pub fn run_row(&self, id: i64) -> Result<RunRow, StoreError> {
@@ -334,7 +345,7 @@ impl Store {
     /// shape, `schema/run.schema.json`): what a workload's `--json` and
     /// `results export --format json` print alike.
     pub fn run_json(&self, id: i64) -> Result<String, StoreError> {
-        Ok(fslab_record::json::Versioned::new(self.run(id)?).to_pretty())
+        Ok(fslab_record::json::Versioned::new(self.run_document(id, &[])?).to_pretty())
     }
 }
 

@@ -72,6 +72,13 @@ pub fn check_job(job: &Job, fslab_dirs: usize, cell: &Path) -> crate::Result<()>
             c.probes != "default",
         ),
     ];
+    if c.output.is_some() {
+        return refuse(
+            "--output is not taken in an experiment file (fslab results export ID --output FILE \
+             writes a run's document)"
+                .into(),
+        );
+    }
     if let Some((opt, _)) = owned.iter().find(|(_, set)| *set) {
         return refuse(format!(
             "{opt} is set by fslab run, not by the experiment file"

@@ -26,6 +26,11 @@ pub struct CommonArgs {
     /// Print a JSON report on stdout instead of the tool's text
     #[arg(long)]
     pub json: bool,
+    /// Also write the run's document to FILE once it is recorded (CSV when FILE ends in
+    /// .csv, else JSON, as `fslab results export` writes it); the text stays on stdout
+    #[arg(long, value_name = "FILE")]
+    #[serde(default)]
+    pub output: Option<std::path::PathBuf>,
     /// Instruments to record: default (all but perf), all, none, or a list such as cpu,disk,mem,blockio,frag,journal,writeback,stacks,perf (-NAME removes one)
     #[arg(long, value_name = "LIST", default_value = "default")]
     pub probes: String,
@@ -43,6 +48,7 @@ impl CommonArgs {
     pub fn harness(&self, command_line: Vec<String>) -> Harness {
         Harness {
             json: self.json,
+            output: self.output.clone(),
             probes: self.probes.clone(),
             drop_caches: if self.drop_caches {
                 DropCaches::EachPhase

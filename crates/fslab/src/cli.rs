@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use fslab_present::select_args::OutputArgs;
 
 /// `fslab --version`: the version, the commit, and whether MPI is built
 /// in (workloads on MPI ranks, `[cluster]` experiments of fslab's own
@@ -78,12 +79,12 @@ pub enum Command {
     /// Read back recorded runs
     #[command(
         subcommand,
-        after_help = "Examples:\n  fslab results list --workload fsmark\n  fslab results show 12\n  fslab results export 12 --format csv > run12.csv"
+        after_help = "Examples:\n  fslab results list --workload fsmark\n  fslab results show latest\n  fslab results export 12 --format csv --output run12.csv\n  fslab results list --limit 10 --format json"
     )]
     Results(fslab_present::results_args::ResultsCommand),
     /// Compare the cells of an experiment (default: the latest) or groups of runs, with statistics
     #[command(
-        after_help = "Examples:\n  fslab compare\n  fslab compare --experiment 3 --experiment 5 --format markdown\n  fslab compare --runs 1,2,3 --runs 4,5,6 --delta 2\n  fslab compare --calibration 7 --correction holm --alpha 0.01"
+        after_help = "Examples:\n  fslab compare\n  fslab compare --experiment 3 --experiment 5 --format markdown --output cmp.md\n  fslab compare --runs ext4=1,2,3 --runs xfs=4-6 --delta 2\n  fslab compare --runs latest~1 --runs latest\n  fslab compare --calibration 7 --correction holm --alpha 0.01"
     )]
     Compare(fslab_present::select_args::CompareArgs),
     /// Every stored run of one experiment: its headline metrics by kernel and fslab version,
@@ -94,6 +95,8 @@ pub enum Command {
     History {
         /// The experiment's name [default: the latest experiment's]
         name: Option<String>,
+        #[command(flatten)]
+        out: OutputArgs,
         /// The least change worth marking, in percent; a significant shift smaller than
         /// this is named but not marked [default: any significant one]
         #[arg(long, value_name = "PCT", value_parser = fslab_present::select_args::delta_pct)]

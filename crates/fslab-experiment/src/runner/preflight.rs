@@ -57,6 +57,7 @@ pub fn preflight_as(exp: &Experiment, root: bool) -> Result<(), Preflight> {
             "sysctls, drop_caches and memory limits need root".into(),
         ));
     }
+    memory_limit(exp.machine.memory_limit, mem_total())?;
     guests(exp)?;
     // A guest cell's sysctls are its guest kernel's.
     for c in exp.cells.iter().filter(|c| !c.in_guest()) {
@@ -65,6 +66,33 @@ pub fn preflight_as(exp: &Experiment, root: bool) -> Result<(), Preflight> {
         }
     }
     Ok(())
+}
+
+/// This machine's memory (MemTotal, bytes), when /proc/meminfo says.
+fn mem_total() -> Option<u64> {
+    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = m
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    kib.checked_mul(1024)
+}
+
+/// A memory limit above the machine's memory limits nothing: refused, as
+/// the run would be no different without it.
+fn memory_limit(limit: Option<u64>, total: Option<u64>) -> Result<(), Preflight> {
+    match (limit, total) {
+        (Some(l), Some(t)) if l > t => Err(Preflight::Input(format!(
+            "machine.memory_limit {} is more than this machine's memory ({}): it would limit \
+             nothing (leave it out, or say less)",
+            fslab_record::units::human_bytes(l),
+            fslab_record::units::human_bytes(t)
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// An experiment on several MPI ranks needs MPI in this build
@@ -140,4 +168,17 @@ fn guests(exp: &Experiment) -> Result<(), Preflight> {
         fslab_guest::qemu::check_memory(k.memory_bytes).map_err(input)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_memory_limit_above_the_machines_memory_is_refused() {
+        let e = super::memory_limit(Some(1 << 60), Some(24 << 30)).unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains("1 EiB") && e.contains("24 GiB"), "{e}");
+        assert!(super::memory_limit(Some(1 << 30), Some(24 << 30)).is_ok());
+        assert!(super::memory_limit(None, Some(24 << 30)).is_ok());
+        assert!(super::mem_total().is_some_and(|t| t > 0));
+    }
 }

@@ -19,12 +19,22 @@ impl Exporter for Csv {
     }
 
     fn export(&self, a: &Analysis, _store: &Store) -> Result<String> {
-        Ok(csv(&a.rows))
+        let mut lines = vec![String::new(); a.rows.len()];
+        for (i, l) in crate::headline::headlines(a) {
+            lines[i] = l;
+        }
+        Ok(csv_with(&a.rows, &lines))
     }
 }
 
 /// CSV, one line per metric and group.
 pub fn csv(rows: &[Row]) -> String {
+    csv_with(rows, &vec![String::new(); rows.len()])
+}
+
+/// [`csv`] with a last column, `headline`: each row's one-line headline
+/// (empty for the baseline and for metrics that are not headlines).
+pub fn csv_with(rows: &[Row], headlines: &[String]) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     // The text columns up to hmean, then the numbers behind cv and the
     // difference, each on its own.
@@ -43,6 +53,7 @@ pub fn csv(rows: &[Row]) -> String {
         "needed_n",
         "interval",
         "delta_from",
+        "headline",
     ]));
     let o = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     let f = |x: f64| {
@@ -52,7 +63,7 @@ pub fn csv(rows: &[Row]) -> String {
             x.to_string()
         }
     };
-    for r in rows {
+    for (r, headline) in rows.iter().zip(headlines) {
         let _ = w.write_record([
             r.metric.clone(),
             r.group.clone(),
@@ -77,6 +88,7 @@ pub fn csv(rows: &[Row]) -> String {
             r.needed_n.map(|n| n.to_string()).unwrap_or_default(),
             r.interval.unwrap_or("").to_string(),
             r.delta_from.clone().unwrap_or_default(),
+            headline.clone(),
         ]);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()

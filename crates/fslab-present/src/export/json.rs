@@ -29,6 +29,9 @@ pub struct Comparison<'a> {
     /// The group the differences are against.
     pub baseline: &'a str,
     pub groups: &'a [String],
+    /// Each comparison's one-line headline (every headline metric, every
+    /// group against the baseline), as the text format prints it first.
+    pub headlines: Vec<String>,
     pub rows: &'a [Row],
     /// What the instruments say about it (when they say anything).
     #[serde(skip_serializing_if = "<[Explanation]>::is_empty")]
@@ -40,6 +43,10 @@ pub fn json(a: &Analysis) -> String {
     Versioned::new(Comparison {
         baseline: &a.labels[a.baseline],
         groups: &a.labels,
+        headlines: crate::headline::headlines(a)
+            .into_iter()
+            .map(|(_, l)| l)
+            .collect(),
         rows: &a.rows,
         explanations: &a.explanations,
     })

@@ -31,7 +31,10 @@ impl Exporter for Markdown {
             .map(line)
             .collect();
         if !s.is_empty() {
-            s.push('\n');
+            s = format!("**before the verdicts:**\n\n{s}\n");
+        }
+        for (_, l) in crate::headline::headlines(a) {
+            let _ = write!(s, "**{l}**\n\n");
         }
         s.push_str(&markdown(&a.rows));
         let after: String = a

@@ -1,5 +1,5 @@
 //! `--format text`: what could confound the verdicts (when an instrument
-//! says so), the comparison as a table, one block per metric (the metric
+//! says so), each comparison's one-line headline, the comparison as a table, one block per metric (the metric
 //! heads its group column; every column as wide as its widest value),
 //! where each δ came from, what else the instruments say, then the
 //! experiments' stated findings.
@@ -12,7 +12,7 @@ use fslab_stats::compare::Row;
 use fslab_store::Store;
 
 use super::Exporter;
-use crate::comparison::{columns, provenance, COLUMNS};
+use crate::comparison::{baseline_of, columns, provenance, COLUMNS};
 use crate::Result;
 
 /// The text format.
@@ -25,6 +25,11 @@ impl Exporter for Text {
 
     fn export(&self, a: &Analysis, _store: &Store) -> Result<String> {
         let mut t = before_verdicts(a);
+        let headlines = crate::headline::text(a);
+        if !headlines.is_empty() {
+            t.push_str(&headlines);
+            t.push('\n');
+        }
         t.push_str(&text(&a.rows));
         t.push_str(&after_verdicts(a));
         for e in &a.experiments {
@@ -109,7 +114,7 @@ pub fn text(rows: &[Row]) -> String {
         }
         if let Some((_, t)) = blocks.last_mut() {
             let mut cells = vec![r.group.clone()];
-            cells.extend(columns(r));
+            cells.extend(columns(r, baseline_of(rows, r)));
             t.row(cells);
         }
     }

@@ -70,6 +70,7 @@ pub fn blocks(a: &Analysis, runs: &[Option<RunRecord>]) -> Vec<Block> {
             continue;
         }
         let mut line = vec![m.name.clone()];
+        let base = crate::headline::baseline_mean(a.rows_of(mi));
         for r in a.rows_of(mi) {
             let s = &r.summary;
             let mut cell = match s.n {
@@ -81,11 +82,11 @@ pub fn blocks(a: &Analysis, runs: &[Option<RunRecord>]) -> Vec<Block> {
                     fslab_stats::fmt_g(s.sd, 2)
                 ),
             };
-            if let (Some(pct), Some(v)) = (r.diff_pct, r.verdict) {
+            if let (Some(change), Some(v)) = (crate::headline::change(r, base), r.verdict) {
                 let delta = r
                     .delta_pct
                     .unwrap_or(fslab_stats::verdict::DEFAULT_DELTA_PCT);
-                cell.push_str(&format!(" {pct:+.1}% {}", v.words(delta)));
+                cell.push_str(&format!(" {change} {}", v.words(delta)));
             }
             line.push(cell);
         }

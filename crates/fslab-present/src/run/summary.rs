@@ -1,8 +1,8 @@
 //! The end-of-run table: for each cell, the mean, sample standard
 //! deviation and count of each metric over its successful repetitions,
 //! and the difference of each cell's mean from the first cell's with its
-//! verdict: "+5.2% slower" only when the difference is real, "same" within
-//! the noise threshold, "unresolved" otherwise (the analysis is
+//! verdict: "+5.2% slower" only when the difference is real, "no
+//! difference within δ" within the noise threshold, "unresolved" otherwise (the analysis is
 //! `fslab_experiment::summary::analysis`'s). `fslab compare` gives the full
 //! statistics (intervals, corrected p-values, runs needed); this is the
 //! quick look. Then what each cell's tool printed.
@@ -21,6 +21,7 @@ pub fn table(a: &Analysis) -> String {
     let mut unresolved = false;
     for (mi, m) in a.metrics.iter().enumerate() {
         let mut row = vec![m.name.clone()];
+        let base = crate::headline::baseline_mean(a.rows_of(mi));
         for r in a.rows_of(mi) {
             let fslab_stats::Summary { n, mean, sd, .. } = r.summary;
             if n == 0 {
@@ -32,24 +33,23 @@ pub fn table(a: &Analysis) -> String {
             } else {
                 format!("{} (n=1)", fmt_num(mean))
             };
-            if let (Some(pct), Some(v)) = (r.diff_pct, r.verdict) {
+            if let (Some(change), Some(v)) = (crate::headline::change(r, base), r.verdict) {
+                unresolved |= v == Verdict::Unresolved;
+                let delta = r
+                    .delta_pct
+                    .unwrap_or(fslab_stats::verdict::DEFAULT_DELTA_PCT);
                 let word = match (v, &r.caveat) {
                     // The machines first; a confounding clock takes the
                     // verdict's place.
                     (Verdict::Faster | Verdict::Slower, Some(c)) if c.replaces_verdict => {
-                        c.words.as_str()
+                        c.words.clone()
                     }
-                    (Verdict::Same, _) => "same",
-                    (Verdict::Unresolved, _) => {
-                        unresolved = true;
-                        "unresolved"
-                    }
-                    (v, _) => v.name(),
+                    (v, _) => v.words(delta),
                 };
                 if let Some(c) = r.caveat.as_ref().filter(|c| !c.replaces_verdict) {
                     let _ = write!(cell, " [{}]", c.words);
                 }
-                let _ = write!(cell, " {pct:+.1}% {word}");
+                let _ = write!(cell, " {change} {word}");
                 if r.interval == Some(fslab_stats::interval::Method::Deterministic.name()) {
                     cell.push_str(" (exact)");
                 }
@@ -216,10 +216,10 @@ mod tests {
             s(1, "image extents", Direction::Cost, 128.0),
         ];
         let t = table_of(&[(0, "a".into()), (1, "b".into())], &extents);
-        assert!(t.contains("+1322.2% unresolved"), "{t}");
+        assert!(t.contains("+119 (from 9) unresolved"), "{t}");
         let twice: Vec<Sample> = extents.iter().chain(extents.iter()).cloned().collect();
         let t = table_of(&[(0, "a".into()), (1, "b".into())], &twice);
-        assert!(t.contains("+1322.2% more (exact)"), "{t}");
+        assert!(t.contains("+119 (from 9) more (exact)"), "{t}");
         assert!(!t.contains("unresolved"), "{t}");
         assert!(
             t.lines().all(|l| l == l.trim_end()),

@@ -217,7 +217,10 @@ pub fn parse_size(flag: &str, s: &str) -> crate::Result<u64> {
         crate::opt(
             flag,
             format!("{s:?}"),
-            "not a size (use bytes, or a K, M, G or T suffix, below 16 EiB)",
+            format!(
+                "not a size ({}, below 16 EiB)",
+                fslab_record::units::SIZE_GRAMMAR
+            ),
         )
     })
 }

@@ -41,20 +41,22 @@ pub struct MdtestArgs {
     /// Branching factor of the directory tree
     #[arg(short = 'b', long = "branch", value_name = "N", default_value_t = 1)]
     pub branch: u64,
-    /// Bytes to write to each file after it is created
+    /// Bytes to write to each file after it is created (a size: 4k = 4096)
     #[arg(
         short = 'w',
         long = "write-bytes",
         value_name = "BYTES",
-        default_value_t = 0
+        default_value_t = 0,
+        value_parser = fslab_record::units::bytes_arg
     )]
     pub write_bytes: u64,
-    /// Bytes to read from each file
+    /// Bytes to read from each file (a size: 4k = 4096)
     #[arg(
         short = 'e',
         long = "read-bytes",
         value_name = "BYTES",
-        default_value_t = 0
+        default_value_t = 0,
+        value_parser = fslab_record::units::bytes_arg
     )]
     pub read_bytes: u64,
     /// Time the unique working directory overhead (with -u: phases are timed from before the task's directory is named)
@@ -192,17 +194,6 @@ impl MdtestArgs {
         if create && read && self.read_bytes > self.write_bytes {
             return Err(crate::Error::Options(format!("-e {} with -w {}: when writing and reading files, read bytes must not exceed written bytes",
                 self.read_bytes, self.write_bytes)));
-        }
-        if self.stonewall > 0
-            && create
-            && !(stat || read || remove)
-            && self.stonewall_file.is_none()
-        {
-            return Err(crate::Error::Options(format!(
-                "-W {} with -C alone: keep the agreed count with -x FILE, or the later stat, read \
-                 and remove runs cannot know how many items to work on",
-                self.stonewall
-            )));
         }
         Ok(Options {
             items,
@@ -402,7 +393,6 @@ mod tests {
             ("-F", "give -n N"),
             ("-n 5 -z 2 -b 0", "-b 0 with -z 2"),
             ("-n 5 -W 3 -b 2 -z 1", "-W 3 with -b 2"),
-            ("-n 5 -W 3 -C", "-W 3 with -C alone"),
             ("-n 5 -w 10 -e 20", "-e 20 with -w 10"),
             ("-n 2 -z 2 -b 2", "-n 2: fewer items than the 7 directories"),
             (

@@ -38,7 +38,8 @@ impl Workload for Mdtest {
         &mut o.common
     }
     fn validate(o: &MdtestArgs) -> crate::Result<()> {
-        o.validate().map(|_| ())
+        o.validate()?;
+        parent_exists(o)
     }
     fn one_tree() -> bool {
         true
@@ -103,6 +104,24 @@ impl Workload for Mdtest {
     }
     fn run(o: &MdtestArgs, start: Start<'_, '_>) -> crate::Result<Box<dyn Report>> {
         let opts = o.validate()?;
+        parent_exists(o)?;
         Ok(Box::new(super::run(&opts, start)?))
     }
+}
+
+/// -d's parent (-d itself is made if missing, not its parents): refused
+/// in one line before the header.
+fn parent_exists(o: &MdtestArgs) -> crate::Result<()> {
+    let parent = match o.dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if !o.dir.is_dir() && !parent.is_dir() {
+        return Err(crate::Error::Options(format!(
+            "-d {}: no such directory {} (-d is made if missing, not its parents)",
+            o.dir.display(),
+            parent.display()
+        )));
+    }
+    Ok(())
 }

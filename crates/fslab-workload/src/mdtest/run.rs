@@ -415,11 +415,27 @@ fn header(o: &Options, argv: &[String], hosts: &[String], out: &mut dyn Write) {
             "WARNING: Read bytes is 0, thus, a read test will actually just open/close"
         );
     }
+    if let Some(w) = unkept_stonewall(o) {
+        let _ = writeln!(out, "WARNING: {w}");
+    }
     let map: String = hosts
         .iter()
         .map(|h| if *h == hosts[0] { '1' } else { '0' })
         .collect();
     let _ = writeln!(out, "Nodemap: {map}");
+}
+
+/// A stonewalled create run alone (-W with -C, no stat, read or remove)
+/// without -x: what a later run of the other phases will not know.
+pub(crate) fn unkept_stonewall(o: &Options) -> Option<String> {
+    (o.stonewall_s > 0 && o.create && !(o.stat || o.read || o.remove) && o.stonewall_file.is_none())
+        .then(|| {
+            format!(
+                "-W {} with -C alone and no -x FILE: a later stat, read or remove run cannot know \
+             how many items this one created (keep the agreed count with -x FILE)",
+                o.stonewall_s
+            )
+        })
 }
 
 /// mdtest's "Path" and "FS" lines: the filesystem's size and use.

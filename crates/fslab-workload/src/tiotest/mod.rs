@@ -37,13 +37,14 @@ pub struct TioArgs {
         allow_negative_numbers = true
     )]
     pub threads: i64,
-    /// Megabytes (MiB) per thread's file
+    /// Megabytes (MiB) per thread's file: a count of MiB, or a size (1G = 1024)
     #[arg(
         short = 'f',
         long = "file-mb",
         default_value_t = 10,
         value_name = "MB",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = mib_count
     )]
     pub mb: i64,
     /// Random operations per thread
@@ -55,13 +56,14 @@ pub struct TioArgs {
         allow_negative_numbers = true
     )]
     pub random_ops: i64,
-    /// Block size in bytes per call
+    /// Block size in bytes per call (a size: 4k = 4096)
     #[arg(
         short = 'b',
         long = "block",
         default_value_t = 4096,
         value_name = "BLOCK",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = byte_count
     )]
     pub block: i64,
     /// Directory for the files (repeatable: threads are spread over them)
@@ -747,6 +749,26 @@ pub fn terse(tests: &[TestResult]) -> String {
         total.avg_latency_ms, total.max_latency_ms, total.pct_over_2s, total.pct_over_10s
     );
     s
+}
+
+/// `-f`: MiB as a count or a size (fslab's one size grammar); a negative
+/// count is kept for the validation to name.
+fn mib_count(s: &str) -> Result<i64, String> {
+    match s.trim().parse::<i64>() {
+        Ok(n) => Ok(n),
+        Err(_) => fslab_record::units::mib_arg(s)
+            .and_then(|v| i64::try_from(v).map_err(|_| format!("{s:?} is too large"))),
+    }
+}
+
+/// `-b`: bytes as a count or a size; a negative count is kept for the
+/// validation to name.
+fn byte_count(s: &str) -> Result<i64, String> {
+    match s.trim().parse::<i64>() {
+        Ok(n) => Ok(n),
+        Err(_) => fslab_record::units::bytes_arg(s)
+            .and_then(|v| i64::try_from(v).map_err(|_| format!("{s:?} is too large"))),
+    }
 }
 
 #[cfg(test)]

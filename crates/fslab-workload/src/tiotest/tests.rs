@@ -20,6 +20,7 @@ fn table_rows_have_tiotests_widths() {
         drop: false,
         common: CommonArgs {
             json: false,
+            output: None,
             probes: "none".into(),
             drop_caches: false,
             drop_caches_once: false,

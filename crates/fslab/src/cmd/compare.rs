@@ -1,6 +1,6 @@
 //! `fslab compare`: the cells of an experiment (or groups of runs), metric by
 //! metric, with statistics: the analysis (fslab-analysis) in the format asked
-//! for (one of fslab-present's exporters).
+//! for (one of fslab-present's exporters), optionally written to a file.
 
 use std::path::Path;
 
@@ -8,13 +8,7 @@ use crate::Failure;
 use fslab_present::select_args::CompareArgs;
 
 pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
-    let exporter = fslab_present::export::of(&args.format).ok_or_else(|| {
-        Failure::Usage(format!(
-            "--format {}: no such format (formats: {})",
-            args.format,
-            fslab_present::export::names().join(", ")
-        ))
-    })?;
+    super::check_output(args.output.as_deref())?;
     let store = super::open_store_read(db)?;
     // A comparison of nothing is said, not printed as an empty table.
     let choice = fslab_analysis::Choice {
@@ -32,22 +26,38 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
         &fslab_analysis::kernels::group_kernels(&store, &a.labels, &a.runs)
             .map_err(super::analysis_failure)?,
     );
-    let text = exporter
-        .export(&a, &store)
-        .map_err(super::results_failure)?;
     // Which kernels the groups ran on, when that is a difference, leads a
-    // table for people; beside a format for programs it is a remark.
-    let text = if matches!(args.format.as_str(), "text" | "markdown") {
-        kernels
-            .iter()
-            .map(|l| format!("{l}\n\n"))
-            .collect::<String>()
-            + &text
-    } else {
+    // table for people; beside a format for programs on the terminal it is
+    // a remark.
+    let for_people = |name: &str| matches!(name, "text" | "markdown");
+    if args.output.is_none() && !for_people(args.format.as_deref().unwrap_or("text")) {
         for l in &kernels {
-            eprintln!("fslab: compare: {l}");
+            remark!("fslab: compare: {l}");
         }
-        text
-    };
-    super::print_all(text.as_bytes())
+    }
+    super::emit(
+        args.format.as_deref(),
+        args.output.as_deref(),
+        "text",
+        |name| {
+            let exporter = fslab_present::export::of(name).ok_or_else(|| {
+                Failure::Usage(format!(
+                    "--format {name}: no such format (formats: {})",
+                    fslab_present::export::names().join(", ")
+                ))
+            })?;
+            let text = exporter
+                .export(&a, &store)
+                .map_err(super::results_failure)?;
+            Ok(if for_people(name) {
+                kernels
+                    .iter()
+                    .map(|l| format!("{l}\n\n"))
+                    .collect::<String>()
+                    + &text
+            } else {
+                text
+            })
+        },
+    )
 }

@@ -82,7 +82,12 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
         Command::Compare(c) => compare::run(c, &db),
         Command::Stats { trim_outliers } => stats::run(trim_outliers),
         Command::Report { select, output } => report::run(select, &output, &db),
-        Command::History { name, delta, alpha } => history::run(name.as_deref(), delta, alpha, &db),
+        Command::History {
+            name,
+            out,
+            delta,
+            alpha,
+        } => history::run(name.as_deref(), &out, delta, alpha, &db),
         Command::Frag { verbose, files } => frag::run(&files, verbose),
         Command::Trace(t) => trace::run(t, &db),
         Command::Completions { shell } => {
@@ -131,6 +136,65 @@ fn say(text: impl AsRef<str>) -> Result<(), Failure> {
     print_all(text.as_ref().as_bytes())
 }
 
+/// Prints what a command says: with `--output FILE`, the chosen format
+/// (`--format`, else FILE's extension, else `default`) goes to FILE and the
+/// text to stdout; without, the chosen format (else `default`) to stdout.
+/// `render` makes the output in the format it is given by name.
+fn emit(
+    format: Option<&str>,
+    output: Option<&Path>,
+    default: &str,
+    mut render: impl FnMut(&str) -> Result<String, Failure>,
+) -> Result<(), Failure> {
+    let Some(file) = output else {
+        return print_all(render(format.unwrap_or(default))?.as_bytes());
+    };
+    let by_extension = || {
+        let ext = file.extension()?.to_str()?.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "md" => "markdown".to_string(),
+            "txt" => "text".to_string(),
+            "htm" => "html".to_string(),
+            _ => ext,
+        })
+    };
+    let chosen = format
+        .map(str::to_string)
+        .or_else(by_extension)
+        .unwrap_or_else(|| default.to_string());
+    let body = render(&chosen)?;
+    std::fs::write(file, body)
+        .map_err(|e| Failure::Failed(format!("--output {}: {e}", file.display())))?;
+    print_all(render("text")?.as_bytes())?;
+    remark!("fslab: wrote {} ({chosen})", file.display());
+    Ok(())
+}
+
+/// `--format NAME` as one of the four formats of a command's results; a
+/// name taken from a file's extension may be none of them.
+fn format_named(name: &str) -> Result<fslab_present::format::Format, Failure> {
+    fslab_present::format::Format::of(name).ok_or_else(|| {
+        Failure::Usage(format!(
+            "--format {name}: not a format of this command (text, json, csv or markdown)"
+        ))
+    })
+}
+
+/// Checks that `--output FILE`'s directory exists before anything is read.
+fn check_output(output: Option<&Path>) -> Result<(), Failure> {
+    let Some(file) = output else { return Ok(()) };
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(Failure::Usage(format!(
+                "--output {}: no such directory {}",
+                file.display(),
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// A rendering error as an exit status: a bad selection is bad input.
 fn results_failure(e: fslab_present::Error) -> Failure {
     if e.is_usage() {
@@ -138,6 +202,11 @@ fn results_failure(e: fslab_present::Error) -> Failure {
     } else {
         Failure::Failed(e.to_string())
     }
+}
+
+/// The one stored run `text` names (`7`, `latest`, `latest~1`).
+fn run_id(store: &fslab_store::Store, text: &str) -> Result<i64, Failure> {
+    fslab_analysis::ids::resolve_one(store, text).map_err(analysis_failure)
 }
 
 /// An analysis error as an exit status: a bad selection is bad input.

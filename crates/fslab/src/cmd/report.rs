@@ -9,15 +9,7 @@ use crate::Failure;
 use fslab_present::select_args::SelectArgs;
 
 pub fn run(sel: SelectArgs, output: &Path, db: &Path) -> Result<(), Failure> {
-    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.is_dir() {
-            return Err(Failure::Usage(format!(
-                "-o {}: no such directory {}",
-                output.display(),
-                dir.display()
-            )));
-        }
-    }
+    super::check_output(Some(output))?;
     let store = super::open_store_read(db)?;
     let a = fslab_analysis::from_store(&store, &sel.choice(fslab_explain::EXPLAINERS))
         .map_err(super::analysis_failure)?;

@@ -48,6 +48,15 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     } = args
         .planned(earlier.as_ref())
         .map_err(|e| Failure::Usage(e.to_string()))?;
+    // A prefix chose a built-in: say which.
+    if let (None, Some(asked)) = (&earlier, args.experiment.as_deref()) {
+        if file.strip_prefix("builtin:").is_some_and(|n| n != asked) {
+            remark!(
+                "fslab: run: {asked:?} is the built-in experiment {}",
+                &file["builtin:".len()..]
+            );
+        }
+    }
     let resume = earlier.map(|e| e.resume);
     if let Some(r) = &resume {
         match fslab_experiment::run_args::resume_notice(&exp, r, scale) {

@@ -15,6 +15,7 @@ pub fn run(cmd: TraceCommand, db: &Path) -> Result<(), Failure> {
         all_devices,
     } = cmd;
     let store = super::open_store_read(db)?;
+    let id = super::run_id(&store, &id)?;
     let which = Which {
         limit,
         dev,

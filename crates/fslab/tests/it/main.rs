@@ -39,4 +39,5 @@ mod scheduler;
 mod slurm;
 mod stonewall;
 mod support;
+mod usability;
 mod workloads;

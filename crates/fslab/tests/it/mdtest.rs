@@ -222,10 +222,6 @@ fn bad_mdtest_input_is_one_line_and_status_2() {
             "fslab: mdtest: -i 0: must be at least 1",
         ),
         (
-            &["-n", "5", "-W", "5", "-C"][..],
-            "fslab: mdtest: -W 5 with -C alone: keep the agreed count with -x FILE",
-        ),
-        (
             &["-n", "5", "-W", "5", "-z", "1", "-b", "2"][..],
             "fslab: mdtest: -W 5 with -b 2",
         ),

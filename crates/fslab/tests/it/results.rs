@@ -23,7 +23,7 @@ fn results_read_back_what_fsmark_recorded() {
     let list = stdout(&o);
     let lines: Vec<&str> = list.lines().collect();
     assert_eq!(lines.len(), 3, "a header and two runs: {list}");
-    assert!(lines[0].starts_with("id  started (UTC)"), "{list}");
+    assert!(lines[0].starts_with("id  started  "), "{list}");
     for (i, l) in lines[1..].iter().enumerate() {
         let f: Vec<&str> = l.split_whitespace().collect();
         assert_eq!(
@@ -185,7 +185,7 @@ fn compare_reads_the_latest_experiment_in_every_format() {
         rate_block[2]
     );
     // A verdict, and "faster"/"slower" only with one.
-    let verdict = ["faster", "slower", "no difference within", "not resolved"]
+    let verdict = ["faster", "slower", "no difference within", "unresolved"]
         .iter()
         .find(|w| rate_block[2].contains(*w))
         .unwrap_or_else(|| panic!("no verdict: {}", rate_block[2]));
@@ -199,7 +199,7 @@ fn compare_reads_the_latest_experiment_in_every_format() {
         "{md}"
     );
     let csv = stdout(&lab.run(&["compare", "--format", "csv"]));
-    assert!(csv.starts_with("metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n,interval,delta_from\n"));
+    assert!(csv.starts_with("metric,group,n,mean,sd,median,min,max,hmean,cv_pct,diff_pct,direction,ci_low_pct,ci_high_pct,p_value,note,p_adjusted,correction,verdict,delta_pct,needed_n,interval,delta_from,headline\n"));
     let json: serde_json::Value =
         serde_json::from_slice(&lab.run(&["compare", "--format", "json"]).stdout).unwrap();
     assert_eq!(
