@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::CompileArgs;
 use crate::plugin::{Example, RankPlace, Refused, Start, Workload};
+use crate::work::Work;
 use crate::{CommonArgs, Report, Result};
 
 /// compilebench (seed 001).
@@ -37,6 +38,19 @@ impl Workload for CompileBench {
     fn scale(o: &mut CompileArgs, factor: f64) {
         o.initial = crate::scale::signed(Some(o.initial), factor, 1).unwrap_or(o.initial);
         o.runs = crate::scale::signed(Some(o.runs), factor, 1).unwrap_or(o.runs);
+    }
+    /// Its initial trees and one tree's files and bytes for each run (its
+    /// creates, patches and compiles are each about a tree).
+    fn work(o: &CompileArgs) -> Option<Work> {
+        let v = o.validate().ok()?;
+        let trees = v.initial + v.runs;
+        let files = v.tree_files as u64;
+        Some(Work {
+            ops: trees * (files + Work::blocks(v.tree_bytes)),
+            seconds: 0,
+            bytes: trees * v.tree_bytes,
+            entries: trees * files,
+        })
     }
     /// Each rank's trees go in a `rankNNNN` directory of `-D`.
     fn on_rank(o: &mut CompileArgs, place: &dyn RankPlace) -> Result<()> {
