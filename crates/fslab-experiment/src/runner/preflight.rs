@@ -69,7 +69,7 @@ pub fn preflight_as(exp: &Experiment, root: bool) -> Result<(), Preflight> {
 }
 
 /// This machine's memory (MemTotal, bytes), when /proc/meminfo says.
-fn mem_total() -> Option<u64> {
+pub(crate) fn mem_total() -> Option<u64> {
     let m = std::fs::read_to_string("/proc/meminfo").ok()?;
     let kib: u64 = m
         .lines()

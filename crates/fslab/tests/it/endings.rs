@@ -380,7 +380,14 @@ fn a_bad_cell_time_limit_is_refused_in_one_line() {
     }
     let o = lab
         .run_cmd()
-        .args(["run", "seed004", "--dry-run", "--cell-time-limit", "90m"])
+        .args([
+            "run",
+            "seed004",
+            "--dry-run",
+            "--yes",
+            "--cell-time-limit",
+            "90m",
+        ])
         .output()
         .unwrap();
     assert!(

@@ -7,6 +7,7 @@ mod catalogue;
 mod cluster;
 mod compilebench;
 mod conventions;
+mod cost;
 mod cpu_figures;
 mod dbench;
 mod docs;
