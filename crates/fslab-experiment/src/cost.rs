@@ -56,6 +56,7 @@ impl Machine {
     /// directory device) as an unprivileged user may use it, and its memory.
     pub fn of(exp: &Experiment) -> Machine {
         let place = match &exp.device {
+            _ if Cell::all_in_paths(&exp.cells) => None,
             Device::Image { dir, .. } => Some(dir.clone()),
             Device::Directory { path } => Some(path.clone()),
             Device::Block { .. } => None,
@@ -168,6 +169,8 @@ pub struct CellCost {
     pub disk: u64,
     /// Its memory cgroup's limit, or its guest's memory.
     pub memory: Option<u64>,
+    /// A directory that exists (`[[target]] path`) and its free space.
+    pub free: Option<(PathBuf, u64)>,
 }
 
 /// A whole run's cost.
@@ -232,6 +235,7 @@ pub fn estimate(
         .cells
         .iter()
         .map(|c| {
+            let apparent = apparent.filter(|_| c.path.is_none());
             let work = mnt
                 .as_ref()
                 .and_then(|m| crate::plan::cell_job(exp, c, m).ok())
@@ -279,6 +283,10 @@ pub fn estimate(
                     .as_ref()
                     .map(|k| k.memory_bytes)
                     .or(exp.machine.memory_limit),
+                free: c
+                    .path
+                    .as_ref()
+                    .and_then(|p| free_bytes(p).map(|f| (p.clone(), f))),
             }
         })
         .collect();
@@ -287,9 +295,11 @@ pub fn estimate(
         .iter()
         .map(|c| c.seconds.map(|s| s * f64::from(reps)))
         .sum::<Option<f64>>();
-    let largest = cells.iter().map(|c| c.disk).max().unwrap_or(0);
+    // The images' cells (a directory's are checked against its own space).
+    let imaged = || cells.iter().filter(|c| c.free.is_none());
+    let largest = imaged().map(|c| c.disk).max().unwrap_or(0);
     let disk_at_once = if keep_images {
-        cells.iter().map(|c| c.disk * u64::from(reps)).sum()
+        imaged().map(|c| c.disk * u64::from(reps)).sum()
     } else {
         largest
     };
@@ -342,6 +352,17 @@ impl Estimate {
     /// The first threshold this run is over: disk (it cannot finish),
     /// memory, then time.
     pub fn over(&self) -> Option<Over> {
+        let dirs = self
+            .cells
+            .iter()
+            .filter_map(|c| Some((c.disk, c.free.as_ref()?)));
+        if let Some((need, (at, free))) = dirs.clone().find(|(need, (_, free))| need > free) {
+            return Some(Over::Disk {
+                need,
+                free: *free,
+                at: at.clone(),
+            });
+        }
         if let Some((at, free)) = &self.machine.free {
             if self.disk_at_once > *free {
                 return Some(Over::Disk {

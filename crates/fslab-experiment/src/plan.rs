@@ -383,6 +383,19 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
     let mnt = Path::new("MNT");
     for c in &exp.cells {
         let _ = writeln!(s, "cell {}: {}", c.index, c.label);
+        if let Some(p) = &c.path {
+            let t = fslab_record::TargetInfo::of(p);
+            let _ = writeln!(
+                s,
+                "    directory: {} ({} {} on {}, options {}): each run in a fresh subdirectory \
+                 fslab makes and removes; nothing else there is touched",
+                p.display(),
+                t.fs_type,
+                t.source,
+                t.mount_point,
+                t.mount_options
+            );
+        }
         if let Some(fs) = &c.fs {
             let device = match &exp.device {
                 Device::Block { path } => path.as_path(),
@@ -490,6 +503,13 @@ fn describe_cluster(exp: &Experiment, s: &mut String) {
 
 /// The dry run's device lines.
 fn describe_device(exp: &Experiment, s: &mut String) {
+    if Cell::all_in_paths(&exp.cells) {
+        let _ = writeln!(
+            s,
+            "device: none: every target is a directory that exists (no mkfs, no mount)"
+        );
+        return;
+    }
     match &exp.device {
         Device::Image {
             size,

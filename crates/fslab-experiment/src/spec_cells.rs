@@ -14,7 +14,9 @@ use super::{split_args, Cell, Ctx, FileSpec, SpecError};
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct TargetSpec {
-    fs: Spanned<String>,
+    fs: Option<Spanned<String>>,
+    /// An existing directory or mounted filesystem (no mkfs, no mount).
+    path: Option<Spanned<String>>,
     label: Option<String>,
     #[serde(default)]
     mkfs_options: Vec<String>,
@@ -94,11 +96,12 @@ pub(super) fn directory_cells(
     variants: &[Variant],
 ) -> Result<Vec<Cell>, SpecError> {
     let mut cells = Vec::new();
-    if let Some(t) = spec.targets.first() {
+    if !spec.targets.is_empty() {
         return ctx.err(
-            t.fs.span(),
+            0..0,
             "target",
-            "a directory device makes no filesystem: remove the [[target]] tables",
+            "a directory device makes no filesystem: remove the [[target]] tables, or leave \
+             [device] out and give each target the directory it runs in (path = \"/mnt/x\")",
         );
     }
     for v in variants {
@@ -121,6 +124,7 @@ pub(super) fn directory_cells(
             workload_args: v.workload_args.clone(),
             after_mkfs: vec![],
             kernel: None,
+            path: None,
         });
     }
     Ok(cells)
@@ -144,20 +148,41 @@ pub(super) fn target_cells(
     }
     let guest = guest(ctx, &spec.guest)?;
     for (ti, t) in spec.targets.iter().enumerate() {
+        let fs = match (&t.fs, &t.path) {
+            (Some(fs), None) => fs,
+            (None, Some(p)) => {
+                path_cells(ctx, ti, t, p, machine, variants, &mut cells)?;
+                continue;
+            }
+            (Some(fs), Some(_)) => {
+                return ctx.err(
+                    fs.span(),
+                    &format!("target[{ti}]"),
+                    "give fs (a filesystem fslab makes) or path (a directory that exists), not both",
+                )
+            }
+            (None, None) => {
+                return ctx.err(
+                    0..0,
+                    &format!("target[{ti}]"),
+                    "give fs = \"ext4\" (a filesystem fslab makes) or path = \"/mnt/x\" (a directory that exists)",
+                )
+            }
+        };
         let kernel_axis = kernels(
             ctx,
             &format!("target[{ti}].kernel"),
             t.kernel.as_ref(),
             &guest,
         )?;
-        let fsname = t.fs.get_ref().trim();
+        let fsname = fs.get_ref().trim();
         if fsname.is_empty()
             || !fsname
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_')
         {
             return ctx.err(
-                t.fs.span(),
+                fs.span(),
                 &format!("target[{ti}].fs"),
                 format!("{fsname:?} is not a filesystem type"),
             );
@@ -226,6 +251,7 @@ pub(super) fn target_cells(
                                 .map(|c| split_args(c))
                                 .collect(),
                             kernel: kernel.clone(),
+                            path: None,
                         });
                     }
                 }
@@ -233,4 +259,82 @@ pub(super) fn target_cells(
         }
     }
     Ok(cells)
+}
+
+/// A target that is an existing directory (`path = "/mnt/ext4"`): one cell
+/// per variant, each repetition in a fresh subdirectory of it. fslab makes
+/// no filesystem there, so what would make or mount one is refused.
+fn path_cells(
+    ctx: &Ctx,
+    ti: usize,
+    t: &TargetSpec,
+    p: &Spanned<String>,
+    machine: &Machine,
+    variants: &[Variant],
+    cells: &mut Vec<Cell>,
+) -> Result<(), SpecError> {
+    let path = p.get_ref();
+    let field = format!("target[{ti}].path");
+    if !std::path::Path::new(path).is_absolute() {
+        return ctx.err(
+            p.span(),
+            &field,
+            format!("{path:?} is not an absolute path"),
+        );
+    }
+    if std::path::Path::new(path).components().count() == 1 {
+        return ctx.err(
+            p.span(),
+            &field,
+            "\"/\" is the root directory: give a directory of its own",
+        );
+    }
+    let made = [
+        ("mkfs_options", !t.mkfs_options.is_empty()),
+        ("mount_options", !t.mount_options.is_empty()),
+        ("after_mkfs", !t.after_mkfs.is_empty()),
+        ("kernel", t.kernel.is_some()),
+    ];
+    if let Some((key, _)) = made.iter().find(|(_, set)| *set) {
+        return ctx.err(
+            p.span(),
+            &format!("target[{ti}].{key}"),
+            format!("target {path:?} is a directory that exists: fslab makes no filesystem there, so it takes no {key}"),
+        );
+    }
+    if let Some(v) = variants
+        .iter()
+        .find(|v| v.mkfs_options.is_some() || v.mount_options.is_some() || !v.after_mkfs.is_empty())
+    {
+        return ctx.err(
+            p.span(),
+            &field,
+            format!("variant {:?} changes how a filesystem is made or mounted, and target {path:?} is a directory that exists", v.name),
+        );
+    }
+    let tsys = sysctls(ctx, &format!("target[{ti}].sysctl"), &t.sysctl)?;
+    for v in variants {
+        let mut label = t.label.clone().unwrap_or_else(|| path.clone());
+        if !v.name.is_empty() {
+            label.push_str(&format!(" [{}]", v.name));
+        }
+        let mut sysctl = machine.sysctl.clone();
+        sysctl.extend(tsys.clone());
+        sysctl.extend(v.sysctl.clone());
+        let mut workload_args = t.workload_args.clone();
+        workload_args.extend(v.workload_args.iter().cloned());
+        cells.push(Cell {
+            index: cells.len() as u32,
+            label,
+            fs: None,
+            mkfs_options: vec![],
+            mount_options: String::new(),
+            sysctl,
+            workload_args,
+            after_mkfs: vec![],
+            kernel: None,
+            path: Some(std::path::PathBuf::from(path)),
+        });
+    }
+    Ok(())
 }

@@ -32,6 +32,7 @@ mod parity;
 mod parity_dbench;
 mod parity_fsmark;
 mod parity_reference;
+mod paths;
 mod probes;
 mod report;
 mod results;
