@@ -383,19 +383,7 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
     let mnt = Path::new("MNT");
     for c in &exp.cells {
         let _ = writeln!(s, "cell {}: {}", c.index, c.label);
-        if let Some(p) = &c.path {
-            let t = fslab_record::TargetInfo::of(p);
-            let _ = writeln!(
-                s,
-                "    directory: {} ({} {} on {}, options {}): each run in a fresh subdirectory \
-                 fslab makes and removes; nothing else there is touched",
-                p.display(),
-                t.fs_type,
-                t.source,
-                t.mount_point,
-                t.mount_options
-            );
-        }
+        describe_path(c, &mut s);
         if let Some(fs) = &c.fs {
             let device = match &exp.device {
                 Device::Block { path } => path.as_path(),
@@ -462,6 +450,23 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
         }
     }
     s
+}
+
+/// The dry run's line for a cell that runs in a directory that exists:
+/// the filesystem found there.
+fn describe_path(c: &Cell, s: &mut String) {
+    let Some(p) = &c.path else { return };
+    let t = fslab_record::TargetInfo::of(p);
+    let _ = writeln!(
+        s,
+        "    directory: {} ({} {} on {}, options {}): each run in a fresh subdirectory \
+         fslab makes and removes; nothing else there is touched",
+        p.display(),
+        t.fs_type,
+        t.source,
+        t.mount_point,
+        t.mount_options
+    );
 }
 
 /// The dry run's cluster lines: the hosts, and how each host's lab is made.

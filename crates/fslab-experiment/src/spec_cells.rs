@@ -148,26 +148,11 @@ pub(super) fn target_cells(
     }
     let guest = guest(ctx, &spec.guest)?;
     for (ti, t) in spec.targets.iter().enumerate() {
-        let fs = match (&t.fs, &t.path) {
-            (Some(fs), None) => fs,
-            (None, Some(p)) => {
+        let Some(fs) = target_fs(ctx, ti, t)? else {
+            if let Some(p) = &t.path {
                 path_cells(ctx, ti, t, p, machine, variants, &mut cells)?;
-                continue;
             }
-            (Some(fs), Some(_)) => {
-                return ctx.err(
-                    fs.span(),
-                    &format!("target[{ti}]"),
-                    "give fs (a filesystem fslab makes) or path (a directory that exists), not both",
-                )
-            }
-            (None, None) => {
-                return ctx.err(
-                    0..0,
-                    &format!("target[{ti}]"),
-                    "give fs = \"ext4\" (a filesystem fslab makes) or path = \"/mnt/x\" (a directory that exists)",
-                )
-            }
+            continue;
         };
         let kernel_axis = kernels(
             ctx,
@@ -261,6 +246,29 @@ pub(super) fn target_cells(
     Ok(cells)
 }
 
+/// A target's `fs`, or None for a directory that exists (`path`): one of
+/// the two, never both.
+fn target_fs<'t>(
+    ctx: &Ctx,
+    ti: usize,
+    t: &'t TargetSpec,
+) -> Result<Option<&'t Spanned<String>>, SpecError> {
+    match (&t.fs, &t.path) {
+        (Some(fs), None) => Ok(Some(fs)),
+        (None, Some(_)) => Ok(None),
+        (Some(fs), Some(_)) => ctx.err(
+            fs.span(),
+            &format!("target[{ti}]"),
+            "give fs (a filesystem fslab makes) or path (a directory that exists), not both",
+        ),
+        (None, None) => ctx.err(
+            0..0,
+            &format!("target[{ti}]"),
+            "give fs = \"ext4\" (a filesystem fslab makes) or path = \"/mnt/x\" (a directory that exists)",
+        ),
+    }
+}
+
 /// A target that is an existing directory (`path = "/mnt/ext4"`): one cell
 /// per variant, each repetition in a fresh subdirectory of it. fslab makes
 /// no filesystem there, so what would make or mount one is refused.
@@ -337,4 +345,64 @@ fn path_cells(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::{parse, Defaults};
+
+    fn with(targets: &str) -> Result<crate::spec::Experiment, String> {
+        let text = format!("name = \"x\"\n[workload]\nkind = \"fsmark\"\n{targets}");
+        parse("x.toml", &text, &Defaults::default()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn targets_that_exist_are_cells_of_their_own_beside_made_filesystems() {
+        let e = with("[[target]]\npath = \"/mnt/ext4\"\n[[target]]\npath = \"/mnt/xfs\"\nlabel = \"xfs\"\n[[target]]\nfs = \"btrfs\"\n").unwrap();
+        let cells: Vec<(&str, Option<&str>, bool)> = e
+            .cells
+            .iter()
+            .map(|c| {
+                (
+                    c.label.as_str(),
+                    c.path.as_ref().and_then(|p| p.to_str()),
+                    c.fs.is_some(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                ("/mnt/ext4", Some("/mnt/ext4"), false),
+                ("xfs", Some("/mnt/xfs"), false),
+                ("btrfs", None, true)
+            ]
+        );
+        assert!(!crate::spec::Cell::all_in_paths(&e.cells));
+        assert!(crate::spec::Cell::all_in_paths(&e.cells[..2]));
+    }
+
+    #[test]
+    fn a_target_that_exists_takes_nothing_that_makes_or_mounts_a_filesystem() {
+        for (target, says) in [
+            ("path = \"/mnt/a\"\nfs = \"ext4\"", "x.toml:6: target[0]: give fs (a filesystem fslab makes) or path (a directory that exists), not both"),
+            ("label = \"a\"", "target[0]: give fs = \"ext4\""),
+            ("path = \"mnt/a\"", "target[0].path: \"mnt/a\" is not an absolute path"),
+            ("path = \"/\"", "target[0].path: \"/\" is the root directory"),
+            ("path = \"/mnt/a\"\nmount_options = [\"noatime\"]", "target[0].mount_options: target \"/mnt/a\" is a directory that exists: fslab makes no filesystem there, so it takes no mount_options"),
+            ("path = \"/mnt/a\"\n[first_pass]", "first_pass: target \"/mnt/a\" is a directory that exists on this machine"),
+        ] {
+            let e = with(&format!("[[target]]\n{target}\n")).unwrap_err();
+            assert!(e.contains(says), "{target}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+        let e = with(
+            "[device]\nkind = \"directory\"\npath = \"/mnt/d\"\n[[target]]\npath = \"/mnt/a\"\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("give each target the directory it runs in (path = \"/mnt/x\")"),
+            "{e}"
+        );
+    }
 }
