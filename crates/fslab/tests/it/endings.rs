@@ -349,7 +349,7 @@ fn every_built_in_experiment_sets_a_time_limit() {
     for n in names {
         let o = lab
             .run_cmd()
-            .args(["run", n, "--dry-run", "--scale", "0.01"])
+            .args(["run", n, "--dry-run", "--yes", "--scale", "0.01"])
             .output()
             .unwrap();
         assert!(
