@@ -216,11 +216,7 @@ pub(super) fn target_cells(
                             label.push_str(&v.name);
                             label.push(']');
                         }
-                        let mut sysctl = machine.sysctl.clone();
-                        sysctl.extend(tsys.clone());
-                        sysctl.extend(v.sysctl.clone());
-                        let mut workload_args = t.workload_args.clone();
-                        workload_args.extend(v.workload_args.iter().cloned());
+                        let (sysctl, workload_args) = settings(machine, &tsys, t, v);
                         cells.push(Cell {
                             index: cells.len() as u32,
                             label,
@@ -244,6 +240,23 @@ pub(super) fn target_cells(
         }
     }
     Ok(cells)
+}
+
+/// A cell's sysctls (the machine's, the target's, the variant's, each over
+/// the one before) and workload arguments (the target's, then the
+/// variant's).
+fn settings(
+    machine: &Machine,
+    target_sysctl: &BTreeMap<String, String>,
+    t: &TargetSpec,
+    v: &Variant,
+) -> (BTreeMap<String, String>, Vec<String>) {
+    let mut sysctl = machine.sysctl.clone();
+    sysctl.extend(target_sysctl.clone());
+    sysctl.extend(v.sysctl.clone());
+    let mut workload_args = t.workload_args.clone();
+    workload_args.extend(v.workload_args.iter().cloned());
+    (sysctl, workload_args)
 }
 
 /// A target's `fs`, or None for a directory that exists (`path`): one of
@@ -326,11 +339,7 @@ fn path_cells(
         if !v.name.is_empty() {
             label.push_str(&format!(" [{}]", v.name));
         }
-        let mut sysctl = machine.sysctl.clone();
-        sysctl.extend(tsys.clone());
-        sysctl.extend(v.sysctl.clone());
-        let mut workload_args = t.workload_args.clone();
-        workload_args.extend(v.workload_args.iter().cloned());
+        let (sysctl, workload_args) = settings(machine, &tsys, t, v);
         cells.push(Cell {
             index: cells.len() as u32,
             label,
