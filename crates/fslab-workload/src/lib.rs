@@ -28,6 +28,7 @@ pub mod plugin;
 pub mod scale;
 pub mod stonewall;
 pub mod tiotest;
+pub mod work;
 
 pub use common::{Begun, CommonArgs, Hooks, PhaseHook, Report, RunCtx, SecondHook};
 pub use error::{opt, Error, ErrorKind, LineError, OptionError, Result};
