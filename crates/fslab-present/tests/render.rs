@@ -170,7 +170,7 @@ fn one_number_one_name_everywhere() {
     assert!(p
         .html
         .contains("<dt>commands</dt><dd>runs 1,2,3: fslab dbench 2"));
-    let overview = &p.html[p.html.find("<h2>overview</h2>").unwrap()..];
+    let overview = &p.html[p.html.find("<h2 id=\"overview\">overview</h2>").unwrap()..];
     assert!(overview.contains("<th>headline metric</th><th>runs 1,2,3</th><th>runs 4,5,6</th>"));
     assert!(
         overview.contains("+20.0% faster"),

@@ -45,21 +45,42 @@ pub fn blocks(cells: &[CellView]) -> Vec<Block> {
                 .into(),
         ),
     ];
-    out.extend(phase_rates(cells));
-    out.extend(latency(cells));
-    out.extend(cpu(cells));
+    let mut time = Row {
+        title: "every cell on one time axis".into(),
+        items: Vec::new(),
+        notes: Vec::new(),
+    };
+    phase_rates(cells, &mut time);
+    cpu(cells, &mut time);
+    out.extend(drawn(time));
+    let (latency, table) = latency(cells);
+    out.extend(drawn(latency));
+    out.extend(table);
     out.extend(side_by_side(cells));
     out
 }
 
+/// A row of overlaid charts with its notes, or its notes alone when it
+/// has no chart.
+fn drawn(row: Row) -> Vec<Block> {
+    if row.items.is_empty() {
+        return row.notes.into_iter().map(Block::Note).collect();
+    }
+    vec![Block::Row(row)]
+}
+
+/// A chart in a row of overlaid charts, captioned with its title.
+fn overlaid(row: &mut Row, chart: Chart) {
+    row.items.push((chart.title.clone(), Block::Chart(chart)));
+}
+
 /// Each phase's per-second rates, every cell on one time axis.
-fn phase_rates(cells: &[CellView]) -> Vec<Block> {
+fn phase_rates(cells: &[CellView], row: &mut Row) {
     let phases = union(
         cells
             .iter()
             .map(|c| c.phases.iter().map(|p| p.phase.clone()).collect()),
     );
-    let mut out = Vec::new();
     for phase in phases {
         let title = format!("{phase}: operations per second, every cell");
         let (mut series, mut notes, mut longest) = (Vec::new(), Vec::new(), 0.0f64);
@@ -76,33 +97,32 @@ fn phase_rates(cells: &[CellView]) -> Vec<Block> {
             }
         }
         if series.is_empty() {
-            out.push(Block::Note(format!(
+            row.notes.push(format!(
                 "{title}: left out, {TOO_SHORT} in every cell (the phase lasted at most {} s)",
                 fslab_stats::fmt_num(longest)
-            )));
+            ));
             continue;
         }
-        out.push(Block::Chart(Chart::new(
-            &title,
-            "time in phase (s)",
-            "ops/s",
-            series,
-        )));
-        out.extend(notes.into_iter().map(Block::Note));
+        let chart = Chart::new(&title, "time in phase (s)", "ops/s", series);
+        overlaid(row, chart);
+        row.notes.extend(notes);
     }
-    out
 }
 
 /// Each phase and call's latency CDF with every cell on it, and a table
 /// of every cell's percentiles.
-fn latency(cells: &[CellView]) -> Vec<Block> {
+fn latency(cells: &[CellView]) -> (Row, Option<Block>) {
     let keys = union(cells.iter().map(|c| {
         c.latency
             .iter()
             .map(|h| (h.phase.clone(), h.op.clone()))
             .collect()
     }));
-    let mut out = Vec::new();
+    let mut out = Row {
+        title: "every cell's latency (CDF)".into(),
+        items: Vec::new(),
+        notes: Vec::new(),
+    };
     let mut rows = Vec::new();
     for (phase, op) in keys {
         let mut series = Vec::new();
@@ -141,7 +161,7 @@ fn latency(cells: &[CellView]) -> Vec<Block> {
         if series.is_empty() {
             continue;
         }
-        out.push(Block::Chart(Chart {
+        let chart = Chart {
             log_x: true,
             ..Chart::new(
                 &format!("{phase} {op} latency, every cell (CDF)"),
@@ -149,10 +169,11 @@ fn latency(cells: &[CellView]) -> Vec<Block> {
                 "fraction of calls",
                 series,
             )
-        }));
+        };
+        overlaid(&mut out, chart);
     }
-    if !rows.is_empty() {
-        out.push(Block::Table(
+    let table = (!rows.is_empty()).then(|| {
+        Block::Table(
             [
                 "phase",
                 "call",
@@ -167,36 +188,34 @@ fn latency(cells: &[CellView]) -> Vec<Block> {
             .map(String::from)
             .to_vec(),
             rows,
-        ));
-    }
-    out
+        )
+    });
+    (out, table)
 }
 
 /// The workload's CPU over the run, every cell on one time axis.
-fn cpu(cells: &[CellView]) -> Vec<Block> {
+fn cpu(cells: &[CellView], row: &mut Row) {
     let title = "workload CPU (user + system), every cell";
-    let (mut series, mut notes) = (Vec::new(), Vec::new());
+    let mut series = Vec::new();
     for c in cells.iter().filter(|c| !c.cpu.is_empty()) {
         if c.cpu.len() >= MIN_LINE {
             series.push(cell_line(c, c.cpu.clone()));
         } else {
-            notes.push(Block::Note(format!(
+            row.notes.push(format!(
                 "{title}: {} left out, run too short for a chart over time (one sample)",
                 c.label
-            )));
+            ));
         }
     }
-    if series.is_empty() {
-        return notes;
+    if !series.is_empty() {
+        let chart = Chart::new(
+            title,
+            "time since the run started (s)",
+            "% of one CPU",
+            series,
+        );
+        overlaid(row, chart);
     }
-    let mut out = vec![Block::Chart(Chart::new(
-        title,
-        "time since the run started (s)",
-        "% of one CPU",
-        series,
-    ))];
-    out.extend(notes);
-    out
 }
 
 /// Each chart a cell draws, every cell's beside the others' on the same
@@ -374,6 +393,10 @@ mod tests {
         );
         // The stat phase (0.01 s) has no per-second chart, and says why.
         assert!(!page.contains("<figcaption>stat: operations per second"));
+        assert!(
+            !page.contains("every cell: ext4 left out"),
+            "said once for every cell"
+        );
         assert!(page.contains(
             "<p class=\"note\">stat: operations per second, every cell: left out, run too short \
              for a per-second chart in every cell (the phase lasted at most 0.0100 s)</p>"

@@ -85,11 +85,21 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// A heading's id, for a link to it (`report.html#cells-compared`).
+pub fn anchor(heading: &str) -> String {
+    let words: Vec<String> = heading
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    words.join("-")
+}
+
 /// One block's HTML.
 fn block(s: &mut String, b: &Block) {
     match b {
         Block::Heading(h) => {
-            let _ = writeln!(s, "<h2>{}</h2>", esc(h));
+            let _ = writeln!(s, "<h2 id=\"{}\">{}</h2>", anchor(h), esc(h));
         }
         Block::Text(t) => {
             let _ = writeln!(s, "<p>{}</p>", esc(t));
@@ -231,6 +241,7 @@ mod tests {
         );
         assert!(p.contains("default-src 'none'"));
         assert!(p.contains("t &lt;x&gt;") && p.contains("a &amp; b"));
+        assert_eq!(anchor("cell: ext4 nojournal"), "cell-ext4-nojournal");
         assert!(!p.contains("src=\"http") && !p.contains("href=\"http"));
         assert_eq!(p.matches("<svg class=\"chart\"").count(), 1);
     }
