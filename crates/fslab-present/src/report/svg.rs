@@ -389,7 +389,12 @@ impl Chart {
                 esc(&m.label)
             );
         }
+        let mut shown = 0;
         for (i, ser) in self.series.iter().enumerate() {
+            // A line of one point is no line: neither drawn nor in the legend.
+            if !ser.drawable() {
+                continue;
+            }
             let c = ser.colour.unwrap_or(PALETTE[i % PALETTE.len()]);
             let p: Vec<(f64, f64)> = ser
                 .points
@@ -398,7 +403,8 @@ impl Chart {
                 .filter(|(x, y)| x.is_finite() && y.is_finite())
                 .collect();
             draw_marks(&mut s, (ser.style, &ser.name), c, &p);
-            let ly = T + 12.0 + i as f64 * 16.0;
+            let ly = T + 12.0 + shown as f64 * 16.0;
+            shown += 1;
             let _ = write!(
                 s,
                 r#"<rect x="{}" y="{}" width="10" height="10" fill="{c}"/><text x="{}" y="{}" font-size="11">{}</text>"#,
@@ -585,6 +591,31 @@ mod tests {
             }],
         );
         insta::assert_snapshot!("line_chart", c.svg());
+    }
+
+    #[test]
+    fn a_line_of_one_point_is_not_drawn() {
+        let one = |name: &str, points: Vec<(f64, f64)>| Series {
+            name: name.into(),
+            points,
+            style: Style::Line,
+            colour: None,
+        };
+        let c = Chart::new("t", "x", "y", vec![one("short", vec![(1.0, 2.0)])]);
+        assert!(!c.drawable());
+        assert!(!c.svg().contains("class=\"mark\"") && !c.svg().contains(">short<"));
+        let c = Chart::new(
+            "t",
+            "x",
+            "y",
+            vec![
+                one("short", vec![(1.0, 2.0)]),
+                one("long", vec![(1.0, 2.0), (2.0, 3.0)]),
+            ],
+        );
+        assert!(c.drawable());
+        assert_eq!(c.svg().matches("class=\"mark\"").count(), 1);
+        assert!(c.svg().contains(">long<") && !c.svg().contains(">short<"));
     }
 
     #[test]
