@@ -188,7 +188,7 @@ pub(crate) fn rate_charts(rec: &RunRecord, all: &[(i64, RunRecord)]) -> Vec<(Str
             })
             .collect();
         let title = format!("{source} {name} against {word}");
-        let short = format!("a single {word}: nothing to draw against {word}");
+        let short = format!("one point only: nothing to draw against {word}");
         if let Some(d) = chart(&title, (&word, &unit), series, (&short, None)) {
             out.push((title, d));
         }

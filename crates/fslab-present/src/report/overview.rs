@@ -159,13 +159,19 @@ pub fn blocks(a: &Analysis, runs: &[Option<RunRecord>]) -> Vec<Block> {
     let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = rates.iter().copied().fold(0.0, f64::max);
     let log_y = hi > 20.0 * lo;
-    if series.iter().any(|s| !s.points.is_empty()) {
+    let title = "operations per second over the run, every cell (its run of median time)";
+    if series.iter().any(|s| !s.points.is_empty()) && !series.iter().any(Series::drawable) {
+        out.push(Block::Note(format!(
+            "{title}: left out, {} (one per-second sample in every cell)",
+            super::cell::TOO_SHORT
+        )));
+    } else if series.iter().any(Series::drawable) {
         out.push(Block::Chart(Chart {
             log_y,
             markers,
             wide: true,
             ..Chart::new(
-                "operations per second over the run, every cell (its run of median time); dashed: phase starts",
+                &format!("{title}; dashed: phase starts"),
                 "time since the run started (s)",
                 if log_y { "ops/s (log scale)" } else { "ops/s" },
                 series,

@@ -302,7 +302,7 @@ fn cells_overlaid(dom: &str) {
     for note in [
         "stat: operations per second, every cell: left out, run too short for a per-second chart in every cell (the phase lasted at most 0.0",
         "stat: operations per second, each run: left out, run too short for a per-second chart in every cell",
-        "fsmark Files/sec against loop: left out, a single loop: nothing to draw against loop in every cell",
+        "fsmark Files/sec against loop: left out, one point only: nothing to draw against loop in every cell",
     ] {
         assert!(dom.contains(&format!("<p class=\"note\">{note}")), "no note {note:?}");
     }
