@@ -63,7 +63,7 @@ size = "512M"
 image_dir = "IMAGES"
 [workload]
 kind = "fsmark"
-args = ["-n", "1500", "-s", "4096", "-S1", "-t", "2", "--phases", "create,stat"]
+args = ["-n", "3000", "-s", "4096", "-S1", "-t", "2", "--phases", "create,stat"]
 dirs = 2
 [[target]]
 fs = "ext4"
