@@ -21,6 +21,7 @@ pub mod dbench;
 mod error;
 pub mod fsmark;
 pub mod io500;
+pub mod live;
 pub mod mdtest;
 pub mod measure;
 pub mod patience;
@@ -29,7 +30,7 @@ pub mod scale;
 pub mod stonewall;
 pub mod tiotest;
 
-pub use common::{Begun, CommonArgs, Hooks, PhaseHook, Report, RunCtx, SecondHook};
+pub use common::{Begun, CommonArgs, Hooks, PhaseHook, Report, RunCtx, Watch};
 pub use error::{opt, Error, ErrorKind, LineError, OptionError, Result};
 pub use plugin::{ChildSpec, Example, Job, Kind, Refused, Start, Workload};
 

@@ -264,8 +264,10 @@ fn program_phase(
     let cmd = Mutex::new(Some(cmd));
     let live: Mutex<Option<Live>> = Mutex::new(None);
     let mut asked = false;
+    // Another program's operations: none is counted.
     let phase = ctx.phase_ticking(
         name,
+        None,
         1,
         |_, _| {
             let mut cmd = cmd
