@@ -72,9 +72,12 @@ pub struct PhaseBar {
 impl PhaseBar {
     /// A line on stderr when stderr is a terminal, else none.
     pub fn on_stderr() -> Option<PhaseBar> {
+        // Drawn when told (once a second, and around the workload's own
+        // lines), so the redraw limit is only there against bursts.
+        let target = || ProgressDrawTarget::stderr_with_hz(100);
         std::io::stderr()
             .is_terminal()
-            .then(|| PhaseBar::among(MultiProgress::with_draw_target(ProgressDrawTarget::stderr())))
+            .then(|| PhaseBar::among(MultiProgress::with_draw_target(target())))
     }
 
     /// A line among the lines `multi` draws (`fslab run` draws its cell's

@@ -42,14 +42,16 @@ fn every_phase_shows_done_of_total_percent_rate_and_time_left_on_a_terminal() {
     let d = shm();
     let tty = on_a_terminal(&fslab(&lab, &fsmark_args(&d.path().join("w"))));
     for phase in ["create", "stat", "unlink"] {
-        for seen in [
-            format!("{phase} [-"),
-            " 0/6,000 ops 0%, 0 ops/s, ? left".into(),
-            "] 6,000/6,000 ops 100%, ".into(),
-        ] {
-            assert!(tty.contains(&seen), "{phase}: no {seen:?} in {tty:?}");
-        }
+        // Drawn as the phase starts, and again as it goes or ends.
+        let start = format!("{phase} [-");
+        assert!(tty.contains(&start), "{phase}: {tty:?}");
+        let going = format!(r"{phase} \[#+[>-]*\] [0-9,]+/6,000 ops [0-9]+%, [0-9,]+ ops/s, ");
+        assert!(
+            regex::Regex::new(&going).unwrap().is_match(&tty),
+            "{phase}: {tty:?}"
+        );
     }
+    assert!(tty.contains(" 0/6,000 ops 0%, 0 ops/s, ? left"), "{tty:?}");
     assert!(
         regex::Regex::new(r"6,000/6,000 ops 100%, [0-9,]+ ops/s, 0m00s left")
             .unwrap()
@@ -148,4 +150,45 @@ fn no_progress_bytes_unless_stderr_is_a_terminal() {
         assert!(!tty.contains(" ops/s"), "{global}{json}: {tty:?}");
         assert!(!tty.contains("\x1b[2K"), "{global}{json}: {tty:?}");
     }
+}
+
+/// `fslab run` draws the running phase's line, as a workload does, under
+/// its cell's line; nothing of either when stderr is not a terminal.
+#[test]
+fn fslab_run_shows_each_cells_phase_with_its_total() {
+    if !need_tool("script") {
+        return;
+    }
+    let lab = Lab::new();
+    let d = shm();
+    let f = lab.experiment(
+        "live.toml",
+        &format!(
+            "name = \"live\"\nrepetitions = 1\n[device]\nkind = \"directory\"\npath = \"{}\"\n\
+             [workload]\nkind = \"fsmark\"\nargs = [\"-n\", \"4000\", \"-s\", \"0\", \"-S0\", \"-L\", \"2\", \
+             \"--phases\", \"create,stat,unlink\"]\nprobes = []\n",
+            s(d.path())
+        ),
+    );
+    let state = format!("FSLAB_STATE_DIR={}", s(&lab.state()));
+    let tty = on_a_terminal(&format!(
+        "{state} {}",
+        fslab(&lab, &format!("run {}", s(&f)))
+    ));
+    assert!(tty.contains("[1/1] cell 0 "), "{tty:?}");
+    for phase in ["create", "stat", "unlink"] {
+        assert!(tty.contains(&format!("{phase} [-")), "{tty:?}");
+        assert!(tty.contains(" 0/8,000 ops 0%, 0 ops/s, ? left"), "{tty:?}");
+    }
+    // Its last line may be erased before it is drawn: some of it was.
+    assert!(
+        regex::Regex::new(r"create \[#*[>-]*\] [0-9,]+/8,000 ops [0-9]+%")
+            .unwrap()
+            .is_match(&tty),
+        "{tty:?}"
+    );
+    let o = lab.run_cmd().arg("run").arg(&f).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains(" ops/s"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains(['\r', '\x1b']), "{}", stderr(&o));
 }
