@@ -51,10 +51,13 @@ fn recording_cost() -> (f64, f64) {
         .collect();
     let scratch = std::env::temp_dir();
     let info = PhaseInfo::default();
+    let me = [std::process::id()];
     let ctx = Ctx {
         source: &Machine,
         targets: &targets,
-        pid: std::process::id(),
+        pid: me[0],
+        processes: &me,
+        workers: &me,
         memory_cgroup: None,
         trace: None,
         trace_dropped: 0,
@@ -131,6 +134,7 @@ fn phase_notes(i: u32, scale: f64) -> Vec<ProbeNote> {
         (0..100)
             .map(|k| PerfSymbol {
                 percent: 10.0 / f64::from(k + 1) * scale,
+                samples: 1000 / (k as u64 + 1),
                 dso: "[kernel.kallsyms]".into(),
                 kernel: true,
                 symbol: format!("symbol_{k}"),

@@ -195,6 +195,7 @@ mod tests {
         let logging = commit_logging();
         let perf = PerfTop(vec![fslab_probe::notes::PerfSymbol {
             percent: 1.65,
+            samples: 33,
             dso: "[kernel.kallsyms]".into(),
             kernel: true,
             symbol: "__crc32c_le".into(),

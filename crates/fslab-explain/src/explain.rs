@@ -35,6 +35,10 @@ pub struct PhaseClock {
 pub struct PhaseProfile {
     pub phase: String,
     pub symbols: Vec<SymbolDelta>,
+    /// The samples the baseline's and this side's shares are of (their
+    /// runs' together); None where a run's profile has no counts.
+    pub base_samples: Option<u64>,
+    pub samples: Option<u64>,
 }
 
 /// Where one phase's time went.
@@ -83,13 +87,16 @@ fn phases_of(runs: &[&RunEvidence]) -> Vec<String> {
     v
 }
 
-fn profile_of(runs: &[&RunEvidence], phase: &str) -> Option<PerfTop> {
+/// The runs' profiles of `phase` pooled, and the samples they hold (None
+/// when one of them has no counts).
+fn profile_of(runs: &[&RunEvidence], phase: &str) -> Option<(PerfTop, Option<u64>)> {
     let tops: Vec<PerfTop> = runs
         .iter()
         .filter_map(|r| r.note::<PerfTop>(r.phase_index(phase)?))
         .filter(|t| !t.0.is_empty())
         .collect();
-    (!tops.is_empty()).then(|| profile::pooled(&tops))
+    let samples = tops.iter().map(PerfTop::samples).sum();
+    (!tops.is_empty()).then(|| (profile::pooled(&tops), samples))
 }
 
 fn clocks_of(runs: &[&RunEvidence], phases: &[String], base: Option<&Side>) -> Vec<PhaseClock> {
@@ -137,10 +144,13 @@ fn side(g: &Group, base: Option<(&Group, &Side)>, waits: &WaitTable) -> Side {
             phases
                 .iter()
                 .filter_map(|p| {
-                    let (b, o) = (profile_of(&bruns, p)?, profile_of(&runs, p)?);
+                    let ((b, base_samples), (o, samples)) =
+                        (profile_of(&bruns, p)?, profile_of(&runs, p)?);
                     Some(PhaseProfile {
                         phase: p.clone(),
                         symbols: profile::diff(&b, &o, PROFILE_SYMBOLS),
+                        base_samples,
+                        samples,
                     })
                 })
                 .collect()
@@ -154,8 +164,15 @@ fn side(g: &Group, base: Option<(&Group, &Side)>, waits: &WaitTable) -> Side {
         confounders,
         within,
         clocks: clocks_of(&runs, &phases, base.map(|b| b.1)),
+        // A phase a program reported (a job of fio's) had no probes of its
+        // own: the program's phase, which fslab timed, holds its evidence.
         limiters: phases
             .iter()
+            .filter(|p| {
+                runs.iter()
+                    .flat_map(|r| &r.phases)
+                    .any(|x| x.phase == **p && !x.reported)
+            })
             .map(|p| limiter::judge(&PhaseEvidence::pool(p, &runs, waits)))
             .collect(),
         profiles,

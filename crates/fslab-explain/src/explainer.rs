@@ -212,8 +212,12 @@ fn phases(e: &Explanation) -> Vec<Said> {
                 about: phase(s, &p.phase),
                 kind: Kind::Profile,
                 says: format!(
-                    "perf against {}: the shares that moved most: {}",
+                    "perf against {} ({}): the shares that moved most: {}",
                     e.baseline,
+                    match (p.base_samples, p.samples) {
+                        (Some(b), Some(o)) => format!("{b} and {o} samples"),
+                        _ => "sample counts not recorded".into(),
+                    },
                     top.join(", ")
                 ),
                 evidence: p

@@ -111,6 +111,7 @@ mod tests {
     fn sym(symbol: &str, percent: f64) -> PerfSymbol {
         PerfSymbol {
             percent,
+            samples: 0,
             dso: "[kernel.kallsyms]".into(),
             kernel: true,
             symbol: symbol.into(),

@@ -65,6 +65,8 @@ pub use registry::{all, always, parse_list, register, Kind};
 
 enum Cmd {
     Watch(Watched),
+    /// A program the workload started: watched with its descendants.
+    Program(u32),
     /// Answered once the probes took their baselines.
     PhaseStart(u32, String, Instant, mpsc::Sender<()>),
     PhaseEnd(mpsc::Sender<Vec<ProbeNote>>),
@@ -219,6 +221,13 @@ impl Monitor for ProbeSet {
 
     fn phase_end(&mut self, _index: u32, _phase: &str) -> Vec<ProbeNote> {
         self.ask(Cmd::PhaseEnd)
+    }
+
+    fn program_watch(&mut self) -> Option<fslab_record::ProgramWatch> {
+        let tx = self.tx.clone()?;
+        Some(Box::new(move |pid| {
+            let _ = tx.send(Cmd::Program(pid));
+        }))
     }
 
     fn finish(&mut self) -> Vec<ProbeNote> {

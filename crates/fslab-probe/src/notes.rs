@@ -297,9 +297,24 @@ impl Note for PerfTop {
 pub struct PerfSymbol {
     /// Share of samples, %.
     pub percent: f64,
+    /// Its samples (0 in profiles recorded before they were counted).
+    pub samples: u64,
     pub dso: String,
     pub kernel: bool,
     pub symbol: String,
+}
+
+impl PerfTop {
+    /// The samples the shares are of (the workload's, not the machine's),
+    /// from its most sampled symbol's count and share; None for a profile
+    /// recorded without counts.
+    pub fn samples(&self) -> Option<u64> {
+        self.0
+            .iter()
+            .filter(|s| s.samples > 0 && s.percent > 0.0)
+            .max_by_key(|s| s.samples)
+            .map(|s| (s.samples as f64 * 100.0 / s.percent).round() as u64)
+    }
 }
 
 /// `writeback`/`reasons`, per phase: writeback starts by reason.

@@ -78,6 +78,7 @@ impl Profile {
             "none",
             "--percent-limit",
             "0.5",
+            "--show-nr-samples",
         ]);
         let graph = report(&[
             "--stdio",
@@ -92,25 +93,7 @@ impl Profile {
         let _ = std::fs::remove_file(&self.data);
         let _ = std::fs::remove_file(self.data.with_extension("data.old"));
         let flat = flat?;
-        let top: Vec<PerfSymbol> = flat
-            .lines()
-            .filter(|l| !l.trim_start().starts_with('#') && l.contains('%'))
-            .filter_map(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                let pct: f64 = f.first()?.trim_end_matches('%').parse().ok()?;
-                // "  5.59%  [kernel.kallsyms]  [k] _xfs_buf_find   -   -"
-                let at = f.iter().position(|x| *x == "[k]" || *x == "[.]")?;
-                let sym = f.get(at + 1)?;
-                let dso = f.get(1).copied().unwrap_or("");
-                Some(PerfSymbol {
-                    percent: pct,
-                    dso: dso.to_string(),
-                    kernel: f[at] == "[k]",
-                    symbol: sym.to_string(),
-                })
-            })
-            .take(40)
-            .collect();
+        let top = parse_flat(&flat);
         let graph: String = graph
             .unwrap_or_default()
             .lines()
@@ -122,10 +105,56 @@ impl Profile {
     }
 }
 
+/// The symbols of `perf report --stdio --sort dso,symbol --show-nr-samples`
+/// (`  5.59%  372  [kernel.kallsyms]  [k] _xfs_buf_find   -   -`), the 40
+/// first.
+fn parse_flat(flat: &str) -> Vec<PerfSymbol> {
+    flat.lines()
+        .filter(|l| !l.trim_start().starts_with('#') && l.contains('%'))
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let pct: f64 = f.first()?.trim_end_matches('%').parse().ok()?;
+            let at = f.iter().position(|x| *x == "[k]" || *x == "[.]")?;
+            let sym = f.get(at + 1)?;
+            let samples: u64 = f.get(1)?.parse().ok()?;
+            let dso = f.get(2).copied().unwrap_or("");
+            Some(PerfSymbol {
+                percent: pct,
+                samples,
+                dso: dso.to_string(),
+                kernel: f[at] == "[k]",
+                symbol: sym.to_string(),
+            })
+        })
+        .take(40)
+        .collect()
+}
+
 impl Drop for Profile {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_file(&self.data);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flat_report_gives_each_symbols_share_and_samples() {
+        let flat = "# Samples: 8K of event 'cpu-clock'\n#\n     4.42%           372  [kernel.kallsyms]                      [k] find_get_block_common    -      -\n     1.87%           157  librustc_driver-6108105cd7e839cf.so    [.] <rustc_middle::ty::context::CtxtInterners>::intern_ty   -   -\n";
+        let top = parse_flat(flat);
+        assert_eq!(top.len(), 2);
+        assert_eq!(
+            (top[0].percent, top[0].samples, top[0].kernel),
+            (4.42, 372, true)
+        );
+        assert_eq!(top[0].dso, "[kernel.kallsyms]");
+        assert_eq!(top[0].symbol, "find_get_block_common");
+        assert_eq!((top[1].samples, top[1].kernel), (157, false));
+        // The shares are of 8,416 samples (372 / 4.42%).
+        assert_eq!(PerfTop(top).samples(), Some(8416));
     }
 }

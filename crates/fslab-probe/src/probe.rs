@@ -30,6 +30,17 @@ pub struct Ctx<'a> {
     pub targets: &'a Targets,
     /// The workload's process.
     pub pid: u32,
+    /// The workload's processes: `pid`, and a program it started (a command
+    /// workload's benchmark) with that program's descendants, found by one
+    /// scan of /proc at most once a second (see
+    /// [`crate::probes::descendants`]).
+    pub processes: &'a [u32],
+    /// The processes doing the workload's work: those of a program the
+    /// workload started that started no other (a process that did
+    /// coordinates, as a main thread does its workers; the workload's own
+    /// process then only waits and reads the program's output), else the
+    /// workload's own process.
+    pub workers: &'a [u32],
     /// The workload's memory cgroup.
     pub memory_cgroup: Option<&'a MemoryCgroup>,
     /// What the trace reader gathered (None when nothing is traced).

@@ -38,6 +38,12 @@ struct World {
     /// The device's kernel threads, and when /proc was last scanned for them.
     kthreads: Vec<(u32, String)>,
     kthreads_at: Option<Instant>,
+    /// A program the workload started ([`Cmd::Program`]).
+    program: Option<u32>,
+    /// `pid`, and the program and its descendants found by the last scan.
+    processes: Vec<u32>,
+    /// The processes doing the work (see [`Ctx::workers`]).
+    workers: Vec<u32>,
 }
 
 impl World {
@@ -48,7 +54,24 @@ impl World {
             .kthreads_at
             .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
         {
-            self.kthreads = crate::probes::device_kthreads(&*self.source, &self.targets);
+            let found = crate::probes::scan(&*self.source, &self.targets, self.program);
+            self.kthreads = found.kthreads;
+            let tree: Vec<(u32, bool)> = found
+                .program
+                .into_iter()
+                .filter(|p| p.0 != self.pid)
+                .collect();
+            self.processes = std::iter::once(self.pid)
+                .chain(tree.iter().map(|p| p.0))
+                .collect();
+            // A process of the program's that started others coordinates
+            // them (as a main thread does its workers): the workers are
+            // those without children, the workload's own process while
+            // there is no program.
+            self.workers = tree.iter().filter(|p| !p.1).map(|p| p.0).collect();
+            if self.workers.is_empty() {
+                self.workers = vec![self.pid];
+            }
             self.kthreads_at = Some(Instant::now());
         }
         let dropped = self.dropped();
@@ -56,6 +79,8 @@ impl World {
             source: &*self.source,
             targets: &self.targets,
             pid: self.pid,
+            processes: &self.processes,
+            workers: &self.workers,
             memory_cgroup: self.memory_cgroup.as_ref(),
             trace: self.tracer.as_ref().map(|t| &*t.state),
             trace_dropped: dropped,
@@ -224,6 +249,9 @@ impl Sampler {
                 first_mono: None,
                 kthreads: Vec::new(),
                 kthreads_at: None,
+                program: None,
+                processes: vec![std::process::id()],
+                workers: vec![std::process::id()],
             },
             probes: probes
                 .into_iter()
@@ -257,7 +285,15 @@ impl Sampler {
             match rx.recv_timeout(wait) {
                 Ok(Cmd::Watch(w)) => {
                     self.world.pid = w.pid;
+                    self.world.processes = vec![w.pid];
+                    self.world.workers = vec![w.pid];
                     self.world.memory_cgroup = w.memory_cgroup;
+                }
+                Ok(Cmd::Program(pid)) => {
+                    // Looked for at once: the program is watched from its
+                    // first sample, its descendants within a second.
+                    self.world.program = Some(pid);
+                    self.world.kthreads_at = None;
                 }
                 Ok(Cmd::PhaseStart(index, name, start, reply)) => {
                     self.phase_start(index, name, start);

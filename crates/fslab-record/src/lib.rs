@@ -31,7 +31,7 @@ pub use facts::{Fact, MachineFacts, PhaseFacts, Pressure};
 pub use latency::{BadHistogram, HistogramBin, LatencyHistogram, LatencySummary};
 pub use mem::MemRecorder;
 pub use metric::{Better, Direction, Metric, Unit};
-pub use probe::{Blob, Monitor, NoMonitor, ProbeNote, ProbePoint};
+pub use probe::{Blob, Monitor, NoMonitor, ProbeNote, ProbePoint, ProgramWatch};
 pub use types::*;
 
 /// How an error ends a command, every crate's error sorted by one

@@ -111,7 +111,17 @@ pub trait Monitor {
     fn metrics(&mut self) -> Vec<crate::Metric> {
         Vec::new()
     }
+    /// How to tell the instruments, from any thread, that the workload
+    /// started program `pid` (a command workload's benchmark): from then on
+    /// the per-process instruments watch it and its descendants beside the
+    /// workload's own process. None: no instrument watches processes.
+    fn program_watch(&mut self) -> Option<ProgramWatch> {
+        None
+    }
 }
+
+/// Tells the instruments a program's pid (see [`Monitor::program_watch`]).
+pub type ProgramWatch = Box<dyn Fn(u32) + Send + Sync>;
 
 /// A [`Monitor`] with no probes.
 pub struct NoMonitor;

@@ -119,6 +119,9 @@ pub enum ChildMessage {
     },
     /// The phase's operations are done.
     PhaseEnd { index: u32, phase: String },
+    /// The workload started program `pid` (a command workload's benchmark):
+    /// the probes beside it watch that program and its descendants too.
+    ProgramStarted { pid: u32 },
     /// Once a second: the phase, its rate over the second, its operations
     /// so far and the count it will make, when known.
     Progress {

@@ -130,6 +130,22 @@ impl fslab_record::Monitor for PhaseMessages<'_> {
         self.inner.as_mut().map(|i| i.finish()).unwrap_or_default()
     }
 
+    /// Said without waiting for an answer: the program already runs.
+    fn program_watch(&mut self) -> Option<fslab_record::ProgramWatch> {
+        let inner = self.inner.as_mut().and_then(|i| i.program_watch());
+        let messages = self.messages;
+        (messages || inner.is_some()).then(|| {
+            Box::new(move |pid| {
+                if messages {
+                    eprintln!("{}", ChildMessage::ProgramStarted { pid }.line());
+                }
+                if let Some(i) = &inner {
+                    i(pid);
+                }
+            }) as fslab_record::ProgramWatch
+        })
+    }
+
     fn metrics(&mut self) -> Vec<fslab_record::Metric> {
         self.inner.as_mut().map(|i| i.metrics()).unwrap_or_default()
     }

@@ -128,6 +128,13 @@ pub fn migration_sql(n: usize) -> Option<&'static str> {
     schema::MIGRATIONS.get(n.checked_sub(1)?).copied()
 }
 
+/// How long a write waits for another process's write to the same store
+/// (two experiments sharing one store; a cell's large output or blob
+/// going in) before "database is locked". Writes come between timed
+/// regions, so waiting costs no measurement; 10 s was too short on a
+/// loaded machine (a cell of one of two experiments failed so).
+pub const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// The results database.
 pub struct Store {
     conn: Connection,
@@ -223,7 +230,7 @@ pub fn give_to(path: &Path, u: &SudoUser) {
 /// its busy handler does not wait (a journal-mode switch, a lock upgrade),
 /// for up to 10 s.
 fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(300);
     loop {
         match f() {
             Err(rusqlite::Error::SqliteFailure(e, m))
@@ -299,8 +306,7 @@ impl Store {
             )
         };
         let conn = Connection::open_with_flags(uri(""), flags).map_err(sqlite)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(sqlite)?;
+        conn.busy_timeout(BUSY_WAIT).map_err(sqlite)?;
         // A WAL store on a read-only filesystem cannot make its shared
         // memory file: read it as immutable then.
         let conn = match conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0)) {
@@ -336,7 +342,7 @@ impl Store {
     }
 
     fn init(&mut self) -> rusqlite::Result<()> {
-        self.conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        self.conn.busy_timeout(BUSY_WAIT)?;
         // Switching a new database to WAL needs it to itself: SQLite
         // answers BUSY at once, without its busy handler, while another
         // opener holds it (four processes opening a new store at once).

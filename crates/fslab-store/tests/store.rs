@@ -618,3 +618,33 @@ fn a_programs_output_and_its_reported_phases_are_kept_with_its_run() {
     assert_eq!(j["phases"][0]["counted"], false);
     assert_eq!(j["phases"][1]["reported"], true);
 }
+
+/// Another process's write that holds the store longer than SQLite's
+/// usual patience (two experiments sharing one store): a run's write
+/// waits for it rather than failing with "database is locked".
+#[test]
+fn a_write_waits_for_another_writers_long_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.sqlite");
+    let mut s = Store::open(&path).unwrap();
+    let id = s.begin_run(&info()).unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let held = std::time::Duration::from_secs(12);
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(held);
+        other.execute_batch("COMMIT").unwrap();
+    });
+    let started = std::time::Instant::now();
+    let m = Metric::new(
+        "fsmark",
+        None,
+        "files/sec",
+        1.0,
+        Unit::FilesPerSec,
+        Better::Higher,
+    );
+    s.record_metrics(id, &[m]).unwrap();
+    assert!(started.elapsed() >= held - std::time::Duration::from_secs(1));
+    t.join().unwrap();
+}

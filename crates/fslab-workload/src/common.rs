@@ -286,6 +286,13 @@ impl<'r, 'h> RunCtx<'r, 'h> {
         })
     }
 
+    /// How a phase's worker tells the instruments the pid of a program it
+    /// started (a command workload's), so that they watch it (see
+    /// [`fslab_record::Monitor::program_watch`]).
+    pub fn program_watch(&mut self) -> Option<fslab_record::ProgramWatch> {
+        self.hooks.monitor.as_mut().and_then(|m| m.program_watch())
+    }
+
     /// Starts the next phase, `name`, which will make `total` operations
     /// when known: the before-phase hook (where caches are dropped), then
     /// the probes and the watch are told. Returns the phase's index.

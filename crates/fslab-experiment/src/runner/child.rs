@@ -45,6 +45,14 @@ impl Beside {
                 }
                 ack(&mut self.acks);
             }
+            Some(ChildMessage::ProgramStarted { pid }) => {
+                if let Some(p) = self.probes.as_mut() {
+                    use fslab_record::Monitor;
+                    if let Some(watch) = p.program_watch() {
+                        watch(pid);
+                    }
+                }
+            }
             Some(ChildMessage::Progress {
                 phase,
                 ops_per_s,

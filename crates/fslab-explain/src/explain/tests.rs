@@ -51,12 +51,15 @@ fn run(sched: &str, mhz: f64, crc: f64) -> RunEvidence {
     let perf = PerfTop(vec![
         PerfSymbol {
             percent: crc,
+            samples: (crc * 20.0) as u64,
             dso: "[kernel.kallsyms]".into(),
             kernel: true,
             symbol: "__crc32c_le".into(),
         },
+        // Of 2,000 samples a run.
         PerfSymbol {
             percent: 10.0,
+            samples: 200,
             dso: "[kernel.kallsyms]".into(),
             kernel: true,
             symbol: "memcpy".into(),
@@ -140,6 +143,11 @@ fn a_comparison_explained_side_by_side() {
         .unwrap();
     assert!((run_clock.moved_pct.unwrap() + 6.0).abs() < 1e-9);
     assert_eq!(other.profiles[0].symbols[0].symbol, "__crc32c_le");
+    // The samples each side's shares are of: the baseline's two runs'.
+    assert_eq!(
+        (other.profiles[0].base_samples, other.profiles[0].samples),
+        (Some(4000), Some(2000))
+    );
     assert_eq!(other.shares[0].ops[0].op, "fsync");
     assert_eq!(other.shares[0].ops[0].share_pct, 75.0);
 }
@@ -179,4 +187,21 @@ fn runs_without_facts_or_probes_are_said_to_be_so() {
     assert!(e.sides.iter().all(|s| !s.has_facts && s.clocks.is_empty()));
     assert_eq!(e.sides[1].limiters[0].limit, Limit::Unknown);
     assert_eq!(e.caveat("b", "create rate (ops/s)", Some(-50.0)), None);
+}
+
+#[test]
+fn a_phase_a_program_reported_gets_no_limiter_of_its_own() {
+    let mut g = groups();
+    for r in &mut g[0].runs {
+        r.phases.push(PhaseResult {
+            reported: true,
+            ..PhaseResult::timed("job1", 500, 9.0)
+        });
+    }
+    let e = explain(&g, 0, &WaitTable::builtin());
+    let base = e.side("ext4").unwrap();
+    // The timed phase, whose probes ran, is explained; fio's job is not
+    // said to lack wait stacks it could never have had.
+    let phases: Vec<&str> = base.limiters.iter().map(|l| l.phase.as_str()).collect();
+    assert_eq!(phases, ["create"]);
 }

@@ -1,6 +1,7 @@
 //! `cpu`: three figures, each labelled, as % of one CPU. The workload's
-//! own process (usr and sys of its threads and reaped children, from
-//! /proc/PID/stat); the device's kernel threads ([`Ctx::kthreads`]);
+//! processes (usr and sys of its threads and reaped children, from
+//! /proc/PID/stat; a program a command workload started, with its
+//! descendants, counts as the workload's); the device's kernel threads ([`Ctx::kthreads`]);
 //! and the machine as a whole (/proc/stat: other processes' load included).
 
 use std::collections::{BTreeMap, HashMap};
@@ -32,11 +33,28 @@ impl Cpu {
         procfs::parse_cpu(&ctx.source.read(Path::new("/proc/stat"))?)
     }
 
+    /// The workload's processes' ticks (each with its reaped children's:
+    /// a program that ends moves its ticks into its parent's, so the sum
+    /// over the processes alive now only grows); None when the workload's
+    /// own process cannot be read.
     fn process(ctx: &Ctx) -> Option<ProcessTicks> {
-        procfs::parse_process_ticks(
-            &ctx.source
-                .read(&Path::new("/proc").join(ctx.pid.to_string()).join("stat"))?,
-        )
+        let read = |pid: u32| {
+            procfs::parse_process_ticks(
+                &ctx.source
+                    .read(&Path::new("/proc").join(pid.to_string()).join("stat"))?,
+            )
+        };
+        let mut total = read(ctx.pid)?;
+        for t in ctx
+            .processes
+            .iter()
+            .filter(|p| **p != ctx.pid)
+            .filter_map(|p| read(*p))
+        {
+            total.usr += t.usr;
+            total.sys += t.sys;
+        }
+        Some(total)
     }
 
     /// The device's kernel threads' ticks since the last reading, in total.
@@ -263,6 +281,62 @@ mod tests {
         assert!(close(c.mean.usr_pct, 150.0));
         assert_eq!(c.fs_kthreads.len(), 1);
         assert_eq!(c.fs_kthreads[0].thread, "jbd2/loop3-8");
+    }
+
+    #[test]
+    fn a_program_the_workload_started_counts_as_the_workloads_cpu() {
+        let hz = procfs::user_hz();
+        let t = |x: f64| (x * hz) as u64;
+        let mut b = Bed::new();
+        b.processes = vec![4242, 5000];
+        b.source.set("/proc/stat", "cpu  1 0 1 1 0 0 0 0 0 0\n");
+        b.source.set(
+            "/proc/4242/stat",
+            pid_stat(4242, "fslab", 'S', 1, t(1.0), t(1.0)),
+        );
+        b.source.set(
+            "/proc/5000/stat",
+            pid_stat(5000, "dd", 'R', 4242, t(1.0), t(2.0)),
+        );
+        let mut p = Cpu::default();
+        p.phase_start(&b.ctx());
+        // One second: the program used 0.5 s usr and 0.25 s sys.
+        b.source.set(
+            "/proc/5000/stat",
+            pid_stat(5000, "dd", 'R', 4242, t(1.5), t(2.25)),
+        );
+        let s = p.sample(&b.ctx(), 1.0);
+        assert!(
+            (value(&s, names::WORKLOAD_USR_PCT) - 50.0).abs() < 1.0,
+            "{s:?}"
+        );
+        assert!(
+            (value(&s, names::WORKLOAD_SYS_PCT) - 25.0).abs() < 1.0,
+            "{s:?}"
+        );
+        // It ends and fslab reaps it: its ticks move into fslab's children's
+        // (cutime, cstime), nothing is counted twice; 0.1 s more of each.
+        b.processes = vec![4242];
+        b.source.remove("/proc/5000/stat");
+        b.source.set(
+            "/proc/4242/stat",
+            format!(
+                "4242 (fslab) S 1 4242 4242 0 -1 4194304 300 0 0 0 {} {} {} {} 20 0 1 0 100 0 0",
+                t(1.0),
+                t(1.0),
+                t(1.6),
+                t(2.35)
+            ),
+        );
+        let s = p.sample(&b.ctx(), 1.0);
+        assert!(
+            (value(&s, names::WORKLOAD_USR_PCT) - 10.0).abs() < 1.0,
+            "{s:?}"
+        );
+        assert!(
+            (value(&s, names::WORKLOAD_SYS_PCT) - 10.0).abs() < 1.0,
+            "{s:?}"
+        );
     }
 
     #[test]

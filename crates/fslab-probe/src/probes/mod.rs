@@ -27,11 +27,29 @@ use crate::source::Source;
 /// calls this at most once a second and hands the list to every probe in
 /// [`crate::probe::Ctx::kthreads`].
 pub fn device_kthreads(source: &dyn Source, t: &Targets) -> Vec<(u32, String)> {
-    let mut v = Vec::new();
-    let Some(dev) = t.device.as_ref() else {
-        return v;
-    };
-    let majmin = format!("{}:{}", dev.major, dev.minor);
+    scan(source, t, None).kthreads
+}
+
+/// What one look at /proc found (see [`scan`]).
+#[derive(Debug, Default, PartialEq)]
+pub struct Scan {
+    /// The device's kernel threads: (pid, comm).
+    pub kthreads: Vec<(u32, String)>,
+    /// A program and its descendants: (pid, whether it has children).
+    pub program: Vec<(u32, bool)>,
+}
+
+/// One look at /proc: the device's kernel threads (see [`device_kthreads`])
+/// and, with `program`, that program and its descendants alive now (see
+/// [`descendants`]). Nothing is read when there is neither to look for.
+pub fn scan(source: &dyn Source, t: &Targets, program: Option<u32>) -> Scan {
+    let dev = t.device.as_ref();
+    if dev.is_none() && program.is_none() {
+        return Scan::default();
+    }
+    let majmin = dev.map(|d| format!("{}:{}", d.major, d.minor));
+    let mut kthreads = Vec::new();
+    let mut parents = Vec::new();
     for name in source.list(Path::new("/proc")) {
         let Ok(pid) = name.parse::<u32>() else {
             continue;
@@ -39,21 +57,53 @@ pub fn device_kthreads(source: &dyn Source, t: &Targets) -> Vec<(u32, String)> {
         let Some(stat) = source.read(&Path::new("/proc").join(&name).join("stat")) else {
             continue;
         };
-        let ppid = stat
+        let Some(ppid) = stat
             .rsplit(')')
             .next()
             .and_then(|r| r.split_whitespace().nth(1))
-            .unwrap_or("");
-        if ppid != "2" {
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
             continue;
-        }
-        if let Some((comm, _, _)) = procfs::parse_pid_stat(&stat) {
-            if procfs::kthread_works_for(&comm, &dev.name, &majmin) {
-                v.push((pid, comm));
+        };
+        parents.push((pid, ppid));
+        if let (Some(dev), Some(majmin), 2) = (dev, majmin.as_deref(), ppid) {
+            if let Some((comm, _, _)) = procfs::parse_pid_stat(&stat) {
+                if procfs::kthread_works_for(&comm, &dev.name, majmin) {
+                    kthreads.push((pid, comm));
+                }
             }
         }
     }
-    v
+    Scan {
+        kthreads,
+        program: program
+            .map(|p| descendants(p, &parents))
+            .unwrap_or_default(),
+    }
+}
+
+/// `root` and every process below it in `parents` ((pid, ppid) pairs),
+/// root first, each with whether it has children in the tree; empty when
+/// `root` is not among them (it ended).
+pub fn descendants(root: u32, parents: &[(u32, u32)]) -> Vec<(u32, bool)> {
+    if !parents.iter().any(|(p, _)| *p == root) {
+        return Vec::new();
+    }
+    let mut tree = vec![(root, false)];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i].0;
+        let before = tree.len();
+        tree.extend(
+            parents
+                .iter()
+                .filter(|(p, pp)| *pp == parent && *p != parent)
+                .map(|(p, _)| (*p, false)),
+        );
+        tree[i].1 = tree.len() > before;
+        i += 1;
+    }
+    tree
 }
 
 /// A fake machine and the context the probes see, for the probes' tests.
@@ -78,6 +128,10 @@ pub(crate) mod bed {
         pub scratch: PathBuf,
         /// The device's kernel threads, found at the first `ctx()`.
         pub kthreads: OnceLock<Vec<(u32, String)>>,
+        /// The workload's processes (its own, 4242, and a program's).
+        pub processes: Vec<u32>,
+        /// Those doing its work.
+        pub workers: Vec<u32>,
     }
 
     impl Bed {
@@ -109,6 +163,8 @@ pub(crate) mod bed {
                 now_mono_ns: 1_000_000_000,
                 scratch: std::env::temp_dir(),
                 kthreads: OnceLock::new(),
+                processes: vec![4242],
+                workers: vec![4242],
             }
         }
 
@@ -117,6 +173,8 @@ pub(crate) mod bed {
                 source: &self.source,
                 targets: &self.targets,
                 pid: 4242,
+                processes: &self.processes,
+                workers: &self.workers,
                 memory_cgroup: self.cgroup.as_ref(),
                 trace: Some(&self.trace),
                 trace_dropped: 0,
@@ -192,5 +250,37 @@ mod tests {
                 (13, "kworker/u8:2+flush-7:3".to_string())
             ]
         );
+    }
+
+    #[test]
+    fn a_program_and_its_descendants_are_found_in_one_scan() {
+        let mut b = Bed::new();
+        b.targets.device = None;
+        // fslab 4242 started the program 5000; it forked 5001, which forked
+        // 5002; 6000 is someone else's, a child of init.
+        for (pid, ppid) in [
+            (4242, 1),
+            (5000, 4242),
+            (5001, 5000),
+            (5002, 5001),
+            (6000, 1),
+        ] {
+            b.source.set(
+                format!("/proc/{pid}/stat"),
+                pid_stat(pid, "x", 'S', ppid, 0, 0),
+            );
+        }
+        let Scan {
+            kthreads: k,
+            program: mut tree,
+        } = scan(&b.source, &b.targets, Some(5000));
+        assert!(k.is_empty());
+        tree.sort();
+        // Each with whether it has children: 5002 alone does the work.
+        assert_eq!(tree, [(5000, true), (5001, true), (5002, false)]);
+        // Without a program and without a device, /proc is not read.
+        assert_eq!(scan(&b.source, &b.targets, None), Scan::default());
+        // A program that ended has no tree.
+        assert!(descendants(7000, &[(5000, 4242)]).is_empty());
     }
 }

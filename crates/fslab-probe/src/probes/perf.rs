@@ -1,6 +1,7 @@
 //! `perf`: a kernel profile of each phase (`perf record -a -g`), reduced to
-//! the top symbols and the hottest call chains of the workload's process
-//! and its filesystem's kernel threads, as shares of their samples (off by
+//! the top symbols and the hottest call chains of the workload's processes
+//! (a command workload's program and its descendants too) and its
+//! filesystem's kernel threads, as shares of their samples (off by
 //! default).
 
 use crate::notes::{Note, PerfTop};
@@ -13,10 +14,13 @@ use crate::ProbeError;
 pub struct Perf {
     running: Option<Box<dyn Profiling>>,
     error: Option<ProbeError>,
+    /// The workload's processes seen this phase.
+    programs: std::collections::BTreeSet<u32>,
 }
 
 impl Probe for Perf {
     fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
+        self.programs.clear();
         match ctx
             .source
             .profile(ctx.scratch, &ctx.phase.index.to_string())
@@ -27,7 +31,10 @@ impl Probe for Perf {
         Vec::new()
     }
 
-    fn sample(&mut self, _ctx: &Ctx, _dt: f64) -> Vec<Sample> {
+    /// Remembers the workload's processes seen during the phase: a
+    /// program's descendants may end before the profile is read.
+    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Sample> {
+        self.programs.extend(ctx.processes.iter().copied());
         Vec::new()
     }
 
@@ -38,7 +45,11 @@ impl Probe for Perf {
             // The workload's process and its filesystem's kernel threads:
             // on a shared machine, not everyone else's work.
             (Some(p), _) => {
-                let pids: Vec<u32> = std::iter::once(ctx.pid)
+                let mut seen = std::mem::take(&mut self.programs);
+                seen.extend(ctx.processes.iter().copied());
+                seen.insert(ctx.pid);
+                let pids: Vec<u32> = seen
+                    .into_iter()
                     .chain(ctx.kthreads.iter().map(|(pid, _)| *pid))
                     .collect();
                 p.finish(&pids)

@@ -1,5 +1,6 @@
 //! `stacks`: ten times a second, the kernel stacks of the workload's
-//! threads and of the device's kernel threads that are blocked (D); per
+//! threads (a command workload's: its program's and their descendants')
+//! and of the device's kernel threads that are blocked (D); per
 //! phase the top stacks by share of samples.
 
 use std::path::Path;
@@ -31,7 +32,9 @@ impl Probe for Stacks {
     }
 
     fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Sample> {
-        self.counts.sample_process(ctx.source, ctx.pid, WORKLOAD);
+        for pid in ctx.workers {
+            self.counts.sample_process(ctx.source, *pid, WORKLOAD);
+        }
         for (pid, comm) in ctx.kthreads {
             self.counts.sample_task(
                 ctx.source,
@@ -185,6 +188,44 @@ mod tests {
         assert_eq!(
             top.worker_states.into_iter().collect::<Vec<_>>(),
             [("R".to_string(), 4)]
+        );
+    }
+
+    #[test]
+    fn a_program_the_workload_started_is_sampled_in_its_place() {
+        let mut b = Bed::new();
+        // fslab (4242) waits for its program (5000), whose child (5001)
+        // writes: the workers are the program's, not fslab's wait.
+        b.processes = vec![4242, 5000, 5001];
+        b.workers = vec![5001];
+        b.source.set(
+            "/proc/4242/task/4242/stat",
+            pid_stat(4242, "fslab", 'S', 1, 0, 0),
+        );
+        b.source.set(
+            "/proc/5000/task/5000/stat",
+            pid_stat(5000, "fio", 'S', 4242, 0, 0),
+        );
+        b.source.set(
+            "/proc/5001/task/5001/stat",
+            pid_stat(5001, "fio", 'D', 5000, 0, 0),
+        );
+        b.source.set(
+            "/proc/5001/task/5001/stack",
+            "[<0>] blk_mq_get_tag+0x1/0x2\n[<0>] submit_bio+0x1/0x2\n",
+        );
+        let mut p = Stacks::default();
+        p.phase_start(&b.ctx());
+        p.sample(&b.ctx(), 0.1);
+        let top = StacksTop::from_value(&p.phase_end(&b.ctx(), 0.1).notes[0].value);
+        assert_eq!(top.stacks[0].thread, "workload");
+        assert_eq!(top.stacks[0].frames, ["blk_mq_get_tag", "submit_bio"]);
+        assert_eq!(top.workload_blocked, 1);
+        // The forked job is the worker: neither fslab's sleeping wait for
+        // the program nor the program's wait for its job is one.
+        assert_eq!(
+            top.worker_states.into_iter().collect::<Vec<_>>(),
+            [("D".to_string(), 1)]
         );
     }
 

@@ -264,6 +264,7 @@ fn program_phase(
     let cmd = Mutex::new(Some(cmd));
     let live: Mutex<Option<Live>> = Mutex::new(None);
     let mut asked = false;
+    let watch = ctx.program_watch();
     // Another program's operations: none is counted.
     let phase = ctx.phase_ticking(
         name,
@@ -279,6 +280,11 @@ fn program_phase(
                 format!("cannot start {}: {e}", cmd.get_program().to_string_lossy())
             })?;
             let pid = child.id();
+            // The probes watch the program (and what it starts), not this
+            // process waiting for it.
+            if let Some(w) = &watch {
+                w(pid);
+            }
             let (out, out_t) = capture(child.stdout.take().expect("piped"));
             let (err, err_t) = capture(child.stderr.take().expect("piped"));
             let pidfd = rustix::process::Pid::from_raw(pid as i32).and_then(|p| {

@@ -310,8 +310,20 @@ fn a_comparison_with_perf_on_both_sides_prints_the_differential_profile() {
     assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
     assert_eq!(lab.leftovers(), Vec::<String>::new());
     let out = compare(&lab, &[]);
-    let head = "  xfs, create: profile: perf against ext4: the shares that moved most: ";
+    let head = "  xfs, create: profile: perf against ext4 (";
     let at = out.find(head).unwrap_or_else(|| panic!("{out}"));
+    // The samples each side's shares are of, stated: thousands here.
+    let counts: Vec<u64> = out[at + head.len()..]
+        .split(" samples): the shares that moved most: ")
+        .next()
+        .unwrap()
+        .split(" and ")
+        .map(|n| n.parse().unwrap_or_else(|_| panic!("{n}: {out}")))
+        .collect();
+    assert!(
+        counts.len() == 2 && counts.iter().all(|n| *n > 100),
+        "{counts:?}"
+    );
     let evidence: Vec<&str> = out[at..]
         .lines()
         .skip(1)
@@ -399,4 +411,43 @@ fn a_mixed_workloads_operations_are_shown_with_their_share_of_the_time() {
         shares.windows(2).all(|w| w[0].1 >= w[1].1),
         "largest first: {line}"
     );
+}
+
+/// A command workload's limiter is named from its program's own processes
+/// (fio forks a process per job; fslab only waits for it): direct random
+/// reads are limited by the device, a shell's busy loop by the CPU, whose
+/// figure is the program's.
+#[test]
+fn a_programs_limiter_is_named_from_its_own_processes() {
+    if !privileged("fslab run on a loop device") || !need_tool("fio") {
+        return;
+    }
+    names_its_limiter(
+        "fio-io",
+        &format!("name = \"fio-io-bound\"\n{DEVICE}direct_io = true\n[workload]\nkind = \"command\"\nargs = [\"fio\", \"--name=rr\", \"--directory={{dir}}\", \"--rw=randread\", \"--bs=4k\", \"--size=32m\", \"--direct=1\", \"--numjobs=2\", \"--time_based\", \"--runtime=3\", \"--output-format=json\"]\n[[target]]\nfs = \"ext4\"\n"),
+        "fio",
+        "limited by the device: workers blocked",
+        "in device queue waits",
+    );
+    let lab = Lab::new();
+    let text = format!("name = \"shell-cpu-bound\"\n{DEVICE}[workload]\nkind = \"command\"\nprobes = [\"cpu\", \"stacks\"]\nargs = [\"dash\", \"-c\", \"i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done\"]\n[[target]]\nfs = \"ext4\"\n");
+    let closing = run(&lab, "cpu.toml", &text);
+    let l = limiter(&closing, "ext4", "dash");
+    assert!(
+        l.starts_with("limited by CPU: workers running or runnable"),
+        "{l}\n{closing}"
+    );
+    // The workload's CPU is the program's: a busy loop in usr.
+    let shown = stdout(&lab.run(&["results", "show", "1"]));
+    let cpu = shown
+        .lines()
+        .find(|l| l.contains("cpu, workload: usr "))
+        .unwrap_or_else(|| panic!("{shown}"));
+    let usr: f64 = cpu
+        .split("usr ")
+        .nth(1)
+        .and_then(|r| r.split('%').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{cpu}"));
+    assert!(usr > 50.0, "{cpu}");
 }

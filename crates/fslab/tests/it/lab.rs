@@ -570,6 +570,13 @@ fn the_built_in_experiments_complete_at_scale_0_01() {
                     || verdict.ends_with(" did not happen"),
                 "{name}: one run a side judges nothing: {l}"
             );
+            // A finding reads metrics its cell makes: one that names a
+            // metric no run has is never judged at any scale (004-e read
+            // "createmany create ..." where its links cell makes "link").
+            assert!(
+                !l.contains("no value of"),
+                "{name}: a finding reads a metric its cell does not make: {l}"
+            );
         }
         let id = lab.latest_experiment();
         let store = fslab_store::Store::open_read(&lab.db()).unwrap();
