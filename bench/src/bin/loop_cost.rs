@@ -19,8 +19,8 @@
 //! Last, the phase's live line (`fslab_workload::live::PhaseBar`): the
 //! same timed loop of 4 KiB `pwrite`s on tmpfs (its progress counter set
 //! after each) run under `fslab_workload::measure::supervise`, once with
-//! the coordinator drawing the line each second to a terminal that
-//! throws the bytes away and once without; 6 alternating pairs of rounds
+//! the coordinator drawing the line each second to a terminal in
+//! memory (`live::Screen`) and once without; 6 alternating pairs of rounds
 //! of about 3 s, medians, and the median of the pairs' ratios.
 //!
 //! ```text
@@ -36,7 +36,7 @@ use rustix::fs::{Mode, OFlags};
 
 use fslab_bench::{bare, median, Scratch};
 use fslab_record::LatencyHistogram;
-use fslab_workload::live::PhaseBar;
+use fslab_workload::live::{PhaseBar, Screen};
 use fslab_workload::measure::{now_ns, start_timebase, supervise, PhaseClock, Progress};
 
 const OPS: u64 = 2_000_000;
@@ -170,42 +170,6 @@ fn main() {
 /// `pwrite`s a timed phase makes, about 3 s of them on tmpfs.
 const PWRITES: u64 = 4_000_000;
 
-/// A terminal that counts what is drawn on it and throws it away.
-#[derive(Debug, Default)]
-struct Discard(std::sync::atomic::AtomicU64);
-
-impl indicatif::TermLike for Discard {
-    fn width(&self) -> u16 {
-        100
-    }
-    fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
-        Ok(())
-    }
-    fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
-        Ok(())
-    }
-    fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
-        Ok(())
-    }
-    fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
-        Ok(())
-    }
-    fn write_line(&self, s: &str) -> std::io::Result<()> {
-        self.write_str(s)
-    }
-    fn write_str(&self, s: &str) -> std::io::Result<()> {
-        black_box(s);
-        Ok(())
-    }
-    fn clear_line(&self) -> std::io::Result<()> {
-        Ok(())
-    }
-    fn flush(&self) -> std::io::Result<()> {
-        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(())
-    }
-}
-
 /// Nanoseconds per `pwrite` of one phase on `file`: a worker's timed loop
 /// (a 4 KiB `pwrite` in a 1 MiB file, the counter set after it) while the
 /// coordinator makes a point each second and, with `bar`, draws it.
@@ -248,9 +212,8 @@ fn phase_of_pwrites(file: &Path, mut bar: Option<&mut PhaseBar>) -> f64 {
 /// The timed loop's cost per operation with the phase's line drawn and
 /// without, alternating.
 fn drawn_or_not(file: &Path) {
-    let screen = std::sync::Arc::new(Discard::default());
-    let target = indicatif::ProgressDrawTarget::term_like(Box::new(ForwardTo(screen.clone())));
-    let mut bar = PhaseBar::among(indicatif::MultiProgress::with_draw_target(target));
+    let screen = Screen::default();
+    let mut bar = screen.bar();
     let (mut drawn, mut plain) = (vec![], vec![]);
     for r in 0..6 {
         for k in 0..2 {
@@ -265,7 +228,7 @@ fn drawn_or_not(file: &Path) {
     let (d, p) = (median(&drawn), median(&plain));
     // Each round's pair as a ratio: the machine's drift between rounds cancels.
     let pairs: Vec<f64> = drawn.iter().zip(&plain).map(|(d, p)| d / p).collect();
-    let draws = screen.0.load(std::sync::atomic::Ordering::Relaxed);
+    let draws = screen.flushes();
     println!(
         "  4 KiB pwrite (tmpfs) in a timed phase, the live line drawn each second ({draws} draws in {} phases): {d:.0} ns; not drawn: {p:.0} ns; drawn/not {:.3}x (median of the rounds' ratios, {:.3}-{:.3})",
         drawn.len(),
@@ -273,38 +236,4 @@ fn drawn_or_not(file: &Path) {
         pairs.iter().copied().fold(f64::INFINITY, f64::min),
         pairs.iter().copied().fold(0.0, f64::max),
     );
-}
-
-/// A terminal that passes everything to a shared [`Discard`].
-#[derive(Debug)]
-struct ForwardTo(std::sync::Arc<Discard>);
-
-impl indicatif::TermLike for ForwardTo {
-    fn width(&self) -> u16 {
-        self.0.width()
-    }
-    fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
-        self.0.move_cursor_up(n)
-    }
-    fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
-        self.0.move_cursor_down(n)
-    }
-    fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
-        self.0.move_cursor_right(n)
-    }
-    fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
-        self.0.move_cursor_left(n)
-    }
-    fn write_line(&self, s: &str) -> std::io::Result<()> {
-        self.0.write_line(s)
-    }
-    fn write_str(&self, s: &str) -> std::io::Result<()> {
-        self.0.write_str(s)
-    }
-    fn clear_line(&self) -> std::io::Result<()> {
-        self.0.clear_line()
-    }
-    fn flush(&self) -> std::io::Result<()> {
-        self.0.flush()
-    }
 }

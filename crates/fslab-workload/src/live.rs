@@ -9,6 +9,8 @@
 //! only set their counter ([`crate::measure::Progress::set`]).
 
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
@@ -178,75 +180,109 @@ impl Drop for Above {
     }
 }
 
+/// A terminal in memory, 120 columns wide, that keeps what is drawn on
+/// it (the tests read it; the `loop_cost` benchmark draws the line to it).
+#[derive(Debug, Clone, Default)]
+pub struct Screen {
+    text: Arc<Mutex<String>>,
+    flushes: Arc<AtomicU64>,
+}
+
+impl Screen {
+    /// Everything drawn so far, escape sequences included.
+    pub fn text(&self) -> String {
+        self.text.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// How many times a drawing was flushed to it (about one a draw).
+    pub fn flushes(&self) -> u64 {
+        self.flushes.load(Ordering::Relaxed)
+    }
+
+    /// A phase's line drawn on this screen.
+    pub fn bar(&self) -> PhaseBar {
+        let target = ProgressDrawTarget::term_like_with_hz(Box::new(self.clone()), 250);
+        PhaseBar::among(MultiProgress::with_draw_target(target))
+    }
+
+    /// A cursor move of `n` in direction `d`, none when `n` is 0 (as a
+    /// terminal's own writer does).
+    fn moved(&self, n: usize, d: char) -> std::io::Result<()> {
+        match n {
+            0 => Ok(()),
+            n => self.put(&format!("\x1b[{n}{d}")),
+        }
+    }
+
+    fn put(&self, s: &str) -> std::io::Result<()> {
+        self.text
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_str(s);
+        Ok(())
+    }
+}
+
+impl indicatif::TermLike for Screen {
+    fn width(&self) -> u16 {
+        120
+    }
+    fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
+        self.moved(n, 'A')
+    }
+    fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
+        self.moved(n, 'B')
+    }
+    fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
+        self.moved(n, 'C')
+    }
+    fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
+        self.moved(n, 'D')
+    }
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        self.put(s)?;
+        self.put("\n")
+    }
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        self.put(s)
+    }
+    fn clear_line(&self) -> std::io::Result<()> {
+        self.put("\r\x1b[2K")
+    }
+    fn flush(&self) -> std::io::Result<()> {
+        self.flushes.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
-
-    /// A terminal that keeps what is drawn on it.
-    #[derive(Debug, Clone, Default)]
-    struct Screen(Arc<Mutex<String>>);
-
-    impl indicatif::TermLike for Screen {
-        fn width(&self) -> u16 {
-            120
-        }
-        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
-            Ok(())
-        }
-        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
-            Ok(())
-        }
-        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
-            Ok(())
-        }
-        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
-            Ok(())
-        }
-        fn write_line(&self, s: &str) -> std::io::Result<()> {
-            self.write_str(&format!("{s}\n"))
-        }
-        fn write_str(&self, s: &str) -> std::io::Result<()> {
-            self.0.lock().unwrap().push_str(s);
-            Ok(())
-        }
-        fn clear_line(&self) -> std::io::Result<()> {
-            self.write_str("<clear>")
-        }
-        fn flush(&self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    fn bar_on(screen: &Screen) -> PhaseBar {
-        let target = ProgressDrawTarget::term_like_with_hz(Box::new(screen.clone()), 250);
-        PhaseBar::among(MultiProgress::with_draw_target(target))
-    }
 
     #[test]
     fn a_phase_with_a_total_shows_done_of_total_percent_rate_and_time_left() {
         let screen = Screen::default();
-        let mut b = bar_on(&screen);
+        let mut b = screen.bar();
         b.start("unlink", Some(6000));
         std::thread::sleep(Duration::from_millis(20));
         b.update(1500);
-        let drawn = screen.0.lock().unwrap().trim_end().to_string();
+        let drawn = screen.text().trim_end().to_string();
         assert!(drawn.contains("unlink [#"), "{drawn}");
         assert!(drawn.contains("1,500/6,000 ops 25%, "), "{drawn}");
         assert!(drawn.contains(" ops/s, 0m"), "{drawn}");
         assert!(drawn.ends_with("s left"), "{drawn}");
         b.end();
-        assert!(screen.0.lock().unwrap().ends_with("<clear>"));
+        assert!(screen.text().ends_with("\r\x1b[2K"), "{:?}", screen.text());
     }
 
     #[test]
     fn a_phase_without_a_total_shows_done_rate_and_time_elapsed() {
         let screen = Screen::default();
-        let mut b = bar_on(&screen);
+        let mut b = screen.bar();
         b.start("execute", None);
         std::thread::sleep(Duration::from_millis(20));
         b.update(42_000);
-        let drawn = screen.0.lock().unwrap().trim_end().to_string();
+        let drawn = screen.text().trim_end().to_string();
         assert!(drawn.contains("execute 42,000 ops, "), "{drawn}");
         assert!(drawn.ends_with("ops/s, 0m00s elapsed"), "{drawn}");
         assert!(!drawn.contains('%'), "{drawn}");
@@ -255,7 +291,7 @@ mod tests {
     #[test]
     fn text_above_the_line_is_written_whole_lines_at_a_time() {
         let screen = Screen::default();
-        let mut b = bar_on(&screen);
+        let mut b = screen.bar();
         b.start("create", Some(10));
         let out = Arc::new(Mutex::new(Vec::new()));
         struct Shared(Arc<Mutex<Vec<u8>>>);
