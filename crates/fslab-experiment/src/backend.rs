@@ -93,6 +93,11 @@ fn build(
     info: &mut CellRunInfo,
 ) -> LabResult<()> {
     let tag = format!("fslab-{}-c{}-r{}", std::process::id(), cell.index, rep);
+    if let Some(path) = &cell.path {
+        // An existing directory: a fresh subdirectory per repetition,
+        // removed after it; nothing else there is touched.
+        return p.fresh_dir(path, &tag, journal, info);
+    }
     let dev_path = match &exp.device {
         Device::Directory { path } => {
             if !path.is_dir() {
@@ -110,14 +115,7 @@ fn build(
                 )
                 .map_err(|e| LabError::Failed(format!("cannot write {}: {e}", marker.display())))?;
             }
-            let d = path.join(&tag);
-            let id = journal.add(Resource::Tree { path: d.clone() })?;
-            std::fs::create_dir(&d)
-                .map_err(|e| LabError::Failed(format!("cannot create {}: {e}", d.display())))?;
-            info.host_fs = fslab_record::TargetInfo::of(path).fs_type;
-            p.workdir = d.clone();
-            p.scratch = Some((d, id));
-            return Ok(());
+            return p.fresh_dir(path, &tag, journal, info);
         }
         Device::Image {
             size,
@@ -157,6 +155,28 @@ fn build(
         mount_options: mount_options(cell),
     };
     made.make(p, &dev_path, &mnt, journal, info)
+}
+
+impl Prepared {
+    /// `dir/tag`, made fresh and journalled (removed with all it holds at
+    /// teardown): the workload's directory on a filesystem fslab did not
+    /// make, whose type the run records.
+    fn fresh_dir(
+        &mut self,
+        dir: &Path,
+        tag: &str,
+        journal: &mut Journal,
+        info: &mut CellRunInfo,
+    ) -> LabResult<()> {
+        let d = dir.join(tag);
+        let id = journal.add(Resource::Tree { path: d.clone() })?;
+        std::fs::create_dir(&d)
+            .map_err(|e| LabError::Failed(format!("cannot create {}: {e}", d.display())))?;
+        info.host_fs = fslab_record::TargetInfo::of(dir).fs_type;
+        self.workdir = d.clone();
+        self.scratch = Some((d, id));
+        Ok(())
+    }
 }
 
 /// A filesystem to make on a device and mount: a cell's, or one host's

@@ -377,6 +377,7 @@ mod tests {
                     memory_bytes: 1 << 30,
                     cpus: 1,
                 }),
+                path: None,
             })
             .collect();
         Kernels { cells, good, bad }

@@ -38,6 +38,28 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
 ];
 
+/// The scale each built-in ran at for the outcome tables of
+/// docs/findings.md (io500-md is not among them: the scale its file's
+/// comments measured at), which `fslab run --list` shows.
+pub const TABLE_SCALE: &[(&str, f64)] = &[
+    ("seed000-fsmark-sparse", 0.01),
+    ("seed001-crc-overhead", 0.01),
+    ("seed001-dbench", 0.25),
+    ("seed001-compilebench", 0.1),
+    ("seed002-mmap-fragmentation", 1.0),
+    ("seed003-btrfs-random-write", 0.1),
+    ("seed004-large-dir", 0.05),
+    ("io500-md", 0.01),
+];
+
+/// The scale built-in `name` ran at for the outcome tables.
+pub fn table_scale(name: &str) -> Option<f64> {
+    TABLE_SCALE
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| *s)
+}
+
 /// A built-in by full name or by unique prefix (`seed004`); otherwise the
 /// names that start with `name` (several, or none).
 pub fn find(name: &str) -> Result<(&'static str, &'static str), Vec<&'static str>> {
@@ -97,7 +119,8 @@ pub fn load(name: &str) -> Result<(String, String), LoadError> {
     }
 }
 
-/// `fslab run --list`: each built-in's name and description.
+/// `fslab run --list`: each built-in's name, description and the scale its
+/// outcome tables were measured at.
 pub fn list() -> String {
     let w = BUILTIN.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
     let mut out = String::new();
@@ -105,7 +128,9 @@ pub fn list() -> String {
         let desc = crate::spec::parse(n, text, &crate::spec::Defaults::from_env())
             .map(|e| e.description)
             .unwrap_or_default();
-        out += &format!("{n:<w$}  {desc}\n");
+        let scale =
+            table_scale(n).map_or(String::new(), |s| format!(" (outcome tables: --scale {s})"));
+        out += &format!("{n:<w$}  {desc}{scale}\n");
     }
     out
 }
@@ -116,6 +141,25 @@ mod tests {
     use crate::spec::{parse, Defaults};
 
     use crate::spec::author::{is_quoted, literals, quoted_numbers};
+
+    #[test]
+    fn every_builtin_says_the_scale_its_outcome_table_was_measured_at() {
+        let findings = include_str!("../../../docs/findings.md");
+        for (n, _) in BUILTIN {
+            let s = table_scale(n).unwrap_or_else(|| panic!("{n}: no table scale"));
+            // The table's heading names the scale it ran at.
+            if let Some(h) = findings
+                .lines()
+                .find(|l| l.starts_with(&format!("#### {n} (")))
+            {
+                assert!(h.contains(&format!(", scale {s},")), "{n} at {s}: {h}");
+            }
+            assert!(
+                list().contains(&format!("(outcome tables: --scale {s})")),
+                "{n}"
+            );
+        }
+    }
     use crate::spec::finding::Finding;
 
     /// The claims the built-ins judge: `experiments/CLAIMS.md`, a copy of the

@@ -8,6 +8,7 @@
 //!   `spec_finding.rs`);
 //! - [`duration`]: durations as written and as read;
 //! - [`plan`]: order, `--scale`, commands, dry-run text;
+//! - [`cost`]: a run's time, disk and memory, estimated before it runs;
 //! - [`safety`]: what an experiment may make fslab do as root, checked
 //!   before anything is made;
 //! - [`machine`]: sysctls, drop_caches, memory cgroups;
@@ -43,6 +44,7 @@ pub mod backend;
 pub mod bisect;
 pub mod bisect_args;
 pub mod builtin;
+pub mod cost;
 pub mod deadline;
 pub mod duration;
 pub mod evidence;

@@ -383,6 +383,7 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
     let mnt = Path::new("MNT");
     for c in &exp.cells {
         let _ = writeln!(s, "cell {}: {}", c.index, c.label);
+        describe_path(c, &mut s);
         if let Some(fs) = &c.fs {
             let device = match &exp.device {
                 Device::Block { path } => path.as_path(),
@@ -451,6 +452,23 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
     s
 }
 
+/// The dry run's line for a cell that runs in a directory that exists:
+/// the filesystem found there.
+fn describe_path(c: &Cell, s: &mut String) {
+    let Some(p) = &c.path else { return };
+    let t = fslab_record::TargetInfo::of(p);
+    let _ = writeln!(
+        s,
+        "    directory: {} ({} {} on {}, options {}): each run in a fresh subdirectory \
+         fslab makes and removes; nothing else there is touched",
+        p.display(),
+        t.fs_type,
+        t.source,
+        t.mount_point,
+        t.mount_options
+    );
+}
+
 /// The dry run's cluster lines: the hosts, and how each host's lab is made.
 fn describe_cluster(exp: &Experiment, s: &mut String) {
     let Some(c) = &exp.cluster else { return };
@@ -490,6 +508,13 @@ fn describe_cluster(exp: &Experiment, s: &mut String) {
 
 /// The dry run's device lines.
 fn describe_device(exp: &Experiment, s: &mut String) {
+    if Cell::all_in_paths(&exp.cells) {
+        let _ = writeln!(
+            s,
+            "device: none: every target is a directory that exists (no mkfs, no mount)"
+        );
+        return;
+    }
     match &exp.device {
         Device::Image {
             size,

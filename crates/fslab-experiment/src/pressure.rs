@@ -64,7 +64,15 @@ pub struct Watcher {
     pub now: Option<Pressure>,
     /// The limit hits seen while watching.
     pub total_hits: u64,
+    /// Looks in a row that found the cgroup's tasks waiting on an OOM that
+    /// is over (see [`Watcher::wake_stalled`]), and the wakes made.
+    stalled_looks: u32,
+    pub woken: u32,
 }
+
+/// Below this share of its limit a cgroup v1 still "under OOM" has room:
+/// its waiting tasks missed their wake-up.
+const STALLED_BELOW: f64 = 0.9;
 
 impl Watcher {
     /// Watches the memory cgroup at `path` (v1 or v2); None when it has no
@@ -92,7 +100,38 @@ impl Watcher {
             last_look: None,
             now: None,
             total_hits: 0,
+            stalled_looks: 0,
+            woken: 0,
         })
+    }
+
+    /// Under cgroup v1 with the OOM killer off, a task that hit the limit
+    /// sleeps until the cgroup uncharges memory; a wake-up that comes
+    /// before it sleeps is lost, and it sleeps for ever though the cgroup
+    /// has room again (seen twice in the suite: 2 MiB charged of a 32 MiB
+    /// limit, the workload in `mem_cgroup_oom_synchronize` for 19 min).
+    /// Seen on two looks in a row, the limit is raised by a page and set
+    /// back: raising it wakes the waiters (the kernel's own recovery), and
+    /// they fault again with room to spare.
+    fn wake_stalled(&mut self, usage: u64) {
+        let path = &self.cg.path;
+        let under_oom = !self.cg.v2
+            && std::fs::read_to_string(path.join("memory.oom_control"))
+                .is_ok_and(|t| t.lines().any(|l| l.trim() == "under_oom 1"));
+        if !(under_oom && (usage as f64) < STALLED_BELOW * self.limit as f64) {
+            self.stalled_looks = 0;
+            return;
+        }
+        self.stalled_looks += 1;
+        if self.stalled_looks < 2 {
+            return;
+        }
+        let file = path.join("memory.limit_in_bytes");
+        if std::fs::write(&file, (self.limit + 4096).to_string()).is_ok() {
+            let _ = std::fs::write(&file, self.limit.to_string());
+            self.woken += 1;
+            self.stalled_looks = 0;
+        }
     }
 
     /// Looks again when a second has passed: Some(change) when the
@@ -106,6 +145,7 @@ impl Watcher {
         }
         self.last_look = Some(Instant::now());
         let usage = self.cg.usage()?;
+        self.wake_stalled(usage);
         let hits_now = self.cg.limit_hits();
         let hits = match (hits_now, self.last_hits) {
             (Some(n), Some(l)) => n.saturating_sub(l),
@@ -125,11 +165,18 @@ impl Watcher {
     /// A summary for the cell's error when it ended under pressure.
     pub fn summary(&self) -> Option<String> {
         (self.total_hits > 0 || self.now.is_some()).then(|| {
-            format!(
+            let mut s = format!(
                 "memory limit {} hit {} times while it ran",
                 human_bytes(self.limit),
                 self.total_hits
-            )
+            );
+            if self.woken > 0 {
+                s.push_str(&format!(
+                    "; its tasks woken {} times from an OOM wait with room again",
+                    self.woken
+                ));
+            }
+            s
         })
     }
 }
@@ -183,5 +230,46 @@ mod tests {
         assert_eq!(watch.poll(), Some(None), "the pressure is gone");
         assert_eq!(watch.total_hits, 12);
         assert!(watch.summary().unwrap().contains("hit 12 times"));
+    }
+
+    #[test]
+    fn tasks_left_waiting_on_an_oom_that_is_over_are_woken_once_seen_twice() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |f: &str, v: &str| std::fs::write(d.path().join(f), v).unwrap();
+        w("memory.limit_in_bytes", "1000000\n");
+        w("memory.usage_in_bytes", "950000\n");
+        w("memory.failcnt", "7\n");
+        w(
+            "memory.oom_control",
+            "oom_kill_disable 1\nunder_oom 1\noom_kill 0\n",
+        );
+        let mut watch = Watcher::new(d.path()).unwrap();
+        // At its limit: a real wait for reclaim, left alone.
+        for _ in 0..3 {
+            watch.last_look = None;
+            watch.poll();
+        }
+        assert_eq!(watch.woken, 0);
+        // Room again (2 of 32 MiB in the suite) and still under OOM: the
+        // second look in a row wakes it, the limit as it was.
+        w("memory.usage_in_bytes", "20000\n");
+        watch.last_look = None;
+        watch.poll();
+        assert_eq!(watch.woken, 0, "one look is not enough");
+        watch.last_look = None;
+        watch.poll();
+        assert_eq!(watch.woken, 1);
+        let limit = std::fs::read_to_string(d.path().join("memory.limit_in_bytes")).unwrap();
+        assert_eq!(limit, "1000000");
+        // Not under OOM: nothing to wake.
+        w(
+            "memory.oom_control",
+            "oom_kill_disable 1\nunder_oom 0\noom_kill 0\n",
+        );
+        for _ in 0..3 {
+            watch.last_look = None;
+            watch.poll();
+        }
+        assert_eq!(watch.woken, 1);
     }
 }

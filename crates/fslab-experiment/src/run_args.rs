@@ -31,9 +31,14 @@ pub struct RunArgs {
         value_parser = scale_factor
     )]
     pub scale: f64,
-    /// Print the expanded cells and their commands; touch nothing
+    /// Print the expanded cells, their commands and the run's estimated cost (time, disk,
+    /// memory); touch nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Run although the estimate is over a threshold (more than an hour, more disk than the
+    /// image directory has free, more memory than the machine has)
+    #[arg(long)]
+    pub yes: bool,
     /// Override the number of repetitions (with --resume: add repetitions up to N)
     #[arg(long, value_name = "N")]
     pub repetitions: Option<u32>,
@@ -117,6 +122,9 @@ pub struct Planned {
     pub text: String,
     pub scale: f64,
     pub exp: Experiment,
+    /// The experiment before `--scale` (the command line's say applied):
+    /// what another scale is tried on.
+    pub base: Experiment,
 }
 
 fn refused(
@@ -171,12 +179,14 @@ impl RunArgs {
         });
         self.apply(&mut exp, resumed)?;
         exp.workload.allowed.clone_from(&self.allow_command);
-        let exp = crate::plan::scaled(&exp, scale);
+        let base = exp;
+        let exp = crate::plan::scaled(&base, scale);
         Ok(Planned {
             file,
             text,
             scale,
             exp,
+            base,
         })
     }
 

@@ -234,11 +234,48 @@ pub fn directory_device_error(path: &Path, force: bool) -> Option<String> {
     None
 }
 
+/// Checks a target that is an existing directory (`[[target]] path`): it
+/// exists, is a directory, is not `/` nor in the kernel's own filesystems
+/// (`/proc`, `/sys`, `/dev` but for `/dev/shm`'s subdirectories), and can
+/// be written. Nothing in it is touched but the fresh subdirectory each
+/// repetition makes and removes, so it may hold other files.
+pub fn path_target_error(path: &Path) -> Option<String> {
+    let field = format!("target path {}", path.display());
+    let canon = match std::fs::canonicalize(path) {
+        Ok(c) => c,
+        Err(e) => return Some(format!("{field}: {e}")),
+    };
+    if !canon.is_dir() {
+        return Some(format!("{field} is not a directory"));
+    }
+    let kernel = ["/proc", "/sys", "/dev"]
+        .iter()
+        .any(|k| canon.starts_with(k))
+        && !(canon.starts_with("/dev/shm") && canon != Path::new("/dev/shm"));
+    if canon == Path::new("/") || kernel {
+        return Some(format!(
+            "{field} is {}: give a directory of its own on the filesystem to measure",
+            if kernel {
+                "in the kernel's own filesystems"
+            } else {
+                "the root directory"
+            }
+        ));
+    }
+    match rustix::fs::access(&canon, rustix::fs::Access::WRITE_OK) {
+        Ok(()) => None,
+        Err(e) => Some(format!(
+            "{field} cannot be written: {}",
+            std::io::Error::from(e)
+        )),
+    }
+}
+
 /// A directory made for the check and removed after it.
-struct Scratch(PathBuf);
+pub(crate) struct Scratch(pub(crate) PathBuf);
 
 impl Scratch {
-    fn new() -> Result<Scratch, String> {
+    pub(crate) fn new() -> Result<Scratch, String> {
         use std::sync::atomic::{AtomicU32, Ordering};
         static N: AtomicU32 = AtomicU32::new(0);
         let p = std::env::temp_dir().join(format!(
@@ -333,6 +370,9 @@ pub fn check(exp: &Experiment, perms: &Permissions) -> Result<Vec<String>, Refus
             cell: Some(cell.label.clone()),
             why,
         };
+        if let Some(e) = cell.path.as_deref().and_then(path_target_error) {
+            return Err(at(e));
+        }
         for (name, value) in &cell.sysctl {
             if let Some(e) = sysctl_error(name, value, perms) {
                 return Err(at(e));

@@ -207,9 +207,20 @@ pub struct Cell {
     /// no guest).
     #[serde(default)]
     pub kernel: Option<guest::GuestKernel>,
+    /// An existing directory the cell runs in (`[[target]] path`): each
+    /// repetition in a fresh subdirectory fslab makes there and removes
+    /// after; no mkfs, no mount (None: a filesystem fslab makes).
+    #[serde(default)]
+    pub path: Option<PathBuf>,
 }
 
 impl Cell {
+    /// Whether every cell runs in an existing directory of its own
+    /// (`[[target]] path`), so the experiment's device is never used.
+    pub fn all_in_paths(cells: &[Cell]) -> bool {
+        !cells.is_empty() && cells.iter().all(|c| c.path.is_some())
+    }
+
     /// Whether the cell runs in a guest on another kernel.
     pub fn in_guest(&self) -> bool {
         self.kernel.is_some()
@@ -450,6 +461,23 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
     };
     if let Some(c) = &cluster {
         cluster::fits_cells(&ctx, c, &cells)?;
+    }
+    if let Some(c) = cells.iter().find(|c| c.path.is_some()) {
+        let other = [
+            ("cluster", cluster.is_some()),
+            ("first_pass", spec.first_pass.is_some()),
+        ];
+        if let Some((what, _)) = other.iter().find(|(_, set)| *set) {
+            return ctx.err(
+                0..0,
+                what,
+                format!(
+                    "target {:?} is a directory that exists on this machine: it runs there, \
+                     without [{what}]",
+                    c.label
+                ),
+            );
+        }
     }
     guest::fits(&ctx, &cells, &device, &workload, cluster.is_some())?;
     let mut seen = std::collections::BTreeSet::new();

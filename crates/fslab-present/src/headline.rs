@@ -8,7 +8,7 @@
 use fslab_analysis::Analysis;
 use fslab_stats::compare::{Direction, Row};
 use fslab_stats::verdict::{self, Verdict};
-use fslab_stats::{fmt_g, fmt_num};
+use fslab_stats::{fmt_num, fmt_sig};
 
 /// A change this large (in percent) is from a baseline near zero: it is
 /// said as an absolute difference.
@@ -56,7 +56,7 @@ pub fn change(r: &Row, baseline: f64) -> Option<String> {
 pub fn interval(r: &Row) -> Option<String> {
     let (lo, hi) = (r.ci_low_pct?, r.ci_high_pct?);
     Some(if absolute(r) {
-        let x = |p: f64| format!("{}x", fmt_g(1.0 + p / 100.0, 3));
+        let x = |p: f64| format!("{}x", fmt_sig(1.0 + p / 100.0, 3));
         format!("95% CI [{}, {}]", x(lo), x(hi))
     } else {
         format!("95% CI [{lo:+.1}%, {hi:+.1}%]")
@@ -89,7 +89,7 @@ pub fn line(r: &Row, direction: Direction, base: &str) -> Option<String> {
     let p = r.diff_pct?;
     let ratio = 1.0 + p / 100.0;
     let ci = r.ci_low_pct.zip(r.ci_high_pct);
-    let x = |v: f64| fmt_g(v, 3);
+    let x = |v: f64| fmt_sig(v, 3);
     let (claim, ci) = match direction {
         Direction::Rate => (
             format!("{} is {}x as fast as {base}", r.group, x(ratio)),

@@ -176,7 +176,8 @@ pub fn list(store: &Store, l: Listing) -> Result<(String, usize)> {
 }
 
 /// Cuts the target and headline columns so that every line fits
-/// [`NARROW`] columns: the headline keeps up to 32 characters, the target
+/// [`NARROW`] columns: the headline keeps up to 40 characters (an MPI
+/// run's "create 3605.0 ops/s (3 MPI ranks)" whole), the target
 /// what is left (at least 12).
 fn narrow(rows: &mut [[String; 7]]) {
     let width = |i: usize, head: usize| {
@@ -190,7 +191,7 @@ fn narrow(rows: &mut [[String; 7]]) {
         .iter()
         .map(|&(i, h)| width(i, h) + 2)
         .sum();
-    let headline = width(6, 8).min(32);
+    let headline = width(6, 8).min(40);
     let target = NARROW.saturating_sub(fixed + headline + 2).max(12);
     for r in rows.iter_mut() {
         r[5] = elide(&r[5], target);

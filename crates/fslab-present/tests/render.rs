@@ -170,7 +170,7 @@ fn one_number_one_name_everywhere() {
     assert!(p
         .html
         .contains("<dt>commands</dt><dd>runs 1,2,3: fslab dbench 2"));
-    let overview = &p.html[p.html.find("<h2>overview</h2>").unwrap()..];
+    let overview = &p.html[p.html.find("<h2 id=\"overview\">overview</h2>").unwrap()..];
     assert!(overview.contains("<th>headline metric</th><th>runs 1,2,3</th><th>runs 4,5,6</th>"));
     assert!(
         overview.contains("+20.0% faster"),
@@ -417,4 +417,62 @@ fn explanations_attach_to_the_analysis_and_every_format_shows_them() {
     assert!(!export("text", &plain).contains("explanations"));
     let j: serde_json::Value = serde_json::from_str(&export("json", &plain)).unwrap();
     assert!(j.get("explanations").is_none(), "{j}");
+}
+
+/// Regression (issue 39): runs shorter than a second drew charts with one
+/// point each, empty frames. Each is left out with a line saying why.
+#[test]
+fn charts_of_a_run_too_short_are_left_out_and_said_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("r.sqlite")).unwrap();
+    for id in [1, 2] {
+        assert_eq!(run(&mut store, 100.0 + id as f64, RunStatus::Complete), id);
+        let p = fslab_record::SeriesPoint {
+            phase_index: 0,
+            t_s: 0.3,
+            ops: 300,
+            total_ops: 300,
+        };
+        store.record_series(id, &p).unwrap();
+        let cpu = |metric: &str| fslab_record::ProbePoint {
+            phase_index: 0,
+            t_s: 0.3,
+            probe: "cpu".into(),
+            metric: metric.into(),
+            value: 40.0,
+        };
+        let points = [cpu("workload_usr_pct"), cpu("workload_sys_pct")];
+        store.record_probe_points(id, &points).unwrap();
+    }
+    let a = fslab_analysis::from_store(
+        &store,
+        &Choice {
+            runs: vec!["1".into(), "2".into()],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let html = page::build(&store, &a).unwrap().html;
+    for svg in html.split("<svg class=\"chart").skip(1) {
+        let svg = &svg[..svg.find("</svg>").unwrap()];
+        let line = svg
+            .split(" d=\"M")
+            .skip(1)
+            .any(|d| d[..d.find('"').unwrap()].contains('L'));
+        assert!(line || svg.contains("<circle"), "an empty chart: {svg}");
+    }
+    for note in [
+        "operations per second over the run, every cell (its run of median time): left out",
+        "execute: operations per second, every cell: left out, run too short for a per-second \
+         chart in every cell (the phase lasted at most 2.000 s)",
+        "workload CPU (user + system), every cell: runs 1 left out, run too short for a chart \
+         over time (one sample)",
+        "execute: operations per second, each run: left out, run too short",
+        "CPU: left out, run too short for a chart over time (one sample) in every cell",
+    ] {
+        assert!(
+            html.contains(&format!("<p class=\"note\">{note}")),
+            "no note {note:?}"
+        );
+    }
 }

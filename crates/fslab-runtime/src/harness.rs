@@ -221,3 +221,33 @@ pub fn start_probes(
     }
     Some(probes)
 }
+
+/// `--output FILE`: the run's document, CSV when FILE ends in `.csv`,
+/// else JSON (as `results export` writes them).
+pub(crate) fn write_output(
+    name: &str,
+    harness: &Harness,
+    store: &fslab_store::Store,
+    id: i64,
+) -> Result<()> {
+    let Some(file) = &harness.output else {
+        return Ok(());
+    };
+    let csv = file
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    let doc = if csv {
+        store.run_document(id, &[]).map(|d| d.to_csv())
+    } else {
+        store.run_json(id)
+    }
+    .map_err(|source| Error::ReadBack {
+        name: name.into(),
+        source,
+    })?;
+    std::fs::write(file, doc).map_err(|source| Error::Io {
+        name: name.into(),
+        what: format!("--output {}", file.display()),
+        source,
+    })
+}

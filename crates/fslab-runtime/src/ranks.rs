@@ -268,7 +268,7 @@ fn report_merged(
         crate::say(name, &doc)?;
     }
     if let Some(id) = id {
-        crate::single::write_output(name, harness, store, id)?;
+        crate::harness::write_output(name, harness, store, id)?;
     }
     if harness.progress {
         finished(

@@ -12,7 +12,8 @@ use fslab_record::RunStatus;
 use fslab_workload::{Hooks, Job, Report, Start};
 
 use crate::harness::{
-    cache_dropper, ending, finished, phase_bar, start_probes, PhaseMessages, ProgressLines,
+    cache_dropper, ending, finished, phase_bar, start_probes, write_output, PhaseMessages,
+    ProgressLines,
 };
 use crate::rank::Rank;
 use crate::{Context, Error, Harness, Result};
@@ -195,36 +196,6 @@ fn remove_store(db: &Path) {
         p.push(ext);
         let _ = std::fs::remove_file(p);
     }
-}
-
-/// `--output FILE`: the run's document, CSV when FILE ends in `.csv`,
-/// else JSON (as `results export` writes them).
-pub(crate) fn write_output(
-    name: &str,
-    harness: &Harness,
-    store: &fslab_store::Store,
-    id: i64,
-) -> Result<()> {
-    let Some(file) = &harness.output else {
-        return Ok(());
-    };
-    let csv = file
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
-    let doc = if csv {
-        store.run_document(id, &[]).map(|d| d.to_csv())
-    } else {
-        store.run_json(id)
-    }
-    .map_err(|source| Error::ReadBack {
-        name: name.into(),
-        source,
-    })?;
-    std::fs::write(file, doc).map_err(|source| Error::Io {
-        name: name.into(),
-        what: format!("--output {}", file.display()),
-        source,
-    })
 }
 
 /// What is said once the run is over: the JSON report, the notes, the

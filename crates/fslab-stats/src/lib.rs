@@ -198,6 +198,22 @@ pub fn fmt_num(x: f64) -> String {
     }
 }
 
+/// `x` to `digits` significant digits in plain notation, never with an
+/// exponent (0.000128, 3190, 1.52): what a person reads in a sentence.
+pub fn fmt_sig(x: f64, digits: usize) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return fmt_g(x, digits);
+    }
+    let exp = x.abs().log10().floor() as i64;
+    let decimals = (digits.max(1) as i64 - 1 - exp).clamp(0, 12) as usize;
+    let s = format!("{x:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// C's `%g` (6 significant digits) and `%.Pg`.
 pub fn fmt_g(x: f64, precision: usize) -> String {
     if x == 0.0 || !x.is_finite() {
@@ -241,6 +257,17 @@ pub fn fmt_g(x: f64, precision: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn significant_digits_in_plain_notation() {
+        assert_eq!(fmt_sig(0.000128, 3), "0.000128");
+        assert_eq!(fmt_sig(3190.4, 3), "3190");
+        assert_eq!(fmt_sig(1.5234, 3), "1.52");
+        assert_eq!(fmt_sig(0.274, 3), "0.274");
+        assert_eq!(fmt_sig(2.0, 3), "2");
+        assert_eq!(fmt_sig(-0.0693, 3), "-0.0693");
+        assert_eq!(fmt_sig(1.67e7, 3), "16700000");
+    }
 
     #[test]
     fn textbook_summary() {

@@ -29,6 +29,7 @@ pub mod plugin;
 pub mod scale;
 pub mod stonewall;
 pub mod tiotest;
+pub mod work;
 
 pub use common::{Begun, CommonArgs, Hooks, PhaseHook, Report, RunCtx, Watch};
 pub use error::{opt, Error, ErrorKind, LineError, OptionError, Result};

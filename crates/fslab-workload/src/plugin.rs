@@ -139,13 +139,15 @@ pub trait Workload: Send + Sync + 'static {
         None
     }
 
-    /// How many threads (or client processes) it runs at once: `fslab run`
-    /// names it as a stand-in where it is more than the machine's CPUs
-    /// (seed 000's and 001's 8-way runs on 2 CPUs).
+    /// How many threads (or client processes) it runs at once: `fslab run` names it as a
+    /// stand-in where it is more than the machine's CPUs (seed 000's and 001's 8-way runs on 2 CPUs).
     fn threads(_o: &Self::Options) -> u32 {
         1
     }
-
+    /// Its amount of work, for the dry run's estimate (None: unknown).
+    fn work(_o: &Self::Options) -> Option<crate::work::Work> {
+        None
+    }
     /// Under MPI, moves what each rank writes into paths of its own
     /// (`place` makes them); nothing in a one-process run.
     fn on_rank(o: &mut Self::Options, place: &dyn RankPlace) -> Result<()>;
@@ -268,6 +270,7 @@ pub trait AnyJob: fmt::Debug + Send + Sync {
     fn workdir(&self) -> PathBuf;
     fn filled_dir(&self) -> Option<PathBuf>;
     fn threads(&self) -> u32;
+    fn work(&self) -> Option<crate::work::Work>;
     fn speaks_for_ranks(&self) -> bool;
     fn scale(&mut self, factor: f64);
     fn in_cell(&mut self);
@@ -465,6 +468,9 @@ impl<W: Workload> AnyJob for Typed<W> {
     }
     fn threads(&self) -> u32 {
         W::threads(&self.o)
+    }
+    fn work(&self) -> Option<crate::work::Work> {
+        W::work(&self.o)
     }
     fn speaks_for_ranks(&self) -> bool {
         W::speaks_for_ranks()

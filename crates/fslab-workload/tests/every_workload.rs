@@ -102,3 +102,38 @@ fn every_registered_workload_parses_scales_validates_travels_and_refuses_its_exa
         check(kind, dir.path());
     }
 }
+
+/// What the dry run's estimate reads of a job: its work as operations
+/// (seconds at the assumed rate).
+fn cost(w: fslab_workload::work::Work) -> f64 {
+    w.ops as f64 + w.seconds as f64 * fslab_workload::work::ASSUMED_OPS_PER_S
+}
+
+#[test]
+fn every_workload_but_a_program_says_its_work_and_scaling_shrinks_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in fslab_workload::plugin::all() {
+        let name = kind.name();
+        let ex = kind.workload().example();
+        let job = kind.parse(&argv(ex.args, dir.path())).unwrap();
+        if name == "command" {
+            // A program's work is its own: unknown from its options.
+            assert_eq!(job.work(), None, "{name}");
+            continue;
+        }
+        let full = job.work().unwrap_or_else(|| panic!("{name}: no work"));
+        assert!(cost(full) > 0.0, "{name}: {full:?}");
+        let mut scaled = job.clone();
+        scaled.scale(ex.scale);
+        let less = scaled.work().unwrap();
+        assert!(
+            ex.scale < 1.0 && cost(less) < cost(full),
+            "{name} at {}: {less:?} from {full:?}",
+            ex.scale
+        );
+        assert!(
+            less.bytes <= full.bytes && less.entries <= full.entries,
+            "{name}"
+        );
+    }
+}

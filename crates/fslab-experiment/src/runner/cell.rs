@@ -135,6 +135,7 @@ impl CellRun<'_, '_> {
             mnt
         } else {
             self.env.progress.step(match &self.exp.device {
+                _ if self.cell.path.is_some() => "making a fresh directory",
                 Device::Directory { .. } => "making a fresh directory",
                 _ => "mkfs and mount",
             });

@@ -20,14 +20,19 @@ pub fn preflight_as(exp: &Experiment, root: bool) -> Result<(), Preflight> {
     if !missing.is_empty() {
         return Err(Preflight::Machine(missing.join("; ")));
     }
-    if !matches!(exp.device, Device::Directory { .. }) && !root {
+    // Targets that are all existing directories use no device.
+    let no_device = crate::spec::Cell::all_in_paths(&exp.cells);
+    if !matches!(exp.device, Device::Directory { .. }) && !no_device && !root {
         return Err(Preflight::Machine(
             "fslab run makes filesystems (loop devices, mkfs, mount): run it as root".into(),
         ));
     }
-    if let Device::Image {
-        size, dir, host, ..
-    } = &exp.device
+    if let (
+        false,
+        Device::Image {
+            size, dir, host, ..
+        },
+    ) = (no_device, &exp.device)
     {
         if !dir.is_dir() {
             return Err(Preflight::Input(format!(
@@ -69,7 +74,7 @@ pub fn preflight_as(exp: &Experiment, root: bool) -> Result<(), Preflight> {
 }
 
 /// This machine's memory (MemTotal, bytes), when /proc/meminfo says.
-fn mem_total() -> Option<u64> {
+pub(crate) fn mem_total() -> Option<u64> {
     let m = std::fs::read_to_string("/proc/meminfo").ok()?;
     let kib: u64 = m
         .lines()

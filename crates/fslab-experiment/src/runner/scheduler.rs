@@ -276,27 +276,37 @@ fn begin(
     let mut versions = Versions::default();
     let placeholder = Path::new("MNT");
     for c in &exp.cells {
+        // A directory that exists: the filesystem found there, as found.
+        let found = c.path.as_deref().map(fslab_record::TargetInfo::of);
         let info = CellInfo {
             index: c.index,
             label: c.label.clone(),
-            fs_type: c
-                .fs
-                .as_ref()
-                .map(|f| f.name().to_string())
-                .unwrap_or_else(|| "directory".into()),
+            fs_type: match (&c.fs, &found) {
+                (Some(f), _) => f.name().to_string(),
+                (None, Some(t)) => t.fs_type.clone(),
+                (None, None) => "directory".into(),
+            },
             mkfs_argv: c
                 .fs
                 .as_ref()
                 .map(|f| fslab_lab::mkfs::mkfs_argv(f, &c.mkfs_options, Path::new("DEVICE")))
                 .unwrap_or_default(),
             mkfs_version: c.fs.as_ref().map(|f| versions.of(f)).unwrap_or_default(),
-            mount_options: mount_options(c),
+            mount_options: found
+                .as_ref()
+                .map_or_else(|| mount_options(c), |t| t.mount_options.clone()),
             sysctl: c.sysctl.clone(),
             drop_caches: exp.machine.drop_caches,
             memory_limit_bytes: exp.machine.memory_limit,
             workload: exp.workload.kind.name().into(),
             workload_argv: shown_command_line(exp, c, placeholder),
-            device: {
+            device: if let Some(t) = &found {
+                let mut d = serde_json::to_value(t).unwrap_or_default();
+                if let Some(m) = d.as_object_mut() {
+                    m.insert("kind".into(), "path".into());
+                }
+                d
+            } else {
                 let mut d = serde_json::to_value(&exp.device).unwrap_or_default();
                 if let (Some(h), Some(m)) = (image_host, d.as_object_mut()) {
                     m.insert(

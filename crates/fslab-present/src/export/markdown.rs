@@ -31,7 +31,7 @@ impl Exporter for Markdown {
             .map(line)
             .collect();
         if !s.is_empty() {
-            s.push('\n');
+            s = format!("**before the verdicts:**\n\n{s}\n");
         }
         for (_, l) in crate::headline::headlines(a) {
             let _ = write!(s, "**{l}**\n\n");

@@ -73,14 +73,17 @@ pub fn blocks(a: &Analysis, runs: &[Option<RunRecord>]) -> Vec<Block> {
         let base = crate::headline::baseline_mean(a.rows_of(mi));
         for r in a.rows_of(mi) {
             let s = &r.summary;
+            // Plain numbers with their unit: `475.2 ±44.156 ops/s (n=3)`.
+            let unit = match crate::headline::unit_of(&m.name) {
+                Some("%") => "%".to_string(),
+                Some(u) => format!(" {u}"),
+                None => String::new(),
+            };
+            let num = fslab_stats::fmt_num;
             let mut cell = match s.n {
                 0 => "-".to_string(),
-                1 => format!("{} (n=1)", fslab_stats::fmt_g(s.mean, 5)),
-                n => format!(
-                    "{} ±{} (n={n})",
-                    fslab_stats::fmt_g(s.mean, 5),
-                    fslab_stats::fmt_g(s.sd, 2)
-                ),
+                1 => format!("{}{unit} (n=1)", num(s.mean)),
+                n => format!("{} ±{}{unit} (n={n})", num(s.mean), num(s.sd)),
             };
             if let (Some(change), Some(v)) = (crate::headline::change(r, base), r.verdict) {
                 let delta = r
@@ -156,16 +159,23 @@ pub fn blocks(a: &Analysis, runs: &[Option<RunRecord>]) -> Vec<Block> {
     let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = rates.iter().copied().fold(0.0, f64::max);
     let log_y = hi > 20.0 * lo;
-    if series.iter().any(|s| !s.points.is_empty()) {
+    let title = "operations per second over the run, every cell (its run of median time)";
+    if series.iter().any(|s| !s.points.is_empty()) && !series.iter().any(Series::drawable) {
+        out.push(Block::Note(format!(
+            "{title}: left out, {} (one per-second sample in every cell)",
+            super::cell::TOO_SHORT
+        )));
+    } else if series.iter().any(Series::drawable) {
         out.push(Block::Chart(Chart {
             log_y,
-            title: "operations per second over the run, every cell (its run of median time); dashed: phase starts".into(),
-            x_label: "time since the run started (s)".into(),
-            y_label: if log_y { "ops/s (log scale)" } else { "ops/s" }.into(),
-            series,
-            log_x: false,
             markers,
             wide: true,
+            ..Chart::new(
+                &format!("{title}; dashed: phase starts"),
+                "time since the run started (s)",
+                if log_y { "ops/s (log scale)" } else { "ops/s" },
+                series,
+            )
         }));
     }
     out

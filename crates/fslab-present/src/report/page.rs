@@ -4,77 +4,27 @@
 //! extents, CPU, memory, journal commits, latency CDFs and percentiles, wait
 //! stacks and profile symbols.
 
-use std::collections::BTreeMap;
-
-use super::{html, Bars, Block, Chart, Io, Movie, Series, Style};
+use super::cell::{self, CellView, PhaseRates};
+use super::{html, Block};
 use fslab_cluster::MpiParams;
-use fslab_probe::notes::{BlockioEvents, Note};
 use fslab_probe::plugin;
-use fslab_probe::TargetsNote;
-use fslab_record::{catalogue, RunStatus};
-use fslab_store::{RunRecord, Store, StoredNote, StoredPoint};
+use fslab_record::RunStatus;
+use fslab_store::{RunRecord, Store, StoredNote};
 
 use fslab_analysis::{Analysis, GroupRun};
 
 use crate::Result;
 
-fn line(name: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
-    Series {
-        name: name.into(),
-        points,
-        style: Style::Line,
-        colour: None,
-    }
-}
-
-fn chart(title: &str, x: &str, y: &str, series: Vec<Series>) -> Option<Block> {
-    let series: Vec<Series> = series
-        .into_iter()
-        .filter(|s| !s.points.is_empty())
-        .collect();
-    (!series.is_empty()).then(|| {
-        Block::Chart(Chart {
-            title: title.into(),
-            x_label: x.into(),
-            y_label: y.into(),
-            series,
-            log_x: false,
-            log_y: false,
-            markers: Vec::new(),
-            wide: false,
-        })
-    })
-}
-
-/// Run-relative time: each phase's points are offset by the phases before it.
-fn offsets(store: &Store, run: i64) -> BTreeMap<u32, f64> {
-    let mut m = BTreeMap::new();
-    let mut t = 0.0;
-    for p in store.phases(run).unwrap_or_default() {
-        m.insert(p.seq, t);
-        t += p.elapsed_s;
-    }
-    m
-}
-
-fn points(
-    all: &[StoredPoint],
-    off: &BTreeMap<u32, f64>,
-    probe: &str,
-    metric: &str,
-    scale: f64,
-) -> Vec<(f64, f64)> {
-    all.iter()
-        .filter(|p| p.probe == probe && p.metric == metric)
-        .map(|p| {
-            let t0 = off.get(&p.phase_index).copied().unwrap_or(0.0);
-            (t0 + p.t_s, p.value * scale)
-        })
-        .collect()
-}
-
-fn cell_blocks(store: &Store, label: &str, runs: &[i64], out: &mut Vec<Block>) -> Result<()> {
-    out.push(Block::Heading(format!("cell: {label}")));
+fn cell(store: &Store, (i, label): (usize, &str), runs: &[i64]) -> Result<(CellView, Vec<Block>)> {
+    let mut view = CellView {
+        label: label.to_string(),
+        colour: super::cell_colour(i),
+        charts: Vec::new(),
+        phases: Vec::new(),
+        latency: Vec::new(),
+        cpu: Vec::new(),
+    };
+    let mut out = vec![Block::Heading(format!("cell: {label}"))];
     let ids: Vec<String> = runs.iter().map(|r| r.to_string()).collect();
     // Every run of the cell, read once.
     let all = runs
@@ -89,11 +39,11 @@ fn cell_blocks(store: &Store, label: &str, runs: &[i64], out: &mut Vec<Block>) -
         })
         .collect();
     let Some(first) = median_run(&times) else {
-        return Ok(());
+        return Ok((view, out));
     };
     out.push(Block::Text(format!(
-        "runs {} (rate over time for every run; the other charts and tables from run {first}, \
-         the completed run of median workload time)",
+        "runs {} (the charts \"each run\" from every run; the others and the tables from run \
+         {first}, the completed run of median workload time)",
         ids.join(", "),
     )));
     // How the run's filesystem was made (for runs of `fslab run`).
@@ -115,299 +65,25 @@ fn cell_blocks(store: &Store, label: &str, runs: &[i64], out: &mut Vec<Block>) -
     if let Some(mpi) = MpiParams::of(&rec.run.params) {
         out.extend(rank_blocks(&mpi));
     }
-    out.extend(rate_charts(rec, &all));
-    let off = offsets(store, first);
+    view.charts.extend(cell::rate_charts(rec, &all));
+    view.phases = rec
+        .phases
+        .iter()
+        .map(|p| PhaseRates {
+            phase: p.phase.clone(),
+            rates: cell::rates(rec, p.seq),
+            elapsed_s: p.elapsed_s,
+        })
+        .collect();
+    let off = cell::offsets(rec);
     let pts = store.probe_points(first)?;
     let notes = store.probe_notes(first)?;
-    out.extend(io_pattern(&notes));
-    out.extend(probe_charts(&pts, &off));
-    out.extend(latency_blocks(store, first)?);
+    view.charts.extend(cell::io_pattern(&notes));
+    view.charts.extend(cell::probe_charts(&pts, &off));
+    view.cpu = cell::workload_cpu(&pts, &off);
+    view.latency = store.latency_histograms(first)?;
     out.extend(probe_tables(rec, &notes));
-    Ok(())
-}
-
-/// Rate over time, per phase, one line per run; numbered items' rates
-/// against their number (fs_mark's loops, createmany's entries).
-fn rate_charts(rec: &RunRecord, all: &[(i64, RunRecord)]) -> Vec<Block> {
-    let mut out = Vec::new();
-    // Rate over time, per phase, one line per run.
-    for p in &rec.phases {
-        let mut series = Vec::new();
-        for (r, run) in all {
-            let mut prev = 0.0;
-            let pts: Vec<(f64, f64)> = run
-                .series
-                .iter()
-                .filter(|s| s.phase_index == p.seq)
-                .map(|s| {
-                    let dt = (s.t_s - prev).max(1e-9);
-                    prev = s.t_s;
-                    (s.t_s, s.ops as f64 / dt)
-                })
-                .collect();
-            series.push(line(format!("run {r}"), pts));
-        }
-        out.extend(chart(
-            &format!("{}: operations per second", p.phase),
-            "time in phase (s)",
-            "ops/s",
-            series,
-        ));
-    }
-    // Numbered items' rates (a workload's loops, its rate as its directory
-    // grows) against their number, one line per run.
-    let mut kinds: Vec<(String, String, String, String)> = Vec::new();
-    for m in rec.metrics.iter().filter(|m| m.detail && m.unit.is_rate()) {
-        if let Some((word, _)) = m.phase.as_deref().and_then(catalogue::numbered) {
-            let k = (
-                m.source.clone(),
-                word.to_string(),
-                m.name.clone(),
-                m.unit.symbol().to_string(),
-            );
-            if !kinds.contains(&k) {
-                kinds.push(k);
-            }
-        }
-    }
-    for (source, word, name, unit) in kinds {
-        let mut series = Vec::new();
-        for (r, run) in all {
-            let pts = run
-                .metrics
-                .iter()
-                .filter(|m| m.detail && m.source == source && m.name == name)
-                .filter_map(|m| {
-                    let (w, n) = catalogue::numbered(m.phase.as_deref()?)?;
-                    (w == word).then_some((n as f64, m.value))
-                })
-                .collect();
-            series.push(line(format!("run {r}"), pts));
-        }
-        out.extend(chart(
-            &format!("{source} {name} against {word}"),
-            &word,
-            &unit,
-            series,
-        ));
-    }
-    out
-}
-
-/// The IO pattern (sector against time) and iowatcher's movie of the
-/// filesystem's device, from the block trace.
-fn io_pattern(notes: &[StoredNote]) -> Vec<Block> {
-    let mut out = Vec::new();
-    // The IO pattern: sector against time for every completed request.
-    if let Some(ev) = notes.iter().find(|n| BlockioEvents::is(&n.probe, &n.key)) {
-        let blob = ev.blob.as_deref().unwrap_or_default();
-        // Two passes over the records, one at a time: counts per device and
-        // time zero, then every step-th request of the filesystem's device.
-        let mut by_dev: BTreeMap<u32, usize> = BTreeMap::new();
-        let mut first = u64::MAX;
-        let _ = fslab_probe::blockio::each_completion(blob, |e| {
-            if e.nr_sector > 0 {
-                *by_dev.entry(e.dev).or_default() += 1;
-            }
-            first = first.min(e.t_ns);
-            true
-        });
-        let targets = notes
-            .iter()
-            .find(|n| TargetsNote::is(&n.probe, &n.key))
-            .map(|n| TargetsNote::from_value(&n.value))
-            .unwrap_or_default();
-        let target = targets.device.clone();
-        // The filesystem's own device; runs recorded before its numbers were
-        // kept fall back to the busiest traced device.
-        let dev = targets
-            .device_number()
-            .or_else(|| by_dev.iter().max_by_key(|(_, n)| **n).map(|(d, _)| *d))
-            .unwrap_or(0);
-        let t0 = BlockioEvents::from_value(&ev.value)
-            .t0_mono_ns
-            .min(if first == u64::MAX { 0 } else { first });
-        let count = by_dev.get(&dev).copied().unwrap_or(0);
-        let step = (count / 30_000).max(1);
-        let mut mine = Vec::new();
-        let mut i = 0usize;
-        let _ = fslab_probe::blockio::each_completion(blob, |e| {
-            if e.dev == dev && e.nr_sector > 0 {
-                if i.is_multiple_of(step) {
-                    mine.push(*e);
-                }
-                i += 1;
-            }
-            true
-        });
-        let (mut w, mut r) = (Vec::new(), Vec::new());
-        for e in &mine {
-            let p = ((e.t_ns - t0) as f64 / 1e9, e.sector as f64);
-            if e.is_write() {
-                w.push(p);
-            } else {
-                r.push(p);
-            }
-        }
-        let title = format!(
-            "IO pattern on {} ({} requests{})",
-            target.unwrap_or_else(|| format!("{},{}", dev >> 20, dev & 0xfffff)),
-            mine.len(),
-            if step > 1 {
-                format!(", every {step}th drawn")
-            } else {
-                String::new()
-            }
-        );
-        let series = vec![
-            Series {
-                name: "writes".into(),
-                points: w,
-                style: Style::Points,
-                colour: Some(super::svg::WRITE),
-            },
-            Series {
-                name: "reads".into(),
-                points: r,
-                style: Style::Points,
-                colour: Some(super::svg::READ),
-            },
-        ];
-        out.extend(chart(&title, "time (s)", "sector", series));
-        // The same requests (every step-th of a long trace) as iowatcher's
-        // movie: where on the device, window by window.
-        let ios: Vec<Io> = mine
-            .iter()
-            .map(|e| Io {
-                t_s: (e.t_ns - t0) as f64 / 1e9,
-                sector: e.sector,
-                sectors: e.nr_sector as u64,
-                write: e.is_write(),
-            })
-            .collect();
-        if !ios.is_empty() {
-            let name = targets.device.as_deref().unwrap_or("the device");
-            out.push(Block::Movie(Movie::new(
-                &format!("IO movie of {name} (iowatcher style; plays in a loop)"),
-                &ios,
-                targets.device_sectors.unwrap_or(0),
-                60,
-            )));
-        }
-    }
-    out
-}
-
-/// Each registered probe's charts over run time (its series, grouped by
-/// the chart it places them on) and bar charts (a series summed over the
-/// run), in the registry's order.
-fn probe_charts(pts: &[StoredPoint], off: &BTreeMap<u32, f64>) -> Vec<Block> {
-    let mut out = Vec::new();
-    for k in fslab_probe::all() {
-        let probe = k.name();
-        let series = k.plugin().series();
-        let mut charts: Vec<plugin::Chart> = Vec::new();
-        for c in series.iter().filter_map(|s| s.chart.map(|p| p.chart)) {
-            if !charts.contains(&c) {
-                charts.push(c);
-            }
-        }
-        for c in charts {
-            let lines = series
-                .iter()
-                .filter_map(|s| Some((s, s.chart.filter(|p| p.chart == c)?)))
-                .map(|(s, p)| Series {
-                    name: s.label.clone(),
-                    points: points(pts, off, probe, &s.metric, p.scale),
-                    style: match p.style {
-                        plugin::Style::Line => Style::Line,
-                        plugin::Style::Points => Style::Points,
-                    },
-                    colour: match p.tone {
-                        plugin::Tone::Auto => None,
-                        plugin::Tone::Write => Some(super::svg::WRITE),
-                        plugin::Tone::Read => Some(super::svg::READ),
-                    },
-                })
-                .collect();
-            out.extend(chart(c.title, "time (s)", c.y_label, lines));
-        }
-        for b in k.plugin().bars() {
-            let bars: Vec<(String, f64)> = b
-                .bars
-                .iter()
-                .map(|(label, m)| {
-                    let total = points(pts, off, probe, m, 1.0).iter().map(|p| p.1).sum();
-                    (label.clone(), total)
-                })
-                .collect();
-            if bars.iter().any(|s| s.1 > 0.0) {
-                out.push(Block::Bars(Bars {
-                    title: b.title.into(),
-                    y_label: b.y_label.into(),
-                    bars,
-                }));
-            }
-        }
-    }
-    out
-}
-
-/// Latency CDFs and the percentile table.
-fn latency_blocks(store: &Store, run: i64) -> Result<Vec<Block>> {
-    let mut out = Vec::new();
-    let hists = store.latency_histograms(run)?;
-    if !hists.is_empty() {
-        let series: Vec<Series> = hists
-            .iter()
-            .map(|h| {
-                line(
-                    format!("{} {}", h.phase, h.op),
-                    h.histogram
-                        .cdf()
-                        .into_iter()
-                        .map(|(v, f)| (v as f64 / 1000.0, f))
-                        .collect(),
-                )
-            })
-            .collect();
-        out.push(Block::Chart(Chart {
-            title: "latency CDF".into(),
-            x_label: "latency (us, log)".into(),
-            y_label: "fraction of calls".into(),
-            series,
-            log_x: true,
-            log_y: false,
-            markers: Vec::new(),
-            wide: false,
-        }));
-        let rows = hists
-            .iter()
-            .map(|h| {
-                let s = h.histogram.summary();
-                let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
-                vec![
-                    h.phase.clone(),
-                    h.op.clone(),
-                    s.count.to_string(),
-                    us(s.p50_ns),
-                    us(s.p90_ns),
-                    us(s.p99_ns),
-                    us(s.p999_ns),
-                    us(s.max_ns),
-                ]
-            })
-            .collect();
-        out.push(Block::Table(
-            [
-                "phase", "call", "count", "p50 us", "p90 us", "p99 us", "p99.9 us", "max us",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows,
-        ));
-    }
-    Ok(out)
+    Ok((view, out))
 }
 
 /// Each registered probe's tables of its notes (wait stacks, profile
@@ -516,6 +192,19 @@ pub fn build(store: &Store, a: &Analysis) -> Result<Page> {
         });
     }
     blocks.extend(super::overview::blocks(a, &medians));
+    drop(medians);
+    // Each cell read once: its charts go to the comparison, its own
+    // blocks (its runs, how it was made, its tables) after it.
+    let mut views = Vec::new();
+    let mut details = Vec::new();
+    for (i, (label, runs)) in a.labels.iter().zip(&a.runs).enumerate() {
+        let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
+        let (view, own) = cell(store, (i, label), &ids)?;
+        views.push(view);
+        details.extend(own);
+    }
+    blocks.extend(super::compared::blocks(&views));
+    drop(views);
     blocks.push(Block::Heading("every metric".into()));
     blocks.push(Block::Table(
         crate::comparison::COLUMNS.map(String::from).to_vec(),
@@ -527,19 +216,8 @@ pub fn build(store: &Store, a: &Analysis) -> Result<Page> {
     if !provenance.is_empty() {
         blocks.push(Block::Pre(provenance.trim_end().to_string()));
     }
-    for (label, runs) in a.labels.iter().zip(&a.runs) {
-        let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
-        cell_blocks(store, label, &ids, &mut blocks)?;
-    }
-    let charts = blocks
-        .iter()
-        .filter(|b| {
-            matches!(
-                b,
-                Block::Chart(_) | Block::Bars(_) | Block::Movie(_) | Block::Intervals(_)
-            )
-        })
-        .count();
+    blocks.extend(details);
+    let charts = blocks.iter().map(Block::charts).sum();
     Ok(Page {
         html: html(&title, &blocks),
         charts,

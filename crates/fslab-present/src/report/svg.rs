@@ -68,6 +68,74 @@ pub struct Chart {
     pub markers: Vec<Marker>,
     /// As wide as the page (the overview's charts).
     pub wide: bool,
+    /// Extents the axes cover besides the data's (x lo, x hi, y lo, y hi):
+    /// charts side by side share their axes ([`share_axes`]).
+    pub extent: Option<(f64, f64, f64, f64)>,
+}
+
+impl Chart {
+    /// A linear chart of `series`, its axes fitted to them.
+    pub fn new(title: &str, x_label: &str, y_label: &str, series: Vec<Series>) -> Chart {
+        Chart {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            series,
+            log_x: false,
+            log_y: false,
+            markers: Vec::new(),
+            wide: false,
+            extent: None,
+        }
+    }
+
+    /// Whether any series has something to draw.
+    pub fn drawable(&self) -> bool {
+        self.series.iter().any(Series::drawable)
+    }
+}
+
+impl Series {
+    /// A line of two points or more, or a point: something to draw (a
+    /// line of one point is a run too short to draw over time).
+    pub fn drawable(&self) -> bool {
+        let finite = self
+            .points
+            .iter()
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .count();
+        match self.style {
+            Style::Line => finite >= 2,
+            Style::Points => finite >= 1,
+        }
+    }
+}
+
+/// The data's extent (x lo, x hi, y lo, y hi) of every chart together.
+fn extent_of<'a>(charts: impl Iterator<Item = &'a Chart>) -> Option<(f64, f64, f64, f64)> {
+    let mut e: Option<(f64, f64, f64, f64)> = None;
+    for c in charts {
+        let pts = c.series.iter().flat_map(|s| s.points.iter());
+        let own = c.extent.map(|(a, b, c, d)| [(a, c), (b, d)]);
+        for &(x, y) in pts.chain(own.iter().flatten()) {
+            if !(x.is_finite() && y.is_finite()) {
+                continue;
+            }
+            e = Some(match e {
+                None => (x, x, y, y),
+                Some((a, b, c, d)) => (a.min(x), b.max(x), c.min(y), d.max(y)),
+            });
+        }
+    }
+    e
+}
+
+/// Charts drawn side by side get the same axes: the extent of all of them.
+pub fn share_axes(charts: &mut [&mut Chart]) {
+    let e = extent_of(charts.iter().map(|c| &**c));
+    for c in charts.iter_mut() {
+        c.extent = e;
+    }
 }
 
 /// Each group's mean with its interval and its values, on one axis.
@@ -95,6 +163,8 @@ pub struct Bars {
     pub title: String,
     pub y_label: String,
     pub bars: Vec<(String, f64)>,
+    /// The top of the y axis, when bar charts side by side share it.
+    pub y_max: Option<f64>,
 }
 
 fn esc(s: &str) -> String {
@@ -171,8 +241,10 @@ fn x_axis(s: &mut String, marks: &[(f64, f64)], ph: f64, title_at: (f64, f64), t
     );
 }
 
-/// A series' points `p` (already in pixels) as a path or as dots.
-fn draw_marks(s: &mut String, style: Style, c: &str, p: &[(f64, f64)]) {
+/// A series' points `p` (already in pixels) as a path or as dots, named
+/// by `data-series` (the cell or run it is of).
+fn draw_marks(s: &mut String, (style, name): (Style, &str), c: &str, p: &[(f64, f64)]) {
+    let name = esc(name);
     match style {
         Style::Line if p.len() > 1 => {
             let d: Vec<String> = p
@@ -182,12 +254,12 @@ fn draw_marks(s: &mut String, style: Style, c: &str, p: &[(f64, f64)]) {
                 .collect();
             let _ = write!(
                 *s,
-                r#"<path class="mark" d="{}" fill="none" stroke="{c}" stroke-width="1.5"/>"#,
+                r#"<path class="mark" data-series="{name}" d="{}" fill="none" stroke="{c}" stroke-width="1.5"/>"#,
                 d.join("")
             );
         }
         _ => {
-            let _ = write!(*s, r#"<g class="mark" fill="{c}">"#);
+            let _ = write!(*s, r#"<g class="mark" data-series="{name}" fill="{c}">"#);
             // A 2-pixel square at the same half pixel is the same mark:
             // draw it once (dense scatters shrink many times over).
             let mut seen = std::collections::HashSet::new();
@@ -212,10 +284,13 @@ impl Chart {
     /// The axes' ranges (after the log transforms `tx`, `ty`): every
     /// point's and marker's, from 0 on a linear y axis, 5% headroom.
     fn ranges(&self, tx: &dyn Fn(f64) -> f64, ty: &dyn Fn(f64) -> f64) -> (f64, f64, f64, f64) {
+        let shared = self.extent.map(|(a, b, c, d)| [(a, c), (b, d)]);
         let pts: Vec<(f64, f64)> = self
             .series
             .iter()
-            .flat_map(|s| s.points.iter().map(|&(x, y)| (tx(x), ty(y))))
+            .flat_map(|s| s.points.iter())
+            .chain(shared.iter().flatten())
+            .map(|&(x, y)| (tx(x), ty(y)))
             .filter(|(x, y)| x.is_finite() && y.is_finite())
             .collect();
         // The markers (phase starts) are on the axis too.
@@ -314,7 +389,12 @@ impl Chart {
                 esc(&m.label)
             );
         }
+        let mut shown = 0;
         for (i, ser) in self.series.iter().enumerate() {
+            // A line of one point is no line: neither drawn nor in the legend.
+            if !ser.drawable() {
+                continue;
+            }
             let c = ser.colour.unwrap_or(PALETTE[i % PALETTE.len()]);
             let p: Vec<(f64, f64)> = ser
                 .points
@@ -322,8 +402,9 @@ impl Chart {
                 .map(|&(x, y)| (sx(tx(x)), sy(ty(y))))
                 .filter(|(x, y)| x.is_finite() && y.is_finite())
                 .collect();
-            draw_marks(&mut s, ser.style, c, &p);
-            let ly = T + 12.0 + i as f64 * 16.0;
+            draw_marks(&mut s, (ser.style, &ser.name), c, &p);
+            let ly = T + 12.0 + shown as f64 * 16.0;
+            shown += 1;
             let _ = write!(
                 s,
                 r#"<rect x="{}" y="{}" width="10" height="10" fill="{c}"/><text x="{}" y="{}" font-size="11">{}</text>"#,
@@ -428,6 +509,7 @@ impl Bars {
             .bars
             .iter()
             .map(|b| b.1)
+            .chain(self.y_max)
             .fold(0.0f64, f64::max)
             .max(1e-12)
             * 1.05;
@@ -497,40 +579,59 @@ mod tests {
 
     #[test]
     fn a_line_chart_has_axes_labels_and_marks() {
-        let c = Chart {
-            title: "rate".into(),
-            x_label: "time (s)".into(),
-            y_label: "ops/s".into(),
-            series: vec![Series {
+        let c = Chart::new(
+            "rate",
+            "time (s)",
+            "ops/s",
+            vec![Series {
                 name: "run 1".into(),
                 points: vec![(1.0, 10.0), (2.0, 20.0), (3.0, 15.0)],
                 style: Style::Line,
                 colour: None,
             }],
-            log_x: false,
-            log_y: false,
-            markers: Vec::new(),
-            wide: false,
-        };
+        );
         insta::assert_snapshot!("line_chart", c.svg());
     }
 
     #[test]
+    fn a_line_of_one_point_is_not_drawn() {
+        let one = |name: &str, points: Vec<(f64, f64)>| Series {
+            name: name.into(),
+            points,
+            style: Style::Line,
+            colour: None,
+        };
+        let c = Chart::new("t", "x", "y", vec![one("short", vec![(1.0, 2.0)])]);
+        assert!(!c.drawable());
+        assert!(!c.svg().contains("class=\"mark\"") && !c.svg().contains(">short<"));
+        let c = Chart::new(
+            "t",
+            "x",
+            "y",
+            vec![
+                one("short", vec![(1.0, 2.0)]),
+                one("long", vec![(1.0, 2.0), (2.0, 3.0)]),
+            ],
+        );
+        assert!(c.drawable());
+        assert_eq!(c.svg().matches("class=\"mark\"").count(), 1);
+        assert!(c.svg().contains(">long<") && !c.svg().contains(">short<"));
+    }
+
+    #[test]
     fn points_on_the_same_half_pixel_are_drawn_once() {
-        let chart = |points: Vec<(f64, f64)>| Chart {
-            title: "t".into(),
-            x_label: "x".into(),
-            y_label: "y".into(),
-            series: vec![Series {
-                name: "s".into(),
-                points,
-                style: Style::Points,
-                colour: None,
-            }],
-            log_x: false,
-            log_y: false,
-            markers: Vec::new(),
-            wide: false,
+        let chart = |points: Vec<(f64, f64)>| {
+            Chart::new(
+                "t",
+                "x",
+                "y",
+                vec![Series {
+                    name: "s".into(),
+                    points,
+                    style: Style::Points,
+                    colour: None,
+                }],
+            )
         };
         // 10,000 points over an x range of 1000 on a 460-pixel plot: at most
         // two columns of half pixels per unit, and one y value.

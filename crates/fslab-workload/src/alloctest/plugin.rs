@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::AllocArgs;
 use crate::plugin::{Example, RankPlace, Refused, Start, Workload};
+use crate::work::Work;
 use crate::{CommonArgs, Report, Result};
 
 /// Seed 002's mmap test.
@@ -47,6 +48,16 @@ impl Workload for AllocTest {
                 .max(mib)
                 .to_string();
         }
+    }
+    /// LEN written in 4 KiB pages, read back unless `--no-readback`.
+    fn work(o: &AllocArgs) -> Option<Work> {
+        let v = o.validate().ok()?;
+        Some(Work {
+            ops: Work::blocks(v.len) * (1 + u64::from(v.readback)),
+            seconds: 0,
+            bytes: v.len,
+            entries: 1,
+        })
     }
     /// Each rank's file goes in a `rankNNNN` directory of FILE's.
     fn on_rank(o: &mut AllocArgs, place: &dyn RankPlace) -> Result<()> {

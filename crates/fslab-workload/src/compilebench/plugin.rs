@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::CompileArgs;
 use crate::plugin::{Example, RankPlace, Refused, Start, Workload};
+use crate::work::Work;
 use crate::{CommonArgs, Report, Result};
 
 /// compilebench (seed 001).
@@ -37,6 +38,19 @@ impl Workload for CompileBench {
     fn scale(o: &mut CompileArgs, factor: f64) {
         o.initial = crate::scale::signed(Some(o.initial), factor, 1).unwrap_or(o.initial);
         o.runs = crate::scale::signed(Some(o.runs), factor, 1).unwrap_or(o.runs);
+    }
+    /// Its initial trees, then a tree's files and bytes for each run; a
+    /// third of the runs are assumed to leave a tree more on the disk
+    /// (creates and compiles add, cleans and deletes take away).
+    fn work(o: &CompileArgs) -> Option<Work> {
+        let v = o.validate().ok()?;
+        let (files, held) = (v.tree_files as u64, v.initial + v.runs / 3);
+        Some(Work {
+            ops: (v.initial + v.runs) * (files + Work::blocks(v.tree_bytes)),
+            seconds: 0,
+            bytes: held * v.tree_bytes,
+            entries: held * files,
+        })
     }
     /// Each rank's trees go in a `rankNNNN` directory of `-D`.
     fn on_rank(o: &mut CompileArgs, place: &dyn RankPlace) -> Result<()> {

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::CreateManyArgs;
 use crate::plugin::{Example, RankPlace, Refused, Start, Workload};
+use crate::work::Work;
 use crate::{CommonArgs, Error, Report, Result};
 
 /// Lustre's createmany (seed 004).
@@ -52,6 +53,30 @@ impl Workload for CreateMany {
         if let Some(count) = o.numbers.last_mut() {
             *count = crate::scale::text(count, factor, 1);
         }
+    }
+    /// COUNT names (each also removed with `-u`, each written with `-W`);
+    /// without COUNT, its `-t` or `--stonewall` seconds.
+    fn work(o: &CreateManyArgs) -> Option<Work> {
+        let count = o.numbers.last().and_then(|c| c.parse::<u64>().ok());
+        let seconds = o
+            .seconds
+            .or(o.stonewall.and_then(|s| u64::try_from(s).ok()));
+        let written = o
+            .write
+            .as_deref()
+            .and_then(fslab_record::units::parse_bytes);
+        let (count, seconds) = match (count, seconds) {
+            (Some(c), _) => (c, 0),
+            (None, Some(s)) => (0, s),
+            (None, None) => return None,
+        };
+        let written = written.unwrap_or(0);
+        Some(Work {
+            ops: count * (1 + u64::from(o.unlink) + Work::blocks(written)),
+            seconds,
+            bytes: if o.unlink { 0 } else { count * written },
+            entries: if o.unlink { 0 } else { count },
+        })
     }
     /// Each rank's names go in a `rankNNNN` directory of FMT's (a `-l`
     /// target is shared); with `--shared-dir` all share FMT's directory and

@@ -4,10 +4,15 @@ use std::path::PathBuf;
 
 use super::DbenchArgs;
 use crate::plugin::{Example, RankPlace, Refused, Start, Workload};
+use crate::work::Work;
 use crate::{CommonArgs, Report, Result};
 
 /// dbench 4 (seed 001).
 pub struct Dbench;
+
+/// The data a dbench client is allowed for on the disk in the dry run's
+/// estimate (an allowance, not read from its loadfile).
+pub const DBENCH_CLIENT_BYTES: u64 = 256 << 20;
 
 impl Workload for Dbench {
     type Options = DbenchArgs;
@@ -42,6 +47,17 @@ impl Workload for Dbench {
     fn threads(o: &DbenchArgs) -> u32 {
         o.nprocs
             .map_or(1, |n| n.clamp(1, i64::from(u32::MAX)) as u32)
+    }
+    /// Its warm-up and its run (`-t`); its clients' files are an
+    /// allowance of [`DBENCH_CLIENT_BYTES`] each (not read from the loadfile).
+    fn work(o: &DbenchArgs) -> Option<Work> {
+        let clients = u64::from(Self::threads(o));
+        Some(Work {
+            ops: 0,
+            seconds: o.time + o.warmup.unwrap_or(0),
+            bytes: clients * DBENCH_CLIENT_BYTES,
+            entries: clients * 1000,
+        })
     }
     /// Seconds (`-t`) and warm-up (`--warmup`), at least 1 s; no warm-up
     /// stays none.

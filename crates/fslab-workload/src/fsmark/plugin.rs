@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::cli::FsMarkArgs;
 use crate::plugin::{Example, RankPlace, Refused, Start, Workload};
+use crate::work::Work;
 use crate::{CommonArgs, Report, Result};
 
 /// fs_mark 3.3 with seed 001's stat and unlink phases.
@@ -49,6 +50,18 @@ impl Workload for FsMark {
     /// Its worker threads (`-t` per `-d`, one per `-d` by default).
     fn threads(o: &FsMarkArgs) -> u32 {
         o.raw().validate().map_or(1, |v| v.threads)
+    }
+    /// Every thread's files of every loop, kept until the unlink phase (or
+    /// the end), each looked at by each phase.
+    fn work(o: &FsMarkArgs) -> Option<Work> {
+        let v = o.raw().validate().ok()?;
+        let files = v.files * u64::from(v.threads) * v.loops;
+        Some(Work {
+            ops: files * v.phases.len() as u64 + Work::blocks(v.file_size) * files,
+            seconds: 0,
+            bytes: v.file_size * files,
+            entries: files,
+        })
     }
     /// Files per loop (`-n`) and subdirectories (`-D`, at least 2); loops,
     /// threads, file sizes and sync methods stay as written.

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use crate::plugin::{Example, Plugin, RankPlace, Refused, Start, Workload};
+use crate::work::Work;
 use crate::{CommonArgs, Report};
 
 use super::options::Io500Args;
@@ -72,6 +73,29 @@ impl Workload for Io500Md {
         o.hard_n = crate::scale::count(o.hard_n, factor, 1);
         o.stonewall_time = crate::scale::count(o.stonewall_time, factor, 1);
         o.minwrite = crate::scale::count(o.minwrite, factor, 1);
+    }
+    /// Each write phase lasts until its stonewall or its count at
+    /// [`crate::work::ASSUMED_OPS_PER_S`]; the stat, read and delete phases
+    /// each about as long again (easy: write, stat, delete; hard: write,
+    /// stat, read, delete); hard files hold 3901 bytes.
+    fn work(o: &Io500Args) -> Option<Work> {
+        let rate = crate::work::ASSUMED_OPS_PER_S;
+        let written = |n: u64, skip: bool| -> u64 {
+            if skip {
+                return 0;
+            }
+            n.min((rate * o.stonewall_time.max(1) as f64) as u64)
+        };
+        let (easy, hard) = (
+            written(o.easy_n, o.skip_easy),
+            written(o.hard_n, o.skip_hard),
+        );
+        Some(Work {
+            ops: 3 * easy + 4 * hard,
+            seconds: 0,
+            bytes: hard * 3901,
+            entries: easy + hard,
+        })
     }
     /// The ranks share its trees, as IO500's mdtest runs do.
     fn on_rank(_o: &mut Io500Args, _place: &dyn RankPlace) -> crate::Result<()> {

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use crate::plugin::{Example, Plugin, RankPlace, Refused, Start, Workload};
+use crate::work::Work;
 use crate::{CommonArgs, Report};
 
 use super::options::MdtestArgs;
@@ -75,6 +76,23 @@ impl Workload for Mdtest {
         if o.stonewall > 0 {
             o.stonewall = scaled(o.stonewall);
         }
+    }
+    /// `-n` items (files, directories or both) through each phase asked
+    /// for, each of `-i` iterations; a stonewall's seconds beside.
+    fn work(o: &MdtestArgs) -> Option<Work> {
+        let v = o.validate().ok()?;
+        let kinds = u64::from(v.files) + u64::from(v.dirs);
+        let phases = [v.create, v.stat, v.read, v.remove]
+            .iter()
+            .filter(|p| **p)
+            .count() as u64;
+        let items = v.items * kinds;
+        Some(Work {
+            ops: items * phases * v.iterations + Work::blocks(v.write_bytes) * v.items,
+            seconds: v.stonewall_s,
+            bytes: v.items * v.write_bytes,
+            entries: items,
+        })
     }
     /// mdtest places its ranks itself: one tree with every rank's names,
     /// or with -u a tree per rank, all under -d.

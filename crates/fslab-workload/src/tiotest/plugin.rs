@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::TioArgs;
 use crate::plugin::{Example, RankPlace, Refused, Start, Workload};
+use crate::work::Work;
 use crate::{CommonArgs, Report, Result};
 
 /// tiobench's tiotest (seed 003).
@@ -52,6 +53,18 @@ impl Workload for TioTest {
     /// Its threads (`-t`).
     fn threads(o: &TioArgs) -> u32 {
         o.threads.clamp(1, i64::from(u32::MAX)) as u32
+    }
+    /// Each thread's file written and read in blocks, and its random
+    /// writes and reads (`-r` each).
+    fn work(o: &TioArgs) -> Option<Work> {
+        let v = o.validate().ok()?;
+        let t = u64::from(v.threads);
+        Some(Work {
+            ops: t * 2 * (Work::blocks(v.file_bytes) + v.random_ops),
+            seconds: 0,
+            bytes: t * v.file_bytes,
+            entries: t,
+        })
     }
     /// Megabytes per file (`-f`); not the random operations (`-r`): the
     /// random phases keep their length, so their CPU and latency figures

@@ -37,6 +37,9 @@ pub fn lines(
     for cell in &exp.cells {
         let fs = match (&cell.fs, &exp.device) {
             (Some(fs), _) => fs.name().to_string(),
+            (None, _) if cell.path.is_some() => {
+                fslab_lab::image::host_fs(cell.path.as_deref().unwrap_or(Path::new("/")))
+            }
             (None, Device::Directory { path }) => fslab_lab::image::host_fs(path),
             (None, _) => continue,
         };

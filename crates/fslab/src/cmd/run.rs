@@ -45,6 +45,7 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
         text,
         scale,
         exp,
+        base,
     } = args
         .planned(earlier.as_ref())
         .map_err(|e| Failure::Usage(e.to_string()))?;
@@ -74,10 +75,10 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
     // The dry run refuses what the run refuses before it makes anything
     // (as root: a user may look at what root would run).
     let root = rustix::process::geteuid().is_root();
-    runner::preflight_as(&exp, root || args.dry_run).map_err(refused)?;
-    runner::preflight_mpi(&exp, cfg!(feature = "mpi")).map_err(refused)?;
+    let cost = checked(&args, (&exp, &base, scale), db, root)?;
     if args.dry_run {
         super::say(runner::dry_run(&exp, scale, &allowed, root))?;
+        super::say(cost.describe())?;
         super::power::say(&exp, (db, &file, &text, scale), true);
         return Ok(());
     }
@@ -145,6 +146,33 @@ pub fn run(args: RunArgs, db: &Path) -> Result<(), Failure> {
             Err(Failure::Interrupted)
         }
         Ending::Failed(line) => Err(Failure::Failed(line)),
+    }
+}
+
+/// The checks before anything is made: the preflight (as root; the dry
+/// run as root would), MPI, and the cost, refused past a threshold without
+/// `--yes`; a refusal that a smaller scale lifts names it.
+fn checked(
+    args: &RunArgs,
+    (exp, base, scale): (&spec::Experiment, &spec::Experiment, f64),
+    db: &Path,
+    root: bool,
+) -> Result<fslab_experiment::cost::Estimate, Failure> {
+    let store = fslab_store::Store::open_read(db).ok();
+    let check = fslab_experiment::cost::Check {
+        base,
+        store: store.as_ref(),
+        keep_images: args.keep_images,
+        root: root || args.dry_run,
+    };
+    runner::preflight_as(exp, root || args.dry_run).map_err(|e| match e {
+        runner::Preflight::Input(m) => Failure::Usage(format!("run: {m}{}", check.hint(scale))),
+        e => refused(e),
+    })?;
+    runner::preflight_mpi(exp, cfg!(feature = "mpi")).map_err(refused)?;
+    match check.refusal(scale, args.yes) {
+        (_, Some(line)) => Err(Failure::Usage(format!("run: {line}"))),
+        (cost, None) => Ok(cost),
     }
 }
 

@@ -349,7 +349,7 @@ fn every_built_in_experiment_sets_a_time_limit() {
     for n in names {
         let o = lab
             .run_cmd()
-            .args(["run", n, "--dry-run", "--scale", "0.01"])
+            .args(["run", n, "--dry-run", "--yes", "--scale", "0.01"])
             .output()
             .unwrap();
         assert!(
@@ -380,7 +380,14 @@ fn a_bad_cell_time_limit_is_refused_in_one_line() {
     }
     let o = lab
         .run_cmd()
-        .args(["run", "seed004", "--dry-run", "--cell-time-limit", "90m"])
+        .args([
+            "run",
+            "seed004",
+            "--dry-run",
+            "--yes",
+            "--cell-time-limit",
+            "90m",
+        ])
         .output()
         .unwrap();
     assert!(

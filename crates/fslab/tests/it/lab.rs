@@ -351,7 +351,7 @@ fn built_in_experiments_are_found_by_unique_prefix_only() {
     );
     let o = lab
         .run_cmd()
-        .args(["run", "seed004", "--dry-run"])
+        .args(["run", "seed004", "--dry-run", "--yes"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));

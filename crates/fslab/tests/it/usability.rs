@@ -40,6 +40,13 @@ fn six_runs(lab: &Lab) -> (tempfile::TempDir, String) {
     (dir, b)
 }
 
+/// The first line of a comparison after the machines' block.
+fn first_verdict(out: &str) -> &str {
+    out.lines()
+        .find(|l| !l.is_empty() && !l.starts_with(' ') && *l != "before the verdicts:")
+        .unwrap_or_default()
+}
+
 #[test]
 fn compare_takes_labelled_groups_latest_and_ranges_and_leads_with_a_headline() {
     let lab = Lab::new();
@@ -53,10 +60,20 @@ fn compare_takes_labelled_groups_latest_and_ranges_and_leads_with_a_headline() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    let first = out.lines().next().unwrap();
+    // The machines are checked first (explain's "before the verdicts"
+    // block, indented under its heading); the headline is the first verdict.
+    let first = first_verdict(&out);
     assert!(
         first.starts_with("create: 4k is ") && first.contains("x as fast as empty"),
-        "the first line is the headline: {out}"
+        "the headline leads the verdicts: {out}"
+    );
+    assert!(
+        out.find(first) < out.find("create time (s)"),
+        "the headline is above the tables: {out}"
+    );
+    assert!(
+        !first.contains("e+") && !first.contains("e-"),
+        "plain numbers: {first}"
     );
     assert!(
         !out.contains("runs 1,3,5"),
@@ -101,7 +118,7 @@ fn compare_takes_labelled_groups_latest_and_ranges_and_leads_with_a_headline() {
         "4k",
     ]);
     assert!(
-        stdout(&o).starts_with("create: empty is "),
+        first_verdict(&stdout(&o)).starts_with("create: empty is "),
         "{}",
         stdout(&o)
     );
