@@ -431,7 +431,17 @@ fn a_programs_limiter_is_named_from_its_own_processes() {
     );
     let lab = Lab::new();
     let text = format!("name = \"shell-cpu-bound\"\n{DEVICE}[workload]\nkind = \"command\"\nprobes = [\"cpu\", \"stacks\"]\nargs = [\"dash\", \"-c\", \"i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done\"]\n[[target]]\nfs = \"ext4\"\n");
-    let closing = run(&lab, "cpu.toml", &text);
+    let f = lab.experiment("cpu.toml", &text);
+    let o = lab
+        .run_cmd()
+        .arg("run")
+        .arg(&f)
+        .args(["--allow-command", "dash"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    assert_eq!(lab.leftovers(), Vec::<String>::new());
+    let closing = stdout(&o);
     let l = limiter(&closing, "ext4", "dash");
     assert!(
         l.starts_with("limited by CPU: workers running or runnable"),
