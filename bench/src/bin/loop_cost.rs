@@ -16,6 +16,13 @@
 //! fslab's hot loops make their calls inline (tiotest's `transfer` is
 //! `#[inline(always)]`), as the bare loops do.
 //!
+//! Last, the phase's live line (`fslab_workload::live::PhaseBar`): the
+//! same timed loop of 4 KiB `pwrite`s on tmpfs (its progress counter set
+//! after each) run under `fslab_workload::measure::supervise`, once with
+//! the coordinator drawing the line each second to a terminal in
+//! memory (`live::Screen`) and once without; 6 alternating pairs of rounds
+//! of about 3 s, medians, and the median of the pairs' ratios.
+//!
 //! ```text
 //! cargo run --release -p fslab-bench --bin loop_cost
 //! ```
@@ -29,7 +36,8 @@ use rustix::fs::{Mode, OFlags};
 
 use fslab_bench::{bare, median, Scratch};
 use fslab_record::LatencyHistogram;
-use fslab_workload::measure::{now_ns, start_timebase, Progress};
+use fslab_workload::live::{PhaseBar, Screen};
+use fslab_workload::measure::{now_ns, start_timebase, supervise, PhaseClock, Progress};
 
 const OPS: u64 = 2_000_000;
 /// 4 KiB writes a round in the where-the-call-is-made comparison (256 MiB).
@@ -155,5 +163,77 @@ fn main() {
         "  4 KiB write (tmpfs), the call in the loop body: {i:.0} ns; inside a function not inlined: {c:.0} ns ({:+.0} ns, {:.2}x)",
         c - i,
         c / i
+    );
+    drawn_or_not(&work.0.join("live"));
+}
+
+/// `pwrite`s a timed phase makes, about 3 s of them on tmpfs.
+const PWRITES: u64 = 4_000_000;
+
+/// Nanoseconds per `pwrite` of one phase on `file`: a worker's timed loop
+/// (a 4 KiB `pwrite` in a 1 MiB file, the counter set after it) while the
+/// coordinator makes a point each second and, with `bar`, draws it.
+fn phase_of_pwrites(file: &Path, mut bar: Option<&mut PhaseBar>) -> f64 {
+    let fd = rustix::fs::open(
+        file,
+        OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC,
+        Mode::from_bits_truncate(0o600),
+    )
+    .expect("open");
+    let buf = vec![0x5a_u8; 4096];
+    let progress = Progress::new(1);
+    let mut clock = PhaseClock::start(0);
+    if let Some(b) = bar.as_mut() {
+        b.start("write", Some(PWRITES));
+    }
+    let (fd, buf, progress_ref) = (&fd, &buf[..], &progress);
+    let job = move || {
+        let t = Instant::now();
+        for i in 0..PWRITES {
+            let n = rustix::io::pwrite(fd, buf, (i % 256) * 4096).expect("pwrite");
+            assert_eq!(n, 4096);
+            progress_ref.set(0, i + 1);
+        }
+        t.elapsed().as_nanos() as f64 / PWRITES as f64
+    };
+    let jobs: Vec<Box<dyn FnOnce() -> f64 + Send + '_>> = vec![Box::new(job)];
+    let ns = supervise(jobs, &mut clock, &progress, &mut |p| match bar.as_mut() {
+        Some(b) => b.update(p.total_ops),
+        None => {
+            black_box(p);
+        }
+    });
+    if let Some(b) = bar {
+        b.end();
+    }
+    ns[0].expect("the worker")
+}
+
+/// The timed loop's cost per operation with the phase's line drawn and
+/// without, alternating.
+fn drawn_or_not(file: &Path) {
+    let screen = Screen::default();
+    let mut bar = screen.bar();
+    let (mut drawn, mut plain) = (vec![], vec![]);
+    for r in 0..6 {
+        for k in 0..2 {
+            if (r + k) % 2 == 0 {
+                drawn.push(phase_of_pwrites(file, Some(&mut bar)));
+            } else {
+                plain.push(phase_of_pwrites(file, None));
+            }
+        }
+    }
+    let _ = std::fs::remove_file(file);
+    let (d, p) = (median(&drawn), median(&plain));
+    // Each round's pair as a ratio: the machine's drift between rounds cancels.
+    let pairs: Vec<f64> = drawn.iter().zip(&plain).map(|(d, p)| d / p).collect();
+    let draws = screen.flushes();
+    println!(
+        "  4 KiB pwrite (tmpfs) in a timed phase, the live line drawn each second ({draws} draws in {} phases): {d:.0} ns; not drawn: {p:.0} ns; drawn/not {:.3}x (median of the rounds' ratios, {:.3}-{:.3})",
+        drawn.len(),
+        median(&pairs),
+        pairs.iter().copied().fold(f64::INFINITY, f64::min),
+        pairs.iter().copied().fold(0.0, f64::max),
     );
 }

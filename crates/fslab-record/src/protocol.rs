@@ -122,11 +122,14 @@ pub enum ChildMessage {
     /// The workload started program `pid` (a command workload's benchmark):
     /// the probes beside it watch that program and its descendants too.
     ProgramStarted { pid: u32 },
-    /// Once a second: the phase, its rate over the second and its total.
+    /// Once a second: the phase, its rate over the second, its operations
+    /// so far and the count it will make, when known.
     Progress {
         phase: String,
         ops_per_s: f64,
         total: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expected: Option<u64>,
     },
     /// The run ended.
     Finished {
@@ -195,6 +198,13 @@ mod tests {
                 phase: "create".into(),
                 ops_per_s: 1234.5,
                 total: 99,
+                expected: Some(1000),
+            },
+            ChildMessage::Progress {
+                phase: "execute".into(),
+                ops_per_s: 1234.5,
+                total: 99,
+                expected: None,
             },
             ChildMessage::Finished {
                 run_id: Some(7),

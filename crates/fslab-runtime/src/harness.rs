@@ -1,13 +1,12 @@
 //! What runs around a workload, in one process or on MPI ranks, as its
 //! [`Harness`] asks: caches dropped between phases, the phase messages and progress
-//! lines `fslab run` reads, the count on a terminal, the probes, and the
+//! lines `fslab run` reads, the phase's line on a terminal, the probes, and the
 //! closing words and exit status.
 
 use std::path::Path;
 
 use fslab_record::protocol::ChildMessage;
 use fslab_record::{RunStatus, SeriesPoint};
-use fslab_workload::Kind;
 
 use crate::{Error, Harness, Result};
 
@@ -70,8 +69,6 @@ pub struct PhaseMessages<'a> {
     pub messages: bool,
     /// Wait for `fslab run`'s answer after each message ([`Harness::acks`]).
     pub acks: bool,
-    /// Erase the terminal's count line when a phase ends.
-    pub erase: bool,
 }
 
 impl PhaseMessages<'_> {
@@ -119,9 +116,6 @@ impl fslab_record::Monitor for PhaseMessages<'_> {
     }
 
     fn phase_end(&mut self, index: u32, phase: &str) -> Vec<fslab_record::ProbeNote> {
-        if self.erase {
-            eprint!("\r\x1b[K");
-        }
         self.say(ChildMessage::PhaseEnd {
             index,
             phase: phase.into(),
@@ -157,59 +151,44 @@ impl fslab_record::Monitor for PhaseMessages<'_> {
     }
 }
 
-/// The workload whose silent phases show a count on a terminal (see
-/// [`Kind::is_silent_during`]); none when stderr is not a terminal,
-/// `fslab run` reads the progress, or the output is JSON or quiet.
-pub fn silent_phases(kind: Kind, harness: &Harness, quiet: bool) -> Option<Kind> {
-    use std::io::IsTerminal;
-    if harness.progress || harness.json || quiet || !std::io::stderr().is_terminal() {
+/// The phase's line on a terminal ([`fslab_workload::live::PhaseBar`]):
+/// none when stderr is not a terminal, `fslab run` reads the progress
+/// (it draws its own), or the output is JSON or quiet.
+pub fn phase_bar(harness: &Harness, quiet: bool) -> Option<fslab_workload::live::PhaseBar> {
+    if harness.progress || harness.json || quiet {
         return None;
     }
-    Some(kind)
+    fslab_workload::live::PhaseBar::on_stderr()
 }
 
-/// On a terminal, one line on stderr, rewritten once a second: the phase,
-/// its operations so far and their rate over the last second.
-pub fn terminal_progress<'a>(kind: Kind) -> fslab_workload::SecondHook<'a> {
-    let mut rate_of = second_rates();
-    Box::new(move |phase: &str, p: &SeriesPoint| {
-        let rate = rate_of(p);
-        if kind.is_silent_during(phase) {
-            eprint!("\r\x1b[K{phase}: {} done, {rate:.0}/s", p.total_ops);
-        }
-    })
+/// The progress messages `fslab run` reads, once a second: the phase,
+/// its rate over the second, its operations so far and the count it will
+/// make when known.
+#[derive(Default)]
+pub struct ProgressLines {
+    expected: Option<u64>,
+    last_t: f64,
 }
 
-/// Each second's point's rate: its operations over the time since the
-/// previous point (a new phase's series starts again at 0).
-fn second_rates() -> impl FnMut(&SeriesPoint) -> f64 {
-    let mut last_t = 0.0;
-    move |p| {
-        if p.t_s < last_t {
-            last_t = 0.0;
-        }
-        let dt = p.t_s - last_t;
-        last_t = p.t_s;
-        if dt > 0.0 {
-            p.ops as f64 / dt
-        } else {
-            0.0
-        }
+impl fslab_workload::Watch for ProgressLines {
+    fn start(&mut self, _phase: &str, total: Option<u64>) {
+        *self = ProgressLines {
+            expected: total,
+            last_t: 0.0,
+        };
     }
-}
-
-/// The progress message `fslab run` reads, once a second.
-pub fn progress_lines<'a>() -> fslab_workload::SecondHook<'a> {
-    let mut rate_of = second_rates();
-    Box::new(move |phase: &str, p: &SeriesPoint| {
-        let rate = rate_of(p);
+    fn second(&mut self, phase: &str, p: &SeriesPoint) {
+        let dt = p.t_s - self.last_t;
+        self.last_t = p.t_s;
         let m = ChildMessage::Progress {
             phase: phase.to_string(),
-            ops_per_s: rate,
+            ops_per_s: if dt > 0.0 { p.ops as f64 / dt } else { 0.0 },
             total: p.total_ops,
+            expected: self.expected,
         };
         eprintln!("{}", m.line());
-    })
+    }
+    fn end(&mut self, _phase: &str) {}
 }
 
 /// Starts the probes asked for, reporting on stderr those that cannot

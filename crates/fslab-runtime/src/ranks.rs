@@ -21,7 +21,7 @@ use fslab_record::protocol::DropCaches;
 use fslab_record::RunStatus;
 use fslab_workload::{Hooks, Job, Start};
 
-use crate::harness::{cache_dropper, ending, finished, progress_lines, start_probes};
+use crate::harness::{cache_dropper, ending, finished, start_probes, ProgressLines};
 use crate::rank::Rank;
 use crate::{Context, Error, Harness, Result};
 
@@ -92,7 +92,7 @@ pub fn run(
         }));
         if harness.progress && rank == 0 {
             // Rank 0's own rate: the others' come with the merged run.
-            hooks.each_second = Some(progress_lines());
+            hooks.watch = Some(Box::new(ProgressLines::default()));
         }
         hooks.monitor = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
         // The ranks print nothing of their own, unless rank 0's text is

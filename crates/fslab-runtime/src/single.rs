@@ -12,8 +12,8 @@ use fslab_record::RunStatus;
 use fslab_workload::{Hooks, Job, Report, Start};
 
 use crate::harness::{
-    cache_dropper, ending, finished, progress_lines, silent_phases, start_probes,
-    terminal_progress, write_output, PhaseMessages,
+    cache_dropper, ending, finished, phase_bar, start_probes, write_output, PhaseMessages,
+    ProgressLines,
 };
 use crate::rank::Rank;
 use crate::{Context, Error, Harness, Result};
@@ -60,6 +60,13 @@ pub fn text_out(name: &str, harness: &Harness) -> Result<Box<dyn Write>> {
     })
 }
 
+/// Whether the workload's text goes to a terminal (stdout, not a file nor
+/// the sink of `--json`).
+fn stdout_is_terminal(harness: &Harness) -> bool {
+    use std::io::IsTerminal;
+    harness.text_to.is_none() && !harness.json && std::io::stdout().is_terminal()
+}
+
 /// Runs `job`, working in `dir`, with everything around it; under MPI as
 /// one of the ranks (see [`crate::ranks`]).
 pub fn run(
@@ -103,7 +110,13 @@ pub fn run(
     let fresh = !cx.db.exists();
     let mut store = crate::open_store(cx.db)?;
     let stop = crate::stop_on_signals()?;
+    let bar = phase_bar(harness, cx.quiet);
     let mut out = text_out(name, harness)?;
+    if let Some(b) = bar.as_ref().filter(|_| stdout_is_terminal(harness)) {
+        // The workload's text on the same terminal: the line is erased
+        // while a line of it is written.
+        out = b.above(out);
+    }
     let mut probes = start_probes(name, harness, kinds, dir);
     // The run's facts read the probes' targets (resolved once, no call of
     // their own in the run); a cell (its probes run in `fslab run`)
@@ -111,12 +124,10 @@ pub fn run(
     let targets = probes.as_ref().and_then(|p| p.targets.clone());
     let cell = harness.acks;
     let inner = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
-    let counting = silent_phases(job.kind(), harness, cx.quiet);
     let mut messages = PhaseMessages {
         inner,
         messages: harness.progress,
         acks: harness.acks,
-        erase: counting.is_some(),
     };
     let mut hooks = Hooks {
         machine_facts: Some(Box::new(move |dir: &Path| {
@@ -142,12 +153,12 @@ pub fn run(
         hooks.run_started = Some(Box::new(|run_id| {
             eprintln!("{}", ChildMessage::RunStarted { run_id }.line());
         }));
-        hooks.each_second = Some(progress_lines());
+        hooks.watch = Some(Box::new(ProgressLines::default()));
     }
-    if let Some(kind) = counting {
-        hooks.each_second = Some(terminal_progress(kind));
+    if let Some(b) = bar {
+        hooks.watch = Some(Box::new(b));
     }
-    hooks.monitor = if messages.messages || messages.erase {
+    hooks.monitor = if messages.messages {
         Some(&mut messages)
     } else {
         messages.inner

@@ -67,16 +67,26 @@ pub type PhaseHook<'a> = Box<dyn FnMut(&str) + 'a>;
 /// Reads the machine's facts for a run in the directory given.
 pub type MachineFactsHook<'a> =
     Box<dyn FnOnce(&std::path::Path) -> fslab_record::MachineFacts + 'a>;
-/// Called with the phase's name and the point of the second just ended.
-pub type SecondHook<'a> = Box<dyn FnMut(&str, &SeriesPoint) + 'a>;
+/// What shows a run's progress as it goes: a line on a terminal
+/// ([`crate::live::PhaseBar`]), the messages `fslab run` reads. Called by
+/// the phase's coordinator thread, never from a timed loop.
+pub trait Watch {
+    /// Phase `phase` starts; it will make `total` operations, when known
+    /// (none for time-limited and stonewalled phases).
+    fn start(&mut self, phase: &str, total: Option<u64>);
+    /// The point of the second just ended.
+    fn second(&mut self, phase: &str, p: &SeriesPoint);
+    /// The phase's operations are done.
+    fn end(&mut self, phase: &str);
+}
 
 /// Callbacks into a run: before each phase (the lab drops caches there),
-/// once a second with the phase's progress, when the run has its id, and
-/// the probes watching it.
+/// what shows its progress, when the run has its id, and the probes
+/// watching it.
 #[derive(Default)]
 pub struct Hooks<'a> {
     pub before_phase: Option<PhaseHook<'a>>,
-    pub each_second: Option<SecondHook<'a>>,
+    pub watch: Option<Box<dyn Watch + 'a>>,
     pub run_started: Option<Box<dyn FnMut(i64) + 'a>>,
     /// The machine's facts for a run in this directory (the runtime reads
     /// them where the probes read the machine), recorded with the run.
@@ -223,16 +233,18 @@ impl<'r, 'h> RunCtx<'r, 'h> {
         self.stop.load(Ordering::Relaxed)
     }
 
-    /// Runs phase `name`: `threads` threads each call `work(thread, &progress)`
-    /// (which sets its own progress counter after each operation) while this
-    /// thread records one series point and the probes' points each second.
+    /// Runs phase `name`, which will make `total` operations when known:
+    /// `threads` threads each call `work(thread, &progress)` (which sets its
+    /// own progress counter after each operation) while this thread records
+    /// one series point and the probes' points each second.
     pub fn phase<T: Send>(
         &mut self,
         name: &str,
+        total: Option<u64>,
         threads: usize,
         work: impl Fn(usize, &Progress) -> T + Sync,
     ) -> Result<PhaseRun<T>, RecordError> {
-        self.phase_ticking(name, threads, work, |_| {})
+        self.phase_ticking(name, total, threads, work, |_| {})
     }
 
     /// [`RunCtx::phase`], calling `on_tick` with each second's point (a
@@ -240,11 +252,12 @@ impl<'r, 'h> RunCtx<'r, 'h> {
     pub fn phase_ticking<T: Send>(
         &mut self,
         name: &str,
+        total: Option<u64>,
         threads: usize,
         work: impl Fn(usize, &Progress) -> T + Sync,
         mut on_tick: impl FnMut(&SeriesPoint),
     ) -> Result<PhaseRun<T>, RecordError> {
-        let index = self.start_phase(name);
+        let index = self.start_phase(name, total);
         let progress = Progress::new(threads);
         let mut clock = PhaseClock::start(index);
         let cpu = CpuMeter::start();
@@ -280,12 +293,13 @@ impl<'r, 'h> RunCtx<'r, 'h> {
         self.hooks.monitor.as_mut().and_then(|m| m.program_watch())
     }
 
-    /// Starts the next phase, `name`: the before-phase hook (where caches
-    /// are dropped), then the probes are told. Returns the phase's index.
+    /// Starts the next phase, `name`, which will make `total` operations
+    /// when known: the before-phase hook (where caches are dropped), then
+    /// the probes and the watch are told. Returns the phase's index.
     /// A workload that runs its phase's threads itself (fsmark's loops)
     /// calls this, [`RunCtx::second`] and [`RunCtx::end_phase`]; the others
     /// call [`RunCtx::phase`].
-    pub fn start_phase(&mut self, name: &str) -> u32 {
+    pub fn start_phase(&mut self, name: &str, total: Option<u64>) -> u32 {
         let index = self.next_phase;
         self.next_phase += 1;
         if let Some(f) = self.hooks.before_phase.as_mut() {
@@ -294,15 +308,18 @@ impl<'r, 'h> RunCtx<'r, 'h> {
         if let Some(m) = self.hooks.monitor.as_mut() {
             m.phase_start(index, name, Instant::now());
         }
+        if let Some(w) = self.hooks.watch.as_mut() {
+            w.start(name, total);
+        }
         index
     }
 
     /// One second of phase `name` (the phase clock's point): shown through
-    /// the each-second hook, then recorded with the probes' points of that
+    /// the watch, then recorded with the probes' points of that
     /// second. A store error is kept for [`RunCtx::end_phase`].
     pub fn second(&mut self, name: &str, p: SeriesPoint) {
-        if let Some(f) = self.hooks.each_second.as_mut() {
-            f(name, &p);
+        if let Some(w) = self.hooks.watch.as_mut() {
+            w.second(name, &p);
         }
         let probes = self
             .hooks
@@ -332,6 +349,9 @@ impl<'r, 'h> RunCtx<'r, 'h> {
     /// Ends phase `index`: the store error of its seconds, if any; else the
     /// probes' last points, notes and numbers for the phase are recorded.
     pub fn end_phase(&mut self, index: u32, name: &str) -> Result<(), RecordError> {
+        if let Some(w) = self.hooks.watch.as_mut() {
+            w.end(name);
+        }
         self.store_error()?;
         let run = self.out.run_id;
         if let Some(m) = self.hooks.monitor.as_mut() {

@@ -21,6 +21,7 @@ pub mod dbench;
 mod error;
 pub mod fsmark;
 pub mod io500;
+pub mod live;
 pub mod mdtest;
 pub mod measure;
 pub mod patience;
@@ -30,7 +31,7 @@ pub mod stonewall;
 pub mod tiotest;
 pub mod work;
 
-pub use common::{Begun, CommonArgs, Hooks, PhaseHook, Report, RunCtx, SecondHook};
+pub use common::{Begun, CommonArgs, Hooks, PhaseHook, Report, RunCtx, Watch};
 pub use error::{opt, Error, ErrorKind, LineError, OptionError, Result};
 pub use plugin::{ChildSpec, Example, Job, Kind, Refused, Start, Workload};
 

@@ -152,12 +152,6 @@ pub trait Workload: Send + Sync + 'static {
     /// (`place` makes them); nothing in a one-process run.
     fn on_rank(o: &mut Self::Options, place: &dyn RankPlace) -> Result<()>;
 
-    /// Whether the tool prints nothing while `phase` runs, so that on a
-    /// terminal fslab shows a count instead.
-    fn silent_during(_phase: &str) -> bool {
-        false
-    }
-
     /// Under MPI, the text it adds to the merged run's summary from the
     /// merged run's numbers (the ranks' added up: fs_mark's table for all
     /// ranks from its loops', which scripts that read its rows read); none
@@ -256,7 +250,6 @@ pub trait AnyWorkload: Send + Sync {
     fn experiment_prefix(&self) -> &'static [&'static str];
     fn experiment_keys(&self) -> &'static [(&'static str, &'static str)];
     fn launches_ranks(&self) -> bool;
-    fn silent_during(&self, phase: &str) -> bool;
     /// [`Workload::merged_text`].
     fn merged_text(&self, ranks: usize, merged: &[fslab_record::Metric]) -> Option<String>;
     /// [`Workload::example`].
@@ -434,9 +427,6 @@ impl<W: Workload> AnyWorkload for Plugin<W> {
     fn launches_ranks(&self) -> bool {
         W::launches_ranks()
     }
-    fn silent_during(&self, phase: &str) -> bool {
-        W::silent_during(phase)
-    }
     fn merged_text(&self, ranks: usize, merged: &[fslab_record::Metric]) -> Option<String> {
         W::merged_text(ranks, merged)
     }
@@ -569,9 +559,6 @@ impl Kind {
     /// [`Workload::launches_ranks`].
     pub fn launches_ranks(self) -> bool {
         self.0.launches_ranks()
-    }
-    pub fn is_silent_during(self, phase: &str) -> bool {
-        self.0.silent_during(phase)
     }
     /// A job of this workload from its arguments as an experiment file or
     /// a command line gives them (after the workload's name).

@@ -120,7 +120,7 @@ impl Workload for SyncFiles {
             .map_err(|e| fslab_workload::Error::Setup(format!("{}: {e}", dir.display())))?;
         let fslab_workload::Begun { mut ctx, out, .. } = start.begin(Self::NAME, &dir, o)?;
         let data = vec![0x5a_u8; o.size as usize];
-        let p = ctx.phase("write", 1, |t, progress| {
+        let p = ctx.phase("write", Some(o.files), 1, |t, progress| {
             let mut done = 0;
             for i in 0..o.files {
                 let path = dir.join(format!("f{i:06}"));

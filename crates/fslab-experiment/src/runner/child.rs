@@ -57,7 +57,8 @@ impl Beside {
                 phase,
                 ops_per_s,
                 total,
-            }) => progress.rate(&phase, ops_per_s, total),
+                expected,
+            }) => progress.rate(&phase, ops_per_s, total, expected),
             Some(ChildMessage::RunStarted { run_id }) => out.run_id = Some(run_id),
             // Under MPI every rank ends with one; rank 0's names the run.
             Some(ChildMessage::Finished {

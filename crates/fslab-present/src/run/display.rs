@@ -1,19 +1,27 @@
-//! What `fslab run` shows while it runs, on stderr: a live line on a
-//! terminal (the cell, its step or rate, its memory pressure, the time
-//! left), plain lines otherwise; `--quiet` leaves out all but the notes.
+//! What `fslab run` shows while it runs, on stderr: on a terminal a live
+//! line for the cell (its step, its memory pressure, the experiment's
+//! time left) and under it the running phase's line, drawn as a
+//! standalone workload draws it ([`PhaseBar`]: done of total, percentage,
+//! rate, time left); plain lines otherwise; `--quiet` leaves out all but
+//! the notes.
 
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use fslab_experiment::runner::Progress;
 use fslab_experiment::spec::Cell;
+use fslab_workload::live::PhaseBar;
 
-/// Progress on stderr: a live line on a terminal, plain lines otherwise.
+/// Progress on stderr: live lines on a terminal, plain lines otherwise.
 pub struct Display {
     /// `--quiet`: no live line and no remarks.
     quiet: bool,
     pub bar: ProgressBar,
+    /// The running phase's line, under the cell's.
+    phase: PhaseBar,
+    /// The phase the line shows and its operations so far.
+    shown: Option<(String, u64)>,
     tty: bool,
     start: Instant,
     done: usize,
@@ -26,11 +34,12 @@ pub struct Display {
 impl Display {
     pub fn new(quiet: bool) -> Display {
         let tty = std::io::IsTerminal::is_terminal(&std::io::stderr()) && !quiet;
-        let bar = if tty {
-            ProgressBar::new_spinner()
+        let multi = MultiProgress::with_draw_target(if tty {
+            ProgressDrawTarget::stderr()
         } else {
-            ProgressBar::hidden()
-        };
+            ProgressDrawTarget::hidden()
+        });
+        let bar = multi.add(ProgressBar::new_spinner());
         bar.set_style(
             ProgressStyle::with_template("{spinner} {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
@@ -39,6 +48,8 @@ impl Display {
         Display {
             quiet,
             bar,
+            phase: PhaseBar::among(multi),
+            shown: None,
             tty,
             start: Instant::now(),
             done: 0,
@@ -73,6 +84,12 @@ impl Display {
         }
     }
 
+    /// The phase's line is erased.
+    fn end_phase(&mut self) {
+        self.phase.end();
+        self.shown = None;
+    }
+
     fn say(&self, msg: String) {
         if self.tty {
             match &self.pressure {
@@ -86,6 +103,7 @@ impl Display {
 impl Progress for Display {
     fn cell_start(&mut self, k: usize, total: usize, cell: &Cell, rep: u32, reps: u32) {
         self.pressure = None;
+        self.end_phase();
         self.done = k;
         self.total = total;
         self.label = format!(
@@ -112,12 +130,22 @@ impl Progress for Display {
             self.eta()
         ));
     }
-    fn rate(&mut self, phase: &str, ops_per_s: f64, total: u64) {
-        self.say(format!(
-            "{}: {phase} {ops_per_s:.0} ops/s, {total} done (time left ~{})",
-            self.label,
-            self.eta()
-        ));
+    fn rate(&mut self, phase: &str, _ops_per_s: f64, total: u64, expected: Option<u64>) {
+        // A new phase, or the same one again (mdtest's iterations).
+        let again = match &self.shown {
+            Some((name, done)) => name != phase || total < *done,
+            None => true,
+        };
+        if again {
+            self.phase.start(phase, expected);
+            self.say(format!(
+                "{}: {phase} (time left ~{})",
+                self.label,
+                self.eta()
+            ));
+        }
+        self.phase.update(total);
+        self.shown = Some((phase.to_string(), total));
     }
     fn note(&mut self, what: &str) {
         self.print(format!("fslab: {what}"));
@@ -141,6 +169,7 @@ impl Progress for Display {
         }
     }
     fn cell_end(&mut self, ok: bool, message: &str) {
+        self.end_phase();
         let line = format!(
             "fslab: {} {}: {message}",
             self.label,

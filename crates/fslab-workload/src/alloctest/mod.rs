@@ -225,7 +225,7 @@ fn stream(
 ) -> crate::Result<f64> {
     let page = fslab_sys::page_size() as u64;
     let pages = opts.len / page;
-    let p = ctx.phase("stream", 1, |_, progress| {
+    let p = ctx.phase("stream", Some(pages), 1, |_, progress| {
         let mut m = map.lock().unwrap_or_else(|e| e.into_inner());
         let mut t = 0u8;
         for i in 0..pages {
@@ -270,7 +270,7 @@ fn readback(
     let _ = rustix::fs::fdatasync(&f);
     let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed);
     let f = Mutex::new(f);
-    let p = ctx.phase("readback", 1, |_, progress| {
+    let p = ctx.phase("readback", Some(opts.len / page), 1, |_, progress| {
         let mut f = f.lock().unwrap_or_else(|e| e.into_inner());
         let mut buf = vec![0u8; 1 << 20];
         let mut n = 0u64;
@@ -309,7 +309,7 @@ fn touch(
     let pages = opts.len / page;
     let hist = Mutex::new(LatencyHistogram::new());
     let hits = Mutex::new(Vec::new());
-    let p = ctx.phase("touch", 1, |_, progress| {
+    let p = ctx.phase("touch", Some(pages), 1, |_, progress| {
         let mut m = map.lock().unwrap_or_else(|e| e.into_inner());
         let mut h = LatencyHistogram::new();
         let mut done = 0;
@@ -408,7 +408,7 @@ pub fn run(opts: &AllocOptions, start: Start<'_, '_>) -> crate::Result<AllocRepo
 
     let map = map.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut error = None;
-    let p = ctx.phase("msync", 1, |_, _| map.msync())?;
+    let p = ctx.phase("msync", None, 1, |_, _| map.msync())?;
     ctx.hooks.before_phase = drop_hook;
     if let Some(Some(Err(e))) = p.results.first() {
         error = Some(format!("msync {}: {e}", opts.file.display()));

@@ -64,10 +64,6 @@ impl Workload for AllocTest {
         o.file = place.file(Path::new(&o.file))?;
         Ok(())
     }
-    /// alloctest prints only when a phase ends.
-    fn silent_during(_phase: &str) -> bool {
-        true
-    }
     fn example() -> Example {
         Example {
             args: "--fallocate {dir}/big 1G",

@@ -265,8 +265,10 @@ fn program_phase(
     let live: Mutex<Option<Live>> = Mutex::new(None);
     let mut asked = false;
     let watch = ctx.program_watch();
+    // Another program's operations: none is counted.
     let phase = ctx.phase_ticking(
         name,
+        None,
         1,
         |_, _| {
             let mut cmd = cmd

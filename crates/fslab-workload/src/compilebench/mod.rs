@@ -624,8 +624,11 @@ pub fn run(o: &CompileOptions, start: Start<'_, '_>) -> crate::Result<CompileRep
         }
         let _ = out.flush();
     };
+    // The initial trees, then the random operations.
+    let total = Some(o.initial + o.runs);
     ctx.phase_ticking(
         "compilebench",
+        total,
         1,
         |_, progress| {
             let mut g = shared.lock().unwrap_or_else(|e| e.into_inner());

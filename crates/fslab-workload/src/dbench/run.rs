@@ -261,7 +261,8 @@ fn warmup_then_execute(
 ) -> crate::Result<(u64, f64)> {
     use crate::measure::{PhaseClock, Progress};
     let n = o.clients as usize;
-    let index = ctx.start_phase("warmup");
+    // Time-limited: no count is known.
+    let index = ctx.start_phase("warmup", None);
     let hook = ctx.hooks.before_phase.take();
     let boundary = now_ns().saturating_add(o.warmup.saturating_mul(1_000_000_000));
     let deadline = boundary.saturating_add(o.seconds.saturating_mul(1_000_000_000));
@@ -312,7 +313,7 @@ fn warmup_then_execute(
                 if let Err(e) = ctx.end_phase(index, "warmup") {
                     failure.get_or_insert(e);
                 }
-                index = ctx.start_phase("execute");
+                index = ctx.start_phase("execute", None);
                 (phase, start) = ("execute", Instant::now());
                 clock = PhaseClock::start(index);
             }
@@ -433,6 +434,7 @@ pub fn run(o: &DbenchOptions, start: Start<'_, '_>) -> crate::Result<DbenchRepor
         let start = Instant::now();
         let p = ctx.phase_ticking(
             phase,
+            None,
             n,
             |t, progress| {
                 let mut c = clients[t].lock().unwrap_or_else(|e| e.into_inner());
@@ -458,13 +460,8 @@ pub fn run(o: &DbenchOptions, start: Start<'_, '_>) -> crate::Result<DbenchRepor
             })
             .sum();
         let bytes: u64 = live.bytes.iter().map(|x| x.load(Ordering::Relaxed)).sum();
-        ctx.record_phase(phase_result(
-            phase,
-            ops,
-            bytes,
-            &p,
-            !stop.load(Ordering::Relaxed),
-        ))?;
+        let complete = !stop.load(Ordering::Relaxed);
+        ctx.record_phase(phase_result(phase, ops, bytes, &p, complete))?;
         if phase == "execute" {
             bytes_total = bytes;
             execute_secs = p.elapsed_s;

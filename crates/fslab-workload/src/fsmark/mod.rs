@@ -209,7 +209,7 @@ pub fn run(opts: &FsMarkOptions, start: Start<'_, '_>) -> crate::Result<FsMarkRe
         if ctx.stopping() || failed {
             break;
         }
-        let index = ctx.start_phase(phase.name());
+        let index = ctx.start_phase(phase.name(), phase_total(opts, *phase, &loops));
         let ok = match phase {
             Phase::Create => {
                 create_phase::create_phase(opts, cluster, index, &mut sinks, &mut ctx, &mut loops)?
@@ -233,6 +233,19 @@ pub fn run(opts: &FsMarkOptions, start: Start<'_, '_>) -> crate::Result<FsMarkRe
         options: opts.clone(),
         loops,
     })
+}
+
+/// The files phase `phase` will make or walk, when known: each loop's
+/// files of every thread, unless -F fills the filesystem or a stonewall
+/// ends the loops; the stat and unlink walks, the files this run's
+/// create phase made and kept.
+fn phase_total(opts: &FsMarkOptions, phase: Phase, loops: &[LoopRow]) -> Option<u64> {
+    match phase {
+        Phase::Create if opts.fill || opts.stonewall.is_some() => None,
+        Phase::Create => Some(opts.loops * opts.files * u64::from(opts.threads)),
+        _ if loops.is_empty() || !opts.keep => None,
+        _ => Some(loops.iter().map(|l| l.files).sum()),
+    }
 }
 
 /// The stat or unlink phase. Returns false when the run failed.

@@ -83,10 +83,6 @@ impl Workload for FsMark {
         }
         Ok(())
     }
-    /// Its stat and unlink walks after the loops print nothing.
-    fn silent_during(phase: &str) -> bool {
-        matches!(phase, "stat" | "unlink")
-    }
     /// fs_mark's table for all ranks, loop by loop, so scripts that read
     /// its rows (seed 000's `stats`) read MPI runs too.
     fn merged_text(ranks: usize, merged: &[fslab_record::Metric]) -> Option<String> {
@@ -164,7 +160,6 @@ mod tests {
         let mut zero = kind.parse(&argv("-n 0 -d /a")).unwrap();
         zero.scale(0.01);
         assert_eq!(zero.to_json()["options"]["files"], 0);
-        assert!(kind.is_silent_during("stat") && !kind.is_silent_during("create"));
     }
 
     #[test]

@@ -105,9 +105,6 @@ impl Workload for Io500Md {
     fn speaks_for_ranks() -> bool {
         true
     }
-    fn silent_during(_phase: &str) -> bool {
-        true
-    }
     fn example() -> Example {
         Example {
             args: "-d {dir}",

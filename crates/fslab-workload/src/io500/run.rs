@@ -167,7 +167,7 @@ impl Runner<'_, '_, '_> {
         };
         let roots = [self.a.tree_dir(Tree::Easy), self.a.tree_dir(Tree::Hard)];
         let (rank, size, stop) = (self.c.rank(), self.c.size(), self.stop);
-        let run = self.ctx.phase("find", 1, |_, p| {
+        let run = self.ctx.phase("find", None, 1, |_, p| {
             find::walk(&roots, &crit, rank, size, stop, p)
         })?;
         let mine = run.results.first().copied().flatten().unwrap_or_default();

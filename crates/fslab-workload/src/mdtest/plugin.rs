@@ -104,10 +104,6 @@ impl Workload for Mdtest {
     fn on_rank(_o: &mut MdtestArgs, _place: &dyn RankPlace) -> crate::Result<()> {
         Ok(())
     }
-    /// mdtest prints nothing while a phase runs.
-    fn silent_during(_phase: &str) -> bool {
-        true
-    }
     fn example() -> Example {
         Example {
             args: "-n 1000 -W 10 -F -d {dir}",

@@ -99,16 +99,18 @@ impl Runner<'_, '_, '_, '_> {
             })
     }
 
-    /// One phase: the gate, `run` (given the phase clock and progress and
-    /// the phase's start), with -Y a sync, the closing barrier; recorded.
+    /// One phase of `total` items when known: the gate, `run` (given the
+    /// phase clock and progress and the phase's start), with -Y a sync, the
+    /// closing barrier; recorded.
     fn phase(
         &mut self,
         row: usize,
         call: &str,
+        total: Option<u64>,
         run: impl FnOnce(&mut Self, &mut PhaseClock, &Progress, &mut Instant) -> (Stretch, Option<Wall>),
     ) -> crate::Result<Done> {
         let name = phase_name(self.prefix, row);
-        let index = self.ctx.start_phase(&name);
+        let index = self.ctx.start_phase(&name, total);
         // mdtest's barrier before each phase (the runtime's gate is one
         // too, under MPI; this one holds wherever the ranks come from).
         all_running(self.c);
@@ -192,7 +194,9 @@ impl Runner<'_, '_, '_, '_> {
             0
         };
         let stop = self.ctx.stop;
-        self.phase(row, call, |me, clock, progress, start| {
+        // A stonewalled phase's count is not known until its wall.
+        let total = (stonewall == 0).then_some(count);
+        self.phase(row, call, total, |me, clock, progress, start| {
             if op == Op::Create && me.o.unique_dir {
                 // mdtest's barrier as each task names its directory: in
                 // the time only with -t.
@@ -254,9 +258,11 @@ impl Runner<'_, '_, '_, '_> {
         if !create {
             dirs.reverse();
         }
+        let total = Some(dirs.len() as u64);
         self.phase(
             row,
             if create { "mkdir" } else { "rmdir" },
+            total,
             |_, _, progress, _| {
                 let s = crate::measure::counted(|| tree_dirs(&dirs, create, stop, progress));
                 (s, None)

@@ -556,7 +556,13 @@ pub fn run(o: &TioOptions, start: Start<'_, '_>) -> crate::Result<TioReport> {
         }
         let turn = AtomicU32::new(0);
         let parts: Vec<Mutex<Part>> = (0..threads).map(|_| Mutex::new(Part::default())).collect();
-        let p = ctx.phase(PHASES[test], threads, |t, progress| {
+        // Blocks a thread: its file's in order, or its random operations.
+        let each = match test {
+            1 | 3 => o.random_ops,
+            _ => o.file_bytes / o.block,
+        };
+        let total = Some(each * threads as u64);
+        let p = ctx.phase(PHASES[test], total, threads, |t, progress| {
             *parts[t].lock().unwrap_or_else(|e| e.into_inner()) =
                 work(o, test, t, progress, stop, &turn);
         })?;

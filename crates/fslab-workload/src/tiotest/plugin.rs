@@ -79,10 +79,6 @@ impl Workload for TioTest {
         }
         Ok(())
     }
-    /// tiotest prints only when a phase ends.
-    fn silent_during(_phase: &str) -> bool {
-        true
-    }
     fn example() -> Example {
         Example {
             args: "-f 9000 -r 15000 -b 4096 -t 2 -d {dir}",
@@ -112,9 +108,9 @@ mod tests {
     }
 
     #[test]
-    fn tiotest_f_is_drop_caches_and_its_reads_print_nothing() {
+    fn tiotest_f_is_drop_caches() {
         let kind = Kind::of("tiotest").unwrap();
-        assert!(kind.takes_dirs() && kind.is_silent_during("read"));
+        assert!(kind.takes_dirs());
         let f = kind.parse(&argv("-F -d /mnt/a")).unwrap();
         assert!(f.common().drop_caches, "-F is --drop-caches");
     }

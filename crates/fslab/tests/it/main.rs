@@ -24,6 +24,7 @@ mod json;
 mod kernels;
 mod lab;
 mod lab_safety;
+mod live;
 mod mdtest;
 mod mechanisms;
 mod metrics;

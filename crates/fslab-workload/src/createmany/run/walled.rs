@@ -73,7 +73,8 @@ pub(super) fn phase(
     shared: Work,
     on_tick: &mut dyn FnMut(&SeriesPoint),
 ) -> Result<Walled, RecordError> {
-    let index = ctx.start_phase(name);
+    // Its count is not known until its wall.
+    let index = ctx.start_phase(name, None);
     let progress = Progress::new(tallies.len());
     let mut clock = PhaseClock::start(index);
     let cpu = CpuMeter::start();
@@ -146,8 +147,11 @@ pub(super) fn either(
     on_tick: &mut dyn FnMut(&SeriesPoint),
 ) -> Result<Ended, RecordError> {
     let Some(seconds) = shared.o.stonewall else {
+        // COUNT names, unless -t's time ends the phase.
+        let total = shared.deadline.is_none().then_some(shared.o.count);
         let p = ctx.phase_ticking(
             name,
+            total,
             tallies.len(),
             |t, progress| {
                 let mut tally = tallies[t].lock().unwrap_or_else(|e| e.into_inner());
