@@ -23,6 +23,17 @@ pub fn fslab_bin() -> PathBuf {
         "{} not found: run `cargo build --release --workspace` first",
         p.display()
     );
+    // A bench built alone (`cargo build -p fslab-bench`) measures whatever
+    // fslab was built last: say so, its figures are of older code.
+    let built = |f: &Path| std::fs::metadata(f).and_then(|m| m.modified()).ok();
+    if let (Some(fslab), Some(bench)) = (built(&p), built(&me)) {
+        if fslab < bench {
+            eprintln!(
+                "warning: {} is older than this benchmark: its figures are of the code it was built from (run `cargo build --release --workspace`)",
+                p.display()
+            );
+        }
+    }
     p
 }
 
