@@ -333,7 +333,7 @@ fn quantity(metric: &str, per: &Option<String>) -> String {
 }
 
 pub(crate) fn fmt(x: f64) -> String {
-    fslab_stats::fmt_g(x, 4)
+    fslab_stats::fmt_sig(x, 4)
 }
 
 #[derive(Debug, Deserialize)]

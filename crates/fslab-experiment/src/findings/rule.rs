@@ -153,7 +153,7 @@ fn effect(i: &RatioInterval, a: f64, n: (usize, usize)) -> (FindingOutcome, Stri
         std::mem::swap(&mut lo, &mut hi);
     }
     let point = share(i.ratio);
-    let f = |x: f64| fslab_stats::fmt_g(x, 2);
+    let f = |x: f64| fslab_stats::fmt_sig(x, 2);
     let span = format!(
         "e = {} [{}, {}] of the author's effect",
         f(point),
@@ -201,7 +201,7 @@ fn effect(i: &RatioInterval, a: f64, n: (usize, usize)) -> (FindingOutcome, Stri
 /// (margin 2): the interval within the margin either way.
 fn within(i: &RatioInterval, margin: f64, what: &str) -> (FindingOutcome, String) {
     let (lo, hi) = (1.0 / margin, margin);
-    let f = |x: f64| fslab_stats::fmt_g(x, 3);
+    let f = |x: f64| fslab_stats::fmt_sig(x, 3);
     let span = format!("{what}; the interval [{}, {}]", f(i.low), f(i.high));
     let m = if margin == NO_DIFFERENCE {
         "10%".to_string()
@@ -228,7 +228,7 @@ fn within(i: &RatioInterval, margin: f64, what: &str) -> (FindingOutcome, String
 
 /// A claim of a direction: the interval wholly past 10% on its side.
 fn direction(i: &RatioInterval, up: bool) -> (FindingOutcome, String) {
-    let f = |x: f64| fslab_stats::fmt_g(x, 3);
+    let f = |x: f64| fslab_stats::fmt_sig(x, 3);
     let (side, bound) = if up {
         ("above", NO_DIFFERENCE)
     } else {
@@ -261,7 +261,7 @@ fn direction(i: &RatioInterval, up: bool) -> (FindingOutcome, String) {
 
 /// How many runs a side this noise needs to tell the claim.
 fn needed(s: Spread, claim: Claim) -> String {
-    let f = |x: f64| fslab_stats::fmt_g(x, 2);
+    let f = |x: f64| fslab_stats::fmt_sig(x, 2);
     let noise = match s {
         Spread::Sides(a, b) => format!("log sd {} and {}", f(a), f(b)),
         Spread::Paired(p) => format!("log sd {} of the run-by-run ratios", f(p)),
