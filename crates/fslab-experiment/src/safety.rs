@@ -190,6 +190,14 @@ const SYSTEM_DIRS: [&str; 22] = [
     "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var", "/var/tmp",
 ];
 
+/// Whether canonical path `canon` is in the kernel's own filesystems:
+/// /proc, /sys, /dev (below /dev only /dev/shm's subdirectories, a tmpfs,
+/// may serve).
+fn in_kernel_fs(canon: &Path) -> bool {
+    ["/proc", "/sys", "/dev"].iter().any(|k| canon.starts_with(k))
+        && !(canon.starts_with("/dev/shm") && canon != Path::new("/dev/shm"))
+}
+
 /// Checks a directory device: not a system directory, and empty or
 /// fslab's own (holding its marker) unless `force`.
 pub fn directory_device_error(path: &Path, force: bool) -> Option<String> {
@@ -200,13 +208,8 @@ pub fn directory_device_error(path: &Path, force: bool) -> Option<String> {
     if !canon.is_dir() {
         return Some(format!("device.path {} is not a directory", path.display()));
     }
-    // Below /dev only /dev/shm's subdirectories (a tmpfs) may serve.
-    let in_dev = canon.starts_with("/dev")
-        && !(canon.starts_with("/dev/shm") && canon != Path::new("/dev/shm"));
     let system = SYSTEM_DIRS.iter().any(|s| canon == Path::new(s))
-        || in_dev
-        || canon.starts_with("/proc")
-        || canon.starts_with("/sys")
+        || in_kernel_fs(&canon)
         || canon.starts_with("/etc")
         || canon.starts_with("/usr")
         || canon.starts_with("/boot");
@@ -248,10 +251,7 @@ pub fn path_target_error(path: &Path) -> Option<String> {
     if !canon.is_dir() {
         return Some(format!("{field} is not a directory"));
     }
-    let kernel = ["/proc", "/sys", "/dev"]
-        .iter()
-        .any(|k| canon.starts_with(k))
-        && !(canon.starts_with("/dev/shm") && canon != Path::new("/dev/shm"));
+    let kernel = in_kernel_fs(&canon);
     if canon == Path::new("/") || kernel {
         return Some(format!(
             "{field} is {}: give a directory of its own on the filesystem to measure",
