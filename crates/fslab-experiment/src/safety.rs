@@ -194,7 +194,9 @@ const SYSTEM_DIRS: [&str; 22] = [
 /// /proc, /sys, /dev (below /dev only /dev/shm's subdirectories, a tmpfs,
 /// may serve).
 fn in_kernel_fs(canon: &Path) -> bool {
-    ["/proc", "/sys", "/dev"].iter().any(|k| canon.starts_with(k))
+    ["/proc", "/sys", "/dev"]
+        .iter()
+        .any(|k| canon.starts_with(k))
         && !(canon.starts_with("/dev/shm") && canon != Path::new("/dev/shm"))
 }
 

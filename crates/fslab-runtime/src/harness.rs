@@ -170,7 +170,7 @@ pub struct ProgressLines {
     last_t: f64,
 }
 
-impl fslab_workload::Watch for ProgressLines {
+impl fslab_workload::PhaseWatch for ProgressLines {
     fn start(&mut self, _phase: &str, total: Option<u64>) {
         *self = ProgressLines {
             expected: total,

@@ -70,7 +70,7 @@ pub type MachineFactsHook<'a> =
 /// What shows a run's progress as it goes: a line on a terminal
 /// ([`crate::live::PhaseBar`]), the messages `fslab run` reads. Called by
 /// the phase's coordinator thread, never from a timed loop.
-pub trait Watch {
+pub trait PhaseWatch {
     /// Phase `phase` starts; it will make `total` operations, when known
     /// (none for time-limited and stonewalled phases).
     fn start(&mut self, phase: &str, total: Option<u64>);
@@ -86,7 +86,7 @@ pub trait Watch {
 #[derive(Default)]
 pub struct Hooks<'a> {
     pub before_phase: Option<PhaseHook<'a>>,
-    pub watch: Option<Box<dyn Watch + 'a>>,
+    pub watch: Option<Box<dyn PhaseWatch + 'a>>,
     pub run_started: Option<Box<dyn FnMut(i64) + 'a>>,
     /// The machine's facts for a run in this directory (the runtime reads
     /// them where the probes read the machine), recorded with the run.

@@ -31,7 +31,7 @@ pub mod stonewall;
 pub mod tiotest;
 pub mod work;
 
-pub use common::{Begun, CommonArgs, Hooks, PhaseHook, Report, RunCtx, Watch};
+pub use common::{Begun, CommonArgs, Hooks, PhaseHook, PhaseWatch, Report, RunCtx};
 pub use error::{opt, Error, ErrorKind, LineError, OptionError, Result};
 pub use plugin::{ChildSpec, Example, Job, Kind, Refused, Start, Workload};
 

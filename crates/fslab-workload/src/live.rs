@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
-use crate::common::Watch;
+use crate::common::PhaseWatch;
 
 /// `1m05s`, `2h03m`: minutes and seconds, hours and minutes past an hour.
 pub fn clock_time(d: Duration) -> String {
@@ -132,7 +132,7 @@ impl Drop for PhaseBar {
     }
 }
 
-impl Watch for PhaseBar {
+impl PhaseWatch for PhaseBar {
     fn start(&mut self, phase: &str, total: Option<u64>) {
         PhaseBar::start(self, phase, total);
     }
