@@ -136,6 +136,8 @@ fn cells_differing_only_in_a_dirty_ratio_name_it_before_their_verdicts() {
     if !privileged("fslab run on a loop device") {
         return;
     }
+    // Its cells set vm.dirty_ratio: one test at a time touches it.
+    let _lock = machine_lock();
     let lab = Lab::new();
     let text = format!("name = \"dirty\"\n{DEVICE}[workload]\nkind = \"fsmark\"\nargs = [\"-S0\", \"-s\", \"4096\", \"-n\", \"2000\", \"-t\", \"2\"]\n[[target]]\nfs = \"ext4\"\n[[variant]]\nname = \"dirty20\"\nsysctl = {{ \"vm.dirty_ratio\" = 20 }}\n[[variant]]\nname = \"dirty30\"\nsysctl = {{ \"vm.dirty_ratio\" = 30 }}\n");
     let closing = run(&lab, "dirty.toml", &text);
