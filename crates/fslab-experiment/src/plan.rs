@@ -137,7 +137,7 @@ pub fn substituted_args(exp: &Experiment, cell: &Cell, mnt: &Path) -> Vec<String
 /// The probes `fslab run` runs beside the workload, in its own process and
 /// outside the cell's cgroup; None when the workload runs on several MPI
 /// ranks, each of which then runs its own.
-pub fn probes_beside(exp: &Experiment) -> Option<Vec<fslab_probe::Kind>> {
+pub fn probes_beside(exp: &Experiment) -> Option<Vec<fslab_probe::ProbeRef>> {
     // A program that starts its own ranks runs in one process here (its
     // ranks on this machine are watched with it), but not on other hosts.
     let own_ranks = exp.workload.kind.launches_ranks();

@@ -150,7 +150,7 @@ struct WorkloadSpec {
     parse_file: Option<Spanned<String>>,
 }
 
-pub use fslab_workload::Kind;
+pub use fslab_workload::WorkloadRef;
 
 /// In what order the (cell, repetition) pairs run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -168,7 +168,7 @@ pub enum Order {
 /// The workload every cell runs.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Workload {
-    pub kind: Kind,
+    pub kind: WorkloadRef,
     pub args: Vec<String>,
     /// Number of top-level directories (`-d MOUNT/0`, ...).
     pub dirs: u32,
@@ -542,7 +542,7 @@ fn wait_classes(
 
 /// `[workload]`.
 fn workload(ctx: &Ctx, w: &WorkloadSpec) -> Result<Workload, SpecError> {
-    let wk = match w.kind.get_ref().parse::<Kind>() {
+    let wk = match w.kind.get_ref().parse::<WorkloadRef>() {
         Ok(k) => k,
         Err(e) => return ctx.err(w.kind.span(), "workload.kind", e.to_string()),
     };
@@ -605,7 +605,7 @@ fn workload(ctx: &Ctx, w: &WorkloadSpec) -> Result<Workload, SpecError> {
 
 /// The `[workload]` keys beyond kind, args, dirs, ranks and probes, as the
 /// options they stand for; a key the workload does not take is refused.
-fn workload_keys(ctx: &Ctx, w: &WorkloadSpec, kind: Kind) -> Result<Vec<String>, SpecError> {
+fn workload_keys(ctx: &Ctx, w: &WorkloadSpec, kind: WorkloadRef) -> Result<Vec<String>, SpecError> {
     let one =
         |v: &Option<Spanned<String>>| v.as_ref().map(|s| (s.span(), vec![s.get_ref().clone()]));
     let many =

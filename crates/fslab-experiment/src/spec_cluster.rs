@@ -432,7 +432,7 @@ pub(super) fn fits(
 pub(super) fn fits_workload(
     ctx: &Ctx,
     c: &Cluster,
-    kind: fslab_workload::Kind,
+    kind: fslab_workload::WorkloadRef,
 ) -> Result<(), SpecError> {
     if kind.one_tree() && c.shared_dir.is_none() && c.hosts.len() > 1 {
         return ctx.err(

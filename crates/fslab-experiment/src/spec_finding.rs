@@ -17,7 +17,7 @@ pub const TOP_STACKS: usize = 5;
 /// What a finding computes.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
-pub enum Kind {
+pub enum FindingKind {
     /// Two cells' means (or two metrics' means).
     Ratio {
         cell: u32,
@@ -158,53 +158,56 @@ pub struct Finding {
     pub stand_in: Option<String>,
     /// The mechanisms (ids) that must have happened for it to be judged.
     pub rests_on: Vec<String>,
-    pub kind: Kind,
+    pub kind: FindingKind,
 }
 
 impl Finding {
     pub fn is_mechanism(&self) -> bool {
-        matches!(self.kind, Kind::Mechanism { .. } | Kind::Kernel { .. })
+        matches!(
+            self.kind,
+            FindingKind::Mechanism { .. } | FindingKind::Kernel { .. }
+        )
     }
 
     /// The cells it reads.
     pub fn cells(&self) -> Vec<u32> {
         match &self.kind {
-            Kind::Ratio {
+            FindingKind::Ratio {
                 cell, than_cell, ..
             } => vec![*cell, *than_cell],
-            Kind::Mechanism {
+            FindingKind::Mechanism {
                 cell,
                 than: Some(t),
                 ..
             } => vec![*cell, *t],
-            Kind::Paired { cell, .. }
-            | Kind::Value { cell, .. }
-            | Kind::Mechanism { cell, .. }
-            | Kind::Stacks { cell, .. } => vec![*cell],
-            Kind::Untestable { cell, .. } => cell.iter().copied().collect(),
-            Kind::Kernel { .. } => Vec::new(),
+            FindingKind::Paired { cell, .. }
+            | FindingKind::Value { cell, .. }
+            | FindingKind::Mechanism { cell, .. }
+            | FindingKind::Stacks { cell, .. } => vec![*cell],
+            FindingKind::Untestable { cell, .. } => cell.iter().copied().collect(),
+            FindingKind::Kernel { .. } => Vec::new(),
         }
     }
 
     /// Whether any metric it reads (metric, than_metric, per) names `what`.
     pub fn reads(&self, what: &str) -> bool {
         let names: Vec<&str> = match &self.kind {
-            Kind::Ratio {
+            FindingKind::Ratio {
                 metric,
                 than_metric,
                 ..
             }
-            | Kind::Paired {
+            | FindingKind::Paired {
                 metric,
                 than_metric,
                 ..
             } => vec![metric, than_metric],
-            Kind::Value { metric, per, .. } | Kind::Mechanism { metric, per, .. } => {
+            FindingKind::Value { metric, per, .. } | FindingKind::Mechanism { metric, per, .. } => {
                 std::iter::once(metric.as_str())
                     .chain(per.as_deref())
                     .collect()
             }
-            Kind::Untestable { shows: Some(s), .. } => std::iter::once(s.metric.as_str())
+            FindingKind::Untestable { shows: Some(s), .. } => std::iter::once(s.metric.as_str())
                 .chain(s.per.as_deref())
                 .collect(),
             _ => Vec::new(),
@@ -224,10 +227,10 @@ impl Finding {
             s.push_str(&format!(" (author: {})", self.author));
         }
         match &self.kind {
-            Kind::Untestable { why, .. } => s.push_str(&format!("\n    {why}")),
+            FindingKind::Untestable { why, .. } => s.push_str(&format!("\n    {why}")),
             _ => s.push_str(&format!("\n    judged from: {}", how(self, labels))),
         }
-        if !self.author_numbers.is_empty() && !matches!(self.kind, Kind::Untestable { .. }) {
+        if !self.author_numbers.is_empty() && !matches!(self.kind, FindingKind::Untestable { .. }) {
             let n: Vec<String> = self
                 .author_numbers
                 .iter()
@@ -249,7 +252,7 @@ impl Finding {
 pub fn how(f: &Finding, labels: &[String]) -> String {
     let l = |c: &u32| labels.get(*c as usize).cloned().unwrap_or_default();
     match &f.kind {
-        Kind::Ratio {
+        FindingKind::Ratio {
             cell,
             metric,
             than_cell,
@@ -260,7 +263,7 @@ pub fn how(f: &Finding, labels: &[String]) -> String {
             l(cell),
             l(than_cell)
         ),
-        Kind::Paired {
+        FindingKind::Paired {
             cell,
             metric,
             than_metric,
@@ -269,7 +272,7 @@ pub fn how(f: &Finding, labels: &[String]) -> String {
             "{metric:?} over {than_metric:?} in the same runs of {}, paired run by run",
             l(cell)
         ),
-        Kind::Value {
+        FindingKind::Value {
             cell,
             metric,
             per,
@@ -282,7 +285,7 @@ pub fn how(f: &Finding, labels: &[String]) -> String {
             };
             format!("{} of {} {r}", quantity(metric, per), l(cell))
         }
-        Kind::Mechanism {
+        FindingKind::Mechanism {
             cell,
             metric,
             per,
@@ -294,7 +297,7 @@ pub fn how(f: &Finding, labels: &[String]) -> String {
             l(cell),
             threshold.words()
         ),
-        Kind::Mechanism {
+        FindingKind::Mechanism {
             cell,
             metric,
             per,
@@ -307,11 +310,11 @@ pub fn how(f: &Finding, labels: &[String]) -> String {
             l(t),
             threshold.words()
         ),
-        Kind::Kernel { symbols, path } => format!(
+        FindingKind::Kernel { symbols, path } => format!(
             "{path}: {} in the running kernel's symbols (/proc/kallsyms)",
             symbols.join(", ")
         ),
-        Kind::Stacks {
+        FindingKind::Stacks {
             cell,
             phase,
             functions,
@@ -320,7 +323,7 @@ pub fn how(f: &Finding, labels: &[String]) -> String {
             l(cell),
             functions.join(" and ")
         ),
-        Kind::Untestable { .. } => String::new(),
+        FindingKind::Untestable { .. } => String::new(),
     }
 }
 
@@ -410,7 +413,11 @@ fn finding(ctx: &Ctx, f: &FindingSpec, cells: &[Cell]) -> Result<Finding, SpecEr
     }
     let author_numbers = author_numbers(ctx, f)?;
     let kind = kind(ctx, f, cells, &author_numbers)?;
-    if !matches!(kind, Kind::Mechanism { .. } | Kind::Kernel { .. }) && f.author.trim().is_empty() {
+    if !matches!(
+        kind,
+        FindingKind::Mechanism { .. } | FindingKind::Kernel { .. }
+    ) && f.author.trim().is_empty()
+    {
         return ctx.err(
             f.says.span(),
             "finding.author",
@@ -559,7 +566,7 @@ fn value(
     f: &FindingSpec,
     cell: u32,
     nums: &[(&str, AuthorNumber)],
-) -> Result<Kind, SpecError> {
+) -> Result<FindingKind, SpecError> {
     if let Some(t) = &f.than {
         return ctx.err(
             t.span(),
@@ -590,7 +597,7 @@ fn value(
             )
         }
     };
-    Ok(Kind::Value {
+    Ok(FindingKind::Value {
         cell,
         metric: metric(ctx, f)?,
         per: f.per.as_ref().map(text),
@@ -621,11 +628,11 @@ fn kind(
     f: &FindingSpec,
     cells: &[Cell],
     nums: &[(&str, AuthorNumber)],
-) -> Result<Kind, SpecError> {
+) -> Result<FindingKind, SpecError> {
     let cell = |ctx: &Ctx| cell_of(ctx, need(ctx, f, &f.cell, "cell")?, "finding.cell", cells);
     let per = f.per.as_ref().map(text);
     Ok(match f.kind.get_ref().as_str() {
-        "untestable" => Kind::Untestable {
+        "untestable" => FindingKind::Untestable {
             why: text(need(ctx, f, &f.why, "why")?),
             cell: match &f.cell {
                 Some(c) => Some(cell_of(ctx, c, "finding.cell", cells)?),
@@ -655,7 +662,7 @@ fn kind(
                      `than_metric` (kind = \"paired\" for two metrics of the same runs)",
                 );
             }
-            Kind::Ratio {
+            FindingKind::Ratio {
                 cell,
                 metric,
                 than_cell,
@@ -663,14 +670,14 @@ fn kind(
                 claim: claim(ctx, f, nums)?,
             }
         }
-        "paired" => Kind::Paired {
+        "paired" => FindingKind::Paired {
             cell: cell(ctx)?,
             metric: metric(ctx, f)?,
             than_metric: text(need(ctx, f, &f.than_metric, "than_metric")?),
             claim: claim(ctx, f, nums)?,
         },
         "value" => value(ctx, f, cell(ctx)?, nums)?,
-        "mechanism" => Kind::Mechanism {
+        "mechanism" => FindingKind::Mechanism {
             cell: cell(ctx)?,
             metric: metric(ctx, f)?,
             per,
@@ -690,12 +697,12 @@ fn kind(
                     "name at least one kernel symbol, none empty",
                 );
             }
-            Kind::Kernel {
+            FindingKind::Kernel {
                 symbols: symbols.get_ref().iter().map(|s| s.trim().to_string()).collect(),
                 path: text(need(ctx, f, &f.path, "path")?),
             }
         }
-        "stacks" => Kind::Stacks {
+        "stacks" => FindingKind::Stacks {
             cell: cell(ctx)?,
             phase: text(need(ctx, f, &f.phase, "phase")?),
             functions: need(ctx, f, &f.functions, "functions")?.get_ref().clone(),

@@ -1,6 +1,6 @@
 //! `[[finding]]` parsing, and the built-ins' findings gated on their mechanisms.
 
-use super::{Claim, Kind, Reference, Threshold};
+use super::{Claim, FindingKind, Reference, Threshold};
 use crate::spec::{parse, Defaults};
 
 const HEAD: &str = "name = \"x\"\n[workload]\nkind = \"alloctest\"\nargs = [\"{dir}/big\", \"1G\"]\n[[target]]\nfs = \"ext3\"\n[[target]]\nfs = \"ext4\"\n";
@@ -19,7 +19,7 @@ fn findings_parse_into_their_kinds_with_mechanisms_they_rest_on() {
     .unwrap();
     assert_eq!(
         e.findings[0].kind,
-        Kind::Mechanism {
+        FindingKind::Mechanism {
             cell: 0,
             metric: "mem touched dirty written (MiB)".into(),
             per: None,
@@ -29,13 +29,13 @@ fn findings_parse_into_their_kinds_with_mechanisms_they_rest_on() {
     );
     assert!(matches!(
         &e.findings[1].kind,
-        Kind::Value { reference: Reference::Constant(r), author_value, per: Some(p), .. }
+        FindingKind::Value { reference: Reference::Constant(r), author_value, per: Some(p), .. }
             if *r == 1.0 && *author_value == 5604.0 && p == "p"
     ));
     assert_eq!(e.findings[1].rests_on, vec!["9-m1".to_string()]);
     assert!(matches!(
         e.findings[2].kind,
-        Kind::Ratio { cell: 1, than_cell: 0, claim: Claim::Effect(a), .. } if (a - 35.0 / 50435.0).abs() < 1e-12
+        FindingKind::Ratio { cell: 1, than_cell: 0, claim: Claim::Effect(a), .. } if (a - 35.0 / 50435.0).abs() < 1e-12
     ));
 }
 
@@ -95,7 +95,7 @@ fn bad_findings_are_refused_naming_the_line_and_field() {
 mod builtin_gates {
     use crate::findings::{evaluate_all, Runs};
     use crate::spec::{parse, Defaults};
-    use crate::summary::{Direction, Sample};
+    use crate::summary::{Direction, RepetitionValue};
     use fslab_record::FindingOutcome;
 
     /// Seed 001's walk and unlink claims rest on the caches being reclaimed
@@ -114,7 +114,7 @@ mod builtin_gates {
         let judge = |off_stat_hits: [f64; 3]| {
             let mut v = Vec::new();
             let mut put = |c: u32, r: u32, m: &str, x: f64| {
-                v.push(Sample {
+                v.push(RepetitionValue {
                     cell: c,
                     repetition: r,
                     metric: m.into(),

@@ -15,7 +15,7 @@ use crate::spec::Experiment;
 
 /// One measured value of one repetition.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sample {
+pub struct RepetitionValue {
     pub cell: u32,
     /// The repetition it came from (findings pair metrics run by run).
     pub repetition: u32,
@@ -36,14 +36,14 @@ pub struct Sample {
 /// and `results history` read too) without its detail rows, so that the
 /// summary, the findings and `--until-resolved` correct over the same
 /// family as `compare` and the report, under the same names.
-pub fn family(outcome: &ExperimentOutcome) -> Vec<Sample> {
+pub fn family(outcome: &ExperimentOutcome) -> Vec<RepetitionValue> {
     let mut v = Vec::new();
     for r in outcome.runs.iter().filter(|r| r.ok) {
         v.extend(
             catalogue::samples(&numbers(r))
                 .into_iter()
                 .filter(catalogue::Sample::compared)
-                .map(|s| Sample {
+                .map(|s| RepetitionValue {
                     cell: r.cell,
                     repetition: r.repetition,
                     headline: s.role == catalogue::Role::Headline,

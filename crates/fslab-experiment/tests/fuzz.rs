@@ -3,7 +3,7 @@
 //! never panic, and every refusal is one line.
 
 use fslab_experiment::safety::{check, Permissions};
-use fslab_experiment::spec::{parse, Kind};
+use fslab_experiment::spec::{parse, WorkloadRef};
 use proptest::prelude::*;
 
 /// Words that hostile and careless files use, mixed with anything at all.
@@ -58,7 +58,7 @@ proptest! {
 
     #[test]
     fn any_experiment_is_checked_without_panic(
-        kind in prop::sample::select(fslab_workload::plugin::all().into_iter().map(Kind::name).collect::<Vec<_>>()),
+        kind in prop::sample::select(fslab_workload::plugin::all().into_iter().map(WorkloadRef::name).collect::<Vec<_>>()),
         fs in prop::sample::select(vec!["ext4", "xfs", "btrfs", "ext3", "nosuchfs", "ext4", "a b"]),
         args in prop::collection::vec(word(), 0..8),
         mkfs in prop::collection::vec(word(), 0..3),
@@ -99,11 +99,11 @@ proptest! {
 
     #[test]
     fn every_workload_parser_refuses_in_one_line(
-        kind in prop::sample::select(fslab_workload::plugin::all().into_iter().map(Kind::name).collect::<Vec<_>>()),
+        kind in prop::sample::select(fslab_workload::plugin::all().into_iter().map(WorkloadRef::name).collect::<Vec<_>>()),
         args in prop::collection::vec(word(), 0..10),
     ) {
         let dir = std::env::temp_dir();
-        if let Err(e) = fslab_workload::args::check_experiment_args(Kind::of(kind).unwrap(), &args, 0, &dir) {
+        if let Err(e) = fslab_workload::args::check_experiment_args(WorkloadRef::of(kind).unwrap(), &args, 0, &dir) {
             prop_assert!(e.is_usage(), "{e:?}");
             one_line(&e.to_string());
         }

@@ -164,7 +164,7 @@ fn scale_shrinks_counts_and_sizes() {
     }
     let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let typed = |kind: &str, args: &[&str], f: f64| {
-        let mut job = fslab_workload::Kind::of(kind)
+        let mut job = fslab_workload::WorkloadRef::of(kind)
             .unwrap()
             .parse(&v(args))
             .unwrap();
@@ -368,7 +368,7 @@ fn the_child_gets_its_job_typed_and_its_harness_beside_it() {
     let back: fslab_workload::ChildSpec = serde_json::from_str(&json).unwrap();
     assert_eq!(back.job.to_json(), spec.job.to_json());
     assert_eq!(&back.harness, h);
-    let parsed = fslab_workload::Kind::of("dbench")
+    let parsed = fslab_workload::WorkloadRef::of("dbench")
         .unwrap()
         .parse(&h.command_line[1..])
         .unwrap();

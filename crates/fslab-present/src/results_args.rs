@@ -46,7 +46,7 @@ pub enum ResultsCommand {
     List {
         /// Only runs of this workload (fsmark, createmany, tiotest, alloctest, dbench, compilebench)
         #[arg(long, value_name = "KIND")]
-        workload: Option<fslab_workload::Kind>,
+        workload: Option<fslab_workload::WorkloadRef>,
         /// Only the newest N runs (0: all)
         #[arg(long, value_name = "N", default_value_t = 50)]
         limit: usize,

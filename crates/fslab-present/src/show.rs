@@ -482,7 +482,7 @@ pub fn show(rec: &RunRecord) -> String {
         rec.metrics.iter().partition(|m| numbered_item(m).is_some());
     // Each source's numbers under its own heading: the workload's first,
     // then each probe's ("mem probe reported"), in the order recorded.
-    let probe = |m: &fslab_record::Metric| fslab_probe::registry::Kind::of(&m.source).is_some();
+    let probe = |m: &fslab_record::Metric| fslab_probe::registry::ProbeRef::of(&m.source).is_some();
     let mut sources: Vec<Option<&str>> = vec![None];
     for m in own.iter().filter(|m| probe(m)) {
         if !sources.contains(&Some(m.source.as_str())) {
@@ -741,7 +741,7 @@ pub fn probes(
         summaries: &summaries,
     };
     // The always-on ones (the machine's) after those asked for.
-    let probes: Vec<fslab_probe::Kind> = fslab_probe::all()
+    let probes: Vec<fslab_probe::ProbeRef> = fslab_probe::all()
         .into_iter()
         .chain(fslab_probe::always())
         .collect();

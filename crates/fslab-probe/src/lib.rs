@@ -61,7 +61,7 @@ use fslab_record::{Monitor, ProbeNote, ProbePoint};
 pub use devices::{resolve, Targets, TargetsNote};
 pub use error::ProbeError;
 pub use plugin::Plugin;
-pub use registry::{all, always, parse_list, register, Kind};
+pub use registry::{all, always, parse_list, register, ProbeRef};
 
 enum Cmd {
     Watch(Watched),
@@ -116,7 +116,7 @@ impl ProbeSet {
     /// Starts `kinds` for a workload working in `dir`. `scratch` holds
     /// private mounts and temporary files. `explicit`: the user named the
     /// probes (see [`ProbeSet::problems`]).
-    pub fn start(kinds: &[Kind], dir: &Path, scratch: &Path, explicit: bool) -> ProbeSet {
+    pub fn start(kinds: &[ProbeRef], dir: &Path, scratch: &Path, explicit: bool) -> ProbeSet {
         let shared = (
             Arc::new(Mutex::new(Vec::new())),
             Arc::new(Mutex::new(Vec::new())),
@@ -138,7 +138,7 @@ impl ProbeSet {
     /// The given probes (fakes, in tests) reading `source`, watching
     /// `targets`, scheduled as [`ProbeSet::start`] schedules its own.
     pub fn with_probes(
-        probes: Vec<(Kind, Box<dyn probe::Probe>)>,
+        probes: Vec<(ProbeRef, Box<dyn probe::Probe>)>,
         source: Box<dyn source::Source>,
         targets: Targets,
         scratch: &Path,

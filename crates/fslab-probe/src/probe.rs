@@ -76,23 +76,23 @@ impl Ctx<'_> {
 /// One sampled value: `metric` (a name from [`crate::names`]) at the
 /// sample's time, or at `at_s` seconds into the phase (a journal commit).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sample {
+pub struct Reading {
     pub metric: String,
     pub value: f64,
     pub at_s: Option<f64>,
 }
 
-impl Sample {
-    pub fn now(metric: impl Into<String>, value: f64) -> Sample {
-        Sample {
+impl Reading {
+    pub fn now(metric: impl Into<String>, value: f64) -> Reading {
+        Reading {
             metric: metric.into(),
             value,
             at_s: None,
         }
     }
 
-    pub fn at(metric: impl Into<String>, value: f64, at_s: f64) -> Sample {
-        Sample {
+    pub fn at(metric: impl Into<String>, value: f64, at_s: f64) -> Reading {
+        Reading {
             metric: metric.into(),
             value,
             at_s: Some(at_s),
@@ -115,11 +115,11 @@ pub trait Probe: Send {
         Duration::from_secs(1)
     }
     /// A phase starts: take baselines; values at the phase's start.
-    fn phase_start(&mut self, _ctx: &Ctx) -> Vec<Sample> {
+    fn phase_start(&mut self, _ctx: &Ctx) -> Vec<Reading> {
         Vec::new()
     }
     /// `dt` seconds since the last sample (or the phase's start).
-    fn sample(&mut self, ctx: &Ctx, dt: f64) -> Vec<Sample>;
+    fn sample(&mut self, ctx: &Ctx, dt: f64) -> Vec<Reading>;
     /// The phase ended after `secs` seconds: its summaries and metrics.
     fn phase_end(&mut self, ctx: &Ctx, secs: f64) -> PhaseOut;
     /// The run ended: whole-run notes.

@@ -28,15 +28,15 @@ static BUILT_IN: [&dyn Plugin; 9] = [
 static ALWAYS: [&dyn Plugin; 1] = [&probes::machine::MachinePlugin];
 
 /// The always-on probes (see [`ALWAYS`]).
-pub fn always() -> Vec<Kind> {
-    ALWAYS.iter().copied().map(Kind).collect()
+pub fn always() -> Vec<ProbeRef> {
+    ALWAYS.iter().copied().map(ProbeRef).collect()
 }
 
 /// A registered probe, by its plug-in. Equal when their names are.
 #[derive(Clone, Copy)]
-pub struct Kind(&'static dyn Plugin);
+pub struct ProbeRef(&'static dyn Plugin);
 
-impl Kind {
+impl ProbeRef {
     pub fn name(self) -> &'static str {
         self.0.name()
     }
@@ -52,28 +52,28 @@ impl Kind {
         self.0.needs()
     }
     /// The probe registered as `name` (an always-on one too).
-    pub fn of(name: &str) -> Option<Kind> {
+    pub fn of(name: &str) -> Option<ProbeRef> {
         all().into_iter().chain(always()).find(|k| k.name() == name)
     }
 }
 
-impl PartialEq for Kind {
-    fn eq(&self, other: &Kind) -> bool {
+impl PartialEq for ProbeRef {
+    fn eq(&self, other: &ProbeRef) -> bool {
         self.name() == other.name()
     }
 }
 
-impl Eq for Kind {}
+impl Eq for ProbeRef {}
 
-impl std::hash::Hash for Kind {
+impl std::hash::Hash for ProbeRef {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         self.name().hash(h);
     }
 }
 
-impl std::fmt::Debug for Kind {
+impl std::fmt::Debug for ProbeRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Kind({})", self.name())
+        write!(f, "ProbeRef({})", self.name())
     }
 }
 
@@ -85,7 +85,7 @@ fn extra() -> &'static Mutex<Vec<&'static dyn Plugin>> {
 /// Adds a probe (a test's own) after the built-in ones; an error when its
 /// name is taken.
 pub fn register(p: &'static dyn Plugin) -> Result<(), String> {
-    if Kind::of(p.name()).is_some() {
+    if ProbeRef::of(p.name()).is_some() {
         return Err(format!("probe {:?} is registered already", p.name()));
     }
     extra()
@@ -97,18 +97,23 @@ pub fn register(p: &'static dyn Plugin) -> Result<(), String> {
 
 /// Every registered probe: the built-in ones in [`BUILT_IN`]'s
 /// order, then those registered since.
-pub fn all() -> Vec<Kind> {
+pub fn all() -> Vec<ProbeRef> {
     let extra = extra()
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .clone();
-    BUILT_IN.iter().copied().chain(extra).map(Kind).collect()
+    BUILT_IN
+        .iter()
+        .copied()
+        .chain(extra)
+        .map(ProbeRef)
+        .collect()
 }
 
 /// Parses `--probes`: `default`, `all`, `none`, or a comma list in which
 /// `default` and `all` may appear and `-NAME` removes one.
-pub fn parse_list(s: &str) -> Result<Vec<Kind>, String> {
-    let mut on: Vec<Kind> = Vec::new();
+pub fn parse_list(s: &str) -> Result<Vec<ProbeRef>, String> {
+    let mut on: Vec<ProbeRef> = Vec::new();
     for w in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
         match w {
             "none" => on.clear(),
@@ -119,12 +124,12 @@ pub fn parse_list(s: &str) -> Result<Vec<Kind>, String> {
                     Some(n) => (true, n),
                     None => (false, w),
                 };
-                let k = Kind::of(name).ok_or_else(|| {
+                let k = ProbeRef::of(name).ok_or_else(|| {
                     format!(
                         "--probes: unknown probe {name:?} (use {}, default, all, none)",
                         all()
                             .into_iter()
-                            .map(Kind::name)
+                            .map(ProbeRef::name)
                             .collect::<Vec<_>>()
                             .join(", ")
                     )
@@ -157,7 +162,7 @@ mod tests {
     fn probe_lists_parse() {
         // The built-in probes, all but perf on by default (a test may have
         // registered more after them).
-        let names: Vec<&str> = all().into_iter().map(Kind::name).collect();
+        let names: Vec<&str> = all().into_iter().map(ProbeRef::name).collect();
         assert_eq!(
             names[..9],
             [
@@ -177,7 +182,7 @@ mod tests {
         let default = parse_list("default").unwrap();
         let every = parse_list("all").unwrap();
         for name in &names[..9] {
-            let k = Kind::of(name).unwrap();
+            let k = ProbeRef::of(name).unwrap();
             assert!(every.contains(&k), "{name}");
             assert_eq!(default.contains(&k), *name != "perf", "{name}");
         }
@@ -192,7 +197,7 @@ mod tests {
         );
         assert_eq!(
             parse_list("cpu,cpu").unwrap(),
-            vec![Kind::of("cpu").unwrap()]
+            vec![ProbeRef::of("cpu").unwrap()]
         );
         assert!(parse_list("cpu,bogus").unwrap_err().contains("\"bogus\""));
     }

@@ -14,10 +14,10 @@ use crate::cgroup::{own_memory_cgroup, MemoryCgroup};
 use crate::devices::Targets;
 use crate::mono_ns;
 use crate::plugin::Needs;
-use crate::probe::{note, typed_note, Ctx, PhaseInfo, Probe, Sample};
+use crate::probe::{note, typed_note, Ctx, PhaseInfo, Probe, Reading};
 use crate::source::Source;
 use crate::trace::{start_tracer, Tracer};
-use crate::{Cmd, Kind};
+use crate::{Cmd, ProbeRef};
 
 /// A need a probe may have that is not met here: why, and whether that is
 /// worth a word on stderr though the probe was not named.
@@ -102,7 +102,7 @@ impl World {
 
 /// A probe and when it is next due.
 struct Entry {
-    kind: Kind,
+    kind: ProbeRef,
     probe: Box<dyn Probe>,
     last: Instant,
     next: Instant,
@@ -126,7 +126,7 @@ impl Sampler {
     /// device, no image) is worth a word on stderr too; real failures
     /// (tracefs, perf) always are.
     pub(crate) fn new(
-        kinds: &[Kind],
+        kinds: &[ProbeRef],
         targets: Targets,
         scratch: PathBuf,
         shared: (Shared<ProbePoint>, Shared<Metric>),
@@ -136,22 +136,23 @@ impl Sampler {
         let mut problems = Vec::new();
         let mut run_notes = Vec::new();
         let no_device = targets.device.is_none();
-        let mut unavailable = |k: Kind, why: String, applies: bool, notes: &mut Vec<ProbeNote>| {
-            if applies || explicit {
-                problems.push(format!("probe {}: {why}", k.name()));
-            }
-            notes.push(note(
-                None,
-                k.name(),
-                "unavailable",
-                serde_json::Value::String(why),
-            ));
-        };
+        let mut unavailable =
+            |k: ProbeRef, why: String, applies: bool, notes: &mut Vec<ProbeNote>| {
+                if applies || explicit {
+                    problems.push(format!("probe {}: {why}", k.name()));
+                }
+                notes.push(note(
+                    None,
+                    k.name(),
+                    "unavailable",
+                    serde_json::Value::String(why),
+                ));
+            };
         // `--probes none` asks for no instrument: not even the machine's own.
         let asked_any = !kinds.is_empty();
         let mut kinds = kinds.to_vec();
         // Each probe's needs, checked in turn: tracing, root, an image, perf.
-        let traced: Vec<Kind> = kinds
+        let traced: Vec<ProbeRef> = kinds
             .iter()
             .copied()
             .filter(|k| k.needs().traces_on(&targets.fs_type))
@@ -231,7 +232,7 @@ impl Sampler {
 
     /// A sampler of the given probes (tests give fakes).
     pub(crate) fn with_probes(
-        probes: Vec<(Kind, Box<dyn Probe>)>,
+        probes: Vec<(ProbeRef, Box<dyn Probe>)>,
         source: Box<dyn Source>,
         targets: Targets,
         scratch: PathBuf,
@@ -322,7 +323,12 @@ impl Sampler {
             .extend(out);
     }
 
-    fn points_of(info: &PhaseInfo, kind: Kind, t_s: f64, samples: Vec<Sample>) -> Vec<ProbePoint> {
+    fn points_of(
+        info: &PhaseInfo,
+        kind: ProbeRef,
+        t_s: f64,
+        samples: Vec<Reading>,
+    ) -> Vec<ProbePoint> {
         samples
             .into_iter()
             .map(|s| ProbePoint {
@@ -457,14 +463,14 @@ mod tests {
         fn period(&self) -> Duration {
             self.period
         }
-        fn phase_start(&mut self, _ctx: &Ctx) -> Vec<Sample> {
+        fn phase_start(&mut self, _ctx: &Ctx) -> Vec<Reading> {
             self.samples = 0;
-            vec![Sample::at("start", 1.0, 0.0)]
+            vec![Reading::at("start", 1.0, 0.0)]
         }
-        fn sample(&mut self, ctx: &Ctx, dt: f64) -> Vec<Sample> {
+        fn sample(&mut self, ctx: &Ctx, dt: f64) -> Vec<Reading> {
             self.samples += 1;
             assert!(dt > 0.0 && ctx.pid == 77, "dt {dt}, pid {}", ctx.pid);
-            vec![Sample::now("n", self.samples as f64)]
+            vec![Reading::now("n", self.samples as f64)]
         }
         fn phase_end(&mut self, ctx: &Ctx, secs: f64) -> PhaseOut {
             PhaseOut {
@@ -493,14 +499,14 @@ mod tests {
     #[test]
     fn each_probe_is_sampled_on_its_own_period_on_the_phases_clock() {
         let finished = Arc::new(AtomicU32::new(0));
-        let fake = |name, ms| -> (Kind, Box<dyn Probe>) {
+        let fake = |name, ms| -> (ProbeRef, Box<dyn Probe>) {
             let probe: Box<dyn Probe> = Box::new(Fake {
                 name,
                 period: Duration::from_millis(ms),
                 samples: 0,
                 finished: Arc::clone(&finished),
             });
-            (Kind::of(name).unwrap(), probe)
+            (ProbeRef::of(name).unwrap(), probe)
         };
         let mut set = ProbeSet::with_probes(
             vec![fake("stacks", 50), fake("cpu", 1000)],

@@ -199,7 +199,7 @@ impl fslab_workload::PhaseWatch for ProgressLines {
 pub fn start_probes(
     name: &str,
     harness: &Harness,
-    kinds: &[fslab_probe::Kind],
+    kinds: &[fslab_probe::ProbeRef],
     dir: &Path,
 ) -> Option<fslab_probe::ProbeSet> {
     // `--probes none`: no instrument, and no look at the filesystem either

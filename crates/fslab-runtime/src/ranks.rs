@@ -30,7 +30,7 @@ pub fn run(
     job: &Job,
     harness: &Harness,
     cx: &Context<'_>,
-    kinds: &[fslab_probe::Kind],
+    kinds: &[fslab_probe::ProbeRef],
     dir: &Path,
     place: &Rank,
 ) -> Result<()> {
@@ -424,7 +424,7 @@ pub fn rescue(db: &Path, dir: &Path) -> Result<()> {
             why,
         })
     };
-    if fslab_workload::Kind::of(&meta.workload).is_none() {
+    if fslab_workload::WorkloadRef::of(&meta.workload).is_none() {
         return Err(not(format!("no workload named {:?}", meta.workload)));
     }
     merge_spool(
@@ -442,7 +442,7 @@ pub fn rescue(db: &Path, dir: &Path) -> Result<()> {
 fn summary_text(name: &str, merged: &fslab_cluster::MergedRun) -> String {
     let mut summary = merged.summary(name);
     // What the workload adds from the ranks' loop rows (fs_mark's table).
-    if let Some(text) = fslab_workload::Kind::of(name).and_then(|k| {
+    if let Some(text) = fslab_workload::WorkloadRef::of(name).and_then(|k| {
         k.workload()
             .merged_text(merged.ranks, &merged.metrics(name))
     }) {

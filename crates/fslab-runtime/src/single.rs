@@ -20,7 +20,7 @@ use crate::{Context, Error, Harness, Result};
 
 /// Checks made before the workload's own options: what the harness asks
 /// that must act first, and the probe list.
-pub fn prepare(name: &str, harness: &Harness) -> Result<Vec<fslab_probe::Kind>> {
+pub fn prepare(name: &str, harness: &Harness) -> Result<Vec<fslab_probe::ProbeRef>> {
     if let Some(file) = &harness.output {
         let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
         if let Some(dir) = dir.filter(|d| !d.is_dir()) {
@@ -73,7 +73,7 @@ pub fn run(
     job: &Job,
     harness: &Harness,
     cx: &Context<'_>,
-    kinds: &[fslab_probe::Kind],
+    kinds: &[fslab_probe::ProbeRef],
     dir: &Path,
     rank: &Rank,
 ) -> Result<()> {

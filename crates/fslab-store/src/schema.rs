@@ -177,7 +177,7 @@ pub const MIGRATIONS: &[&str] = &[
         created_at    TEXT NOT NULL,
         hostname      TEXT NOT NULL,        -- the machine
         fs_type       TEXT NOT NULL,        -- the filesystem
-        workload      TEXT NOT NULL,        -- the workload's registered name (fslab_workload::Kind)
+        workload      TEXT NOT NULL,        -- the workload's registered name (fslab_workload::WorkloadRef)
         options       TEXT NOT NULL,        -- the workload's options, paths aside (name = value; ...)
         metric        TEXT NOT NULL,        -- as compare names it
         n             INTEGER NOT NULL,     -- runs per copy

@@ -6,7 +6,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::plugin::{Job, Kind};
+use crate::plugin::{Job, WorkloadRef};
 
 /// `path` with `.` and `..` resolved by name alone; None when `..` climbs
 /// above where the path starts (or above `/`).
@@ -98,7 +98,7 @@ pub fn check_job(job: &Job, fslab_dirs: usize, cell: &Path) -> crate::Result<()>
 /// [`check_job`] of `kind`'s arguments as `fslab run` would start it
 /// (after the workload's name, with fslab's `-d` options at its end).
 pub fn check_experiment_args(
-    kind: Kind,
+    kind: WorkloadRef,
     argv: &[String],
     fslab_dirs: usize,
     cell: &Path,
@@ -166,7 +166,7 @@ mod tests {
             let mut v = argv(s);
             v.extend(["-d".to_string(), d0.clone()]);
             usage(check_experiment_args(
-                Kind::of("fsmark").unwrap(),
+                WorkloadRef::of("fsmark").unwrap(),
                 &v,
                 1,
                 cell,
@@ -185,7 +185,7 @@ mod tests {
 
         let cm = |s: &str| {
             usage(check_experiment_args(
-                Kind::of("createmany").unwrap(),
+                WorkloadRef::of("createmany").unwrap(),
                 &argv(s),
                 0,
                 cell,
@@ -198,7 +198,7 @@ mod tests {
         assert!(cm("-m f 10").unwrap_err().contains("outside"), "relative");
         let al = |s: &str| {
             usage(check_experiment_args(
-                Kind::of("alloctest").unwrap(),
+                WorkloadRef::of("alloctest").unwrap(),
                 &argv(s),
                 0,
                 cell,
@@ -208,7 +208,7 @@ mod tests {
         assert!(al(&format!("{d0}/big nonsense")).is_err());
         let db = |s: &str| {
             usage(check_experiment_args(
-                Kind::of("dbench").unwrap(),
+                WorkloadRef::of("dbench").unwrap(),
                 &argv(s),
                 0,
                 cell,
@@ -218,7 +218,7 @@ mod tests {
         assert!(db("-D / -t 1 2").unwrap_err().contains("outside"));
         let cb = |s: &str| {
             usage(check_experiment_args(
-                Kind::of("compilebench").unwrap(),
+                WorkloadRef::of("compilebench").unwrap(),
                 &argv(s),
                 0,
                 cell,
@@ -229,7 +229,7 @@ mod tests {
             let mut v = argv(s);
             v.extend(["-d".to_string(), d0.clone()]);
             usage(check_experiment_args(
-                Kind::of("tiotest").unwrap(),
+                WorkloadRef::of("tiotest").unwrap(),
                 &v,
                 1,
                 cell,
@@ -237,6 +237,6 @@ mod tests {
         };
         assert!(tio("-t 2 -f 1 -r 10").is_ok());
         assert!(tio("-d /tmp -t 1").unwrap_err().contains("-d is set"));
-        assert!(Kind::of("nosuch").is_none());
+        assert!(WorkloadRef::of("nosuch").is_none());
     }
 }

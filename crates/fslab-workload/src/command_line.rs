@@ -160,7 +160,7 @@ mod tests {
             ("mdtest", "-n 10 -v -v -F -d /m"),
         ];
         for (name, args) in cases {
-            let kind = crate::Kind::of(name).unwrap();
+            let kind = crate::WorkloadRef::of(name).unwrap();
             let job = kind.parse(&argv(args)).unwrap();
             let shown = render(&job);
             assert_eq!(shown[0], name);
@@ -168,7 +168,7 @@ mod tests {
             assert_eq!(back.to_json(), job.to_json(), "{name}: {shown:?}");
         }
         // The defaults are left out: the line says what was chosen.
-        let plain = crate::Kind::of("dbench")
+        let plain = crate::WorkloadRef::of("dbench")
             .unwrap()
             .parse(&argv("-D /m 2"))
             .unwrap();
@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn the_changes_of_a_scale_are_named_by_option() {
-        let kind = crate::Kind::of("fsmark").unwrap();
+        let kind = crate::WorkloadRef::of("fsmark").unwrap();
         let job = kind.parse(&argv("-n 100000 -D 10000 -L 63 -d /a")).unwrap();
         let mut scaled = job.clone();
         scaled.scale(0.01);
@@ -189,7 +189,7 @@ mod tests {
                 ("-D".to_string(), "10000".to_string(), "100".to_string())
             ]
         );
-        let cm = crate::Kind::of("createmany").unwrap();
+        let cm = crate::WorkloadRef::of("createmany").unwrap();
         let job = cm.parse(&argv("-m /m/f 20000000")).unwrap();
         let mut scaled = job.clone();
         scaled.scale(0.001);

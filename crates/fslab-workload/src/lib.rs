@@ -33,7 +33,7 @@ pub mod work;
 
 pub use common::{Begun, CommonArgs, Hooks, PhaseHook, PhaseWatch, Report, RunCtx};
 pub use error::{opt, Error, ErrorKind, LineError, OptionError, Result};
-pub use plugin::{ChildSpec, Example, Job, Kind, Refused, Start, Workload};
+pub use plugin::{ChildSpec, Example, Job, Refused, Start, Workload, WorkloadRef};
 
 use std::sync::atomic::AtomicBool;
 

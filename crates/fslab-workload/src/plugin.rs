@@ -259,7 +259,7 @@ pub trait AnyWorkload: Send + Sync {
 /// A workload with its options: what a command line, an experiment's
 /// arguments or a serialized plan make.
 pub trait AnyJob: fmt::Debug + Send + Sync {
-    fn kind(&self) -> Kind;
+    fn kind(&self) -> WorkloadRef;
     fn common(&self) -> &CommonArgs;
     fn common_mut(&mut self) -> &mut CommonArgs;
     fn validate(&self) -> Result<()>;
@@ -300,7 +300,7 @@ impl Job {
             .get("workload")
             .and_then(|n| n.as_str())
             .ok_or_else(|| Error::Options("serialized job: no \"workload\" name".into()))?;
-        let kind: Kind = name.parse()?;
+        let kind: WorkloadRef = name.parse()?;
         let options = v.get("options").cloned().unwrap_or_default();
         kind.0.job_of_json(options)
     }
@@ -365,7 +365,7 @@ impl<W: Workload> Default for Plugin<W> {
 
 /// `W`'s options as a job.
 struct Typed<W: Workload> {
-    kind: Kind,
+    kind: WorkloadRef,
     o: W::Options,
 }
 
@@ -381,7 +381,7 @@ impl<W: Workload> Plugin<W> {
 
     fn job(o: W::Options) -> Job {
         Job(Box::new(Typed::<W> {
-            kind: Kind(Self::ITSELF),
+            kind: WorkloadRef(Self::ITSELF),
             o,
         }))
     }
@@ -436,7 +436,7 @@ impl<W: Workload> AnyWorkload for Plugin<W> {
 }
 
 impl<W: Workload> AnyJob for Typed<W> {
-    fn kind(&self) -> Kind {
+    fn kind(&self) -> WorkloadRef {
         self.kind
     }
     fn common(&self) -> &CommonArgs {
@@ -528,9 +528,9 @@ pub fn clap_error_line(e: &clap::Error) -> String {
 /// A registered workload, by which experiments, plans and runs name it.
 /// Compares, prints and serializes as its name.
 #[derive(Clone, Copy)]
-pub struct Kind(&'static dyn AnyWorkload);
+pub struct WorkloadRef(&'static dyn AnyWorkload);
 
-impl Kind {
+impl WorkloadRef {
     pub fn name(self) -> &'static str {
         self.0.name()
     }
@@ -538,7 +538,7 @@ impl Kind {
         self.0
     }
     /// The workload registered as `name`.
-    pub fn of(name: &str) -> Option<Kind> {
+    pub fn of(name: &str) -> Option<WorkloadRef> {
         all().into_iter().find(|k| k.name() == name)
     }
     pub fn takes_dirs(self) -> bool {
@@ -579,32 +579,32 @@ impl Kind {
     pub fn names() -> String {
         all()
             .into_iter()
-            .map(Kind::name)
+            .map(WorkloadRef::name)
             .collect::<Vec<_>>()
             .join(", ")
     }
 }
 
-impl PartialEq for Kind {
-    fn eq(&self, other: &Kind) -> bool {
+impl PartialEq for WorkloadRef {
+    fn eq(&self, other: &WorkloadRef) -> bool {
         self.name() == other.name()
     }
 }
-impl Eq for Kind {}
+impl Eq for WorkloadRef {}
 
-impl std::hash::Hash for Kind {
+impl std::hash::Hash for WorkloadRef {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         self.name().hash(h);
     }
 }
 
-impl fmt::Debug for Kind {
+impl fmt::Debug for WorkloadRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl fmt::Display for Kind {
+impl fmt::Display for WorkloadRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -619,12 +619,12 @@ pub struct UnknownWorkload {
     pub available: String,
 }
 
-impl std::str::FromStr for Kind {
+impl std::str::FromStr for WorkloadRef {
     type Err = UnknownWorkload;
-    fn from_str(s: &str) -> std::result::Result<Kind, UnknownWorkload> {
-        Kind::of(s).ok_or_else(|| UnknownWorkload {
+    fn from_str(s: &str) -> std::result::Result<WorkloadRef, UnknownWorkload> {
+        WorkloadRef::of(s).ok_or_else(|| UnknownWorkload {
             name: s.into(),
-            available: Kind::names(),
+            available: WorkloadRef::names(),
         })
     }
 }
@@ -634,14 +634,16 @@ impl std::str::FromStr for Kind {
 #[error("workload {0:?} is registered already")]
 pub struct NameTaken(pub &'static str);
 
-impl Serialize for Kind {
+impl Serialize for WorkloadRef {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
     }
 }
 
-impl<'de> serde::Deserialize<'de> for Kind {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Kind, D::Error> {
+impl<'de> serde::Deserialize<'de> for WorkloadRef {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> std::result::Result<WorkloadRef, D::Error> {
         let s = String::deserialize(d)?;
         s.parse().map_err(serde::de::Error::custom)
     }
@@ -656,7 +658,7 @@ fn extra() -> &'static Mutex<Vec<&'static dyn AnyWorkload>> {
 /// Adds a workload (a test's own): from then on it is looked up, listed
 /// and run like the built-in ones. A name already taken is refused.
 pub fn register(w: &'static dyn AnyWorkload) -> std::result::Result<(), NameTaken> {
-    if Kind::of(w.name()).is_some() {
+    if WorkloadRef::of(w.name()).is_some() {
         return Err(NameTaken(w.name()));
     }
     extra()
@@ -668,7 +670,7 @@ pub fn register(w: &'static dyn AnyWorkload) -> std::result::Result<(), NameTake
 
 /// Every workload: the built-in ones in [`crate::registry`]'s order, then any
 /// added with [`register`].
-pub fn all() -> Vec<Kind> {
+pub fn all() -> Vec<WorkloadRef> {
     let extra = extra()
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -677,7 +679,7 @@ pub fn all() -> Vec<Kind> {
         .iter()
         .copied()
         .chain(extra)
-        .map(Kind)
+        .map(WorkloadRef)
         .collect()
 }
 
@@ -760,7 +762,7 @@ mod tests {
     fn a_registered_workload_parses_scales_and_travels_serialized() {
         register(&COUNT).unwrap();
         assert_eq!(register(&COUNT).unwrap_err(), NameTaken("count-test"));
-        let kind: Kind = "count-test".parse().unwrap();
+        let kind: WorkloadRef = "count-test".parse().unwrap();
         assert!(kind.takes_dirs());
         let argv: Vec<String> = ["-n", "1000", "-d", "/tmp/x"].map(String::from).to_vec();
         let mut job = kind.parse(&argv).unwrap();
@@ -775,7 +777,7 @@ mod tests {
             .parse(&["-n".to_string(), "x".to_string()])
             .unwrap_err();
         assert!(bad.is_usage() && bad.to_string().contains("'x'"), "{bad}");
-        let e = "count-tset".parse::<Kind>().unwrap_err();
+        let e = "count-tset".parse::<WorkloadRef>().unwrap_err();
         assert!(
             e.to_string().starts_with("unknown workload \"count-tset\""),
             "{e}"

@@ -5,7 +5,7 @@
 //! option and the value. A new workload is checked here by its registry
 //! line alone.
 
-use fslab_workload::{ChildSpec, Job, Kind};
+use fslab_workload::{ChildSpec, Job, WorkloadRef};
 
 fn argv(args: &str, dir: &std::path::Path) -> Vec<String> {
     args.replace("{dir}", &dir.display().to_string())
@@ -23,7 +23,7 @@ fn field(options: &serde_json::Value, name: &str) -> Option<serde_json::Value> {
     })
 }
 
-fn check(kind: Kind, dir: &std::path::Path) {
+fn check(kind: WorkloadRef, dir: &std::path::Path) {
     let name = kind.name();
     let ex = kind.workload().example();
     let job = kind

@@ -17,7 +17,7 @@ use std::process::{Command, ExitCode, Output};
 use fslab_analysis::Analysis;
 use fslab_present::export::Exporter;
 use fslab_probe::plugin::{Chart, Plugin, Series};
-use fslab_probe::probe::{Ctx, PhaseOut, Probe, Sample};
+use fslab_probe::probe::{Ctx, PhaseOut, Probe, Reading};
 use fslab_record::{Better, Metric, Unit};
 use fslab_store::Store;
 
@@ -69,11 +69,11 @@ impl FdsProbe {
 }
 
 impl Probe for FdsProbe {
-    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
-        vec![Sample::at(SERIES, FdsProbe::count(ctx), 0.0)]
+    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Reading> {
+        vec![Reading::at(SERIES, FdsProbe::count(ctx), 0.0)]
     }
-    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Sample> {
-        vec![Sample::now(SERIES, FdsProbe::count(ctx))]
+    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Reading> {
+        vec![Reading::now(SERIES, FdsProbe::count(ctx))]
     }
     fn phase_end(&mut self, ctx: &Ctx, _secs: f64) -> PhaseOut {
         PhaseOut {

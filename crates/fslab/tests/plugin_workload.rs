@@ -238,7 +238,7 @@ fn the_job_fslab_run_starts(dir: &Path, db: &Path) {
     // the same way, with its harness (a JSON report, the command line to
     // record); and refused in one line when it is not a spec.
     fslab_workload::plugin::register(&SYNCFILES).unwrap();
-    let kind = fslab_workload::Kind::of(SyncFiles::NAME).unwrap();
+    let kind = fslab_workload::WorkloadRef::of(SyncFiles::NAME).unwrap();
     let served = dir.join("served");
     let job = kind
         .parse(&[

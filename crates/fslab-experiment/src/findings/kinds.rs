@@ -6,7 +6,7 @@ use fslab_stats::interval::{paired_ratio, ratio, RatioInterval, Spread};
 
 use super::rule::{judge, judge_presence, Estimate};
 use super::Runs;
-use crate::spec::finding::{fmt, how, Claim, Finding, Kind, Reference, TOP_STACKS};
+use crate::spec::finding::{fmt, how, Claim, Finding, FindingKind, Reference, TOP_STACKS};
 
 const LEVEL: f64 = 0.95;
 
@@ -31,7 +31,7 @@ pub fn evaluate(f: &Finding, runs: &Runs) -> FindingResult {
     let mut r = result(f);
     r.from = how(f, runs.labels);
     match &f.kind {
-        Kind::Untestable { why, shows, .. } => {
+        FindingKind::Untestable { why, shows, .. } => {
             r.why.clone_from(why);
             if let Some(sh) = shows {
                 r.detail = match quantity(runs, sh.cell, &sh.metric, &sh.per) {
@@ -44,7 +44,7 @@ pub fn evaluate(f: &Finding, runs: &Runs) -> FindingResult {
                 };
             }
         }
-        Kind::Ratio {
+        FindingKind::Ratio {
             cell,
             metric,
             than_cell,
@@ -78,7 +78,7 @@ pub fn evaluate(f: &Finding, runs: &Runs) -> FindingResult {
                 Spread::sides(&av, &bv),
             );
         }
-        Kind::Paired {
+        FindingKind::Paired {
             cell,
             metric,
             than_metric,
@@ -114,10 +114,10 @@ pub fn evaluate(f: &Finding, runs: &Runs) -> FindingResult {
                 Spread::paired(&pairs),
             );
         }
-        Kind::Value { .. } => value(f, runs, &mut r),
-        Kind::Mechanism { .. } => mechanism(f, runs, &mut r),
-        Kind::Kernel { symbols, path } => kernel(symbols, path, runs, &mut r),
-        Kind::Stacks {
+        FindingKind::Value { .. } => value(f, runs, &mut r),
+        FindingKind::Mechanism { .. } => mechanism(f, runs, &mut r),
+        FindingKind::Kernel { symbols, path } => kernel(symbols, path, runs, &mut r),
+        FindingKind::Stacks {
             cell,
             phase,
             functions,
@@ -146,7 +146,7 @@ pub fn evaluate(f: &Finding, runs: &Runs) -> FindingResult {
 /// A mechanism: its metric (per unit of work) against its threshold in
 /// every run of its cell.
 fn mechanism(f: &Finding, runs: &Runs, r: &mut FindingResult) {
-    let Kind::Mechanism {
+    let FindingKind::Mechanism {
         cell,
         metric,
         per,
@@ -290,7 +290,7 @@ fn quantity(runs: &Runs, c: u32, metric: &str, per: &Option<String>) -> Result<V
 /// constant reference of no effect (the author's ratio is the author's
 /// number over it), or against the author's value itself.
 fn value(f: &Finding, runs: &Runs, r: &mut FindingResult) {
-    let Kind::Value {
+    let FindingKind::Value {
         cell,
         metric,
         per,

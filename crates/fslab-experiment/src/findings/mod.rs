@@ -39,16 +39,16 @@ pub mod rule;
 use fslab_record::{FindingOutcome, FindingResult};
 
 pub use crate::evidence::{self, Evidence};
-pub use crate::spec::finding::{Claim, Finding, Kind, Reference, Threshold};
+pub use crate::spec::finding::{Claim, Finding, FindingKind, Reference, Threshold};
 pub use facts::{CellFacts, Facts, MachineFacts};
 
-use crate::summary::Sample;
+use crate::summary::RepetitionValue;
 
 /// Everything a run gives its findings: the cells' labels, every sample
 /// with its repetition, and each run's probe evidence.
 pub struct Runs<'a> {
     pub labels: &'a [String],
-    pub samples: &'a [Sample],
+    pub samples: &'a [RepetitionValue],
     /// (cell, repetition, evidence) of each completed run.
     pub evidence: &'a [(u32, u32, &'a Evidence)],
     /// The machine and the cells' setups.
@@ -109,7 +109,7 @@ pub fn evaluate_all(findings: &[Finding], runs: &Runs) -> Vec<FindingResult> {
                     Some(r) if r.outcome == FindingOutcome::Happened => None,
                     Some(r)
                         if r.outcome == FindingOutcome::DidNotHappen
-                            && matches!(g.kind, Kind::Kernel { .. }) =>
+                            && matches!(g.kind, FindingKind::Kernel { .. }) =>
                     {
                         gone.push(format!("{} ({})", r.id, r.why));
                         None

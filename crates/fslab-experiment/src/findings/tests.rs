@@ -5,8 +5,8 @@ use super::*;
 use crate::summary::Direction;
 use fslab_probe::notes::{BlockedStack, Note, StacksTop};
 
-fn s(cell: u32, repetition: u32, metric: &str, value: f64) -> Sample {
-    Sample {
+fn s(cell: u32, repetition: u32, metric: &str, value: f64) -> RepetitionValue {
+    RepetitionValue {
         cell,
         repetition,
         metric: metric.into(),
@@ -21,7 +21,7 @@ fn labels() -> Vec<String> {
     vec!["btrfs".into(), "xfs".into(), "ext4".into()]
 }
 
-fn finding(id: &str, kind: Kind) -> Finding {
+fn finding(id: &str, kind: FindingKind) -> Finding {
     Finding {
         id: id.into(),
         says: format!("claim {id}"),
@@ -37,7 +37,7 @@ fn finding(id: &str, kind: Kind) -> Finding {
 fn extents_ratio(id: &str, author_ratio: f64) -> Finding {
     finding(
         id,
-        Kind::Ratio {
+        FindingKind::Ratio {
             cell: 0,
             metric: EXT.into(),
             than_cell: 1,
@@ -51,7 +51,7 @@ fn extents_ratio(id: &str, author_ratio: f64) -> Finding {
 fn per_file(author_value: f64) -> Finding {
     finding(
         "000-a",
-        Kind::Value {
+        FindingKind::Value {
             cell: 0,
             metric: EXT.into(),
             per: Some(FILES.into()),
@@ -62,7 +62,7 @@ fn per_file(author_value: f64) -> Finding {
 }
 
 /// `findings` judged on `samples` (no probe evidence), on `facts`.
-fn judge(findings: &[Finding], samples: &[Sample], facts: &Facts) -> Vec<FindingResult> {
+fn judge(findings: &[Finding], samples: &[RepetitionValue], facts: &Facts) -> Vec<FindingResult> {
     let l = labels();
     let runs = Runs {
         labels: &l,
@@ -73,7 +73,7 @@ fn judge(findings: &[Finding], samples: &[Sample], facts: &Facts) -> Vec<Finding
     evaluate_all(findings, &runs)
 }
 
-fn judge_one(f: &Finding, samples: &[Sample]) -> FindingResult {
+fn judge_one(f: &Finding, samples: &[RepetitionValue]) -> FindingResult {
     judge(std::slice::from_ref(f), samples, &Facts::default()).remove(0)
 }
 
@@ -82,7 +82,7 @@ const FILES: &str = "fsmark files created";
 
 /// btrfs: 0.3 extents per file created, xfs: 0.002; three runs each, of
 /// different sizes (so that a value per file must pair run by run).
-fn fragmented() -> Vec<Sample> {
+fn fragmented() -> Vec<RepetitionValue> {
     let mut v = Vec::new();
     for (rep, (files, b, x)) in [
         (100_000.0, 30_000.0, 190.0),
@@ -102,7 +102,7 @@ fn fragmented() -> Vec<Sample> {
 }
 
 /// btrfs: 30k extents, xfs: 200, runs of equal size.
-fn equal_runs() -> Vec<Sample> {
+fn equal_runs() -> Vec<RepetitionValue> {
     let mut v = Vec::new();
     for (rep, (b, x)) in [(30_000.0, 190.0), (33_000.0, 200.0), (31_000.0, 195.0)]
         .into_iter()
@@ -135,7 +135,7 @@ fn a_ratio_of_two_cells_is_judged_against_the_authors_ratio() {
         FindingOutcome::Weaker
     );
     // Two runs a side: not judged, saying so.
-    let two: Vec<Sample> = equal_runs()
+    let two: Vec<RepetitionValue> = equal_runs()
         .into_iter()
         .filter(|x| x.repetition < 3)
         .collect();
@@ -167,7 +167,7 @@ fn a_paired_ratio_within_a_cell_pairs_run_by_run() {
     }
     let f = finding(
         "004-x",
-        Kind::Paired {
+        FindingKind::Paired {
             cell: 0,
             metric: last.into(),
             than_metric: first.into(),
@@ -186,7 +186,7 @@ fn a_paired_ratio_within_a_cell_pairs_run_by_run() {
     // effect below what three runs resolve: pairing matters.
     let unpaired = finding(
         "004-y",
-        Kind::Ratio {
+        FindingKind::Ratio {
             cell: 0,
             metric: last.into(),
             than_cell: 0,
@@ -232,14 +232,14 @@ fn a_value_per_unit_of_work_against_the_authors_number() {
     );
     // A constant reference (1 backend IO per guest IO): the author's 100x.
     let per = "blockio create backend IOs per guest IO";
-    let v: Vec<Sample> = [1.02, 1.01, 1.03]
+    let v: Vec<RepetitionValue> = [1.02, 1.01, 1.03]
         .iter()
         .enumerate()
         .map(|(i, x)| s(2, i as u32 + 1, per, *x))
         .collect();
     let g = finding(
         "000-e",
-        Kind::Value {
+        FindingKind::Value {
             cell: 2,
             metric: per.into(),
             per: None,
@@ -250,7 +250,7 @@ fn a_value_per_unit_of_work_against_the_authors_number() {
     let r = judge_one(&g, &v);
     assert_eq!(r.outcome, FindingOutcome::NotReproduced, "{r:?}");
     // The per-unit metric missing: not judged, naming it.
-    let no_files: Vec<Sample> = fragmented()
+    let no_files: Vec<RepetitionValue> = fragmented()
         .into_iter()
         .filter(|x| x.metric == EXT)
         .collect();
@@ -264,7 +264,7 @@ fn a_claim_resting_on_a_mechanism_that_did_not_happen_is_not_judged() {
     let hits = "mem create limit hits (count)";
     let mech = finding(
         "000-m1",
-        Kind::Mechanism {
+        FindingKind::Mechanism {
             cell: 0,
             metric: hits.into(),
             per: None,
@@ -325,7 +325,7 @@ fn wait_stacks_and_untestable_claims() {
     let no = ev(&stack(&["io_schedule"]));
     let f = finding(
         "004-c",
-        Kind::Stacks {
+        FindingKind::Stacks {
             cell: 2,
             phase: "create".into(),
             functions: vec!["__wait_on_buffer".into(), "dx_find_entry".into()],
@@ -357,7 +357,7 @@ fn wait_stacks_and_untestable_claims() {
     // A claim this machine cannot test says why, and its text says all.
     let u = finding(
         "000-g",
-        Kind::Untestable {
+        FindingKind::Untestable {
             why: "not testable here: 8 CPUs; this machine has 2".into(),
             cell: None,
             shows: None,
@@ -388,7 +388,7 @@ fn every_outcome_printed_is_the_rules() {
         }
         let f = finding(
             "x",
-            Kind::Ratio {
+            FindingKind::Ratio {
                 cell: 1,
                 metric: "m".into(),
                 than_cell: 0,
@@ -406,7 +406,7 @@ fn every_outcome_printed_is_the_rules() {
 fn a_claim_resting_on_a_kernel_path_this_kernel_lacks_is_not_judgeable_here() {
     let path = finding(
         "000-m9",
-        Kind::Kernel {
+        FindingKind::Kernel {
             symbols: vec!["btree_writepage".into()],
             path: "3.9's reclaim writing btrfs btree pages one at a time".into(),
         },
@@ -513,7 +513,7 @@ fn a_mechanism_between_two_cells_needs_its_whole_interval_past_the_threshold() {
     let mech = |at_least: f64| {
         finding(
             "003-m1",
-            Kind::Mechanism {
+            FindingKind::Mechanism {
                 cell: 0,
                 metric: EXT.into(),
                 per: None,

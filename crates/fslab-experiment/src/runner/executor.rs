@@ -20,7 +20,7 @@ use crate::outcome::WorkloadOutcome;
 /// process and `memory_cgroup`.
 #[derive(Debug, Clone)]
 pub struct Watch {
-    pub kinds: Vec<fslab_probe::Kind>,
+    pub kinds: Vec<fslab_probe::ProbeRef>,
     pub dir: PathBuf,
     /// The user named the probes (so one that does not apply says why).
     pub explicit: bool,

@@ -21,7 +21,7 @@ use crate::outcome::{ExperimentOutcome, RepOutcome};
 use crate::plan::{mount_options, schedule, shown_command_line};
 use crate::spec::{Cell, Device, Experiment};
 use crate::state::Journal;
-use crate::summary::{Direction, Sample};
+use crate::summary::{Direction, RepetitionValue};
 
 /// How `fslab run` was asked to run.
 #[derive(Debug, Clone)]
@@ -367,7 +367,7 @@ fn kernel_symbols(exp: &Experiment) -> Vec<String> {
     exp.findings
         .iter()
         .filter_map(|f| match &f.kind {
-            findings::Kind::Kernel { symbols, .. } => Some(symbols.clone()),
+            findings::FindingKind::Kernel { symbols, .. } => Some(symbols.clone()),
             _ => None,
         })
         .flatten()
@@ -377,11 +377,11 @@ fn kernel_symbols(exp: &Experiment) -> Vec<String> {
 /// The samples findings read: the summary's and compare's family
 /// (`summary::family`), and each phase's median jbd2 commit logging
 /// time from the journal probe.
-fn finding_samples(outcome: &ExperimentOutcome) -> Vec<Sample> {
+fn finding_samples(outcome: &ExperimentOutcome) -> Vec<RepetitionValue> {
     let mut v = crate::summary::family(outcome);
     for r in outcome.runs.iter().filter(|r| r.ok) {
         for (metric, value) in r.evidence.commit_medians() {
-            v.push(Sample {
+            v.push(RepetitionValue {
                 cell: r.cell,
                 repetition: r.repetition,
                 metric,

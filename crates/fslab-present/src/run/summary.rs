@@ -145,11 +145,11 @@ mod tests {
 
     use super::*;
     use fslab_analysis::{analyse, Input, RunSamples, Settings};
-    use fslab_experiment::summary::{Direction, Sample};
+    use fslab_experiment::summary::{Direction, RepetitionValue};
     use fslab_record::catalogue;
 
     /// The table of samples, each its own run, under the default policy.
-    fn table_of(cells: &[(u32, String)], samples: &[Sample]) -> String {
+    fn table_of(cells: &[(u32, String)], samples: &[RepetitionValue]) -> String {
         let input = Input {
             labels: cells.iter().map(|c| c.1.clone()).collect(),
             runs: samples
@@ -173,7 +173,7 @@ mod tests {
 
     #[test]
     fn differences_use_the_metrics_direction() {
-        let s = |cell, metric: &str, direction, value| Sample {
+        let s = |cell, metric: &str, direction, value| RepetitionValue {
             headline: true,
             exact: false,
             cell,
@@ -217,7 +217,7 @@ mod tests {
         ];
         let t = table_of(&[(0, "a".into()), (1, "b".into())], &extents);
         assert!(t.contains("+119 (from 9) unresolved"), "{t}");
-        let twice: Vec<Sample> = extents.iter().chain(extents.iter()).cloned().collect();
+        let twice: Vec<RepetitionValue> = extents.iter().chain(extents.iter()).cloned().collect();
         let t = table_of(&[(0, "a".into()), (1, "b".into())], &twice);
         assert!(t.contains("+119 (from 9) more (exact)"), "{t}");
         assert!(!t.contains("unresolved"), "{t}");

@@ -10,7 +10,7 @@ use crate::blockio::{self, DevAcc};
 use crate::names;
 use crate::notes::{BlockioEvents, BlockioPhase, BlockioSummary};
 use crate::plugin::{Bars, Chart, Described, Filter, Needs, Plugin, Series, Tone, TraceEvent};
-use crate::probe::{note, typed_note, Ctx, PhaseOut, Probe, Sample};
+use crate::probe::{note, typed_note, Ctx, PhaseOut, Probe, Reading};
 
 #[derive(Default)]
 pub struct Blockio {
@@ -107,7 +107,7 @@ fn limit_hits(ctx: &Ctx) -> Option<u64> {
 }
 
 impl Probe for Blockio {
-    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
+    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Reading> {
         self.split = Split::new(limit_hits(ctx));
         if let Some(mut st) = ctx.trace_state() {
             for d in st.devs.values_mut() {
@@ -118,7 +118,7 @@ impl Probe for Blockio {
         Vec::new()
     }
 
-    fn sample(&mut self, ctx: &Ctx, dt: f64) -> Vec<Sample> {
+    fn sample(&mut self, ctx: &Ctx, dt: f64) -> Vec<Reading> {
         let mut out = Vec::new();
         let hits = limit_hits(ctx);
         let Some(mut st) = ctx.trace_state() else {
@@ -132,10 +132,13 @@ impl Probe for Blockio {
                 self.split.second(&acc, hits, dt);
             }
             for (m, v) in blockio::metrics(&acc, dt) {
-                out.push(Sample::now(if host { names::host(&m) } else { m }, v));
+                out.push(Reading::now(if host { names::host(&m) } else { m }, v));
             }
         }
-        out.push(Sample::now(names::DROPPED_EVENTS, ctx.trace_dropped as f64));
+        out.push(Reading::now(
+            names::DROPPED_EVENTS,
+            ctx.trace_dropped as f64,
+        ));
         out
     }
 

@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::names;
 use crate::notes::{CpuShares, CpuSummary, ProcessCpu, ThreadCpu};
 use crate::plugin::{Chart, Described, Plugin, Series};
-use crate::probe::{Ctx, PhaseOut, Probe, Sample};
+use crate::probe::{Ctx, PhaseOut, Probe, Reading};
 use crate::procfs::{self, CpuTicks, ProcessTicks};
 
 #[derive(Default)]
@@ -82,7 +82,7 @@ impl Cpu {
 }
 
 impl Probe for Cpu {
-    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
+    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Reading> {
         self.machine_prev = Cpu::machine(ctx);
         self.machine_phase.clear();
         self.kthread_prev.clear();
@@ -93,27 +93,27 @@ impl Probe for Cpu {
         Vec::new()
     }
 
-    fn sample(&mut self, ctx: &Ctx, dt: f64) -> Vec<Sample> {
+    fn sample(&mut self, ctx: &Ctx, dt: f64) -> Vec<Reading> {
         let mut out = Vec::new();
         if let Some(cur) = Cpu::machine(ctx) {
             if let Some(prev) = self.machine_prev {
                 for (m, v) in cur.percent_since(&prev, dt) {
                     self.machine_phase.push((m, v * dt));
-                    out.push(Sample::now(m, v));
+                    out.push(Reading::now(m, v));
                 }
             }
             self.machine_prev = Some(cur);
         }
         let k = self.kthreads(ctx);
-        out.push(Sample::now(names::FS_KTHREADS_PCT, pct(k, dt)));
+        out.push(Reading::now(names::FS_KTHREADS_PCT, pct(k, dt)));
         if let Some(now) = Cpu::process(ctx) {
             if let Some(prev) = self.process_prev {
                 let usr = now.usr.saturating_sub(prev.usr);
                 let sys = now.sys.saturating_sub(prev.sys);
                 self.process_phase.usr += usr;
                 self.process_phase.sys += sys;
-                out.push(Sample::now(names::WORKLOAD_USR_PCT, pct(usr, dt)));
-                out.push(Sample::now(names::WORKLOAD_SYS_PCT, pct(sys, dt)));
+                out.push(Reading::now(names::WORKLOAD_USR_PCT, pct(usr, dt)));
+                out.push(Reading::now(names::WORKLOAD_SYS_PCT, pct(sys, dt)));
             }
             self.process_prev = Some(now);
         }

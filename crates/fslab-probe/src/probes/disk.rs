@@ -8,7 +8,7 @@ use crate::devices::Device;
 use crate::names;
 use crate::notes::{DiskPhase, DiskSummary};
 use crate::plugin::{Described, Plugin, Series};
-use crate::probe::{Ctx, PhaseOut, Probe, Sample};
+use crate::probe::{Ctx, PhaseOut, Probe, Reading};
 use crate::procfs::{self, DiskStats};
 
 #[derive(Default)]
@@ -35,7 +35,7 @@ fn read(ctx: &Ctx) -> String {
 }
 
 impl Probe for Disk {
-    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
+    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Reading> {
         let text = read(ctx);
         self.prev.clear();
         for (_, d) in devices(ctx) {
@@ -47,7 +47,7 @@ impl Probe for Disk {
         Vec::new()
     }
 
-    fn sample(&mut self, ctx: &Ctx, dt: f64) -> Vec<Sample> {
+    fn sample(&mut self, ctx: &Ctx, dt: f64) -> Vec<Reading> {
         let text = read(ctx);
         let mut out = Vec::new();
         for (host, d) in devices(ctx) {
@@ -56,7 +56,7 @@ impl Probe for Disk {
             };
             if let Some(prev) = self.prev.get(&d.name) {
                 for (m, v) in now.rates_since(prev, dt) {
-                    out.push(Sample::now(
+                    out.push(Reading::now(
                         if host { names::host(m) } else { m.to_string() },
                         v,
                     ));

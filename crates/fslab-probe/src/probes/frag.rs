@@ -11,7 +11,7 @@ use crate::frag;
 use crate::names;
 use crate::notes::FragFinalMap;
 use crate::plugin::{Chart, Described, Needs, Plugin, Series};
-use crate::probe::{typed_note, Ctx, PhaseOut, Probe, Sample};
+use crate::probe::{typed_note, Ctx, PhaseOut, Probe, Reading};
 
 pub struct Frag {
     next: Instant,
@@ -35,13 +35,13 @@ impl Frag {
 
 impl Probe for Frag {
     /// A baseline at t = 0, so growth during the phase shows.
-    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
+    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Reading> {
         Frag::count(ctx)
-            .map(|n| vec![Sample::at(names::IMAGE_EXTENTS, n as f64, 0.0)])
+            .map(|n| vec![Reading::at(names::IMAGE_EXTENTS, n as f64, 0.0)])
             .unwrap_or_default()
     }
 
-    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Sample> {
+    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Reading> {
         let now = Instant::now();
         if now < self.next {
             return Vec::new();
@@ -49,7 +49,7 @@ impl Probe for Frag {
         let n = Frag::count(ctx);
         self.every = Duration::from_secs(1).max(now.elapsed() * 20);
         self.next = now + self.every;
-        n.map(|n| vec![Sample::now(names::IMAGE_EXTENTS, n as f64)])
+        n.map(|n| vec![Reading::now(names::IMAGE_EXTENTS, n as f64)])
             .unwrap_or_default()
     }
 
@@ -142,7 +142,7 @@ mod tests {
         let mut p = Frag::default();
         assert_eq!(
             p.phase_start(&b.ctx()),
-            vec![Sample::at(names::IMAGE_EXTENTS, 3.0, 0.0)]
+            vec![Reading::at(names::IMAGE_EXTENTS, 3.0, 0.0)]
         );
         b.source.set_extents("/img/fs.img", extents(40));
         assert_eq!(value(&p.sample(&b.ctx(), 1.0), names::IMAGE_EXTENTS), 40.0);

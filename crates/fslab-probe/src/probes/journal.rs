@@ -6,7 +6,7 @@ use crate::journal;
 use crate::names;
 use crate::notes::Jbd2Commits;
 use crate::plugin::{Chart, Described, Evidence, Filter, Needs, Plugin, Series, TraceEvent};
-use crate::probe::{Ctx, PhaseOut, Probe, Sample};
+use crate::probe::{Ctx, PhaseOut, Probe, Reading};
 
 #[derive(Default)]
 pub struct Journal {
@@ -22,7 +22,7 @@ impl Journal {
 }
 
 impl Probe for Journal {
-    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
+    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Reading> {
         self.xfs_prev = Journal::xfs(ctx);
         if self.btrfs_dir.is_none() {
             self.btrfs_dir = Some(
@@ -39,28 +39,28 @@ impl Probe for Journal {
         Vec::new()
     }
 
-    fn sample(&mut self, ctx: &Ctx, dt: f64) -> Vec<Sample> {
+    fn sample(&mut self, ctx: &Ctx, dt: f64) -> Vec<Reading> {
         let mut out = Vec::new();
         if let Some(mut st) = ctx.trace_state() {
             for (at, fields) in st.commits.drain(..) {
                 let ts = at.saturating_sub(ctx.phase.start_mono_ns) as f64 / 1e9;
                 for (k, v) in fields {
                     if k != "tid" {
-                        out.push(Sample::at(names::jbd2_commit(k), v, ts));
+                        out.push(Reading::at(names::jbd2_commit(k), v, ts));
                     }
                 }
             }
         }
         if let (Some(prev), Some(cur)) = (&self.xfs_prev, Journal::xfs(ctx)) {
             for ((k, a), (_, b)) in cur.iter().zip(prev) {
-                out.push(Sample::now(names::xfs_per_s(k), (a - b) / dt));
+                out.push(Reading::now(names::xfs_per_s(k), (a - b) / dt));
             }
             self.xfs_prev = Some(cur);
         }
         if let Some(Some(dir)) = &self.btrfs_dir {
             if let Some(text) = ctx.source.read(&dir.join("commit_stats")) {
                 for (k, v) in journal::btrfs_commit_stats(&text) {
-                    out.push(Sample::now(k, v));
+                    out.push(Reading::now(k, v));
                 }
             }
         }

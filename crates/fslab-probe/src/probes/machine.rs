@@ -13,7 +13,7 @@ use fslab_record::{PhaseFacts, Pressure};
 
 use crate::facts::meminfo_kib;
 use crate::plugin::{Described, Plugin};
-use crate::probe::{Ctx, PhaseOut, Probe, Sample};
+use crate::probe::{Ctx, PhaseOut, Probe, Reading};
 use crate::procfs;
 use crate::source::{CycleCounter, Source};
 
@@ -208,7 +208,7 @@ impl Machine {
 }
 
 impl Probe for Machine {
-    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
+    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Reading> {
         let source = ctx.source;
         let meminfo = source.read(Path::new("/proc/meminfo")).unwrap_or_default();
         let mib = |k: &str| meminfo_kib(&meminfo, k).map(|v| v as f64 * MIB_PER_KIB);
@@ -241,7 +241,7 @@ impl Probe for Machine {
         Vec::new()
     }
 
-    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Sample> {
+    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Reading> {
         self.sample_clock(ctx.source);
         Vec::new()
     }

@@ -10,7 +10,7 @@ use fslab_record::{Better, Metric, Unit};
 
 use crate::names;
 use crate::plugin::{Chart, Described, Plugin, Series};
-use crate::probe::{Ctx, PhaseOut, Probe, Sample};
+use crate::probe::{Ctx, PhaseOut, Probe, Reading};
 use crate::procfs;
 
 /// Bytes per page of /proc/vmstat's page counts.
@@ -59,7 +59,7 @@ fn written(ctx: &Ctx) -> Option<u64> {
 }
 
 impl Probe for Mem {
-    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
+    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Reading> {
         self.start = Start {
             limit_hits: ctx
                 .memory_cgroup
@@ -77,23 +77,23 @@ impl Probe for Mem {
         Vec::new()
     }
 
-    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Sample> {
-        let mut out: Vec<Sample> = ctx
+    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Reading> {
+        let mut out: Vec<Reading> = ctx
             .source
             .read(Path::new("/proc/meminfo"))
             .map(|m| procfs::parse_meminfo(&m))
             .unwrap_or_default()
             .into_iter()
-            .map(|(k, v)| Sample::now(k, v))
+            .map(|(k, v)| Reading::now(k, v))
             .collect();
         if let Some(cg) = ctx.memory_cgroup {
             let read = |f: &str| ctx.source.read(&cg.path.join(f));
             if let Some(v) = cg.usage_in(read) {
-                out.push(Sample::now(names::CGROUP_USAGE_BYTES, v as f64));
+                out.push(Reading::now(names::CGROUP_USAGE_BYTES, v as f64));
                 self.start.usage_seen = Some(self.start.usage_seen.unwrap_or(0).max(v));
             }
             if let Some(v) = cg.limit_hits_in(read) {
-                out.push(Sample::now(names::CGROUP_FAILCNT, v as f64));
+                out.push(Reading::now(names::CGROUP_FAILCNT, v as f64));
             }
         }
         out

@@ -210,7 +210,7 @@ pub(crate) mod bed {
     }
 
     /// A value of `metric` among samples.
-    pub fn value(s: &[crate::probe::Sample], metric: &str) -> f64 {
+    pub fn value(s: &[crate::probe::Reading], metric: &str) -> f64 {
         s.iter()
             .find(|x| x.metric == metric)
             .unwrap_or_else(|| panic!("no {metric} in {s:?}"))

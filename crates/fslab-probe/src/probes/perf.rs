@@ -6,7 +6,7 @@
 
 use crate::notes::{Note, PerfTop};
 use crate::plugin::{Described, Evidence, Needs, Plugin, Table};
-use crate::probe::{note, Ctx, PhaseOut, Probe, Sample};
+use crate::probe::{note, Ctx, PhaseOut, Probe, Reading};
 use crate::source::Profiling;
 use crate::ProbeError;
 
@@ -19,7 +19,7 @@ pub struct Perf {
 }
 
 impl Probe for Perf {
-    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
+    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Reading> {
         self.programs.clear();
         match ctx
             .source
@@ -33,7 +33,7 @@ impl Probe for Perf {
 
     /// Remembers the workload's processes seen during the phase: a
     /// program's descendants may end before the profile is read.
-    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Sample> {
+    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Reading> {
         self.programs.extend(ctx.processes.iter().copied());
         Vec::new()
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::notes::{Note, StacksTop};
 use crate::plugin::{Described, Evidence, Needs, Plugin, Table};
-use crate::probe::{Ctx, PhaseOut, Probe, Sample};
+use crate::probe::{Ctx, PhaseOut, Probe, Reading};
 use crate::stacks::StackCounts;
 
 /// The stacks kept a phase, most frequent first.
@@ -26,12 +26,12 @@ impl Probe for Stacks {
         Duration::from_millis(100)
     }
 
-    fn phase_start(&mut self, _ctx: &Ctx) -> Vec<Sample> {
+    fn phase_start(&mut self, _ctx: &Ctx) -> Vec<Reading> {
         self.counts.clear();
         Vec::new()
     }
 
-    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Sample> {
+    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Reading> {
         for pid in ctx.workers {
             self.counts.sample_process(ctx.source, *pid, WORKLOAD);
         }

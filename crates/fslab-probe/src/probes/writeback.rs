@@ -4,13 +4,13 @@
 use crate::names;
 use crate::notes::WritebackReasons;
 use crate::plugin::{Described, Filter, Needs, Plugin, Series, TraceEvent};
-use crate::probe::{Ctx, PhaseOut, Probe, Sample};
+use crate::probe::{Ctx, PhaseOut, Probe, Reading};
 
 #[derive(Default)]
 pub struct Writeback;
 
 impl Probe for Writeback {
-    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Sample> {
+    fn phase_start(&mut self, ctx: &Ctx) -> Vec<Reading> {
         if let Some(mut st) = ctx.trace_state() {
             st.wb_second.clear();
             st.wb_phase.clear();
@@ -18,13 +18,13 @@ impl Probe for Writeback {
         Vec::new()
     }
 
-    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Sample> {
+    fn sample(&mut self, ctx: &Ctx, _dt: f64) -> Vec<Reading> {
         let Some(mut st) = ctx.trace_state() else {
             return Vec::new();
         };
         std::mem::take(&mut st.wb_second)
             .into_iter()
-            .map(|(reason, n)| Sample::now(names::writeback_start(&reason), n as f64))
+            .map(|(reason, n)| Reading::now(names::writeback_start(&reason), n as f64))
             .collect()
     }
 

@@ -86,7 +86,7 @@ impl Workload for AllocTest {
 mod tests {
     use super::*;
     use crate::scale::FakeRank;
-    use crate::Kind;
+    use crate::WorkloadRef;
 
     fn argv(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
@@ -94,7 +94,7 @@ mod tests {
 
     #[test]
     fn alloctest_length_scales_to_at_least_a_mib_and_junk_is_left_to_validation() {
-        let kind = Kind::of("alloctest").unwrap();
+        let kind = WorkloadRef::of("alloctest").unwrap();
         let job = kind.parse(&argv("/x/big 1G")).unwrap();
         assert_eq!(job.outputs(), vec![("FILE", PathBuf::from("/x/big"))]);
         let mut tiny = job.clone();
@@ -107,7 +107,7 @@ mod tests {
 
     #[test]
     fn alloctest_on_a_rank_writes_its_file_in_a_rank_directory() {
-        let mut job = Kind::of("alloctest")
+        let mut job = WorkloadRef::of("alloctest")
             .unwrap()
             .parse(&argv("/mnt/t/big 1G"))
             .unwrap();

@@ -137,7 +137,7 @@ mod tests {
     }
 
     fn args(dir: &str, program: &[&str], inputs: &[&str]) -> CommandArgs {
-        let kind = crate::Kind::of("command").unwrap();
+        let kind = crate::WorkloadRef::of("command").unwrap();
         let mut argv: Vec<String> = vec!["--dir".into(), dir.into()];
         for i in inputs {
             argv.extend(["--input".to_string(), i.to_string()]);

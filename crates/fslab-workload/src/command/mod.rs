@@ -206,7 +206,7 @@ mod tests {
     use super::*;
 
     fn job(argv: &[&str]) -> crate::Result<Checked> {
-        let kind = crate::Kind::of("command").unwrap();
+        let kind = crate::WorkloadRef::of("command").unwrap();
         let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
         let job = kind.parse(&argv)?;
         let o: CommandArgs = serde_json::from_value(job.to_json()["options"].clone()).unwrap();

@@ -79,7 +79,7 @@ impl Workload for CompileBench {
 mod tests {
     use super::*;
     use crate::scale::FakeRank;
-    use crate::Kind;
+    use crate::WorkloadRef;
 
     fn argv(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
@@ -87,7 +87,7 @@ mod tests {
 
     #[test]
     fn compilebench_on_a_rank_works_in_a_rank_directory() {
-        let mut job = Kind::of("compilebench")
+        let mut job = WorkloadRef::of("compilebench")
             .unwrap()
             .parse(&argv("-D /mnt/t"))
             .unwrap();

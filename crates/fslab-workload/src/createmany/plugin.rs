@@ -146,7 +146,7 @@ impl Workload for CreateMany {
 mod tests {
     use super::*;
     use crate::scale::FakeRank;
-    use crate::Kind;
+    use crate::WorkloadRef;
 
     fn argv(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
@@ -156,7 +156,7 @@ mod tests {
     fn createmany_scales_its_count_not_its_start_and_fills_its_names_directory() {
         let dir = tempfile::tempdir().unwrap();
         let fmt = dir.path().join("f%08d").display().to_string();
-        let kind = Kind::of("createmany").unwrap();
+        let kind = WorkloadRef::of("createmany").unwrap();
         assert!(!kind.takes_dirs());
         let mut two = kind.parse(&argv(&format!("-o {fmt} 7 5000"))).unwrap();
         two.scale(0.01);
@@ -170,7 +170,7 @@ mod tests {
 
     #[test]
     fn createmany_on_a_rank_names_in_its_own_directory_or_its_own_numbers() {
-        let kind = Kind::of("createmany").unwrap();
+        let kind = WorkloadRef::of("createmany").unwrap();
         let mut job = kind
             .parse(&argv("-m -r /mnt/t/g%d -l /mnt/t/target /mnt/t/f%08d 100"))
             .unwrap();

@@ -92,7 +92,7 @@ impl Workload for Dbench {
 mod tests {
     use super::*;
     use crate::scale::FakeRank;
-    use crate::Kind;
+    use crate::WorkloadRef;
 
     fn argv(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
@@ -100,7 +100,7 @@ mod tests {
 
     #[test]
     fn dbench_print_loadfile_prints_instead_of_running() {
-        let kind = Kind::of("dbench").unwrap();
+        let kind = WorkloadRef::of("dbench").unwrap();
         assert!(kind.parse(&argv("-D /m 2")).unwrap().instead().is_none());
         let print = kind.parse(&argv("--print-loadfile")).unwrap();
         assert!(print.instead().unwrap().starts_with("# fslab's"));
@@ -108,7 +108,7 @@ mod tests {
 
     #[test]
     fn dbench_on_a_rank_works_in_a_rank_directory() {
-        let mut job = Kind::of("dbench")
+        let mut job = WorkloadRef::of("dbench")
             .unwrap()
             .parse(&argv("-D /mnt/t 2"))
             .unwrap();

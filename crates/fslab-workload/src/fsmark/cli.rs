@@ -182,7 +182,9 @@ mod tests {
 
     /// fsmark's arguments as an experiment file gives them.
     fn parse(args: &[String]) -> crate::Result<FsMarkArgs> {
-        let job = crate::Kind::of("fsmark").expect("registered").parse(args)?;
+        let job = crate::WorkloadRef::of("fsmark")
+            .expect("registered")
+            .parse(args)?;
         Ok(serde_json::from_value(job.to_json()["options"].clone()).expect("fsmark's options"))
     }
 

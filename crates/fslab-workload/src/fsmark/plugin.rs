@@ -133,7 +133,7 @@ impl Workload for FsMark {
 mod tests {
     use super::*;
     use crate::scale::FakeRank;
-    use crate::Kind;
+    use crate::WorkloadRef;
 
     fn argv(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
@@ -141,7 +141,7 @@ mod tests {
 
     #[test]
     fn fsmark_keeps_its_minimums_when_scaled_and_its_log_goes_nowhere_in_a_cell() {
-        let kind = Kind::of("fsmark").unwrap();
+        let kind = WorkloadRef::of("fsmark").unwrap();
         assert!(kind.takes_dirs());
         let mut job = kind.parse(&argv("-n 10 -d /mnt/a")).unwrap();
         job.in_cell();
@@ -164,7 +164,7 @@ mod tests {
 
     #[test]
     fn fsmark_on_a_rank_works_in_a_rank_directory_of_each_dir() {
-        let kind = Kind::of("fsmark").unwrap();
+        let kind = WorkloadRef::of("fsmark").unwrap();
         let mut job = kind.parse(&argv("-n 10 -d /mnt/a -d /mnt/b")).unwrap();
         job.on_rank(&FakeRank { rank: 3, size: 4 }).unwrap();
         assert_eq!(

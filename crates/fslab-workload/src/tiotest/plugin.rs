@@ -101,7 +101,7 @@ impl Workload for TioTest {
 mod tests {
     use super::*;
     use crate::scale::FakeRank;
-    use crate::Kind;
+    use crate::WorkloadRef;
 
     fn argv(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
@@ -109,7 +109,7 @@ mod tests {
 
     #[test]
     fn tiotest_f_is_drop_caches() {
-        let kind = Kind::of("tiotest").unwrap();
+        let kind = WorkloadRef::of("tiotest").unwrap();
         assert!(kind.takes_dirs());
         let f = kind.parse(&argv("-F -d /mnt/a")).unwrap();
         assert!(f.common().drop_caches, "-F is --drop-caches");
@@ -117,7 +117,7 @@ mod tests {
 
     #[test]
     fn tiotest_on_a_rank_works_in_a_rank_directory() {
-        let mut job = Kind::of("tiotest")
+        let mut job = WorkloadRef::of("tiotest")
             .unwrap()
             .parse(&argv("-d /mnt/a"))
             .unwrap();

@@ -5,13 +5,13 @@
 use std::path::Path;
 
 use clap::ArgMatches;
-use fslab_workload::{ChildSpec, Kind};
+use fslab_workload::{ChildSpec, WorkloadRef};
 
 use crate::Failure;
 
 /// `fslab WORKLOAD ARGS`: the workload's job from its arguments, its
 /// harness from what was typed.
-pub fn run(kind: Kind, m: &ArgMatches, db: &Path) -> Result<(), Failure> {
+pub fn run(kind: WorkloadRef, m: &ArgMatches, db: &Path) -> Result<(), Failure> {
     let job = kind
         .workload()
         .job_of_matches(m)

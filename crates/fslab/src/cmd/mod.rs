@@ -18,7 +18,7 @@ mod trace;
 use std::path::{Path, PathBuf};
 
 use clap::{ArgMatches, FromArgMatches};
-use fslab_workload::Kind;
+use fslab_workload::WorkloadRef;
 
 use crate::cli::{Cli, Command};
 use crate::Failure;
@@ -50,7 +50,7 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
         fslab_store::check_path(db).map_err(store_failure)?;
     }
     let db = db.unwrap_or_else(fslab_store::default_path);
-    if let Some(kind) = Kind::of(name) {
+    if let Some(kind) = WorkloadRef::of(name) {
         return jobs::run(kind, sub, &db);
     }
     let cli = Cli::from_arg_matches(m)
@@ -62,7 +62,7 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
         return Err(Failure::Usage(format!(
             "started as one of {n} MPI ranks, but only the workload commands ({}) run on MPI \
              ranks: start this command once",
-            Kind::names()
+            WorkloadRef::names()
         )));
     }
     match cli.command {

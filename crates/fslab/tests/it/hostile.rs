@@ -681,7 +681,7 @@ fn random_experiment_files_never_crash_the_binary() {
         prop::sample::select(
             fslab_workload::plugin::all()
                 .into_iter()
-                .map(fslab_workload::Kind::name)
+                .map(fslab_workload::WorkloadRef::name)
                 .collect::<Vec<_>>(),
         ),
         prop::collection::vec(word.clone(), 0..6),
