@@ -114,6 +114,15 @@ pub struct Report {
     pub undone: Vec<String>,
 }
 
+impl Report {
+    /// What `fslab host-lab ACTION` says of a report that is not ok:
+    /// `host-lab ACTION on HOST: ERROR` (None when it is).
+    pub fn failure(&self, action: &str) -> Option<String> {
+        let error = self.error.as_deref().unwrap_or_default();
+        (!self.ok).then(|| format!("host-lab {action} on {}: {error}", self.host))
+    }
+}
+
 impl Up {
     /// Repetition `rep` of `cell` of `exp` (an image device) on every
     /// host, mounted at `mnt`.

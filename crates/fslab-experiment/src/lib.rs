@@ -33,7 +33,13 @@
 //! - [`run_args`]: `fslab run`'s options, what they change in the
 //!   experiment, and how a run ends;
 //! - [`resume`]: an earlier experiment read back for `--resume`.
-//! - [`bisect`]: `fslab bisect`, the first bad kernel of an ordered list.
+//! - [`bisect`]: `fslab bisect`, the first bad kernel of an ordered list;
+//!   [`bisect_steps`]: its steps, each kernel's cell run and recorded;
+//! - [`launch`]: a command's run: its checks, its executor, the scheduler
+//!   under its journal;
+//! - [`guest_cell`]: `fslab guest-cell`, one cell inside a guest;
+//! - [`power`]: what the planned repetitions can resolve, from the stored
+//!   calibration.
 //!
 //! No module imports one that imports it back: `spec` (with `findings::finding`
 //! and `duration`) is at the bottom, the runner's files at the top.
@@ -43,17 +49,21 @@ pub mod after;
 pub mod backend;
 pub mod bisect;
 pub mod bisect_args;
+pub mod bisect_steps;
 pub mod builtin;
 pub mod cost;
 pub mod deadline;
 pub mod duration;
 pub mod evidence;
 pub mod findings;
+pub mod guest_cell;
 pub mod host_lab;
 pub mod image_host;
+pub mod launch;
 pub mod machine;
 pub mod outcome;
 pub mod plan;
+pub mod power;
 pub mod pressure;
 pub mod resume;
 pub mod run_args;

@@ -18,6 +18,7 @@
 //! - [`run`]: what `fslab run` shows: its progress, its summary, its end;
 //! - [`history`]: `fslab history`'s text;
 //! - [`outcomes`]: `fslab results outcomes`, docs/findings.md's outcome table;
+//! - [`output`]: `--output FILE` and `--format`, and a run's kept program output;
 //! - [`trace`]: `fslab trace show`, a run's block IO in blkparse's format.
 //!
 //! Everything here returns text or values; the binary parses arguments,
@@ -30,6 +31,7 @@ pub mod headline;
 pub mod history;
 pub mod man;
 pub mod outcomes;
+pub mod output;
 pub mod report;
 pub mod results_args;
 pub mod run;

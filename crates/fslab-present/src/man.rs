@@ -18,6 +18,46 @@ pub enum ManError {
         #[source]
         source: std::io::Error,
     },
+    /// Bad input (exit 2): `fslab man NAME` names no command (under the
+    /// command before it).
+    #[error("man: no command {name:?} under {under:?} (fslab help lists them)")]
+    NoCommand { name: String, under: String },
+    /// Bad input (exit 2): `--dir DIR` is not a directory.
+    #[error("man: --dir {}: no such directory", .0.display())]
+    NoDirectory(std::path::PathBuf),
+}
+
+impl ManError {
+    /// Bad input rather than a failure.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, ManError::NoCommand { .. } | ManError::NoDirectory(_))
+    }
+}
+
+/// The page of the command `path` names under `root` (`["results",
+/// "show"]`; none: fslab's own), a visible one.
+pub fn page_at(root: &clap::Command, path: &[String]) -> Result<Vec<u8>, ManError> {
+    let mut cmd = root;
+    for name in path {
+        cmd = cmd
+            .find_subcommand(name)
+            .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+            .ok_or_else(|| ManError::NoCommand {
+                name: name.clone(),
+                under: cmd.get_display_name().unwrap_or(cmd.get_name()).to_string(),
+            })?;
+    }
+    page(cmd, root)
+}
+
+/// Every visible command's page into `dir`, which must exist: how many.
+pub fn write_dir(root: &clap::Command, dir: &Path) -> Result<usize, ManError> {
+    if !dir.is_dir() {
+        return Err(ManError::NoDirectory(dir.to_path_buf()));
+    }
+    let mut n = 0;
+    write_all(root, dir, &mut n)?;
+    Ok(n)
 }
 
 /// What every command's exit status means.

@@ -66,6 +66,12 @@ impl Failure {
     }
 }
 
+impl From<fslab_experiment::launch::Refusal> for Failure {
+    fn from(e: fslab_experiment::launch::Refusal) -> Failure {
+        Failure::of(e.kind(), e.to_string())
+    }
+}
+
 impl From<fslab_runtime::Error> for Failure {
     fn from(e: fslab_runtime::Error) -> Failure {
         Failure::of(e.kind(), e.to_string())

@@ -70,3 +70,32 @@ pub fn of(name: &str) -> Option<&'static dyn Exporter> {
 pub fn names() -> Vec<&'static str> {
     all().into_iter().map(|e| e.name()).collect()
 }
+
+/// Whether the format `name` is one for people (text, markdown), which
+/// the groups' kernels lead when they differ.
+pub fn for_people(name: &str) -> bool {
+    matches!(name, "text" | "markdown")
+}
+
+/// The analysis in the format registered as `name` (bad input naming the
+/// formats when there is none), led by the lines of `kernels` in a format
+/// for people ([`for_people`]).
+pub fn export_as(name: &str, a: &Analysis, store: &Store, kernels: &[String]) -> Result<String> {
+    let exporter = of(name).ok_or_else(|| {
+        crate::Error::Selection(format!(
+            "--format {name}: no such format (formats: {})",
+            names().join(", ")
+        ))
+    })?;
+    let text = exporter.export(a, store)?;
+    Ok(match for_people(name) {
+        true => {
+            kernels
+                .iter()
+                .map(|l| format!("{l}\n\n"))
+                .collect::<String>()
+                + &text
+        }
+        false => text,
+    })
+}

@@ -100,6 +100,12 @@ impl Display {
     }
 }
 
+impl fslab_experiment::launch::Display for Display {
+    fn clear(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}
+
 impl Progress for Display {
     fn cell_start(&mut self, k: usize, total: usize, cell: &Cell, rep: u32, reps: u32) {
         self.pressure = None;

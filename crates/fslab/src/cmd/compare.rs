@@ -29,35 +29,13 @@ pub fn run(args: CompareArgs, db: &Path) -> Result<(), Failure> {
     // Which kernels the groups ran on, when that is a difference, leads a
     // table for people; beside a format for programs on the terminal it is
     // a remark.
-    let for_people = |name: &str| matches!(name, "text" | "markdown");
-    if args.output.is_none() && !for_people(args.format.as_deref().unwrap_or("text")) {
+    let format = args.format.as_deref();
+    if args.output.is_none() && !fslab_present::export::for_people(format.unwrap_or("text")) {
         for l in &kernels {
             remark!("fslab: compare: {l}");
         }
     }
-    super::emit(
-        args.format.as_deref(),
-        args.output.as_deref(),
-        "text",
-        |name| {
-            let exporter = fslab_present::export::of(name).ok_or_else(|| {
-                Failure::Usage(format!(
-                    "--format {name}: no such format (formats: {})",
-                    fslab_present::export::names().join(", ")
-                ))
-            })?;
-            let text = exporter
-                .export(&a, &store)
-                .map_err(super::results_failure)?;
-            Ok(if for_people(name) {
-                kernels
-                    .iter()
-                    .map(|l| format!("{l}\n\n"))
-                    .collect::<String>()
-                    + &text
-            } else {
-                text
-            })
-        },
-    )
+    super::emit(format, args.output.as_deref(), "text", |name| {
+        fslab_present::export::export_as(name, &a, &store, &kernels).map_err(super::results_failure)
+    })
 }

@@ -30,7 +30,8 @@ pub fn run(
         out.output.as_deref(),
         "text",
         |f| {
-            Ok(match super::format_named(f)? {
+            let format = fslab_present::output::format_named(f).map_err(super::output_failure)?;
+            Ok(match format {
                 Format::Text => fslab_present::history::text(&h, policy),
                 f => fslab_present::history::sheet(&h).render(f, "history"),
             })

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use fslab_present::man::{page, write_all};
+use fslab_present::man::{page_at, write_dir, ManError};
 
 use crate::Failure;
 
@@ -12,32 +12,16 @@ use crate::Failure;
 pub fn run(command: &[String], dir: Option<&Path>) -> Result<(), Failure> {
     let mut root = crate::cli::command().disable_help_subcommand(true);
     root.build();
+    let failure = |e: ManError| match e.is_usage() {
+        true => Failure::Usage(e.to_string()),
+        false => Failure::Failed(e.to_string()),
+    };
     if let Some(dir) = dir {
-        if !dir.is_dir() {
-            return Err(Failure::Usage(format!(
-                "man: --dir {}: no such directory",
-                dir.display()
-            )));
-        }
-        let mut n = 0;
-        write_all(&root, dir, &mut n).map_err(|e| Failure::Failed(e.to_string()))?;
+        let n = write_dir(&root, dir).map_err(failure)?;
         remark!("fslab man: {n} pages written to {}", dir.display());
         return Ok(());
     }
-    let mut cmd = &root;
-    for name in command {
-        cmd = cmd
-            .find_subcommand(name)
-            .filter(|c| !c.is_hide_set() && c.get_name() != "help")
-            .ok_or_else(|| {
-                Failure::Usage(format!(
-                    "man: no command {:?} under {:?} (fslab help lists them)",
-                    name,
-                    cmd.get_display_name().unwrap_or(cmd.get_name())
-                ))
-            })?;
-    }
-    super::print_all(&page(cmd, &root).map_err(|e| Failure::Failed(e.to_string()))?)
+    super::print_all(&page_at(&root, command).map_err(failure)?)
 }
 
 #[cfg(test)]

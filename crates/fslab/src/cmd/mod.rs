@@ -4,7 +4,6 @@ mod bisect;
 mod cleanup;
 mod compare;
 mod frag;
-mod guest;
 mod history;
 mod jobs;
 mod man;
@@ -72,7 +71,10 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
         Command::Rescue { dir } => fslab_runtime::ranks::rescue(&db, &dir).map_err(Failure::from),
         Command::Cleanup => cleanup::run(&db),
         Command::Bisect(b) => bisect::run(b, &db),
-        Command::GuestCell { job } => guest::run(&job),
+        Command::GuestCell { job } => {
+            let display = fslab_present::run::display::Display::new(quiet());
+            Ok(fslab_experiment::guest_cell::run(&job, display)?)
+        }
         Command::HostLab { action, json } => host_lab(&action, &json),
         Command::Crc32c { chunks } => {
             let lines = fslab_workload::crc32c::report(chunks)
@@ -107,15 +109,8 @@ fn host_lab(action: &str, json: &str) -> Result<(), Failure> {
         fslab_experiment::host_lab::run(action, json).map_err(|e| Failure::Usage(e.to_string()))?;
     let line = serde_json::to_string(&r).map_err(|e| Failure::Failed(e.to_string()))?;
     say(line + "\n")?;
-    if r.ok {
-        Ok(())
-    } else {
-        Err(Failure::Failed(format!(
-            "host-lab {action} on {}: {}",
-            r.host,
-            r.error.unwrap_or_default()
-        )))
-    }
+    r.failure(action)
+        .map_or(Ok(()), |m| Err(Failure::Failed(m)))
 }
 
 /// Writes `bytes` to stdout, all of them; a reader that stopped reading
@@ -137,8 +132,8 @@ fn say(text: impl AsRef<str>) -> Result<(), Failure> {
 }
 
 /// Prints what a command says: with `--output FILE`, the chosen format
-/// (`--format`, else FILE's extension, else `default`) goes to FILE and the
-/// text to stdout; without, the chosen format (else `default`) to stdout.
+/// ([`fslab_present::output::chosen`]) goes to FILE and the text to
+/// stdout; without, the chosen format (else `default`) to stdout.
 /// `render` makes the output in the format it is given by name.
 fn emit(
     format: Option<&str>,
@@ -149,50 +144,24 @@ fn emit(
     let Some(file) = output else {
         return print_all(render(format.unwrap_or(default))?.as_bytes());
     };
-    let by_extension = || {
-        let ext = file.extension()?.to_str()?.to_ascii_lowercase();
-        Some(match ext.as_str() {
-            "md" => "markdown".to_string(),
-            "txt" => "text".to_string(),
-            "htm" => "html".to_string(),
-            _ => ext,
-        })
-    };
-    let chosen = format
-        .map(str::to_string)
-        .or_else(by_extension)
-        .unwrap_or_else(|| default.to_string());
-    let body = render(&chosen)?;
-    std::fs::write(file, body)
-        .map_err(|e| Failure::Failed(format!("--output {}: {e}", file.display())))?;
+    let chosen = fslab_present::output::chosen(format, file, default);
+    fslab_present::output::write(file, &render(&chosen)?).map_err(output_failure)?;
     print_all(render("text")?.as_bytes())?;
     remark!("fslab: wrote {} ({chosen})", file.display());
     Ok(())
 }
 
-/// `--format NAME` as one of the four formats of a command's results; a
-/// name taken from a file's extension may be none of them.
-fn format_named(name: &str) -> Result<fslab_present::format::Format, Failure> {
-    fslab_present::format::Format::of(name).ok_or_else(|| {
-        Failure::Usage(format!(
-            "--format {name}: not a format of this command (text, json, csv or markdown)"
-        ))
-    })
+/// `--output`'s or `--format`'s refusal as an exit status.
+fn output_failure(e: fslab_present::output::OutputError) -> Failure {
+    match e.is_usage() {
+        true => Failure::Usage(e.to_string()),
+        false => Failure::Failed(e.to_string()),
+    }
 }
 
 /// Checks that `--output FILE`'s directory exists before anything is read.
 fn check_output(output: Option<&Path>) -> Result<(), Failure> {
-    let Some(file) = output else { return Ok(()) };
-    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.is_dir() {
-            return Err(Failure::Usage(format!(
-                "--output {}: no such directory {}",
-                file.display(),
-                dir.display()
-            )));
-        }
-    }
-    Ok(())
+    fslab_present::output::check_dir(output).map_err(output_failure)
 }
 
 /// A rendering error as an exit status: a bad selection is bad input.
@@ -214,13 +183,9 @@ fn analysis_failure(e: fslab_analysis::Error) -> Failure {
     results_failure(e.into())
 }
 
-/// A store's error as the command's: its kind, and a failure says it is
-/// the store's.
+/// A store's error as the command's ([`fslab_experiment::launch::Refusal::store`]).
 fn store_failure(e: fslab_store::StoreError) -> Failure {
-    match e.kind() {
-        fslab_record::ErrorKind::Failed => Failure::Failed(format!("results store {e}")),
-        kind => Failure::of(kind, e.to_string()),
-    }
+    fslab_experiment::launch::Refusal::store(e).into()
 }
 
 /// Opens the results store to write, or explains why not.

@@ -75,7 +75,9 @@ pub fn run(cmd: ResultsCommand, db: &Path) -> Result<(), Failure> {
                 fslab_present::run_export::run(&store, id, f, &percentiles).map_err(fail)
             })
         }
-        ResultsCommand::Output { id, stream } => output(&store, id, &stream),
+        ResultsCommand::Output { id, stream } => {
+            super::print_all(&fslab_present::output::kept(&store, id, &stream).map_err(fail)?)
+        }
     }
 }
 
@@ -90,30 +92,6 @@ fn emit(
         format.map(Format::name),
         out.output.as_deref(),
         default.name(),
-        |name| render(super::format_named(name)?),
+        |name| render(fslab_present::output::format_named(name).map_err(super::output_failure)?),
     )
-}
-
-/// `fslab results output ID STREAM`: the bytes kept, as the program wrote
-/// them; a run or stream with nothing kept is bad input, naming what is.
-fn output(store: &fslab_store::Store, id: i64, stream: &str) -> Result<(), Failure> {
-    let rec = store
-        .run(id)
-        .map_err(|e| super::results_failure(fslab_present::Error::from(e)))?;
-    match store.output(id, stream) {
-        Ok(Some(bytes)) => super::print_all(&bytes),
-        Ok(None) if rec.outputs.is_empty() => Err(Failure::Usage(format!(
-            "results output {id}: run {id} ({}) kept no program output",
-            rec.run.workload
-        ))),
-        Ok(None) => Err(Failure::Usage(format!(
-            "results output {id} {stream}: no such stream (kept: {})",
-            rec.outputs
-                .iter()
-                .map(|o| o.stream.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
-        Err(e) => Err(Failure::Failed(format!("results store: {e}"))),
-    }
 }
