@@ -4,7 +4,7 @@
 
 use clap::Subcommand;
 
-use crate::select_args::OutputArgs;
+use crate::select_args::{OutputArgs, ValueError};
 
 #[derive(Debug, Subcommand)]
 pub enum TraceCommand {
@@ -26,15 +26,13 @@ pub enum TraceCommand {
 }
 
 /// `MAJOR,MINOR` as blkparse prints a device.
-fn parse_dev(s: &str) -> Result<(u32, u32), String> {
-    let bad = || format!("{s:?} is not a device as MAJOR,MINOR (for example 7,3)");
+fn parse_dev(s: &str) -> Result<(u32, u32), ValueError> {
+    let bad = || ValueError::Device(s.to_string());
     let (maj, min) = s.split_once(',').ok_or_else(bad)?;
     let maj: u32 = maj.trim().parse().map_err(|_| bad())?;
     let min: u32 = min.trim().parse().map_err(|_| bad())?;
     if maj >= 1 << 12 || min >= 1 << 20 {
-        return Err(format!(
-            "{s:?}: major must be below 4096 and minor below 1048576"
-        ));
+        return Err(ValueError::DeviceRange(s.to_string()));
     }
     Ok((maj, min))
 }
@@ -105,11 +103,9 @@ pub enum ResultsCommand {
 }
 
 /// A percentile: above 0 and at most 100.
-fn percentile(s: &str) -> Result<f64, String> {
+fn percentile(s: &str) -> Result<f64, ValueError> {
     match s.trim().trim_end_matches('%').parse::<f64>() {
         Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
-        _ => Err(format!(
-            "{s:?} is not a percentile above 0 and at most 100 (say 99.9)"
-        )),
+        _ => Err(ValueError::Percentile(s.to_string())),
     }
 }

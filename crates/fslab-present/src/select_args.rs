@@ -85,10 +85,27 @@ pub struct OutputArgs {
     pub output: Option<std::path::PathBuf>,
 }
 
+/// Why an option's value is refused (clap says it after the option),
+/// naming the value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    #[error("{0:?} is not a format (text, json, csv or markdown)")]
+    Format(String),
+    #[error("{0:?} is not a significance level above 0 and at most 0.5 (say 0.05)")]
+    Alpha(String),
+    #[error("{0:?} is not a percentage between 0 and 100")]
+    Percentage(String),
+    #[error("{0:?} is not a percentile above 0 and at most 100 (say 99.9)")]
+    Percentile(String),
+    #[error("{0:?} is not a device as MAJOR,MINOR (for example 7,3)")]
+    Device(String),
+    #[error("{0:?}: major must be below 4096 and minor below 1048576")]
+    DeviceRange(String),
+}
+
 /// `--format NAME`: one of [`crate::format::Format`]'s.
-fn output_format(s: &str) -> Result<crate::format::Format, String> {
-    crate::format::Format::of(s)
-        .ok_or_else(|| format!("{s:?} is not a format (text, json, csv or markdown)"))
+fn output_format(s: &str) -> Result<crate::format::Format, ValueError> {
+    crate::format::Format::of(s).ok_or_else(|| ValueError::Format(s.to_string()))
 }
 
 /// `--format`'s values: the registered exporters' names.
@@ -97,20 +114,18 @@ fn formats() -> clap::builder::PossibleValuesParser {
 }
 
 /// `--alpha P`: a significance level above 0 and at most 0.5.
-pub fn alpha(s: &str) -> Result<f64, String> {
+pub fn alpha(s: &str) -> Result<f64, ValueError> {
     match s.parse::<f64>() {
         Ok(x) if x > 0.0 && x <= 0.5 => Ok(x),
-        _ => Err(format!(
-            "{s:?} is not a significance level above 0 and at most 0.5 (say 0.05)"
-        )),
+        _ => Err(ValueError::Alpha(s.to_string())),
     }
 }
 
 /// `--delta PCT`: a percentage above 0 and below 100.
-pub fn delta_pct(s: &str) -> Result<f64, String> {
+pub fn delta_pct(s: &str) -> Result<f64, ValueError> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(x) if x > 0.0 && x < 100.0 => Ok(x),
-        _ => Err(format!("{s:?} is not a percentage between 0 and 100")),
+        _ => Err(ValueError::Percentage(s.to_string())),
     }
 }
 

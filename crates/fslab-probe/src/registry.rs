@@ -82,11 +82,16 @@ fn extra() -> &'static Mutex<Vec<&'static dyn Plugin>> {
     EXTRA.get_or_init(|| Mutex::new(Vec::new()))
 }
 
+/// A probe's name taken already: refused by [`register`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("probe {0:?} is registered already")]
+pub struct NameTaken(pub &'static str);
+
 /// Adds a probe (a test's own) after the built-in ones; an error when its
 /// name is taken.
-pub fn register(p: &'static dyn Plugin) -> Result<(), String> {
+pub fn register(p: &'static dyn Plugin) -> Result<(), NameTaken> {
     if ProbeRef::of(p.name()).is_some() {
-        return Err(format!("probe {:?} is registered already", p.name()));
+        return Err(NameTaken(p.name()));
     }
     extra()
         .lock()

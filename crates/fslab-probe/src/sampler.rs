@@ -675,8 +675,9 @@ mod tests {
             ["test-needs-image", "test-needs-nothing", "machine"]
         );
         // A name taken is refused.
-        assert!(crate::register(&NEEDS_NOTHING)
-            .unwrap_err()
-            .contains("registered already"));
+        assert_eq!(
+            crate::register(&NEEDS_NOTHING).unwrap_err().to_string(),
+            "probe \"test-needs-nothing\" is registered already"
+        );
     }
 }

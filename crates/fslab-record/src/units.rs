@@ -50,26 +50,39 @@ pub fn parse_bytes(s: &str) -> Option<u64> {
     (bytes.is_finite() && bytes < u64::MAX as f64).then_some(bytes.round() as u64)
 }
 
+/// Why a size option's value is refused, naming the value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    /// Not a size in the module's grammar.
+    #[error("{0:?} is not a size: {SIZE_GRAMMAR}")]
+    NotASize(String),
+    /// A bare count of MiB beyond `u64`.
+    #[error("{0:?} is too large a number of MiB")]
+    TooManyMib(String),
+    /// A size with a unit that is not whole MiB.
+    #[error("{0:?} is not a whole number of MiB (1M = 1048576 bytes)")]
+    NotWholeMib(String),
+    /// A size beyond what the option holds.
+    #[error("{0:?} is too large")]
+    TooLarge(String),
+}
+
 /// A clap value parser for a size in bytes (see [`parse_bytes`]).
-pub fn bytes_arg(s: &str) -> Result<u64, String> {
-    parse_bytes(s).ok_or_else(|| format!("{s:?} is not a size: {SIZE_GRAMMAR}"))
+pub fn bytes_arg(s: &str) -> Result<u64, SizeError> {
+    parse_bytes(s).ok_or_else(|| SizeError::NotASize(s.to_string()))
 }
 
 /// A clap value parser for a size whose bare number counts MiB (tiotest's
 /// `-f 10`); with a unit it is converted, and must be whole MiB (`-f 1G`
 /// is 1024).
-pub fn mib_arg(s: &str) -> Result<u64, String> {
+pub fn mib_arg(s: &str) -> Result<u64, SizeError> {
     let t = s.trim();
     if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
-        return t
-            .parse()
-            .map_err(|_| format!("{s:?} is too large a number of MiB"));
+        return t.parse().map_err(|_| SizeError::TooManyMib(s.to_string()));
     }
     let b = bytes_arg(s)?;
     if b % (1 << 20) != 0 {
-        return Err(format!(
-            "{s:?} is not a whole number of MiB (1M = 1048576 bytes)"
-        ));
+        return Err(SizeError::NotWholeMib(s.to_string()));
     }
     Ok(b >> 20)
 }
@@ -116,7 +129,7 @@ mod tests {
         for bad in ["", "k", "4x", "4kk", "4bi", "4 kb b", "1e3"] {
             assert_eq!(super::parse_bytes(bad), None, "{bad}");
         }
-        let e = super::bytes_arg("4x").unwrap_err();
+        let e = super::bytes_arg("4x").unwrap_err().to_string();
         assert!(
             e.starts_with("\"4x\" is not a size:") && e.contains("1024"),
             "{e}"
@@ -128,9 +141,10 @@ mod tests {
         assert_eq!(super::mib_arg("10"), Ok(10));
         assert_eq!(super::mib_arg("1G"), Ok(1024));
         assert_eq!(super::mib_arg("512MiB"), Ok(512));
-        assert!(super::mib_arg("1000k")
-            .unwrap_err()
-            .contains("whole number of MiB"));
+        assert_eq!(
+            super::mib_arg("1000k").unwrap_err().to_string(),
+            "\"1000k\" is not a whole number of MiB (1M = 1048576 bytes)"
+        );
         assert!(super::mib_arg("ten").is_err());
     }
 

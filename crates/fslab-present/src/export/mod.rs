@@ -39,11 +39,16 @@ fn extra() -> &'static Mutex<Vec<&'static dyn Exporter>> {
     EXTRA.get_or_init(|| Mutex::new(Vec::new()))
 }
 
+/// A format's name taken already: refused by [`register`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("format {0:?} is registered already")]
+pub struct NameTaken(pub &'static str);
+
 /// Adds a format (a test's own) after the built-in ones; an error when its
 /// name is taken.
-pub fn register(e: &'static dyn Exporter) -> std::result::Result<(), String> {
+pub fn register(e: &'static dyn Exporter) -> std::result::Result<(), NameTaken> {
     if of(e.name()).is_some() {
-        return Err(format!("format {:?} is registered already", e.name()));
+        return Err(NameTaken(e.name()));
     }
     extra()
         .lock()

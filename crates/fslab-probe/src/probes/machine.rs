@@ -111,14 +111,30 @@ fn busy_ticks(source: &dyn Source) -> Option<u64> {
     Some(t.user + t.nice + t.system + t.irq + t.softirq)
 }
 
-/// The v2 cgroup directory of process `pid`, or why there is none with
-/// pressure files of its own.
-fn cgroup_dir(ctx: &Ctx) -> Result<PathBuf, String> {
-    let v1 = if ctx.memory_cgroup.is_some() {
+/// Why a workload's cgroup has no pressure files of its own; `v1`: its
+/// memory cgroup is cgroup v1 (said first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum NoPressure {
+    #[error("{}the workload is in no cgroup v2 cgroup", v1_said(*.0))]
+    NoCgroup(bool),
+    #[error("{}the workload's cgroup v2 cgroup is the root: its pressure is the machine's", v1_said(*.0))]
+    Root(bool),
+    #[error("{}no cgroup v2 hierarchy is mounted", v1_said(*.0))]
+    NotMounted(bool),
+}
+
+fn v1_said(v1: bool) -> &'static str {
+    if v1 {
         "its memory cgroup is cgroup v1, which has no pressure files; "
     } else {
         ""
-    };
+    }
+}
+
+/// The v2 cgroup directory of process `pid`, or why there is none with
+/// pressure files of its own.
+fn cgroup_dir(ctx: &Ctx) -> Result<PathBuf, NoPressure> {
+    let v1 = ctx.memory_cgroup.is_some();
     let own = ctx
         .source
         .read(&Path::new("/proc").join(ctx.pid.to_string()).join("cgroup"))
@@ -126,11 +142,9 @@ fn cgroup_dir(ctx: &Ctx) -> Result<PathBuf, String> {
             t.lines()
                 .find_map(|l| l.strip_prefix("0::").map(String::from))
         })
-        .ok_or_else(|| format!("{v1}the workload is in no cgroup v2 cgroup"))?;
+        .ok_or(NoPressure::NoCgroup(v1))?;
     if own.trim() == "/" {
-        return Err(format!(
-            "{v1}the workload's cgroup v2 cgroup is the root: its pressure is the machine's"
-        ));
+        return Err(NoPressure::Root(v1));
     }
     let mount = ctx
         .source
@@ -140,7 +154,7 @@ fn cgroup_dir(ctx: &Ctx) -> Result<PathBuf, String> {
                 .filter_map(fslab_record::mountinfo::parse_line)
                 .find(|m| m.fs_type == "cgroup2")
         })
-        .ok_or_else(|| format!("{v1}no cgroup v2 hierarchy is mounted"))?;
+        .ok_or(NoPressure::NotMounted(v1))?;
     Ok(Path::new(&mount.mount_point).join(own.trim().trim_start_matches('/')))
 }
 
@@ -228,7 +242,7 @@ impl Probe for Machine {
                 self.facts.cgroup_pressure_source = dir.display().to_string();
                 self.cgroup_dir = Some(dir);
             }
-            Err(why) => self.facts.cgroup_pressure_source = why,
+            Err(why) => self.facts.cgroup_pressure_source = why.to_string(),
         }
         match source.cycle_counter() {
             Ok(c) => {

@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 
+use fslab_record::units::SizeError;
 use fslab_record::LatencyHistogram;
 use fslab_sys::mmap::SharedMap;
 use rustix::fs::OFlags;
@@ -759,21 +760,21 @@ pub fn terse(tests: &[TestResult]) -> String {
 
 /// `-f`: MiB as a count or a size (fslab's one size grammar); a negative
 /// count is kept for the validation to name.
-fn mib_count(s: &str) -> Result<i64, String> {
+fn mib_count(s: &str) -> Result<i64, SizeError> {
     match s.trim().parse::<i64>() {
         Ok(n) => Ok(n),
         Err(_) => fslab_record::units::mib_arg(s)
-            .and_then(|v| i64::try_from(v).map_err(|_| format!("{s:?} is too large"))),
+            .and_then(|v| i64::try_from(v).map_err(|_| SizeError::TooLarge(s.to_string()))),
     }
 }
 
 /// `-b`: bytes as a count or a size; a negative count is kept for the
 /// validation to name.
-fn byte_count(s: &str) -> Result<i64, String> {
+fn byte_count(s: &str) -> Result<i64, SizeError> {
     match s.trim().parse::<i64>() {
         Ok(n) => Ok(n),
         Err(_) => fslab_record::units::bytes_arg(s)
-            .and_then(|v| i64::try_from(v).map_err(|_| format!("{s:?} is too large"))),
+            .and_then(|v| i64::try_from(v).map_err(|_| SizeError::TooLarge(s.to_string()))),
     }
 }
 
