@@ -60,13 +60,10 @@ impl Parser for Elbencho {
     fn about(&self) -> &'static str {
         "elbencho's result file (--jsonfile or --csvfile): each phase's IOPS, throughput, entries and latency"
     }
-    fn check(&self, argv: &[String], patterns: &[Pattern]) -> Result<(), String> {
+    fn check(&self, argv: &[String], patterns: &[Pattern]) -> Result<(), crate::CheckError> {
         crate::no_patterns(NAME, patterns)?;
         if result_file(argv, None).is_none() {
-            return Err(
-                "elbencho writes its results to a file: give --jsonfile {dir}/elbencho.json (or --csvfile), or --parse-file"
-                    .into(),
-            );
+            return Err(crate::CheckError::ElbenchoNoFile);
         }
         Ok(())
     }
@@ -312,10 +309,10 @@ mod tests {
             "elbencho parser: r.csv line 3: MiB/s [last] \"sixteen\" is not a number"
         );
         let argv: Vec<String> = ["elbencho", "-w", "/x"].map(String::from).to_vec();
-        assert!(Elbencho
-            .check(&argv, &[])
-            .unwrap_err()
-            .contains("--jsonfile"));
+        assert_eq!(
+            Elbencho.check(&argv, &[]).unwrap_err().to_string(),
+            "elbencho writes its results to a file: give --jsonfile {dir}/elbencho.json (or --csvfile), or --parse-file"
+        );
         let with: Vec<String> = ["elbencho", "--jsonfile=/x/r.json"]
             .map(String::from)
             .to_vec();

@@ -45,16 +45,14 @@ impl Parser for Fio {
     fn about(&self) -> &'static str {
         "fio's JSON (--output-format=json or json+): per job and direction bandwidth, IOPS, latency percentiles; json+'s latency histogram"
     }
-    fn check(&self, argv: &[String], patterns: &[Pattern]) -> Result<(), String> {
+    fn check(&self, argv: &[String], patterns: &[Pattern]) -> Result<(), crate::CheckError> {
         crate::no_patterns(NAME, patterns)?;
         let formats = option_value(argv, "--output-format").unwrap_or("normal");
         if !formats
             .split(',')
             .any(|f| matches!(f.trim(), "json" | "json+"))
         {
-            return Err(format!(
-                "fio --output-format={formats}: the fio parser reads fio's JSON: give --output-format=json+ (or json)"
-            ));
+            return Err(crate::CheckError::FioNotJson(formats.to_string()));
         }
         Ok(())
     }
@@ -350,6 +348,7 @@ mod tests {
         assert!(Fio
             .check(&argv, &[])
             .unwrap_err()
+            .to_string()
             .contains("--output-format=json+"));
         assert!(Fio
             .check(&["fio".into(), "--output-format=json+".into()], &[])

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 
 use fslab_record::{LatencyHistogram, Metric, PhaseResult};
 
-pub use pattern::Pattern;
+pub use pattern::{Pattern, PatternError};
 
 /// What a program left for its parser.
 #[derive(Debug, Clone, Copy)]
@@ -128,7 +128,7 @@ pub trait Parser: Sync {
     /// What it needs of the program's arguments, checked before anything
     /// runs (fio's `--output-format=json`): one line naming what is
     /// missing. `patterns` are the generic parser's.
-    fn check(&self, argv: &[String], patterns: &[Pattern]) -> Result<(), String> {
+    fn check(&self, argv: &[String], patterns: &[Pattern]) -> Result<(), CheckError> {
         no_patterns(self.name(), patterns)?;
         let _ = argv;
         Ok(())
@@ -174,13 +174,42 @@ pub(crate) fn headline_labels(p: &Parsed, phase: &str) -> Vec<String> {
         .collect()
 }
 
+/// What a parser refuses before anything runs ([`Parser::check`]): one
+/// line naming what is missing or wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    /// `--metric` given to a parser that reads its tool's own output.
+    #[error(
+        "--metric {pattern:?}: only the regex parser takes patterns (the {parser} parser reads its tool's own output)"
+    )]
+    PatternsNotTaken { parser: String, pattern: String },
+    /// fio run without JSON output (its `--output-format`).
+    #[error(
+        "fio --output-format={0}: the fio parser reads fio's JSON: give --output-format=json+ (or json)"
+    )]
+    FioNotJson(String),
+    /// elbencho run without a result file.
+    #[error(
+        "elbencho writes its results to a file: give --jsonfile {{dir}}/elbencho.json (or --csvfile), or --parse-file"
+    )]
+    ElbenchoNoFile,
+    /// The regex parser without a pattern.
+    #[error(
+        "the regex parser needs a pattern: --metric 'NAME (UNIT)=REGEX' (metrics = [...] in an experiment)"
+    )]
+    NoPattern,
+    /// Two patterns of one name (`pattern`: the second as written).
+    #[error("--metric {pattern:?}: the name {name:?} is given twice")]
+    NameTwice { pattern: String, name: String },
+}
+
 /// Refuses `--metric` patterns for a parser that does not take them.
-pub fn no_patterns(parser: &str, patterns: &[Pattern]) -> Result<(), String> {
+pub fn no_patterns(parser: &str, patterns: &[Pattern]) -> Result<(), CheckError> {
     match patterns.first() {
-        Some(p) => Err(format!(
-            "--metric {:?}: only the regex parser takes patterns (the {parser} parser reads its tool's own output)",
-            p.text()
-        )),
+        Some(p) => Err(CheckError::PatternsNotTaken {
+            parser: parser.to_string(),
+            pattern: p.text().to_string(),
+        }),
         None => Ok(()),
     }
 }

@@ -10,7 +10,7 @@ use std::fmt;
 
 use fslab_record::{Better, Metric, Unit};
 
-use crate::{line_of, Output, ParseError, Parsed, Parser};
+use crate::{line_of, CheckError, Output, ParseError, Parsed, Parser};
 
 /// One named pattern.
 #[derive(Debug, Clone)]
@@ -40,42 +40,65 @@ impl Pattern {
     }
 }
 
+/// Why a `--metric` pattern is refused: the pattern as written, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--metric {text:?}: {why}")]
+pub struct PatternError {
+    pub text: String,
+    pub why: PatternWhy,
+}
+
+/// What is wrong with a pattern.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternWhy {
+    #[error("give NAME (UNIT)=REGEX")]
+    NoEquals,
+    #[error("the name before the unit is missing or has brackets")]
+    BadName,
+    #[error("unknown unit {0:?} (units: {units})", units = Unit::symbols())]
+    UnknownUnit(String),
+    /// The regex crate's error, on one line.
+    #[error("not a regular expression: {0}")]
+    NotARegex(String),
+    #[error("the number needs a group: (...) or (?P<value>...)")]
+    NoGroup,
+    #[error("with a phase group, name the number's group (?P<value>...)")]
+    UnnamedValue,
+}
+
 impl std::str::FromStr for Pattern {
-    type Err = String;
+    type Err = PatternError;
 
     /// `NAME (UNIT)=REGEX`, or `NAME=REGEX` for a count.
-    fn from_str(text: &str) -> Result<Pattern, String> {
-        let bad = |why: &str| format!("--metric {text:?}: {why}");
+    fn from_str(text: &str) -> Result<Pattern, PatternError> {
+        let bad = |why: PatternWhy| PatternError {
+            text: text.to_string(),
+            why,
+        };
         let (head, re) = text
             .split_once('=')
-            .ok_or_else(|| bad("give NAME (UNIT)=REGEX"))?;
+            .ok_or_else(|| bad(PatternWhy::NoEquals))?;
         let head = head.trim();
         let (name, unit) = match head.strip_suffix(')').and_then(|h| h.rsplit_once(" (")) {
             Some((n, u)) => (n.trim(), u.trim()),
             None => (head, ""),
         };
         if name.is_empty() || name.contains(['(', ')']) {
-            return Err(bad("the name before the unit is missing or has brackets"));
+            return Err(bad(PatternWhy::BadName));
         }
-        let unit = Unit::of_symbol(unit).ok_or_else(|| {
-            bad(&format!(
-                "unknown unit {unit:?} (units: {})",
-                Unit::symbols()
-            ))
-        })?;
+        let unit =
+            Unit::of_symbol(unit).ok_or_else(|| bad(PatternWhy::UnknownUnit(unit.to_string())))?;
         let regex = regex::RegexBuilder::new(re)
             .multi_line(true)
             .build()
-            .map_err(|e| bad(&format!("not a regular expression: {}", one_line(&e))))?;
+            .map_err(|e| bad(PatternWhy::NotARegex(one_line(&e))))?;
         let groups = regex.captures_len() - 1;
         let named = |n: &str| regex.capture_names().flatten().any(|g| g == n);
         if groups == 0 || (named("phase") && groups == 1) {
-            return Err(bad("the number needs a group: (...) or (?P<value>...)"));
+            return Err(bad(PatternWhy::NoGroup));
         }
         if named("phase") && !named("value") {
-            return Err(bad(
-                "with a phase group, name the number's group (?P<value>...)",
-            ));
+            return Err(bad(PatternWhy::UnnamedValue));
         }
         Ok(Pattern {
             text: text.to_string(),
@@ -124,21 +147,17 @@ impl Parser for Regex {
     fn about(&self) -> &'static str {
         "named regular expressions with units over the program's output (--metric 'NAME (UNIT)=REGEX')"
     }
-    fn check(&self, _argv: &[String], patterns: &[Pattern]) -> Result<(), String> {
+    fn check(&self, _argv: &[String], patterns: &[Pattern]) -> Result<(), CheckError> {
         if patterns.is_empty() {
-            return Err(
-                "the regex parser needs a pattern: --metric 'NAME (UNIT)=REGEX' (metrics = [...] in an experiment)"
-                    .into(),
-            );
+            return Err(CheckError::NoPattern);
         }
         let mut seen = std::collections::BTreeSet::new();
         for p in patterns {
             if !seen.insert(&p.name) {
-                return Err(format!(
-                    "--metric {:?}: the name {:?} is given twice",
-                    p.text(),
-                    p.name
-                ));
+                return Err(CheckError::NameTwice {
+                    pattern: p.text().to_string(),
+                    name: p.name.clone(),
+                });
             }
         }
         Ok(())
@@ -254,23 +273,30 @@ mod tests {
         assert_eq!((c.unit, c.better()), (Unit::Count, Better::Neither));
         let t: Pattern = "wall (s)=real\\s+([0-9.]+)".parse().unwrap();
         assert_eq!(t.better(), Better::Lower);
-        let e = "x (furlongs)=(1)".parse::<Pattern>().unwrap_err();
+        let e = "x (furlongs)=(1)"
+            .parse::<Pattern>()
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("unknown unit \"furlongs\""), "{e}");
         assert!("x (s)=no group"
             .parse::<Pattern>()
             .unwrap_err()
+            .to_string()
             .contains("needs a group"));
         assert!("x (s)=("
             .parse::<Pattern>()
             .unwrap_err()
+            .to_string()
             .contains("not a regular expression"));
         assert!("no equals"
             .parse::<Pattern>()
             .unwrap_err()
+            .to_string()
             .contains("NAME (UNIT)=REGEX"));
         assert!("x=(?P<phase>\\w+) (\\d+)"
             .parse::<Pattern>()
             .unwrap_err()
+            .to_string()
             .contains("(?P<value>"));
         let back: Pattern = serde_json::from_value(serde_json::to_value(&p).unwrap()).unwrap();
         assert_eq!(back.text(), p.text());
@@ -340,11 +366,13 @@ mod tests {
         assert!(Regex
             .check(&argv, &[])
             .unwrap_err()
+            .to_string()
             .contains("needs a pattern"));
         let twice = [pats[0].clone(), pats[0].clone()];
         assert!(Regex
             .check(&argv, &twice)
             .unwrap_err()
+            .to_string()
             .contains("given twice"));
     }
 }

@@ -179,7 +179,7 @@ impl CommandArgs {
             .iter()
             .map(|m| m.parse::<Pattern>())
             .collect::<Result<Vec<_>, _>>()
-            .map_err(bad)?;
+            .map_err(|e| bad(e.to_string()))?;
         let parser = self.parser()?;
         match parser {
             Some(p) => p
