@@ -182,8 +182,8 @@ fn mib(b: u64) -> f64 {
 /// Makes the file (refusing an existing one), sizes it (posix_fallocate
 /// with --fallocate) and maps it shared; a file that cannot be sized or
 /// mapped is removed again rather than left, sparse, at its length.
-fn make_file(opts: &AllocOptions) -> Result<(std::fs::File, SharedMap, Option<f64>), String> {
-    let io = |what: &str, e: std::io::Error| format!("{what} {}: {e}", opts.file.display());
+fn make_file(opts: &AllocOptions) -> crate::Result<(std::fs::File, SharedMap, Option<f64>)> {
+    let io = |what: &str, e| crate::Error::io(format!("{what} {}", opts.file.display()), e);
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -192,7 +192,7 @@ fn make_file(opts: &AllocOptions) -> Result<(std::fs::File, SharedMap, Option<f6
         .map_err(|e| io("open", e))?;
     // The file is alloctest's own (it refuses an existing one): if it cannot
     // be sized or mapped, it goes again rather than stay, sparse, at LEN.
-    let made = |r: Result<(), String>| {
+    let made = |r: crate::Result<()>| {
         r.inspect_err(|_| {
             let _ = std::fs::remove_file(&opts.file);
         })
@@ -204,14 +204,11 @@ fn make_file(opts: &AllocOptions) -> Result<(std::fs::File, SharedMap, Option<f6
         made(posix_fallocate(&file, opts.len).map_err(|e| io("posix_fallocate", e)))?;
         fallocate_s = Some(t.elapsed().as_secs_f64());
     }
-    let map = SharedMap::new(file.as_fd(), opts.len as usize).map_err(|e| io("mmap", e));
-    let map = match map {
-        Ok(m) => m,
-        Err(e) => {
-            made(Err(e.clone()))?;
-            return Err(e);
-        }
-    };
+    let map = SharedMap::new(file.as_fd(), opts.len as usize)
+        .map_err(|e| io("mmap", e))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&opts.file);
+        })?;
     Ok((file, map, fallocate_s))
 }
 
@@ -378,7 +375,7 @@ pub fn run(opts: &AllocOptions, start: Start<'_, '_>) -> crate::Result<AllocRepo
         .parent()
         .map(|p| p.to_path_buf())
         .unwrap_or_else(|| ".".into());
-    let (file, map, fallocate_s) = make_file(opts).map_err(crate::Error::Setup)?;
+    let (file, map, fallocate_s) = make_file(opts)?;
     let map = Mutex::new(map);
     let Begun { mut ctx, out, .. } = start.begin("alloctest", &dir, opts)?;
     let stop = ctx.stop;

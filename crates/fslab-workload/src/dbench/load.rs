@@ -187,13 +187,22 @@ fn tokens(line: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-fn num(s: &str) -> Result<u64, String> {
+/// What is wrong with a line's words (placed at its line by the caller).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum WordError {
+    #[error("{0:?} is not a number")]
+    NotANumber(String),
+    #[error("{op} takes {want} arguments before the status, not {got}")]
+    Arity { op: String, want: usize, got: usize },
+}
+
+fn num(s: &str) -> Result<u64, WordError> {
     let r = if let Some(h) = s.strip_prefix("0x") {
         u64::from_str_radix(h, 16)
     } else {
         s.parse()
     };
-    r.map_err(|_| format!("{s:?} is not a number"))
+    r.map_err(|_| WordError::NotANumber(s.to_string()))
 }
 
 /// A loadfile word as an error may show it: quoted when it looks like a
@@ -212,22 +221,22 @@ fn shown(w: &str) -> String {
 
 /// Parses a loadfile; errors read `NAME:LINE: what is wrong`.
 /// That the operation `t[0]` has `n` arguments.
-fn arity(t: &[String], n: usize) -> Result<(), String> {
+fn arity(t: &[String], n: usize) -> Result<(), WordError> {
     if t.len() - 1 == n {
         return Ok(());
     }
-    Err(format!(
-        "{} takes {n} arguments before the status, not {}",
-        t[0],
-        t.len() - 1
-    ))
+    Err(WordError::Arity {
+        op: t[0].clone(),
+        want: n,
+        got: t.len() - 1,
+    })
 }
 
 /// One line's operation and its arguments (`t`: the tokens before the
 /// status); `e` places a message at the line.
 fn parse_op(t: &[String], e: &dyn Fn(String) -> crate::LineError) -> Result<Op, crate::LineError> {
-    let want = |n: usize| arity(t, n).map_err(e);
-    let n = |k: usize| num(&t[k]).map_err(e);
+    let want = |n: usize| arity(t, n).map_err(|w| e(w.to_string()));
+    let n = |k: usize| num(&t[k]).map_err(|w| e(w.to_string()));
     // Handles, options and dispositions are 32-bit in SMB and in dbench.
     let n32 =
         |k: usize| u32::try_from(n(k)?).map_err(|_| e(format!("{} does not fit in 32 bits", t[k])));

@@ -176,11 +176,60 @@ fn names(list: &[&str]) -> String {
     list.join(", ")
 }
 
+/// Why an IO500 ini file is refused: one line naming the file, the line,
+/// and the section and key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} line {line}: {why}", file.display())]
+pub struct IniError {
+    pub file: PathBuf,
+    pub line: usize,
+    pub why: IniWhy,
+}
+
+/// What is wrong at an ini file's line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IniWhy {
+    /// Not ini (the ini reader's words).
+    #[error("{0}")]
+    Syntax(String),
+    #[error("unknown section [{section}] (IO500's: {known})")]
+    UnknownSection { section: String, known: String },
+    #[error("[{section}] {key}: unknown key (IO500's [{section}] keys: {known})")]
+    UnknownKey {
+        section: &'static str,
+        key: String,
+        known: String,
+    },
+    #[error("[{section}] {key} = {value}: {why}")]
+    Value {
+        section: &'static str,
+        key: String,
+        value: String,
+        why: ValueWhy,
+    },
+}
+
+/// Why a key's value is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ValueWhy {
+    #[error("expects TRUE or FALSE (IO500's bool)")]
+    NotBool,
+    #[error("expects an integer >= 0 (IO500's uint)")]
+    NotCount,
+    /// A key io500md reads no value of (why).
+    #[error("{0}")]
+    Unsupported(&'static str),
+}
+
 /// Reads `text` (the file `file`); the error is one line naming the file,
 /// the line and the section and key.
-pub fn read(file: &Path, text: &str) -> Result<Config, String> {
-    let at = |line: usize, m: String| format!("{} line {line}: {m}", file.display());
-    let parsed = ini::parse(text).map_err(|(line, m)| at(line, m))?;
+pub fn read(file: &Path, text: &str) -> Result<Config, IniError> {
+    let at = |line: usize, why: IniWhy| IniError {
+        file: file.to_path_buf(),
+        line,
+        why,
+    };
+    let parsed = ini::parse(text).map_err(|(line, m)| at(line, IniWhy::Syntax(m)))?;
     let mut c = Config::default();
     for s in parsed.sections.iter().filter(|s| s.line > 0) {
         let Some((name, keys)) = SECTIONS
@@ -188,41 +237,51 @@ pub fn read(file: &Path, text: &str) -> Result<Config, String> {
             .find(|(n, _)| n.eq_ignore_ascii_case(&s.name))
         else {
             let known: Vec<&str> = SECTIONS.iter().map(|(n, _)| *n).collect();
-            return Err(at(
-                s.line,
-                format!("unknown section [{}] (IO500's: {})", s.name, names(&known)),
-            ));
+            let section = s.name.clone();
+            let known = names(&known);
+            return Err(at(s.line, IniWhy::UnknownSection { section, known }));
         };
         for (key, value, line) in &s.pairs {
             if !keys.iter().any(|(k, _)| k.eq_ignore_ascii_case(key)) {
                 let known: Vec<&str> = keys.iter().map(|(k, _)| *k).collect();
                 return Err(at(
                     *line,
-                    format!(
-                        "[{name}] {key}: unknown key (IO500's [{name}] keys: {})",
-                        names(&known)
-                    ),
+                    IniWhy::UnknownKey {
+                        section: name,
+                        key: key.clone(),
+                        known: names(&known),
+                    },
                 ));
             }
-            take(&mut c, name, key, value)
-                .map_err(|m| at(*line, format!("[{name}] {key} = {value}: {m}")))?;
+            take(&mut c, name, key, value).map_err(|why| {
+                let (key, value) = (key.clone(), value.clone());
+                let section = *name;
+                at(
+                    *line,
+                    IniWhy::Value {
+                        section,
+                        key,
+                        value,
+                        why,
+                    },
+                )
+            })?;
         }
     }
     Ok(c)
 }
 
-fn boolean(v: &str) -> Result<bool, String> {
-    ini::boolean(v).ok_or_else(|| "expects TRUE or FALSE (IO500's bool)".to_string())
+fn boolean(v: &str) -> Result<bool, ValueWhy> {
+    ini::boolean(v).ok_or(ValueWhy::NotBool)
 }
 
-fn count(v: &str) -> Result<u64, String> {
-    v.parse()
-        .map_err(|_| "expects an integer >= 0 (IO500's uint)".to_string())
+fn count(v: &str) -> Result<u64, ValueWhy> {
+    v.parse().map_err(|_| ValueWhy::NotCount)
 }
 
 /// One key of section `name` into `c`: read, or refused as a key of a
 /// phase io500md does not run or does not implement.
-fn take(c: &mut Config, name: &str, key: &str, v: &str) -> Result<(), String> {
+fn take(c: &mut Config, name: &str, key: &str, v: &str) -> Result<(), ValueWhy> {
     let read = READ
         .iter()
         .find(|(n, _)| *n == name)
@@ -240,7 +299,7 @@ fn take(c: &mut Config, name: &str, key: &str, v: &str) -> Result<(), String> {
         } else {
             "not supported: io500md runs IO500's metadata phases, not this one (leave the section out, or set run = FALSE)"
         };
-        return Err(why.into());
+        return Err(ValueWhy::Unsupported(why));
     }
     match key.to_ascii_lowercase().as_str() {
         "datadir" => c.datadir = Some(PathBuf::from(v)),
@@ -249,16 +308,19 @@ fn take(c: &mut Config, name: &str, key: &str, v: &str) -> Result<(), String> {
         "timestamp-resultdir" => c.timestamp_resultdir = Some(boolean(v)?),
         "drop-caches" => c.drop_caches = Some(boolean(v)?),
         "api" if v.eq_ignore_ascii_case("POSIX") => {}
-        "api" => return Err("not supported: io500md does POSIX calls only".into()),
+        "api" => {
+            return Err(ValueWhy::Unsupported(
+                "not supported: io500md does POSIX calls only",
+            ))
+        }
         "stonewall-time" => c.stonewall_time = Some(count(v)?),
         "n" if name == "mdtest-easy" => c.easy_n = Some(count(v)?),
         "n" => c.hard_n = Some(count(v)?),
         "files-per-dir" if count(v)? == 0 => {}
         "files-per-dir" => {
-            return Err(
-                "not supported: fslab's mdtest does not run -n with -I (and IO500 marks such a run INVALID)"
-                    .into(),
-            )
+            return Err(ValueWhy::Unsupported(
+                "not supported: fslab's mdtest does not run -n with -I (and IO500 marks such a run INVALID)",
+            ))
         }
         _ => {
             let run = Some(boolean(v)?);
@@ -290,7 +352,7 @@ impl Io500Args {
         let text = std::fs::read_to_string(&file).map_err(|e| {
             crate::Error::Options(format!("{}: cannot read it: {e}", file.display()))
         })?;
-        let c = read(&file, &text).map_err(crate::Error::Options)?;
+        let c = read(&file, &text).map_err(|e| crate::Error::Options(e.to_string()))?;
         let stamp = timestamp();
         let stamped = |base: PathBuf, on: Option<bool>| match on.unwrap_or(true) {
             true => base.join(&stamp),
@@ -323,7 +385,7 @@ mod tests {
     use super::*;
 
     fn refused(text: &str) -> String {
-        read(Path::new("io500.ini"), text).unwrap_err()
+        read(Path::new("io500.ini"), text).unwrap_err().to_string()
     }
 
     #[test]
