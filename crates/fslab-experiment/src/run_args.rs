@@ -308,11 +308,16 @@ pub fn resume_notice(exp: &Experiment, r: &crate::runner::Resume, scale: f64) ->
     ))
 }
 
+/// `--scale F` that is no factor above 0, as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a factor above 0 (say 0.01)")]
+pub struct NotAScale(pub String);
+
 /// `--scale F`: a factor above 0 (a negative one is named, not taken for
 /// an option).
-fn scale_factor(s: &str) -> Result<f64, String> {
+fn scale_factor(s: &str) -> Result<f64, NotAScale> {
     match s.trim().parse::<f64>() {
         Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
-        _ => Err(format!("{s:?} is not a factor above 0 (say 0.01)")),
+        _ => Err(NotAScale(s.to_string())),
     }
 }

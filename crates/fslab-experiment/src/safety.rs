@@ -276,8 +276,16 @@ pub fn path_target_error(path: &Path) -> Option<String> {
 /// A directory made for the check and removed after it.
 pub(crate) struct Scratch(pub(crate) PathBuf);
 
+/// A directory that could not be made, and the system's reason.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot create {}: {source}", path.display())]
+pub(crate) struct CannotCreate {
+    path: PathBuf,
+    source: std::io::Error,
+}
+
 impl Scratch {
-    pub(crate) fn new() -> Result<Scratch, String> {
+    pub(crate) fn new() -> Result<Scratch, CannotCreate> {
         use std::sync::atomic::{AtomicU32, Ordering};
         static N: AtomicU32 = AtomicU32::new(0);
         let p = std::env::temp_dir().join(format!(
@@ -285,8 +293,10 @@ impl Scratch {
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
         ));
-        std::fs::create_dir(&p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
-        Ok(Scratch(p))
+        match std::fs::create_dir(&p) {
+            Ok(()) => Ok(Scratch(p)),
+            Err(source) => Err(CannotCreate { path: p, source }),
+        }
     }
 }
 
@@ -301,7 +311,7 @@ impl Drop for Scratch {
 fn workload_error(exp: &Experiment, cell: &Cell) -> Option<String> {
     let scratch = match Scratch::new() {
         Ok(s) => s,
-        Err(e) => return Some(e),
+        Err(e) => return Some(e.to_string()),
     };
     let dirs = plan::workload_dirs(exp, &scratch.0);
     for d in &dirs {
