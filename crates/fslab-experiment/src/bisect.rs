@@ -156,9 +156,35 @@ pub struct Step {
     pub side: Side,
 }
 
-/// A bisection's course and answer.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Bisection {
+/// Why a bisection stopped without an answer; `E`: why a kernel could not
+/// be measured.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Stopped<E> {
+    /// The good or the bad kernel could not be measured.
+    #[error("{0}")]
+    Ends(E),
+    /// The good and the bad kernel's repetitions overlap (`n` each).
+    #[error(
+        "the good and the bad kernel do not differ beyond their spread in {0} repetitions \
+         each: nothing to bisect"
+    )]
+    NoDifference(u32),
+    /// A kernel between them could not be measured.
+    #[error("{kernel}: {error}")]
+    Step { kernel: String, error: E },
+    /// A kernel's `n` repetitions fall on both sides of the threshold.
+    #[error("{kernel}: its {n} repetitions straddle the threshold {threshold:.4}: undecided")]
+    Undecided {
+        kernel: String,
+        n: u32,
+        threshold: f64,
+    },
+}
+
+/// A bisection's course and answer; `E`: why a kernel could not be
+/// measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bisection<E> {
     /// The kernels measured, in the order they were.
     pub steps: Vec<Step>,
     /// Midway between the good and the bad kernel's means.
@@ -167,7 +193,7 @@ pub struct Bisection {
     pub first_bad: Option<usize>,
     pub last_good: Option<usize>,
     /// Why the search stopped without an answer.
-    pub stopped: Option<String>,
+    pub stopped: Option<Stopped<E>>,
 }
 
 /// How many repetitions a kernel gets, and at most.
@@ -197,13 +223,19 @@ fn separated(a: &[f64], b: &[f64]) -> bool {
 /// Bisects between `k.good` and `k.bad`; `measure(kernel, n)` runs `n`
 /// more repetitions on a kernel and gives their values (Err: the kernel
 /// could not be measured, which stops the search).
-pub fn bisect(
+pub fn bisect<E>(
     k: &Kernels,
     reps: Repetitions,
-    measure: &mut dyn FnMut(usize, u32) -> Result<Vec<f64>, String>,
-) -> Bisection {
-    let mut b = Bisection::default();
-    let mut run = |i: usize, n: u32, into: &mut Vec<f64>| -> Result<(), String> {
+    measure: &mut dyn FnMut(usize, u32) -> Result<Vec<f64>, E>,
+) -> Bisection<E> {
+    let mut b = Bisection {
+        steps: Vec::new(),
+        threshold: None,
+        first_bad: None,
+        last_good: None,
+        stopped: None,
+    };
+    let mut run = |i: usize, n: u32, into: &mut Vec<f64>| -> Result<(), E> {
         into.extend(measure(i, n)?);
         Ok(())
     };
@@ -213,7 +245,7 @@ pub fn bisect(
     while ends.is_ok() && !separated(&good, &bad) && n < reps.max {
         let more = run(k.good, 1, &mut good).and_then(|()| run(k.bad, 1, &mut bad));
         if let Err(e) = more {
-            b.stopped = Some(e);
+            b.stopped = Some(Stopped::Ends(e));
             return b;
         }
         n += 1;
@@ -229,14 +261,11 @@ pub fn bisect(
         side: Side::Bad,
     });
     if let Err(e) = ends {
-        b.stopped = Some(e);
+        b.stopped = Some(Stopped::Ends(e));
         return b;
     }
     if !separated(&good, &bad) {
-        b.stopped = Some(format!(
-            "the good and the bad kernel do not differ beyond their spread in {n} repetitions \
-             each: nothing to bisect"
-        ));
+        b.stopped = Some(Stopped::NoDifference(n));
         return b;
     }
     let t = (mean(&good) + mean(&bad)) / 2.0;
@@ -274,17 +303,20 @@ pub fn bisect(
             side,
         });
         match (side, r) {
-            (_, Err(e)) => {
-                b.stopped = Some(format!("{}: {e}", k.name(mid)));
+            (_, Err(error)) => {
+                let kernel = k.name(mid);
+                b.stopped = Some(Stopped::Step { kernel, error });
                 return b;
             }
             (Side::Good, _) => lo = mid,
             (Side::Bad, _) => hi = mid,
             (Side::Undecided, _) => {
-                b.stopped = Some(format!(
-                    "{}: its {n} repetitions straddle the threshold {t:.4}: undecided",
-                    k.name(mid)
-                ));
+                let kernel = k.name(mid);
+                b.stopped = Some(Stopped::Undecided {
+                    kernel,
+                    n,
+                    threshold: t,
+                });
                 return b;
             }
         }
@@ -296,7 +328,7 @@ pub fn bisect(
 
 /// The bisection's account: every step, then the answer with both
 /// neighbours' evidence.
-pub fn text(k: &Kernels, metric: &str, b: &Bisection) -> String {
+pub fn text<E: std::fmt::Display>(k: &Kernels, metric: &str, b: &Bisection<E>) -> String {
     let fmt = |v: &[f64]| -> String {
         let (lo, hi) = range(v);
         format!(
@@ -383,12 +415,12 @@ mod tests {
         Kernels { cells, good, bad }
     }
 
+    /// What a test's measurement gives.
+    type Values = Result<Vec<f64>, &'static str>;
+
     /// Kernels from `from` on are bad (value 15 against 0), with a little
     /// spread; the kernels measured are counted.
-    fn planted(
-        from: usize,
-        seen: &mut Vec<usize>,
-    ) -> impl FnMut(usize, u32) -> Result<Vec<f64>, String> + '_ {
+    fn planted(from: usize, seen: &mut Vec<usize>) -> impl FnMut(usize, u32) -> Values + '_ {
         move |k, n| {
             seen.push(k);
             let base = if k >= from { 15.0 } else { 0.0 };
@@ -425,7 +457,7 @@ mod tests {
         // Good is the last kernel: kernels 0..=3 are bad.
         let k = kernels(8, 7, 0);
         let mut seen = Vec::new();
-        let mut m = |i: usize, n: u32| {
+        let mut m = |i: usize, n: u32| -> Values {
             seen.push(i);
             Ok(vec![if i <= 3 { 15.0 } else { 0.0 }; n as usize])
         };
@@ -436,11 +468,12 @@ mod tests {
     #[test]
     fn ends_that_overlap_or_a_straddling_kernel_stop_without_an_answer() {
         let k = kernels(5, 0, 4);
-        let mut noise = |_: usize, n: u32| Ok((0..n).map(|i| f64::from(i % 2)).collect());
+        let mut noise =
+            |_: usize, n: u32| -> Values { Ok((0..n).map(|i| f64::from(i % 2)).collect()) };
         let b = bisect(&k, Repetitions { each: 2, max: 3 }, &mut noise);
         assert_eq!(b.first_bad, None);
-        assert!(b.stopped.unwrap().contains("nothing to bisect"));
-        let mut straddle = |i: usize, n: u32| {
+        assert!(b.stopped.unwrap().to_string().contains("nothing to bisect"));
+        let mut straddle = |i: usize, n: u32| -> Values {
             Ok(match i {
                 0 => vec![0.0; n as usize],
                 4 => vec![10.0; n as usize],
@@ -449,16 +482,19 @@ mod tests {
         };
         let b = bisect(&k, Repetitions { each: 2, max: 3 }, &mut straddle);
         assert_eq!(b.first_bad, None);
-        assert!(b.stopped.unwrap().contains("undecided"));
+        assert!(b.stopped.unwrap().to_string().contains("undecided"));
         let mut fails = |i: usize, _: u32| {
             if i == 2 {
-                Err("the guest died".to_string())
+                Err("the guest died")
             } else {
                 Ok(vec![f64::from(i as u32); 2])
             }
         };
         let b = bisect(&k, Repetitions { each: 2, max: 2 }, &mut fails);
-        assert!(b.stopped.unwrap().contains("the guest died"));
+        assert_eq!(
+            b.stopped.unwrap().to_string(),
+            "k2 (/k/vmlinuz-2): the guest died"
+        );
     }
 
     #[test]

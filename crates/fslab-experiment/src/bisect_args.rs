@@ -140,6 +140,27 @@ pub fn one_cell(exp: &Experiment, kernels: &Kernels, k: usize, n: u32) -> Experi
     e
 }
 
+/// Why a step gave no values of the metric.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValuesError {
+    /// Repetitions failed on the kernel (the first one's error).
+    #[error("{failed} of {n} repetitions failed on {kernel}: {error}")]
+    Failed {
+        failed: usize,
+        n: usize,
+        kernel: String,
+        error: String,
+    },
+    #[error("the workload has no headline metric: choose one with --metric")]
+    NoHeadline,
+    #[error("no metric {metric:?} on {kernel}; measured: {measured}")]
+    NoMetric {
+        metric: String,
+        kernel: String,
+        measured: String,
+    },
+}
+
 /// The values of `metric` in a step's outcome on kernel `name` (every
 /// repetition having completed); with no metric given, the workload's
 /// first headline metric, kept in `metric` for the steps after. Err says
@@ -148,14 +169,15 @@ pub fn values(
     outcome: &ExperimentOutcome,
     metric: &mut Option<String>,
     name: &str,
-) -> Result<Vec<f64>, String> {
+) -> Result<Vec<f64>, ValuesError> {
     let n = outcome.runs.len();
     if let Some(f) = outcome.runs.iter().find(|r| !r.ok) {
-        return Err(format!(
-            "{} of {n} repetitions failed on {name}: {}",
-            outcome.runs.iter().filter(|r| !r.ok).count(),
-            f.error.as_deref().unwrap_or("failed")
-        ));
+        return Err(ValuesError::Failed {
+            failed: outcome.runs.iter().filter(|r| !r.ok).count(),
+            n,
+            kernel: name.to_string(),
+            error: f.error.clone().unwrap_or_else(|| "failed".into()),
+        });
     }
     let samples = crate::summary::family(outcome);
     let metric = match metric {
@@ -165,7 +187,7 @@ pub fn values(
                 .iter()
                 .find(|s| s.headline)
                 .map(|s| s.metric.clone())
-                .ok_or("the workload has no headline metric: choose one with --metric")?;
+                .ok_or(ValuesError::NoHeadline)?;
             *metric = Some(m.clone());
             m
         }
@@ -178,10 +200,11 @@ pub fn values(
     if values.is_empty() {
         let mut names: Vec<&str> = samples.iter().map(|s| s.metric.as_str()).collect();
         names.dedup();
-        return Err(format!(
-            "no metric {metric:?} on {name}; measured: {}",
-            names.join(", ")
-        ));
+        return Err(ValuesError::NoMetric {
+            metric,
+            kernel: name.to_string(),
+            measured: names.join(", "),
+        });
     }
     Ok(values)
 }

@@ -11,6 +11,26 @@ use crate::launch::{self, Display, Refusal};
 use crate::spec::Experiment;
 use crate::state::state_dir;
 
+/// Why a step could not measure its kernel, which stops the search.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    /// A signal stopped the bisection.
+    #[error("interrupted")]
+    Interrupted,
+    /// Its run could not be set up (this fslab, the journal).
+    #[error(transparent)]
+    Setup(#[from] launch::SetupError),
+    /// Its run panicked (said above).
+    #[error("internal error (see above)")]
+    Internal,
+    /// Its run failed.
+    #[error(transparent)]
+    Run(#[from] crate::runner::RunError),
+    /// It gave no values of the metric.
+    #[error(transparent)]
+    Values(#[from] crate::bisect_args::ValuesError),
+}
+
 /// What a bisection found: its text, and how it ended.
 pub struct Bisected {
     /// The search's steps and verdict ([`bisect::text`]).
@@ -98,14 +118,13 @@ impl<D: Display> Stepper<'_, D> {
         store: &mut fslab_store::Store,
         k: usize,
         n: u32,
-    ) -> Result<Vec<f64>, String> {
+    ) -> Result<Vec<f64>, StepError> {
         if self.stop.load(Ordering::Relaxed) {
-            return Err("interrupted".into());
+            return Err(StepError::Interrupted);
         }
         let exp = one_cell(self.exp, self.kernels, k, n);
         let (mut exec, cfg, journal) =
-            launch::one_host(&exp, self.db, self.scale, (&self.file, &self.text))
-                .map_err(|e| e.to_string())?;
+            launch::one_host(&exp, self.db, self.scale, (&self.file, &self.text))?;
         let mut display = (self.shown.display)();
         let r = launch::scheduled(
             (&exp, &cfg),
@@ -115,8 +134,8 @@ impl<D: Display> Stepper<'_, D> {
             journal,
             "bisect",
         )
-        .map_err(|_| "internal error (see above)".to_string())?;
-        let outcome = r.map_err(|e| e.to_string())?;
+        .map_err(|_| StepError::Internal)?;
+        let outcome = r?;
         let name = self.kernels.name(k);
         let values = values(&outcome, &mut self.metric, &name)?;
         let metric = self.metric.as_deref().unwrap_or_default();
