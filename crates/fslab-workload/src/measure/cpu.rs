@@ -25,6 +25,25 @@ pub fn counted<T>(job: impl FnOnce() -> T) -> T {
     r
 }
 
+/// The calling thread's CPU from [`ThreadCpu::start`] to
+/// [`ThreadCpu::add`], added to the workers' sum: [`counted`] for work done
+/// on the calling thread whose end must be read outside a timed region (one
+/// `getrusage` at each end).
+pub struct ThreadCpu(Usage);
+
+impl ThreadCpu {
+    pub fn start() -> Self {
+        ThreadCpu(rusage(Who::Thread).unwrap_or_default())
+    }
+
+    /// Adds the CPU the thread used since `start` to the workers' sum.
+    pub fn add(self) {
+        let d: Usage = rusage(Who::Thread).unwrap_or_default().since(&self.0);
+        USER_NS.fetch_add(d.user.as_nanos() as u64, Ordering::Relaxed);
+        SYSTEM_NS.fetch_add(d.system.as_nanos() as u64, Ordering::Relaxed);
+    }
+}
+
 /// User and system CPU of the workload's own threads over an interval.
 pub struct CpuMeter {
     user_ns: u64,

@@ -9,7 +9,7 @@ mod cpu;
 mod timebase;
 
 pub use clock::{PhaseClock, Progress};
-pub use cpu::{counted, CpuMeter};
+pub use cpu::{counted, CpuMeter, ThreadCpu};
 pub use timebase::{now_ns, start_timebase};
 
 use std::sync::mpsc;
