@@ -48,6 +48,14 @@ impl Failure {
         }
     }
 
+    /// Bad input when `usage`, else a failure, saying `line`.
+    pub fn usage_if(usage: bool, line: String) -> Failure {
+        match usage {
+            true => Failure::Usage(line),
+            false => Failure::Failed(line),
+        }
+    }
+
     pub fn kind(&self) -> ErrorKind {
         match self {
             Failure::Usage(_) => ErrorKind::Usage,

@@ -12,10 +12,7 @@ use crate::Failure;
 pub fn run(command: &[String], dir: Option<&Path>) -> Result<(), Failure> {
     let mut root = crate::cli::command().disable_help_subcommand(true);
     root.build();
-    let failure = |e: ManError| match e.is_usage() {
-        true => Failure::Usage(e.to_string()),
-        false => Failure::Failed(e.to_string()),
-    };
+    let failure = |e: ManError| Failure::usage_if(e.is_usage(), e.to_string());
     if let Some(dir) = dir {
         let n = write_dir(&root, dir).map_err(failure)?;
         remark!("fslab man: {n} pages written to {}", dir.display());

@@ -153,10 +153,7 @@ fn emit(
 
 /// `--output`'s or `--format`'s refusal as an exit status.
 fn output_failure(e: fslab_present::output::OutputError) -> Failure {
-    match e.is_usage() {
-        true => Failure::Usage(e.to_string()),
-        false => Failure::Failed(e.to_string()),
-    }
+    Failure::usage_if(e.is_usage(), e.to_string())
 }
 
 /// Checks that `--output FILE`'s directory exists before anything is read.
@@ -166,11 +163,7 @@ fn check_output(output: Option<&Path>) -> Result<(), Failure> {
 
 /// A rendering error as an exit status: a bad selection is bad input.
 fn results_failure(e: fslab_present::Error) -> Failure {
-    if e.is_usage() {
-        Failure::Usage(e.to_string())
-    } else {
-        Failure::Failed(e.to_string())
-    }
+    Failure::usage_if(e.is_usage(), e.to_string())
 }
 
 /// The one stored run `text` names (`7`, `latest`, `latest~1`).
