@@ -307,6 +307,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_report_that_is_not_ok_says_its_host_and_error() {
+        let mut r = Report {
+            host: "h1".into(),
+            ok: true,
+            ..Report::default()
+        };
+        assert_eq!(r.failure("up"), None);
+        r.ok = false;
+        r.error = Some("mkfs failed".into());
+        assert_eq!(
+            r.failure("up").as_deref(),
+            Some("host-lab up on h1: mkfs failed")
+        );
+    }
+
+    #[test]
     fn reports_are_read_back_from_their_lines_among_others() {
         let r = Report {
             host: "h1".into(),

@@ -200,6 +200,46 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_page_is_found_by_its_path_and_a_hidden_or_missing_command_is_bad_input() {
+        let mut root = clap::Command::new("tool")
+            .subcommand(clap::Command::new("results").subcommand(clap::Command::new("show")))
+            .subcommand(clap::Command::new("job").hide(true));
+        root.build();
+        let page = page_at(&root, &["results".into(), "show".into()]).unwrap();
+        assert!(String::from_utf8(page)
+            .unwrap()
+            .contains("tool\\-results\\-show"));
+        for path in [
+            vec!["job".to_string()],
+            vec!["results".into(), "nosuch".into()],
+        ] {
+            let e = page_at(&root, &path).unwrap_err();
+            assert!(e.is_usage(), "{e}");
+            let under = if path.len() == 1 {
+                "tool"
+            } else {
+                "tool-results"
+            };
+            let last = path.last().unwrap();
+            assert_eq!(
+                e.to_string(),
+                format!("man: no command {last:?} under {under:?} (fslab help lists them)")
+            );
+        }
+        let d = tempfile::tempdir().unwrap();
+        let e = write_dir(&root, &d.path().join("nosuch")).unwrap_err();
+        assert!(
+            e.is_usage() && e.to_string().ends_with("nosuch: no such directory"),
+            "{e}"
+        );
+        assert_eq!(
+            write_dir(&root, d.path()).unwrap(),
+            3,
+            "tool, results, results show"
+        );
+    }
+
+    #[test]
     fn roff_control_characters_are_escaped() {
         assert_eq!(escape(".x-y"), "\\&.x\\-y");
         assert_eq!(escape("a\\b"), "a\\eb");

@@ -98,3 +98,43 @@ pub fn kept(store: &Store, id: i64, stream: &str) -> Result<Vec<u8>> {
         Err(e) => Err(Error::Damaged(format!("results store: {e}"))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_format_is_the_asked_one_else_the_files_extension_else_the_default() {
+        let f = Path::new("out/x.md");
+        assert_eq!(chosen(Some("csv"), f, "text"), "csv");
+        assert_eq!(chosen(None, f, "text"), "markdown");
+        assert_eq!(chosen(None, Path::new("x.TXT"), "json"), "text");
+        assert_eq!(chosen(None, Path::new("x.htm"), "text"), "html");
+        assert_eq!(chosen(None, Path::new("x.xyz"), "text"), "xyz");
+        assert_eq!(chosen(None, Path::new("x"), "json"), "json");
+        let e = format_named("xyz").unwrap_err();
+        assert!(e.is_usage());
+        assert_eq!(
+            e.to_string(),
+            "--format xyz: not a format of this command (text, json, csv or markdown)"
+        );
+    }
+
+    #[test]
+    fn an_output_file_in_a_missing_directory_is_bad_input_and_a_bare_name_is_not() {
+        assert!(check_dir(None).is_ok());
+        assert!(check_dir(Some(Path::new("x.csv"))).is_ok());
+        let e = check_dir(Some(Path::new("/nonexistent-fslab/x.csv"))).unwrap_err();
+        assert!(e.is_usage());
+        assert_eq!(
+            e.to_string(),
+            "--output /nonexistent-fslab/x.csv: no such directory /nonexistent-fslab"
+        );
+        let d = tempfile::tempdir().unwrap();
+        let e = write(&d.path().join("no/x.csv"), "a").unwrap_err();
+        assert!(
+            !e.is_usage() && std::error::Error::source(&e).is_some(),
+            "{e}"
+        );
+    }
+}
