@@ -9,13 +9,37 @@ use std::process::Command;
 /// The variable Slurm sets in a job to its hosts.
 pub const NODELIST: &str = "SLURM_JOB_NODELIST";
 
+/// Why a Slurm host list gives no hosts, naming the list as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SlurmError {
+    #[error("{list:?}: [{inner}] is not a list of numbers and ranges")]
+    NotNumbers { list: String, inner: String },
+    #[error("{list:?}: range {range} runs backwards or is too long")]
+    BadRange { list: String, range: String },
+    #[error("{0:?}: a ']' without its '['")]
+    NotOpened(String),
+    #[error("{0:?}: a '[' without its ']'")]
+    NotClosed(String),
+    #[error("{0:?} names no host")]
+    NoHost(String),
+    /// Not in a Slurm job.
+    #[error("{NODELIST} is not set: run fslab inside a Slurm job (sbatch or salloc)")]
+    NotInJob,
+    /// The job's host list does not expand.
+    #[error("{NODELIST}={0}")]
+    NodeList(#[source] Box<SlurmError>),
+}
+
 /// One bracket's numbers: each range's numbers, zero-padded to the width
 /// its first number was written with (`01-04`: `01` .. `04`).
-fn bracket(inner: &str, list: &str) -> Result<Vec<String>, String> {
+fn bracket(inner: &str, list: &str) -> Result<Vec<String>, SlurmError> {
     let mut out = Vec::new();
     for part in inner.split(',') {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
-        let bad = || format!("{list:?}: [{inner}] is not a list of numbers and ranges");
+        let bad = || SlurmError::NotNumbers {
+            list: list.to_string(),
+            inner: inner.to_string(),
+        };
         if a.is_empty()
             || !a.bytes().all(|c| c.is_ascii_digit())
             || !b.bytes().all(|c| c.is_ascii_digit())
@@ -24,9 +48,10 @@ fn bracket(inner: &str, list: &str) -> Result<Vec<String>, String> {
         }
         let (lo, hi): (u64, u64) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
         if hi < lo || hi - lo > 100_000 {
-            return Err(format!(
-                "{list:?}: range {part} runs backwards or is too long"
-            ));
+            return Err(SlurmError::BadRange {
+                list: list.to_string(),
+                range: part.to_string(),
+            });
         }
         let width = a.len();
         out.extend((lo..=hi).map(|n| format!("{n:0width$}")));
@@ -36,14 +61,14 @@ fn bracket(inner: &str, list: &str) -> Result<Vec<String>, String> {
 
 /// One host expression: text and bracket groups, every combination
 /// (`rack[1-2]-n[1-2]`: rack1-n1, rack1-n2, rack2-n1, rack2-n2).
-fn one(expr: &str, list: &str) -> Result<Vec<String>, String> {
+fn one(expr: &str, list: &str) -> Result<Vec<String>, SlurmError> {
     let mut names = vec![String::new()];
     let mut rest = expr;
     while !rest.is_empty() {
         match rest.find('[') {
             None => {
                 if rest.contains(']') {
-                    return Err(format!("{list:?}: a ']' without its '['"));
+                    return Err(SlurmError::NotOpened(list.to_string()));
                 }
                 names.iter_mut().for_each(|n| n.push_str(rest));
                 break;
@@ -51,12 +76,12 @@ fn one(expr: &str, list: &str) -> Result<Vec<String>, String> {
             Some(i) => {
                 let text = &rest[..i];
                 if text.contains(']') {
-                    return Err(format!("{list:?}: a ']' without its '['"));
+                    return Err(SlurmError::NotOpened(list.to_string()));
                 }
                 let close = rest[i..]
                     .find(']')
                     .map(|j| i + j)
-                    .ok_or_else(|| format!("{list:?}: a '[' without its ']'"))?;
+                    .ok_or_else(|| SlurmError::NotClosed(list.to_string()))?;
                 let nums = bracket(&rest[i + 1..close], list)?;
                 names = names
                     .iter()
@@ -71,7 +96,7 @@ fn one(expr: &str, list: &str) -> Result<Vec<String>, String> {
 
 /// A Slurm host list expanded, in its order: top-level commas separate
 /// hosts, commas within brackets separate numbers and ranges.
-pub fn expand(list: &str) -> Result<Vec<String>, String> {
+pub fn expand(list: &str) -> Result<Vec<String>, SlurmError> {
     let mut out = Vec::new();
     let mut depth = 0usize;
     let mut start = 0;
@@ -92,7 +117,7 @@ pub fn expand(list: &str) -> Result<Vec<String>, String> {
         }
     }
     if out.is_empty() {
-        return Err(format!("{list:?} names no host"));
+        return Err(SlurmError::NoHost(list.to_string()));
     }
     Ok(out)
 }
@@ -101,10 +126,8 @@ pub fn expand(list: &str) -> Result<Vec<String>, String> {
 /// hostnames` of `SLURM_JOB_NODELIST` where Slurm's tools are on PATH,
 /// else [`expand`]; an error when the variable is not set (not in a job)
 /// or does not expand.
-pub fn job_hosts() -> Result<Vec<String>, String> {
-    let list = std::env::var(NODELIST).map_err(|_| {
-        format!("{NODELIST} is not set: run fslab inside a Slurm job (sbatch or salloc)")
-    })?;
+pub fn job_hosts() -> Result<Vec<String>, SlurmError> {
+    let list = std::env::var(NODELIST).map_err(|_| SlurmError::NotInJob)?;
     if let Ok(o) = Command::new("scontrol")
         .args(["show", "hostnames", &list])
         .output()
@@ -119,7 +142,7 @@ pub fn job_hosts() -> Result<Vec<String>, String> {
             }
         }
     }
-    expand(&list).map_err(|e| format!("{NODELIST}={e}"))
+    expand(&list).map_err(|e| SlurmError::NodeList(Box::new(e)))
 }
 
 /// The ranks on each host the job asks for (`SLURM_NTASKS_PER_NODE`, when
@@ -160,6 +183,9 @@ mod tests {
         for bad in ["node[1-", "node]1", "node[a-b]", "node[3-1]", "", ","] {
             assert!(expand(bad).is_err(), "{bad:?}");
         }
-        assert!(expand("node[3-1]").unwrap_err().contains("backwards"));
+        assert_eq!(
+            expand("node[3-1]").unwrap_err().to_string(),
+            "\"node[3-1]\": range 3-1 runs backwards or is too long"
+        );
     }
 }

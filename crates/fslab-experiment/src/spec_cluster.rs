@@ -293,7 +293,7 @@ fn named(ctx: &Ctx, c: &ClusterSpec, base: &Path) -> Result<Option<Named>, SpecE
                 span: from.span(),
             }))
         }
-        Err(e) => ctx.err(from.span(), "cluster.hosts_from", e),
+        Err(e) => ctx.err(from.span(), "cluster.hosts_from", e.to_string()),
     }
 }
 
