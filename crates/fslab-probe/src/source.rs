@@ -27,6 +27,24 @@ pub trait CycleCounter: Send {
 }
 
 /// Where the probes read the machine.
+/// Why a machine has no cycle counters.
+#[derive(Debug, thiserror::Error)]
+pub enum NoCycles {
+    /// Which CPUs are online could not be read.
+    #[error("/sys/devices/system/cpu/online: {0}")]
+    Online(#[source] std::io::Error),
+    /// A CPU without a hardware cycle counter (most VMs).
+    #[error("no cycle counter on cpu {cpu} (perf_event_open: {source})")]
+    Cpu {
+        cpu: u32,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A test's machine without them.
+    #[error("no cycle counters (a fake machine without them)")]
+    Fake,
+}
+
 pub trait Source: Send + Sync {
     /// A file's text (`/proc/stat`, `/proc/PID/stat`, a cgroup file), if it is there.
     fn read(&self, path: &Path) -> Option<String>;
@@ -36,7 +54,7 @@ pub trait Source: Send + Sync {
     }
     /// Cycle counters on every online CPU; Err says why there are none (a
     /// CPU without hardware counters, as in most VMs).
-    fn cycle_counter(&self) -> Result<Box<dyn CycleCounter>, String>;
+    fn cycle_counter(&self) -> Result<Box<dyn CycleCounter>, NoCycles>;
     /// The names in a directory (`/proc`, `/proc/PID/task`).
     fn list(&self, dir: &Path) -> Vec<String>;
     /// The image's extent count (FIEMAP, without keeping the extents).
@@ -88,16 +106,16 @@ impl Source for Machine {
         std::fs::read(path).ok()
     }
 
-    fn cycle_counter(&self) -> Result<Box<dyn CycleCounter>, String> {
-        let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
-            .map_err(|e| format!("/sys/devices/system/cpu/online: {e}"))?;
+    fn cycle_counter(&self) -> Result<Box<dyn CycleCounter>, NoCycles> {
+        let online =
+            std::fs::read_to_string("/sys/devices/system/cpu/online").map_err(NoCycles::Online)?;
         let counters = cpu_list(&online)
             .into_iter()
             .map(|cpu| {
                 fslab_sys::perf_event::Cycles::on_cpu(cpu)
-                    .map_err(|e| format!("no cycle counter on cpu {cpu} (perf_event_open: {e})"))
+                    .map_err(|source| NoCycles::Cpu { cpu, source })
             })
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, NoCycles>>()?;
         Ok(Box::new(CpuCycles(counters)))
     }
 
@@ -220,14 +238,14 @@ impl Source for FakeSource {
             .or_else(|| self.read(path).map(String::into_bytes))
     }
 
-    fn cycle_counter(&self) -> Result<Box<dyn CycleCounter>, String> {
+    fn cycle_counter(&self) -> Result<Box<dyn CycleCounter>, NoCycles> {
         if self
             .cycles
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .is_empty()
         {
-            return Err("no cycle counters (a fake machine without them)".into());
+            return Err(NoCycles::Fake);
         }
         Ok(Box::new(FakeCycles(Arc::clone(&self.cycles))))
     }

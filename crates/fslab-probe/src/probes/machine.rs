@@ -249,7 +249,7 @@ impl Probe for Machine {
                 self.cycles_at = c.cycles().zip(busy_ticks(source));
                 self.counter = Some(c);
             }
-            Err(why) => self.no_counter = why,
+            Err(why) => self.no_counter = why.to_string(),
         }
         self.sample_clock(source);
         Vec::new()
