@@ -40,7 +40,7 @@ pub fn evaluate(f: &Finding, runs: &Runs) -> FindingResult {
                         side(runs.label(sh.cell), &v),
                         v.len()
                     ),
-                    Err(e) => e,
+                    Err(e) => e.to_string(),
                 };
             }
         }
@@ -263,10 +263,22 @@ fn kernel(symbols: &[String], path: &str, runs: &Runs, r: &mut FindingResult) {
     }
 }
 
-/// `metric` (per `per`, run by run) in `cell`'s runs, or "no value of ...".
-fn quantity(runs: &Runs, c: u32, metric: &str, per: &Option<String>) -> Result<Vec<f64>, String> {
+/// A metric a finding needs that a cell's runs do not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no value of {metric:?} of {cell}")]
+struct NoValue {
+    metric: String,
+    /// The cell's label.
+    cell: String,
+}
+
+/// `metric` (per `per`, run by run) in `cell`'s runs, or [`NoValue`].
+fn quantity(runs: &Runs, c: u32, metric: &str, per: &Option<String>) -> Result<Vec<f64>, NoValue> {
     let m = runs.values(c, metric);
-    let name = |x: &str| format!("no value of {x:?} of {}", runs.label(c));
+    let name = |x: &str| NoValue {
+        metric: x.to_string(),
+        cell: runs.label(c).clone(),
+    };
     if m.is_empty() {
         return Err(name(metric));
     }
@@ -303,7 +315,7 @@ fn value(f: &Finding, runs: &Runs, r: &mut FindingResult) {
     let b = match quantity(runs, *cell, metric, per) {
         Ok(b) => b,
         Err(e) => {
-            r.why = e;
+            r.why = e.to_string();
             return;
         }
     };

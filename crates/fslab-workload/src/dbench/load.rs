@@ -155,7 +155,7 @@ pub struct Line {
     pub status: String,
 }
 
-fn tokens(line: &str) -> Result<Vec<String>, String> {
+fn tokens(line: &str) -> Result<Vec<String>, WordError> {
     let mut out = Vec::new();
     let mut chars = line.chars().peekable();
     while let Some(&c) = chars.peek() {
@@ -168,7 +168,7 @@ fn tokens(line: &str) -> Result<Vec<String>, String> {
                 match chars.next() {
                     Some('"') => break,
                     Some(ch) => s.push(ch),
-                    None => return Err("a quoted name is not closed".into()),
+                    None => return Err(WordError::NotClosed),
                 }
             }
             out.push(s);
@@ -192,6 +192,8 @@ fn tokens(line: &str) -> Result<Vec<String>, String> {
 enum WordError {
     #[error("{0:?} is not a number")]
     NotANumber(String),
+    #[error("a quoted name is not closed")]
+    NotClosed,
     #[error("{op} takes {want} arguments before the status, not {got}")]
     Arity { op: String, want: usize, got: usize },
 }
@@ -364,7 +366,7 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Line>, crate::LineError> {
         if l.is_empty() || l.starts_with('#') {
             continue;
         }
-        let mut t = tokens(l).map_err(e)?;
+        let mut t = tokens(l).map_err(|w| e(w.to_string()))?;
         if t.first().is_some_and(|f| f.parse::<f64>().is_ok()) {
             t.remove(0); // a timed loadfile's timestamp
         }
