@@ -10,8 +10,9 @@ use crate::backend::DeviceConsent;
 use crate::launch::{self, Display, Refusal};
 use crate::runner::{self, guest_job::GuestJob};
 
-/// Runs the cell of the job file `job` on `display`.
-pub fn run<D: Display>(job: &Path, mut display: D) -> Result<(), Refusal> {
+/// Runs the cell of the job file `job`, shown on the display `display`
+/// makes once everything is set up.
+pub fn run<D: Display>(job: &Path, display: impl FnOnce() -> D) -> Result<(), Refusal> {
     let text = std::fs::read_to_string(job)
         .map_err(|e| Refusal::usage(format!("guest-cell {}: {e}", job.display())))?;
     let job: GuestJob = serde_json::from_str(&text)
@@ -28,6 +29,7 @@ pub fn run<D: Display>(job: &Path, mut display: D) -> Result<(), Refusal> {
     };
     let stop = AtomicBool::new(false);
     let mut store = fslab_store::Store::open(&job.db).map_err(Refusal::store)?;
+    let mut display = display();
     let outcome = match launch::scheduled(
         (&exp, &cfg),
         &mut exec,

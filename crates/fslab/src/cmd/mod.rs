@@ -72,7 +72,7 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
         Command::Cleanup => cleanup::run(&db),
         Command::Bisect(b) => bisect::run(b, &db),
         Command::GuestCell { job } => {
-            let display = fslab_present::run::display::Display::new(quiet());
+            let display = || fslab_present::run::display::Display::new(quiet());
             Ok(fslab_experiment::guest_cell::run(&job, display)?)
         }
         Command::HostLab { action, json } => host_lab(&action, &json),
