@@ -128,7 +128,7 @@ pub fn record(
     }
     Ok(format!(
         "\ncalibration {} ({}, {}, {}): {} metric(s) kept; `fslab compare` takes \u{3b4} from it \
-         for runs of {} on {} here\n{}",
+         for runs of {} on {} here\n{}{}",
         outcome.experiment_id,
         run.hostname,
         run.fs_type,
@@ -136,6 +136,7 @@ pub fn record(
         rows.len(),
         run.workload,
         run.fs_type,
-        t.render()
+        t.render(),
+        crate::noise_sources::render(outcome)
     ))
 }

@@ -30,6 +30,7 @@
 //! - [`builtin`]: the experiments built into fslab, and finding the one
 //!   `fslab run` is given;
 //! - [`aa`]: `--calibrate CELL`'s A/A experiment;
+//! - [`noise_sources`]: what went with an A/A experiment's noise (other load, steal, IO wait, order);
 //! - [`run_args`]: `fslab run`'s options, what they change in the
 //!   experiment, and how a run ends;
 //! - [`resume`]: an earlier experiment read back for `--resume`.
@@ -61,6 +62,7 @@ pub mod host_lab;
 pub mod image_host;
 pub mod launch;
 pub mod machine;
+pub mod noise_sources;
 pub mod outcome;
 pub mod plan;
 pub mod power;

@@ -50,9 +50,54 @@ pub fn aa_noise(a: &[f64], b: &[f64]) -> Option<AaNoise> {
     })
 }
 
+/// The share of `y`'s variance that a straight line in `x` accounts for
+/// (r², from 0 to 1): how much of two identical runs' difference went with
+/// something the runs recorded beside it (another process's CPU, the order).
+/// A description of these runs, not a cause. None with fewer than 3 pairs,
+/// or when `x` or `y` does not vary.
+pub fn variance_share(x: &[f64], y: &[f64]) -> Option<f64> {
+    let n = x.len().min(y.len());
+    if n < 3 {
+        return None;
+    }
+    let (x, y) = (&x[..n], &y[..n]);
+    let mx = x.iter().sum::<f64>() / n as f64;
+    let my = y.iter().sum::<f64>() / n as f64;
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in x.iter().zip(y) {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx).powi(2);
+        syy += (b - my).powi(2);
+    }
+    let tiny = |s: f64, m: f64| s <= 1e-24 * (1.0 + m * m) * n as f64;
+    if tiny(sxx, mx) || tiny(syy, my) || !(sxy.is_finite()) {
+        return None;
+    }
+    Some((sxy * sxy / (sxx * syy)).clamp(0.0, 1.0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// By simulation: y = x + e with var(x) = var(e) leaves half of y's
+    /// variance to x; y = e (x unrelated) none; x or y constant gives None.
+    #[test]
+    fn the_variance_share_finds_a_known_share() {
+        let mut r = crate::rng::SplitMix64(36);
+        let x: Vec<f64> = (0..20_000).map(|_| r.normal()).collect();
+        let e: Vec<f64> = (0..20_000).map(|_| r.normal()).collect();
+        let half: Vec<f64> = x.iter().zip(&e).map(|(a, b)| a + b).collect();
+        let s = variance_share(&x, &half).unwrap();
+        assert!((s - 0.5).abs() < 0.02, "share {s}");
+        let none = variance_share(&x, &e).unwrap();
+        assert!(none < 0.005, "share {none}");
+        let all: Vec<f64> = x.iter().map(|a| 3.0 - 2.0 * a).collect();
+        assert!((variance_share(&x, &all).unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(variance_share(&[1.0; 5], &e[..5]), None);
+        assert_eq!(variance_share(&x[..5], &[2.0; 5]), None);
+        assert_eq!(variance_share(&x[..2], &e[..2]), None);
+    }
     use crate::rng::SplitMix64;
 
     #[test]

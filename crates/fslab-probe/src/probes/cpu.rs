@@ -8,8 +8,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use crate::names;
+use crate::notes::Note;
 use crate::notes::{CpuShares, CpuSummary, ProcessCpu, ThreadCpu};
-use crate::plugin::{Chart, Described, Plugin, Series};
+use crate::plugin::{Chart, Described, Evidence, Plugin, Series};
 use crate::probe::{Ctx, PhaseOut, Probe, Reading};
 use crate::procfs::{self, CpuTicks, ProcessTicks};
 
@@ -215,6 +216,15 @@ impl Plugin for CpuPlugin {
         }
         lines.push(line);
         lines
+    }
+
+    /// Its summary: what an A/A calibration sets beside each run's noise
+    /// (other processes' CPU, steal, IO wait).
+    fn evidence(&self) -> Evidence {
+        Evidence {
+            notes: vec![CpuSummary::KEY],
+            series: Vec::new(),
+        }
     }
 }
 

@@ -125,6 +125,10 @@ pub struct FsMarkArgs {
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stonewall: Option<i64>,
+    /// The same file names every run (fslab's: fs_mark 3.3 has no such option): the random characters drawn from SEED (and the MPI rank), the time part SEED in hex instead of the clock's seconds; with the filesystem's own hash seed fixed (ext4: mkfs -E hash_seed=UUID) two runs lay out their directories alike
+    #[arg(long = "seed", value_name = "SEED")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     #[command(flatten)]
     pub common: crate::common::CommonArgs,
     /// Print help
@@ -172,6 +176,7 @@ impl FsMarkArgs {
             verbose: self.verbose,
             phases: Some(self.phases.clone()),
             stonewall: self.stonewall,
+            seed: self.seed,
         }
     }
 }

@@ -202,12 +202,18 @@ fn wall_secs_at(base_wall: Duration, base: u64, at: u64) -> u64 {
 }
 
 impl Worker {
-    pub fn new(index: usize, dir: PathBuf, opts: &FsMarkOptions, run_seed: u64) -> Self {
+    /// `run_seed` keys the names unless `--seed` fixes them (`rank` then
+    /// keeps the ranks' names apart).
+    pub fn new(index: usize, dir: PathBuf, opts: &FsMarkOptions, run_seed: u64, rank: u32) -> Self {
+        let names = match opts.seed {
+            Some(s) => NameGen::seeded(opts.name_len, opts.rand_len, s, rank, index as u32),
+            None => NameGen::new(opts.name_len, opts.rand_len, run_seed, index as u32),
+        };
         Worker {
             index,
             dir,
             dir_fd: None,
-            names: NameGen::new(opts.name_len, opts.rand_len, run_seed, index as u32),
+            names,
             next_seq: 0,
             next_redraw: REDRAW_BASE,
             buf: vec![0u8; opts.io_size.min(opts.file_size.max(1)) as usize],

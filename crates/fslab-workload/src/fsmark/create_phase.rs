@@ -244,7 +244,15 @@ pub(super) fn create_phase(
         .unwrap_or(0x5eed);
     let ndirs = opts.dirs.len();
     let mut workers: Vec<Worker> = (0..opts.threads as usize)
-        .map(|i| Worker::new(i, opts.dirs[i % ndirs].clone(), opts, seed))
+        .map(|i| {
+            Worker::new(
+                i,
+                opts.dirs[i % ndirs].clone(),
+                opts,
+                seed,
+                cluster.rank() as u32,
+            )
+        })
         .collect();
     let threads_per_dir = opts.threads as u64 / ndirs as u64;
     let progress = Progress::new(workers.len());

@@ -380,6 +380,7 @@ mod tests {
             verbose: false,
             phases: None,
             stonewall: None,
+            seed: None,
         }
         .validate()
         .unwrap()

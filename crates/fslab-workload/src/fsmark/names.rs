@@ -45,6 +45,8 @@ pub struct NameGen {
     /// Name bytes followed by a NUL.
     buf: Vec<u8>,
     secs_cached: Option<u64>,
+    /// `--seed`'s time part, written once in place of the clock's seconds.
+    fixed: bool,
 }
 
 impl NameGen {
@@ -56,12 +58,27 @@ impl NameGen {
             thread: thread as u64,
             buf: vec![0; name_len as usize + 1],
             secs_cached: None,
+            fixed: false,
         }
+    }
+
+    /// Names that are the same every run (`--seed`): the random part
+    /// keyed by `seed` and `rank`, the time part `seed` in hex.
+    pub fn seeded(name_len: u32, rand_len: u32, seed: u64, rank: u32, thread: u32) -> Self {
+        let mut g = NameGen::new(
+            name_len,
+            rand_len,
+            mix(seed ^ (u64::from(rank) << 32)),
+            thread,
+        );
+        g.write_time(seed);
+        g.fixed = true;
+        g
     }
 
     /// The name of file `seq` created in second `secs` (Unix time).
     pub fn name(&mut self, secs: u64, seq: u64) -> &CStr {
-        if self.secs_cached != Some(secs) {
+        if !self.fixed && self.secs_cached != Some(secs) {
             self.write_time(secs);
             self.secs_cached = Some(secs);
         }
@@ -199,6 +216,27 @@ mod tests {
         assert!(!NameGen::matches(40, 24, b"notes.txt"));
         let mut short = NameGen::new(6, 2, 7, 0);
         assert_eq!(&short.name(0x5183_a2b1, 0).to_bytes()[..4], b"a2b1");
+    }
+
+    #[test]
+    fn seeded_names_are_the_same_every_run_and_apart_between_ranks() {
+        let names = |rank, secs| {
+            let mut g = NameGen::seeded(40, 24, 0x5eed, rank, 1);
+            (0..100)
+                .map(|seq| g.name(secs + seq / 10, seq).to_bytes().to_vec())
+                .collect::<Vec<_>>()
+        };
+        let a = names(0, 1_700_000_000);
+        assert_eq!(a, names(0, 1_800_000_000), "the clock changed the names");
+        assert_eq!(&a[0][..16], b"5eed~~~~~~~~~~~~");
+        assert!(NameGen::matches(40, 24, &a[0]));
+        let other: HashSet<_> = names(1, 1_700_000_000).into_iter().collect();
+        assert!(
+            a.iter().all(|n| !other.contains(n)),
+            "two ranks made one name"
+        );
+        let mut unseeded = NameGen::new(40, 24, 0x5eed, 1);
+        assert_ne!(unseeded.name(1_700_000_000, 0).to_bytes(), &a[0][..]);
     }
 
     #[test]

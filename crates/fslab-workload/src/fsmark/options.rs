@@ -170,6 +170,9 @@ pub struct FsMarkOptions {
     /// stonewall and wears out to the count the ranks agree on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stonewall: Option<u64>,
+    /// `--seed` (fslab's): the same names every run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 /// The options as given on the command line, before validation.
@@ -193,6 +196,7 @@ pub struct RawOptions {
     pub verbose: bool,
     pub phases: Option<String>,
     pub stonewall: Option<i64>,
+    pub seed: Option<u64>,
 }
 
 /// Options refused together, in one line.
@@ -419,6 +423,7 @@ impl RawOptions {
             verbose: self.verbose,
             phases,
             stonewall,
+            seed: self.seed,
         })
     }
 }
@@ -498,6 +503,7 @@ mod tests {
             verbose: false,
             phases: None,
             stonewall: None,
+            seed: None,
         }
     }
 

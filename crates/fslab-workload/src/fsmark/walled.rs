@@ -118,6 +118,7 @@ mod tests {
             verbose: false,
             phases: None,
             stonewall: Some(1),
+            seed: None,
         }
         .validate()
         .unwrap()
