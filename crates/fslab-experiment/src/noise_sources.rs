@@ -21,6 +21,12 @@ use crate::summary;
 /// said to include their interference.
 pub const OTHER_LOAD_PCT: f64 = 20.0;
 
+/// IO wait (% of one CPU) a run must reach for IO wait to be named.
+const IOWAIT_PCT: f64 = 5.0;
+
+/// The share of the variance at which a reading is named.
+const HALF: f64 = 0.5;
+
 /// What one run recorded beside its numbers, over one phase.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Beside {
@@ -55,11 +61,15 @@ impl Beside {
             .find(|p| p.phase == phase)
             .map(|p| p.elapsed_s)
             .filter(|s| *s > 0.0)?;
+        // Runs recorded before the probe kept `others_pct`: from the
+        // busiest eight kernel threads it kept.
         let kthreads: f64 = cpu.fs_kthreads.iter().map(|t| t.cpu_s).sum::<f64>() / secs * 100.0;
         let m = &cpu.mean;
-        let busy = m.usr_pct + m.sys_pct + m.irq_pct + m.softirq_pct;
+        let other = cpu
+            .others_pct
+            .unwrap_or((m.busy_pct() - w.usr_pct - w.sys_pct - kthreads).max(0.0));
         Some(Beside {
-            other_pct: (busy - w.usr_pct - w.sys_pct - kthreads).max(0.0),
+            other_pct: other,
             steal_pct: m.steal_pct,
             iowait_pct: m.iowait_pct,
             order: f64::from(r.repetition),
@@ -119,6 +129,8 @@ pub fn render(outcome: &ExperimentOutcome) -> String {
     cols.extend(Beside::NAMES.iter().map(|n| (*n, Align::Right)));
     let mut t = Table::new(&cols);
     let mut busiest: Option<f64> = None;
+    // The largest share IO wait and the order took in any row.
+    let (mut io, mut order) = (0.0f64, 0.0f64);
     let mut rows = 0;
     for m in &headlines {
         let p = pairs(outcome, m);
@@ -132,7 +144,13 @@ pub fn render(outcome: &ExperimentOutcome) -> String {
             let (lo, hi) = x
                 .iter()
                 .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
-            let share = variance_share(&x, &y)
+            let s = variance_share(&x, &y);
+            match (i, s) {
+                (2, Some(v)) if hi >= IOWAIT_PCT => io = io.max(v),
+                (3, Some(v)) => order = order.max(v),
+                _ => {}
+            }
+            let share = s
                 .map(|s| format!("{:.0}%", 100.0 * s))
                 .unwrap_or_else(|| "-".into());
             row.push(if i == 3 {
@@ -162,6 +180,19 @@ pub fn render(outcome: &ExperimentOutcome) -> String {
              this noise (measure on a quiet machine, or keep it as the machine's)\n"
         ));
     }
+    if io >= HALF {
+        out.push_str(
+            "IO wait went with the noise: on an image, the filesystem's flushes reach the host's \
+             disk through the loop device; an image that fits in memory is steadier on /dev/shm \
+             (image_dir, docs/noise.md)\n",
+        );
+    }
+    if order >= HALF {
+        out.push_str(
+            "the order went with the noise: the first repetitions differ from the rest (a \
+             warm-up); copy A runs first in each pair, so a warm-up widens \u{3b4}\n",
+        );
+    }
     out
 }
 
@@ -175,12 +206,16 @@ mod tests {
     /// A run of fsmark's create phase at `rate` files/s, with `other` % of
     /// a CPU used by other processes.
     fn run(cell: u32, repetition: u32, rate: f64, other: f64) -> RepOutcome {
+        waiting(cell, repetition, rate, other, 2.0)
+    }
+
+    fn waiting(cell: u32, repetition: u32, rate: f64, other: f64, iowait: f64) -> RepOutcome {
         let cpu = CpuSummary {
             mean: CpuShares {
                 usr_pct: 10.0,
                 sys_pct: 150.0 + other,
                 steal_pct: 0.5,
-                iowait_pct: 2.0,
+                iowait_pct: iowait,
                 ..CpuShares::default()
             },
             workload: Some(ProcessCpu {
@@ -189,6 +224,7 @@ mod tests {
                 ..ProcessCpu::default()
             }),
             fs_kthreads: Vec::new(),
+            others_pct: None,
         };
         RepOutcome {
             cell,
@@ -254,6 +290,47 @@ mod tests {
             text.contains("other processes used up to 105% of a CPU"),
             "{text}"
         );
+        assert!(!text.contains("IO wait went"), "{text}");
+    }
+
+    #[test]
+    fn io_wait_and_a_warm_up_are_named_when_they_take_the_noise() {
+        // Slow runs waited on IO (a checkpoint's flush); the rest did not.
+        let waits = [1.0, 1.0, 29.0, 1.0, 1.0, 12.0, 1.0, 1.0];
+        let runs = waits
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                waiting(
+                    (i % 2) as u32,
+                    (i / 2 + 1) as u32,
+                    70_000.0 / (1.0 + w / 100.0),
+                    3.0,
+                    *w,
+                )
+            })
+            .collect();
+        let text = render(&outcome(runs));
+        assert!(text.contains("IO wait went with the noise"), "{text}");
+        assert!(!text.contains("the order went"), "{text}");
+        // The first pair slow, the rest alike.
+        let runs = (0..8)
+            .map(|i| {
+                run(
+                    i % 2,
+                    i / 2 + 1,
+                    if i < 2 {
+                        62_000.0
+                    } else {
+                        72_000.0 + f64::from(i % 3) * 100.0
+                    },
+                    3.0,
+                )
+            })
+            .collect();
+        let text = render(&outcome(runs));
+        assert!(text.contains("the order went with the noise"), "{text}");
+        assert!(!text.contains("IO wait went"), "{text}");
     }
 
     #[test]

@@ -57,6 +57,11 @@ pub struct CpuSummary {
     pub workload: Option<ProcessCpu>,
     /// Busiest first, at most eight.
     pub fs_kthreads: Vec<ThreadCpu>,
+    /// Every other process's CPU: the machine's busy share less the
+    /// workload's and all the filesystem's kernel threads' (None before it
+    /// was kept, or without the workload's process).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub others_pct: Option<f64>,
 }
 
 /// A process's CPU over a phase: seconds, and % of one CPU.

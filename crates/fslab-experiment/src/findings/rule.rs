@@ -163,12 +163,16 @@ fn effect(i: &RatioInterval, a: f64, n: (usize, usize)) -> (FindingOutcome, Stri
     if lo > 0.0 && point >= HALF {
         (
             FindingOutcome::Reproduced,
-            format!("{span}: on the author's side, at least half of it"),
+            format!(
+                "{span}: the whole interval on the author's side, the estimate at least half of it"
+            ),
         )
     } else if lo > FIFTH && point < HALF {
         (
             FindingOutcome::Weaker,
-            format!("{span}: on the author's side, more than a fifth but less than half of it"),
+            format!(
+                "{span}: the whole interval on the author's side above a fifth of it, the estimate below half"
+            ),
         )
     } else if hi < HALF {
         let how = if lo > 0.0 {

@@ -126,14 +126,22 @@ impl Probe for Cpu {
             self.kthread_phase.iter().filter(|(_, t)| **t > 0).collect();
         threads.sort_by(|a, b| b.1.cmp(a.1));
         let s = |t: u64| t as f64 / procfs::user_hz();
+        let mean = CpuShares::from_samples(self.machine_phase.iter().copied(), secs);
+        let workload = self.process_prev.map(|_| ProcessCpu {
+            usr_s: s(self.process_phase.usr),
+            sys_s: s(self.process_phase.sys),
+            usr_pct: s(self.process_phase.usr) / secs * 100.0,
+            sys_pct: s(self.process_phase.sys) / secs * 100.0,
+        });
+        let kthreads_pct = s(self.kthread_phase.values().sum()) / secs * 100.0;
+        let others_pct = workload
+            .as_ref()
+            .filter(|_| secs > 0.0)
+            .map(|w| (mean.busy_pct() - w.usr_pct - w.sys_pct - kthreads_pct).max(0.0));
         let summary = CpuSummary {
-            mean: CpuShares::from_samples(self.machine_phase.iter().copied(), secs),
-            workload: self.process_prev.map(|_| ProcessCpu {
-                usr_s: s(self.process_phase.usr),
-                sys_s: s(self.process_phase.sys),
-                usr_pct: s(self.process_phase.usr) / secs * 100.0,
-                sys_pct: s(self.process_phase.sys) / secs * 100.0,
-            }),
+            mean,
+            workload,
+            others_pct,
             fs_kthreads: threads
                 .iter()
                 .take(8)
@@ -214,6 +222,9 @@ impl Plugin for CpuPlugin {
         if !top.is_empty() {
             line.push_str(&format!("; fs threads: {}", top.join(", ")));
         }
+        if let Some(o) = c.others_pct {
+            line.push_str(&format!("; other processes {o:.0}%"));
+        }
         lines.push(line);
         lines
     }
@@ -291,6 +302,8 @@ mod tests {
         assert!(close(c.mean.usr_pct, 150.0));
         assert_eq!(c.fs_kthreads.len(), 1);
         assert_eq!(c.fs_kthreads[0].thread, "jbd2/loop3-8");
+        // The burner: 180% busy less the workload's 30% and jbd2's 5%.
+        assert!(close(c.others_pct.unwrap(), 145.0), "{:?}", c.others_pct);
     }
 
     #[test]

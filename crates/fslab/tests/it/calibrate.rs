@@ -327,3 +327,52 @@ fn the_dry_run_says_what_the_planned_repetitions_resolve_for_a_calibrated_cell()
         stderr(&o)
     );
 }
+
+/// What went with the noise: a calibration run beside a process burning a
+/// CPU shares its create rate's variance out over the readings of its runs'
+/// cpu probe (one row, every run of both copies) and names the busy
+/// neighbour, with how much of a CPU it took.
+#[test]
+fn the_calibration_says_what_went_with_its_noise() {
+    let lab = Lab::new();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    // Phases of a few seconds: the cpu probe reads once a second.
+    let text = exp(
+        dir.path(),
+        "fsmark",
+        "\"-n\", \"40000\", \"-s\", \"0\", \"-S0\", \"-L\", \"4\"",
+    )
+    .replace("probes = []", "probes = [\"cpu\"]");
+    let fsmark = lab.experiment("n.toml", &text);
+    let mut burner = std::process::Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let o = lab
+        .run_cmd()
+        .args(["run", "--calibrate", "0", "--repetitions", "3"])
+        .arg(&fsmark)
+        .output()
+        .unwrap();
+    let _ = burner.kill();
+    let _ = burner.wait();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("what went with the noise"), "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("create rate (ops/s)") && l.contains("% ("))
+        .unwrap_or_else(|| panic!("no create rate row in the noise block:\n{out}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[3], "6", "every run of both copies: {row}");
+    let used: f64 = out
+        .split("other processes used up to ")
+        .nth(1)
+        .and_then(|s| s.split('%').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("the burner is not named:\n{out}"));
+    assert!(
+        (60.0..=220.0).contains(&used),
+        "the burner took {used}% of a CPU:\n{out}"
+    );
+}
