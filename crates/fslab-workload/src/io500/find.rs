@@ -8,9 +8,15 @@
 //! before the timestamp file's and its size is 3901 bytes. Its rate is the
 //! files looked at over the find's time.
 //!
-//! The ranks' split (pfind steals work between ranks): every rank reads
-//! every directory and takes the entries whose name hashes to it, so the
-//! files' checks and stats are shared out; the directory reads are not.
+//! The ranks' split (pfind steals work between ranks, a directory at a
+//! time): a large directory ([`BIG_DIR`] bytes or more, as `fstat` gives
+//! its size) is read by one rank alone, with everything under it, each
+//! going to the rank with the fewest directory bytes so far (every rank
+//! meets the large directories in the same order, so they agree without a
+//! message); the small directories above them are read by every rank,
+//! which takes the files whose name hashes to it. Before, every rank read
+//! every directory: at 2 ranks each read IO500's whole trees, and the find
+//! ran at 0.93x pfind's rate (bench originals, docs/speed.md).
 //!
 //! Per entry nothing is allocated: directories are read with `getdents64`
 //! into one buffer ([`rustix::fs::RawDir`]), names are looked at where they
@@ -89,6 +95,10 @@ pub fn ctime_of(path: &Path) -> std::io::Result<i64> {
 /// The buffer `getdents64` fills (glibc's readdir uses 32 KiB).
 const DIRENT_BUFFER: usize = 64 << 10;
 
+/// A directory of this size (`st_size`: tmpfs counts 20 bytes an entry,
+/// ext4 its blocks) or more is one rank's.
+pub const BIG_DIR: i64 = 64 << 10;
+
 /// Walks `roots` as rank `rank` of `size`, counting into `progress`
 /// (thread 0) as it goes; stops early when `stop` is set.
 pub fn walk(
@@ -100,9 +110,12 @@ pub fn walk(
     progress: &Progress,
 ) -> Count {
     let mut c = Count::default();
-    let mut dirs: Vec<PathBuf> = roots.to_vec();
+    // (directory, read whole by this rank: under a large directory it owns)
+    let mut dirs: Vec<(PathBuf, bool)> = roots.iter().map(|r| (r.clone(), size <= 1)).collect();
+    // Each rank's large-directory bytes so far.
+    let mut load = vec![0i64; size.max(1)];
     let mut buf: Vec<MaybeUninit<u8>> = vec![MaybeUninit::uninit(); DIRENT_BUFFER];
-    while let Some(dir) = dirs.pop() {
+    while let Some((dir, mut whole)) = dirs.pop() {
         if stop.load(Ordering::Relaxed) {
             break;
         }
@@ -115,6 +128,17 @@ pub fn walk(
             c.errors += 1;
             continue;
         };
+        if !whole {
+            let bytes = rustix::fs::fstat(&fd).map_or(0, |st| st.st_size);
+            if bytes >= BIG_DIR {
+                let owner = (0..load.len()).min_by_key(|&r| load[r]).unwrap_or(0);
+                load[owner] += bytes;
+                if owner != rank {
+                    continue;
+                }
+                whole = true;
+            }
+        }
         let mut entries = RawDir::new(&fd, &mut buf);
         while let Some(e) = entries.next() {
             let Ok(e) = e else {
@@ -138,10 +162,10 @@ pub fn walk(
                 k => k,
             };
             if kind == FileType::Directory {
-                dirs.push(dir.join(std::ffi::OsStr::from_bytes(bytes)));
+                dirs.push((dir.join(std::ffi::OsStr::from_bytes(bytes)), whole));
                 continue;
             }
-            if !owns(bytes, rank, size) {
+            if !whole && !owns(bytes, rank, size) {
                 continue;
             }
             c.total_files += 1;
@@ -216,5 +240,73 @@ mod tests {
         }
         assert_eq!(two, all);
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Makes `dirs` (path, files) under `d`, each large; returns them.
+    fn large_dirs(d: &Path, dirs: &[(&str, u64)]) {
+        for (dir, files) in dirs {
+            let p = d.join(dir);
+            std::fs::create_dir_all(&p).unwrap();
+            for i in 0..*files {
+                std::fs::write(p.join(format!("file.mdtest.{i}")), b"").unwrap();
+            }
+            use std::os::unix::fs::MetadataExt;
+            let bytes = std::fs::metadata(&p).unwrap().size() as i64;
+            assert!(bytes >= BIG_DIR, "{dir} is not large here");
+        }
+    }
+
+    /// Each large directory is read by one rank, with what is under it:
+    /// two of 3N and N files split 3N / N (the name hash would have given
+    /// each rank about 2N), and IO500's shape at 2 ranks (two of N under
+    /// one tree, one of 2N under another) splits 2N / 2N; the counts add
+    /// up to one rank's and small directories' files are still shared out.
+    #[test]
+    fn a_large_directory_is_one_ranks_and_the_ranks_balance_them() {
+        let n = 4000;
+        let stop = AtomicBool::new(false);
+        let crit = Criteria {
+            ctime_min: 0,
+            size: 3901,
+        };
+        let p = Progress::new(1);
+        for (case, dirs, want) in [
+            (
+                "uneven",
+                vec![("a/t/tree.0", n), ("b/t/tree", 3 * n)],
+                [n, 3 * n],
+            ),
+            (
+                "io500",
+                vec![("a/t/tree.0", n), ("a/t/tree.1", n), ("b/t/tree", 2 * n)],
+                [2 * n, 2 * n],
+            ),
+        ] {
+            let d = std::env::temp_dir().join(format!("fslab-find-{case}-{}", std::process::id()));
+            large_dirs(&d, &dirs);
+            std::fs::write(d.join("a/t/x01"), vec![0u8; 3901]).unwrap();
+            std::fs::write(d.join("a/t/y01"), vec![0u8; 3901]).unwrap();
+            let roots = [d.join("a"), d.join("b")];
+            let all = walk(&roots, &crit, 0, 1, &stop, &p);
+            // The large directories' files are empty: only the two are found.
+            assert_eq!(
+                (all.total_files, all.found),
+                (want[0] + want[1] + 2, 2),
+                "{case}"
+            );
+            let ranks: Vec<Count> = (0..2)
+                .map(|r| walk(&roots, &crit, r, 2, &stop, &p))
+                .collect();
+            let mut two = Count::default();
+            ranks.iter().for_each(|c| two.add(c));
+            assert_eq!(two, all, "{case}");
+            // Each rank: its large directories' files and its share of the two.
+            let mut got: Vec<u64> = ranks.iter().map(|c| c.total_files).collect();
+            got.sort();
+            for (g, w) in got.iter().zip(want) {
+                assert!((w..=w + 2).contains(g), "{case}: {ranks:?}");
+            }
+            std::fs::remove_dir_all(&d).unwrap();
+        }
     }
 }
