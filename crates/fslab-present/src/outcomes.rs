@@ -27,6 +27,8 @@ pub type Current<'a> = &'a [(&'a str, &'a str)];
 enum Table {
     Run(Box<ExperimentRecord>),
     NoRun(String),
+    /// A built-in whose current file states no findings: its latest run.
+    NoFindings(String, i64),
 }
 
 /// Whether `e` ran the current text of its built-in (None: no built-in
@@ -52,16 +54,21 @@ fn chosen(store: &Store, ids: &[i64], current: Current) -> Result<Vec<Table>> {
     for (name, text) in current {
         // The latest first.
         let mut found = None;
+        let mut bare = None;
         for e in list.iter().rev().filter(|e| e.name == *name) {
             let e = store.experiment(e.id)?;
             if e.text == *text && !e.findings.is_empty() {
                 found = Some(e);
                 break;
             }
+            if e.text == *text && bare.is_none() {
+                bare = Some(e.id);
+            }
         }
-        out.push(match found {
-            Some(e) => Table::Run(Box::new(e)),
-            None => Table::NoRun(name.to_string()),
+        out.push(match (found, bare) {
+            (Some(e), _) => Table::Run(Box::new(e)),
+            (None, Some(id)) => Table::NoFindings(name.to_string(), id),
+            (None, None) => Table::NoRun(name.to_string()),
         });
     }
     let mut others: Vec<(String, i64)> = Vec::new();
@@ -139,6 +146,13 @@ pub fn outcomes(store: &Store, ids: &[i64], current: Current) -> Result<String> 
                 ));
                 continue;
             }
+            Table::NoFindings(name, id) => {
+                s.push_str(&format!(
+                    "#### {name}: states no findings (its latest run of the current built-in file: \
+                     experiment {id}; `fslab compare --experiment {id}` compares its cells)\n\n"
+                ));
+                continue;
+            }
         };
         any = true;
         s.push_str(&heading(&e, current));
@@ -194,7 +208,9 @@ mod tests {
                 started_at: "2026-11-27T10:00:00".into(),
             })
             .unwrap();
-        s.record_finding(e, 0, &finding(id)).unwrap();
+        if !id.is_empty() {
+            s.record_finding(e, 0, &finding(id)).unwrap();
+        }
         s.finish_experiment(e, RunStatus::Complete).unwrap();
         e
     }
@@ -208,8 +224,18 @@ mod tests {
         // A later run of an earlier file is not the current file's.
         ran(&mut s, "seed000", "old text", "000-older");
         ran(&mut s, "mine", "anything", "9-a");
-        let current = [("seed000", "new text"), ("seed002", "text")];
+        // A built-in without findings: its run is named, not "no run".
+        ran(&mut s, "io500-md", "plain", "");
+        let current = [
+            ("seed000", "new text"),
+            ("seed002", "text"),
+            ("io500-md", "plain"),
+        ];
         let t = outcomes(&s, &[], &current).unwrap();
+        assert!(
+            t.contains("#### io500-md: states no findings (its latest run of the current built-in file: experiment 5;"),
+            "{t}"
+        );
         assert!(t.contains("#### seed000 (experiment 2: 2026-11-27, kernel 6.18, scale 0.01, 3 repetitions a cell, 0 of 0 runs complete, complete; the current built-in file)"), "{t}");
         assert!(t.contains("| 000-a |") && !t.contains("000-old"), "{t}");
         assert!(
