@@ -92,8 +92,11 @@ fn phase_of<'a>(metric: &str, r: &'a RepOutcome) -> Option<&'a str> {
 }
 
 /// One headline metric's runs: (log value, what was beside it).
-fn pairs(outcome: &ExperimentOutcome, metric: &str) -> Vec<(f64, Beside)> {
-    let samples = summary::family(outcome);
+fn pairs(
+    outcome: &ExperimentOutcome,
+    samples: &[summary::RepetitionValue],
+    metric: &str,
+) -> Vec<(f64, Beside)> {
     let mut v = Vec::new();
     for r in outcome.runs.iter().filter(|r| r.ok) {
         let Some(s) = samples
@@ -116,11 +119,12 @@ fn pairs(outcome: &ExperimentOutcome, metric: &str) -> Vec<(f64, Beside)> {
 /// metric's variance shares, and a line when other processes were busy
 /// (empty when no run has its cpu probe).
 pub fn render(outcome: &ExperimentOutcome) -> String {
+    let samples = summary::family(outcome);
     let headlines: Vec<String> = {
         let mut h: Vec<String> = Vec::new();
-        for s in summary::family(outcome).into_iter().filter(|s| s.headline) {
+        for s in samples.iter().filter(|s| s.headline) {
             if !h.contains(&s.metric) {
-                h.push(s.metric);
+                h.push(s.metric.clone());
             }
         }
         h
@@ -133,7 +137,7 @@ pub fn render(outcome: &ExperimentOutcome) -> String {
     let (mut io, mut order) = (0.0f64, 0.0f64);
     let mut rows = 0;
     for m in &headlines {
-        let p = pairs(outcome, m);
+        let p = pairs(outcome, &samples, m);
         if p.len() < 3 {
             continue;
         }
