@@ -9,7 +9,7 @@ use crate::bisect::{self, Kernels, Repetitions};
 use crate::bisect_args::{one_cell, values, BisectArgs, BisectArgsError, PlannedBisection};
 use crate::launch::{self, Display, Refusal};
 use crate::spec::Experiment;
-use crate::state::state_dir;
+use fslab_lab::undo::state_dir;
 
 /// Why a step could not measure its kernel, which stops the search.
 #[derive(Debug, thiserror::Error)]

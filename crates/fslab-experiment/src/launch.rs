@@ -15,7 +15,7 @@ use crate::run_args::{Planned, ResumeNotice, RunArgs};
 use crate::runner::{self, ExperimentOutcome, Preflight, ProcessExecutor, Progress};
 use crate::runner::{RunConfig, RunError};
 use crate::spec::Experiment;
-use crate::state::Journal;
+use fslab_lab::undo::Journal;
 
 /// Why a command could not start (or finish) its run: one line, and its
 /// kind, which is the exit status (bad input, or a failure).
@@ -105,7 +105,7 @@ pub fn prepare(
         .map_err(|e| Refusal::usage(e.to_string()))?;
     let earlier = match args.resume {
         Some(id) => Some(
-            crate::resume::checked(db, id, args.scale, &crate::state::state_dir()).map_err(
+            crate::resume::checked(db, id, args.scale, &fslab_lab::undo::state_dir()).map_err(
                 |e| match e {
                     crate::resume::ResumeError::Store(e) => Refusal::store(e),
                     e => Refusal::usage(e.to_string()),
@@ -222,7 +222,7 @@ pub fn scheduled<D: Display>(
         runner::run(exp, cfg, exec, store, display, stop, &mut journal)
     }));
     display.clear();
-    for l in crate::state::close(journal) {
+    for l in fslab_lab::undo::close(journal) {
         eprintln!("fslab: {who}: cleaned up: {l}");
     }
     result
@@ -235,7 +235,7 @@ pub fn start(
     (file, text, scale): (String, String, f64),
     resume: Option<crate::runner::Resume>,
 ) -> Result<(Arc<AtomicBool>, Journal, RunConfig), Refusal> {
-    let state = crate::state::state_dir();
+    let state = fslab_lab::undo::state_dir();
     let stop = crate::signals::install(state.clone(), crate::signals::TEARDOWN_BOUND)
         .map_err(|e| Refusal::failed(format!("cannot install signal handlers: {e}")))?;
     let argv: Vec<String> = std::env::args().collect();
@@ -289,7 +289,7 @@ pub enum SetupError {
     #[error("cannot find fslab itself: {0}")]
     Exe(#[source] std::io::Error),
     #[error("the state journal: {0}")]
-    Journal(#[source] crate::state::JournalError),
+    Journal(#[source] fslab_lab::undo::JournalError),
 }
 
 /// A run of one cell on one host, as `bisect` and a guest make it: this
@@ -308,7 +308,7 @@ pub fn one_host(
         own_ranks: exp.workload.kind.launches_ranks(),
     };
     let argv: Vec<String> = std::env::args().collect();
-    let journal = Journal::create(&crate::state::state_dir(), "run", argv.clone())
+    let journal = Journal::create(&fslab_lab::undo::state_dir(), "run", argv.clone())
         .map_err(SetupError::Journal)?;
     let cfg = RunConfig {
         scale,

@@ -1,7 +1,8 @@
 //! `fslab run`: experiment files, the matrix of cells they expand into,
-//! the scheduler that runs every cell and repetition on a fresh filesystem,
-//! the machine settings around it, and the journal that lets `fslab
-//! cleanup` undo a killed run.
+//! what they may do as root, the scheduler that runs every cell and
+//! repetition on a fresh filesystem, and the findings judged. What a cell
+//! sets up and undoes (images, loop devices, mounts, machine settings,
+//! the journal's undo) is `fslab-lab`'s.
 //!
 //! - [`spec`]: the file format and its validation (one file a part:
 //!   `spec_device.rs`, `spec_machine.rs`, `spec_cells.rs`,
@@ -11,17 +12,17 @@
 //! - [`cost`]: a run's time, disk and memory, estimated before it runs;
 //! - [`safety`]: what an experiment may make fslab do as root, checked
 //!   before anything is made;
-//! - [`machine`]: sysctls, drop_caches, memory cgroups;
-//! - [`state`]: the journal and `cleanup`;
-//! - [`backend`]: making and tearing down a cell's filesystem (real, or a
-//!   plain directory);
-//! - [`host_lab`]: one cluster host's lab (`fslab host-lab up/down/check`);
-//! - [`image_host`]: the host XFS for images larger than `image_dir` holds;
+//! - [`backend`]: a cell's filesystem from its device and options (the
+//!   lab's `cellfs` makes and tears it down), and what is measured on it
+//!   after the workload;
+//! - [`host_lab`]: what one cluster host's lab is for a cell (the lab's
+//!   `host_lab` makes it);
+//! - [`image_host`]: whether the images go on a host XFS (the lab's
+//!   `image_host` makes it);
 //! - [`runner`]: the scheduler, one file a job (see its page);
 //! - [`signals`]: how a run ends on one, two or three signals;
 //! - [`deadline`]: stopping a workload from outside (a signal, its time
 //!   limit);
-//! - [`pressure`]: whether a workload is at its memory limit;
 //! - [`summary`]: a run's samples and its analysis (fslab-analysis), which
 //!   fslab-present prints;
 //! - [`outcome`]: what a workload, a repetition and a whole run produced;
@@ -61,17 +62,14 @@ pub mod guest_cell;
 pub mod host_lab;
 pub mod image_host;
 pub mod launch;
-pub mod machine;
 pub mod noise_sources;
 pub mod outcome;
 pub mod plan;
 pub mod power;
-pub mod pressure;
 pub mod resume;
 pub mod run_args;
 pub mod runner;
 pub mod safety;
 pub mod signals;
 pub mod spec;
-pub mod state;
 pub mod summary;

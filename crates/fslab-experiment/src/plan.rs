@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use fslab_lab::human_bytes;
+use fslab_lab::image_host::HOST_IMAGE_SIZE;
 use fslab_lab::mkfs::{mkfs_argv, FsType};
 use fslab_lab::mount::mount_argv;
 
@@ -12,9 +13,6 @@ use fslab_record::protocol::{DropCaches, Harness};
 use fslab_workload::{ChildSpec, Job};
 
 use crate::spec::{Cell, Device, Experiment, ImageHost, Order};
-
-/// The host image: a little under the 16 TiB - 4 KiB an ext4 file can be.
-pub const HOST_IMAGE_SIZE: u64 = (16 << 40) - (1 << 20);
 
 /// The (cell index, repetition) pairs in the order they run; repetitions count from 1.
 pub fn schedule(exp: &Experiment) -> Vec<(u32, u32)> {

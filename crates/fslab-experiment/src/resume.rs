@@ -133,7 +133,7 @@ pub fn checked(
     })?;
     // Marked running: killed (then resumable), or running now.
     if e.status == RunStatus::Running {
-        if let Some((pid, argv)) = crate::state::live_runs(state_dir).into_iter().next() {
+        if let Some((pid, argv)) = fslab_lab::undo::live_runs(state_dir).into_iter().next() {
             return Err(ResumeError::Running { id, pid, argv });
         }
     }

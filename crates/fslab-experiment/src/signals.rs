@@ -95,7 +95,7 @@ pub fn left_behind(state: &std::path::Path, me: ProcessId) -> Vec<String> {
                 s.resources
                     .iter()
                     .rev()
-                    .map(|(_, r)| crate::state::describe(r)),
+                    .map(|(_, r)| fslab_lab::undo::describe(r)),
             );
         }
     }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+pub use fslab_lab::machine::sysctl_name_error;
 use fslab_lab::parse_bytes;
 use serde::Deserialize;
 use toml::Spanned;
@@ -32,23 +33,6 @@ pub struct Machine {
     /// `--scale` scales the memory limit too (at least 256 MiB), keeping
     /// the workload's memory footprint against its limit.
     pub memory_limit_scales: bool,
-}
-
-/// Why `name` is not a well-formed sysctl name (`vm.dirty_ratio`), if it is not.
-pub fn sysctl_name_error(name: &str) -> Option<String> {
-    let ok = !name.is_empty()
-        && name.len() <= 128
-        && name.split('.').count() >= 2
-        && name.split('.').all(|c| {
-            !c.is_empty()
-                && c.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
-        });
-    (!ok).then(|| {
-        format!(
-            "{name:?} is not a sysctl name (dot-separated lower-case words, like vm.dirty_ratio)"
-        )
-    })
 }
 
 fn value_text(v: &toml::Value) -> String {

@@ -207,16 +207,15 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["fslab-record"],
     ),
     (
-        "statistics, the results store, readers of other tools' output",
-        &["fslab-stats", "fslab-store", "fslab-parse"],
+        "statistics, the results store, readers of other tools' output and of on-disk layout",
+        &["fslab-stats", "fslab-store", "fslab-parse", "fslab-layout"],
     ),
     (
-        "the lab, guests, cluster, on-disk layout, analysis",
+        "the lab, guests, cluster, analysis",
         &[
             "fslab-lab",
             "fslab-guest",
             "fslab-cluster",
-            "fslab-layout",
             "fslab-analysis",
         ],
     ),

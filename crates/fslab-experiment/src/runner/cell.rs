@@ -17,11 +17,11 @@ use super::hosts::HostLabs;
 use super::progress::Progress;
 use crate::backend::{setup, DeviceConsent, Prepared};
 use crate::evidence::Evidence;
-use crate::machine::{self, read_sysctl, write_sysctl, MemCgroup, SysctlLock};
 use crate::outcome::WorkloadOutcome;
 use crate::plan::{self, CellPlaces};
 use crate::spec::{Cell, Device, Experiment};
-use crate::state::{self, Journal, Resource};
+use fslab_lab::machine::{self, read_sysctl, write_sysctl, MemCgroup, SysctlLock};
+use fslab_lab::undo::{self, Journal, Resource};
 
 /// What the scheduler runs each cell with: the workload's runner, the
 /// store, the display, the stop flag and the journal.
@@ -222,7 +222,12 @@ impl CellRun<'_, '_> {
         self.env
             .progress
             .step("mkfs and mount again on the first pass's image");
-        p.remake(self.cell, self.env.journal, self.info)?;
+        p.remake(
+            &self.cell.mkfs_options,
+            &self.cell.after_mkfs,
+            self.env.journal,
+            self.info,
+        )?;
         for d in plan::workload_dirs(self.exp, workdir) {
             let _ = std::fs::create_dir_all(d);
         }
@@ -403,14 +408,14 @@ impl MachineHeld {
             .path()
             .parent()
             .map(Path::to_path_buf)
-            .unwrap_or_else(state::state_dir);
+            .unwrap_or_else(undo::state_dir);
         // In name order, so that two runs never wait for each other.
         for (name, value) in &cell.sysctl {
             let lock = SysctlLock::acquire(&machine::lock_dir(), name, env.stop, &mut |m| {
                 env.progress.note(&m);
             })?;
             self.locks.push(lock);
-            if let Some(pid) = state::sysctl_left_by_dead_run(&state, name) {
+            if let Some(pid) = undo::sysctl_left_by_dead_run(&state, name) {
                 return Err(CellError::LeftChanged {
                     name: name.clone(),
                     pid,

@@ -325,7 +325,7 @@ impl Executor for ProcessExecutor {
             .harness
             .cgroup
             .as_deref()
-            .and_then(crate::pressure::Watcher::new);
+            .and_then(fslab_lab::pressure::Watcher::new);
         let status = loop {
             match rx.recv_timeout(Duration::from_millis(100)) {
                 Ok(line) => handle(line, &mut out, progress),
@@ -333,7 +333,10 @@ impl Executor for ProcessExecutor {
                 | Err(mpsc::RecvTimeoutError::Disconnected) => {}
             }
             guard.check(stop, crate::signals::hurry());
-            if let Some(now) = pressure.as_mut().and_then(crate::pressure::Watcher::poll) {
+            if let Some(now) = pressure
+                .as_mut()
+                .and_then(fslab_lab::pressure::Watcher::poll)
+            {
                 progress.pressure(now.map(|p| p.to_string()).as_deref());
             }
             match child.try_wait() {
@@ -373,8 +376,8 @@ impl Executor for ProcessExecutor {
             out.error = Some(why_it_ended(status, &said));
         }
         // What a killed workload could not undo itself.
-        for l in crate::state::cleanup_children(
-            &crate::state::state_dir(),
+        for l in fslab_lab::undo::cleanup_children(
+            &fslab_lab::undo::state_dir(),
             fslab_record::process::ProcessId::current(),
         ) {
             out.stderr

@@ -17,7 +17,7 @@ use super::error::CellError;
 use super::guest_job::{GuestJob, GUEST_DB, GUEST_DISK, GUEST_OUT};
 use crate::evidence::Evidence;
 use crate::spec::{Cell, Device, Experiment};
-use crate::state::Resource;
+use fslab_lab::undo::Resource;
 
 /// The guest's limit without a cell time limit.
 const NO_LIMIT: Duration = Duration::from_secs(3600);

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use fslab_record::CellRunInfo;
 
 use super::executor::{Executor, HostLabsRun};
-use crate::host_lab::{self, Check, Down, Report, Up};
 use crate::spec::{Cell, Cluster, Experiment};
-use crate::state::{Journal, Resource};
+use fslab_lab::host_lab::{self, Check, Down, Report};
+use fslab_lab::undo::{Journal, Resource};
 
 /// Why the hosts' labs could not be made, or a shared directory is not
 /// shared.
@@ -136,7 +136,7 @@ impl HostLabs {
         })?;
         self.mount_dir = Some((self.mnt.clone(), id));
         let _ = std::fs::create_dir_all(&self.mnt);
-        let Some(job) = Up::of(exp, cell, rep, &self.mnt, keep_images) else {
+        let Some(job) = crate::host_lab::up_job(exp, cell, rep, &self.mnt, keep_images) else {
             return Err(HostsError::NotImages);
         };
         let json = serde_json::to_string(&job).unwrap_or_default();

@@ -3,10 +3,10 @@
 //! sysctls this kernel has.
 
 use crate::image_host;
-use crate::machine::read_sysctl;
 use crate::plan::missing_tools;
 pub use crate::safety::Preflight;
 use crate::spec::{Device, Experiment, ImageHost};
+use fslab_lab::machine::read_sysctl;
 
 /// Checks what can be checked before anything is touched.
 pub fn preflight(exp: &Experiment) -> Result<(), Preflight> {

@@ -20,8 +20,8 @@ use crate::image_host::{self, HostFs};
 use crate::outcome::{ExperimentOutcome, RepOutcome};
 use crate::plan::{mount_options, schedule, shown_command_line};
 use crate::spec::{Cell, Device, Experiment};
-use crate::state::Journal;
 use crate::summary::{Direction, RepetitionValue};
+use fslab_lab::undo::Journal;
 
 /// How `fslab run` was asked to run.
 #[derive(Debug, Clone)]
@@ -78,7 +78,7 @@ pub fn run(
         }
     };
     progress.note(&host.describe());
-    let hosted = host.hosting(exp);
+    let hosted = image_host::hosting(&host, exp);
     let facts = host.facts().clone();
     let r = run_cells(
         &hosted,

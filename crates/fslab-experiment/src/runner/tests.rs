@@ -10,7 +10,7 @@ use fslab_workload::ChildSpec;
 use super::*;
 use crate::backend::DeviceConsent;
 use crate::spec::Experiment;
-use crate::state::Journal;
+use fslab_lab::undo::Journal;
 
 /// Answers every workload with a completed run and notes which
 /// (cell, repetition) it ran, from its text file's `-cC-rR` tag; asks

@@ -5,8 +5,8 @@ use std::path::Path;
 use crate::Failure;
 
 pub fn run(db: &Path) -> Result<(), Failure> {
-    let dir = fslab_experiment::state::state_dir();
-    let report = fslab_experiment::state::cleanup(&dir);
+    let dir = fslab_lab::undo::state_dir();
+    let report = fslab_lab::undo::cleanup(&dir);
     // Opening the store to write marks the runs and experiments of killed
     // processes interrupted.
     if db.is_file() {

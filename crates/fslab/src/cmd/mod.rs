@@ -105,8 +105,7 @@ pub fn dispatch(m: &ArgMatches) -> Result<(), Failure> {
 /// `fslab host-lab ACTION JSON`: this host's report, one JSON line; a
 /// failure to do it is in the report (status 1), bad JSON is status 2.
 fn host_lab(action: &str, json: &str) -> Result<(), Failure> {
-    let r =
-        fslab_experiment::host_lab::run(action, json).map_err(|e| Failure::Usage(e.to_string()))?;
+    let r = fslab_lab::host_lab::run(action, json).map_err(|e| Failure::Usage(e.to_string()))?;
     let line = serde_json::to_string(&r).map_err(|e| Failure::Failed(e.to_string()))?;
     say(line + "\n")?;
     r.failure(action)

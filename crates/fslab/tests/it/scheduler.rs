@@ -119,7 +119,7 @@ mkfs_options = ["-m crc=0"]
 
 #[test]
 fn a_scheduler_a_killed_runs_journal_lists_is_put_back_as_cleanup_undoes_it() {
-    use fslab_experiment::state::{undo, Resource};
+    use fslab_lab::undo::{undo, Resource};
     if !privileged("loop devices") {
         return;
     }

@@ -6,13 +6,13 @@
 
 use std::path::{Path, PathBuf};
 
-use fslab_lab::loopdev::backing_file;
-use fslab_lab::mount::is_mount_point;
 use fslab_record::journal::{journals, StateFile};
 pub use fslab_record::journal::{state_dir, Journal, JournalError, Resource};
 use fslab_record::process::ProcessId;
 
-use crate::machine::{remove_cgroup, write_sysctl};
+use crate::loopdev::backing_file;
+use crate::machine::{lock_dir, read_sysctl, remove_cgroup, write_sysctl, SysctlLock};
+use crate::mount::is_mount_point;
 
 /// Why a journalled resource could not be undone. The words are what
 /// `fslab cleanup` and a run's teardown print after "FAILED: ".
@@ -70,7 +70,7 @@ pub enum UndoError {
     /// Reading or writing a sysctl or an IO scheduler, or removing a
     /// cgroup, failed.
     #[error("{0}")]
-    Lab(#[from] fslab_lab::LabError),
+    Lab(#[from] crate::LabError),
 }
 
 /// What undoing one resource did: what it says, or None when nothing
@@ -160,9 +160,9 @@ pub fn undo(r: &Resource) -> Undone {
         ),
         Resource::Sysctl { name, original } => {
             // Never under a live run that holds the setting now.
-            let _held = crate::machine::SysctlLock::try_acquire(&crate::machine::lock_dir(), name)?
+            let _held = SysctlLock::try_acquire(&lock_dir(), name)?
                 .ok_or_else(|| UndoError::SysctlHeld(name.clone()))?;
-            let now = crate::machine::read_sysctl(name)?;
+            let now = read_sysctl(name)?;
             if &now == original {
                 return Ok(None);
             }
@@ -193,12 +193,12 @@ fn restore_scheduler(number: u32, backing: &Path, original: &str) -> Undone {
             original: original.to_string(),
         });
     }
-    let file = fslab_lab::scheduler::loop_file(number);
-    let now = fslab_lab::scheduler::read(&file)?;
+    let file = crate::scheduler::loop_file(number);
+    let now = crate::scheduler::read(&file)?;
     if now.current == original {
         return Ok(None);
     }
-    fslab_lab::scheduler::write(&file, original)?;
+    crate::scheduler::write(&file, original)?;
     Ok(Some(format!(
         "restored /dev/loop{number}'s IO scheduler {original} (was {})",
         now.current

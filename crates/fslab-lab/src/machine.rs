@@ -3,13 +3,30 @@
 
 use std::path::{Path, PathBuf};
 
-use fslab_lab::{LabError, LabResult};
+use crate::{LabError, LabResult};
+
+/// Why `name` is not a well-formed sysctl name (`vm.dirty_ratio`), if it is not.
+pub fn sysctl_name_error(name: &str) -> Option<String> {
+    let ok = !name.is_empty()
+        && name.len() <= 128
+        && name.split('.').count() >= 2
+        && name.split('.').all(|c| {
+            !c.is_empty()
+                && c.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+        });
+    (!ok).then(|| {
+        format!(
+            "{name:?} is not a sysctl name (dot-separated lower-case words, like vm.dirty_ratio)"
+        )
+    })
+}
 
 /// `/proc/sys/vm/dirty_ratio` for `vm.dirty_ratio`. A name that is not
-/// well formed (see [`crate::spec::sysctl_name_error`]) maps to nothing,
+/// well formed (see [`sysctl_name_error`]) maps to nothing,
 /// so no name can reach a path outside /proc/sys.
 pub fn sysctl_path(name: &str) -> LabResult<PathBuf> {
-    if let Some(e) = crate::spec::sysctl_name_error(name) {
+    if let Some(e) = sysctl_name_error(name) {
         return Err(LabError::Failed(e));
     }
     Ok(PathBuf::from("/proc/sys").join(name.replace('.', "/")))
@@ -125,7 +142,7 @@ impl SysctlLock {
     }
 }
 
-pub use fslab_lab::vm::drop_caches;
+pub use crate::vm::drop_caches;
 
 /// A memory cgroup made for one workload.
 #[derive(Debug)]
@@ -198,7 +215,7 @@ impl MemCgroup {
 
     /// Moves process `pid` into the cgroup.
     pub fn add_process(path: &Path, pid: u32) -> LabResult<()> {
-        fslab_lab::vm::join_cgroup(path, pid)
+        crate::vm::join_cgroup(path, pid)
     }
 
     /// Peak memory use.

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use fslab_lab::human_bytes;
+use crate::human_bytes;
 use fslab_record::cgroup::MemoryCgroup;
 
 /// At or above this share of its limit, a cell is "at its memory limit".
