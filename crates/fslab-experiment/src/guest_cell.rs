@@ -17,7 +17,9 @@ pub fn run<D: Display>(job: &Path, display: impl FnOnce() -> D) -> Result<(), Re
         .map_err(|e| Refusal::usage(format!("guest-cell {}: {e}", job.display())))?;
     let job: GuestJob = serde_json::from_str(&text)
         .map_err(|e| Refusal::usage(format!("guest-cell {}: {e}", job.display())))?;
-    let exp = job.experiment().map_err(Refusal::usage)?;
+    let exp = job
+        .experiment()
+        .map_err(|e| Refusal::usage(e.to_string()))?;
     runner::preflight_as(&exp, true).map_err(|e| Refusal::failed(format!("guest: {e}")))?;
     let (mut exec, mut cfg, journal) =
         launch::one_host(&exp, &job.db, job.scale, (&job.file, &job.text))

@@ -104,8 +104,8 @@ pub enum RunArgsError {
     #[error("--cell-time-limit {0}")]
     TimeLimit(#[source] crate::duration::DurationError),
     /// `--probes` names no probes (the probes' own line).
-    #[error("{0}")]
-    Probes(String),
+    #[error(transparent)]
+    Probes(#[from] fslab_probe::UnknownProbe),
     /// The experiment file (or built-in) named cannot be read.
     #[error(transparent)]
     Load(#[from] crate::builtin::LoadError),

@@ -582,11 +582,7 @@ fn workload(ctx: &Ctx, w: &WorkloadSpec) -> Result<Workload, SpecError> {
         Some(p) => {
             let list = p.get_ref().join(",");
             if let Err(e) = fslab_probe::parse_list(&list) {
-                return ctx.err(
-                    p.span(),
-                    "workload.probes",
-                    e.trim_start_matches("--probes: "),
-                );
+                return ctx.err(p.span(), "workload.probes", e.what());
             }
             Some(list)
         }

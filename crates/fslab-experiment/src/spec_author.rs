@@ -42,6 +42,35 @@ pub struct Literal {
     pub claim: Option<String>,
 }
 
+/// Why an author's number's text is not one, said with the text
+/// (`"4 -": a number is missing at the end`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NumberError {
+    /// The text does not parse.
+    #[error("{text:?}: {why}")]
+    Syntax {
+        text: String,
+        #[source]
+        why: Syntax,
+    },
+    /// It parses, to zero, a negative number or no number at all.
+    #[error("{text:?} is {value}, not a number above 0")]
+    NotAbove0 { text: String, value: f64 },
+}
+
+/// Where and why the arithmetic does not parse (positions count from 1).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Syntax {
+    #[error("expected {expected:?} at {at}")]
+    Expected { expected: char, at: usize },
+    #[error("unexpected {found:?} at {at}")]
+    Unexpected { found: char, at: usize },
+    #[error("a number is missing at the end")]
+    Missing,
+    #[error("{0:?} is not a number")]
+    NotANumber(String),
+}
+
 /// How the file gives it: a TOML number or a string of arithmetic.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
@@ -52,7 +81,7 @@ pub(super) enum NumberSpec {
 
 impl NumberSpec {
     /// The number, or why its text is not one.
-    pub(super) fn resolve(&self) -> Result<AuthorNumber, String> {
+    pub(super) fn resolve(&self) -> Result<AuthorNumber, NumberError> {
         match self {
             NumberSpec::Number(x) => Ok(AuthorNumber {
                 text: fslab_stats::fmt_g(*x, 12),
@@ -67,28 +96,34 @@ impl NumberSpec {
 }
 
 /// The literals of an author's number's text (a plain number is its own).
-pub fn literals(text: &str) -> Result<Vec<Literal>, String> {
+pub fn literals(text: &str) -> Result<Vec<Literal>, NumberError> {
     Ok(eval(text)?.1)
 }
 
 /// Evaluates `text`: its value and its literals.
-pub fn eval(text: &str) -> Result<(f64, Vec<Literal>), String> {
+pub fn eval(text: &str) -> Result<(f64, Vec<Literal>), NumberError> {
     let mut p = Parser {
         s: text.as_bytes(),
         i: 0,
         lits: Vec::new(),
     };
-    let v = p.expr().map_err(|e| format!("{text:?}: {e}"))?;
+    let syntax = |why| NumberError::Syntax {
+        text: text.to_string(),
+        why,
+    };
+    let v = p.expr().map_err(syntax)?;
     p.space();
     if p.i != p.s.len() {
-        return Err(format!(
-            "{text:?}: unexpected {:?} at {}",
-            char::from(p.s[p.i]),
-            p.i + 1
-        ));
+        return Err(syntax(Syntax::Unexpected {
+            found: char::from(p.s[p.i]),
+            at: p.i + 1,
+        }));
     }
     if !(v.is_finite() && v > 0.0) {
-        return Err(format!("{text:?} is {v}, not a number above 0"));
+        return Err(NumberError::NotAbove0 {
+            text: text.to_string(),
+            value: v,
+        });
     }
     Ok((v, p.lits))
 }
@@ -111,16 +146,19 @@ impl Parser<'_> {
         self.s.get(self.i).copied()
     }
 
-    fn eat(&mut self, c: u8) -> Result<(), String> {
+    fn eat(&mut self, c: u8) -> Result<(), Syntax> {
         if self.peek() == Some(c) {
             self.i += 1;
             Ok(())
         } else {
-            Err(format!("expected {:?} at {}", char::from(c), self.i + 1))
+            Err(Syntax::Expected {
+                expected: char::from(c),
+                at: self.i + 1,
+            })
         }
     }
 
-    fn expr(&mut self) -> Result<f64, String> {
+    fn expr(&mut self) -> Result<f64, Syntax> {
         let mut v = self.term()?;
         while let Some(op @ (b'+' | b'-')) = self.peek() {
             self.i += 1;
@@ -130,7 +168,7 @@ impl Parser<'_> {
         Ok(v)
     }
 
-    fn term(&mut self) -> Result<f64, String> {
+    fn term(&mut self) -> Result<f64, Syntax> {
         let mut v = self.factor()?;
         while let Some(op @ (b'*' | b'/')) = self.peek() {
             self.i += 1;
@@ -140,7 +178,7 @@ impl Parser<'_> {
         Ok(v)
     }
 
-    fn factor(&mut self) -> Result<f64, String> {
+    fn factor(&mut self) -> Result<f64, Syntax> {
         match self.peek() {
             Some(b'(') => {
                 self.i += 1;
@@ -157,12 +195,15 @@ impl Parser<'_> {
                 Ok((a * b).sqrt())
             }
             Some(c) if c.is_ascii_digit() => self.literal(),
-            Some(c) => Err(format!("unexpected {:?} at {}", char::from(c), self.i + 1)),
-            None => Err("a number is missing at the end".into()),
+            Some(c) => Err(Syntax::Unexpected {
+                found: char::from(c),
+                at: self.i + 1,
+            }),
+            None => Err(Syntax::Missing),
         }
     }
 
-    fn literal(&mut self) -> Result<f64, String> {
+    fn literal(&mut self) -> Result<f64, Syntax> {
         let start = self.i;
         while self.i < self.s.len() && (self.s[self.i].is_ascii_digit() || self.s[self.i] == b'.') {
             self.i += 1;
@@ -170,7 +211,7 @@ impl Parser<'_> {
         let digits = std::str::from_utf8(&self.s[start..self.i]).unwrap_or_default();
         let mantissa: f64 = digits
             .parse()
-            .map_err(|_| format!("{digits:?} is not a number"))?;
+            .map_err(|_| Syntax::NotANumber(digits.to_string()))?;
         let scale = match self.s.get(self.i) {
             Some(b'k' | b'K') => 1e3,
             Some(b'M') => 1e6,
@@ -274,10 +315,32 @@ mod tests {
         assert!((v - 483.0 / 50435.0).abs() < 1e-12);
         assert_eq!(l[1].claim.as_deref(), Some("002-a"));
         assert_eq!(eval("(1 + 2) * 3").unwrap().0, 9.0);
-        assert!(eval("4 -").unwrap_err().contains("missing"));
-        assert!(eval("x").unwrap_err().contains("unexpected 'x'"));
-        assert!(eval("1 - 1").unwrap_err().contains("not a number above 0"));
-        assert!(eval("2 3").unwrap_err().contains("unexpected '3'"));
+        assert_eq!(
+            eval("4 -").unwrap_err().to_string(),
+            "\"4 -\": a number is missing at the end"
+        );
+        assert_eq!(
+            eval("x").unwrap_err().to_string(),
+            "\"x\": unexpected 'x' at 1"
+        );
+        assert_eq!(
+            eval("1 2").unwrap_err().to_string(),
+            "\"1 2\": unexpected '2' at 3"
+        );
+        assert_eq!(
+            eval("(1").unwrap_err().to_string(),
+            "\"(1\": expected ')' at 3"
+        );
+        let e = eval("1 - 1").unwrap_err();
+        assert_eq!(e.to_string(), "\"1 - 1\" is 0, not a number above 0");
+        let e = eval("1..2").unwrap_err();
+        assert_eq!(e.to_string(), "\"1..2\": \"1..2\" is not a number");
+        let why = std::error::Error::source(&e).expect("the syntax error");
+        assert_eq!(why.to_string(), "\"1..2\" is not a number");
+        assert!(eval("2 3")
+            .unwrap_err()
+            .to_string()
+            .contains("unexpected '3'"));
     }
 
     #[test]

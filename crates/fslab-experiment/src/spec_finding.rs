@@ -447,7 +447,7 @@ fn author_numbers(
     let one = |ctx: &Ctx, field: &'static str, x: &NumberSpec, span| {
         x.resolve()
             .map(|n| (field, n))
-            .or_else(|e| ctx.err(span, &format!("finding.{field}"), e))
+            .or_else(|e| ctx.err(span, &format!("finding.{field}"), e.to_string()))
     };
     if let Some(x) = &f.author_value {
         out.push(one(ctx, "author_value", x.get_ref(), x.span())?);

@@ -61,7 +61,7 @@ use fslab_record::{Monitor, ProbeNote, ProbePoint};
 pub use devices::{resolve, Targets, TargetsNote};
 pub use error::ProbeError;
 pub use plugin::Plugin;
-pub use registry::{all, always, parse_list, register, ProbeRef};
+pub use registry::{all, always, parse_list, register, ProbeRef, UnknownProbe};
 
 enum Cmd {
     Watch(Watched),

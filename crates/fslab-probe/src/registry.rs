@@ -115,9 +115,34 @@ pub fn all() -> Vec<ProbeRef> {
         .collect()
 }
 
+/// A `--probes` list naming a probe fslab does not have: "--probes:
+/// unknown probe "bogus" (use cpu, disk, ..., default, all, none)".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--probes: {}", self.what())]
+pub struct UnknownProbe {
+    /// The name as given.
+    pub name: String,
+}
+
+impl UnknownProbe {
+    /// What is wrong, without the option's name (an experiment file says
+    /// it as `workload.probes`).
+    pub fn what(&self) -> String {
+        format!(
+            "unknown probe {:?} (use {}, default, all, none)",
+            self.name,
+            all()
+                .into_iter()
+                .map(ProbeRef::name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}
+
 /// Parses `--probes`: `default`, `all`, `none`, or a comma list in which
 /// `default` and `all` may appear and `-NAME` removes one.
-pub fn parse_list(s: &str) -> Result<Vec<ProbeRef>, String> {
+pub fn parse_list(s: &str) -> Result<Vec<ProbeRef>, UnknownProbe> {
     let mut on: Vec<ProbeRef> = Vec::new();
     for w in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
         match w {
@@ -129,15 +154,8 @@ pub fn parse_list(s: &str) -> Result<Vec<ProbeRef>, String> {
                     Some(n) => (true, n),
                     None => (false, w),
                 };
-                let k = ProbeRef::of(name).ok_or_else(|| {
-                    format!(
-                        "--probes: unknown probe {name:?} (use {}, default, all, none)",
-                        all()
-                            .into_iter()
-                            .map(ProbeRef::name)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
+                let k = ProbeRef::of(name).ok_or_else(|| UnknownProbe {
+                    name: name.to_string(),
                 })?;
                 if remove {
                     on.retain(|x| *x != k);
@@ -204,6 +222,9 @@ mod tests {
             parse_list("cpu,cpu").unwrap(),
             vec![ProbeRef::of("cpu").unwrap()]
         );
-        assert!(parse_list("cpu,bogus").unwrap_err().contains("\"bogus\""));
+        assert!(parse_list("cpu,bogus")
+            .unwrap_err()
+            .to_string()
+            .starts_with("--probes: unknown probe \"bogus\" (use cpu, "));
     }
 }

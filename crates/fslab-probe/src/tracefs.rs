@@ -22,7 +22,7 @@ pub struct Instance {
 fn find_or_mount(
     private_base: &Path,
     journal: &mut Journal,
-) -> Result<(PathBuf, Option<PathBuf>), String> {
+) -> Result<(PathBuf, Option<PathBuf>), ProbeError> {
     for p in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
         if Path::new(p).join("instances").is_dir() {
             return Ok((PathBuf::from(p), None));
@@ -31,8 +31,9 @@ fn find_or_mount(
     let mnt = private_base.join(format!("tracefs-{}", std::process::id()));
     journal
         .add(Resource::TracefsMount { path: mnt.clone() })
-        .map_err(|e| e.to_string())?;
-    std::fs::create_dir_all(&mnt).map_err(|e| format!("cannot create {}: {e}", mnt.display()))?;
+        .map_err(|e| ProbeError::Tracefs(e.to_string()))?;
+    std::fs::create_dir_all(&mnt)
+        .map_err(|e| ProbeError::Tracefs(format!("cannot create {}: {e}", mnt.display())))?;
     rustix::mount::mount(
         "nodev",
         &mnt,
@@ -41,10 +42,10 @@ fn find_or_mount(
         None,
     )
     .map_err(|e| {
-        format!(
+        ProbeError::Tracefs(format!(
             "tracefs is not mounted and cannot be mounted: {}",
             std::io::Error::from(e)
-        )
+        ))
     })?;
     Ok((mnt.clone(), Some(mnt)))
 }
@@ -65,7 +66,7 @@ impl Instance {
                     }
                 }
                 journal.remove();
-                return Err(ProbeError::Tracefs(e));
+                return Err(e);
             }
         };
         let dir = root.join("instances").join(name);

@@ -17,8 +17,12 @@ pub enum Error {
         source: fslab_workload::Error,
     },
     /// The `--probes` list does not parse.
-    #[error("{name}: {message}")]
-    Probes { name: String, message: String },
+    #[error("{name}: {source}")]
+    Probes {
+        name: String,
+        #[source]
+        source: fslab_probe::UnknownProbe,
+    },
     /// `--output FILE` names a file in a missing directory.
     #[error("{name}: --output {}: no such directory {}", .file.display(), .dir.display())]
     OutputFile {
@@ -170,7 +174,7 @@ mod tests {
         assert_eq!(
             Error::Probes {
                 name: "w".into(),
-                message: "bad".into()
+                source: fslab_probe::UnknownProbe { name: "bad".into() }
             }
             .exit_code(),
             2

@@ -40,9 +40,9 @@ pub fn prepare(name: &str, harness: &Harness) -> Result<Vec<fslab_probe::ProbeRe
             return Err(Error::ParentGone { name: name.into() });
         }
     }
-    fslab_probe::parse_list(&harness.probes).map_err(|message| Error::Probes {
+    fslab_probe::parse_list(&harness.probes).map_err(|source| Error::Probes {
         name: name.into(),
-        message,
+        source,
     })
 }
 

@@ -180,7 +180,7 @@ impl GuestCell<'_> {
         }
         let outcome = collect(handed, &gdir, env, info, res);
         info.guest = Some(facts);
-        outcome.map_err(|why| guest_failed(&run, &why))
+        outcome.map_err(|why| guest_failed(&run, &why.to_string()))
     }
 
     /// Removes the disk image (after counting its extents, as a loop
@@ -296,6 +296,30 @@ fn facts(kernel: &Kernel, gk: &crate::spec::guest::GuestKernel, run: &GuestRun) 
     }
 }
 
+/// Why nothing (or nothing usable) came back from a guest: the words
+/// after "the guest powered off: " (say).
+#[derive(Debug, thiserror::Error)]
+enum NothingBack {
+    #[error("it handed no results back")]
+    NothingHanded,
+    #[error("its results hold no store")]
+    NoStore,
+    #[error("{}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] fslab_store::StoreError),
+    #[error("its store holds no experiment")]
+    NoExperiment,
+    #[error("its experiment holds no run of the cell")]
+    NoRun,
+    #[error("importing its run: {0}")]
+    Import(#[source] fslab_record::RecordError),
+}
+
 /// The guest's store, imported: the cell's run into this store, the
 /// repetition's record into `info`, what the summary and findings read
 /// into `res`. Err: why nothing (or nothing usable) came back.
@@ -305,23 +329,21 @@ fn collect(
     env: &mut RunEnv,
     info: &mut CellRunInfo,
     res: &mut CellResult,
-) -> Result<(), String> {
-    let files = handed.ok_or("it handed no results back")?;
+) -> Result<(), NothingBack> {
+    let files = handed.ok_or(NothingBack::NothingHanded)?;
     let get = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, b)| b);
-    let store_bytes = get("store").ok_or("its results hold no store")?;
+    let store_bytes = get("store").ok_or(NothingBack::NoStore)?;
     let db = dir.join("guest.sqlite");
-    std::fs::write(&db, store_bytes).map_err(|e| format!("{}: {e}", db.display()))?;
-    let guest = fslab_store::Store::open_read(&db).map_err(|e| e.to_string())?;
+    std::fs::write(&db, store_bytes).map_err(|source| NothingBack::Write {
+        path: db.clone(),
+        source,
+    })?;
+    let guest = fslab_store::Store::open_read(&db)?;
     let exp_id = guest
-        .latest_experiment()
-        .map_err(|e| e.to_string())?
-        .ok_or("its store holds no experiment")?;
-    let rec = guest.experiment(exp_id).map_err(|e| e.to_string())?;
-    let gi = rec
-        .cell_runs
-        .first()
-        .cloned()
-        .ok_or("its experiment holds no run of the cell")?;
+        .latest_experiment()?
+        .ok_or(NothingBack::NoExperiment)?;
+    let rec = guest.experiment(exp_id)?;
+    let gi = rec.cell_runs.first().cloned().ok_or(NothingBack::NoRun)?;
     let keep = (info.cell, info.repetition, info.started_at.clone());
     let host = (
         info.host_fs.clone(),
@@ -342,20 +364,16 @@ fn collect(
         ..gi.clone()
     };
     if let Some(run) = gi.run_id {
-        let id = env
-            .rec
-            .import_run(&db, run)
-            .map_err(|e| format!("importing its run: {e}"))?;
+        let id = env.rec.import_run(&db, run).map_err(NothingBack::Import)?;
         info.run_id = Some(id);
         let phases: Vec<PhaseResult> = guest
-            .phases(run)
-            .map_err(|e| e.to_string())?
+            .phases(run)?
             .into_iter()
             .map(PhaseResult::from)
             .collect();
         let names: Vec<String> = phases.iter().map(|p| p.phase.clone()).collect();
-        res.evidence = Evidence::stored(&guest, run, &names).map_err(|e| e.to_string())?;
-        res.metrics = guest.metrics(run).map_err(|e| e.to_string())?;
+        res.evidence = Evidence::stored(&guest, run, &names)?;
+        res.metrics = guest.metrics(run)?;
         res.phases = phases;
     }
     if let Some(e) = &gi.error {

@@ -37,9 +37,8 @@ pub const GUEST_DB: &str = "/tmp/fslab-guest.sqlite";
 impl GuestJob {
     /// The experiment the guest runs: the file's, scaled as on the host,
     /// with this one cell once on the guest's disk, no findings.
-    pub fn experiment(&self) -> Result<Experiment, String> {
-        let exp = spec::parse(&self.file, &self.text, &spec::Defaults::default())
-            .map_err(|e| e.to_string())?;
+    pub fn experiment(&self) -> Result<Experiment, spec::SpecError> {
+        let exp = spec::parse(&self.file, &self.text, &spec::Defaults::default())?;
         let mut exp = crate::plan::scaled(&exp, self.scale);
         exp.workload.probes.clone_from(&self.probes);
         exp.time_limit = self.time_limit_s.map(std::time::Duration::from_secs_f64);

@@ -96,8 +96,26 @@ fn setup(what: String) -> crate::Error {
 /// How the program ended: (exit status, signal, usr and sys CPU seconds).
 type Ended = (Option<i32>, Option<i32>, f64, f64);
 
-fn ended_of(waited: std::io::Result<(i32, fslab_sys::Usage)>) -> Result<Ended, String> {
-    let (status, u) = waited.map_err(|e| format!("cannot wait for the program: {e}"))?;
+/// Why the program could not be started or waited for: the run's error
+/// line says it.
+#[derive(Debug, thiserror::Error)]
+enum ProgramError {
+    #[error("the program was started twice")]
+    StartedTwice,
+    #[error("cannot start {program}: {source}")]
+    Start {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot wait for the program: {0}")]
+    Wait(#[source] std::io::Error),
+    #[error("the program's watcher died")]
+    WatcherDied,
+}
+
+fn ended_of(waited: std::io::Result<(i32, fslab_sys::Usage)>) -> Result<Ended, ProgramError> {
+    let (status, u) = waited.map_err(ProgramError::Wait)?;
     let (code, signal) = if status & 0x7f == 0 {
         (Some((status >> 8) & 0xff), None)
     } else {
@@ -199,7 +217,7 @@ pub fn run(o: &CommandArgs, start: Start<'_, '_>) -> crate::Result<CommandReport
     let (ended, started) = match result {
         Ok(r) => r,
         Err(error) => {
-            let outcome = ctx.finish(Some(error))?;
+            let outcome = ctx.finish(Some(error.to_string()))?;
             return Ok(report(outcome, argv, None, None, parser_name));
         }
     };
@@ -246,7 +264,7 @@ struct Started {
 /// How the program's phase went: how it ended and its handles (or why it
 /// could not start), its output, the phase's seconds.
 type PhaseOutcome = (
-    Result<(Result<Ended, String>, Started), String>,
+    Result<(Result<Ended, ProgramError>, Started), ProgramError>,
     Option<Live>,
     f64,
 );
@@ -275,9 +293,10 @@ fn program_phase(
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .take()
-                .ok_or_else(|| "the program was started twice".to_string())?;
-            let mut child = cmd.spawn().map_err(|e| {
-                format!("cannot start {}: {e}", cmd.get_program().to_string_lossy())
+                .ok_or(ProgramError::StartedTwice)?;
+            let mut child = cmd.spawn().map_err(|source| ProgramError::Start {
+                program: cmd.get_program().to_string_lossy().into_owned(),
+                source,
             })?;
             let pid = child.id();
             // The probes watch the program (and what it starts), not this
@@ -327,7 +346,7 @@ fn program_phase(
         .into_iter()
         .next()
         .flatten()
-        .unwrap_or_else(|| Err("the program's watcher died".into()));
+        .unwrap_or(Err(ProgramError::WatcherDied));
     let live = live
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -364,7 +383,7 @@ impl Ran<'_, '_, '_> {
     /// parsed, its phases, metrics, histograms and streams recorded.
     fn close(
         &mut self,
-        ended: Result<Ended, String>,
+        ended: Result<Ended, ProgramError>,
         elapsed: f64,
         stdout: &Captured,
         stderr: &Captured,
@@ -372,7 +391,7 @@ impl Ran<'_, '_, '_> {
         let (code, signal, usr, sys) = match ended {
             Ok(e) => e,
             Err(e) => {
-                self.error = Some(e);
+                self.error = Some(e.to_string());
                 (None, None, 0.0, 0.0)
             }
         };

@@ -4,6 +4,7 @@
 use super::*;
 use crate::{Begun, Start};
 
+mod unlink;
 mod walled;
 
 use crate::stonewall::Check;
@@ -345,31 +346,6 @@ struct Work<'a> {
     upto: u64,
 }
 
-/// -u and -r: unlinks name `number` of `uf` right after its create.
-fn unlink_now(
-    o: &CreateManyOptions,
-    uf: &NameFmt,
-    number: i64,
-    ubuf: &mut Vec<u8>,
-) -> Result<(), String> {
-    uf.render(number, ubuf);
-    let Ok(uname) = std::ffi::CStr::from_bytes_with_nul(ubuf) else {
-        return Err(format!("name {} holds a NUL byte", uf.name(number)));
-    };
-    let flags = if o.op == Op::Mkdir {
-        AtFlags::REMOVEDIR
-    } else {
-        AtFlags::empty()
-    };
-    rustix::fs::unlinkat(CWD, uname, flags).map_err(|e| {
-        format!(
-            "unlink({}) error: {}",
-            uf.name(number),
-            std::io::Error::from(e)
-        )
-    })
-}
-
 /// Thread `t`'s names, one after the other, into its `tally`, from where
 /// its last stretch ended: until COUNT is done, `w.upto` names are, an
 /// error, the stop flag, -t's deadline, or the name that passes `w.wall`.
@@ -446,14 +422,14 @@ fn work(w: &Work, t: usize, progress: &crate::measure::Progress, tally: &mut Tal
         tally.hist.record(now - prev);
         prev = now;
         if let Some(uf) = &ufmt {
-            match unlink_now(o, uf, number, &mut ubuf) {
+            match unlink::unlink_now(o, uf, number, &mut ubuf) {
                 Ok(()) => {
                     let now = crate::measure::now_ns();
                     tally.unlink_hist.record(now - prev);
                     prev = now;
                 }
                 Err(e) => {
-                    tally.error = Some(e);
+                    tally.error = Some(e.to_string());
                     abort.store(true, Ordering::Relaxed);
                     break;
                 }

@@ -47,23 +47,51 @@ pub struct Items<'t> {
     pub buf: Vec<u8>,
 }
 
-#[cold]
-#[inline(never)]
-fn fail(what: &str, path: &CStr, e: rustix::io::Errno) -> String {
-    format!(
-        "{what} {}: {}",
-        Path::new(OsStr::from_bytes(path.to_bytes())).display(),
-        std::io::Error::from(e)
-    )
+/// Why one item failed: the call, the item's path and the system's error
+/// ("open d/file.mdtest.0.1: No such file or directory (os error 2)"), or
+/// a short transfer ("write PATH: 3 of 4 bytes"). Made only when a call
+/// fails (the path copied then), by the cold functions below.
+#[derive(Debug, thiserror::Error)]
+pub enum ItemError {
+    #[error("{call} {}: {source}", path.display())]
+    Call {
+        call: &'static str,
+        path: PathBuf,
+        #[source]
+        source: rustix::io::Errno,
+    },
+    #[error("{call} {}: {n} of {want} bytes", path.display())]
+    Short {
+        call: &'static str,
+        path: PathBuf,
+        n: usize,
+        want: usize,
+    },
+}
+
+fn path_of(p: &CStr) -> PathBuf {
+    Path::new(OsStr::from_bytes(p.to_bytes())).to_path_buf()
 }
 
 #[cold]
 #[inline(never)]
-fn short(what: &str, path: &CStr, n: usize, want: usize) -> String {
-    format!(
-        "{what} {}: {n} of {want} bytes",
-        Path::new(OsStr::from_bytes(path.to_bytes())).display()
-    )
+fn fail(call: &'static str, path: &CStr, source: rustix::io::Errno) -> ItemError {
+    ItemError::Call {
+        call,
+        path: path_of(path),
+        source,
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn short(call: &'static str, path: &CStr, n: usize, want: usize) -> ItemError {
+    ItemError::Short {
+        call,
+        path: path_of(path),
+        n,
+        want,
+    }
 }
 
 impl Items<'_> {
@@ -113,7 +141,7 @@ impl Items<'_> {
     }
 
     #[inline(always)]
-    fn create_file(&self, p: &CStr) -> Result<(), String> {
+    fn create_file(&self, p: &CStr) -> Result<(), ItemError> {
         let fd: OwnedFd = rustix::fs::openat(
             CWD,
             p,
@@ -137,7 +165,7 @@ impl Items<'_> {
     }
 
     #[inline(always)]
-    fn read_file(buf: &mut [u8], p: &CStr) -> Result<(), String> {
+    fn read_file(buf: &mut [u8], p: &CStr) -> Result<(), ItemError> {
         let fd: OwnedFd =
             rustix::fs::openat(CWD, p, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
                 .map_err(|e| fail("open", p, e))?;
@@ -158,7 +186,7 @@ impl Items<'_> {
     /// [`fslab_sys::item_path`] and docs/speed.md: on this kind of machine a
     /// system call inside a function that returns costs more).
     #[inline(always)]
-    fn one(&mut self, p: &CStr) -> Result<(), String> {
+    fn one(&mut self, p: &CStr) -> Result<(), ItemError> {
         match (self.op, self.kind) {
             (Op::Create, Kind::File) => self.create_file(p),
             (Op::Create, Kind::Dir) => rustix::fs::mkdirat(CWD, p, Mode::from_raw_mode(0o775))
@@ -226,7 +254,7 @@ impl Items<'_> {
             t = end;
             if let Err(e) = r {
                 s.failures += 1;
-                s.first_failure.get_or_insert(e);
+                s.first_failure.get_or_insert_with(|| e.to_string());
             }
             s.done += 1;
             progress.set(0, base + s.done);
@@ -258,7 +286,7 @@ struct Chain {
 
 impl Chain {
     #[inline(always)]
-    fn step(&mut self, item: &CStr, i: u64, total: u64) -> Result<(), String> {
+    fn step(&mut self, item: &CStr, i: u64, total: u64) -> Result<(), ItemError> {
         self.from.clear();
         if i == 0 {
             self.first.clear();
@@ -294,5 +322,28 @@ impl Times {
             before_s: (before - start).as_secs_f64(),
             after_s: start.elapsed().as_secs_f64(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_item_names_its_call_and_path_and_keeps_the_errno() {
+        let e = fail("open", c"d/file.mdtest.0.1", rustix::io::Errno::NOENT);
+        assert_eq!(
+            e.to_string(),
+            "open d/file.mdtest.0.1: No such file or directory (os error 2)"
+        );
+        let source = std::error::Error::source(&e).expect("the errno");
+        assert_eq!(
+            source.downcast_ref::<rustix::io::Errno>(),
+            Some(&rustix::io::Errno::NOENT)
+        );
+        assert_eq!(
+            short("write", c"d/f", 3, 4).to_string(),
+            "write d/f: 3 of 4 bytes"
+        );
     }
 }

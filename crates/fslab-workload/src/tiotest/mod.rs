@@ -10,6 +10,7 @@
 //! for every thread.
 
 pub mod plugin;
+mod transfer;
 
 use crate::{Begun, Start};
 use std::os::fd::OwnedFd;
@@ -25,6 +26,7 @@ use rustix::fs::OFlags;
 use serde::Serialize;
 
 use crate::common::{phase_result, CommonArgs, Outcome, WithOutcome};
+use transfer::{transfer, whole_block, Failed};
 
 /// `fslab tiotest -t THREADS -f MB -r RANDOM_OPS -b BLOCK -d DIR ...`
 #[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
@@ -387,7 +389,11 @@ fn work(
     // each open, unless the test goes through a mapping.
     if !(o.mmap && test.is_multiple_of(2)) {
         if let Err(e) = rustix::fs::seek(&fd, rustix::fs::SeekFrom::Start(0)) {
-            part.error = Some(format!("{} {}", io_error("lseek", e), o.file(t).display()));
+            part.error = Some(format!(
+                "{} {}",
+                Failed::call("lseek", e),
+                o.file(t).display()
+            ));
             return part;
         }
     }
@@ -415,34 +421,6 @@ fn work(
     part
 }
 
-/// One `write` or `read` of `buf` at the file position.
-#[inline(always)]
-fn transfer(fd: &OwnedFd, buf: &mut [u8], write: bool) -> Result<usize, String> {
-    let r = if write {
-        rustix::io::write(fd, &*buf)
-    } else {
-        rustix::io::read(fd, buf)
-    };
-    r.map_err(|e| io_error(if write { "write" } else { "read" }, e))
-}
-
-#[cold]
-#[inline(never)]
-fn io_error(what: &str, e: rustix::io::Errno) -> String {
-    format!("{what}: {}", std::io::Error::from(e))
-}
-
-/// Refuses a transfer of `n` bytes where a block of `b` was asked for.
-fn whole_block(n: usize, b: u64, write: bool) -> Result<(), String> {
-    if n as u64 == b {
-        return Ok(());
-    }
-    Err(format!(
-        "short {} ({n} of {b} bytes)",
-        if write { "write" } else { "read" }
-    ))
-}
-
 /// The write or read test: every block in order.
 fn sequential(
     o: &TioOptions,
@@ -452,18 +430,18 @@ fn sequential(
     progress: &crate::measure::Progress,
     stop: &AtomicBool,
     part: &mut Part,
-) -> Result<(), String> {
+) -> Result<(), Failed> {
     let write = test == 0;
     let b = o.block;
     let blocks = o.file_bytes / b;
     let mut buf = Aligned::new(b as usize, 0x5a);
     let mut map = if o.mmap {
         if write {
-            rustix::fs::ftruncate(fd, blocks * b).map_err(|e| io_error("ftruncate", e))?;
+            rustix::fs::ftruncate(fd, blocks * b).map_err(|e| Failed::call("ftruncate", e))?;
         }
         Some(
             SharedMap::new(std::os::fd::AsFd::as_fd(fd), (blocks * b) as usize)
-                .map_err(|e| format!("mmap: {e}"))?,
+                .map_err(Failed::Map)?,
         )
     } else {
         None
@@ -508,7 +486,7 @@ fn random(
     progress: &crate::measure::Progress,
     stop: &AtomicBool,
     part: &mut Part,
-) -> Result<(), String> {
+) -> Result<(), Failed> {
     let write = test == 1;
     let b = o.block;
     let choices = (o.file_bytes / b).saturating_sub(1).max(1);
@@ -521,7 +499,8 @@ fn random(
             break;
         }
         let off = rng.below(choices) * b;
-        rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(off)).map_err(|e| io_error("lseek", e))?;
+        rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(off))
+            .map_err(|e| Failed::call("lseek", e))?;
         let start = crate::measure::now_ns();
         let n = transfer(fd, buf.get(), write)?;
         let end = crate::measure::now_ns();
