@@ -16,9 +16,14 @@ use crate::spec::{Cell, Device, Experiment, ImageHost, Order};
 /// The host image: a little under the 16 TiB - 4 KiB an ext4 file can be.
 pub const HOST_IMAGE_SIZE: u64 = (16 << 40) - (1 << 20);
 
-/// The (cell index, repetition) pairs in the order they run; repetitions count from 1.
+pub use fslab_record::WARM_UP;
+
+/// The (cell index, repetition) pairs in the order they run; repetitions
+/// count from 1, the warm-up round ([`WARM_UP`], every cell once) first
+/// when the experiment has one.
 pub fn schedule(exp: &Experiment) -> Vec<(u32, u32)> {
     let n = exp.cells.len() as u32;
+    let warm_up = (0..n).filter(|_| exp.warm_up).map(|c| (c, WARM_UP));
     let r = exp.repetitions;
     let mut pairs: Vec<(u32, u32)> = match exp.order {
         Order::Sequential => (0..n).flat_map(|c| (1..=r).map(move |k| (c, k))).collect(),
@@ -33,7 +38,7 @@ pub fn schedule(exp: &Experiment) -> Vec<(u32, u32)> {
             pairs.swap(i, j);
         }
     }
-    pairs
+    warm_up.chain(pairs).collect()
 }
 
 /// The least memory limit scaling leaves. Seed 000 at 1/100 (504k files)
@@ -345,6 +350,14 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
         pairs.len(),
         format!("{:?}", exp.order).to_lowercase()
     );
+    if exp.warm_up {
+        let _ = writeln!(
+            s,
+            "  first a warm-up: every cell once, recorded as repetition 0 and left out of every \
+             comparison, finding and calibration ({} of the runs)",
+            exp.cells.len()
+        );
+    }
     if let Some(max) = exp.until_resolved {
         let _ = writeln!(
             s,
