@@ -337,25 +337,29 @@ pub fn program_launcher(exp: &Experiment, mnt: &Path) -> Option<Vec<String>> {
     Some(l)
 }
 
-/// Human-readable expansion of the experiment: what `--dry-run` prints.
-pub fn describe(exp: &Experiment, scale: f64) -> String {
-    let mut s = String::new();
-    let pairs = schedule(exp);
+/// The dry run's first lines: the runs, their order, the warm-up, the
+/// until-resolved rule and the time limit.
+fn describe_schedule(exp: &Experiment, scale: f64, s: &mut String) {
+    let warm_ups = if exp.warm_up { exp.cells.len() } else { 0 };
     let _ = writeln!(
         s,
-        "experiment {}: {} cell(s) x {} repetition(s) = {} runs, order {}, scale {scale}",
+        "experiment {}: {} cell(s) x {} repetition(s) = {} runs{}, order {}, scale {scale}",
         exp.name,
         exp.cells.len(),
         exp.repetitions,
-        pairs.len(),
+        schedule(exp).len() - warm_ups,
+        if warm_ups > 0 {
+            format!(" + {warm_ups} warm-up run(s)")
+        } else {
+            String::new()
+        },
         format!("{:?}", exp.order).to_lowercase()
     );
     if exp.warm_up {
         let _ = writeln!(
             s,
             "  first a warm-up: every cell once, recorded as repetition 0 and left out of every \
-             comparison, finding and calibration ({} of the runs)",
-            exp.cells.len()
+             comparison, finding and calibration"
         );
     }
     if let Some(max) = exp.until_resolved {
@@ -372,6 +376,12 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
             crate::duration::human_duration(t)
         );
     }
+}
+
+/// Human-readable expansion of the experiment: what `--dry-run` prints.
+pub fn describe(exp: &Experiment, scale: f64) -> String {
+    let mut s = String::new();
+    describe_schedule(exp, scale, &mut s);
     if !exp.description.is_empty() {
         let _ = writeln!(s, "  {}", exp.description.trim());
     }
@@ -450,7 +460,10 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
             let _ = writeln!(s, "    sysctl:   {}", list.join(" "));
         }
     }
-    let order: Vec<String> = pairs.iter().map(|(c, r)| format!("{c}.{r}")).collect();
+    let order: Vec<String> = schedule(exp)
+        .iter()
+        .map(|(c, r)| format!("{c}.{r}"))
+        .collect();
     let _ = writeln!(s, "order (cell.repetition): {}", order.join(" "));
     if !exp.findings.is_empty() {
         let labels: Vec<String> = exp.cells.iter().map(|c| c.label.clone()).collect();

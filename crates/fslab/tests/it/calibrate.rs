@@ -392,6 +392,20 @@ fn a_warm_up_runs_first_is_kept_and_is_left_out_of_every_number() {
             "\"-n\", \"100\", \"-s\", \"0\", \"-S0\"",
         ),
     );
+    // The dry run lists it first and counts it apart.
+    let o = lab
+        .run_cmd()
+        .args(["run", "--warm-up", "--dry-run"])
+        .arg(&fsmark)
+        .output()
+        .unwrap();
+    let plan = stdout(&o);
+    assert!(
+        plan.contains("1 cell(s) x 2 repetition(s) = 2 runs + 1 warm-up run(s)")
+            && plan.contains("order (cell.repetition): 0.0 0.1 0.2\n")
+            && plan.contains("for 3 runs"),
+        "{plan}"
+    );
     let o = lab
         .run_cmd()
         .args(["run", "--calibrate", "0", "--repetitions", "3", "--warm-up"])
