@@ -265,9 +265,9 @@ impl Runner<'_, '_, '_, '_> {
     /// directory's phase took 146 us against mdtest's 23 us). The
     /// histogram is made and the thread's CPU read outside the time: inside
     /// it, a one-directory phase ran at 0.27x a bare `mkdir` on tmpfs.
-    /// It runs on the CPU where the rank's last worker ended (`OnCpu`):
-    /// a tree removal on the other CPU than the file removal before it ran
-    /// at 0.75x mdtest's on tmpfs.
+    /// A lone rank runs it on the CPU where its last worker ended
+    /// (`OnCpu`): a tree removal on the other CPU than the file removal
+    /// before it ran at 0.75x mdtest's on tmpfs.
     fn tree_phase(&mut self, tree: &Tree, create: bool) -> crate::Result<Done> {
         let row = if create {
             summary::TREE_CREATE
@@ -282,8 +282,13 @@ impl Runner<'_, '_, '_, '_> {
         }
         let total = Some(dirs.len() as u64);
         // On the CPU where the rank's last items were made (the tree
-        // removal's directories are in its caches), outside the time.
-        let _on = self.last_cpu.and_then(OnCpu::move_to);
+        // removal's directories are in its caches), outside the time. One
+        // rank only: two ranks whose workers ended on one CPU would both be
+        // kept there, each spinning in the other's barrier.
+        let _on = self
+            .last_cpu
+            .filter(|_| self.c.size() == 1)
+            .and_then(OnCpu::move_to);
         self.phase(
             row,
             if create { "mkdir" } else { "rmdir" },
