@@ -164,6 +164,25 @@ impl Rank<'_> {
     }
 }
 
+impl Rank<'_> {
+    /// A tree phase, timed as [`Rank::phase`]: its items are the
+    /// directories made (or removed) by every rank, one a rank with -u,
+    /// else rank 0's one (not one a rank: that counted rank 0's one
+    /// directory once for each rank and doubled the rate at 2 ranks).
+    fn tree_phase(&self, name: &str, create: bool) -> Timed {
+        let mut t = self.phase(name, false, || {
+            tree(self, create);
+            0
+        });
+        t.items = if self.m.unique {
+            self.c.size() as u64
+        } else {
+            1
+        };
+        t
+    }
+}
+
 /// Appends `n` and a NUL to `buf` cut back to `stem` bytes; the C string.
 #[inline(always)]
 fn item(buf: &mut Vec<u8>, stem: usize, n: u64) -> &CStr {
@@ -279,10 +298,7 @@ pub fn mdtest(c: &dyn Cluster, m: &Md, count: u64) -> (Vec<Timed>, u64) {
     }
     let sync = m.sync;
     if m.create {
-        out.push(r.phase("Tree creation", false, || {
-            tree(&r, true);
-            u64::from(m.unique || c.rank() == 0)
-        }));
+        out.push(r.tree_phase("Tree creation", true));
     }
     let mut data = vec![b'a'; m.write.max(m.read) as usize];
     if m.dirs {
@@ -320,10 +336,7 @@ pub fn mdtest(c: &dyn Cluster, m: &Md, count: u64) -> (Vec<Timed>, u64) {
         }
     }
     if m.remove {
-        out.push(r.phase("Tree removal", false, || {
-            tree(&r, false);
-            u64::from(m.unique || c.rank() == 0)
-        }));
+        out.push(r.tree_phase("Tree removal", false));
         if c.rank() == 0 {
             let _ = rustix::fs::unlinkat(CWD, &r.testdir, AtFlags::REMOVEDIR);
         }
@@ -467,4 +480,32 @@ pub fn io500(
         out.extend(pick(v, name, op));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shared tree is one directory whatever the ranks; with -u one a
+    /// rank. Every item phase counts every rank's items.
+    #[test]
+    fn a_tree_phase_counts_the_directories_made_not_one_a_rank() {
+        for unique in [false, true] {
+            let d = tempfile::tempdir().unwrap();
+            let mut m = Md::all_phases(d.path().to_path_buf());
+            m.unique = unique;
+            let runs = fslab_cluster::LocalCluster::run(2, |c| mdtest(c, &m, 10).0);
+            let items = |name: &str| {
+                runs[0]
+                    .iter()
+                    .find(|t| t.phase == name)
+                    .map(|t| t.items)
+                    .unwrap()
+            };
+            let trees = if unique { 2 } else { 1 };
+            assert_eq!(items("Tree creation"), trees, "unique {unique}");
+            assert_eq!(items("Tree removal"), trees, "unique {unique}");
+            assert_eq!(items("File creation"), 20, "unique {unique}");
+        }
+    }
 }

@@ -211,12 +211,54 @@ pub struct Case {
     pub ini: Option<String>,
 }
 
-/// The medians of one case's sides.
+/// The medians of one case's sides, and each side's runs in round order
+/// (original, fslab, bare: round i of each side ran one after another).
 #[derive(Debug, Clone, Default)]
 pub struct Compared {
     pub original: Rates,
     pub fslab: Rates,
     pub bare: Rates,
+    pub runs: [Vec<Rates>; 3],
+}
+
+/// fslab's rate over another side's for `phase`, round by round: the 95%
+/// interval of the geometric mean of the runs' ratios (paired t on logs,
+/// `fslab_stats::interval::paired_ratio`). None with fewer than 2 rounds.
+pub fn round_ratio(
+    fslab: &[Rates],
+    other: &[Rates],
+    phase: &str,
+) -> Option<fslab_stats::interval::RatioInterval> {
+    let pairs: Vec<(f64, f64)> = other
+        .iter()
+        .zip(fslab)
+        .filter_map(|(o, f)| Some((*o.get(phase)?, *f.get(phase)?)))
+        .collect();
+    fslab_stats::interval::paired_ratio(&pairs, 0.95)
+}
+
+/// How a phase stands against a target: met (the median ratio reaches
+/// it), missed (the median ratio and the whole interval below it), or not
+/// resolved by these runs (the median below it, the interval reaching it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Against {
+    Met,
+    Missed,
+    Unresolved,
+}
+
+pub fn against(
+    median_ratio: f64,
+    interval: Option<&fslab_stats::interval::RatioInterval>,
+    target: f64,
+) -> Against {
+    if median_ratio >= target {
+        Against::Met
+    } else if interval.is_some_and(|i| !i.below(target)) {
+        Against::Unresolved
+    } else {
+        Against::Missed
+    }
 }
 
 fn fill(argv: &[String], dir: &Path, ini: &Path) -> Vec<String> {
@@ -276,13 +318,22 @@ pub fn compare(
         original: medians(&got[0]),
         fslab: medians(&got[1]),
         bare: medians(&got[2]),
+        runs: got,
     })
 }
 
 /// Prints `c`'s phases (fslab's, in its order: mdtest's rows, IO500's
-/// phases then the score) and adds the targets missed: at least the
+/// phases then the score), each ratio with its 95% interval over the
+/// rounds, and adds the targets missed (the whole interval below) to
+/// `missed` and those these runs cannot settle to `open`: at least the
 /// original's rate, at least 0.98 of the bare loop's.
-pub fn print(place: &str, case: &Case, c: &Compared, missed: &mut Vec<String>) {
+pub fn print(
+    place: &str,
+    case: &Case,
+    c: &Compared,
+    missed: &mut Vec<String>,
+    open: &mut Vec<String>,
+) {
     let unit = match case.kind {
         Kind::Mdtest => "ops/s",
         Kind::Io500 => "kIOPS",
@@ -305,7 +356,14 @@ pub fn print(place: &str, case: &Case, c: &Compared, missed: &mut Vec<String>) {
         let orig = c.original.get(&phase).copied();
         let bare = c.bare.get(&phase).copied();
         let col = |v: Option<f64>| v.map_or("       n/a".to_string(), |v| format!("{v:10.1}"));
-        let ratio = |v: Option<f64>| v.map_or("  n/a".to_string(), |v| format!("{:5.2}", ours / v));
+        let orig_i = round_ratio(&c.runs[1], &c.runs[0], &phase);
+        let bare_i = round_ratio(&c.runs[1], &c.runs[2], &phase);
+        let ratio = |v: Option<f64>, i: &Option<fslab_stats::interval::RatioInterval>| {
+            v.map_or("  n/a".to_string(), |v| match i {
+                Some(i) => format!("{:5.2} [{:.2}, {:.2}]", ours / v, i.low, i.high),
+                None => format!("{:5.2}", ours / v),
+            })
+        };
         println!(
             "{place:5} {:>2} rank(s)  {:24} {:18} {unit:5}  original {}  fslab {ours:10.1}  bare {}  \
              vs orig {}  vs bare {}",
@@ -314,15 +372,28 @@ pub fn print(place: &str, case: &Case, c: &Compared, missed: &mut Vec<String>) {
             phase,
             col(orig),
             col(bare),
-            ratio(orig),
-            ratio(bare),
+            ratio(orig, &orig_i),
+            ratio(bare, &bare_i),
         );
         let tag = format!("{place} {} rank(s) {} {phase}", case.ranks, case.name);
-        if let Some(o) = orig.filter(|o| ours < *o) {
-            missed.push(format!("{tag}: {:.3} of the original", ours / o));
-        }
-        if let Some(b) = bare.filter(|b| ours < 0.98 * b) {
-            missed.push(format!("{tag}: {:.3} of the bare loop", ours / b));
+        for (side, v, i, target) in [
+            ("the original", orig, &orig_i, 1.0),
+            ("the bare loop", bare, &bare_i, 0.98),
+        ] {
+            let Some(v) = v else { continue };
+            let r = ours / v;
+            let said = match i {
+                Some(i) => format!(
+                    "{tag}: {r:.3} of {side} (rounds' 95% interval {:.3}-{:.3})",
+                    i.low, i.high
+                ),
+                None => format!("{tag}: {r:.3} of {side}"),
+            };
+            match against(r, i.as_ref(), target) {
+                Against::Met => {}
+                Against::Missed => missed.push(said),
+                Against::Unresolved => open.push(said),
+            }
         }
     }
 }
@@ -355,6 +426,35 @@ SUMMARY rate (in ops/sec): (of 1 iterations)
         assert_eq!(r.len(), 3);
         assert_eq!(r["find"], 718.226495);
         assert_eq!(r[SCORE], 58.629551);
+    }
+
+    #[test]
+    fn a_ratio_below_its_target_is_missed_only_when_its_whole_interval_is() {
+        let rounds = |v: &[f64]| -> Vec<Rates> {
+            v.iter()
+                .map(|x| Rates::from([("p".to_string(), *x)]))
+                .collect()
+        };
+        // fslab steadily 10% under: missed.
+        let (f, o) = (
+            rounds(&[90.0, 91.0, 89.0, 90.5, 90.0]),
+            rounds(&[100.0, 101.0, 99.0, 100.0, 100.5]),
+        );
+        let i = round_ratio(&f, &o, "p").unwrap();
+        assert!(i.high < 1.0, "{i:?}");
+        assert_eq!(against(0.9, Some(&i), 1.0), Against::Missed);
+        // Under at the median but all over the place: not resolved.
+        let (f, o) = (
+            rounds(&[70.0, 130.0, 95.0, 120.0, 80.0]),
+            rounds(&[100.0; 5]),
+        );
+        let i = round_ratio(&f, &o, "p").unwrap();
+        assert_eq!(against(0.95, Some(&i), 1.0), Against::Unresolved);
+        // At or over: met, whatever the interval.
+        assert_eq!(against(1.0, Some(&i), 1.0), Against::Met);
+        // One round: no interval, a miss is a miss.
+        assert!(round_ratio(&f[..1], &o[..1], "p").is_none());
+        assert_eq!(against(0.95, None, 1.0), Against::Missed);
     }
 
     #[test]

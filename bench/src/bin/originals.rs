@@ -448,9 +448,11 @@ fn main() {
     println!(
         "vs orig = original/fslab time (target >= 1.00), vs bare = bare/fslab time; timed = the same \
          ratio of the timed regions (fslab's phases, the bare loop's own clock; target >= 0.98); \
-         above 1: fslab faster"
+         above 1: fslab faster; [a, b] after a phase's ratio: the 95% interval of the rounds' \
+         ratios (paired t on logs): a target is missed when the whole interval is under it"
     );
     let mut missed = Vec::new();
+    let mut open = Vec::new();
     for (place, base) in &places {
         for case in md_cases(&scratch)
             .iter()
@@ -458,7 +460,7 @@ fn main() {
         {
             let turns = |i, k, n| turn(i, k, n);
             match phased::compare(case, base, runs, turns) {
-                Ok(c) => phased::print(place, case, &c, &mut missed),
+                Ok(c) => phased::print(place, case, &c, &mut missed, &mut open),
                 Err(e) => println!(
                     "{place:5} {} rank(s) {}: failed: {e}",
                     case.ranks, case.name
@@ -486,6 +488,14 @@ fn main() {
     {
         if let Program::Env(v) = case.program {
             println!("{}: no original (set {v})", case.name);
+        }
+    }
+    if !open.is_empty() {
+        println!(
+            "targets these runs do not settle (the median ratio under, its rounds' 95% interval reaching the target; more runs):"
+        );
+        for o in &open {
+            println!("  {o}");
         }
     }
     fslab_bench::print_targets(&missed);

@@ -290,7 +290,8 @@ pub fn estimate(
             }
         })
         .collect();
-    let reps = exp.repetitions;
+    // The runs a cell has: its repetitions and its warm-up.
+    let reps = exp.repetitions + u32::from(exp.warm_up);
     let seconds = cells
         .iter()
         .map(|c| c.seconds.map(|s| s * f64::from(reps)))

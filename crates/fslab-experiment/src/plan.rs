@@ -14,9 +14,14 @@ use fslab_workload::{ChildSpec, Job};
 
 use crate::spec::{Cell, Device, Experiment, ImageHost, Order};
 
-/// The (cell index, repetition) pairs in the order they run; repetitions count from 1.
+pub use fslab_record::WARM_UP;
+
+/// The (cell index, repetition) pairs in the order they run; repetitions
+/// count from 1, the warm-up round ([`WARM_UP`], every cell once) first
+/// when the experiment has one.
 pub fn schedule(exp: &Experiment) -> Vec<(u32, u32)> {
     let n = exp.cells.len() as u32;
+    let warm_up = (0..n).filter(|_| exp.warm_up).map(|c| (c, WARM_UP));
     let r = exp.repetitions;
     let mut pairs: Vec<(u32, u32)> = match exp.order {
         Order::Sequential => (0..n).flat_map(|c| (1..=r).map(move |k| (c, k))).collect(),
@@ -31,7 +36,7 @@ pub fn schedule(exp: &Experiment) -> Vec<(u32, u32)> {
             pairs.swap(i, j);
         }
     }
-    pairs
+    warm_up.chain(pairs).collect()
 }
 
 /// The least memory limit scaling leaves. Seed 000 at 1/100 (504k files)
@@ -330,19 +335,31 @@ pub fn program_launcher(exp: &Experiment, mnt: &Path) -> Option<Vec<String>> {
     Some(l)
 }
 
-/// Human-readable expansion of the experiment: what `--dry-run` prints.
-pub fn describe(exp: &Experiment, scale: f64) -> String {
-    let mut s = String::new();
-    let pairs = schedule(exp);
+/// The dry run's first lines: the runs, their order, the warm-up, the
+/// until-resolved rule and the time limit.
+fn describe_schedule(exp: &Experiment, scale: f64, s: &mut String) {
+    let warm_ups = if exp.warm_up { exp.cells.len() } else { 0 };
     let _ = writeln!(
         s,
-        "experiment {}: {} cell(s) x {} repetition(s) = {} runs, order {}, scale {scale}",
+        "experiment {}: {} cell(s) x {} repetition(s) = {} runs{}, order {}, scale {scale}",
         exp.name,
         exp.cells.len(),
         exp.repetitions,
-        pairs.len(),
+        schedule(exp).len() - warm_ups,
+        if warm_ups > 0 {
+            format!(" + {warm_ups} warm-up run(s)")
+        } else {
+            String::new()
+        },
         format!("{:?}", exp.order).to_lowercase()
     );
+    if exp.warm_up {
+        let _ = writeln!(
+            s,
+            "  first a warm-up: every cell once, recorded as repetition 0 and left out of every \
+             comparison, finding and calibration"
+        );
+    }
     if let Some(max) = exp.until_resolved {
         let _ = writeln!(
             s,
@@ -357,6 +374,12 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
             crate::duration::human_duration(t)
         );
     }
+}
+
+/// Human-readable expansion of the experiment: what `--dry-run` prints.
+pub fn describe(exp: &Experiment, scale: f64) -> String {
+    let mut s = String::new();
+    describe_schedule(exp, scale, &mut s);
     if !exp.description.is_empty() {
         let _ = writeln!(s, "  {}", exp.description.trim());
     }
@@ -435,7 +458,10 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
             let _ = writeln!(s, "    sysctl:   {}", list.join(" "));
         }
     }
-    let order: Vec<String> = pairs.iter().map(|(c, r)| format!("{c}.{r}")).collect();
+    let order: Vec<String> = schedule(exp)
+        .iter()
+        .map(|(c, r)| format!("{c}.{r}"))
+        .collect();
     let _ = writeln!(s, "order (cell.repetition): {}", order.join(" "));
     if !exp.findings.is_empty() {
         let labels: Vec<String> = exp.cells.iter().map(|c| c.label.clone()).collect();

@@ -42,6 +42,10 @@ pub struct RunArgs {
     /// Override the number of repetitions (with --resume: add repetitions up to N)
     #[arg(long, value_name = "N")]
     pub repetitions: Option<u32>,
+    /// Run every cell once first as a warm-up: recorded as repetition 0, left out of every
+    /// comparison, finding and calibration (the experiment file's `warm_up = true`)
+    #[arg(long)]
+    pub warm_up: bool,
     /// Keep adding repetitions (the first cell and every cell with an unresolved headline
     /// comparison with it, interleaved) until all are resolved or each cell has MAX
     #[arg(long, value_name = "MAX")]
@@ -228,6 +232,9 @@ impl RunArgs {
                 .into());
             }
             exp.until_resolved = Some(max);
+        }
+        if self.warm_up {
+            exp.warm_up = true;
         }
         if let Some(cell) = self.calibrate {
             *exp = crate::aa::of(exp, cell)?;

@@ -5,6 +5,7 @@
 //! name = "seed001"
 //! repetitions = 3
 //! until_resolved = 10           # optional: more repetitions, up to 10, while a headline comparison is unresolved
+//! warm_up = true                 # optional: one round of every cell first, recorded as a warm-up, compared never
 //! time_limit = "20m"             # optional: a cell's workload is stopped past it (s, m, h), the cell fails
 //! order = "interleaved"          # interleaved (default) | sequential | shuffled
 //!
@@ -108,6 +109,7 @@ struct FileSpec {
     description: String,
     repetitions: Option<Spanned<i64>>,
     until_resolved: Option<Spanned<i64>>,
+    warm_up: Option<bool>,
     time_limit: Option<Spanned<String>>,
     order: Option<Spanned<String>>,
     seed: Option<u64>,
@@ -236,6 +238,12 @@ pub struct Experiment {
     /// Keep adding repetitions to cells whose headline comparisons are
     /// unresolved, up to this many per cell (`until_resolved = N`).
     pub until_resolved: Option<u32>,
+    /// One round of every cell before the first repetition (`warm_up =
+    /// true`, `fslab run --warm-up`): run and recorded as repetition 0, a
+    /// warm-up, left out of every comparison, finding and calibration. On
+    /// this machine the first round of an A/A run was the slowest
+    /// (docs/noise.md).
+    pub warm_up: bool,
     /// The longest a cell's workload may run (`time_limit = "20m"`): past
     /// it the workload is stopped and the cell fails with "time limit".
     pub time_limit: Option<std::time::Duration>,
@@ -511,6 +519,7 @@ pub fn parse(file: &str, text: &str, defaults: &Defaults) -> Result<Experiment, 
         description: spec.description,
         repetitions,
         until_resolved,
+        warm_up: spec.warm_up.unwrap_or(false),
         time_limit,
         order,
         seed: spec.seed.unwrap_or(1),

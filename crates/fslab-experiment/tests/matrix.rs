@@ -98,6 +98,16 @@ fn orders_cover_every_pair_once() {
     let mut want = inter.clone();
     want.sort();
     assert_eq!(sorted, want);
+    // A warm-up: every cell once, first, as repetition 0, in every order.
+    e.warm_up = true;
+    for order in [Order::Interleaved, Order::Sequential, Order::Shuffled] {
+        e.order = order;
+        let s = schedule(&e);
+        assert_eq!(s.len(), (n * 3) as usize);
+        let first: Vec<(u32, u32)> = (0..n).map(|c| (c, 0)).collect();
+        assert_eq!(s[..n as usize], first[..], "{order:?}");
+        assert!(s[n as usize..].iter().all(|&(_, r)| r > 0));
+    }
     assert_ne!(a, inter);
 }
 

@@ -294,10 +294,15 @@ pub fn export_csv(store: &Store, id: i64) -> Result<String> {
 pub fn origin(o: &RunOrigin) -> String {
     let (c, r) = (&o.cell, &o.cell_run);
     let mut s = String::new();
+    let which = if r.is_warm_up() {
+        "its warm-up (never compared)".to_string()
+    } else {
+        format!("repetition {}", r.repetition)
+    };
     let _ = writeln!(
         s,
-        "\nmade by experiment {} ({}), cell {} {:?}, repetition {}:",
-        o.experiment_id, o.experiment, c.index, c.label, r.repetition
+        "\nmade by experiment {} ({}), cell {} {:?}, {which}:",
+        o.experiment_id, o.experiment, c.index, c.label
     );
     if let Some(h) = c.image_host() {
         let _ = writeln!(

@@ -78,6 +78,10 @@ pub struct ImageHostFacts {
     pub kept: bool,
 }
 
+/// The repetition number of a cell's warm-up run (an experiment's
+/// `warm_up`): run and recorded before repetition 1, compared never.
+pub const WARM_UP: u32 = 0;
+
 /// One repetition of one cell: what was set up, how it went.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct CellRunInfo {
@@ -137,6 +141,13 @@ pub struct CellRunInfo {
     /// the running kernel, no guest).
     #[serde(default)]
     pub guest: Option<GuestFacts>,
+}
+
+impl CellRunInfo {
+    /// A warm-up run ([`WARM_UP`]): kept, never compared.
+    pub fn is_warm_up(&self) -> bool {
+        self.repetition == WARM_UP
+    }
 }
 
 /// A cell's guest: its kernel, machine and accelerator, how it ended, and

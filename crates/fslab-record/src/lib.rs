@@ -25,7 +25,7 @@ pub mod units;
 
 pub use experiment::{
     CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, FindingOutcome, FindingResult,
-    GuestFacts, ImageHostFacts, IMAGE_EXTENTS,
+    GuestFacts, ImageHostFacts, IMAGE_EXTENTS, WARM_UP,
 };
 pub use facts::{Fact, MachineFacts, PhaseFacts, Pressure};
 pub use latency::{BadHistogram, HistogramBin, LatencyHistogram, LatencySummary};

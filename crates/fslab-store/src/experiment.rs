@@ -125,7 +125,10 @@ pub struct ExperimentRecord {
     /// until `fslab cleanup` marks it interrupted).
     pub status: RunStatus,
     pub cells: Vec<CellInfo>,
+    /// The measured repetitions (warm-ups apart).
     pub cell_runs: Vec<CellRunInfo>,
+    /// The warm-up runs (`warm_up`, repetition 0): kept, never compared.
+    pub warm_ups: Vec<CellRunInfo>,
     /// The experiment's stated findings as evaluated.
     pub findings: Vec<FindingResult>,
 }
@@ -166,8 +169,8 @@ impl Store {
             let mut st = c.prepare(
                 "SELECT e.id, e.name, e.file, e.scale, e.repetitions, e.started_at, e.status,
                     (SELECT COUNT(*) FROM cells c WHERE c.experiment_id = e.id),
-                    (SELECT COUNT(*) FROM cell_runs r WHERE r.experiment_id = e.id),
-                    (SELECT COUNT(*) FROM cell_runs r WHERE r.experiment_id = e.id AND r.status = 'complete')
+                    (SELECT COUNT(*) FROM cell_runs r WHERE r.experiment_id = e.id AND r.repetition > 0),
+                    (SELECT COUNT(*) FROM cell_runs r WHERE r.experiment_id = e.id AND r.repetition > 0 AND r.status = 'complete')
                  FROM experiments e ORDER BY e.id",
             )?;
             let rows = st
@@ -255,6 +258,7 @@ impl Store {
                         kernel: r.get(8)?,
                         cells: Vec::new(),
                         cell_runs: Vec::new(),
+                        warm_ups: Vec::new(),
                         findings: Vec::new(),
                     })
                 })?
@@ -272,10 +276,10 @@ impl Store {
             let mut st = c.prepare(
                 "SELECT info FROM cell_runs WHERE experiment_id = ?1 ORDER BY cell, repetition",
             )?;
-            e.cell_runs = st
+            (e.warm_ups, e.cell_runs) = st
                 .query_map([id], |r| r.get::<_, String>(0))?
                 .filter_map(|t| t.ok().and_then(|t| serde_json::from_str(&t).ok()))
-                .collect();
+                .partition(CellRunInfo::is_warm_up);
             let mut st =
                 c.prepare("SELECT result FROM findings WHERE experiment_id = ?1 ORDER BY seq")?;
             e.findings = st

@@ -154,9 +154,27 @@ fn experiments_keep_cells_and_repetitions() {
         },
     )
     .unwrap();
+    // A warm-up (repetition 0): kept apart, never one of the cell's runs.
+    let warm = s.begin_run(&info()).unwrap();
+    s.record_cell_run(
+        e,
+        &CellRunInfo {
+            cell: 0,
+            repetition: fslab_record::WARM_UP,
+            run_id: Some(warm),
+            status: Some(RunStatus::Complete),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     s.finish_experiment(e, RunStatus::Complete).unwrap();
     assert_eq!(s.latest_experiment().unwrap(), Some(e));
     let x = s.experiment(e).unwrap();
+    assert_eq!(x.cell_runs.len(), 1, "{:?}", x.cell_runs);
+    assert_eq!(x.warm_ups.len(), 1);
+    assert_eq!(x.warm_ups[0].run_id, Some(warm));
+    let listed = s.list_experiments().unwrap();
+    assert_eq!((listed[0].runs, listed[0].completed), (1, 1));
     assert_eq!(
         (x.name.as_str(), x.status.as_str(), x.cells.len()),
         ("seed001", "complete", 1)

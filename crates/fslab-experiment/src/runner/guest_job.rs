@@ -48,6 +48,7 @@ impl GuestJob {
         exp.cells = vec![cell];
         exp.repetitions = 1;
         exp.until_resolved = None;
+        exp.warm_up = false;
         exp.order = Order::Sequential;
         exp.findings.clear();
         exp.cluster = None;

@@ -18,7 +18,7 @@ use crate::backend::{DeviceConsent, Versions};
 use crate::findings;
 use crate::image_host::{self, HostFs};
 use crate::outcome::{ExperimentOutcome, RepOutcome};
-use crate::plan::{mount_options, schedule, shown_command_line};
+use crate::plan::{mount_options, schedule, shown_command_line, WARM_UP};
 use crate::spec::{Cell, Device, Experiment};
 use crate::summary::{Direction, RepetitionValue};
 use fslab_lab::undo::Journal;
@@ -160,7 +160,10 @@ fn run_cells(
             .cell_start(k, total, cell, rep, exp.repetitions.max(rep));
         k += 1;
         let (run, status) = run_one(exp, exp_id, cell, rep, cfg, env, &mut outcome)?;
-        outcome.runs.push(run);
+        // A warm-up is recorded (repetition 0) and compared never.
+        if rep != WARM_UP {
+            outcome.runs.push(run);
+        }
         if status == Some(RunStatus::Interrupted) || env.stop.load(Ordering::Relaxed) {
             outcome.interrupted = true;
             break;

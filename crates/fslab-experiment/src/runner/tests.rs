@@ -217,6 +217,43 @@ fn run_until(
 }
 
 #[test]
+fn a_warm_up_runs_every_cell_first_is_recorded_and_is_compared_never() {
+    let d = tempfile::tempdir().unwrap();
+    let mut exp = two_cells(d.path(), 3);
+    exp.warm_up = true;
+    let mut journal = Journal::create(&d.path().join("state"), "run", vec![]).unwrap();
+    // The warm-up round is ten times slower than every later run.
+    let mut exec = RateExecutor {
+        ran: Vec::new(),
+        rate: |_, r| if r == 0 { 10.0 } else { 100.0 },
+    };
+    let mut rec = MemRecorder::default();
+    let o = run(
+        &exp,
+        &config(None),
+        &mut exec,
+        &mut rec,
+        &mut NoProgress,
+        &AtomicBool::new(false),
+        &mut journal,
+    )
+    .unwrap();
+    assert_eq!(exec.ran[..2], [(0, 0), (1, 0)], "{:?}", exec.ran);
+    assert_eq!(exec.ran.len(), 8);
+    let recorded: Vec<_> = rec
+        .cell_runs
+        .iter()
+        .map(|r| (r.cell, r.repetition))
+        .collect();
+    assert!(
+        recorded.contains(&(0, 0)) && recorded.contains(&(1, 0)),
+        "{recorded:?}"
+    );
+    assert_eq!(o.runs.len(), 6);
+    assert!(o.runs.iter().all(|r| r.repetition > 0), "{:?}", o.runs);
+}
+
+#[test]
 fn until_resolved_adds_interleaved_repetitions_while_a_comparison_is_open() {
     let d = tempfile::tempdir().unwrap();
     // A clear 30% difference: resolved at 3, nothing added.

@@ -112,8 +112,13 @@ impl Progress for Display {
         self.end_phase();
         self.done = k;
         self.total = total;
+        let which = if rep == fslab_record::WARM_UP {
+            "warm-up (not compared)".to_string()
+        } else {
+            format!("repetition {rep}/{reps}")
+        };
         self.label = format!(
-            "[{}/{}] cell {} {:?} repetition {rep}/{reps}",
+            "[{}/{}] cell {} {:?} {which}",
             k + 1,
             total,
             cell.index,

@@ -6,6 +6,7 @@
 
 mod clock;
 mod cpu;
+pub mod place;
 mod timebase;
 
 pub use clock::{PhaseClock, Progress};

@@ -376,3 +376,66 @@ fn the_calibration_says_what_went_with_its_noise() {
         "the burner took {used}% of a CPU:\n{out}"
     );
 }
+
+/// `--warm-up`: every cell once first, shown as a warm-up while it runs
+/// and in `results show`, kept in the store, and left out of the
+/// calibration's counts and of the summary (n = the repetitions).
+#[test]
+fn a_warm_up_runs_first_is_kept_and_is_left_out_of_every_number() {
+    let lab = Lab::new();
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let fsmark = lab.experiment(
+        "w.toml",
+        &exp(
+            dir.path(),
+            "fsmark",
+            "\"-n\", \"100\", \"-s\", \"0\", \"-S0\"",
+        ),
+    );
+    // The dry run lists it first and counts it apart.
+    let o = lab
+        .run_cmd()
+        .args(["run", "--warm-up", "--dry-run"])
+        .arg(&fsmark)
+        .output()
+        .unwrap();
+    let plan = stdout(&o);
+    assert!(
+        plan.contains("1 cell(s) x 2 repetition(s) = 2 runs + 1 warm-up run(s)")
+            && plan.contains("order (cell.repetition): 0.0 0.1 0.2\n")
+            && plan.contains("for 3 runs"),
+        "{plan}"
+    );
+    let o = lab
+        .run_cmd()
+        .args(["run", "--calibrate", "0", "--repetitions", "3", "--warm-up"])
+        .arg(&fsmark)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(
+        err.contains("[1/8] cell 0 \"directory (A)\" warm-up (not compared)")
+            && err.contains("[2/8] cell 1 \"directory (A')\" warm-up (not compared)"),
+        "{err}"
+    );
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("create rate (ops/s)") && l.contains("(n="))
+        .unwrap_or_else(|| panic!("no create rate row:\n{out}"));
+    assert_eq!(row.matches("(n=3)").count(), 2, "{row}");
+    // The first run of the store is copy A's warm-up, kept and named so.
+    let o = lab.run(&["results", "show", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("cell 0 \"directory (A)\", its warm-up (never compared):"),
+        "{}",
+        stdout(&o)
+    );
+    let o = lab.run(&["results", "show", "3"]);
+    assert!(
+        stdout(&o).contains("cell 0 \"directory (A)\", repetition 1:"),
+        "{}",
+        stdout(&o)
+    );
+}
