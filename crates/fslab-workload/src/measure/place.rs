@@ -20,9 +20,11 @@ pub fn this_cpu() -> usize {
 
 /// Moves the calling thread to `cpu` and lets it free again: it runs on
 /// `cpu` when this returns, with its former CPU set back, so the scheduler
-/// may still move it when that CPU gets busy (kept there, a one-directory
-/// `rmdir` on ext4, 25 ms of journal and block work, ran at 0.90 of the
-/// bare loop). False when the thread may not run there or a call failed
+/// may still move it when that CPU gets busy (kept there for the phase,
+/// ext4's one-directory `rmdir`, 25 ms of journal and block work, ran at
+/// 0.90 of the bare loop in one bench run; moved and let free, 0.97 in the
+/// next: within that phase's run-to-run spread, but no reason to hold the
+/// thread). False when the thread may not run there or a call failed
 /// (the thread then runs where it was, its CPU set as it was).
 pub fn move_to(cpu: usize) -> bool {
     let Ok(before) = sched_getaffinity(None) else {
