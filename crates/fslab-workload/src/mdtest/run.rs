@@ -17,7 +17,7 @@ use super::phases::{Items, Stretch, Times};
 use super::summary::{self, Cell, RankIteration, Row, ROWS};
 use super::tree::{read_count, Kind, Op, Tree};
 use crate::common::{phase_result, Outcome, RunCtx, WithOutcome};
-use crate::measure::place::{this_cpu, OnCpu};
+use crate::measure::place::{move_to, this_cpu};
 use crate::measure::{supervise, CpuMeter, PhaseClock, Progress, ThreadCpu};
 use crate::stonewall::{agree, all_running, keep_count, Check, Wall, WallSummary};
 
@@ -52,8 +52,9 @@ struct Runner<'c, 'r, 'h, 'o> {
     /// What its phases' names start with (IO500's phase, when the run is
     /// one of [`run_within`]'s), or nothing.
     prefix: &'c str,
-    /// The CPU on which this rank's last worker ended its phase: a tree
-    /// phase runs there ([`OnCpu`]), as mdtest's one thread a rank does.
+    /// The CPU on which this rank's last worker ended its phase: a lone
+    /// rank's tree phase starts there ([`move_to`]), as mdtest's one thread
+    /// a rank does.
     last_cpu: Option<usize>,
 }
 
@@ -265,8 +266,8 @@ impl Runner<'_, '_, '_, '_> {
     /// directory's phase took 146 us against mdtest's 23 us). The
     /// histogram is made and the thread's CPU read outside the time: inside
     /// it, a one-directory phase ran at 0.27x a bare `mkdir` on tmpfs.
-    /// A lone rank runs it on the CPU where its last worker ended
-    /// (`OnCpu`): a tree removal on the other CPU than the file removal
+    /// A lone rank starts it on the CPU where its last worker ended
+    /// (`move_to`): a tree removal on the other CPU than the file removal
     /// before it ran at 0.75x mdtest's on tmpfs.
     fn tree_phase(&mut self, tree: &Tree, create: bool) -> crate::Result<Done> {
         let row = if create {
@@ -283,12 +284,11 @@ impl Runner<'_, '_, '_, '_> {
         let total = Some(dirs.len() as u64);
         // On the CPU where the rank's last items were made (the tree
         // removal's directories are in its caches), outside the time. One
-        // rank only: two ranks whose workers ended on one CPU would both be
-        // kept there, each spinning in the other's barrier.
-        let _on = self
-            .last_cpu
-            .filter(|_| self.c.size() == 1)
-            .and_then(OnCpu::move_to);
+        // rank only: two ranks whose workers ended on one CPU would both
+        // start there, each spinning in the other's barrier.
+        if let Some(cpu) = self.last_cpu.filter(|_| self.c.size() == 1) {
+            move_to(cpu);
+        }
         self.phase(
             row,
             if create { "mkdir" } else { "rmdir" },
