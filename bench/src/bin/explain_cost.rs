@@ -18,16 +18,16 @@ use std::time::Instant;
 
 use fslab_analysis::{Choice, Explainer};
 use fslab_bench::median;
+use fslab_model::{
+    Blob, LatencyHistogram, PhaseResult, ProbeNote, ProbePoint, Recorder, RunInfo, RunStatus,
+    TargetInfo,
+};
 use fslab_probe::notes::{
     BlockedStack, BlockioPhase, BlockioSummary, DiskPhase, DiskSummary, Jbd2Commits, Note,
     PerfSymbol, PerfTop, StacksTop,
 };
 use fslab_probe::probe::{Ctx, PhaseInfo, Probe};
 use fslab_probe::source::Machine;
-use fslab_record::{
-    Blob, LatencyHistogram, PhaseResult, ProbeNote, ProbePoint, Recorder, RunInfo, RunStatus,
-    TargetInfo,
-};
 use fslab_store::Store;
 
 const PHASES: [&str; 3] = ["create", "stat", "unlink"];
@@ -69,7 +69,7 @@ fn recording_cost() -> (f64, f64) {
     };
     let plugin = fslab_probe::always()
         .into_iter()
-        .find(|k| k.name() == fslab_record::facts::PHASE_PROBE)
+        .find(|k| k.name() == fslab_model::facts::PHASE_PROBE)
         .expect("the machine probe");
     let phase: Vec<f64> = (0..21)
         .map(|_| {
@@ -141,7 +141,7 @@ fn phase_notes(i: u32, scale: f64) -> Vec<ProbeNote> {
             })
             .collect(),
     );
-    let facts = fslab_record::PhaseFacts {
+    let facts = fslab_model::PhaseFacts {
         clock_mhz: Some(2596.0),
         clock_source: "sampled /proc/cpuinfo cpu MHz".into(),
         page_cache_mib: Some(800.0),

@@ -35,7 +35,7 @@ use rustix::fd::OwnedFd;
 use rustix::fs::{Mode, OFlags};
 
 use fslab_bench::{bare, median, Scratch};
-use fslab_record::LatencyHistogram;
+use fslab_model::LatencyHistogram;
 use fslab_workload::live::{PhaseBar, Screen};
 use fslab_workload::measure::{now_ns, start_timebase, supervise, PhaseClock, Progress};
 

@@ -9,7 +9,7 @@
 //! merge may add at most as much again, plus 64 MiB.
 
 use fslab_cluster::{merge_clocked, ClockOffset, Clocks, RankHist, RankRun, Span};
-use fslab_record::{CallStats, LatencyHistogram, LoopRow, PhaseResult, RunStatus, SeriesPoint};
+use fslab_model::{CallStats, LatencyHistogram, LoopRow, PhaseResult, RunStatus, SeriesPoint};
 
 const RANKS: usize = 10_000;
 const PHASES: [&str; 3] = ["create", "stat", "unlink"];

@@ -89,7 +89,7 @@ fn main() -> ExitCode {
         "repository": "https://github.com/IO500/io500",
         "commit": commit,
         "built": built,
-        "kernel": fslab_record::host_facts().0,
+        "kernel": fslab_model::host_facts().0,
         "recorded_with": "cargo run -p fslab-bench --bin record_io500 (bench/src/bin/record_io500.rs), on tmpfs",
         "command": argv.iter().map(|a| placed(a.clone())).map(|a| a.replace(&scratch.0.display().to_string(), "SCRATCH")).collect::<Vec<_>>(),
         "procs": ranks.parse::<u64>().unwrap_or(1),

@@ -18,7 +18,7 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Parser;
 use fslab_cluster::{Cluster, LocalCluster};
-use fslab_record::MemRecorder;
+use fslab_model::MemRecorder;
 use fslab_workload::mdtest::{self, MdtestArgs};
 use fslab_workload::stonewall::WallSummary;
 use fslab_workload::{Hooks, Start};

@@ -11,8 +11,8 @@
 use std::fmt::Write;
 use std::time::Instant;
 
+use fslab_model::{ProbeNote, Recorder};
 use fslab_probe::trace::{Spool, TraceState};
-use fslab_record::{ProbeNote, Recorder};
 
 /// One event's two lines: an issue and its completion, 50 us later.
 fn lines(i: u64, out: &mut String) {
@@ -59,13 +59,13 @@ fn measure(events: u64) -> (f64, u64, u64) {
     // Into a store, as `fslab run` records it.
     let mut store = fslab_store::Store::open(&dir.path().join("r.sqlite")).expect("store");
     let run = store
-        .begin_run(&fslab_record::RunInfo {
+        .begin_run(&fslab_model::RunInfo {
             workload: "fsmark".into(),
             command_line: vec!["trace_spool".into()],
             fslab_version: String::new(),
             kernel: String::new(),
             hostname: String::new(),
-            started_at: fslab_record::time::now(),
+            started_at: fslab_model::time::now(),
             target: Default::default(),
             params: serde_json::Value::Null,
         })

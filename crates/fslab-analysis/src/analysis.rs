@@ -1,5 +1,5 @@
 //! The one analysis: from runs and their samples (the metric catalogue's,
-//! `fslab_record::catalogue::samples`) to every metric of every group with
+//! `fslab_model::catalogue::samples`) to every metric of every group with
 //! its statistics, and each group's difference from the baseline with its
 //! interval and verdict, the p-values corrected over the whole analysis.
 //! [`analyse`] takes runs in memory (`fslab run`'s summary and
@@ -7,7 +7,7 @@
 //! (`fslab compare`, `fslab report`), with the calibrations that fit them
 //! and the explanations of the explainers it is given.
 
-use fslab_record::catalogue;
+use fslab_model::catalogue;
 use fslab_stats::compare::{self, Calibrated, Metric, Row};
 use fslab_stats::verdict::Policy;
 use fslab_store::{ExperimentRecord, RunRow, Store};

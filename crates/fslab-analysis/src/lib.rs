@@ -1,6 +1,6 @@
 //! From a selection of runs to one [`Analysis`]: the groups (an
 //! experiment's cells, or groups of run ids), every metric the catalogue
-//! names for their runs (`fslab_record::catalogue`), each group's
+//! names for their runs (`fslab_model::catalogue`), each group's
 //! statistics and its difference from the baseline with its interval and
 //! verdict (`fslab_stats::compare`), the noise thresholds from stored A/A
 //! calibrations, and the explanations instruments attach to it. `fslab

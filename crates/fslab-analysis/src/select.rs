@@ -2,7 +2,7 @@
 //! groups of runs), each run with what `fslab run` measured around it, and
 //! what the selection mixes that a comparison should not hide.
 
-use fslab_record::catalogue;
+use fslab_model::catalogue;
 use fslab_store::{RunRow, Store};
 
 use crate::{Error, Result};
@@ -89,7 +89,7 @@ pub fn select(store: &Store, experiments: &[i64], runs: &[String]) -> Result<Gro
                 e.cell_runs
                     .iter()
                     .filter(|r| {
-                        r.cell == c.index && r.status == Some(fslab_record::RunStatus::Complete)
+                        r.cell == c.index && r.status == Some(fslab_model::RunStatus::Complete)
                     })
                     .filter_map(|r| {
                         r.run_id.map(|id| GroupRun {
@@ -132,7 +132,7 @@ pub fn something_to_compare(g: &Groups) -> Result<()> {
 /// One stored run through the metric catalogue, with what `fslab run`
 /// measured around it.
 pub fn run_samples(store: &Store, run: &GroupRun) -> Result<Vec<catalogue::Sample>> {
-    let phases: Vec<fslab_record::PhaseResult> =
+    let phases: Vec<fslab_model::PhaseResult> =
         store.phases(run.id)?.into_iter().map(Into::into).collect();
     let metrics = store.metrics(run.id)?;
     Ok(catalogue::samples(&catalogue::RunNumbers {

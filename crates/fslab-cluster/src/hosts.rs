@@ -27,11 +27,11 @@ pub struct HostFacts {
     /// first rank): the same metrics, under the same names, as a run on
     /// one host keeps. The merged run's own probe metrics are rank 0's
     /// host's.
-    pub probes: Vec<fslab_record::Metric>,
+    pub probes: Vec<fslab_model::Metric>,
     /// The host's machine facts, as its first rank read them: kept in
     /// the store's facts (not again under `params.mpi`).
     #[serde(skip)]
-    pub machine: Option<fslab_record::MachineFacts>,
+    pub machine: Option<fslab_model::MachineFacts>,
 }
 
 /// One rank's phases on rank 0's clock, in seconds from rank 0's start.
@@ -134,7 +134,7 @@ pub fn timelines(ranks: &[RankRun], clocks: &Clocks, origin_ns: i64) -> Vec<Rank
 mod tests {
     use super::*;
     use crate::record::Span;
-    use fslab_record::{RunInfo, TargetInfo};
+    use fslab_model::{RunInfo, TargetInfo};
 
     fn rank(r: usize, host: &str, fs: &str, start_ns: i64) -> RankRun {
         let mut run = RankRun::new(r, host);

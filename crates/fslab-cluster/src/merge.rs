@@ -5,7 +5,7 @@
 //! operations over that time, the aggregate rate IOR and mdtest report.
 //! Beside it, [`RankRates`] shows how the ranks' own rates spread.
 
-use fslab_record::{CallStats, LatencyHistogram, LoopRow, PhaseResult, RunStatus, SeriesPoint};
+use fslab_model::{CallStats, LatencyHistogram, LoopRow, PhaseResult, RunStatus, SeriesPoint};
 use serde::{Deserialize, Serialize};
 
 use crate::hosts::{self, Clocks, HostFacts, LatencyCounts, RankTimeline};
@@ -72,7 +72,7 @@ impl MpiParams {
         if hosts.is_empty() {
             return None;
         }
-        let key = |m: &fslab_record::Metric| format!("{} {}", m.source, m.label());
+        let key = |m: &fslab_model::Metric| format!("{} {}", m.source, m.label());
         let mut labels: Vec<String> = Vec::new();
         for m in hosts.iter().flat_map(|h| &h.probes) {
             if !labels.contains(&key(m)) {
@@ -142,13 +142,13 @@ fn worst(a: RunStatus, b: RunStatus) -> RunStatus {
 /// stonewall numbers). A metric every rank recorded (fs_mark's Files/sec,
 /// createmany's rate) is that rank's own view, not the run's: left out, as
 /// the per-rank rates stand for it.
-fn run_metrics(ranks: &[RankRun]) -> Vec<fslab_record::Metric> {
+fn run_metrics(ranks: &[RankRun]) -> Vec<fslab_model::Metric> {
     let Some((first, others)) = ranks.split_first() else {
         return Vec::new();
     };
     let theirs: std::collections::HashSet<String> = others
         .iter()
-        .flat_map(|r| r.metrics.iter().map(fslab_record::Metric::label))
+        .flat_map(|r| r.metrics.iter().map(fslab_model::Metric::label))
         .collect();
     first
         .metrics
@@ -435,22 +435,22 @@ mod tests {
     #[test]
     fn every_hosts_probes_are_kept_with_its_facts_and_rank_0s_host_speaks_for_the_run() {
         let hits = |v: f64| {
-            fslab_record::Metric::new(
+            fslab_model::Metric::new(
                 "mem",
                 Some("create"),
                 "limit hits",
                 v,
-                fslab_record::Unit::Count,
-                fslab_record::Better::Neither,
+                fslab_model::Unit::Count,
+                fslab_model::Better::Neither,
             )
         };
-        let own = fslab_record::Metric::new(
+        let own = fslab_model::Metric::new(
             "fsmark",
             None,
             "Files/sec",
             10.0,
-            fslab_record::Unit::FilesPerSec,
-            fslab_record::Better::Higher,
+            fslab_model::Unit::FilesPerSec,
+            fslab_model::Better::Higher,
         );
         let mut ranks: Vec<RankRun> = [(0, "a"), (1, "a"), (2, "b"), (3, "b")]
             .iter()
@@ -532,7 +532,7 @@ mod tests {
 
     #[test]
     fn the_merged_run_keeps_the_metrics_rank_0_alone_recorded() {
-        use fslab_record::{Better, Metric, Unit};
+        use fslab_model::{Better, Metric, Unit};
         let m = |name: &str, v: f64| {
             Metric::new(
                 "w",
@@ -548,7 +548,7 @@ mod tests {
         // Every rank's own rate (a rank's view), and rank 0's summary.
         r0.metrics = vec![m("rate", 10.0), m("stonewall rate", 20.0)];
         r1.metrics = vec![m("rate", 11.0)];
-        r0.info = Some(fslab_record::RunInfo {
+        r0.info = Some(fslab_model::RunInfo {
             workload: "w".into(),
             command_line: Vec::new(),
             fslab_version: "0".into(),
@@ -560,7 +560,7 @@ mod tests {
         });
         let merged = merge(vec![r0, r1]);
         assert_eq!(merged.run.metrics, vec![m("stonewall rate", 20.0)]);
-        let mut rec = fslab_record::MemRecorder::default();
+        let mut rec = fslab_model::MemRecorder::default();
         merged.record(&mut rec).unwrap();
         assert_eq!(rec.metrics.len(), 1, "{:?}", rec.metrics);
     }

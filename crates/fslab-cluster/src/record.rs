@@ -1,6 +1,6 @@
 //! What one rank measured, kept whole so rank 0 can merge it.
 
-use fslab_record::{
+use fslab_model::{
     LatencyHistogram, LoopRow, PhaseResult, ProbeNote, ProbePoint, RecordResult, Recorder, RunInfo,
     RunStatus, SeriesPoint,
 };
@@ -29,7 +29,7 @@ impl RankHist {
         }
     }
 
-    pub fn histogram(&self) -> Result<LatencyHistogram, fslab_record::BadHistogram> {
+    pub fn histogram(&self) -> Result<LatencyHistogram, fslab_model::BadHistogram> {
         LatencyHistogram::from_v2_bytes(&self.v2, self.min_ns, self.sum_ns, self.max_ns)
     }
 }
@@ -58,17 +58,17 @@ pub struct RankRun {
     /// workload's summary of all ranks, as mdtest's); see
     /// [`crate::merge`] for which the merged run keeps.
     #[serde(default)]
-    pub metrics: Vec<fslab_record::Metric>,
+    pub metrics: Vec<fslab_model::Metric>,
     /// What the probes of this rank's host recorded, on the one rank of
     /// each host that runs them (its first); empty on the others. Kept
     /// apart from [`RankRun::metrics`] so that every host's probes reach
     /// the merged run (see [`crate::HostFacts::probes`]).
     #[serde(default)]
-    pub probe_metrics: Vec<fslab_record::Metric>,
-    /// This rank's host's facts (see [`fslab_record::facts`]): every rank
+    pub probe_metrics: Vec<fslab_model::Metric>,
+    /// This rank's host's facts (see [`fslab_model::facts`]): every rank
     /// reads them, the merged run keeps each host's first rank's.
     #[serde(default)]
-    pub facts: Option<fslab_record::MachineFacts>,
+    pub facts: Option<fslab_model::MachineFacts>,
     /// What a program this rank ran printed (`fslab exec` on each rank):
     /// (stream, bytes); the merged run keeps rank 0's.
     #[serde(default)]
@@ -190,14 +190,14 @@ impl Recorder for RankRecorder {
         self.run.probe_notes.push(note.clone());
         Ok(())
     }
-    fn record_facts(&mut self, _run: i64, facts: &fslab_record::MachineFacts) -> RecordResult<()> {
+    fn record_facts(&mut self, _run: i64, facts: &fslab_model::MachineFacts) -> RecordResult<()> {
         self.run.facts = Some(facts.clone());
         Ok(())
     }
     /// A rank's own tool numbers (one rank's Throughput, say) do not add up
     /// into the merged run's; the merged run keeps its phases, latency and
     /// per-rank rates instead.
-    fn record_metrics(&mut self, _run: i64, metrics: &[fslab_record::Metric]) -> RecordResult<()> {
+    fn record_metrics(&mut self, _run: i64, metrics: &[fslab_model::Metric]) -> RecordResult<()> {
         // A workload's loop rows come as metrics; the ranks' are added up
         // loop by loop (`merge`).
         self.run.loops.extend(LoopRow::from_metrics(metrics));

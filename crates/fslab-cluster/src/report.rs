@@ -1,13 +1,13 @@
 //! The merged run kept in the store and shown to the user.
 
-use fslab_record::{RecordResult, Recorder, RunInfo};
+use fslab_model::{RecordResult, Recorder, RunInfo};
 
 use crate::merge::{MergedRun, MpiParams};
 
 impl MergedRun {
     /// The merged run's own numbers as it records them: the ranks' loop
     /// rows added up loop by loop, as detail metrics of `workload`.
-    pub fn metrics(&self, workload: &str) -> Vec<fslab_record::Metric> {
+    pub fn metrics(&self, workload: &str) -> Vec<fslab_model::Metric> {
         self.run
             .loops
             .iter()
@@ -107,7 +107,7 @@ impl MergedRun {
             "min",
             "mean",
             "std dev",
-            fslab_record::Unit::MibPerSec.symbol()
+            fslab_model::Unit::MibPerSec.symbol()
         );
         for (r, p) in self.rates.iter().zip(&self.run.phases) {
             let mbs = if p.bytes > 0 && p.elapsed_s > 0.0 {
@@ -146,7 +146,7 @@ impl MergedRun {
             }
         }
         for (rank, status, error) in &self.rank_status {
-            if *status != fslab_record::RunStatus::Complete {
+            if *status != fslab_model::RunStatus::Complete {
                 s += &format!(
                     "rank {rank}: {}{}\n",
                     status.as_str(),
@@ -163,14 +163,14 @@ impl MergedRun {
 
 #[cfg(test)]
 mod tests {
-    use fslab_record::{LatencyHistogram, MemRecorder, PhaseResult, RunStatus, TargetInfo};
+    use fslab_model::{LatencyHistogram, MemRecorder, PhaseResult, RunStatus, TargetInfo};
 
     use crate::{merge, MpiParams, RankHist, RankRun};
 
     fn rank(r: usize, ops: u64, secs: f64, status: RunStatus) -> RankRun {
         let mut run = RankRun::new(r, "node1");
         run.status = status;
-        run.info = Some(fslab_record::RunInfo {
+        run.info = Some(fslab_model::RunInfo {
             workload: "fsmark".into(),
             command_line: vec!["fslab".into(), "fsmark".into()],
             fslab_version: "0".into(),
@@ -219,9 +219,9 @@ mod tests {
 
     #[test]
     fn every_hosts_facts_are_recorded_once_from_its_first_rank() {
-        let facts = |host: &str, cpus: &str| fslab_record::MachineFacts {
+        let facts = |host: &str, cpus: &str| fslab_model::MachineFacts {
             host: host.into(),
-            facts: vec![fslab_record::Fact::known("cpus", cpus, "/proc/cpuinfo")],
+            facts: vec![fslab_model::Fact::known("cpus", cpus, "/proc/cpuinfo")],
         };
         let mut ranks = Vec::new();
         for (r, host, cpus) in [(0, "a", "2"), (1, "a", "2"), (2, "b", "8")] {

@@ -25,7 +25,7 @@ pub struct SpoolMeta {
     /// `hosts[r]` is rank r's host.
     pub hosts: Vec<String>,
     pub clock_start: Vec<ClockOffset>,
-    pub harness: fslab_record::protocol::Harness,
+    pub harness: fslab_model::protocol::Harness,
 }
 
 /// Where the launcher (`fslab run`) says it merges what the ranks keep
@@ -211,7 +211,7 @@ impl Spool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fslab_record::RunStatus;
+    use fslab_model::RunStatus;
 
     #[test]
     fn the_ranks_that_kept_nothing_are_named_with_their_hosts() {
@@ -258,7 +258,7 @@ mod tests {
             workload: "fsmark".into(),
             hosts: vec!["a".into(), "b".into()],
             clock_start: vec![ClockOffset::default()],
-            harness: fslab_record::protocol::Harness {
+            harness: fslab_model::protocol::Harness {
                 json: true,
                 ..Default::default()
             },

@@ -5,7 +5,7 @@
 //! the store, per metric, filesystem and machine ([`record`]), and `fslab
 //! compare` takes its noise threshold from it.
 
-use fslab_record::table::{Align, Table};
+use fslab_model::table::{Align, Table};
 use fslab_store::{Calibration, Store};
 
 use crate::runner::ExperimentOutcome;

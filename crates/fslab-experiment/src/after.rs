@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use fslab_record::{Better, Metric, Unit};
+use fslab_model::{Better, Metric, Unit};
 
 use crate::spec::Experiment;
 

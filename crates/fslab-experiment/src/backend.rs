@@ -11,8 +11,8 @@ use fslab_lab::cellfs::NewFs;
 pub use fslab_lab::cellfs::{DeviceConsent, Prepared, Versions};
 use fslab_lab::image::host_fs;
 use fslab_lab::{LabError, LabResult};
-use fslab_record::journal::Journal;
-use fslab_record::CellRunInfo;
+use fslab_model::journal::Journal;
+use fslab_model::CellRunInfo;
 
 use crate::plan::mount_options;
 use crate::spec::{Cell, Device, Experiment};
@@ -126,8 +126,8 @@ pub const HTREE_LEVELS: &str = "levels";
 /// name pattern's directory): `htree levels`, indirect levels + 1; 0 for
 /// a directory too small to be indexed, read from the directory's dx_root
 /// on the device.
-pub fn after_workload(filled: Option<&Path>) -> Vec<fslab_record::Metric> {
-    use fslab_record::{Better, Metric, Unit};
+pub fn after_workload(filled: Option<&Path>) -> Vec<fslab_model::Metric> {
+    use fslab_model::{Better, Metric, Unit};
     let Some(dir) = filled else {
         return Vec::new();
     };

@@ -23,7 +23,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use fslab_record::units::human_bytes;
+use fslab_model::units::human_bytes;
 use fslab_workload::work::{Work, ASSUMED_OPS_PER_S};
 
 use crate::duration::human_duration;
@@ -117,7 +117,7 @@ pub fn stored(store: &fslab_store::Store, name: &str, scale: f64) -> Stored {
             let mut times = Vec::new();
             let mut allocated = 0;
             for r in e.cell_runs.iter().filter(|r| {
-                r.cell == cell.index && r.status == Some(fslab_record::RunStatus::Complete)
+                r.cell == cell.index && r.status == Some(fslab_model::RunStatus::Complete)
             }) {
                 let Some(phases) = r.run_id.and_then(|id| store.phases(id).ok()) else {
                     continue;

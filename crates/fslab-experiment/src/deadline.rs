@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use fslab_record::RunStatus;
+use fslab_model::RunStatus;
 use rustix::process::{kill_process, kill_process_group, Pid, Signal};
 
 pub use crate::duration::{human_duration, parse_duration, MAX_LIMIT};

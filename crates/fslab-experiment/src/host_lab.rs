@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use fslab_lab::host_lab::Up;
-use fslab_record::journal::state_dir;
-use fslab_record::process::ProcessId;
+use fslab_model::journal::state_dir;
+use fslab_model::process::ProcessId;
 
 use crate::spec::{Cell, Device, Experiment};
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use fslab_record::ErrorKind;
+use fslab_model::ErrorKind;
 
 use crate::cost::Estimate;
 use crate::run_args::{Planned, ResumeNotice, RunArgs};

@@ -10,8 +10,8 @@
 //! image on the host's disk, IO wait (journal checkpoints flushed through
 //! the loop device) for 77%.
 
+use fslab_model::table::{Align, Table};
 use fslab_probe::notes::CpuSummary;
-use fslab_record::table::{Align, Table};
 use fslab_stats::calibrate::variance_share;
 
 use crate::outcome::{ExperimentOutcome, RepOutcome};
@@ -204,8 +204,8 @@ pub fn render(outcome: &ExperimentOutcome) -> String {
 mod tests {
     use super::*;
     use crate::evidence::Evidence;
+    use fslab_model::PhaseResult;
     use fslab_probe::notes::{CpuShares, Note, ProcessCpu};
-    use fslab_record::PhaseResult;
 
     /// A run of fsmark's create phase at `rate` files/s, with `other` % of
     /// a CPU used by other processes.

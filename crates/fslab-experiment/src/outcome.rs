@@ -1,9 +1,9 @@
 //! What a run produced: one workload's run ([`WorkloadOutcome`]), one
 //! repetition of one cell ([`RepOutcome`]) and the whole experiment
 //! ([`ExperimentOutcome`]). Which way each number is better is the
-//! metric catalogue's (`fslab_record::catalogue::direction_of`).
+//! metric catalogue's (`fslab_model::catalogue::direction_of`).
 
-use fslab_record::{PhaseResult, RunStatus};
+use fslab_model::{PhaseResult, RunStatus};
 
 use crate::deadline::Ending;
 use crate::evidence::Evidence;
@@ -16,16 +16,16 @@ pub struct WorkloadOutcome {
     pub error: Option<String>,
     pub phases: Vec<PhaseResult>,
     /// The tool's own numbers.
-    pub metrics: Vec<fslab_record::Metric>,
+    pub metrics: Vec<fslab_model::Metric>,
     /// The signal that killed the workload, if one did.
     pub signal: Option<i32>,
     /// What the workload said on stderr (not progress lines).
     pub stderr: String,
     /// What the probes beside the workload recorded, for its run.
-    pub probe_points: Vec<fslab_record::ProbePoint>,
-    pub probe_notes: Vec<fslab_record::ProbeNote>,
+    pub probe_points: Vec<fslab_model::ProbePoint>,
+    pub probe_notes: Vec<fslab_model::ProbeNote>,
     /// The probes' own metrics (guest against backend IO).
-    pub probe_metrics: Vec<fslab_record::Metric>,
+    pub probe_metrics: Vec<fslab_model::Metric>,
     /// Why it was stopped from outside (a second signal, its time limit).
     pub ended_by: Option<Ending>,
     /// The memory pressure it ran under, if it hit its limit.
@@ -42,7 +42,7 @@ pub struct RepOutcome {
     pub run_id: Option<i64>,
     pub phases: Vec<PhaseResult>,
     /// The tool's own numbers.
-    pub metrics: Vec<fslab_record::Metric>,
+    pub metrics: Vec<fslab_model::Metric>,
     pub unmount_s: Option<f64>,
     pub remount_s: Option<f64>,
     /// The image's extents on the host after the run.
@@ -68,7 +68,7 @@ pub struct ExperimentOutcome {
     /// still unresolved.
     pub resolution: Option<String>,
     /// The experiment's stated findings, evaluated.
-    pub findings: Vec<fslab_record::FindingResult>,
+    pub findings: Vec<fslab_model::FindingResult>,
 }
 
 impl ExperimentOutcome {

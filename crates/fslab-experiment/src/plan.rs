@@ -9,12 +9,12 @@ use fslab_lab::image_host::HOST_IMAGE_SIZE;
 use fslab_lab::mkfs::{mkfs_argv, FsType};
 use fslab_lab::mount::mount_argv;
 
-use fslab_record::protocol::{DropCaches, Harness};
+use fslab_model::protocol::{DropCaches, Harness};
 use fslab_workload::{ChildSpec, Job};
 
 use crate::spec::{Cell, Device, Experiment, ImageHost, Order};
 
-pub use fslab_record::WARM_UP;
+pub use fslab_model::WARM_UP;
 
 /// The (cell index, repetition) pairs in the order they run; repetitions
 /// count from 1, the warm-up round ([`WARM_UP`], every cell once) first
@@ -480,7 +480,7 @@ pub fn describe(exp: &Experiment, scale: f64) -> String {
 /// the filesystem found there.
 fn describe_path(c: &Cell, s: &mut String) {
     let Some(p) = &c.path else { return };
-    let t = fslab_record::TargetInfo::of(p);
+    let t = fslab_model::TargetInfo::of(p);
     let _ = writeln!(
         s,
         "    directory: {} ({} {} on {}, options {}): each run in a fresh subdirectory \

@@ -19,7 +19,7 @@ pub fn lines(
     reps: u32,
 ) -> Vec<String> {
     let store = fslab_store::Store::open_read(db).ok();
-    let host = fslab_record::host_facts().1;
+    let host = fslab_model::host_facts().1;
     let mut out = Vec::new();
     for cell in &exp.cells {
         let fs = match (&cell.fs, &exp.device) {

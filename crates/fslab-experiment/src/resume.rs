@@ -4,7 +4,7 @@
 //! probe evidence (for the summary and the findings, which judge every
 //! run, earlier ones too).
 
-use fslab_record::{PhaseResult, RunStatus};
+use fslab_model::{PhaseResult, RunStatus};
 use fslab_store::{Store, StoreError};
 
 use crate::evidence::Evidence;
@@ -149,7 +149,7 @@ pub fn checked(
 
 #[cfg(test)]
 mod tests {
-    use fslab_record::{
+    use fslab_model::{
         Better, CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, Metric, Recorder,
         RunInfo, TargetInfo, Unit,
     };
@@ -171,7 +171,7 @@ mod tests {
                 fslab_version: "0.1.0".into(),
                 kernel: "6.1.0".into(),
                 hostname: "here".into(),
-                started_at: fslab_record::time::now(),
+                started_at: fslab_model::time::now(),
             })
             .unwrap();
         s.record_cell(
@@ -189,7 +189,7 @@ mod tests {
                 fslab_version: "0.1.0".into(),
                 kernel: "6.1.0".into(),
                 hostname: "here".into(),
-                started_at: fslab_record::time::now(),
+                started_at: fslab_model::time::now(),
                 target: TargetInfo::default(),
                 params: serde_json::json!({}),
             })

@@ -17,8 +17,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fslab_record::journal::journals;
-use fslab_record::process::ProcessId;
+use fslab_model::journal::journals;
+use fslab_model::process::ProcessId;
 
 /// Set by the second signal: stop waiting for the workload.
 static HURRY: AtomicBool = AtomicBool::new(false);
@@ -128,7 +128,7 @@ pub fn exit_message(why: &str, left: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fslab_record::journal::{Journal, Resource};
+    use fslab_model::journal::{Journal, Resource};
 
     #[test]
     fn what_is_left_is_read_from_this_process_journals_and_its_workloads() {

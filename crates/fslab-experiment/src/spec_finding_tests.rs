@@ -96,7 +96,7 @@ mod builtin_gates {
     use crate::findings::{evaluate_all, Runs};
     use crate::spec::{parse, Defaults};
     use crate::summary::{Direction, RepetitionValue};
-    use fslab_record::FindingOutcome;
+    use fslab_model::FindingOutcome;
 
     /// Seed 001's walk and unlink claims rest on the caches being reclaimed
     /// (its memory cgroup hit in both ext4 cells' stat and unlink phases):

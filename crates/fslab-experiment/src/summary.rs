@@ -5,7 +5,7 @@
 //! of each look.
 
 use fslab_analysis::{analyse, Analysis, GroupRun, Input, RunSamples, Settings};
-use fslab_record::catalogue;
+use fslab_model::catalogue;
 pub use fslab_stats::compare::Direction;
 use fslab_stats::sequential;
 use fslab_stats::verdict::Policy;
@@ -26,13 +26,13 @@ pub struct RepetitionValue {
     /// number (what `until_resolved` waits on).
     pub headline: bool,
     /// Declared exact by construction by its workload
-    /// (`fslab_record::Metric::exact`).
+    /// (`fslab_model::Metric::exact`).
     pub exact: bool,
 }
 
 /// Every metric `fslab compare` compares for these runs, as samples: the
 /// metric catalogue's samples of each successful run
-/// (`fslab_record::catalogue::samples`, which `fslab compare`, the report
+/// (`fslab_model::catalogue::samples`, which `fslab compare`, the report
 /// and `results history` read too) without its detail rows, so that the
 /// summary, the findings and `--until-resolved` correct over the same
 /// family as `compare` and the report, under the same names.

@@ -365,7 +365,7 @@ fn the_child_gets_its_job_typed_and_its_harness_beside_it() {
     let h = &spec.harness;
     assert!(h.json && h.progress && h.die_with_parent && h.acks);
     assert_eq!(h.probes, "none", "fslab run runs them beside the workload");
-    assert_eq!(h.drop_caches, fslab_record::protocol::DropCaches::EachPhase);
+    assert_eq!(h.drop_caches, fslab_model::protocol::DropCaches::EachPhase);
     assert_eq!(
         h.cgroup.as_deref(),
         Some(Path::new("/sys/fs/cgroup/memory/x"))

@@ -3,8 +3,8 @@
 //! moved at least as much as a difference turns "faster" or "slower" into
 //! "confounded".
 
-use fslab_record::facts::names;
-use fslab_record::MachineFacts;
+use fslab_model::facts::names;
+use fslab_model::MachineFacts;
 use serde::Serialize;
 
 use crate::evidence::RunEvidence;
@@ -36,7 +36,7 @@ pub fn differing(base: &MachineFacts, other: &MachineFacts) -> Vec<FactDiff> {
         .filter_map(|n| {
             let shown = |m: &MachineFacts| {
                 m.get(n)
-                    .map_or(fslab_record::facts::UNKNOWN, |f| f.shown())
+                    .map_or(fslab_model::facts::UNKNOWN, |f| f.shown())
                     .to_string()
             };
             let (a, b) = (shown(base), shown(other));
@@ -107,8 +107,8 @@ pub fn confounded_by_clock(diff_pct: f64, clock_moved_pct: f64) -> Option<String
 
 #[cfg(test)]
 mod tests {
-    use fslab_record::facts::{Machine, PhaseMachine};
-    use fslab_record::{Fact, PhaseFacts, PhaseResult};
+    use fslab_model::facts::{Machine, PhaseMachine};
+    use fslab_model::{Fact, PhaseFacts, PhaseResult};
 
     use super::*;
 

@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
+use fslab_model::facts::{names, Machine};
+use fslab_model::{Metric, PhaseResult, Pressure, ProbeNote};
 use fslab_probe::notes::{BlockioSummary, DiskSummary, Jbd2Commits, Note, StacksTop};
-use fslab_record::facts::{names, Machine};
-use fslab_record::{Metric, PhaseResult, Pressure, ProbeNote};
 use serde::Serialize;
 
 use crate::waits::WaitTable;

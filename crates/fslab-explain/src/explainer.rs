@@ -269,9 +269,9 @@ pub fn said(e: &Explanation, a: &Analysis) -> Vec<Said> {
 #[cfg(test)]
 mod tests {
     use fslab_analysis::{analyse, Input, RunSamples, Settings};
-    use fslab_record::catalogue;
-    use fslab_record::facts::{names, Machine, PhaseMachine};
-    use fslab_record::{Fact, MachineFacts, PhaseFacts, PhaseResult};
+    use fslab_model::catalogue;
+    use fslab_model::facts::{names, Machine, PhaseMachine};
+    use fslab_model::{Fact, MachineFacts, PhaseFacts, PhaseResult};
 
     use super::*;
     use crate::evidence::RunEvidence;

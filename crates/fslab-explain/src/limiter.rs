@@ -126,7 +126,7 @@ fn pct(x: f64) -> String {
 
 fn psi_text(
     e: &PhaseEvidence,
-    pick: fn(&fslab_record::Pressure) -> Option<f64>,
+    pick: fn(&fslab_model::Pressure) -> Option<f64>,
     what: &str,
 ) -> Option<String> {
     if let Some(v) = e.cgroup_pressure.as_ref().and_then(pick) {

@@ -56,7 +56,7 @@ pub fn explain_stored(
 
 #[cfg(test)]
 mod tests {
-    use fslab_record::{Fact, MachineFacts, PhaseResult, Recorder, RunInfo, TargetInfo};
+    use fslab_model::{Fact, MachineFacts, PhaseResult, Recorder, RunInfo, TargetInfo};
 
     use super::*;
 
@@ -83,7 +83,7 @@ mod tests {
         .unwrap();
         s.record_phase(id, &PhaseResult::timed("create", 10, 1.0))
             .unwrap();
-        let mut h = fslab_record::LatencyHistogram::new();
+        let mut h = fslab_model::LatencyHistogram::new();
         h.record(2_000_000);
         s.record_latency(id, "create", "creat", &h).unwrap();
         id

@@ -14,8 +14,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use fslab_record::journal::{Journal, Resource};
-use fslab_record::CellRunInfo;
+use fslab_model::journal::{Journal, Resource};
+use fslab_model::CellRunInfo;
 
 use crate::image::Image;
 use crate::loopdev::LoopDevice;
@@ -76,7 +76,7 @@ impl Prepared {
         let id = journal.add(Resource::Tree { path: d.clone() })?;
         std::fs::create_dir(&d)
             .map_err(|e| LabError::Failed(format!("cannot create {}: {e}", d.display())))?;
-        info.host_fs = fslab_record::TargetInfo::of(dir).fs_type;
+        info.host_fs = fslab_model::TargetInfo::of(dir).fs_type;
         self.workdir = d.clone();
         self.scratch = Some((d, id));
         Ok(())

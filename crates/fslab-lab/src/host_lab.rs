@@ -11,9 +11,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use fslab_record::journal::{hostname, Journal};
-use fslab_record::process::ProcessId;
-use fslab_record::CellRunInfo;
+use fslab_model::journal::{hostname, Journal};
+use fslab_model::process::ProcessId;
+use fslab_model::CellRunInfo;
 use serde::{Deserialize, Serialize};
 
 use crate::cellfs::{NewFs, Prepared};
@@ -27,7 +27,7 @@ pub enum HostLabError {
     Json(#[from] serde_json::Error),
     /// The journal could not be written: nothing is made.
     #[error(transparent)]
-    Journal(#[from] fslab_record::journal::JournalError),
+    Journal(#[from] fslab_model::journal::JournalError),
     /// Making the filesystem failed (what was made is undone).
     #[error(transparent)]
     Lab(#[from] crate::LabError),

@@ -11,8 +11,8 @@
 
 use std::path::Path;
 
-use fslab_record::journal::Journal;
-use fslab_record::{CellRunInfo, ImageHostFacts};
+use fslab_model::journal::Journal;
+use fslab_model::{CellRunInfo, ImageHostFacts};
 
 use crate::cellfs::Prepared;
 use crate::image::host_fs;

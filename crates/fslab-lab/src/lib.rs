@@ -35,7 +35,7 @@ pub mod signature;
 pub mod undo;
 pub mod vm;
 
-pub use fslab_record::units::{human_bytes, parse_bytes};
+pub use fslab_model::units::{human_bytes, parse_bytes};
 
 /// Why the lab did not do something; the message names what and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -50,8 +50,8 @@ pub enum LabError {
     Failed(String),
 }
 
-impl From<fslab_record::journal::JournalError> for LabError {
-    fn from(e: fslab_record::journal::JournalError) -> Self {
+impl From<fslab_model::journal::JournalError> for LabError {
+    fn from(e: fslab_model::journal::JournalError) -> Self {
         LabError::Failed(e.to_string())
     }
 }

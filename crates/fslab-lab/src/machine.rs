@@ -147,12 +147,12 @@ pub use crate::vm::drop_caches;
 /// A memory cgroup made for one workload.
 #[derive(Debug)]
 pub struct MemCgroup {
-    cg: fslab_record::cgroup::MemoryCgroup,
+    cg: fslab_model::cgroup::MemoryCgroup,
 }
 
 /// Where this process's memory cgroup is.
-fn own_memory_cgroup() -> LabResult<fslab_record::cgroup::MemoryCgroup> {
-    fslab_record::cgroup::own_memory_cgroup().map_err(|e| LabError::Failed(e.to_string()))
+fn own_memory_cgroup() -> LabResult<fslab_model::cgroup::MemoryCgroup> {
+    fslab_model::cgroup::own_memory_cgroup().map_err(|e| LabError::Failed(e.to_string()))
 }
 
 impl MemCgroup {
@@ -186,7 +186,7 @@ impl MemCgroup {
             "memory.limit_in_bytes"
         };
         let cg = MemCgroup {
-            cg: fslab_record::cgroup::MemoryCgroup { path, v2 },
+            cg: fslab_model::cgroup::MemoryCgroup { path, v2 },
         };
         let set = |file: &str, value: String| {
             std::fs::write(cg.path().join(file), value).map_err(|e| {
@@ -209,7 +209,7 @@ impl MemCgroup {
     }
 
     /// The cgroup as the probes watch it.
-    pub fn watched(&self) -> fslab_record::cgroup::MemoryCgroup {
+    pub fn watched(&self) -> fslab_model::cgroup::MemoryCgroup {
         self.cg.clone()
     }
 

@@ -9,7 +9,7 @@ use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 use rustix::mount::{MountFlags, UnmountFlags};
 
-use fslab_record::mountinfo::{self, MountEntry};
+use fslab_model::mountinfo::{self, MountEntry};
 
 use crate::{LabError, LabResult};
 

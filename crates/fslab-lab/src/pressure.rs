@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::human_bytes;
-use fslab_record::cgroup::MemoryCgroup;
+use fslab_model::cgroup::MemoryCgroup;
 
 /// At or above this share of its limit, a cell is "at its memory limit".
 pub const AT_LIMIT: f64 = 0.95;

@@ -1,4 +1,4 @@
-//! Undoing what the state journal lists (see [`fslab_record::journal`]):
+//! Undoing what the state journal lists (see [`fslab_model::journal`]):
 //! every resource `fslab run` and its workloads set up is written there
 //! durably before it is used and struck out when it is undone, so `fslab
 //! cleanup` can undo what a run killed with SIGKILL left behind, touching
@@ -6,9 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use fslab_record::journal::{journals, StateFile};
-pub use fslab_record::journal::{state_dir, Journal, JournalError, Resource};
-use fslab_record::process::ProcessId;
+use fslab_model::journal::{journals, StateFile};
+pub use fslab_model::journal::{state_dir, Journal, JournalError, Resource};
+use fslab_model::process::ProcessId;
 
 use crate::loopdev::backing_file;
 use crate::machine::{lock_dir, read_sysctl, remove_cgroup, write_sysctl, SysctlLock};
@@ -373,7 +373,7 @@ pub fn undo_host_lab(f: &Path) -> Result<Vec<String>, UndoError> {
     let state: StateFile = std::fs::read(f)
         .map_err(read)
         .and_then(|b| serde_json::from_slice(&b).map_err(|e| read(e.into())))?;
-    let here = fslab_record::journal::hostname();
+    let here = fslab_model::journal::hostname();
     if state.host.as_deref() != Some(here.as_str()) {
         return Err(UndoError::OtherHost {
             journal: f.to_path_buf(),
@@ -391,12 +391,12 @@ pub fn undo_host_lab(f: &Path) -> Result<Vec<String>, UndoError> {
 /// is alive (that run undoes them itself). Nothing that no journal lists
 /// is touched.
 pub fn cleanup(dir: &Path) -> Vec<String> {
-    let mut report: Vec<String> = fslab_record::journal::remove_torn(dir)
+    let mut report: Vec<String> = fslab_model::journal::remove_torn(dir)
         .iter()
         .map(|p| format!("removed half-written journal {}", p.display()))
         .collect();
     let me = ProcessId::current();
-    let this_host = fslab_record::journal::hostname();
+    let this_host = fslab_model::journal::hostname();
     for (f, state) in journals(dir) {
         let Some(state) = state else {
             report.push(format!(
@@ -449,7 +449,7 @@ pub fn cleanup_children(dir: &Path, parent: ProcessId) -> Vec<String> {
         }
     }
     // A child killed while (re)writing its journal leaves the write half done.
-    fslab_record::journal::remove_torn(dir);
+    fslab_model::journal::remove_torn(dir);
     report
 }
 

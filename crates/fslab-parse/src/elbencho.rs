@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use fslab_record::{Better, Metric, Unit};
+use fslab_model::{Better, Metric, Unit};
 use serde_json::Value;
 
 use crate::{

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use fslab_record::{Better, LatencyHistogram, Metric, Unit};
+use fslab_model::{Better, LatencyHistogram, Metric, Unit};
 use serde_json::Value;
 
 use crate::{

@@ -6,7 +6,7 @@
 //! IOR's columns: `write bw mean (MiB/s)`, `bw max`, `bw min`, `ops mean
 //! (ops/s)`, `time mean (s)`, `stonewall bw (MiB/s)`.
 
-use fslab_record::{Better, Metric, Unit};
+use fslab_model::{Better, Metric, Unit};
 
 use crate::{reported_phase, Output, ParseError, Parsed, Parser};
 

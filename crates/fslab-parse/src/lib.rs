@@ -27,7 +27,7 @@ pub mod pattern;
 
 use std::path::{Path, PathBuf};
 
-use fslab_record::{LatencyHistogram, Metric, PhaseResult};
+use fslab_model::{LatencyHistogram, Metric, PhaseResult};
 
 pub use pattern::{Pattern, PatternError};
 

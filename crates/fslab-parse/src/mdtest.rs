@@ -7,7 +7,7 @@
 //! `time (s)`. With the time table each operation is a phase too: its rate
 //! times its time in items.
 
-use fslab_record::{Better, Metric, Unit};
+use fslab_model::{Better, Metric, Unit};
 
 use crate::{reported_phase, Output, ParseError, Parsed, Parser};
 

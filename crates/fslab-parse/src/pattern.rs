@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use fslab_record::{Better, Metric, Unit};
+use fslab_model::{Better, Metric, Unit};
 
 use crate::{line_of, CheckError, Output, ParseError, Parsed, Parser};
 

@@ -4,8 +4,8 @@
 //! format to a file while the text stays on the terminal. A table is a
 //! [`Sheet`], written in each format the same way.
 
-use fslab_record::json::Versioned;
-use fslab_record::table::{Align, Table};
+use fslab_model::json::Versioned;
+use fslab_model::table::{Align, Table};
 use serde_json::Value;
 
 /// A format of machine (or human) output.

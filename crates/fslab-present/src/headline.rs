@@ -148,15 +148,15 @@ pub fn text(a: &Analysis) -> String {
 mod tests {
     use super::*;
     use fslab_analysis::{analyse, Input, RunSamples, Settings};
-    use fslab_record::catalogue::Sample;
+    use fslab_model::catalogue::Sample;
 
     fn analysis(metric: &str, dir: Direction, a: &[f64], b: &[f64]) -> Analysis {
         let sample = |v: f64| Sample {
             name: metric.into(),
-            unit: fslab_record::metric::Unit::OpsPerSec,
+            unit: fslab_model::metric::Unit::OpsPerSec,
             direction: dir,
             value: v,
-            role: fslab_record::catalogue::Role::Headline,
+            role: fslab_model::catalogue::Role::Headline,
             exact: false,
         };
         let mut runs = Vec::new();

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use fslab_analysis::history::{Change, History};
-use fslab_record::table::{Align, Table};
+use fslab_model::table::{Align, Table};
 use fslab_stats::verdict::Policy;
 
 use crate::format::Sheet;

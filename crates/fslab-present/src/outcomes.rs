@@ -9,7 +9,7 @@
 //! number, fslab's numbers, the verdict the rule gave and the stand-ins
 //! named.
 
-use fslab_record::FindingResult;
+use fslab_model::FindingResult;
 use fslab_store::{ExperimentRecord, Store};
 
 use crate::Result;
@@ -110,7 +110,7 @@ fn heading(e: &ExperimentRecord, current: Current) -> String {
     let completed = e
         .cell_runs
         .iter()
-        .filter(|r| r.status == Some(fslab_record::RunStatus::Complete))
+        .filter(|r| r.status == Some(fslab_model::RunStatus::Complete))
         .count();
     let file = match is_current(e, current) {
         Some(true) => "; the current built-in file",
@@ -174,7 +174,7 @@ pub fn outcomes(store: &Store, ids: &[i64], current: Current) -> Result<String> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fslab_record::{ExperimentInfo, ExperimentRecorder, FindingOutcome, RunStatus};
+    use fslab_model::{ExperimentInfo, ExperimentRecorder, FindingOutcome, RunStatus};
 
     fn finding(id: &str) -> FindingResult {
         FindingResult {

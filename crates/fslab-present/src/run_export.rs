@@ -4,8 +4,8 @@
 //! carries every stored latency histogram's bins and the percentiles asked
 //! for (`--percentiles 50,99,99.99`).
 
-use fslab_record::json::Versioned;
-use fslab_record::table::{Align, Table};
+use fslab_model::json::Versioned;
+use fslab_model::table::{Align, Table};
 use fslab_store::{ExportedHistogram, Store, DEFAULT_PERCENTILES};
 
 use crate::format::Format;

@@ -3,12 +3,12 @@
 use std::fmt::Write as _;
 
 use fslab_cluster::MpiParams;
+use fslab_model::json::Versioned;
+use fslab_model::table::{Align, Table};
+use fslab_model::units::human_bytes;
 use fslab_probe::notes::Note;
 use fslab_probe::plugin::{Described, NoteRef, SeriesSummary};
 use fslab_probe::TargetsNote;
-use fslab_record::json::Versioned;
-use fslab_record::table::{Align, Table};
-use fslab_record::units::human_bytes;
 use fslab_store::{RunOrigin, RunRecord, Store};
 
 use crate::format::{Format, Sheet};
@@ -20,7 +20,7 @@ pub struct Listed {
     #[serde(flatten)]
     pub run: fslab_store::RunRow,
     /// The tool's own headline number, if it reports one.
-    pub headline: Option<fslab_record::Metric>,
+    pub headline: Option<fslab_model::Metric>,
 }
 
 /// `results list --format json`: `{fslab_schema, runs: [...]}`.
@@ -32,7 +32,7 @@ fn list_json(store: &Store, runs: Vec<fslab_store::RunRow>) -> Result<String> {
     let mut listed = Vec::new();
     for r in runs {
         let metrics = store.metrics(r.id)?;
-        let headline = fslab_record::metric::headline(&metrics).cloned();
+        let headline = fslab_model::metric::headline(&metrics).cloned();
         listed.push(Listed { run: r, headline });
     }
     Ok(Versioned::new(Doc { runs: listed }).to_pretty())
@@ -102,7 +102,7 @@ pub fn list(store: &Store, l: Listing) -> Result<(String, usize)> {
     for r in runs {
         // The tool's own headline number, else the first phase's rate.
         let metrics = store.metrics(r.id)?;
-        let headline = match fslab_record::metric::headline(&metrics) {
+        let headline = match fslab_model::metric::headline(&metrics) {
             // The narrow text: the number and its unit (the workload names
             // the tool).
             Some(m) if text && !l.wide => {
@@ -261,7 +261,7 @@ pub fn run_text(store: &Store, id: i64) -> Result<String> {
 /// The machine the run ran on: each host's facts, `name: value`, with
 /// where an unknown one could not be read (each phase's clock, page cache
 /// and pressure are the `machine` probe's lines under its phase).
-pub fn machine(m: &fslab_record::facts::Machine) -> String {
+pub fn machine(m: &fslab_model::facts::Machine) -> String {
     let mut s = String::new();
     for h in &m.hosts {
         let _ = writeln!(s, "\nmachine {}:", h.host);
@@ -400,7 +400,7 @@ pub fn origin(o: &RunOrigin) -> String {
 /// A guest's facts (a cell on another kernel): its kernel, machine and
 /// accelerator, how it went; its config, dmesg and console are in the
 /// record (`results export`).
-fn guest(s: &mut String, g: &fslab_record::GuestFacts) {
+fn guest(s: &mut String, g: &fslab_model::GuestFacts) {
     let _ = writeln!(
         s,
         "  guest:       {} ({}), {}",
@@ -483,11 +483,11 @@ pub fn show(rec: &RunRecord) -> String {
     }
     // The tool's own numbers; rows of numbered items (`loop 3`) as tables
     // of their own, below.
-    let (items, own): (Vec<&fslab_record::Metric>, Vec<&fslab_record::Metric>) =
+    let (items, own): (Vec<&fslab_model::Metric>, Vec<&fslab_model::Metric>) =
         rec.metrics.iter().partition(|m| numbered_item(m).is_some());
     // Each source's numbers under its own heading: the workload's first,
     // then each probe's ("mem probe reported"), in the order recorded.
-    let probe = |m: &fslab_record::Metric| fslab_probe::registry::ProbeRef::of(&m.source).is_some();
+    let probe = |m: &fslab_model::Metric| fslab_probe::registry::ProbeRef::of(&m.source).is_some();
     let mut sources: Vec<Option<&str>> = vec![None];
     for m in own.iter().filter(|m| probe(m)) {
         if !sources.contains(&Some(m.source.as_str())) {
@@ -495,7 +495,7 @@ pub fn show(rec: &RunRecord) -> String {
         }
     }
     for src in sources {
-        let mine: Vec<&&fslab_record::Metric> = own
+        let mine: Vec<&&fslab_model::Metric> = own
             .iter()
             .filter(|m| match src {
                 None => !probe(m),
@@ -807,16 +807,16 @@ pub fn phase_names(rec: &RunRecord) -> Vec<(u32, String)> {
 }
 
 /// A breakdown row of a numbered item (`loop 3`, see
-/// `fslab_record::catalogue::numbered`): its source and word.
-fn numbered_item(m: &fslab_record::Metric) -> Option<(&str, &str)> {
-    let (word, _) = fslab_record::catalogue::numbered(m.phase.as_deref()?)?;
+/// `fslab_model::catalogue::numbered`): its source and word.
+fn numbered_item(m: &fslab_model::Metric) -> Option<(&str, &str)> {
+    let (word, _) = fslab_model::catalogue::numbered(m.phase.as_deref()?)?;
     m.detail.then_some((m.source.as_str(), word))
 }
 
 /// Numbered items' rows as tables, per source and word: one row an item,
 /// one column a number (at most [`ITEM_COLUMNS`] a table, the rest in
 /// tables below).
-fn item_tables(metrics: &[&fslab_record::Metric]) -> String {
+fn item_tables(metrics: &[&fslab_model::Metric]) -> String {
     let mut s = String::new();
     let mut kinds: Vec<(&str, &str)> = Vec::new();
     for k in metrics.iter().filter_map(|m| numbered_item(m)) {
@@ -825,7 +825,7 @@ fn item_tables(metrics: &[&fslab_record::Metric]) -> String {
         }
     }
     for (source, word) in kinds {
-        let mine: Vec<&&fslab_record::Metric> = metrics
+        let mine: Vec<&&fslab_model::Metric> = metrics
             .iter()
             .filter(|m| numbered_item(m) == Some((source, word)))
             .collect();

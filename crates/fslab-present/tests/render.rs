@@ -3,11 +3,11 @@
 //! show`, `compare`'s JSON and the report, and the JSON has its version.
 
 use fslab_analysis::{select, Choice};
+use fslab_model::{Better, Metric, PhaseResult, Recorder, RunInfo, RunStatus, TargetInfo, Unit};
 use fslab_present::export::json::json;
 use fslab_present::export::text::text;
 use fslab_present::report::page;
 use fslab_present::show;
-use fslab_record::{Better, Metric, PhaseResult, Recorder, RunInfo, RunStatus, TargetInfo, Unit};
 use fslab_store::Store;
 
 fn run(store: &mut Store, throughput: f64, status: RunStatus) -> i64 {
@@ -27,7 +27,7 @@ fn run_of(
         fslab_version: "0.1.0".into(),
         kernel: "6.1.0".into(),
         hostname: "here".into(),
-        started_at: fslab_record::time::now(),
+        started_at: fslab_model::time::now(),
         target: TargetInfo {
             path: "/mnt".into(),
             fs_type: "ext4".into(),
@@ -118,7 +118,7 @@ fn one_number_one_name_everywhere() {
     };
     let j: serde_json::Value =
         serde_json::from_str(&show::list(&store, as_json).unwrap().0).unwrap();
-    assert_eq!(j["fslab_schema"], fslab_record::json::SCHEMA_VERSION);
+    assert_eq!(j["fslab_schema"], fslab_model::json::SCHEMA_VERSION);
     assert_eq!(j["runs"].as_array().unwrap().len(), 7);
     assert_eq!(j["runs"][0]["id"], 1);
     assert_eq!(j["runs"][0]["headline"]["name"], "Throughput");
@@ -129,7 +129,7 @@ fn one_number_one_name_everywhere() {
             .unwrap(),
     )
     .unwrap();
-    assert_eq!(j["fslab_schema"], fslab_record::json::SCHEMA_VERSION);
+    assert_eq!(j["fslab_schema"], fslab_model::json::SCHEMA_VERSION);
     assert_eq!(j["metrics"][0]["unit"], "mb_per_sec");
 
     // compare: the same label, breakdown rows left out.
@@ -146,7 +146,7 @@ fn one_number_one_name_everywhere() {
     assert!(names.contains(&"dbench Throughput (MB/s)"), "{names:?}");
     assert!(!names.iter().any(|n| n.contains("AvgLat")), "{names:?}");
     let doc: serde_json::Value = serde_json::from_str(&json(&a)).unwrap();
-    assert_eq!(doc["fslab_schema"], fslab_record::json::SCHEMA_VERSION);
+    assert_eq!(doc["fslab_schema"], fslab_model::json::SCHEMA_VERSION);
     assert_eq!(doc["baseline"], "runs 1,2,3");
     let row = doc["rows"]
         .as_array()
@@ -286,7 +286,7 @@ fn the_report_takes_delta_from_a_calibration_as_compare_does() {
     }
     let calibration = |experiment_id: i64, workload: &str| fslab_store::Calibration {
         experiment_id,
-        created_at: fslab_record::time::now(),
+        created_at: fslab_model::time::now(),
         hostname: "here".into(),
         fs_type: "ext4".into(),
         workload: workload.into(),
@@ -299,9 +299,9 @@ fn the_report_takes_delta_from_a_calibration_as_compare_does() {
     };
     // Two A/A experiments (their ids name the calibrations).
     let mut aa = || {
-        use fslab_record::ExperimentRecorder;
+        use fslab_model::ExperimentRecorder;
         store
-            .begin_experiment(&fslab_record::ExperimentInfo {
+            .begin_experiment(&fslab_model::ExperimentInfo {
                 name: "aa".into(),
                 file: "aa.toml".into(),
                 text: String::new(),
@@ -311,7 +311,7 @@ fn the_report_takes_delta_from_a_calibration_as_compare_does() {
                 fslab_version: "0.1.0".into(),
                 kernel: "6.1.0".into(),
                 hostname: "here".into(),
-                started_at: fslab_record::time::now(),
+                started_at: fslab_model::time::now(),
             })
             .unwrap()
     };
@@ -427,14 +427,14 @@ fn charts_of_a_run_too_short_are_left_out_and_said_why() {
     let mut store = Store::open(&dir.path().join("r.sqlite")).unwrap();
     for id in [1, 2] {
         assert_eq!(run(&mut store, 100.0 + id as f64, RunStatus::Complete), id);
-        let p = fslab_record::SeriesPoint {
+        let p = fslab_model::SeriesPoint {
             phase_index: 0,
             t_s: 0.3,
             ops: 300,
             total_ops: 300,
         };
         store.record_series(id, &p).unwrap();
-        let cpu = |metric: &str| fslab_record::ProbePoint {
+        let cpu = |metric: &str| fslab_model::ProbePoint {
             phase_index: 0,
             t_s: 0.3,
             probe: "cpu".into(),

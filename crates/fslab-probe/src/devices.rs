@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use fslab_record::mountinfo::{self, MountEntry};
+use fslab_model::mountinfo::{self, MountEntry};
 
 /// A block device: its dev_t as the tracer writes it, and its name.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -20,7 +20,7 @@ pub enum ProbeError {
     Perf(String),
     /// The memory cgroup could not be found.
     #[error(transparent)]
-    Cgroup(#[from] fslab_record::cgroup::CgroupError),
+    Cgroup(#[from] fslab_model::cgroup::CgroupError),
     /// A directory's htree could not be read.
     #[error(transparent)]
     Htree(#[from] fslab_layout::htree::HtreeError),

@@ -1,4 +1,4 @@
-//! The machine's facts (see [`fslab_record::facts`]), read where the
+//! The machine's facts (see [`fslab_model::facts`]), read where the
 //! instruments read the machine: through a [`Source`], so that every fact
 //! and every way it can be missing is tested with a fake. Read once at a
 //! run's start, in well under a millisecond but for the kernel's
@@ -10,9 +10,9 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use fslab_record::facts::names;
-use fslab_record::mountinfo;
-use fslab_record::{Fact, MachineFacts};
+use fslab_model::facts::names;
+use fslab_model::mountinfo;
+use fslab_model::{Fact, MachineFacts};
 
 use crate::devices::Targets;
 use crate::source::Source;
@@ -111,7 +111,7 @@ fn cpu(source: &dyn Source) -> Vec<Fact> {
         {
             Some(kib) => Fact::known(
                 names::MEMORY,
-                fslab_record::units::human_bytes(kib * 1024),
+                fslab_model::units::human_bytes(kib * 1024),
                 "/proc/meminfo MemTotal",
             ),
             None => Fact::unknown(names::MEMORY, "no MemTotal in /proc/meminfo"),

@@ -1,6 +1,6 @@
 //! fslab's instruments, recorded on the workload's clock.
 //!
-//! A [`ProbeSet`] implements [`fslab_record::Monitor`]: it is told when
+//! A [`ProbeSet`] implements [`fslab_model::Monitor`]: it is told when
 //! phases start and end, and its points are drained once a second. It runs
 //! beside the workload: in `fslab run`'s process for a cell (the workload's
 //! phase messages drive it, [`ProbeSet::watch`] names the workload's process
@@ -26,10 +26,10 @@
 //! | `writeback` | `writeback:writeback_start` reasons |
 //! | `stacks` | kernel stacks of blocked (D) workload and filesystem threads |
 //! | `perf` | `perf record -a -g` per phase: top symbols and call chains (not on by default) |
-//! | `machine` | always on: the CPUs' clock, the page cache at the phase's start, /proc/pressure over it ([`fslab_record::PhaseFacts`]) |
+//! | `machine` | always on: the CPUs' clock, the page cache at the phase's start, /proc/pressure over it ([`fslab_model::PhaseFacts`]) |
 
 pub mod blockio;
-pub use fslab_record::cgroup;
+pub use fslab_model::cgroup;
 pub mod devices;
 mod error;
 pub mod facts;
@@ -56,7 +56,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fslab_record::{Monitor, ProbeNote, ProbePoint};
+use fslab_model::{Monitor, ProbeNote, ProbePoint};
 
 pub use devices::{resolve, Targets, TargetsNote};
 pub use error::ProbeError;
@@ -100,7 +100,7 @@ pub fn instant_of_mono(ns: u64) -> Instant {
 /// The probes of one run.
 pub struct ProbeSet {
     points: Arc<Mutex<Vec<ProbePoint>>>,
-    metrics: Arc<Mutex<Vec<fslab_record::Metric>>>,
+    metrics: Arc<Mutex<Vec<fslab_model::Metric>>>,
     tx: Option<mpsc::Sender<Cmd>>,
     thread: Option<std::thread::JoinHandle<()>>,
     /// Probes that could not start and should be said on stderr: every
@@ -161,7 +161,7 @@ impl ProbeSet {
         sampler: sampler::Sampler,
         (points, metrics): (
             sampler::Shared<ProbePoint>,
-            sampler::Shared<fslab_record::Metric>,
+            sampler::Shared<fslab_model::Metric>,
         ),
         problems: Vec<String>,
     ) -> ProbeSet {
@@ -211,7 +211,7 @@ impl Monitor for ProbeSet {
         }
     }
 
-    fn metrics(&mut self) -> Vec<fslab_record::Metric> {
+    fn metrics(&mut self) -> Vec<fslab_model::Metric> {
         std::mem::take(&mut *self.metrics.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
@@ -223,7 +223,7 @@ impl Monitor for ProbeSet {
         self.ask(Cmd::PhaseEnd)
     }
 
-    fn program_watch(&mut self) -> Option<fslab_record::ProgramWatch> {
+    fn program_watch(&mut self) -> Option<fslab_model::ProgramWatch> {
         let tx = self.tx.clone()?;
         Some(Box::new(move |pid| {
             let _ = tx.send(Cmd::Program(pid));
@@ -249,9 +249,9 @@ impl Drop for ProbeSet {
 }
 
 /// Where probes keep private mounts and scratch files: the state
-/// directory ([`fslab_record::journal::state_dir`]), else the temp directory.
+/// directory ([`fslab_model::journal::state_dir`]), else the temp directory.
 pub fn scratch_dir() -> PathBuf {
-    let d = fslab_record::journal::state_dir();
+    let d = fslab_model::journal::state_dir();
     if std::fs::create_dir_all(&d).is_ok() {
         d
     } else {

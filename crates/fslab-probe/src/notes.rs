@@ -36,9 +36,9 @@ pub trait Note: Serialize + DeserializeOwned + Default {
     }
 }
 
-impl Note for fslab_record::PhaseFacts {
-    const PROBE: &'static str = fslab_record::facts::PHASE_PROBE;
-    const KEY: &'static str = fslab_record::facts::PHASE_KEY;
+impl Note for fslab_model::PhaseFacts {
+    const PROBE: &'static str = fslab_model::facts::PHASE_PROBE;
+    const KEY: &'static str = fslab_model::facts::PHASE_KEY;
 }
 
 impl Note for crate::TargetsNote {

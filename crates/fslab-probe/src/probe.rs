@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use fslab_record::{Metric, ProbeNote};
+use fslab_model::{Metric, ProbeNote};
 
 use crate::cgroup::MemoryCgroup;
 use crate::devices::Targets;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fslab_record::{Metric, ProbeNote, ProbePoint};
+use fslab_model::{Metric, ProbeNote, ProbePoint};
 
 use crate::cgroup::{own_memory_cgroup, MemoryCgroup};
 use crate::devices::Targets;
@@ -443,7 +443,7 @@ impl Sampler {
 mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
-    use fslab_record::{Better, Monitor, Unit};
+    use fslab_model::{Better, Monitor, Unit};
 
     use super::*;
     use crate::notes::Note;

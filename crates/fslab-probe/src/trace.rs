@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use fslab_record::Blob;
+use fslab_model::Blob;
 
 use crate::blockio::{self, DevTracker};
 use crate::devices::Targets;

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::ProbeError;
-use fslab_record::journal::{state_dir, Journal, Resource};
+use fslab_model::journal::{state_dir, Journal, Resource};
 
 /// A tracefs instance made by this process; removed on drop.
 pub struct Instance {

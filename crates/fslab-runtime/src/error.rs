@@ -1,7 +1,7 @@
 //! Why a workload command did not end well, and its exit status: bad
 //! input 2, a failure 1, a signal 130.
 
-use fslab_record::ErrorKind;
+use fslab_model::ErrorKind;
 use fslab_store::StoreError;
 
 /// How a workload's process ended other than well. Its message is the
@@ -45,7 +45,7 @@ pub enum Error {
     Record {
         name: String,
         #[source]
-        source: fslab_record::RecordError,
+        source: fslab_model::RecordError,
     },
     /// The run kept could not be read back (for `--json`).
     #[error("{name}: results store: {source}")]

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use fslab_record::protocol::ChildMessage;
-use fslab_record::{RunStatus, SeriesPoint};
+use fslab_model::protocol::ChildMessage;
+use fslab_model::{RunStatus, SeriesPoint};
 
 use crate::{Error, Harness, Result};
 
@@ -29,7 +29,7 @@ pub fn ending(name: &str, status: RunStatus, error: Option<&str>, kept: &str) ->
     }
 }
 
-/// Caches dropped before each phase ([`fslab_record::protocol::DropCaches::EachPhase`]): drops the caches on every call but
+/// Caches dropped before each phase ([`fslab_model::protocol::DropCaches::EachPhase`]): drops the caches on every call but
 /// the first (the first phase's were dropped before the run started).
 pub fn cache_dropper(who: String) -> impl FnMut() {
     let mut first_phase = true;
@@ -47,8 +47,8 @@ pub fn finished(
     run_id: Option<i64>,
     status: RunStatus,
     error: Option<&str>,
-    phases: &[fslab_record::PhaseResult],
-    metrics: &[fslab_record::Metric],
+    phases: &[fslab_model::PhaseResult],
+    metrics: &[fslab_model::Metric],
 ) {
     let m = ChildMessage::Finished {
         run_id,
@@ -64,7 +64,7 @@ pub fn finished(
 /// which run beside this process, sample on this run's clock; passes each
 /// call on to this process's own probes, if it has any.
 pub struct PhaseMessages<'a> {
-    pub inner: Option<&'a mut dyn fslab_record::Monitor>,
+    pub inner: Option<&'a mut dyn fslab_model::Monitor>,
     /// Send the messages ([`Harness::progress`]).
     pub messages: bool,
     /// Wait for `fslab run`'s answer after each message ([`Harness::acks`]).
@@ -99,7 +99,7 @@ impl PhaseMessages<'_> {
     }
 }
 
-impl fslab_record::Monitor for PhaseMessages<'_> {
+impl fslab_model::Monitor for PhaseMessages<'_> {
     fn phase_start(&mut self, index: u32, phase: &str, start: std::time::Instant) {
         self.say(ChildMessage::PhaseStart {
             index,
@@ -111,11 +111,11 @@ impl fslab_record::Monitor for PhaseMessages<'_> {
         }
     }
 
-    fn drain(&mut self) -> Vec<fslab_record::ProbePoint> {
+    fn drain(&mut self) -> Vec<fslab_model::ProbePoint> {
         self.inner.as_mut().map(|i| i.drain()).unwrap_or_default()
     }
 
-    fn phase_end(&mut self, index: u32, phase: &str) -> Vec<fslab_record::ProbeNote> {
+    fn phase_end(&mut self, index: u32, phase: &str) -> Vec<fslab_model::ProbeNote> {
         self.say(ChildMessage::PhaseEnd {
             index,
             phase: phase.into(),
@@ -126,12 +126,12 @@ impl fslab_record::Monitor for PhaseMessages<'_> {
             .unwrap_or_default()
     }
 
-    fn finish(&mut self) -> Vec<fslab_record::ProbeNote> {
+    fn finish(&mut self) -> Vec<fslab_model::ProbeNote> {
         self.inner.as_mut().map(|i| i.finish()).unwrap_or_default()
     }
 
     /// Said without waiting for an answer: the program already runs.
-    fn program_watch(&mut self) -> Option<fslab_record::ProgramWatch> {
+    fn program_watch(&mut self) -> Option<fslab_model::ProgramWatch> {
         let inner = self.inner.as_mut().and_then(|i| i.program_watch());
         let messages = self.messages;
         (messages || inner.is_some()).then(|| {
@@ -142,11 +142,11 @@ impl fslab_record::Monitor for PhaseMessages<'_> {
                 if let Some(i) = &inner {
                     i(pid);
                 }
-            }) as fslab_record::ProgramWatch
+            }) as fslab_model::ProgramWatch
         })
     }
 
-    fn metrics(&mut self) -> Vec<fslab_record::Metric> {
+    fn metrics(&mut self) -> Vec<fslab_model::Metric> {
         self.inner.as_mut().map(|i| i.metrics()).unwrap_or_default()
     }
 }

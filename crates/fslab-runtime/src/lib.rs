@@ -24,7 +24,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 pub use error::{Error, Result};
-pub use fslab_record::protocol::Harness;
+pub use fslab_model::protocol::Harness;
 use fslab_workload::plugin::RankPlace;
 use fslab_workload::{ChildSpec, Job};
 
@@ -98,7 +98,7 @@ fn placed(job: &mut Job, harness: &Harness, cx: &Context<'_>, place: &rank::Rank
 }
 
 /// Writes `text` on stdout, all of it: an error when it cannot (a reader
-/// that went away is [`fslab_record::ErrorKind::Closed`]).
+/// that went away is [`fslab_model::ErrorKind::Closed`]).
 pub fn say(name: &str, text: &str) -> Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();

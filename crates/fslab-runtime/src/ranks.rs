@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use fslab_cluster::rescue::{Spool, SpoolMeta};
 use fslab_cluster::{ClockOffset, Gate, RankRecorder, RankRun};
-use fslab_record::protocol::DropCaches;
-use fslab_record::RunStatus;
+use fslab_model::protocol::DropCaches;
+use fslab_model::RunStatus;
 use fslab_workload::{Hooks, Job, Start};
 
 use crate::harness::{cache_dropper, ending, finished, start_probes, ProgressLines};
@@ -38,7 +38,7 @@ pub fn run(
     let db = cx.db;
     let cluster = place.cluster();
     let rank = cluster.rank();
-    let (_, host) = fslab_record::host_facts();
+    let (_, host) = fslab_model::host_facts();
     // Rank 0 checks that it can keep the results before anyone starts.
     let opened = if rank == 0 {
         Some(crate::open_store(db))
@@ -94,7 +94,7 @@ pub fn run(
             // Rank 0's own rate: the others' come with the merged run.
             hooks.watch = Some(Box::new(ProgressLines::default()));
         }
-        hooks.monitor = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
+        hooks.monitor = probes.as_mut().map(|p| p as &mut dyn fslab_model::Monitor);
         // The ranks print nothing of their own, unless rank 0's text is
         // the workload's account of every rank (mdtest's SUMMARY).
         let mut stdout = std::io::stdout();

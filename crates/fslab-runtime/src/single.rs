@@ -6,9 +6,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use fslab_record::protocol::ChildMessage;
-use fslab_record::protocol::DropCaches;
-use fslab_record::RunStatus;
+use fslab_model::protocol::ChildMessage;
+use fslab_model::protocol::DropCaches;
+use fslab_model::RunStatus;
 use fslab_workload::{Hooks, Job, Report, Start};
 
 use crate::harness::{
@@ -123,7 +123,7 @@ pub fn run(
     // resolves them; with `--probes none` the device's facts are unknown.
     let targets = probes.as_ref().and_then(|p| p.targets.clone());
     let cell = harness.acks;
-    let inner = probes.as_mut().map(|p| p as &mut dyn fslab_record::Monitor);
+    let inner = probes.as_mut().map(|p| p as &mut dyn fslab_model::Monitor);
     let mut messages = PhaseMessages {
         inner,
         messages: harness.progress,

@@ -15,7 +15,7 @@ pub struct Metric {
     /// Per group, in group order.
     pub values: Vec<Vec<f64>>,
     /// Declared exact by construction by the workload that records it
-    /// (`fslab_record::Metric::exact`): a count its options fix, judged from
+    /// (`fslab_model::Metric::exact`): a count its options fix, judged from
     /// one run a side when it does not vary.
     pub exact: bool,
 }
@@ -83,7 +83,7 @@ pub const NO_MORE_RUNS: &str = "more runs cannot settle it";
 /// The stated coverage of every interval a comparison prints.
 pub const LEVEL: f64 = 0.95;
 
-/// A count: a metric named without a unit (`fslab_record`'s rule: counts
+/// A count: a metric named without a unit (`fslab_model`'s rule: counts
 /// carry none), such as "image extents".
 pub fn counted(name: &str) -> bool {
     !name.trim_end().ends_with(')')

@@ -35,9 +35,9 @@
 use serde::Serialize;
 
 /// Which way is better, and the words for a difference: the model's
-/// ([`fslab_record::Direction`]; `compare` re-exports it as
+/// ([`fslab_model::Direction`]; `compare` re-exports it as
 /// `compare::Direction`).
-pub use fslab_record::Direction;
+pub use fslab_model::Direction;
 
 /// The rules a verdict follows.
 #[derive(Debug, Clone, Copy, PartialEq)]

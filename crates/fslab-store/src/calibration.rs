@@ -94,7 +94,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fslab_record::{ExperimentInfo, ExperimentRecorder};
+    use fslab_model::{ExperimentInfo, ExperimentRecorder};
 
     #[test]
     fn calibrations_are_kept_and_read_back_newest_first() {

@@ -2,7 +2,7 @@
 //! probe notes without their binary data (a block trace can be large), and
 //! each operation's count and total latency.
 
-use fslab_record::ProbeNote;
+use fslab_model::ProbeNote;
 
 use crate::{Store, StoreError};
 

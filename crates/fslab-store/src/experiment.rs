@@ -1,6 +1,6 @@
 //! Experiments in the store: writing them (ExperimentRecorder) and reading them back.
 
-use fslab_record::{
+use fslab_model::{
     CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, FindingResult, RecordResult,
     RunStatus,
 };
@@ -11,7 +11,7 @@ use crate::{json, rec_err, Store, StoreError};
 
 impl ExperimentRecorder for Store {
     fn begin_experiment(&mut self, e: &ExperimentInfo) -> RecordResult<i64> {
-        let me = fslab_record::process::ProcessId::current();
+        let me = fslab_model::process::ProcessId::current();
         self.conn()
             .execute(
                 "INSERT INTO experiments (name, file, text, scale, repetitions, command_line, fslab_version,
@@ -77,7 +77,7 @@ impl ExperimentRecorder for Store {
     }
 
     fn reopen_experiment(&mut self, experiment: i64, repetitions: u32) -> RecordResult<()> {
-        let me = fslab_record::process::ProcessId::current();
+        let me = fslab_model::process::ProcessId::current();
         let n = self
             .conn()
             .execute(
@@ -87,7 +87,7 @@ impl ExperimentRecorder for Store {
             )
             .map_err(rec_err)?;
         if n == 0 {
-            return Err(fslab_record::RecordError::NoSuchExperiment(experiment));
+            return Err(fslab_model::RecordError::NoSuchExperiment(experiment));
         }
         Ok(())
     }
@@ -303,7 +303,7 @@ fn before_the_rule(mut f: FindingResult) -> FindingResult {
             "recorded before fslab judged findings by one rule (its old check said {:?}): run the experiment again",
             f.outcome.words()
         );
-        f.outcome = fslab_record::FindingOutcome::NotJudged;
+        f.outcome = fslab_model::FindingOutcome::NotJudged;
     }
     f
 }
@@ -322,7 +322,7 @@ mod tests {
     fn a_finding_stored_before_the_rule_reads_back_not_judged() {
         let old = r#"{"says":"btrfs 10x xfs","outcome":"reproduced","ratio":190.0,"ci":[180.0,200.0],"confident":true,"detail":"btrfs 3e4 is 190x xfs's"}"#;
         let f = before_the_rule(serde_json::from_str(old).unwrap());
-        assert_eq!(f.outcome, fslab_record::FindingOutcome::NotJudged);
+        assert_eq!(f.outcome, fslab_model::FindingOutcome::NotJudged);
         assert!(
             f.why.contains("its old check said \"reproduced\""),
             "{}",
@@ -330,6 +330,6 @@ mod tests {
         );
         let old = r#"{"says":"x","outcome":"not_evaluated","ratio":null,"ci":null,"confident":false,"detail":""}"#;
         let f: FindingResult = serde_json::from_str(old).unwrap();
-        assert_eq!(f.outcome, fslab_record::FindingOutcome::NotJudged);
+        assert_eq!(f.outcome, fslab_model::FindingOutcome::NotJudged);
     }
 }

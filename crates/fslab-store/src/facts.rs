@@ -3,9 +3,9 @@
 //! notes), as one value that `results show`, the JSON documents and the
 //! explanations read.
 
-use fslab_record::facts::{Machine, PhaseMachine};
-use fslab_record::facts::{PHASE_KEY, PHASE_PROBE};
-use fslab_record::{Fact, MachineFacts};
+use fslab_model::facts::{Machine, PhaseMachine};
+use fslab_model::facts::{PHASE_KEY, PHASE_PROBE};
+use fslab_model::{Fact, MachineFacts};
 
 use crate::{Store, StoreError};
 

@@ -2,7 +2,7 @@
 //! bin that holds values, and percentiles (50, 90, 99, 99.9 unless others
 //! are asked for: `results export --percentiles 50,99,99.99`).
 
-use fslab_record::HistogramBin;
+use fslab_model::HistogramBin;
 use serde::Serialize;
 
 use crate::{RunRecord, Store, StoreError};

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use fslab_record::{RecordError, RecordResult};
+use fslab_model::{RecordError, RecordResult};
 use rusqlite::params;
 
 use crate::{rec_err, Store};

@@ -13,8 +13,8 @@ mod schema;
 
 use std::path::{Path, PathBuf};
 
-use fslab_record::process::ProcessId;
-use fslab_record::{
+use fslab_model::process::ProcessId;
+use fslab_model::{
     LatencyHistogram, PhaseResult, ProbeNote, ProbePoint, RecordError, RecordResult, Recorder,
     RunInfo, RunStatus, SeriesPoint,
 };
@@ -82,15 +82,15 @@ pub enum StoreError {
 impl StoreError {
     /// Bad input (a store that is not one, or not there, a path that
     /// cannot be one) or a failure.
-    pub fn kind(&self) -> fslab_record::ErrorKind {
+    pub fn kind(&self) -> fslab_model::ErrorKind {
         match self {
             StoreError::Inconsistent { .. }
             | StoreError::Missing(_)
             | StoreError::NotAStore(_)
             | StoreError::NoSuchRun(_)
             | StoreError::NoSuchExperiment(_)
-            | StoreError::Path { .. } => fslab_record::ErrorKind::Usage,
-            _ => fslab_record::ErrorKind::Failed,
+            | StoreError::Path { .. } => fslab_model::ErrorKind::Usage,
+            _ => fslab_model::ErrorKind::Failed,
         }
     }
 }
@@ -608,7 +608,7 @@ impl Recorder for Store {
             };
             match &n.blob {
                 None => insert(&None::<Vec<u8>>)?,
-                Some(fslab_record::Blob::Bytes(b)) => insert(b)?,
+                Some(fslab_model::Blob::Bytes(b)) => insert(b)?,
                 // A spooled blob goes in a piece at a time: never all in memory.
                 Some(blob) => {
                     insert(&rusqlite::blob::ZeroBlob(blob.len()))?;
@@ -626,7 +626,7 @@ impl Recorder for Store {
         })
     }
 
-    fn record_facts(&mut self, run: i64, facts: &fslab_record::MachineFacts) -> RecordResult<()> {
+    fn record_facts(&mut self, run: i64, facts: &fslab_model::MachineFacts) -> RecordResult<()> {
         self.write(|conn| {
             let tx = conn.transaction()?;
             {
@@ -644,7 +644,7 @@ impl Recorder for Store {
         })
     }
 
-    fn record_metrics(&mut self, run: i64, metrics: &[fslab_record::Metric]) -> RecordResult<()> {
+    fn record_metrics(&mut self, run: i64, metrics: &[fslab_model::Metric]) -> RecordResult<()> {
         self.write(|conn| {
             let tx = conn.transaction()?;
             {

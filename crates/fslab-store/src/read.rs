@@ -1,7 +1,7 @@
 //! Reading runs back: the list, one run in full, and its export as JSON or
 //! long-format CSV.
 
-use fslab_record::{RunStatus, SeriesPoint};
+use fslab_model::{RunStatus, SeriesPoint};
 use rusqlite::{params, Row};
 use serde::Serialize;
 
@@ -56,16 +56,16 @@ pub struct StoredPhase {
     pub bytes: u64,
     pub complete: bool,
     /// Reported by the program fslab ran, after it ended (see
-    /// [`fslab_record::PhaseResult::reported`]).
+    /// [`fslab_model::PhaseResult::reported`]).
     pub reported: bool,
     /// Whether its count counts its work (see
-    /// [`fslab_record::PhaseResult::counted`]).
+    /// [`fslab_model::PhaseResult::counted`]).
     pub counted: bool,
 }
 
-impl From<StoredPhase> for fslab_record::PhaseResult {
+impl From<StoredPhase> for fslab_model::PhaseResult {
     fn from(p: StoredPhase) -> Self {
-        fslab_record::PhaseResult {
+        fslab_model::PhaseResult {
             phase: p.phase,
             ops: p.ops,
             elapsed_s: p.elapsed_s,
@@ -103,10 +103,10 @@ pub struct RunRecord {
     pub latency: Vec<StoredLatency>,
     pub series: Vec<SeriesPoint>,
     /// The tool's own numbers, as it reported them.
-    pub metrics: Vec<fslab_record::Metric>,
+    pub metrics: Vec<fslab_model::Metric>,
     /// The machine it ran on: each host's facts, each phase's clock,
     /// page cache and pressure.
-    pub machine: fslab_record::facts::Machine,
+    pub machine: fslab_model::facts::Machine,
     /// What a program the run started printed, kept with it (`fslab
     /// results output ID STREAM` prints it): each stream and its size.
     pub outputs: Vec<StoredOutput>,
@@ -290,7 +290,7 @@ impl Store {
                 latency,
                 series,
                 metrics: Vec::new(),
-                machine: fslab_record::facts::Machine::default(),
+                machine: fslab_model::facts::Machine::default(),
                 outputs,
             }))
         };
@@ -313,8 +313,8 @@ fn enum_of<T: serde::de::DeserializeOwned>(t: String, i: usize) -> rusqlite::Res
 
 impl Store {
     /// The numbers run `id`'s tool reported, in the order it reported them.
-    pub fn metrics(&self, id: i64) -> Result<Vec<fslab_record::Metric>, StoreError> {
-        let q = || -> rusqlite::Result<Vec<fslab_record::Metric>> {
+    pub fn metrics(&self, id: i64) -> Result<Vec<fslab_model::Metric>, StoreError> {
+        let q = || -> rusqlite::Result<Vec<fslab_model::Metric>> {
             let c = self.conn();
             let mut st = c.prepare(
                 "SELECT source, phase, name, value, unit, better, detail, exact FROM metrics
@@ -323,7 +323,7 @@ impl Store {
             let rows = st.query_map([id], |r| {
                 let unit: String = r.get(4)?;
                 let better: String = r.get(5)?;
-                Ok(fslab_record::Metric {
+                Ok(fslab_model::Metric {
                     source: r.get(0)?,
                     phase: r.get(1)?,
                     name: r.get(2)?,
@@ -341,11 +341,11 @@ impl Store {
 }
 
 impl Store {
-    /// Run `id` as the one JSON document of a run (`fslab_record::json`'s
+    /// Run `id` as the one JSON document of a run (`fslab_model::json`'s
     /// shape, `schema/run.schema.json`): what a workload's `--json` and
     /// `results export --format json` print alike.
     pub fn run_json(&self, id: i64) -> Result<String, StoreError> {
-        Ok(fslab_record::json::Versioned::new(self.run_document(id, &[])?).to_pretty())
+        Ok(fslab_model::json::Versioned::new(self.run_document(id, &[])?).to_pretty())
     }
 }
 
@@ -511,7 +511,7 @@ pub struct StoredPoint {
 pub struct StoredHistogram {
     pub phase: String,
     pub op: String,
-    pub histogram: fslab_record::LatencyHistogram,
+    pub histogram: fslab_model::LatencyHistogram,
 }
 
 impl Store {
@@ -555,7 +555,7 @@ impl Store {
             .map_err(|e| self.err(e))?
             .into_iter()
             .filter_map(|(p, o, b, min, sum, max)| {
-                fslab_record::LatencyHistogram::from_v2_bytes(
+                fslab_model::LatencyHistogram::from_v2_bytes(
                     &b,
                     min as u64,
                     sum as u128,

@@ -13,7 +13,7 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use fslab_record::{RecordError, RecordResult};
+use fslab_model::{RecordError, RecordResult};
 use rusqlite::{Connection, ErrorCode};
 
 /// How long one write waits in all for its cgroup's memory to be reclaimed
@@ -65,7 +65,7 @@ fn starved_cgroup() -> Option<String> {
         Err(e) if enomem(&e) => return Some("this process's memory cgroup".into()),
         Err(_) => return None,
     };
-    let cg = fslab_record::cgroup::memory_cgroup_in(&text, std::path::Path::new("/sys/fs/cgroup"))
+    let cg = fslab_model::cgroup::memory_cgroup_in(&text, std::path::Path::new("/sys/fs/cgroup"))
         .ok()?;
     let refused = std::cell::Cell::new(false);
     let hits = cg.limit_hits_in(|f| match std::fs::read_to_string(cg.path.join(f)) {

@@ -135,7 +135,7 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX probe_notes_run ON probe_notes(run_id, probe, key);
     "#,
     // 4: which process keeps a row running (pid and start time, see
-    // fslab_record::process), so rows of a killed process are found and
+    // fslab_model::process), so rows of a killed process are found and
     // marked interrupted instead of staying "running" forever.
     r#"
     ALTER TABLE runs ADD COLUMN pid INTEGER;
@@ -143,7 +143,7 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE experiments ADD COLUMN pid INTEGER;
     ALTER TABLE experiments ADD COLUMN pid_start INTEGER;
     "#,
-    // 5: the numbers each tool reports, typed (fslab_record::Metric).
+    // 5: the numbers each tool reports, typed (fslab_model::Metric).
     r#"
     CREATE TABLE metrics (
         run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -151,13 +151,13 @@ pub const MIGRATIONS: &[&str] = &[
         phase   TEXT,                       -- phase or item, if any
         name    TEXT NOT NULL,              -- the tool's name for it
         value   REAL NOT NULL,
-        unit    TEXT NOT NULL,              -- fslab_record::Unit, snake_case
+        unit    TEXT NOT NULL,              -- fslab_model::Unit, snake_case
         better  TEXT NOT NULL,              -- higher | lower | neither
         detail  INTEGER NOT NULL DEFAULT 0  -- a breakdown row (an operation, a loop)
     );
     CREATE INDEX metrics_run ON metrics(run_id);
     "#,
-    // 6: an experiment's stated findings as evaluated (fslab_record::FindingResult).
+    // 6: an experiment's stated findings as evaluated (fslab_model::FindingResult).
     r#"
     CREATE TABLE findings (
         experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
@@ -187,12 +187,12 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (experiment_id, metric)
     );
     "#,
-    // 8: a count exact by construction (fslab_record::Metric::exact): the
+    // 8: a count exact by construction (fslab_model::Metric::exact): the
     // workload's options fix it, so `compare` judges it from one run a side.
     r#"
     ALTER TABLE metrics ADD COLUMN exact INTEGER NOT NULL DEFAULT 0;
     "#,
-    // 9: loop rows are ordinary metrics (fslab_record::loop_metrics): each
+    // 9: loop rows are ordinary metrics (fslab_model::loop_metrics): each
     // stored loop becomes detail metrics of phase `loop N`, named as
     // `LoopRow::metrics` names them, from the run's workload; the loops'
     // older metrics (Files/sec and App Overhead alone) give way to them, and
@@ -235,7 +235,7 @@ pub const MIGRATIONS: &[&str] = &[
     ) ORDER BY run_id, idx, k, sub;
     DROP TABLE loops;
     "#,
-    // 10: phases a tool reported after it ran (fslab_record::PhaseResult::
+    // 10: phases a tool reported after it ran (fslab_model::PhaseResult::
     // reported: a job of fio's, a phase of IO500's) and phases nothing
     // counted (PhaseResult::counted: a program timed alone), and what a program
     // fslab ran printed (`fslab exec`, `kind = "command"`), kept with its run.
@@ -249,7 +249,7 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, stream)
     );
     "#,
-    // 11: the machine each run ran on (fslab_record::facts): one row per
+    // 11: the machine each run ran on (fslab_model::facts): one row per
     // fact and host, in the order read; value NULL when it could not be
     // read (source then says why).
     r#"

@@ -1,6 +1,6 @@
 //! A run copied from another store (a guest's) into this one.
 
-use fslab_record::*;
+use fslab_model::*;
 use fslab_store::Store;
 
 fn info(kernel: &str) -> RunInfo {

@@ -1,7 +1,7 @@
 //! The one JSON shape of a run (`Store::run_json`, what a workload's
 //! `--json` and `results export` print) against `schema/run.schema.json`.
 
-use fslab_record::*;
+use fslab_model::*;
 use fslab_store::Store;
 
 fn schema() -> serde_json::Value {

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fslab_record::{Recorder, RunInfo, RunStatus, SeriesPoint, TargetInfo};
+use fslab_model::{Recorder, RunInfo, RunStatus, SeriesPoint, TargetInfo};
 use fslab_store::Store;
 
 const CHILD: &str = "FSLAB_TEST_STARVED_CGROUP";
@@ -161,7 +161,7 @@ fn a_workload_s_records_survive_a_starved_memory_cgroup() {
         eprintln!("skipping: a memory cgroup needs root");
         return;
     }
-    let own = fslab_record::cgroup::own_memory_cgroup().expect("this process's memory cgroup");
+    let own = fslab_model::cgroup::own_memory_cgroup().expect("this process's memory cgroup");
     if own.v2 {
         // Under v2, fslab leaves the OOM killer on: there is no starved wait.
         assert_ne!(

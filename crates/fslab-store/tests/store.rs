@@ -1,6 +1,6 @@
 //! The store against a real SQLite file, through the Recorder trait.
 
-use fslab_record::*;
+use fslab_model::*;
 use fslab_store::Store;
 
 fn info() -> RunInfo {
@@ -160,7 +160,7 @@ fn experiments_keep_cells_and_repetitions() {
         e,
         &CellRunInfo {
             cell: 0,
-            repetition: fslab_record::WARM_UP,
+            repetition: fslab_model::WARM_UP,
             run_id: Some(warm),
             status: Some(RunStatus::Complete),
             ..Default::default()

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use clap::Args;
-use fslab_record::protocol::{DropCaches, Harness};
-use fslab_record::{
+use fslab_model::protocol::{DropCaches, Harness};
+use fslab_model::{
     LatencyHistogram, LatencySummary, Monitor, PhaseResult, ProbeNote, RecordError, Recorder,
     RunInfo, RunStatus, SeriesPoint, TargetInfo,
 };
@@ -65,8 +65,7 @@ impl CommonArgs {
 /// Called with the phase's name before it starts.
 pub type PhaseHook<'a> = Box<dyn FnMut(&str) + 'a>;
 /// Reads the machine's facts for a run in the directory given.
-pub type MachineFactsHook<'a> =
-    Box<dyn FnOnce(&std::path::Path) -> fslab_record::MachineFacts + 'a>;
+pub type MachineFactsHook<'a> = Box<dyn FnOnce(&std::path::Path) -> fslab_model::MachineFacts + 'a>;
 /// What shows a run's progress as it goes: a line on a terminal
 /// ([`crate::live::PhaseBar`]), the messages `fslab run` reads. Called by
 /// the phase's coordinator thread, never from a timed loop.
@@ -114,7 +113,7 @@ pub trait Report: erased_serde::Serialize {
     /// The phases as recorded.
     fn phases(&self) -> &[PhaseResult];
     /// The tool's own numbers as recorded.
-    fn metrics(&self) -> &[fslab_record::Metric];
+    fn metrics(&self) -> &[fslab_model::Metric];
 }
 
 erased_serde::serialize_trait_object!(Report);
@@ -132,7 +131,7 @@ pub struct Outcome {
     pub series: Vec<SeriesPoint>,
     pub probes: Vec<ProbeNote>,
     /// The tool's own numbers, as it printed them.
-    pub metrics: Vec<fslab_record::Metric>,
+    pub metrics: Vec<fslab_model::Metric>,
 }
 
 /// A run in progress: records as it goes.
@@ -186,15 +185,15 @@ impl<'a, 'h> Start<'a, 'h> {
             hooks,
             cluster,
         } = self;
-        let target = fslab_record::TargetInfo::of(dir);
-        let (kernel, hostname) = fslab_record::host_facts();
+        let target = fslab_model::TargetInfo::of(dir);
+        let (kernel, hostname) = fslab_model::host_facts();
         let info = RunInfo {
             workload: workload.into(),
             command_line: argv.to_vec(),
             fslab_version: env!("CARGO_PKG_VERSION").into(),
             kernel,
             hostname,
-            started_at: fslab_record::time::now(),
+            started_at: fslab_model::time::now(),
             target: target.clone(),
             params: serde_json::to_value(params).unwrap_or_default(),
         };
@@ -288,8 +287,8 @@ impl<'r, 'h> RunCtx<'r, 'h> {
 
     /// How a phase's worker tells the instruments the pid of a program it
     /// started (a command workload's), so that they watch it (see
-    /// [`fslab_record::Monitor::program_watch`]).
-    pub fn program_watch(&mut self) -> Option<fslab_record::ProgramWatch> {
+    /// [`fslab_model::Monitor::program_watch`]).
+    pub fn program_watch(&mut self) -> Option<fslab_model::ProgramWatch> {
         self.hooks.monitor.as_mut().and_then(|m| m.program_watch())
     }
 
@@ -375,7 +374,7 @@ impl<'r, 'h> RunCtx<'r, 'h> {
     }
 
     /// Records the tool's own numbers (what its original prints).
-    pub fn record_metrics(&mut self, m: Vec<fslab_record::Metric>) -> Result<(), RecordError> {
+    pub fn record_metrics(&mut self, m: Vec<fslab_model::Metric>) -> Result<(), RecordError> {
         self.rec.record_metrics(self.out.run_id, &m)?;
         self.out.metrics.extend(m);
         Ok(())
@@ -449,7 +448,7 @@ impl<T: WithOutcome + Serialize> Report for T {
     fn phases(&self) -> &[PhaseResult] {
         &self.outcome().phases
     }
-    fn metrics(&self) -> &[fslab_record::Metric] {
+    fn metrics(&self) -> &[fslab_model::Metric] {
         &self.outcome().metrics
     }
 }

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use fslab_record::RecordError;
+use fslab_model::RecordError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -39,7 +39,7 @@ pub enum Error {
     Store(#[from] RecordError),
 }
 
-pub use fslab_record::ErrorKind;
+pub use fslab_model::ErrorKind;
 
 impl Error {
     /// Bad input or a failure.

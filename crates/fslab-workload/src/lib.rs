@@ -6,7 +6,7 @@
 //!   store);
 //! - [`fsmark`]: fs_mark 3.3 re-implemented, plus stat and unlink phases.
 //!
-//! Workloads report through [`fslab_record::Recorder`] and never touch the
+//! Workloads report through [`fslab_model::Recorder`] and never touch the
 //! database themselves.
 
 pub mod alloctest;

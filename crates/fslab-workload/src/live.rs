@@ -136,7 +136,7 @@ impl PhaseWatch for PhaseBar {
     fn start(&mut self, phase: &str, total: Option<u64>) {
         PhaseBar::start(self, phase, total);
     }
-    fn second(&mut self, _phase: &str, p: &fslab_record::SeriesPoint) {
+    fn second(&mut self, _phase: &str, p: &fslab_model::SeriesPoint) {
         self.update(p.total_ops);
     }
     fn end(&mut self, _phase: &str) {

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use clap::{ArgMatches, Args, FromArgMatches};
-use fslab_record::Recorder;
+use fslab_model::Recorder;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -156,7 +156,7 @@ pub trait Workload: Send + Sync + 'static {
     /// merged run's numbers (the ranks' added up: fs_mark's table for all
     /// ranks from its loops', which scripts that read its rows read); none
     /// by default.
-    fn merged_text(_ranks: usize, _merged: &[fslab_record::Metric]) -> Option<String> {
+    fn merged_text(_ranks: usize, _merged: &[fslab_model::Metric]) -> Option<String> {
         None
     }
 
@@ -251,7 +251,7 @@ pub trait AnyWorkload: Send + Sync {
     fn experiment_keys(&self) -> &'static [(&'static str, &'static str)];
     fn launches_ranks(&self) -> bool;
     /// [`Workload::merged_text`].
-    fn merged_text(&self, ranks: usize, merged: &[fslab_record::Metric]) -> Option<String>;
+    fn merged_text(&self, ranks: usize, merged: &[fslab_model::Metric]) -> Option<String>;
     /// [`Workload::example`].
     fn example(&self) -> Example;
 }
@@ -308,7 +308,7 @@ impl Job {
 
 /// A job and what runs around it, as `fslab run` hands it to its child
 /// (`fslab job JSON`) and as a person's command makes it.
-pub type ChildSpec = fslab_record::protocol::ChildSpec<Job>;
+pub type ChildSpec = fslab_model::protocol::ChildSpec<Job>;
 
 impl Serialize for Job {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -427,7 +427,7 @@ impl<W: Workload> AnyWorkload for Plugin<W> {
     fn launches_ranks(&self) -> bool {
         W::launches_ranks()
     }
-    fn merged_text(&self, ranks: usize, merged: &[fslab_record::Metric]) -> Option<String> {
+    fn merged_text(&self, ranks: usize, merged: &[fslab_model::Metric]) -> Option<String> {
         W::merged_text(ranks, merged)
     }
     fn example(&self) -> Example {

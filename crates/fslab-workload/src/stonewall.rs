@@ -9,7 +9,7 @@
 //! stonewall over the time to it) and the wear-out rate (the items made
 //! after it over the time they took), with each rank's count at the
 //! stonewall and the straggler spread ([`WallSummary`], [`metrics`]; the
-//! names are `fslab_record::catalogue::stonewall`'s).
+//! names are `fslab_model::catalogue::stonewall`'s).
 //!
 //! One process is one rank: the stonewall ends its stretch at S seconds,
 //! the agreement is its own count and nothing is left to wear out.
@@ -19,7 +19,7 @@
 //! answers the gates with 1, so the others stop instead of waiting for it.
 
 use fslab_cluster::Cluster;
-use fslab_record::{Better, Metric, Unit};
+use fslab_model::{Better, Metric, Unit};
 use serde::{Deserialize, Serialize};
 
 /// True when every rank is here and running; a barrier.
@@ -212,7 +212,7 @@ fn mean(v: impl Iterator<Item = f64>) -> f64 {
 /// rounds, each rank's items at the stonewall (the first round's) as
 /// detail rows. Named as the catalogue names them, for every workload.
 pub fn metrics(source: &str, phase: &str, walls: &[WallSummary]) -> Vec<Metric> {
-    use fslab_record::catalogue::stonewall as n;
+    use fslab_model::catalogue::stonewall as n;
     let Some(first) = walls.first() else {
         return Vec::new();
     };
@@ -403,7 +403,7 @@ mod tests {
 
     #[test]
     fn the_metrics_carry_the_catalogues_names_for_any_workload() {
-        use fslab_record::catalogue::stonewall as n;
+        use fslab_model::catalogue::stonewall as n;
         let w = WallSummary {
             per_rank: vec![5, 7],
             items_at_stonewall: 12,

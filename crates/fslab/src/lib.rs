@@ -21,7 +21,7 @@ use std::process::ExitCode;
 
 use fslab_workload::plugin::AnyWorkload;
 
-use fslab_record::ErrorKind;
+use fslab_model::ErrorKind;
 
 /// How a command ended other than well: its one line, and its kind, which
 /// is its exit status ([`ErrorKind::exit_code`]).

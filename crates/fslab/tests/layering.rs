@@ -204,7 +204,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("the kernel's interfaces", &["fslab-sys"]),
     (
         "the model: metrics, units, catalogue, protocol",
-        &["fslab-record"],
+        &["fslab-model"],
     ),
     (
         "statistics, the results store, readers of other tools' output and of on-disk layout",
@@ -323,12 +323,12 @@ fn no_crate_depends_on_one_of_its_own_layer_or_above() {
 #[test]
 fn the_layering_check_finds_an_upward_and_a_sideways_edge_and_an_unplaced_crate() {
     let deps = dependencies(
-        "[package]\nname = \"fslab-record\"\n[dependencies]\nfslab-stats.workspace = true\n\
+        "[package]\nname = \"fslab-model\"\n[dependencies]\nfslab-stats.workspace = true\n\
          serde = \"1\"\n[dev-dependencies]\nfslab-present = { path = \"x\" }\n",
     );
     assert_eq!(deps, ["fslab-stats"]);
     let edges = vec![
-        ("fslab-record".to_string(), deps),
+        ("fslab-model".to_string(), deps),
         (
             "fslab-workload".to_string(),
             vec!["fslab-probe".to_string()],
@@ -338,7 +338,7 @@ fn the_layering_check_finds_an_upward_and_a_sideways_edge_and_an_unplaced_crate(
     ];
     let bad = upward(&edges);
     assert_eq!(bad.len(), 3, "{bad:?}");
-    assert!(bad[0].starts_with("fslab-record -> fslab-stats"), "{bad:?}");
+    assert!(bad[0].starts_with("fslab-model -> fslab-stats"), "{bad:?}");
     assert!(
         bad[1].starts_with("fslab-workload -> fslab-probe"),
         "{bad:?}"

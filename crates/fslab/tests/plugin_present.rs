@@ -15,10 +15,10 @@ use std::path::Path;
 use std::process::{Command, ExitCode, Output};
 
 use fslab_analysis::Analysis;
+use fslab_model::{Better, Metric, Unit};
 use fslab_present::export::Exporter;
 use fslab_probe::plugin::{Chart, Plugin, Series};
 use fslab_probe::probe::{Ctx, PhaseOut, Probe, Reading};
-use fslab_record::{Better, Metric, Unit};
 use fslab_store::Store;
 
 #[path = "plugin/libtest.rs"]

@@ -20,7 +20,7 @@ use std::process::{Command, ExitCode, Output};
 mod libtest;
 use libtest::Outcome;
 
-use fslab_record::{Better, Metric, Unit};
+use fslab_model::{Better, Metric, Unit};
 use fslab_workload::common::phase_result;
 use fslab_workload::plugin::{Example, Plugin, RankPlace, Refused, Start, Workload};
 use fslab_workload::{CommonArgs, Report};
@@ -250,9 +250,9 @@ fn the_job_fslab_run_starts(dir: &Path, db: &Path) {
         .unwrap();
     let spec = fslab_workload::ChildSpec {
         job,
-        harness: fslab_record::protocol::Harness {
+        harness: fslab_model::protocol::Harness {
             json: true,
-            ..fslab_record::protocol::Harness::typed(vec!["syncfiles".into(), "as-recorded".into()])
+            ..fslab_model::protocol::Harness::typed(vec!["syncfiles".into(), "as-recorded".into()])
         },
     };
     let json = serde_json::to_string(&spec).unwrap();

@@ -1,7 +1,7 @@
 //! Each kind of finding computed from the run: its estimate, handed to the
 //! one rule ([`super::rule`]), and the words that say from what.
 
-use fslab_record::{FindingOutcome, FindingResult};
+use fslab_model::{FindingOutcome, FindingResult};
 use fslab_stats::interval::{paired_ratio, ratio, RatioInterval, Spread};
 
 use super::rule::{judge, judge_presence, Estimate};

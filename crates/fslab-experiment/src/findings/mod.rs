@@ -36,7 +36,7 @@ pub mod facts;
 mod kinds;
 pub mod rule;
 
-use fslab_record::{FindingOutcome, FindingResult};
+use fslab_model::{FindingOutcome, FindingResult};
 
 pub use crate::evidence::{self, Evidence};
 pub use crate::spec::finding::{Claim, Finding, FindingKind, Reference, Threshold};

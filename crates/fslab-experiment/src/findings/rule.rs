@@ -2,7 +2,7 @@
 //! the same for every finding. [`RULE`] is its text, as the README and
 //! `fslab run --help` print it; [`judge`] is its code.
 
-use fslab_record::FindingOutcome;
+use fslab_model::FindingOutcome;
 use fslab_stats::interval::{Method, RatioInterval, Spread};
 
 pub use crate::spec::finding::Claim;

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use fslab_record::{CellRunInfo, ExperimentRecorder, PhaseResult, RunStatus};
+use fslab_model::{CellRunInfo, ExperimentRecorder, PhaseResult, RunStatus};
 use fslab_workload::ChildSpec;
 
 use super::error::CellError;
@@ -38,10 +38,10 @@ pub(super) struct RunEnv<'a> {
 pub(super) struct CellResult {
     pub(super) error: Option<CellError>,
     pub(super) phases: Vec<PhaseResult>,
-    pub(super) metrics: Vec<fslab_record::Metric>,
+    pub(super) metrics: Vec<fslab_model::Metric>,
     pub(super) evidence: Evidence,
     /// What a first pass measured (`first pass ...`), for the judged run.
-    pub(super) first_pass: Vec<fslab_record::Metric>,
+    pub(super) first_pass: Vec<fslab_model::Metric>,
 }
 
 /// Runs repetition `rep` of `cell`: its steps in order, the first that
@@ -482,7 +482,7 @@ impl Watch {
 fn record_probes(
     rec: &mut dyn ExperimentRecorder,
     w: &WorkloadOutcome,
-) -> Result<(), fslab_record::RecordError> {
+) -> Result<(), fslab_model::RecordError> {
     let Some(id) = w.run_id else {
         return Ok(());
     };

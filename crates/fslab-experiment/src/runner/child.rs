@@ -3,7 +3,7 @@
 //! progress goes to the display, the end message fills its outcome, and
 //! anything else is what it said.
 
-use fslab_record::protocol::ChildMessage;
+use fslab_model::protocol::ChildMessage;
 
 use super::progress::Progress;
 use crate::outcome::WorkloadOutcome;
@@ -31,14 +31,14 @@ impl Beside {
                 mono_ns,
             }) => {
                 if let Some(p) = self.probes.as_mut() {
-                    use fslab_record::Monitor;
+                    use fslab_model::Monitor;
                     p.phase_start(index, &phase, fslab_probe::instant_of_mono(mono_ns));
                 }
                 ack(&mut self.acks);
             }
             Some(ChildMessage::PhaseEnd { index, phase }) => {
                 if let Some(p) = self.probes.as_mut() {
-                    use fslab_record::Monitor;
+                    use fslab_model::Monitor;
                     out.probe_notes.extend(p.phase_end(index, &phase));
                     out.probe_points.extend(p.drain());
                     out.probe_metrics.extend(p.metrics());
@@ -47,7 +47,7 @@ impl Beside {
             }
             Some(ChildMessage::ProgramStarted { pid }) => {
                 if let Some(p) = self.probes.as_mut() {
-                    use fslab_record::Monitor;
+                    use fslab_model::Monitor;
                     if let Some(watch) = p.program_watch() {
                         watch(pid);
                     }

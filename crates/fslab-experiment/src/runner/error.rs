@@ -3,8 +3,8 @@
 //! one-liners `fslab run` has always printed.
 
 use fslab_lab::LabError;
-use fslab_record::journal::JournalError;
-use fslab_record::RecordError;
+use fslab_model::journal::JournalError;
+use fslab_model::RecordError;
 
 /// Why `fslab run` could not carry on with the experiment (a failed cell is
 /// recorded and the others go on: that is not a [`RunError`]). The binary

@@ -24,7 +24,7 @@ pub struct Watch {
     pub dir: PathBuf,
     /// The user named the probes (so one that does not apply says why).
     pub explicit: bool,
-    pub memory_cgroup: Option<fslab_record::cgroup::MemoryCgroup>,
+    pub memory_cgroup: Option<fslab_model::cgroup::MemoryCgroup>,
 }
 
 /// Runs a cell's workload.
@@ -160,8 +160,8 @@ impl ProcessExecutor {
         // The workload journals what it sets up (its tracefs instance) as
         // this run's child, so this run can undo it if the workload is killed.
         cmd.env(
-            fslab_record::journal::PARENT_ENV,
-            fslab_record::journal::parent_env_value(),
+            fslab_model::journal::PARENT_ENV,
+            fslab_model::journal::parent_env_value(),
         );
         // A process group of its own: Ctrl-C on the terminal reaches this
         // process alone, which passes one SIGINT on (two would make the
@@ -361,7 +361,7 @@ impl Executor for ProcessExecutor {
         }
         let Beside { probes, said, .. } = side;
         if let Some(mut p) = probes {
-            use fslab_record::Monitor;
+            use fslab_model::Monitor;
             out.probe_points.extend(p.drain());
             out.probe_notes.extend(p.finish());
             out.probe_points.extend(p.drain());
@@ -378,7 +378,7 @@ impl Executor for ProcessExecutor {
         // What a killed workload could not undo itself.
         for l in fslab_lab::undo::cleanup_children(
             &fslab_lab::undo::state_dir(),
-            fslab_record::process::ProcessId::current(),
+            fslab_model::process::ProcessId::current(),
         ) {
             out.stderr
                 .push_str(&format!("\nfslab: after the workload: {l}"));

@@ -7,7 +7,7 @@
 //! (seed 000: the author's judged runs ran on an image that small IOs had
 //! fragmented before).
 
-use fslab_record::{Better, Metric, Unit};
+use fslab_model::{Better, Metric, Unit};
 
 use crate::outcome::WorkloadOutcome;
 use crate::spec::FirstPass;
@@ -33,7 +33,7 @@ pub fn metrics(w: &WorkloadOutcome) -> Vec<Metric> {
     let mut out: Vec<Metric> = w
         .phases
         .iter()
-        .flat_map(|p| fslab_record::catalogue::phase_metrics(FIRST_PASS, p))
+        .flat_map(|p| fslab_model::catalogue::phase_metrics(FIRST_PASS, p))
         .collect();
     for m in w.metrics.iter().chain(&w.probe_metrics) {
         let mut m = m.clone();
@@ -67,12 +67,12 @@ pub fn image_counts(image: &std::path::Path, pass: &FirstPass) -> std::io::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fslab_record::catalogue::tool_name;
+    use fslab_model::catalogue::tool_name;
 
     #[test]
     fn a_first_pass_is_named_as_findings_read_it() {
         let w = WorkloadOutcome {
-            phases: vec![fslab_record::PhaseResult {
+            phases: vec![fslab_model::PhaseResult {
                 phase: "create".into(),
                 ops_per_s: 1000.0,
                 ..Default::default()

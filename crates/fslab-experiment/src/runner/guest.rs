@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use fslab_guest::{Disk, GuestRun, GuestSpec, Kernel};
-use fslab_record::{CellRunInfo, GuestFacts, PhaseResult};
+use fslab_model::{CellRunInfo, GuestFacts, PhaseResult};
 
 use super::cell::{CellResult, RunEnv};
 use super::error::CellError;
@@ -317,7 +317,7 @@ enum NothingBack {
     #[error("its experiment holds no run of the cell")]
     NoRun,
     #[error("importing its run: {0}")]
-    Import(#[source] fslab_record::RecordError),
+    Import(#[source] fslab_model::RecordError),
 }
 
 /// The guest's store, imported: the cell's run into this store, the

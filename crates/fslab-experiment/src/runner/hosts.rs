@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use fslab_record::CellRunInfo;
+use fslab_model::CellRunInfo;
 
 use super::executor::{Executor, HostLabsRun};
 use crate::spec::{Cell, Cluster, Experiment};
@@ -28,7 +28,7 @@ pub enum HostsError {
     Hosts(String),
     /// The state journal could not record the mount point.
     #[error(transparent)]
-    Journal(#[from] fslab_record::journal::JournalError),
+    Journal(#[from] fslab_model::journal::JournalError),
     /// The marker in the shared directory could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Marker {

@@ -93,8 +93,8 @@ fn memory_limit(limit: Option<u64>, total: Option<u64>) -> Result<(), Preflight>
         (Some(l), Some(t)) if l > t => Err(Preflight::Input(format!(
             "machine.memory_limit {} is more than this machine's memory ({}): it would limit \
              nothing (leave it out, or say less)",
-            fslab_record::units::human_bytes(l),
-            fslab_record::units::human_bytes(t)
+            fslab_model::units::human_bytes(l),
+            fslab_model::units::human_bytes(t)
         ))),
         _ => Ok(()),
     }

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use fslab_record::{
+use fslab_model::{
     CellInfo, CellRunInfo, ExperimentInfo, ExperimentRecorder, ImageHostFacts, RunStatus,
 };
 
@@ -48,7 +48,7 @@ pub struct Resume {
 }
 
 fn now() -> String {
-    fslab_record::time::now()
+    fslab_model::time::now()
 }
 
 /// Runs the experiment. Cells that fail are recorded and the others go on;
@@ -257,7 +257,7 @@ fn begin(
     cfg: &RunConfig,
     rec: &mut dyn ExperimentRecorder,
 ) -> Result<i64, RunError> {
-    let (kernel, hostname) = fslab_record::host_facts();
+    let (kernel, hostname) = fslab_model::host_facts();
     let exp_id = match &cfg.resume {
         Some(r) => {
             rec.reopen_experiment(r.experiment_id, exp.repetitions)?;
@@ -280,7 +280,7 @@ fn begin(
     let placeholder = Path::new("MNT");
     for c in &exp.cells {
         // A directory that exists: the filesystem found there, as found.
-        let found = c.path.as_deref().map(fslab_record::TargetInfo::of);
+        let found = c.path.as_deref().map(fslab_model::TargetInfo::of);
         let info = CellInfo {
             index: c.index,
             label: c.label.clone(),

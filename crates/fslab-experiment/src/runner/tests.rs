@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use fslab_record::{MemRecorder, PhaseResult, RunStatus};
+use fslab_model::{MemRecorder, PhaseResult, RunStatus};
 use fslab_workload::ChildSpec;
 
 use super::*;

@@ -1,6 +1,6 @@
+use fslab_model::facts::{names, Machine, PhaseMachine};
+use fslab_model::{Fact, MachineFacts, PhaseFacts, PhaseResult, ProbeNote};
 use fslab_probe::notes::{BlockedStack, Jbd2Commits, Note, PerfSymbol, PerfTop, StacksTop};
-use fslab_record::facts::{names, Machine, PhaseMachine};
-use fslab_record::{Fact, MachineFacts, PhaseFacts, PhaseResult, ProbeNote};
 
 use super::*;
 use crate::evidence::OpTime;

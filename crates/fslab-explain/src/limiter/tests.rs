@@ -1,4 +1,4 @@
-use fslab_record::Pressure;
+use fslab_model::Pressure;
 
 use super::*;
 use crate::evidence::ClassShare;

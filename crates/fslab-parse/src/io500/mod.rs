@@ -17,7 +17,7 @@ pub mod ini;
 
 use std::path::{Path, PathBuf};
 
-use fslab_record::{Better, Metric, Unit};
+use fslab_model::{Better, Metric, Unit};
 
 use crate::{reported_phase, Output, ParseError, Parsed, Parser};
 
@@ -209,7 +209,7 @@ pub fn parsed_of(r: &ResultFile) -> Parsed {
             ((score * 1e3 * time).round() as u64, 0)
         };
         let counted = unit != Unit::GibPerSec;
-        p.phases.push(fslab_record::PhaseResult {
+        p.phases.push(fslab_model::PhaseResult {
             counted,
             ..reported_phase(&ph.name, ops, bytes, time)
         });

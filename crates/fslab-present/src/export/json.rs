@@ -3,7 +3,7 @@
 //! say (when they say anything).
 
 use fslab_analysis::{Analysis, Explanation};
-use fslab_record::json::Versioned;
+use fslab_model::json::Versioned;
 use fslab_stats::compare::Row;
 use fslab_store::Store;
 

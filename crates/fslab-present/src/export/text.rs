@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use fslab_analysis::{Analysis, Explanation, ExplanationKind};
-use fslab_record::table::{Align, Table};
+use fslab_model::table::{Align, Table};
 use fslab_stats::compare::Row;
 use fslab_store::Store;
 

@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 
 use super::{Bars, Block, Chart, Io, Movie, Series, Style};
+use fslab_model::catalogue;
 use fslab_probe::notes::{BlockioEvents, Note};
 use fslab_probe::{names, plugin, TargetsNote};
-use fslab_record::catalogue;
 use fslab_store::{RunRecord, StoredHistogram, StoredNote, StoredPoint};
 
 /// A chart of one cell, or why it is left out (and, for a phase too

@@ -324,7 +324,7 @@ mod tests {
     /// around `us`, and one probe chart over `create_s` seconds.
     fn cell(i: usize, label: &str, create_s: usize, rate: f64, us: u64) -> CellView {
         let per_second = |n: usize| (1..=n).map(|t| (t as f64, rate)).collect::<Vec<_>>();
-        let mut h = fslab_record::LatencyHistogram::new();
+        let mut h = fslab_model::LatencyHistogram::new();
         for k in 0..100 {
             h.record(us * 1000 + k * 10);
         }

@@ -7,8 +7,8 @@
 use super::cell::{self, CellView, PhaseRates};
 use super::{html, Block};
 use fslab_cluster::MpiParams;
+use fslab_model::RunStatus;
 use fslab_probe::plugin;
-use fslab_record::RunStatus;
 use fslab_store::{RunRecord, Store, StoredNote};
 
 use fslab_analysis::{Analysis, GroupRun};

@@ -112,7 +112,7 @@ impl Progress for Display {
         self.end_phase();
         self.done = k;
         self.total = total;
-        let which = if rep == fslab_record::WARM_UP {
+        let which = if rep == fslab_model::WARM_UP {
             "warm-up (not compared)".to_string()
         } else {
             format!("repetition {rep}/{reps}")

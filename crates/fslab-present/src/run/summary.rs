@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 
 use fslab_analysis::Analysis;
-use fslab_record::table::{Align, Table};
+use fslab_model::table::{Align, Table};
 use fslab_stats::fmt_num;
 use fslab_stats::verdict::Verdict;
 
@@ -146,7 +146,7 @@ mod tests {
     use super::*;
     use fslab_analysis::{analyse, Input, RunSamples, Settings};
     use fslab_experiment::summary::{Direction, RepetitionValue};
-    use fslab_record::catalogue;
+    use fslab_model::catalogue;
 
     /// The table of samples, each its own run, under the default policy.
     fn table_of(cells: &[(u32, String)], samples: &[RepetitionValue]) -> String {
@@ -159,7 +159,7 @@ mod tests {
                     run: None,
                     samples: vec![catalogue::Sample {
                         name: s.metric.clone(),
-                        unit: fslab_record::Unit::Count,
+                        unit: fslab_model::Unit::Count,
                         direction: s.direction,
                         value: s.value,
                         role: catalogue::Role::Plain,

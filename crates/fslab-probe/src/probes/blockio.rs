@@ -4,7 +4,7 @@
 //! the guest-against-backend metrics; at the end every completion, spooled
 //! (see [`crate::trace`]).
 
-use fslab_record::{Better, Metric, ProbeNote, Unit};
+use fslab_model::{Better, Metric, ProbeNote, Unit};
 
 use crate::blockio::{self, DevAcc};
 use crate::names;

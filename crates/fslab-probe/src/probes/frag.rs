@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use fslab_record::{Blob, ProbeNote};
+use fslab_model::{Blob, ProbeNote};
 
 use crate::blockio;
 use crate::frag;

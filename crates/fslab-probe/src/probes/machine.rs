@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use fslab_record::{PhaseFacts, Pressure};
+use fslab_model::{PhaseFacts, Pressure};
 
 use crate::facts::meminfo_kib;
 use crate::plugin::{Described, Plugin};
@@ -151,7 +151,7 @@ fn cgroup_dir(ctx: &Ctx) -> Result<PathBuf, NoPressure> {
         .read(Path::new("/proc/self/mountinfo"))
         .and_then(|t| {
             t.lines()
-                .filter_map(fslab_record::mountinfo::parse_line)
+                .filter_map(fslab_model::mountinfo::parse_line)
                 .find(|m| m.fs_type == "cgroup2")
         })
         .ok_or(NoPressure::NotMounted(v1))?;
@@ -311,7 +311,7 @@ pub fn pressure_words(p: &Pressure) -> String {
 
 impl Plugin for MachinePlugin {
     fn name(&self) -> &'static str {
-        fslab_record::facts::PHASE_PROBE
+        fslab_model::facts::PHASE_PROBE
     }
 
     fn make(&self) -> Box<dyn Probe> {

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use fslab_record::{Better, Metric, Unit};
+use fslab_model::{Better, Metric, Unit};
 
 use crate::names;
 use crate::plugin::{Chart, Described, Plugin, Series};

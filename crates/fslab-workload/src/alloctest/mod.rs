@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use fslab_record::LatencyHistogram;
+use fslab_model::LatencyHistogram;
 use fslab_sys::mmap::SharedMap;
 use serde::Serialize;
 
@@ -470,8 +470,8 @@ pub fn run(opts: &AllocOptions, start: Start<'_, '_>) -> crate::Result<AllocRepo
 
 impl AllocReport {
     /// The seed's numbers: its program's lines, filefrag's, and dd's.
-    pub fn metrics(&self) -> Vec<fslab_record::Metric> {
-        use fslab_record::{Better, Metric, Unit};
+    pub fn metrics(&self) -> Vec<fslab_model::Metric> {
+        use fslab_model::{Better, Metric, Unit};
         let len_mib = self.options.len as f64 / (1u64 << 20) as f64;
         let m = |phase: Option<&str>, name: &str, v: f64, unit: Unit, better: Better| {
             Metric::new("alloctest", phase, name, v, unit, better)

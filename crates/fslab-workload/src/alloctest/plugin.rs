@@ -42,7 +42,7 @@ impl Workload for AllocTest {
     /// LEN, in whole MiB, at least 1 MiB (a LEN that is not a size stays,
     /// for validation to refuse).
     fn scale(o: &mut AllocArgs, factor: f64) {
-        if let Some(b) = fslab_record::units::parse_bytes(&o.len) {
+        if let Some(b) = fslab_model::units::parse_bytes(&o.len) {
             let mib = 1u64 << 20;
             o.len = ((((b as f64 * factor) as u64).div_ceil(mib)) * mib)
                 .max(mib)

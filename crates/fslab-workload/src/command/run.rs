@@ -16,8 +16,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
+use fslab_model::PhaseResult;
 use fslab_parse::{Output, Parsed};
-use fslab_record::PhaseResult;
 use serde::Serialize;
 
 use super::{CommandArgs, NO_PARSER};

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use fslab_record::PhaseResult;
+use fslab_model::PhaseResult;
 use fslab_stats::rng::PyRandom;
 use serde::Serialize;
 
@@ -250,7 +250,7 @@ pub struct KindResult {
     /// The average of the runs' MB/s, or of their seconds (delete, stat).
     pub avg: f64,
     /// `mib_per_sec` (compilebench's "MB/s" are MiB), or `seconds`.
-    pub unit: fslab_record::Unit,
+    pub unit: fslab_model::Unit,
     #[serde(skip)]
     sum: f64,
 }
@@ -272,8 +272,8 @@ impl KindResult {
 
     /// compilebench's numbers for this kind: its runs and their average
     /// (MB/s of MiB, or seconds), as its `run complete:` table has them.
-    pub fn metrics(&self) -> Vec<fslab_record::Metric> {
-        use fslab_record::{Better, Metric, Unit};
+    pub fn metrics(&self) -> Vec<fslab_model::Metric> {
+        use fslab_model::{Better, Metric, Unit};
         if self.runs == 0 {
             return Vec::new();
         }
@@ -644,9 +644,9 @@ pub fn run(o: &CompileOptions, start: Start<'_, '_>) -> crate::Result<CompileRep
                     .map(|k| KindResult {
                         test: k.label().into(),
                         unit: if k.in_seconds() {
-                            fslab_record::Unit::Seconds
+                            fslab_model::Unit::Seconds
                         } else {
-                            fslab_record::Unit::MibPerSec
+                            fslab_model::Unit::MibPerSec
                         },
                         ..Default::default()
                     })
@@ -725,7 +725,7 @@ fn run_all(
 const AVG: &str = "avg";
 
 /// How compilebench writes a unit after a number.
-fn word(u: fslab_record::Unit) -> &'static str {
+fn word(u: fslab_model::Unit) -> &'static str {
     if u.is_time() {
         "seconds"
     } else {

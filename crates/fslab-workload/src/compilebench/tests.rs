@@ -14,7 +14,7 @@ fn kinds_index_their_results_in_table_order() {
 fn a_kind_averages_its_runs_rates_as_compilebench() {
     let mut r = KindResult {
         test: "create".into(),
-        unit: fslab_record::Unit::MibPerSec,
+        unit: fslab_model::Unit::MibPerSec,
         ..Default::default()
     };
     assert_eq!(r.line(), "no runs for create");

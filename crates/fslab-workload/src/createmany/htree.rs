@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use fslab_record::{Better, Metric, SeriesPoint, Unit};
+use fslab_model::{Better, Metric, SeriesPoint, Unit};
 
 /// The name of the rate while the directory had `levels` htree levels.
 pub fn rate_name(levels: u32) -> String {

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use fslab_record::LatencyHistogram;
+use fslab_model::LatencyHistogram;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, CWD};
 use rustix::io::Errno;
 use serde::Serialize;
@@ -654,8 +654,8 @@ mod tests {
 
     #[test]
     fn rate_by_entries_has_about_eight_points_a_doubling() {
-        let series: Vec<fslab_record::SeriesPoint> = (1..=1000)
-            .map(|s| fslab_record::SeriesPoint {
+        let series: Vec<fslab_model::SeriesPoint> = (1..=1000)
+            .map(|s| fslab_model::SeriesPoint {
                 phase_index: 0,
                 t_s: s as f64,
                 ops: 1000,

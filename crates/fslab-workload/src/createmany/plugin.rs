@@ -61,10 +61,7 @@ impl Workload for CreateMany {
         let seconds = o
             .seconds
             .or(o.stonewall.and_then(|s| u64::try_from(s).ok()));
-        let written = o
-            .write
-            .as_deref()
-            .and_then(fslab_record::units::parse_bytes);
+        let written = o.write.as_deref().and_then(fslab_model::units::parse_bytes);
         let (count, seconds) = match (count, seconds) {
             (Some(c), _) => (c, 0),
             (None, Some(s)) => (0, s),

@@ -473,9 +473,9 @@ fn metrics(
     total: u64,
     secs: f64,
     tenths: Option<(f64, f64)>,
-) -> Vec<fslab_record::Metric> {
+) -> Vec<fslab_model::Metric> {
     let rate = total as f64 / secs.max(1e-9);
-    use fslab_record::{Better, Metric, Unit};
+    use fslab_model::{Better, Metric, Unit};
     let words = o.op_words();
     let op = Some(words.as_str());
     let mut metrics = Vec::new();
@@ -538,7 +538,7 @@ struct Ticker<'a> {
 }
 
 impl Ticker<'_> {
-    fn tick(&mut self, pt: &fslab_record::SeriesPoint) {
+    fn tick(&mut self, pt: &fslab_model::SeriesPoint) {
         if self.threads == 1 {
             let ready = std::mem::take(&mut *self.lines.lock().unwrap_or_else(|e| e.into_inner()));
             for l in ready {
@@ -591,7 +591,7 @@ fn record_calls(
     phase_name: &str,
     hist: &LatencyHistogram,
     uhist: &LatencyHistogram,
-) -> Result<(), fslab_record::RecordError> {
+) -> Result<(), fslab_model::RecordError> {
     let call = match o.op {
         Op::Open => "open",
         Op::Mknod => "mknod",
@@ -667,7 +667,7 @@ pub fn run(o: &CreateManyOptions, start: Start<'_, '_>) -> crate::Result<CreateM
         printed_at: 0,
     };
     let mut depth = crate::createmany::htree::DepthRates::of(o);
-    let mut on_tick = |pt: &fslab_record::SeriesPoint| {
+    let mut on_tick = |pt: &fslab_model::SeriesPoint| {
         ticker.tick(pt);
         if let Some(d) = depth.as_mut() {
             d.tick(pt);
@@ -746,11 +746,7 @@ pub fn run(o: &CreateManyOptions, start: Start<'_, '_>) -> crate::Result<CreateM
 
 /// Calls made again after ENOMEM, as fs_mark's: a line and a metric, only
 /// when there were (createmany has no such line).
-fn enomem<W: Write + ?Sized>(
-    out: &mut W,
-    verb: &str,
-    retries: u64,
-) -> Option<fslab_record::Metric> {
+fn enomem<W: Write + ?Sized>(out: &mut W, verb: &str, retries: u64) -> Option<fslab_model::Metric> {
     if retries == 0 {
         return None;
     }
@@ -758,13 +754,13 @@ fn enomem<W: Write + ?Sized>(
         out,
         "ENOMEM retries: {retries} (a memory cgroup at its limit)"
     );
-    Some(fslab_record::Metric::new(
+    Some(fslab_model::Metric::new(
         "createmany",
         Some(verb),
         crate::patience::ENOMEM_RETRIES,
         retries as f64,
-        fslab_record::Unit::Count,
-        fslab_record::Better::Lower,
+        fslab_model::Unit::Count,
+        fslab_model::Better::Lower,
     ))
 }
 
@@ -780,19 +776,19 @@ fn fill_buffer(o: &CreateManyOptions) -> Vec<u8> {
 }
 
 /// The rate as the directory grows, as breakdown rows of numbered items
-/// (`entries N`, see `fslab_record::catalogue::numbered`): the report
+/// (`entries N`, see `fslab_model::catalogue::numbered`): the report
 /// charts them against the entries.
-fn entries_metrics(rates: &[RateAt]) -> Vec<fslab_record::Metric> {
+fn entries_metrics(rates: &[RateAt]) -> Vec<fslab_model::Metric> {
     rates
         .iter()
         .map(|r| {
-            fslab_record::Metric::new(
+            fslab_model::Metric::new(
                 "createmany",
                 Some(&format!("entries {}", r.entries)),
                 "rate",
                 r.ops_per_s,
-                fslab_record::Unit::OpsPerSec,
-                fslab_record::Better::Higher,
+                fslab_model::Unit::OpsPerSec,
+                fslab_model::Better::Higher,
             )
             .detail()
         })
@@ -805,7 +801,7 @@ fn entries_metrics(rates: &[RateAt]) -> Vec<fslab_record::Metric> {
 pub const FIRST_TENTH: &str = "ops/second, first tenth";
 pub const LAST_TENTH: &str = "ops/second, last tenth";
 
-pub fn by_entries(series: &[fslab_record::SeriesPoint]) -> Vec<RateAt> {
+pub fn by_entries(series: &[fslab_model::SeriesPoint]) -> Vec<RateAt> {
     let mut out: Vec<RateAt> = Vec::new();
     let mut band_end = 1000.0f64;
     let (mut ops, mut secs, mut prev_t) = (0u64, 0.0f64, 0.0f64);

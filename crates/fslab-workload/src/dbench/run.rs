@@ -181,7 +181,7 @@ fn second_line(
     n: usize,
     phase: &'static str,
     start: Instant,
-    pt: &fslab_record::SeriesPoint,
+    pt: &fslab_model::SeriesPoint,
     lines_out: &mut Vec<String>,
     last_sec: &mut Option<(&'static str, u64)>,
 ) {
@@ -505,8 +505,8 @@ pub fn run(o: &DbenchOptions, start: Start<'_, '_>) -> crate::Result<DbenchRepor
 
 /// dbench's numbers: its closing line's Throughput (MB of 10^6 bytes, as
 /// dbench counts) and max_latency, and its operation table.
-fn metrics(throughput: f64, max_ms: f64, rows: &[OpRow]) -> Vec<fslab_record::Metric> {
-    use fslab_record::{Better, Metric, Unit};
+fn metrics(throughput: f64, max_ms: f64, rows: &[OpRow]) -> Vec<fslab_model::Metric> {
+    use fslab_model::{Better, Metric, Unit};
     let mut v = vec![
         Metric::new(
             "dbench",

@@ -21,7 +21,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::measure::now_ns;
 
-use fslab_record::{CallStats, LatencyHistogram};
+use fslab_model::{CallStats, LatencyHistogram};
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use fslab_cluster::Cluster;
-use fslab_record::{CallStats, LatencyHistogram, LoopRow, PhaseResult};
+use fslab_model::{CallStats, LatencyHistogram, LoopRow, PhaseResult};
 use rustix::io::Errno;
 
 use super::create::{LoopCtx, LoopOutcome, Worker, CALLS};
@@ -344,13 +344,13 @@ pub(super) fn create_phase(
         }
     }
     let complete = !t.cut_short && !t.failed && !stop.load(Ordering::Relaxed);
-    ctx.record_metrics(vec![fslab_record::Metric::new(
+    ctx.record_metrics(vec![fslab_model::Metric::new(
         "fsmark",
         Some("create"),
         super::calls::ENOMEM_RETRIES,
         t.create_enomem as f64,
-        fslab_record::Unit::Count,
-        fslab_record::Better::Lower,
+        fslab_model::Unit::Count,
+        fslab_model::Better::Lower,
     )])?;
     record_create(
         ctx,

@@ -26,7 +26,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use fslab_record::{LatencyHistogram, LoopRow, PhaseResult};
+use fslab_model::{LatencyHistogram, LoopRow, PhaseResult};
 use rustix::io::Errno;
 use serde::Serialize;
 
@@ -99,8 +99,8 @@ pub const FILES_CREATED: &str = "files created";
 /// recorded as it ends (`LoopRow::metrics`). `files created` is exact by
 /// construction (threads x files x loops) when every loop `opts` asked for
 /// ran to its end and none filled the disk (`-F`).
-pub fn loop_metrics(loops: &[LoopRow], opts: &FsMarkOptions) -> Vec<fslab_record::Metric> {
-    use fslab_record::{Better, Metric, Unit};
+pub fn loop_metrics(loops: &[LoopRow], opts: &FsMarkOptions) -> Vec<fslab_model::Metric> {
+    use fslab_model::{Better, Metric, Unit};
     let mut v = Vec::new();
     // fs_mark's cumulative Count at its last loop: the files the run
     // created (what seed 000's extents per file are counted against).
@@ -335,13 +335,13 @@ fn tree_phase(
         ..PhaseResult::timed(phase_name, ops, elapsed)
     })?;
     ctx.record_latency(phase_name, op.call(), &hist)?;
-    ctx.record_metrics(vec![fslab_record::Metric::new(
+    ctx.record_metrics(vec![fslab_model::Metric::new(
         "fsmark",
         Some(phase_name),
         calls::ENOMEM_RETRIES,
         enomem_retries as f64,
-        fslab_record::Unit::Count,
-        fslab_record::Better::Lower,
+        fslab_model::Unit::Count,
+        fslab_model::Better::Lower,
     )])?;
     if let Some(e) = error {
         ctx.out.error = Some(e.to_string());

@@ -215,15 +215,15 @@ fn positive(flag: &str, what: &str, v: i64) -> crate::Result<u64> {
     Ok(v as u64)
 }
 
-/// Parses a byte count for option `flag` (see [`fslab_record::units::parse_bytes`]).
+/// Parses a byte count for option `flag` (see [`fslab_model::units::parse_bytes`]).
 pub fn parse_size(flag: &str, s: &str) -> crate::Result<u64> {
-    fslab_record::units::parse_bytes(s).ok_or_else(|| {
+    fslab_model::units::parse_bytes(s).ok_or_else(|| {
         crate::opt(
             flag,
             format!("{s:?}"),
             format!(
                 "not a size ({}, below 16 EiB)",
-                fslab_record::units::SIZE_GRAMMAR
+                fslab_model::units::SIZE_GRAMMAR
             ),
         )
     })

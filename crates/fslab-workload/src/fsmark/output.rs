@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use fslab_record::{LoopRow, PhaseResult};
+use fslab_model::{LoopRow, PhaseResult};
 
 use super::create::CALLS;
 use super::options::{DirPolicy, FsMarkOptions};
@@ -69,8 +69,8 @@ pub fn header(argv: &[String], opts: &FsMarkOptions, start_ctime: &str, to_log: 
 
 /// fs_mark's words for its loop rows' numbers, as column heads and as
 /// the metrics' names.
-pub const FILES_PER_SEC: &str = fslab_record::loop_metrics::FILES_PER_SEC;
-pub const APP_OVERHEAD: &str = fslab_record::loop_metrics::APP_OVERHEAD;
+pub const FILES_PER_SEC: &str = fslab_model::loop_metrics::FILES_PER_SEC;
+pub const APP_OVERHEAD: &str = fslab_model::loop_metrics::APP_OVERHEAD;
 
 /// fs_mark's column line (without `-v`'s per-call columns).
 pub fn columns() -> String {
@@ -150,7 +150,7 @@ pub fn phase_summary(phases: &[PhaseResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fslab_record::CallStats;
+    use fslab_model::CallStats;
 
     #[test]
     fn row_widths_match_seed_000() {

@@ -85,8 +85,8 @@ impl Workload for FsMark {
     }
     /// fs_mark's table for all ranks, loop by loop, so scripts that read
     /// its rows (seed 000's `stats`) read MPI runs too.
-    fn merged_text(ranks: usize, merged: &[fslab_record::Metric]) -> Option<String> {
-        let loops = fslab_record::LoopRow::from_metrics(merged);
+    fn merged_text(ranks: usize, merged: &[fslab_model::Metric]) -> Option<String> {
+        let loops = fslab_model::LoopRow::from_metrics(merged);
         if loops.is_empty() {
             return None;
         }

@@ -11,7 +11,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use fslab_record::LatencyHistogram;
+use fslab_model::LatencyHistogram;
 use rustix::fs::{AtFlags, Dir, FileType};
 use rustix::io::Errno;
 

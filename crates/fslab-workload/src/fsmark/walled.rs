@@ -11,7 +11,7 @@
 //! error, a signal) stops them all at the next loop.
 
 use fslab_cluster::Cluster;
-use fslab_record::SeriesPoint;
+use fslab_model::SeriesPoint;
 
 use super::create::{LoopCtx, LoopOutcome, Worker};
 use crate::measure::{supervise, PhaseClock, Progress};
@@ -90,7 +90,7 @@ mod tests {
     use std::sync::atomic::AtomicBool;
 
     use fslab_cluster::{Cluster, LocalCluster};
-    use fslab_record::MemRecorder;
+    use fslab_model::MemRecorder;
 
     use crate::common::Outcome;
 
@@ -131,7 +131,7 @@ mod tests {
     /// thread of their own, given 60 s: a rank left waiting fails the test.
     fn ranks(
         mine: impl Fn(usize) -> crate::fsmark::FsMarkOptions + Send + Sync + 'static,
-    ) -> (Vec<Option<Outcome>>, Vec<fslab_record::Metric>) {
+    ) -> (Vec<Option<Outcome>>, Vec<fslab_model::Metric>) {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let out = LocalCluster::run(3, |c| {

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use fslab_cluster::Cluster;
-use fslab_record::{Better, Metric, Unit};
+use fslab_model::{Better, Metric, Unit};
 use serde::Serialize;
 
 use super::files::ResultFiles;

@@ -47,7 +47,7 @@ pub struct MdtestArgs {
         long = "write-bytes",
         value_name = "BYTES",
         default_value_t = 0,
-        value_parser = fslab_record::units::bytes_arg
+        value_parser = fslab_model::units::bytes_arg
     )]
     pub write_bytes: u64,
     /// Bytes to read from each file (a size: 4k = 4096)
@@ -56,7 +56,7 @@ pub struct MdtestArgs {
         long = "read-bytes",
         value_name = "BYTES",
         default_value_t = 0,
-        value_parser = fslab_record::units::bytes_arg
+        value_parser = fslab_model::units::bytes_arg
     )]
     pub read_bytes: u64,
     /// Time the unique working directory overhead (with -u: phases are timed from before the task's directory is named)

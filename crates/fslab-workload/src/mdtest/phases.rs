@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use fslab_record::LatencyHistogram;
+use fslab_model::LatencyHistogram;
 use rustix::fs::{AtFlags, Mode, OFlags, CWD};
 
 use super::tree::{Kind, Op, Tree};

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use fslab_cluster::Cluster;
-use fslab_record::{Better, Metric, Unit};
+use fslab_model::{Better, Metric, Unit};
 use rustix::fs::{Access, Mode, CWD};
 use serde::Serialize;
 
@@ -503,7 +503,7 @@ fn fs_lines(dir: &Path, out: &mut dyn Write) {
 
 /// Every rank's host name, on rank 0 (rank order); empty elsewhere.
 fn hosts(c: &dyn Cluster) -> Vec<String> {
-    let (_, me) = fslab_record::host_facts();
+    let (_, me) = fslab_model::host_facts();
     c.gather(me.as_bytes())
         .map(|all| {
             all.iter()

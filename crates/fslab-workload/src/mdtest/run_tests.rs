@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use fslab_cluster::{Cluster, LocalCluster, Solo};
-use fslab_record::{MemRecorder, RunStatus};
+use fslab_model::{MemRecorder, RunStatus};
 
 use super::tests::opts;
 use super::{run, MdtestReport};

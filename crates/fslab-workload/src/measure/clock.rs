@@ -1,7 +1,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use fslab_record::SeriesPoint;
+use fslab_model::SeriesPoint;
 
 #[repr(align(128))]
 #[derive(Default)]

@@ -15,7 +15,7 @@ pub use timebase::{now_ns, start_timebase};
 
 use std::sync::mpsc;
 
-use fslab_record::SeriesPoint;
+use fslab_model::SeriesPoint;
 
 /// Runs `jobs` on scoped threads while the calling thread records one
 /// series point a second. Returns each job's result, in order. Each job's

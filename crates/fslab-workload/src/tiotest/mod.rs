@@ -19,8 +19,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 
-use fslab_record::units::SizeError;
-use fslab_record::LatencyHistogram;
+use fslab_model::units::SizeError;
+use fslab_model::LatencyHistogram;
 use fslab_sys::mmap::SharedMap;
 use rustix::fs::OFlags;
 use serde::Serialize;
@@ -227,8 +227,8 @@ pub struct TestResult {
 
 impl TestResult {
     /// tiotest's numbers for this test: its two tables' columns.
-    pub fn metrics(&self) -> Vec<fslab_record::Metric> {
-        use fslab_record::{Better, Metric, Unit};
+    pub fn metrics(&self) -> Vec<fslab_model::Metric> {
+        use fslab_model::{Better, Metric, Unit};
         let m = |name: &str, value: f64, unit: Unit, better: Better| {
             Metric::new("tiotest", Some(&self.item), name, value, unit, better)
         };
@@ -742,7 +742,7 @@ pub fn terse(tests: &[TestResult]) -> String {
 fn mib_count(s: &str) -> Result<i64, SizeError> {
     match s.trim().parse::<i64>() {
         Ok(n) => Ok(n),
-        Err(_) => fslab_record::units::mib_arg(s)
+        Err(_) => fslab_model::units::mib_arg(s)
             .and_then(|v| i64::try_from(v).map_err(|_| SizeError::TooLarge(s.to_string()))),
     }
 }
@@ -752,7 +752,7 @@ fn mib_count(s: &str) -> Result<i64, SizeError> {
 fn byte_count(s: &str) -> Result<i64, SizeError> {
     match s.trim().parse::<i64>() {
         Ok(n) => Ok(n),
-        Err(_) => fslab_record::units::bytes_arg(s)
+        Err(_) => fslab_model::units::bytes_arg(s)
             .and_then(|v| i64::try_from(v).map_err(|_| SizeError::TooLarge(s.to_string()))),
     }
 }

@@ -119,8 +119,8 @@ fn print_all(bytes: &[u8]) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     out.write_all(bytes)
         .and_then(|()| out.flush())
-        .map_err(|e| match fslab_record::ErrorKind::of_output(&e) {
-            fslab_record::ErrorKind::Closed => Failure::Closed,
+        .map_err(|e| match fslab_model::ErrorKind::of_output(&e) {
+            fslab_model::ErrorKind::Closed => Failure::Closed,
             _ => Failure::Failed(format!("cannot write to stdout: {e}")),
         })
 }

@@ -1,4 +1,4 @@
-//! One metric catalogue (`fslab_record::catalogue`): `fslab run`'s summary
+//! One metric catalogue (`fslab_model::catalogue`): `fslab run`'s summary
 //! and `fslab compare` name the same numbers.
 
 use crate::support::{stderr, stdout, Lab};

@@ -85,7 +85,7 @@ mod with_mpi {
         lab: &Lab,
         secs: u32,
         exp: &std::path::Path,
-    ) -> (Vec<fslab_record::CellRunInfo>, String) {
+    ) -> (Vec<fslab_model::CellRunInfo>, String) {
         let t = std::time::Instant::now();
         let o = on_head(hosts, lab, secs, &["run", exp.to_str().unwrap()])
             .output()
@@ -127,7 +127,7 @@ mod with_mpi {
         let (runs, said) = run_on_head(&hosts, &lab, 300, &exp);
         assert_eq!(runs.len(), 2, "{said}");
         for r in &runs {
-            assert_eq!(r.status, Some(fslab_record::RunStatus::Complete), "{r:?}");
+            assert_eq!(r.status, Some(fslab_model::RunStatus::Complete), "{r:?}");
             let run = export(&lab, r.run_id.unwrap());
             let facts = run["run"]["params"]["mpi"]["host_facts"]
                 .as_array()
@@ -317,7 +317,7 @@ mod with_mpi {
         assert_eq!(runs.len(), 1, "{said}");
         assert_eq!(
             runs[0].status,
-            Some(fslab_record::RunStatus::Complete),
+            Some(fslab_model::RunStatus::Complete),
             "{said}"
         );
         let run = export(&lab, runs[0].run_id.unwrap());
@@ -340,9 +340,8 @@ mod with_mpi {
     }
 
     /// The metrics of `run`'s JSON named `name` (in any phase).
-    fn metrics_named(run: &serde_json::Value, name: &str) -> Vec<fslab_record::Metric> {
-        let all: Vec<fslab_record::Metric> =
-            serde_json::from_value(run["metrics"].clone()).unwrap();
+    fn metrics_named(run: &serde_json::Value, name: &str) -> Vec<fslab_model::Metric> {
+        let all: Vec<fslab_model::Metric> = serde_json::from_value(run["metrics"].clone()).unwrap();
         all.into_iter().filter(|m| m.name == name).collect()
     }
 
@@ -368,7 +367,7 @@ mod with_mpi {
         let (runs, said) = run_on_head(&hosts, &lab, 600, &exp);
         assert_eq!(runs.len(), 6, "2 cells x 3 repetitions: {said}");
         for r in &runs {
-            assert_eq!(r.status, Some(fslab_record::RunStatus::Complete), "{r:?}");
+            assert_eq!(r.status, Some(fslab_model::RunStatus::Complete), "{r:?}");
             let id = r.run_id.unwrap();
             let run = export(&lab, id);
             // The stonewall: every rank's count at it, and after the
@@ -397,9 +396,9 @@ mod with_mpi {
             assert_eq!(facts.len(), 3, "{run}");
             for (i, f) in facts.iter().enumerate() {
                 assert_eq!(f["host"], hosts.hosts[i].name.as_str());
-                let probes: Vec<fslab_record::Metric> =
+                let probes: Vec<fslab_model::Metric> =
                     serde_json::from_value(f["probes"].clone()).unwrap();
-                let writes: Vec<&fslab_record::Metric> = probes
+                let writes: Vec<&fslab_model::Metric> = probes
                     .iter()
                     .filter(|m| m.source == "blockio" && m.phase.as_deref() == Some("create"))
                     .collect();
@@ -476,7 +475,7 @@ mod with_mpi {
             .experiment(store.latest_experiment().unwrap().unwrap())
             .unwrap();
         let r = &e.cell_runs[0];
-        assert_eq!(r.status, Some(fslab_record::RunStatus::Failed), "{r:?}");
+        assert_eq!(r.status, Some(fslab_model::RunStatus::Failed), "{r:?}");
         let error = r.error.clone().unwrap_or_default();
         let lost = &hosts.hosts[2].name;
         assert!(

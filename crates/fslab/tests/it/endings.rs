@@ -133,7 +133,7 @@ fn a_double_ctrl_c_during_a_starved_workload_kills_it_and_leaves_nothing_behind(
     );
     assert_nothing_left(&lab, &seen);
     let e = experiment(&lab, 1);
-    assert_eq!(e.status, fslab_record::RunStatus::Interrupted);
+    assert_eq!(e.status, fslab_model::RunStatus::Interrupted);
     let cell = &e.cell_runs[0];
     assert_eq!(cell.status.map(|s| s.as_str()), Some("interrupted"));
     assert!(
@@ -192,7 +192,7 @@ fn a_triple_ctrl_c_exits_at_once_saying_what_it_left_and_cleanup_removes_it() {
     assert!(!lab.leftovers().is_empty(), "it did leave them");
     assert_eq!(
         experiment(&lab, 1).status,
-        fslab_record::RunStatus::Running,
+        fslab_model::RunStatus::Running,
         "until cleanup"
     );
     drop(busy);
@@ -202,7 +202,7 @@ fn a_triple_ctrl_c_exits_at_once_saying_what_it_left_and_cleanup_removes_it() {
     assert_nothing_left(&lab, &seen);
     assert_eq!(
         experiment(&lab, 1).status,
-        fslab_record::RunStatus::Interrupted
+        fslab_model::RunStatus::Interrupted
     );
 }
 
@@ -235,7 +235,7 @@ fn a_cell_past_its_time_limit_fails_with_time_limit_and_the_next_cell_completes(
         "the memory pressure is shown: {err}"
     );
     let e = experiment(&lab, 1);
-    assert_eq!(e.status, fslab_record::RunStatus::Failed);
+    assert_eq!(e.status, fslab_model::RunStatus::Failed);
     assert_eq!(e.cell_runs.len(), 2, "{:?}", e.cell_runs);
     let (starved, fits) = (&e.cell_runs[0], &e.cell_runs[1]);
     assert_eq!(starved.status.map(|s| s.as_str()), Some("failed"));

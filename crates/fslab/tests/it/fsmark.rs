@@ -414,7 +414,7 @@ fn json_report_has_loops_phases_and_latency() {
     assert!(
         text.starts_with(&format!(
             "{{\n  \"fslab_schema\": {},",
-            fslab_record::json::SCHEMA_VERSION
+            fslab_model::json::SCHEMA_VERSION
         )),
         "the schema version comes first: {text}"
     );
@@ -487,9 +487,9 @@ fn ctrl_c_stops_cleanly_and_keeps_what_was_measured() {
     let v: serde_json::Value =
         serde_json::from_slice(&lab.run(&["results", "export", "1"]).stdout).unwrap();
     assert_eq!(v["run"]["status"], "interrupted");
-    let metrics: Vec<fslab_record::Metric> = serde_json::from_value(v["metrics"].clone()).unwrap();
+    let metrics: Vec<fslab_model::Metric> = serde_json::from_value(v["metrics"].clone()).unwrap();
     assert_eq!(
-        fslab_record::LoopRow::from_metrics(&metrics).len(),
+        fslab_model::LoopRow::from_metrics(&metrics).len(),
         rows.len(),
         "every printed row is stored"
     );

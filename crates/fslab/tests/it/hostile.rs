@@ -370,7 +370,7 @@ fn a_workload_killed_like_the_oom_killer_does_leaves_no_tracefs_instance() {
         .unwrap()
         .experiment(1)
         .unwrap();
-    assert_eq!(e.status, fslab_record::RunStatus::Failed);
+    assert_eq!(e.status, fslab_model::RunStatus::Failed);
     assert!(
         e.cell_runs[0]
             .error
@@ -560,7 +560,7 @@ fn ctrl_c_on_a_terminal_ends_the_cell_once_and_keeps_its_partial_loop() {
         .unwrap()
         .experiment(1)
         .unwrap();
-    assert_eq!(e.status, fslab_record::RunStatus::Interrupted);
+    assert_eq!(e.status, fslab_model::RunStatus::Interrupted);
     assert_eq!(
         e.cell_runs[0].status.map(|s| s.as_str()),
         Some("interrupted"),
@@ -572,7 +572,7 @@ fn ctrl_c_on_a_terminal_ends_the_cell_once_and_keeps_its_partial_loop() {
         .run(e.cell_runs[0].run_id.unwrap())
         .unwrap();
     assert!(
-        !fslab_record::LoopRow::from_metrics(&run.metrics).is_empty(),
+        !fslab_model::LoopRow::from_metrics(&run.metrics).is_empty(),
         "the partial loop row is kept"
     );
     assert_eq!(lab.leftovers(), Vec::<String>::new());

@@ -119,7 +119,7 @@ fs = "ext4"
     );
     let store = Store::open(&lab.db()).unwrap();
     let e = store.experiment(1).unwrap();
-    assert_eq!(e.status, fslab_record::RunStatus::Failed);
+    assert_eq!(e.status, fslab_model::RunStatus::Failed);
     assert!(e.cell_runs[0]
         .error
         .as_deref()

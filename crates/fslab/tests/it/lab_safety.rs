@@ -99,7 +99,7 @@ fn ctrl_c_in_the_middle_of_a_cell_leaves_nothing_behind() {
         .unwrap()
         .experiment(1)
         .unwrap();
-    assert_eq!(e.status, fslab_record::RunStatus::Interrupted);
+    assert_eq!(e.status, fslab_model::RunStatus::Interrupted);
     let cg = e.cell_runs[0].cgroup.clone().unwrap();
     assert!(!std::path::Path::new(&cg).exists(), "cgroup {cg} removed");
     let run = fslab_store::Store::open(&lab.db())
@@ -108,7 +108,7 @@ fn ctrl_c_in_the_middle_of_a_cell_leaves_nothing_behind() {
         .unwrap();
     assert_eq!(run.run.status.as_str(), "interrupted");
     assert!(
-        !fslab_record::LoopRow::from_metrics(&run.metrics).is_empty(),
+        !fslab_model::LoopRow::from_metrics(&run.metrics).is_empty(),
         "what was measured is kept"
     );
 }
@@ -169,7 +169,7 @@ fn cleanup_undoes_what_a_killed_run_left() {
         .unwrap()
         .experiment(1)
         .unwrap();
-    assert_eq!(e.status, fslab_record::RunStatus::Interrupted);
+    assert_eq!(e.status, fslab_model::RunStatus::Interrupted);
     // (The cell's record is written when the cell ends: the killed one has
     // none, but its workload's run is in the store.)
     assert!(e.cell_runs.is_empty());
@@ -449,7 +449,7 @@ fs = "ext4"
     assert!(show.contains("(ext4, mounted at"), "{show}");
     assert_eq!(std::fs::read_dir(&state).unwrap().count(), 0);
     assert_eq!(std::fs::read_dir(&images).unwrap().count(), 0);
-    assert!(!fslab_record::mountinfo::read()
+    assert!(!fslab_model::mountinfo::read()
         .iter()
         .any(|m| m.mount_point.starts_with(state.to_str().unwrap())));
 }

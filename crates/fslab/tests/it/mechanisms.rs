@@ -111,7 +111,7 @@ fn seed000_with(memory: &str, first_pass_scheduler: &str) -> String {
 }
 
 /// The finding `id` of the lab's latest experiment.
-fn finding(lab: &Lab, id: &str) -> fslab_record::FindingResult {
+fn finding(lab: &Lab, id: &str) -> fslab_model::FindingResult {
     let s = Store::open(&lab.db()).unwrap();
     let e = s.experiment(lab.latest_experiment()).unwrap();
     e.findings
@@ -125,7 +125,7 @@ fn seed000s_claims_are_not_judged_when_its_memory_limit_or_its_small_ios_are_tak
     if !privileged("loop devices, mkfs and a memory cgroup") {
         return;
     }
-    use fslab_record::FindingOutcome::*;
+    use fslab_model::FindingOutcome::*;
     let lab = Lab::new();
     let run = |file: &str, text: String| {
         let f = lab.experiment(file, &text);

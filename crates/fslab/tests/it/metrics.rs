@@ -362,7 +362,7 @@ fn compare_names_each_tools_numbers_with_their_units() {
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
         doc["fslab_schema"],
-        fslab_record::json::SCHEMA_VERSION,
+        fslab_model::json::SCHEMA_VERSION,
         "{doc}"
     );
     let names: Vec<&str> = doc["rows"]

@@ -93,7 +93,7 @@ fn two_mounted_filesystems_are_compared_each_run_in_a_fresh_directory_removed_af
     );
     assert_eq!(e.cell_runs.len(), 4);
     for r in &e.cell_runs {
-        assert_eq!(r.status, Some(fslab_record::RunStatus::Complete), "{r:?}");
+        assert_eq!(r.status, Some(fslab_model::RunStatus::Complete), "{r:?}");
         let run = store.run_row(r.run_id.unwrap()).unwrap();
         let (dir, fs) = if r.cell == 0 {
             (tmpfs.path(), "tmpfs")

@@ -66,7 +66,7 @@ fn results_read_back_what_fsmark_recorded() {
             .stdout,
     )
     .unwrap();
-    assert_eq!(v["fslab_schema"], fslab_record::json::SCHEMA_VERSION);
+    assert_eq!(v["fslab_schema"], fslab_model::json::SCHEMA_VERSION);
     assert_eq!(v["run"]["id"], 2);
     assert_eq!(v["run"]["command_line"][1], "--db");
     assert!(v["run"]["kernel"].as_str().unwrap().len() > 2);
@@ -204,7 +204,7 @@ fn compare_reads_the_latest_experiment_in_every_format() {
         serde_json::from_slice(&lab.run(&["compare", "--format", "json"]).stdout).unwrap();
     assert_eq!(
         json["fslab_schema"],
-        fslab_record::json::SCHEMA_VERSION,
+        fslab_model::json::SCHEMA_VERSION,
         "{json}"
     );
     assert_eq!(json["baseline"], "empty");

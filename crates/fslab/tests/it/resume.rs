@@ -31,11 +31,11 @@ fs = "ext4"
     );
     let said = interrupt_during_the_second_repetition(&lab, &f);
     let e = Store::open(&lab.db()).unwrap().experiment(1).unwrap();
-    assert_eq!(e.status, fslab_record::RunStatus::Interrupted);
+    assert_eq!(e.status, fslab_model::RunStatus::Interrupted);
     let complete = |e: &fslab_store::ExperimentRecord| {
         e.cell_runs
             .iter()
-            .filter(|r| r.status == Some(fslab_record::RunStatus::Complete))
+            .filter(|r| r.status == Some(fslab_model::RunStatus::Complete))
             .count()
     };
     // Repetition 1 completed; 2 was cut short (or, on a very fast machine, just made it).

@@ -94,11 +94,11 @@ pub fn run_schema_errors(doc: &serde_json::Value) -> Vec<String> {
 }
 
 /// The loop rows an exported run's metrics hold (see
-/// `fslab_record::loop_metrics`).
-pub fn loops(export: &serde_json::Value) -> Vec<fslab_record::LoopRow> {
-    let metrics: Vec<fslab_record::Metric> =
+/// `fslab_model::loop_metrics`).
+pub fn loops(export: &serde_json::Value) -> Vec<fslab_model::LoopRow> {
+    let metrics: Vec<fslab_model::Metric> =
         serde_json::from_value(export["metrics"].clone()).unwrap_or_default();
-    fslab_record::LoopRow::from_metrics(&metrics)
+    fslab_model::LoopRow::from_metrics(&metrics)
 }
 
 pub fn phase_names(export: &serde_json::Value) -> Vec<&str> {

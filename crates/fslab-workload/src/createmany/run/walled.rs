@@ -6,7 +6,7 @@
 //! phase whose time holds both stretches (see [`crate::stonewall`]).
 
 use fslab_cluster::Cluster;
-use fslab_record::{RecordError, SeriesPoint};
+use fslab_model::{RecordError, SeriesPoint};
 
 #[allow(clippy::wildcard_imports)]
 use super::*;
