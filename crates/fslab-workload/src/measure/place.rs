@@ -9,13 +9,14 @@
 //! programs kept on one CPU (`taskset -c 1`). The move is made before the
 //! phase's time starts; the thread is not kept there.
 
-use rustix::thread::{sched_getaffinity, sched_getcpu, sched_setaffinity, CpuSet};
+use rustix::thread::{sched_getaffinity, sched_setaffinity, CpuSet};
 
 /// The CPU the calling thread runs on now (read by a worker as its phase
-/// ends: one `getcpu` system call a phase, not an item).
+/// ends: once a phase, not an item; `usize::MAX` if the kernel will not
+/// say, which no move accepts).
 #[inline(always)]
 pub fn this_cpu() -> usize {
-    sched_getcpu()
+    fslab_sys::cpu::this_cpu().unwrap_or(usize::MAX)
 }
 
 /// Moves the calling thread to `cpu` and lets it free again: it runs on
