@@ -8,7 +8,6 @@ use std::time::Duration;
 
 pub mod child;
 pub mod clock;
-pub mod cpu;
 pub mod crc32c;
 pub mod fd;
 pub mod fiemap;

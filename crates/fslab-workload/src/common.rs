@@ -14,7 +14,7 @@ use fslab_model::{
 };
 use serde::Serialize;
 
-use crate::measure::{supervise, CpuMeter, PhaseClock, Progress};
+use crate::measure::{supervise, supervise_here, CpuMeter, PhaseClock, Progress};
 use crate::plugin::Start;
 
 /// Options every workload command takes, as a person types them. What runs
@@ -69,7 +69,7 @@ pub type MachineFactsHook<'a> = Box<dyn FnOnce(&std::path::Path) -> fslab_model:
 /// What shows a run's progress as it goes: a line on a terminal
 /// ([`crate::live::PhaseBar`]), the messages `fslab run` reads. Called by
 /// the phase's coordinator thread, never from a timed loop.
-pub trait PhaseWatch {
+pub trait PhaseWatch: Send {
     /// Phase `phase` starts; it will make `total` operations, when known
     /// (none for time-limited and stonewalled phases).
     fn start(&mut self, phase: &str, total: Option<u64>);
@@ -320,6 +320,38 @@ impl<'r, 'h> RunCtx<'r, 'h> {
         if let Some(w) = self.hooks.watch.as_mut() {
             w.second(name, &p);
         }
+        self.keep_second(p);
+    }
+
+    /// Runs `job` on the calling thread, its seconds watched from beside it
+    /// ([`supervise_here`]): the live line is drawn each second; the points
+    /// and the probes' points of those seconds are stored when the job ends
+    /// (the store is this thread's). None if the job panicked.
+    pub fn beside<T>(
+        &mut self,
+        name: &str,
+        clock: &mut PhaseClock,
+        progress: &Progress,
+        job: impl FnOnce() -> T,
+    ) -> Option<T> {
+        let mut watch = self.hooks.watch.take();
+        let mut points = Vec::new();
+        let mut on_point = |p: SeriesPoint| {
+            if let Some(w) = watch.as_mut() {
+                w.second(name, &p);
+            }
+            points.push(p);
+        };
+        let r = supervise_here(job, clock, progress, &mut on_point);
+        self.hooks.watch = watch;
+        for p in points {
+            self.keep_second(p);
+        }
+        r
+    }
+
+    /// A second's point and the probes' points so far, stored.
+    fn keep_second(&mut self, p: SeriesPoint) {
         let probes = self
             .hooks
             .monitor

@@ -17,8 +17,7 @@ use super::phases::{Items, Stretch, Times};
 use super::summary::{self, Cell, RankIteration, Row, ROWS};
 use super::tree::{read_count, Kind, Op, Tree};
 use crate::common::{phase_result, Outcome, RunCtx, WithOutcome};
-use crate::measure::place::{move_to, this_cpu};
-use crate::measure::{supervise, CpuMeter, PhaseClock, Progress, ThreadCpu};
+use crate::measure::{CpuMeter, PhaseClock, Progress, ThreadCpu};
 use crate::stonewall::{agree, all_running, keep_count, Check, Wall, WallSummary};
 
 /// What `fslab mdtest --json` prints, beside the run's outcome.
@@ -52,10 +51,6 @@ struct Runner<'c, 'r, 'h, 'o> {
     /// What its phases' names start with (IO500's phase, when the run is
     /// one of [`run_within`]'s), or nothing.
     prefix: &'c str,
-    /// The CPU on which this rank's last worker ended its phase: a lone
-    /// rank's tree phase starts there ([`move_to`]), as mdtest's one thread
-    /// a rank does.
-    last_cpu: Option<usize>,
 }
 
 /// A phase's numbers on this rank.
@@ -81,33 +76,23 @@ impl Runner<'_, '_, '_, '_> {
         self.c.rank() == 0
     }
 
-    /// Runs `job` as phase `name` on this rank's worker thread, the
-    /// seconds recorded; an agreement between stretches is the caller's.
+    /// Runs `job` as phase `name` on the calling thread, the seconds
+    /// watched from beside it ([`RunCtx::beside`]); an agreement between
+    /// stretches is the caller's.
     fn stretch(
         &mut self,
         name: &str,
         clock: &mut PhaseClock,
         progress: &Progress,
-        job: impl FnOnce(&Progress) -> Stretch + Send,
+        job: impl FnOnce(&Progress) -> Stretch,
     ) -> Stretch {
-        let ctx = &mut self.ctx;
-        let jobs: Vec<Box<dyn FnOnce() -> (Stretch, usize) + Send + '_>> =
-            vec![Box::new(move || (job(progress), this_cpu()))];
-        let mut on_point = |p| ctx.second(name, p);
-        match supervise(jobs, clock, progress, &mut on_point)
-            .pop()
-            .flatten()
-        {
-            Some((s, cpu)) => {
-                self.last_cpu = Some(cpu);
-                s
-            }
-            None => Stretch {
+        self.ctx
+            .beside(name, clock, progress, || job(progress))
+            .unwrap_or_else(|| Stretch {
                 failures: 1,
-                first_failure: Some("the worker thread panicked".into()),
+                first_failure: Some("the rank's work panicked".into()),
                 ..Stretch::default()
-            },
-        }
+            })
     }
 
     /// One phase of `total` items when known: the gate, `run` (given the
@@ -266,9 +251,9 @@ impl Runner<'_, '_, '_, '_> {
     /// directory's phase took 146 us against mdtest's 23 us). The
     /// histogram is made and the thread's CPU read outside the time: inside
     /// it, a one-directory phase ran at 0.27x a bare `mkdir` on tmpfs.
-    /// A lone rank starts it on the CPU where its last worker ended
-    /// (`move_to`): a tree removal on the other CPU than the file removal
-    /// before it ran at 0.75x mdtest's on tmpfs.
+    /// Every phase of a rank runs on its one thread, as mdtest's: a tree
+    /// removal on the other CPU than the file removal before it (when item
+    /// phases ran on worker threads) ran at 0.75x mdtest's on tmpfs.
     fn tree_phase(&mut self, tree: &Tree, create: bool) -> crate::Result<Done> {
         let row = if create {
             summary::TREE_CREATE
@@ -282,13 +267,6 @@ impl Runner<'_, '_, '_, '_> {
             dirs.reverse();
         }
         let total = Some(dirs.len() as u64);
-        // On the CPU where the rank's last items were made (the tree
-        // removal's directories are in its caches), outside the time. One
-        // rank only: two ranks whose workers ended on one CPU would both
-        // start there, each spinning in the other's barrier.
-        if let Some(cpu) = self.last_cpu.filter(|_| self.c.size() == 1) {
-            move_to(cpu);
-        }
         self.phase(
             row,
             if create { "mkdir" } else { "rmdir" },
@@ -607,7 +585,6 @@ fn body(
         out,
         error: None,
         prefix,
-        last_cpu: None,
     };
     let mut mine = Vec::new();
     for j in 0..o.iterations {
