@@ -379,6 +379,32 @@ impl Drop for LoopExt4 {
     }
 }
 
+/// One mdtest or io500md case in one place: its lines, and its misses (a
+/// case that did not run met no target).
+fn md_case(
+    place: &str,
+    base: &Path,
+    case: &phased::Case,
+    runs: usize,
+    missed: &mut Vec<String>,
+    open: &mut Vec<String>,
+) {
+    let turns = |i, k, n| turn(i, k, n);
+    match phased::compare(case, base, runs, turns) {
+        Ok(c) => phased::print(place, case, &c, missed, open),
+        Err(e) => {
+            println!(
+                "{place:5} {} rank(s) {}: failed: {e}",
+                case.ranks, case.name
+            );
+            missed.push(format!(
+                "{place} {} rank(s) {}: failed",
+                case.ranks, case.name
+            ));
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--bare-md") {
@@ -458,14 +484,7 @@ fn main() {
             .iter()
             .filter(|c| md_wanted(c.name.as_str()))
         {
-            let turns = |i, k, n| turn(i, k, n);
-            match phased::compare(case, base, runs, turns) {
-                Ok(c) => phased::print(place, case, &c, &mut missed, &mut open),
-                Err(e) => println!(
-                    "{place:5} {} rank(s) {}: failed: {e}",
-                    case.ranks, case.name
-                ),
-            }
+            md_case(place, base, case, runs, &mut missed, &mut open);
         }
         for (index, case) in CASES.iter().enumerate() {
             if !wanted(case) {

@@ -68,7 +68,8 @@ pub type PhaseHook<'a> = Box<dyn FnMut(&str) + 'a>;
 pub type MachineFactsHook<'a> = Box<dyn FnOnce(&std::path::Path) -> fslab_model::MachineFacts + 'a>;
 /// What shows a run's progress as it goes: a line on a terminal
 /// ([`crate::live::PhaseBar`]), the messages `fslab run` reads. Called by
-/// the phase's coordinator thread, never from a timed loop.
+/// the phase's coordinator thread, or by the helper beside a rank's one
+/// thread ([`RunCtx::beside`], hence `Send`), never from a timed loop.
 pub trait PhaseWatch: Send {
     /// Phase `phase` starts; it will make `total` operations, when known
     /// (none for time-limited and stonewalled phases).
