@@ -4,8 +4,12 @@
 use super::*;
 use crate::{Begun, Start};
 
+mod numbers;
 mod unlink;
 mod walled;
+
+pub use numbers::{by_entries, FIRST_TENTH, LAST_TENTH};
+use numbers::{enomem, entries_metrics, metrics};
 
 use crate::stonewall::Check;
 
@@ -466,65 +470,6 @@ fn work(w: &Work, t: usize, progress: &crate::measure::Progress, tally: &mut Tal
     });
 }
 
-/// createmany's numbers: its total line's, and with `tenths` (a complete
-/// run) the rates over the first and last tenth of the entries.
-fn metrics(
-    o: &CreateManyOptions,
-    total: u64,
-    secs: f64,
-    tenths: Option<(f64, f64)>,
-) -> Vec<fslab_model::Metric> {
-    let rate = total as f64 / secs.max(1e-9);
-    use fslab_model::{Better, Metric, Unit};
-    let words = o.op_words();
-    let op = Some(words.as_str());
-    let mut metrics = Vec::new();
-    // The rate as the directory grows: over its first and last tenth
-    // of entries (seed 004's finding), for a run that made them all.
-    if let Some((first, last)) = tenths {
-        for (name, v) in [(FIRST_TENTH, first), (LAST_TENTH, last)] {
-            metrics.push(Metric::new(
-                "createmany",
-                op,
-                name,
-                v,
-                Unit::OpsPerSec,
-                Better::Higher,
-            ));
-        }
-    }
-    metrics.extend([
-        Metric::new(
-            "createmany",
-            op,
-            "total",
-            total as f64,
-            Unit::Count,
-            Better::Neither,
-        ),
-        Metric::new(
-            "createmany",
-            op,
-            "seconds",
-            secs,
-            Unit::Seconds,
-            Better::Lower,
-        ),
-        Metric::new(
-            "createmany",
-            op,
-            "ops/second",
-            rate,
-            Unit::OpsPerSec,
-            Better::Higher,
-        ),
-    ]);
-    // The run's own rate first: it is the headline.
-    let own = metrics.len() - 3;
-    metrics.rotate_left(own);
-    metrics
-}
-
 /// createmany's progress lines: one thread's come from the thread at the
 /// exact counts; several threads' from the coordinator, once a second.
 struct Ticker<'a> {
@@ -744,26 +689,6 @@ pub fn run(o: &CreateManyOptions, start: Start<'_, '_>) -> crate::Result<CreateM
     })
 }
 
-/// Calls made again after ENOMEM, as fs_mark's: a line and a metric, only
-/// when there were (createmany has no such line).
-fn enomem<W: Write + ?Sized>(out: &mut W, verb: &str, retries: u64) -> Option<fslab_model::Metric> {
-    if retries == 0 {
-        return None;
-    }
-    let _ = writeln!(
-        out,
-        "ENOMEM retries: {retries} (a memory cgroup at its limit)"
-    );
-    Some(fslab_model::Metric::new(
-        "createmany",
-        Some(verb),
-        crate::patience::ENOMEM_RETRIES,
-        retries as f64,
-        fslab_model::Unit::Count,
-        fslab_model::Better::Lower,
-    ))
-}
-
 /// The bytes each file's write (`-w`) and xattr (`-x`) take from: a
 /// zeroed buffer of 4 KiB to 1 MiB, as large as an xattr value.
 fn fill_buffer(o: &CreateManyOptions) -> Vec<u8> {
@@ -773,61 +698,4 @@ fn fill_buffer(o: &CreateManyOptions) -> Vec<u8> {
         .clamp(4096, 1 << 20)
         .max(o.xattr.unwrap_or(0) as usize as u64);
     vec![0u8; len as usize]
-}
-
-/// The rate as the directory grows, as breakdown rows of numbered items
-/// (`entries N`, see `fslab_model::catalogue::numbered`): the report
-/// charts them against the entries.
-fn entries_metrics(rates: &[RateAt]) -> Vec<fslab_model::Metric> {
-    rates
-        .iter()
-        .map(|r| {
-            fslab_model::Metric::new(
-                "createmany",
-                Some(&format!("entries {}", r.entries)),
-                "rate",
-                r.ops_per_s,
-                fslab_model::Unit::OpsPerSec,
-                fslab_model::Better::Higher,
-            )
-            .detail()
-        })
-        .collect()
-}
-
-/// The create rate against entries made, at about eight points per
-/// doubling: each point averages the seconds whose counts fall in its band.
-/// The names of the rates over the first and last tenth of the entries.
-pub const FIRST_TENTH: &str = "ops/second, first tenth";
-pub const LAST_TENTH: &str = "ops/second, last tenth";
-
-pub fn by_entries(series: &[fslab_model::SeriesPoint]) -> Vec<RateAt> {
-    let mut out: Vec<RateAt> = Vec::new();
-    let mut band_end = 1000.0f64;
-    let (mut ops, mut secs, mut prev_t) = (0u64, 0.0f64, 0.0f64);
-    for p in series {
-        ops += p.ops;
-        secs += p.t_s - prev_t;
-        prev_t = p.t_s;
-        if p.total_ops as f64 >= band_end {
-            out.push(RateAt {
-                entries: p.total_ops,
-                ops_per_s: ops as f64 / secs.max(1e-9),
-            });
-            while band_end <= p.total_ops as f64 {
-                band_end *= 2f64.powf(1.0 / 8.0);
-            }
-            ops = 0;
-            secs = 0.0;
-        }
-    }
-    if ops > 0 {
-        if let Some(last) = series.last() {
-            out.push(RateAt {
-                entries: last.total_ops,
-                ops_per_s: ops as f64 / secs.max(1e-9),
-            });
-        }
-    }
-    out
 }

@@ -12,14 +12,26 @@ fn exp(dir: &std::path::Path, kind: &str, args: &str) -> String {
 
 /// `fslab run FILE --calibrate 0 --repetitions REPS`: the calibration's id.
 fn calibrate(lab: &Lab, file: &std::path::Path, reps: &str) -> (i64, String) {
+    let (id, out, _) = calibrate_with(lab, file, reps, &[]);
+    (id, out)
+}
+
+/// `calibrate` with more arguments to `fslab run`; its stderr too.
+fn calibrate_with(
+    lab: &Lab,
+    file: &std::path::Path,
+    reps: &str,
+    more: &[&str],
+) -> (i64, String, String) {
     let o = lab
         .run_cmd()
         .args(["run", "--calibrate", "0", "--repetitions", reps])
+        .args(more)
         .arg(file)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    (lab.latest_experiment(), stdout(&o))
+    (lab.latest_experiment(), stdout(&o), stderr(&o))
 }
 
 /// A cell run against itself keeps each metric's noise; compare then takes
@@ -406,14 +418,7 @@ fn a_warm_up_runs_first_is_kept_and_is_left_out_of_every_number() {
             && plan.contains("for 3 runs"),
         "{plan}"
     );
-    let o = lab
-        .run_cmd()
-        .args(["run", "--calibrate", "0", "--repetitions", "3", "--warm-up"])
-        .arg(&fsmark)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let (out, err) = (stdout(&o), stderr(&o));
+    let (_, out, err) = calibrate_with(&lab, &fsmark, "3", &["--warm-up"]);
     assert!(
         err.contains("[1/8] cell 0 \"directory (A)\" warm-up (not compared)")
             && err.contains("[2/8] cell 1 \"directory (A')\" warm-up (not compared)"),
