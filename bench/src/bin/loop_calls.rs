@@ -364,6 +364,8 @@ fn main() {
         dbench(&scratch, &fslab, &me, &db, &mut missed);
     }
     let _ = std::fs::remove_file(&db);
+    // exit() runs no destructor: the scratch directory goes first.
+    drop(scratch);
     if !fslab_bench::print_targets(&missed) {
         std::process::exit(1);
     }
