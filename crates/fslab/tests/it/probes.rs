@@ -563,9 +563,13 @@ fs = "ext4"
     // ... the workload's does not.
     let (q, b) = (quiet.workload.unwrap(), busy.workload.unwrap());
     let (qs, bs) = (q.usr_s + q.sys_s, b.usr_s + b.sys_s);
+    // Its own CPU may grow beside a busy machine (the suite's other tests
+    // and the burner share two CPUs: 0.130 s quiet, 0.220 s busy in one CI
+    // run), but by far less than the burner's seconds, which it would hold
+    // if the burner were counted in.
     assert!(
-        (bs - qs).abs() <= 0.3 * qs + 0.05,
-        "workload CPU: {qs:.3} s quiet, {bs:.3} s with the burner"
+        (bs - qs).abs() <= qs + 0.1 && bs - qs < 0.25 * burned,
+        "workload CPU: {qs:.3} s quiet, {bs:.3} s with the burner ({burned:.2} s)"
     );
     assert!(
         b.usr_pct + b.sys_pct < 90.0,
