@@ -29,7 +29,7 @@ pub use experiment::{
 };
 pub use facts::{Fact, MachineFacts, PhaseFacts, Pressure};
 pub use latency::{BadHistogram, HistogramBin, LatencyHistogram, LatencySummary};
-pub use mem::MemRecorder;
+pub use mem::{MemRecorder, SharedMem};
 pub use metric::{Better, Direction, Metric, Unit};
 pub use probe::{Blob, Monitor, NoMonitor, ProbeNote, ProbePoint, ProgramWatch};
 pub use types::*;

@@ -115,3 +115,47 @@ impl Recorder for MemRecorder {
         Ok(())
     }
 }
+
+/// A [`MemRecorder`] that a test reads while a run writes to it (from a
+/// hook, between two phases): clones share one recorder.
+#[derive(Debug, Default, Clone)]
+pub struct SharedMem(pub std::rc::Rc<std::cell::RefCell<MemRecorder>>);
+
+impl Recorder for SharedMem {
+    fn begin_run(&mut self, info: &RunInfo) -> RecordResult<i64> {
+        self.0.borrow_mut().begin_run(info)
+    }
+    fn record_series(&mut self, run: i64, point: &SeriesPoint) -> RecordResult<()> {
+        self.0.borrow_mut().record_series(run, point)
+    }
+    fn record_phase(&mut self, run: i64, phase: &PhaseResult) -> RecordResult<()> {
+        self.0.borrow_mut().record_phase(run, phase)
+    }
+    fn record_facts(&mut self, run: i64, facts: &MachineFacts) -> RecordResult<()> {
+        self.0.borrow_mut().record_facts(run, facts)
+    }
+    fn record_metrics(&mut self, run: i64, metrics: &[crate::Metric]) -> RecordResult<()> {
+        self.0.borrow_mut().record_metrics(run, metrics)
+    }
+    fn record_output(&mut self, run: i64, stream: &str, bytes: &[u8]) -> RecordResult<()> {
+        self.0.borrow_mut().record_output(run, stream, bytes)
+    }
+    fn record_latency(
+        &mut self,
+        run: i64,
+        phase: &str,
+        op: &str,
+        hist: &LatencyHistogram,
+    ) -> RecordResult<()> {
+        self.0.borrow_mut().record_latency(run, phase, op, hist)
+    }
+    fn record_probe_points(&mut self, run: i64, points: &[ProbePoint]) -> RecordResult<()> {
+        self.0.borrow_mut().record_probe_points(run, points)
+    }
+    fn record_probe_note(&mut self, run: i64, note: &ProbeNote) -> RecordResult<()> {
+        self.0.borrow_mut().record_probe_note(run, note)
+    }
+    fn finish_run(&mut self, run: i64, status: RunStatus, error: Option<&str>) -> RecordResult<()> {
+        self.0.borrow_mut().finish_run(run, status, error)
+    }
+}

@@ -17,6 +17,9 @@ use serde::Serialize;
 use crate::measure::{supervise, supervise_here, CpuMeter, PhaseClock, Progress};
 use crate::plugin::Start;
 
+mod held;
+use held::Held;
+
 /// Options every workload command takes, as a person types them. What runs
 /// around the workload reads them through the [`Harness`] they make
 /// ([`CommonArgs::harness`]); `fslab run` makes its children's harness
@@ -145,6 +148,8 @@ pub struct RunCtx<'r, 'h> {
     /// The first store error of the running phase's seconds (returned when
     /// the phase ends).
     store_err: Option<RecordError>,
+    /// Records kept back while held ([`RunCtx::hold`]).
+    held: Option<Vec<Held>>,
 }
 
 /// How a phase went, beside what its threads returned.
@@ -218,6 +223,7 @@ impl<'a, 'h> Start<'a, 'h> {
             },
             next_phase: 0,
             store_err: None,
+            held: None,
         };
         Ok(Begun {
             ctx,
@@ -360,11 +366,9 @@ impl<'r, 'h> RunCtx<'r, 'h> {
             .map(|m| m.drain())
             .unwrap_or_default();
         if self.store_err.is_none() {
-            let run = self.out.run_id;
             if let Err(e) = self
-                .rec
-                .record_series(run, &p)
-                .and_then(|_| self.rec.record_probe_points(run, &probes))
+                .put(Held::Series(p))
+                .and_then(|_| self.put(Held::ProbePoints(probes)))
             {
                 self.store_err = Some(e);
             }
@@ -385,15 +389,14 @@ impl<'r, 'h> RunCtx<'r, 'h> {
             w.end(name);
         }
         self.store_error()?;
-        let run = self.out.run_id;
         if let Some(m) = self.hooks.monitor.as_mut() {
             let notes = m.phase_end(index, name);
-            self.rec.record_probe_points(run, &m.drain())?;
+            let (points, probed) = (m.drain(), m.metrics());
+            self.put(Held::ProbePoints(points))?;
             for n in notes {
-                self.rec.record_probe_note(run, &n)?;
+                self.put(Held::Note(n.clone()))?;
                 self.out.probes.push(n);
             }
-            let probed = m.metrics();
             self.record_metrics(probed)?;
         }
         Ok(())
@@ -401,14 +404,14 @@ impl<'r, 'h> RunCtx<'r, 'h> {
 
     /// Records a phase's result.
     pub fn record_phase(&mut self, p: PhaseResult) -> Result<(), RecordError> {
-        self.rec.record_phase(self.out.run_id, &p)?;
+        self.put(Held::Phase(p.clone()))?;
         self.out.phases.push(p);
         Ok(())
     }
 
     /// Records the tool's own numbers (what its original prints).
     pub fn record_metrics(&mut self, m: Vec<fslab_model::Metric>) -> Result<(), RecordError> {
-        self.rec.record_metrics(self.out.run_id, &m)?;
+        self.put(Held::Metrics(m.clone()))?;
         self.out.metrics.extend(m);
         Ok(())
     }
@@ -423,6 +426,9 @@ impl<'r, 'h> RunCtx<'r, 'h> {
         if h.count() == 0 {
             return Ok(());
         }
+        if self.held.is_some() {
+            return self.keep_latency(phase, op, h.clone());
+        }
         self.rec.record_latency(self.out.run_id, phase, op, h)?;
         self.out.latency.push(LatencyEntry {
             phase: phase.into(),
@@ -432,8 +438,28 @@ impl<'r, 'h> RunCtx<'r, 'h> {
         Ok(())
     }
 
+    /// [`RunCtx::record_latency`] of a histogram its caller is done with:
+    /// while held ([`RunCtx::hold`]) it is kept as it is, neither copied
+    /// nor read.
+    pub fn keep_latency(
+        &mut self,
+        phase: &str,
+        op: &str,
+        hist: LatencyHistogram,
+    ) -> Result<(), RecordError> {
+        if hist.count() == 0 {
+            return Ok(());
+        }
+        self.put(Held::Latency {
+            phase: phase.into(),
+            op: op.into(),
+            hist,
+        })
+    }
+
     /// Ends the run: failed if `error`, interrupted if stopped, else complete.
     pub fn finish(mut self, error: Option<String>) -> Result<Outcome, RecordError> {
+        self.release()?;
         if let Some(m) = self.hooks.monitor.as_mut() {
             for n in m.finish() {
                 self.rec.record_probe_note(self.out.run_id, &n)?;
@@ -450,7 +476,7 @@ impl<'r, 'h> RunCtx<'r, 'h> {
         self.out.error = error;
         self.rec
             .finish_run(self.out.run_id, self.out.status, self.out.error.as_deref())?;
-        Ok(self.out)
+        Ok(std::mem::take(&mut self.out))
     }
 }
 

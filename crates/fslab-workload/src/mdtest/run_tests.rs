@@ -190,3 +190,52 @@ fn stonewall_ranks_stop_agree_on_the_largest_count_and_all_wear_out_to_it() {
     }
     assert_eq!(entries(&d), 0);
 }
+
+/// Nothing is stored between the phase before a tree phase and the tree
+/// phase's calls (the store's writes there left the one `rmdir` of tmpfs's
+/// tree removal colder than mdtest's: common/held.rs); a phase of items
+/// starts after the phases before it are stored, and the run ends with
+/// every phase stored.
+#[test]
+fn a_tree_phase_follows_the_phase_before_it_with_no_store_write_between() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("out");
+    let o = opts(&format!("-n 4 -F -d {}", d.display()));
+    let rec = fslab_model::SharedMem::default();
+    let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let (view, log) = (rec.clone(), seen.clone());
+    let mut hooks = Hooks {
+        before_phase: Some(Box::new(move |name: &str| {
+            log.borrow_mut()
+                .push((name.to_string(), view.0.borrow().phases.len()));
+        })),
+        ..Hooks::default()
+    };
+    let (stop, mut out, mut writer) = (AtomicBool::new(false), Vec::new(), rec.clone());
+    let argv: Vec<String> = ["fslab", "mdtest"].iter().map(|s| s.to_string()).collect();
+    let start = Start {
+        argv: &argv,
+        cluster: &Solo,
+        stop: &stop,
+        out: &mut out,
+        rec: &mut writer,
+        hooks: &mut hooks,
+    };
+    let r = run(&o, start).unwrap();
+    assert_eq!(r.outcome.status, RunStatus::Complete);
+    drop(hooks);
+    // (phase about to start, phases stored by then)
+    assert_eq!(
+        *seen.borrow(),
+        [
+            ("tree creation".to_string(), 0),
+            ("file creation".to_string(), 1),
+            ("file stat".to_string(), 2),
+            ("file read".to_string(), 3),
+            ("file removal".to_string(), 4),
+            ("tree removal".to_string(), 4),
+        ]
+    );
+    assert_eq!(rec.0.borrow().phases.len(), 6);
+    assert_eq!(rec.0.borrow().latencies.len(), 6);
+}
