@@ -118,7 +118,14 @@ impl Guard {
 mod tests {
     use super::*;
 
+    /// A `sleep` in its own process group that dies of SIGINT: this test
+    /// process handles SIGINT first (as fslab does), so the child starts
+    /// with the default action even when the suite was started with SIGINT
+    /// ignored (a background job of a shell without job control), which it
+    /// would otherwise inherit and outlive the deadline's SIGINT.
     fn sleeper() -> std::process::Child {
+        let seen = std::sync::Arc::new(AtomicBool::new(false));
+        signal_hook::flag::register(signal_hook::consts::SIGINT, seen).unwrap();
         let mut c = std::process::Command::new("sleep");
         c.arg("30");
         std::os::unix::process::CommandExt::process_group(&mut c, 0);
