@@ -13,6 +13,7 @@
 //! records the run's numbers as metrics; every rank records its phases.
 //!
 //! - [`options`]: the letters and mdtest's derived numbers;
+//! - `prologue`: the header, the -d directory and the -x count;
 //! - [`tree`]: the directory tree and the items' names;
 //! - [`phases`]: the calls on each item;
 //! - [`stonewall`]: the stonewall agreement and its numbers (the crate's
@@ -22,6 +23,7 @@
 pub mod options;
 pub mod phases;
 pub mod plugin;
+mod prologue;
 mod run;
 pub mod summary;
 pub mod tree;
