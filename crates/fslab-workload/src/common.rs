@@ -14,7 +14,7 @@ use fslab_model::{
 };
 use serde::Serialize;
 
-use crate::measure::{supervise, supervise_here, CpuMeter, PhaseClock, Progress};
+use crate::measure::{supervise, CpuMeter, PhaseClock, Progress};
 use crate::plugin::Start;
 
 mod held;
@@ -81,6 +81,24 @@ pub trait PhaseWatch: Send {
     fn second(&mut self, phase: &str, p: &SeriesPoint);
     /// The phase's operations are done.
     fn end(&mut self, phase: &str);
+}
+
+/// A phase's watch and seconds while a helper thread takes them beside a
+/// rank's one thread ([`RunCtx::beside`]).
+pub struct Beside<'n, 'h> {
+    phase: &'n str,
+    watch: Option<Box<dyn PhaseWatch + 'h>>,
+    points: Vec<SeriesPoint>,
+}
+
+impl Beside<'_, '_> {
+    /// The second just ended: shown now, stored later.
+    pub fn second(&mut self, p: SeriesPoint) {
+        if let Some(w) = self.watch.as_mut() {
+            w.second(self.phase, &p);
+        }
+        self.points.push(p);
+    }
 }
 
 /// Callbacks into a run: before each phase (the lab drops caches there),
@@ -330,31 +348,26 @@ impl<'r, 'h> RunCtx<'r, 'h> {
         self.keep_second(p);
     }
 
-    /// Runs `job` on the calling thread, its seconds watched from beside it
-    /// ([`supervise_here`]): the live line is drawn each second; the points
-    /// and the probes' points of those seconds are stored when the job ends
-    /// (the store is this thread's). None if the job panicked.
-    pub fn beside<T>(
-        &mut self,
-        name: &str,
-        clock: &mut PhaseClock,
-        progress: &Progress,
-        job: impl FnOnce() -> T,
-    ) -> Option<T> {
-        let mut watch = self.hooks.watch.take();
-        let mut points = Vec::new();
-        let mut on_point = |p: SeriesPoint| {
-            if let Some(w) = watch.as_mut() {
-                w.second(name, &p);
-            }
-            points.push(p);
-        };
-        let r = supervise_here(job, clock, progress, &mut on_point);
-        self.hooks.watch = watch;
-        for p in points {
+    /// The watch, taken for a phase whose seconds a helper thread takes
+    /// beside the rank's one thread ([`crate::measure::supervise_here`], the points given
+    /// to [`Beside::second`]) while that thread works on: the live line is
+    /// drawn each second; the points, and the probes' points of those
+    /// seconds, are stored at [`RunCtx::keep_beside`] (the store is the
+    /// rank thread's).
+    pub fn beside<'n>(&mut self, phase: &'n str) -> Beside<'n, 'h> {
+        Beside {
+            phase,
+            watch: self.hooks.watch.take(),
+            points: Vec::new(),
+        }
+    }
+
+    /// The watch given back and the points of [`RunCtx::beside`] stored.
+    pub fn keep_beside(&mut self, b: Beside<'_, 'h>) {
+        self.hooks.watch = b.watch;
+        for p in b.points {
             self.keep_second(p);
         }
-        r
     }
 
     /// A second's point and the probes' points so far, stored.

@@ -19,7 +19,7 @@ use super::prologue::{mkdir, prologue, timestamp, Prologue};
 use super::summary::{self, Cell, RankIteration, Row, ROWS};
 use super::tree::{Kind, Op, Tree};
 use crate::common::{phase_result, Outcome, RunCtx, WithOutcome};
-use crate::measure::{CpuMeter, PhaseClock, Progress, ThreadCpu};
+use crate::measure::{counted, supervise_here, CpuMeter, PhaseClock, Progress, ThreadCpu};
 use crate::stonewall::{agree, all_running, keep_count, Check, Wall, WallSummary};
 
 /// What `fslab mdtest --json` prints, beside the run's outcome.
@@ -74,37 +74,20 @@ impl Runner<'_, '_, '_, '_> {
         self.c.rank() == 0
     }
 
-    /// Runs `job` as phase `name` on the calling thread, the seconds
-    /// watched from beside it ([`RunCtx::beside`]); an agreement between
-    /// stretches is the caller's.
-    fn stretch(
-        &mut self,
-        name: &str,
-        clock: &mut PhaseClock,
-        progress: &Progress,
-        job: impl FnOnce(&Progress) -> Stretch,
-    ) -> Stretch {
-        self.ctx
-            .beside(name, clock, progress, || job(progress))
-            .unwrap_or_else(|| Stretch {
-                failures: 1,
-                first_failure: Some("the rank's work panicked".into()),
-                ..Stretch::default()
-            })
-    }
-
     /// One phase of `total` items when known: the gate, `run` (given the
-    /// phase clock and progress and the phase's start), with -Y a sync, the
-    /// closing barrier; recorded.
-    /// `here`: `run` works on the calling thread (its CPU is read outside
-    /// the time), not on workers that count their own.
+    /// phase's progress and start), with -Y a sync, the closing barrier;
+    /// recorded. `tree`: a tree phase, a handful of calls made with no
+    /// other thread (its CPU read outside the time); a phase of items has
+    /// a helper thread take its seconds ([`supervise_here`]), started
+    /// before the opening barrier and ended after the closing one: inside
+    /// the time its start and end cost 50-170 us a phase (docs/speed.md).
     fn phase(
         &mut self,
         row: usize,
         call: &str,
         total: Option<u64>,
-        here: bool,
-        run: impl FnOnce(&mut Self, &mut PhaseClock, &Progress, &mut Instant) -> (Stretch, Option<Wall>),
+        tree: bool,
+        run: impl FnOnce(&mut Self, &Progress, &mut Instant) -> (Stretch, Option<Wall>),
     ) -> crate::Result<Done> {
         let name = phase_name(self.prefix, row);
         // The phases before store their records before a phase of items,
@@ -116,27 +99,42 @@ impl Runner<'_, '_, '_, '_> {
         }
         self.ctx.hold();
         let index = self.ctx.start_phase(&name, total);
-        // mdtest's barrier before each phase (the runtime's gate is one
-        // too, under MPI; this one holds wherever the ranks come from).
-        all_running(self.c);
-        let own = here.then(ThreadCpu::start);
         let progress = Progress::new(1);
         let mut clock = PhaseClock::start(index);
         let cpu = CpuMeter::start();
-        let mut start = Instant::now();
-        let (stretch, wall) = run(self, &mut clock, &progress, &mut start);
-        let before = Instant::now();
-        // -Y: mdtest's phase_end syncs after each item phase (its tree
-        // phases have none).
-        if self.o.call_sync && row < summary::TREE_CREATE {
-            rustix::fs::sync();
-        }
-        clock.stop();
-        all_running(self.c);
-        let times = Times::since(start, before);
-        if let Some(own) = own {
-            own.add();
-        }
+        let sync = self.o.call_sync && row < summary::TREE_CREATE;
+        let timed = |me: &mut Self| {
+            // mdtest's barrier before each phase (the runtime's gate is
+            // one too, under MPI; this one holds wherever the ranks come
+            // from).
+            all_running(me.c);
+            let own = tree.then(ThreadCpu::start);
+            let mut start = Instant::now();
+            let (stretch, wall) = run(me, &progress, &mut start);
+            let before = Instant::now();
+            // -Y: mdtest's phase_end syncs after each item phase (its tree
+            // phases have none).
+            if sync {
+                rustix::fs::sync();
+            }
+            all_running(me.c);
+            let times = Times::since(start, before);
+            if let Some(own) = own {
+                own.add();
+            }
+            (stretch, wall, times, before)
+        };
+        let (stretch, wall, times, before) = if tree {
+            timed(self)
+        } else {
+            let mut beside = self.ctx.beside(&name);
+            let r = supervise_here(|| timed(self), &mut clock, &progress, &mut |p| {
+                beside.second(p);
+            });
+            self.ctx.keep_beside(beside);
+            r
+        };
+        clock.stop_at(before);
         let (usr, sys) = cpu.read();
         if let Some(p) = clock.finish(progress.total()) {
             self.ctx.second(&name, p);
@@ -210,7 +208,7 @@ impl Runner<'_, '_, '_, '_> {
         let stop = self.ctx.stop;
         // A stonewalled phase's count is not known until its wall.
         let total = (stonewall == 0).then_some(count);
-        self.phase(row, call, total, false, |me, clock, progress, start| {
+        self.phase(row, call, total, false, |me, progress, start| {
             if op == Op::Create && me.o.unique_dir {
                 // mdtest's barrier as each task names its directory: in
                 // the time only with -t.
@@ -221,10 +219,7 @@ impl Runner<'_, '_, '_, '_> {
             }
             let wall = Check::after(stonewall);
             let mut items = Items::new(tree, op, kind);
-            let name = phase_name(me.prefix, row);
-            let mut s = me.stretch(&name, clock, progress, |p| {
-                items.run(0..count, count, wall, stop, p, 0)
-            });
+            let mut s = stretch(|| items.run(0..count, count, wall, stop, progress, 0));
             if stonewall == 0 {
                 return (s, None);
             }
@@ -234,8 +229,15 @@ impl Runner<'_, '_, '_, '_> {
             };
             let wall_s = start.elapsed().as_secs_f64();
             if agreed > at_wall {
-                let more = me.stretch(&name, clock, progress, |p| {
-                    items.run(at_wall..agreed, agreed, Check::NEVER, stop, p, at_wall)
+                let more = stretch(|| {
+                    items.run(
+                        at_wall..agreed,
+                        agreed,
+                        Check::NEVER,
+                        stop,
+                        progress,
+                        at_wall,
+                    )
                 });
                 s.done += more.done;
                 s.failures += more.failures;
@@ -296,7 +298,7 @@ impl Runner<'_, '_, '_, '_> {
             if create { "mkdir" } else { "rmdir" },
             total,
             true,
-            |_, _, progress, start| {
+            |_, progress, start| {
                 let mut s = Stretch::default();
                 s.hist.touch();
                 *start = Instant::now();
@@ -392,6 +394,19 @@ impl Runner<'_, '_, '_, '_> {
         }
         Ok(it)
     }
+}
+
+/// A stretch of a phase's items on the calling thread, its CPU counted as a
+/// worker's (not the barriers'); a panic is a failed item, as a worker
+/// thread's would be.
+fn stretch(job: impl FnOnce() -> Stretch) -> Stretch {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| counted(job))).unwrap_or_else(|_| {
+        Stretch {
+            failures: 1,
+            first_failure: Some("the rank's work panicked".into()),
+            ..Stretch::default()
+        }
+    })
 }
 
 /// Makes (or removes) the tree's directories `dirs`, in order.

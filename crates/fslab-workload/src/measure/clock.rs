@@ -64,6 +64,12 @@ impl PhaseClock {
         self.end.get_or_insert_with(Instant::now);
     }
 
+    /// Ends the phase's interval at `end`, read while the clock was lent to
+    /// a helper thread ([`crate::measure::supervise_here`]).
+    pub fn stop_at(&mut self, end: Instant) {
+        self.end.get_or_insert(end);
+    }
+
     /// From the start to [`PhaseClock::stop`], or to now if not stopped.
     pub fn elapsed(&self) -> Duration {
         self.end.unwrap_or_else(Instant::now) - self.start
