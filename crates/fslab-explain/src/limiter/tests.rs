@@ -236,11 +236,29 @@ fn waiting_for_cpus_other_work_holds_is_said_beside_not_named() {
         judge(&e).line(),
         "create: limited by the device: workers blocked 35% of their time, 100% of blocked samples in device queue waits (__iomap_dio_rw), besides, waiting 62% of their time for a CPU other work held (cpu pressure 78% (machine-wide))"
     );
-    // Their own queue (more workers than CPUs) is theirs: the CPU.
+    // Their own queue (more workers than CPUs, holding them) is theirs:
+    // the CPU.
     let crowded = PhaseEvidence {
         states: states(520, 280, 0),
-        cpu_s: 1.2,
-        ..e
+        cpu_s: 16.0,
+        ..e.clone()
     };
     assert_eq!(judge(&crowded).limit, Limit::Cpu);
+    // More workers than CPUs that used 0.13 of them: the CPUs they waited
+    // for were held by other work (seen in the suite, a test beside it).
+    let beside = PhaseEvidence {
+        states: states(244, 140, 16),
+        cpu_s: 1.3,
+        blocked: 140,
+        classes: vec![class("journal", 140, "jbd2_log_wait_commit")],
+        ..e
+    };
+    let j = judge(&beside);
+    assert_eq!(j.limit, Limit::Journal, "{}", j.line());
+    assert!(
+        j.line()
+            .contains("besides, waiting 58% of their time for a CPU other work held"),
+        "{}",
+        j.line()
+    );
 }
