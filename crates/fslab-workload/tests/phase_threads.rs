@@ -2,7 +2,9 @@
 //! helper that takes its seconds (`measure::supervise_here`) is already
 //! there at the phase's opening barrier and still there at its closing one
 //! (started and joined inside the time it cost 50-170 us a phase,
-//! docs/speed.md). A tree phase starts none.
+//! docs/speed.md). A tree phase starts none. The CPU of a phase is its
+//! items' (counted around them on the rank's thread, the helper's job
+//! being the whole timed region).
 //!
 //! A test binary of its own: it counts this process's threads by name,
 //! which other tests' helpers would change.
@@ -67,7 +69,8 @@ impl Cluster for Noting<'_> {
 }
 
 #[test]
-fn an_item_phases_helper_is_there_at_both_its_barriers_and_a_tree_phase_starts_none() {
+fn an_item_phases_helper_is_there_at_both_its_barriers_a_tree_phase_starts_none_and_the_items_cpu_counts(
+) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("md");
     let args = format!("mdtest -n 200 -C -T -E -r -d {}", dir.display());
@@ -132,4 +135,9 @@ fn an_item_phases_helper_is_there_at_both_its_barriers_and_a_tree_phase_starts_n
         }
     }
     assert_eq!(phases, 9, "{events:?}");
+    // 200 creations each: their CPU is in the phase's figures.
+    for name in ["directory creation", "file creation"] {
+        let p = rec.phases.iter().find(|p| p.phase == name).unwrap();
+        assert!(p.usr_cpu_s + p.sys_cpu_s > 0.0, "{name}: {p:?}");
+    }
 }
